@@ -1,0 +1,114 @@
+"""The local engine: stream both inputs in chunks of whole units through a task's partition scorer.
+
+Sorted inputs stream directly (memory: one chunk). If either input turns out not to be sorted by the key,
+everything computed so far is thrown away and both inputs are spread over hash buckets in a temporary
+directory first (memory: one bucket, about ``chunk_rows`` rows).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import polars as pl
+
+from pipeline.errors import InputError
+from pipeline.io.chunking import (
+    NotSorted,
+    format_key,
+    SortedLookup,
+    SortedUnitChunks,
+    bucket_count,
+    key_at,
+    write_buckets,
+)
+from pipeline.progress import Progress
+
+DEFAULT_CHUNK_ROWS = 2_000_000
+
+
+def _canonical(batches, select):
+    for batch in batches:
+        yield batch.select(select)
+
+
+def stream_pairs(
+    truth_source,
+    pred_source,
+    plan,
+    key: list[str],
+    *,
+    chunk_rows: int,
+    progress: Progress,
+    temp_dir: str | None = None,
+):
+    """Yield (prediction chunk, truth rows) pairs covering every unit exactly once.
+
+    Tries sorted streaming; on :class:`NotSorted` restarts with hash buckets. The consumer must be able to
+    restart: the generator yields the string ``"restart"`` once before the bucketed pass.
+    """
+    try:
+        yield from _sorted_pairs(truth_source, pred_source, plan, key, chunk_rows, progress)
+        return
+    except NotSorted:
+        yield "restart"
+    yield from _bucketed_pairs(
+        truth_source, pred_source, plan, key, chunk_rows, progress, temp_dir
+    )
+
+
+def _sorted_pairs(truth_source, pred_source, plan, key, chunk_rows, progress):
+    batch_rows = max(1, min(chunk_rows, 1_000_000))
+    predictions = _canonical(pred_source.iter_batches(plan.pred_columns, batch_rows),
+                             plan.pred_select)
+    truth = SortedLookup(
+        _canonical(truth_source.iter_batches(plan.truth_columns, batch_rows), plan.truth_select),
+        key,
+        truth_source.label,
+    )
+    for chunk in SortedUnitChunks(predictions, key, chunk_rows):
+        last = key_at(chunk, key, chunk.height - 1)
+        yield chunk, truth.take_through(last)
+        progress.advance(chunk.height)
+    rest = truth.take_through(None)
+    if rest.height:
+        yield pl.DataFrame(), rest
+
+
+def _bucketed_pairs(truth_source, pred_source, plan, key, chunk_rows, progress, temp_dir):
+    n_buckets = bucket_count(pred_source.row_count_estimate(), chunk_rows)
+    batch_rows = max(1, min(chunk_rows, 1_000_000))
+    progress.restart("bucketing")
+    with tempfile.TemporaryDirectory(prefix="mobeval-buckets-", dir=temp_dir) as directory:
+        root = Path(directory)
+        pred_paths = write_buckets(
+            _canonical(pred_source.iter_batches(plan.pred_columns, batch_rows), plan.pred_select),
+            key,
+            n_buckets,
+            root / "predictions",
+        )
+        truth_paths = write_buckets(
+            _canonical(truth_source.iter_batches(plan.truth_columns, batch_rows),
+                       plan.truth_select),
+            key,
+            n_buckets,
+            root / "truth",
+        )
+        progress.restart("scoring")
+        for pred_path, truth_path in zip(pred_paths, truth_paths, strict=True):
+            chunk = pl.read_parquet(pred_path).sort(key, maintain_order=True) if pred_path else \
+                pl.DataFrame()
+            truth = pl.read_parquet(truth_path).sort(key) if truth_path else pl.DataFrame()
+            _reject_duplicate_truth(truth, key, truth_source.label)
+            yield chunk, truth
+            progress.advance(chunk.height)
+
+
+def _reject_duplicate_truth(truth: pl.DataFrame, key, label) -> None:
+    if truth.height == 0:
+        return
+    duplicated = truth.select(key).is_duplicated()
+    if duplicated.any():
+        row = int(duplicated.arg_true()[0])
+        raise InputError("duplicate key: the truth must hold one row per unit", path=label,
+                         column=key[0], key=format_key(key, key_at(truth, key, row)))

@@ -1,0 +1,198 @@
+"""Key-aligned chunking: cut streams of rows into chunks that keep every unit (sample, user, uid) whole.
+
+Two ways, chosen by the engine:
+
+* **sorted streaming**: when the rows arrive sorted by the key (the usual case for files written by a
+  model's evaluation loop), chunks are cut at unit boundaries on the fly; memory holds one chunk.
+  If a row is found out of order, :class:`NotSorted` is raised and the engine switches to buckets.
+* **hash buckets**: rows are spread over B temporary Parquet files by a hash of the key; every unit lands
+  whole in one bucket, and each bucket (about input / B rows) is sorted in memory.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from pathlib import Path
+
+import polars as pl
+import pyarrow.parquet as pq
+
+from pipeline.errors import InputError
+
+BUCKET_COLUMN = "__mobeval_bucket"
+HASH_SEED = 20251122
+
+
+class NotSorted(Exception):
+    """The stream is not sorted by its key; the caller falls back to hash buckets."""
+
+
+def key_order(frame: pl.DataFrame, key: list[str]) -> pl.Series:
+    """Per row: -1, 0 or 1 as its key is below, equal to or above the previous row's (lexicographic).
+
+    The first row gets 1.
+    """
+    order = pl.lit(0, dtype=pl.Int8)
+    for column in reversed(key):
+        previous = pl.col(column).shift(1)
+        order = (
+            pl.when(pl.col(column) < previous)
+            .then(pl.lit(-1, dtype=pl.Int8))
+            .when(pl.col(column) > previous)
+            .then(pl.lit(1, dtype=pl.Int8))
+            .otherwise(order)
+        )
+    first = pl.int_range(pl.len()) == 0
+    return frame.select(pl.when(first).then(pl.lit(1, dtype=pl.Int8)).otherwise(order)).to_series()
+
+
+def key_at(frame: pl.DataFrame, key: list[str], row: int) -> tuple:
+    return tuple(frame.row(row, named=True)[column] for column in key)
+
+
+def format_key(key: list[str], values: tuple) -> str:
+    return ", ".join(f"{column}={value!r}" for column, value in zip(key, values, strict=True))
+
+
+def lex_at_most(key: list[str], values: tuple) -> pl.Expr:
+    """Expression: the row's key <= ``values`` (lexicographic)."""
+    expr = pl.lit(True)
+    for column, value in reversed(list(zip(key, values, strict=True))):
+        expr = (pl.col(column) < value) | ((pl.col(column) == value) & expr)
+    return expr
+
+
+def unit_starts(frame: pl.DataFrame, key: list[str]) -> pl.Series:
+    """Row indices where a new unit starts, in a frame sorted (or at least grouped) by key."""
+    order = key_order(frame, key)
+    return (order != 0).arg_true()
+
+
+class SortedUnitChunks:
+    """Iterate a key-sorted batch stream as chunks of whole units of at least ``chunk_rows`` rows."""
+
+    def __init__(self, batches: Iterator[pl.DataFrame], key: list[str], chunk_rows: int) -> None:
+        self.batches = batches
+        self.key = key
+        self.chunk_rows = chunk_rows
+        self.last_key: tuple | None = None
+
+    def _checked(self, frame: pl.DataFrame) -> pl.DataFrame:
+        if frame.height == 0:
+            return frame
+        if self.last_key is not None:
+            first = key_at(frame, self.key, 0)
+            if first < self.last_key:
+                raise NotSorted
+        if (key_order(frame, self.key) < 0).any():
+            raise NotSorted
+        return frame
+
+    def __iter__(self) -> Iterator[pl.DataFrame]:
+        pending: list[pl.DataFrame] = []
+        rows = 0
+        for batch in self.batches:
+            pending.append(batch)
+            rows += batch.height
+            if rows < self.chunk_rows:
+                continue
+            frame = self._checked(pl.concat(pending, rechunk=False))
+            starts = unit_starts(frame, self.key)
+            cut = int(starts[-1]) if len(starts) else 0
+            if cut == 0:
+                pending, rows = [frame], frame.height  # one unit larger than a chunk: keep reading
+                continue
+            self.last_key = key_at(frame, self.key, cut - 1)
+            carry = frame.slice(cut)
+            pending, rows = [carry], carry.height
+            yield frame.slice(0, cut)
+        if pending:
+            frame = self._checked(pl.concat(pending, rechunk=False))
+            if frame.height:
+                yield frame
+
+
+class SortedLookup:
+    """A key-sorted stream of one row per unit (the truth), consumed in key order."""
+
+    def __init__(self, batches: Iterator[pl.DataFrame], key: list[str], label: str) -> None:
+        self.batches = batches
+        self.key = key
+        self.label = label
+        self.buffer: pl.DataFrame | None = None
+        self.exhausted = False
+        self.last_key: tuple | None = None
+
+    def _read(self) -> bool:
+        for batch in self.batches:
+            if batch.height == 0:
+                continue
+            order = key_order(batch, self.key)
+            if (order < 0).any():
+                raise NotSorted
+            first = key_at(batch, self.key, 0)
+            if self.last_key is not None and first < self.last_key:
+                raise NotSorted
+            duplicate = (order == 0).arg_true()
+            if len(duplicate) or (self.last_key is not None and first == self.last_key):
+                row = int(duplicate[0]) if len(duplicate) else 0
+                raise InputError(
+                    "duplicate key: the truth must hold one row per unit",
+                    path=self.label,
+                    column=self.key[0],
+                    key=format_key(self.key, key_at(batch, self.key, row)),
+                )
+            self.last_key = key_at(batch, self.key, batch.height - 1)
+            self.buffer = batch if self.buffer is None else pl.concat([self.buffer, batch])
+            return True
+        self.exhausted = True
+        return False
+
+    def take_through(self, last_key: tuple | None) -> pl.DataFrame:
+        """Remove and return every row with key <= ``last_key`` (every remaining row if None)."""
+        while not self.exhausted and (
+            last_key is None
+            or self.buffer is None
+            or key_at(self.buffer, self.key, self.buffer.height - 1) <= last_key
+        ):
+            self._read()
+        if self.buffer is None:
+            return pl.DataFrame()
+        if last_key is None:
+            taken, self.buffer = self.buffer, None
+            return taken
+        count = int(self.buffer.select(lex_at_most(self.key, last_key).sum()).item())
+        taken = self.buffer.slice(0, count)
+        self.buffer = self.buffer.slice(count)
+        return taken
+
+
+def bucket_count(rows: int, chunk_rows: int) -> int:
+    return max(1, math.ceil(rows / chunk_rows))
+
+
+def write_buckets(
+    batches: Iterator[pl.DataFrame], key: list[str], n_buckets: int, directory: Path
+) -> list[Path]:
+    """Spread rows over ``n_buckets`` Parquet files by a hash of the key; return the files written."""
+    directory.mkdir(parents=True, exist_ok=True)
+    writers: dict[int, pq.ParquetWriter] = {}
+    paths: dict[int, Path] = {}
+    try:
+        for batch in batches:
+            if batch.height == 0:
+                continue
+            tagged = batch.with_columns(
+                (pl.struct(key).hash(seed=HASH_SEED) % n_buckets).alias(BUCKET_COLUMN)
+            )
+            for (bucket,), part in tagged.partition_by(BUCKET_COLUMN, as_dict=True).items():
+                table = part.drop(BUCKET_COLUMN).to_arrow()
+                if bucket not in writers:
+                    paths[bucket] = directory / f"bucket-{bucket:05d}.parquet"
+                    writers[bucket] = pq.ParquetWriter(paths[bucket], table.schema)
+                writers[bucket].write_table(table)
+    finally:
+        for writer in writers.values():
+            writer.close()
+    return [paths.get(b) for b in range(n_buckets)]

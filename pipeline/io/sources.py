@@ -1,0 +1,189 @@
+"""Input sources: a Parquet file, a directory or glob of Parquet files, a CSV file (optionally .gz), or an
+in-memory Polars DataFrame. A source streams record batches with bounded memory; it never knows a metric.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+from pipeline.errors import InputError
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+CSV_SUFFIXES = (".csv", ".csv.gz", ".txt", ".txt.gz")
+FINGERPRINT_BYTES = 1 << 16
+
+
+def _format_of(path: Path) -> str | None:
+    name = path.name.lower()
+    if name.endswith(PARQUET_SUFFIXES):
+        return "parquet"
+    if name.endswith(CSV_SUFFIXES):
+        return "csv"
+    return None
+
+
+@dataclass(frozen=True)
+class Source:
+    """Files of one format, read in order. ``label`` is what the user gave (used in messages)."""
+
+    label: str
+    files: tuple[Path, ...]
+    format: str
+    has_header: bool = True
+    names: tuple[str, ...] | None = None  # column names for header-less CSV
+
+    @classmethod
+    def resolve(cls, spec: str | os.PathLike, *, has_header: bool = True, names=None) -> Source:
+        """Resolve a file, a directory (its Parquet or CSV files, sorted) or a glob pattern."""
+        label = str(spec)
+        path = Path(spec)
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*") if p.is_file() and _format_of(p))
+            if not files:
+                raise InputError("directory holds no .parquet or .csv files", path=label)
+        elif path.is_file():
+            files = [path]
+        elif glob.has_magic(label):
+            files = sorted(Path(p) for p in glob.glob(label, recursive=True) if Path(p).is_file())
+            if not files:
+                raise InputError("no file matches this pattern", path=label)
+        else:
+            raise InputError("no such file or directory", path=label)
+        formats = {_format_of(p) for p in files}
+        if None in formats:
+            bad = next(p for p in files if _format_of(p) is None)
+            raise InputError("unknown file type (expected .parquet, .csv or .csv.gz)", path=bad)
+        if len(formats) > 1:
+            raise InputError("mixes Parquet and CSV files; give one format", path=label)
+        names = tuple(names) if names else None
+        return cls(label, tuple(files), formats.pop(), has_header, names)
+
+    def schema(self) -> dict[str, pl.DataType]:
+        """Column names and Polars types (of the first file; the others are checked when read)."""
+        first = self.files[0]
+        if self.format == "parquet":
+            try:
+                arrow_schema = pq.read_schema(first)
+            except (pa.ArrowException, OSError) as error:
+                raise InputError(f"not a readable Parquet file ({error})", path=first) from None
+        else:
+            try:
+                reader = self._open_csv(first, block_size=1 << 20)
+            except (pa.ArrowException, OSError) as error:
+                raise InputError(f"not a readable CSV file ({error})", path=first) from None
+            arrow_schema = reader.schema
+        empty = pl.from_arrow(arrow_schema.empty_table())
+        return dict(empty.schema)
+
+    def row_count_estimate(self) -> int:
+        """Exact for Parquet (from the footers); from the file size for CSV."""
+        if self.format == "parquet":
+            return sum(pq.ParquetFile(path).metadata.num_rows for path in self.files)
+        return sum(max(1, os.path.getsize(path) // 16) for path in self.files)
+
+    def iter_batches(self, columns: list[str], batch_rows: int) -> Iterator[pl.DataFrame]:
+        """Yield DataFrames of at most about ``batch_rows`` rows holding ``columns``, file by file."""
+        for path in self.files:
+            try:
+                if self.format == "parquet":
+                    yield from self._parquet_batches(path, columns, batch_rows)
+                else:
+                    yield from self._csv_batches(path, columns, batch_rows)
+            except (pa.ArrowException, OSError) as error:
+                kind = "Parquet" if self.format == "parquet" else "CSV"
+                raise InputError(f"could not read this {kind} file ({error})", path=path) from None
+
+    def _parquet_batches(self, path: Path, columns, batch_rows) -> Iterator[pl.DataFrame]:
+        parquet = pq.ParquetFile(path)
+        missing = [c for c in columns if c not in parquet.schema_arrow.names]
+        if missing:
+            raise InputError(
+                "missing column (present in the first file)", path=path, column=missing[0]
+            )
+        for batch in parquet.iter_batches(batch_size=batch_rows, columns=columns):
+            yield pl.from_arrow(batch)
+
+    def _open_csv(self, path: Path, block_size: int, columns=None):
+        read_options = pacsv.ReadOptions(
+            block_size=block_size,
+            autogenerate_column_names=False,
+            column_names=list(self.names) if self.names else None,
+        )
+        if self.names and self.has_header:
+            read_options.skip_rows = 1
+        convert = pacsv.ConvertOptions(include_columns=columns) if columns else None
+        return pacsv.open_csv(path, read_options=read_options, convert_options=convert)
+
+    def _csv_batches(self, path: Path, columns, batch_rows) -> Iterator[pl.DataFrame]:
+        reader = self._open_csv(path, block_size=max(1 << 20, batch_rows * 16), columns=columns)
+        for batch in reader:
+            yield pl.from_arrow(batch)
+
+    def fingerprint(self) -> list[dict]:
+        """Size, mtime and a SHA-256 of each file's Parquet footer (last 64 KiB) or first 64 KiB."""
+        prints = []
+        for path in self.files:
+            stat = path.stat()
+            with open(path, "rb") as handle:
+                if self.format == "parquet" and stat.st_size > FINGERPRINT_BYTES:
+                    handle.seek(stat.st_size - FINGERPRINT_BYTES)
+                digest = hashlib.sha256(handle.read(FINGERPRINT_BYTES)).hexdigest()
+            prints.append(
+                {
+                    "path": str(path),
+                    "size": stat.st_size,
+                    "mtime": stat.st_mtime,
+                    "sha256_footer" if self.format == "parquet" else "sha256_head": digest,
+                }
+            )
+        return prints
+
+
+@dataclass(frozen=True)
+class FrameSource:
+    """An in-memory Polars DataFrame presented as a source (for the Python API)."""
+
+    frame: pl.DataFrame
+    label: str = "<DataFrame>"
+
+    def schema(self) -> dict[str, pl.DataType]:
+        return dict(self.frame.schema)
+
+    def row_count_estimate(self) -> int:
+        return self.frame.height
+
+    def iter_batches(self, columns: list[str], batch_rows: int) -> Iterator[pl.DataFrame]:
+        missing = [c for c in columns if c not in self.frame.columns]
+        if missing:
+            raise InputError("missing column", path=self.label, column=missing[0])
+        selected = self.frame.select(columns)
+        for offset in range(0, max(selected.height, 1), batch_rows):
+            yield selected.slice(offset, batch_rows)
+
+    def fingerprint(self) -> list[dict]:
+        return [{"path": self.label, "rows": self.frame.height}]
+
+
+def as_source(data, *, label: str | None = None) -> Source | FrameSource:
+    """A Source for a path, glob or directory; a FrameSource for a Polars (or pandas) DataFrame."""
+    if isinstance(data, Source | FrameSource):
+        return data
+    if isinstance(data, pl.DataFrame):
+        return FrameSource(data, label or "<DataFrame>")
+    if isinstance(data, pl.LazyFrame):
+        return FrameSource(data.collect(), label or "<LazyFrame>")
+    if isinstance(data, str | os.PathLike):
+        return Source.resolve(data)
+    if type(data).__module__.startswith("pandas"):
+        return FrameSource(pl.from_pandas(data), label or "<pandas DataFrame>")
+    raise TypeError(f"expected a path or a Polars DataFrame, got {type(data).__name__}")

@@ -1,0 +1,73 @@
+"""Top-K metrics of a single true item per sample, from its rank bounds, every cutoff in one pass.
+
+With one relevant item at rank r (r = +inf when it is missing from the list):
+
+* acc@k (hit rate, LibCity's Recall@K)  = [r <= k]
+* precision@k                           = [r <= k] / k
+* recall@k                              = [r <= k]          (|relevant| = 1)
+* f1@k (per sample)                     = 2 P R / (P + R) = 2 / (k + 1) if r <= k else 0
+* mrr@k, map@k                          = 1 / r if r <= k else 0   (AP with one relevant item is RR)
+* mrr, map (no cutoff)                  = 1 / r
+* ndcg@k                                = 1 / log2(r + 1) if r <= k else 0  (IDCG = 1)
+* ndcg (no cutoff)                      = 1 / log2(r + 1)
+
+When a tie policy yields a range of equally likely ranks lo..hi, each value is the mean over that range.
+References: LibCity ``TrajLocPredEvaluator`` / ``eval_funcs``; trec_eval ``P``, ``recip_rank``,
+``map_cut``, ``ndcg_cut``, ``success``; Järvelin & Kekäläinen, TOIS 2002 (nDCG).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+ACC = 0
+PRECISION = 1
+RECALL = 2
+F1 = 3
+MRR = 4  # with k = 0: no cutoff
+MAP = 5
+NDCG = 6
+NO_CUTOFF = 0
+
+
+@njit(cache=True)
+def _value_at_rank(metric, k, rank):
+    if k != NO_CUTOFF and rank > k:
+        return 0.0
+    if metric == ACC or metric == RECALL:
+        return 1.0
+    if metric == PRECISION:
+        return 1.0 / k
+    if metric == F1:
+        return 2.0 / (k + 1.0)
+    if metric == MRR or metric == MAP:
+        return 1.0 / rank
+    return 1.0 / math.log2(rank + 1.0)
+
+
+@njit(parallel=True, cache=True)
+def single_target_metrics(rank_lo, rank_hi, metrics, cutoffs):
+    """values[u, j] = metric ``metrics[j]`` at cutoff ``cutoffs[j]`` for unit u (NO_CUTOFF = none)."""
+    n_units = rank_lo.shape[0]
+    n_columns = metrics.shape[0]
+    values = np.zeros((n_units, n_columns))
+    for u in prange(n_units):
+        lo = rank_lo[u]
+        if lo == np.inf:
+            continue
+        hi = rank_hi[u]
+        n_ranks = hi - lo + 1.0
+        for j in range(n_columns):
+            if n_ranks == 1.0:
+                values[u, j] = _value_at_rank(metrics[j], cutoffs[j], lo)
+            else:
+                total = 0.0
+                r = lo
+                while r <= hi:
+                    total += _value_at_rank(metrics[j], cutoffs[j], r)
+                    r += 1.0
+                values[u, j] = total / n_ranks
+    return values

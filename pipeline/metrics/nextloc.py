@@ -1,0 +1,154 @@
+"""Next-location metrics: names, options and convention presets (conventions are data).
+
+A metric name is lowercase ``name@5`` (one cutoff), ``name@k`` (every requested k) or a bare ``mrr``,
+``map``, ``ndcg`` (no cutoff). ``DEFAULT_METRICS`` gives every top-K metric at every k plus ``mrr``.
+
+Where reference systems disagree, the difference is an option of :class:`NextlocConvention`, and a
+preset is a named bundle of options (see ``../shared/specs/ranking_conventions.md``):
+
+==============  =================  ==========  ==================  ==========================
+preset          ties               f1          samples w/o preds   k > #candidates
+==============  =================  ==========  ==================  ==========================
+``mobeval``     id_asc             aggregate   miss (counted)      allowed
+``libcity``     id_asc (*)         aggregate   miss (counted)      error (LibCity raises)
+``trec_eval``   id_desc_str        mean        skipped             allowed
+``ranx``        input              mean        miss (counted)      allowed
+==============  =================  ==========  ==================  ==========================
+
+(*) LibCity takes the top K with ``torch.topk``, whose order among tied scores is implementation
+defined; on tie-free scores every tie policy gives LibCity's numbers. ``id_asc`` is our deterministic
+stand-in, and the per-sample rank always lies between the optimistic and pessimistic bounds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from pipeline.errors import ConfigError
+from pipeline.kernels import ranks, topk
+
+TIE_POLICIES = {
+    "id_asc": ranks.ID_ASC,
+    "id_desc_str": ranks.ID_DESC_STR,
+    "input": ranks.INPUT,
+    "optimistic": ranks.OPTIMISTIC,
+    "pessimistic": ranks.PESSIMISTIC,
+    "average": ranks.AVERAGE,
+}
+
+CUTOFF_METRICS = {
+    "acc": topk.ACC,
+    "precision": topk.PRECISION,
+    "recall": topk.RECALL,
+    "f1": topk.F1,
+    "mrr": topk.MRR,
+    "map": topk.MAP,
+    "ndcg": topk.NDCG,
+}
+UNCUT_METRICS = {"mrr": topk.MRR, "map": topk.MAP, "ndcg": topk.NDCG}
+DEFAULT_METRICS = ("acc@k", "precision@k", "recall@k", "f1@k", "mrr@k", "map@k", "ndcg@k", "mrr")
+
+
+def _check_choice(option: str, value: object, allowed) -> None:
+    if value not in allowed:
+        raise ConfigError(f"{option}={value!r} is not one of {sorted(allowed)}")
+
+
+@dataclass(frozen=True)
+class NextlocConvention:
+    """Documented options on which next-location evaluators differ.
+
+    Attributes:
+        ties: how candidates with the same score are ordered (see ``pipeline.kernels.ranks``).
+        f1: ``"aggregate"``: F1@k = 2 P R / (P + R) of the averaged precision and recall (LibCity);
+            ``"mean"``: the mean of per-sample F1 (ranx). Equal up to rounding with one true item.
+        missing: samples in the truth without predictions: ``"miss"`` counts them with every metric 0
+            (LibCity, ranx); ``"skip"`` leaves them out of the averages (trec_eval averages over
+            queries present in both run and qrels). Their number is reported either way.
+        k_beyond_list: ``"allow"`` or ``"error"`` when k exceeds a sample's number of candidates
+            (LibCity's ``topk`` raises when K is larger than the number of locations).
+    """
+
+    ties: str = "id_asc"
+    f1: str = "aggregate"
+    missing: str = "miss"
+    k_beyond_list: str = "allow"
+
+    def __post_init__(self) -> None:
+        _check_choice("ties", self.ties, TIE_POLICIES)
+        _check_choice("f1", self.f1, ("aggregate", "mean"))
+        _check_choice("missing", self.missing, ("miss", "skip"))
+        _check_choice("k_beyond_list", self.k_beyond_list, ("allow", "error"))
+
+
+PRESETS = {
+    "mobeval": NextlocConvention(),
+    "libcity": NextlocConvention(k_beyond_list="error"),
+    "trec_eval": NextlocConvention(ties="id_desc_str", f1="mean", missing="skip"),
+    "ranx": NextlocConvention(ties="input", f1="mean"),
+}
+
+
+def resolve_convention(preset: str = "mobeval", **overrides: str | None) -> NextlocConvention:
+    """The preset's options, with any non-None override applied (``ties="pessimistic"``...)."""
+    if preset not in PRESETS:
+        raise ConfigError(f"unknown convention {preset!r}; choose one of {sorted(PRESETS)}")
+    changes = {name: value for name, value in overrides.items() if value is not None}
+    return dataclasses.replace(PRESETS[preset], **changes)
+
+
+@dataclass(frozen=True)
+class MetricColumns:
+    """The per-sample metric columns a request expands to, in output order."""
+
+    names: tuple[str, ...]
+    metric_codes: np.ndarray  # int64, pipeline.kernels.topk metric ids
+    cutoffs: np.ndarray  # int64, topk.NO_CUTOFF for none
+
+    @property
+    def max_cutoff(self) -> int:
+        return int(self.cutoffs.max(initial=0))
+
+
+def expand_metrics(metrics: list[str] | tuple[str, ...] | None, k: list[int] | tuple[int, ...]):
+    """Expand metric names into columns: ``ndcg@k`` gives ``ndcg@1, ndcg@5, ...`` for every requested k,
+    ``ndcg@20`` is taken as written, a bare ``mrr`` / ``map`` / ``ndcg`` has no cutoff."""
+    ks = _check_cutoffs(k)
+    columns: dict[str, tuple[int, int]] = {}
+    for raw in DEFAULT_METRICS if metrics is None else metrics:
+        item = raw.strip().lower()
+        base, at, cut = item.partition("@")
+        if at and base in CUTOFF_METRICS:
+            cutoffs = ks if cut == "k" else _check_cutoffs([_parse_int(cut, raw)])
+            for cutoff in cutoffs:
+                columns.setdefault(f"{base}@{cutoff}", (CUTOFF_METRICS[base], cutoff))
+        elif not at and base in UNCUT_METRICS:
+            columns.setdefault(base, (UNCUT_METRICS[base], topk.NO_CUTOFF))
+        elif not at and base in CUTOFF_METRICS:
+            raise ConfigError(f"metric {raw!r} needs a cutoff: {base}@k (every k) or {base}@10")
+        else:
+            known = [f"{m}@k" for m in CUTOFF_METRICS] + sorted(UNCUT_METRICS)
+            raise ConfigError(f"unknown metric {raw!r}; known: {', '.join(known)}")
+    codes = np.array([code for code, _ in columns.values()], dtype=np.int64)
+    cutoffs_array = np.array([cutoff for _, cutoff in columns.values()], dtype=np.int64)
+    return MetricColumns(tuple(columns), codes, cutoffs_array)
+
+
+def _parse_int(text: str, context: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ConfigError(f"cutoff in {context!r} is not an integer") from None
+
+
+def _check_cutoffs(k) -> list[int]:
+    values = [k] if isinstance(k, int) else list(k)
+    if not values:
+        raise ConfigError("k: give at least one cutoff, e.g. --k 1,5,10")
+    for value in values:
+        if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < 1:
+            raise ConfigError(f"k must be integers >= 1, got {value!r}")
+    return [int(v) for v in values]

@@ -1,0 +1,464 @@
+"""Next-location evaluation: one true next location per sample against a ranked candidate list.
+
+Inputs (column names mappable, key of one or several columns, ``sample_id`` by default):
+
+* truth: key columns + ``location`` (integer), one row per sample;
+* predictions in **long form**: key columns, ``location`` and ``score`` (higher is better) and/or
+  ``rank`` (1 is best); or in **list form**: key columns, ``locations`` (a list of integers, best first)
+  and optionally ``scores`` (a list of floats, same length).
+
+The task wires readers to kernels: it checks and normalises columns, turns a chunk of whole samples into
+flat arrays (offsets + values), calls :mod:`pipeline.kernels.ranks` and :mod:`pipeline.kernels.topk`, and
+folds per-sample values into exact sums for the summary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+from pipeline.errors import ConfigError, InputError
+from pipeline.io.chunking import format_key, key_at, unit_starts
+from pipeline.kernels.exact_sum import ExactColumnSums
+from pipeline.kernels.ranks import first_duplicate_unit, target_rank_bounds
+from pipeline.kernels.topk import ACC, single_target_metrics
+from pipeline.metrics.nextloc import (
+    TIE_POLICIES,
+    MetricColumns,
+    NextlocConvention,
+    expand_metrics,
+    resolve_convention,
+)
+
+TARGET = "__target"
+PREFERENCE = "__preference"
+CANONICAL = ("location", "score", "rank", "locations", "scores")
+ORDER_CHOICES = ("auto", "score", "rank")
+
+
+@dataclass(frozen=True)
+class NextlocSpec:
+    """What to compute. ``columns`` maps our column names (location, score, rank, locations, scores) to
+    the user's; ``order_by`` picks score or rank when both exist (``auto``: score);
+    ``unmatched="drop"`` drops (and counts) predictions whose sample is not in the truth."""
+
+    key: tuple[str, ...] = ("sample_id",)
+    k: tuple[int, ...] = (1, 5, 10)
+    metrics: tuple[str, ...] | None = None
+    convention: str = "mobeval"
+    ties: str | None = None
+    columns: dict[str, str] = field(default_factory=dict)
+    order_by: str = "auto"
+    unmatched: str = "error"
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            raise ConfigError("key: give at least one key column")
+        unknown = set(self.columns) - set(CANONICAL)
+        if unknown:
+            raise ConfigError(f"columns: unknown name {sorted(unknown)[0]!r}; use {CANONICAL}")
+        if self.order_by not in ORDER_CHOICES:
+            raise ConfigError(f"order_by={self.order_by!r} is not one of {ORDER_CHOICES}")
+        if self.unmatched not in ("error", "drop"):
+            raise ConfigError(f"unmatched={self.unmatched!r} is not one of ('error', 'drop')")
+
+    @property
+    def resolved_convention(self) -> NextlocConvention:
+        return resolve_convention(self.convention, ties=self.ties)
+
+    @property
+    def metric_columns(self) -> MetricColumns:
+        return expand_metrics(self.metrics, list(self.k))
+
+    def column(self, name: str) -> str:
+        return self.columns.get(name, name)
+
+
+@dataclass(frozen=True)
+class InputPlan:
+    """How to read the two inputs: source columns, and expressions giving canonical columns."""
+
+    truth_columns: list[str]
+    truth_select: list[pl.Expr]
+    pred_columns: list[str]
+    pred_select: list[pl.Expr]
+    list_form: bool
+    order: str  # "score" | "rank" | "list"
+
+
+def _is_integer(dtype: pl.DataType) -> bool:
+    return dtype.is_integer()
+
+
+def _check_key(schema: dict, key: tuple[str, ...], label: str) -> None:
+    for column in key:
+        if column not in schema:
+            raise InputError(
+                f"missing key column; columns present: {list(schema)}", path=label, column=column
+            )
+
+
+def plan_inputs(
+    truth_schema: dict, truth_label: str, pred_schema: dict, pred_label: str, spec: NextlocSpec
+) -> InputPlan:
+    """Check both schemas up front and decide the prediction form. Every problem names file+column."""
+    key = list(spec.key)
+    _check_key(truth_schema, spec.key, truth_label)
+    _check_key(pred_schema, spec.key, pred_label)
+    for column in key:
+        left, right = truth_schema[column], pred_schema[column]
+        if left != right and not (_is_integer(left) and _is_integer(right)):
+            raise InputError(
+                f"key type {right} differs from the truth's {left}", path=pred_label, column=column
+            )
+    key_exprs = [
+        pl.col(c).cast(pl.Int64) if _is_integer(truth_schema[c]) else pl.col(c) for c in key
+    ]
+
+    truth_location = spec.column("location")
+    _require(truth_schema, truth_location, truth_label, "integer", _is_integer)
+    truth_select = [*key_exprs, pl.col(truth_location).cast(pl.Int64).alias(TARGET)]
+
+    location, locations = spec.column("location"), spec.column("locations")
+    score, rank, scores = spec.column("score"), spec.column("rank"), spec.column("scores")
+    if location in pred_schema:
+        _require(pred_schema, location, pred_label, "integer", _is_integer)
+        has_score, has_rank = score in pred_schema, rank in pred_schema
+        order = _choose_order(spec.order_by, has_score, has_rank, pred_label, score, rank)
+        if order == "score":
+            _require(pred_schema, score, pred_label, "numeric", lambda t: t.is_numeric())
+            preference = pl.col(score).cast(pl.Float64)
+        else:
+            _require(pred_schema, rank, pred_label, "integer", _is_integer)
+            preference = -pl.col(rank).cast(pl.Float64)
+        columns = [*key, location, score if order == "score" else rank]
+        select = [
+            *key_exprs,
+            pl.col(location).cast(pl.Int64).alias("location"),
+            preference.alias(PREFERENCE),
+        ]
+        return InputPlan([*key, truth_location], truth_select, columns, select, False, order)
+    if locations in pred_schema:
+        dtype = pred_schema[locations]
+        if not (isinstance(dtype, pl.List | pl.Array) and _is_integer(dtype.inner)):
+            raise InputError(
+                f"expected a list of integers, found {dtype}", path=pred_label, column=locations
+            )
+        columns = [*key, locations]
+        select = [*key_exprs, pl.col(locations).cast(pl.List(pl.Int64)).alias("locations")]
+        order = "list"
+        if scores in pred_schema and spec.order_by != "rank":
+            inner = pred_schema[scores]
+            if not (isinstance(inner, pl.List | pl.Array) and inner.inner.is_numeric()):
+                raise InputError(
+                    f"expected a list of numbers, found {inner}", path=pred_label, column=scores
+                )
+            columns.append(scores)
+            select.append(pl.col(scores).cast(pl.List(pl.Float64)).alias("scores"))
+            order = "score"
+        return InputPlan([*key, truth_location], truth_select, columns, select, True, order)
+    raise InputError(
+        f"no '{location}' column (long form) nor '{locations}' list column (list form); "
+        f"columns present: {list(pred_schema)}",
+        path=pred_label,
+        column=location,
+    )
+
+
+def _require(schema: dict, column: str, label: str, kind: str, predicate) -> None:
+    if column not in schema:
+        raise InputError(
+            f"missing column; columns present: {list(schema)}", path=label, column=column
+        )
+    if not predicate(schema[column]):
+        raise InputError(
+            f"expected {kind} values, found {schema[column]}", path=label, column=column
+        )
+
+
+def _choose_order(order_by, has_score, has_rank, label, score, rank) -> str:
+    if order_by == "score" or (order_by == "auto" and has_score):
+        if not has_score:
+            raise InputError("missing column (order_by='score')", path=label, column=score)
+        return "score"
+    if not has_rank:
+        raise InputError(
+            f"missing column: long-form predictions need '{score}' or '{rank}'",
+            path=label,
+            column=rank,
+        )
+    return "rank"
+
+
+@dataclass
+class UnitArrays:
+    """A chunk of whole samples as flat arrays (offsets + values) plus their keys."""
+
+    keys: pl.DataFrame
+    offsets: np.ndarray
+    locations: np.ndarray
+    preference: np.ndarray
+
+
+def _first_key_where(frame: pl.DataFrame, key: list[str], mask: pl.Series) -> str:
+    return format_key(key, key_at(frame, key, int(mask.arg_true()[0])))
+
+
+def to_unit_arrays(
+    chunk: pl.DataFrame, plan: InputPlan, key: list[str], label: str, spec: NextlocSpec
+) -> UnitArrays:
+    """Flatten a chunk of whole samples (rows grouped by key); reject nulls, NaN and duplicates."""
+    null_key = chunk.select(pl.any_horizontal(pl.col(key).is_null())).to_series()
+    if null_key.any():
+        row = int(null_key.arg_true()[0])
+        raise InputError("null key value", path=label, column=key[0], key=f"row {row}")
+    if plan.list_form:
+        keys = chunk.select(key)
+        if keys.height > 1 and (unit_starts(keys, key).len() != keys.height):
+            duplicated = keys.is_duplicated()
+            raise InputError(
+                "the same key appears on two rows of list-form predictions",
+                path=label,
+                column=key[0],
+                key=_first_key_where(keys, key, duplicated),
+            )
+        lengths = chunk["locations"].list.len().fill_null(0)
+        offsets = np.zeros(chunk.height + 1, dtype=np.int64)
+        np.cumsum(lengths.to_numpy(), out=offsets[1:])
+        flat = chunk["locations"].explode(keep_nulls=False, empty_as_null=False)
+        if "scores" in chunk.columns:
+            score_lengths = chunk["scores"].list.len().fill_null(0)
+            bad = score_lengths != lengths
+            if bad.any():
+                raise InputError(
+                    "scores list has another length than the locations list",
+                    path=label,
+                    column=spec.column("scores"),
+                    key=_first_key_where(chunk, key, bad),
+                )
+            preference_series = chunk["scores"].explode(keep_nulls=False, empty_as_null=False)
+        else:
+            positions = np.arange(offsets[-1], dtype=np.float64)
+            positions -= np.repeat(offsets[:-1], np.diff(offsets)).astype(np.float64)
+            preference_series = pl.Series(-positions)
+        location_values = flat
+    else:
+        starts = unit_starts(chunk, key).to_numpy()
+        offsets = np.append(starts, chunk.height).astype(np.int64)
+        keys = chunk.select(key)[starts]
+        location_values = chunk["location"]
+        preference_series = chunk[PREFERENCE]
+    unit_of_row = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    if location_values.null_count():
+        row = int(unit_of_row[int(location_values.is_null().arg_true()[0])])
+        raise InputError(
+            "null location",
+            path=label,
+            column=spec.column("location"),
+            key=format_key(key, key_at(keys, key, row)),
+        )
+    bad_preference = preference_series.is_null() | preference_series.is_nan()
+    if bad_preference.any():
+        row = int(unit_of_row[int(bad_preference.arg_true()[0])])
+        column = spec.column("rank" if plan.order == "rank" else "score")
+        if plan.list_form:
+            column = spec.column("scores")
+        raise InputError(
+            "null or NaN score",
+            path=label,
+            column=column,
+            key=format_key(key, key_at(keys, key, row)),
+        )
+    locations = location_values.to_numpy().astype(np.int64, copy=False)
+    preference = preference_series.to_numpy().astype(np.float64, copy=False)
+    duplicate = first_duplicate_unit(offsets, locations)
+    if duplicate >= 0:
+        column = spec.column("locations" if plan.list_form else "location")
+        raise InputError(
+            "the same location appears twice in one sample's list",
+            path=label,
+            column=column,
+            key=format_key(key, key_at(keys, key, duplicate)),
+        )
+    return UnitArrays(keys, offsets, locations, preference)
+
+
+@dataclass
+class NextlocAccumulator:
+    """Exact running sums of the per-sample metrics, and the counts the summary reports."""
+
+    columns: MetricColumns
+    convention: NextlocConvention
+    kernel_names: list[str]
+    sums: ExactColumnSums
+    samples: int = 0
+    without_predictions: int = 0
+    dropped_predictions: int = 0
+
+    @classmethod
+    def create(cls, spec: NextlocSpec) -> NextlocAccumulator:
+        columns = spec.metric_columns
+        names = list(columns.names)
+        return cls(columns, spec.resolved_convention, names, ExactColumnSums(names))
+
+    def summary(self) -> pl.DataFrame:
+        """One row per metric: the mean over the samples counted (``n``), plus the counts."""
+        totals = self.sums.sums()
+        counted = int(self.sums.counts[0]) if len(self.sums.counts) else 0
+        values = []
+        for j, name in enumerate(self.columns.names):
+            mean = totals[j] / counted if counted else float("nan")
+            code, cutoff = self.columns.metric_codes[j], int(self.columns.cutoffs[j])
+            if name.startswith("f1@") and self.convention.f1 == "aggregate":
+                mean = self._aggregate_f1(totals, cutoff, counted)
+            values.append((name, float(mean), counted))
+            del code
+        values += [
+            ("samples", float(self.samples), self.samples),
+            (
+                "samples_without_predictions",
+                float(self.without_predictions),
+                self.without_predictions,
+            ),
+            (
+                "predictions_without_truth_dropped",
+                float(self.dropped_predictions),
+                self.dropped_predictions,
+            ),
+        ]
+        return pl.DataFrame(
+            values, schema={"metric": pl.String, "value": pl.Float64, "n": pl.Int64}, orient="row"
+        )
+
+    def _aggregate_f1(self, totals, cutoff, counted) -> float:
+        """LibCity: F1@K = 2PR/(P+R) with P = hits/(N K) and R = hits/N (0 when both are 0)."""
+        hits = totals[self.kernel_names.index(f"__hits@{cutoff}")]
+        if not counted or hits == 0:
+            return 0.0
+        precision = hits / (counted * cutoff)
+        recall = hits / counted
+        return 2 * precision * recall / (precision + recall)
+
+
+def kernel_columns(spec: NextlocSpec) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The requested columns plus hidden hit counts ``__hits@k`` needed by an aggregated F1@k."""
+    columns = spec.metric_columns
+    names = list(columns.names)
+    codes = list(columns.metric_codes)
+    cutoffs = list(columns.cutoffs)
+    if spec.resolved_convention.f1 == "aggregate":
+        for name, cutoff in zip(columns.names, columns.cutoffs, strict=True):
+            if name.startswith("f1@"):
+                names.append(f"__hits@{cutoff}")
+                codes.append(ACC)
+                cutoffs.append(cutoff)
+    return names, np.array(codes, dtype=np.int64), np.array(cutoffs, dtype=np.int64)
+
+
+class NextlocScorer:
+    """Scores chunks of whole samples; the one partition scorer every engine calls."""
+
+    def __init__(self, spec: NextlocSpec, plan: InputPlan, pred_label: str, truth_label: str):
+        self.spec = spec
+        self.plan = plan
+        self.key = list(spec.key)
+        self.pred_label = pred_label
+        self.truth_label = truth_label
+        self.convention = spec.resolved_convention
+        self.tie_code = TIE_POLICIES[self.convention.ties]
+        self.names, self.codes, self.cutoffs = kernel_columns(spec)
+        self.accumulator = NextlocAccumulator(
+            spec.metric_columns, self.convention, self.names, ExactColumnSums(self.names)
+        )
+
+    def score(self, chunk: pl.DataFrame, truth: pl.DataFrame) -> pl.DataFrame:
+        """Per-sample results for the samples of ``chunk`` (whole) and the truth rows ``truth``
+        (every truth row whose key falls in the chunk's key range, in sorted mode; a bucket's rows
+        otherwise). Returns the per-unit table and folds it into the summary sums."""
+        key = self.key
+        if truth.height and truth[TARGET].null_count():
+            raise InputError(
+                "null location",
+                path=self.truth_label,
+                column=self.spec.column("location"),
+                key=_first_key_where(truth, key, truth[TARGET].is_null()),
+            )
+        if chunk.height:
+            units = to_unit_arrays(chunk, self.plan, key, self.pred_label, self.spec)
+        else:
+            units = None
+        keys = units.keys if units else truth.select(key).clear()
+        indexed = keys.with_row_index("__unit")
+        matched = (
+            indexed.join(truth, on=key, how="left", nulls_equal=False, maintain_order="left")
+            if truth.height
+            else indexed.with_columns(pl.lit(None, dtype=pl.Int64).alias(TARGET))
+        )
+        without_truth = matched[TARGET].is_null()
+        if without_truth.any():
+            if self.spec.unmatched == "error":
+                raise InputError(
+                    "predictions for a sample that is not in the truth (use unmatched='drop' / "
+                    "--drop-unmatched to drop them)",
+                    path=self.pred_label,
+                    column=key[0],
+                    key=_first_key_where(matched, key, without_truth),
+                )
+            self.accumulator.dropped_predictions += int(without_truth.sum())
+        missing = truth.join(keys, on=key, how="anti") if truth.height else truth
+        frames = []
+        if units is not None:
+            targets = matched[TARGET].fill_null(-1).to_numpy()
+            n_candidates = np.diff(units.offsets)
+            self._check_cutoffs(n_candidates, units.keys)
+            lo, hi = target_rank_bounds(
+                units.offsets, units.locations, units.preference, targets, self.tie_code
+            )
+            values = single_target_metrics(lo, hi, self.codes, self.cutoffs)
+            keep = ~without_truth.to_numpy()
+            scored = self._table(units.keys, (lo + hi) / 2, n_candidates, values).filter(keep)
+            self.accumulator.sums.add(values[keep])
+            frames.append(scored)
+        if missing.height:
+            frames.append(self._missing_table(missing.select(key)))
+        self.accumulator.samples += int(truth.height)
+        self.accumulator.without_predictions += int(missing.height)
+        if not frames:
+            return self._missing_table(truth.select(key).clear())
+        return pl.concat(frames).sort(key)
+
+    def _check_cutoffs(self, n_candidates: np.ndarray, keys: pl.DataFrame) -> None:
+        if self.convention.k_beyond_list != "error":
+            return
+        short = n_candidates < self.accumulator.columns.max_cutoff
+        if short.any():
+            row = int(np.argmax(short))
+            raise InputError(
+                f"k={self.accumulator.columns.max_cutoff} exceeds this sample's "
+                f"{int(n_candidates[row])} candidates (the {self.spec.convention} convention "
+                "rejects it, as LibCity's topk does)",
+                path=self.pred_label,
+                column=self.spec.column("location"),
+                key=format_key(self.key, key_at(keys, self.key, row)),
+            )
+
+    def _table(self, keys, rank, n_candidates, values) -> pl.DataFrame:
+        public = {
+            name: values[:, j] for j, name in enumerate(self.names) if not name.startswith("__")
+        }
+        return keys.with_columns(
+            pl.Series("rank", rank).replace(np.inf, None),
+            pl.Series("n_candidates", n_candidates, dtype=pl.Int64),
+            *[pl.Series(name, column) for name, column in public.items()],
+        )
+
+    def _missing_table(self, keys: pl.DataFrame) -> pl.DataFrame:
+        n = keys.height
+        values = np.zeros((n, len(self.names)))
+        if self.convention.missing == "skip":
+            values[:] = np.nan
+        else:
+            self.accumulator.sums.add(values)
+        return self._table(keys, np.full(n, np.inf), np.zeros(n, dtype=np.int64), values)
