@@ -95,33 +95,54 @@ def _distance_table(size, scale):
 
 
 @njit(cache=True)
-def _greedy_sum(weights, m1, m2, keys, used_i, used_j):
+def _best_free_column(weights, i, m2, used_j):
+    """Column of the largest weight among free columns of row i (ties: smallest column)."""
+    best = -1
+    best_w = -1.0
+    base = i * m2
+    for j in range(m2):
+        if not used_j[j] and weights[base + j] > best_w:
+            best_w = weights[base + j]
+            best = j
+    return best
+
+
+@njit(cache=True)
+def _greedy_sum(weights, m1, m2, best, alive, used_j):
     """Greedy one-to-one matching sum of the m1 x m2 weights (row-major in ``weights``).
 
-    Stable sort by weight descending (ties in i-major (i, j) order), accept a pair whose row and
-    column are both free, sum sequentially in acceptance order; stop once min(m1, m2) are taken.
+    The reference stable-sorts all pairs by weight descending (ties in i-major (i, j) order) and
+    repeatedly accepts the first pair whose row and column are both free, summing sequentially in
+    acceptance order. The first free pair of that order is the pair of largest weight, ties
+    broken by smallest i then smallest j. We find it without sorting: every free row keeps its
+    best free column (largest weight, smallest j on ties); the accepted pair is the best of
+    these (smallest i on ties), and only rows whose best column was just taken rescan. Typical
+    cost O(L^2) instead of O(L^2 log L); O(L^3) when all rows share one preference order.
     """
-    m = m1 * m2
-    for p in range(m):
-        keys[p] = -weights[p]
-    order = np.argsort(keys[:m], kind="mergesort")
-    used_i[:m1] = False
-    used_j[:m2] = False
+    for i in range(m1):
+        alive[i] = True
+    for j in range(m2):
+        used_j[j] = False
+    for i in range(m1):
+        best[i] = _best_free_column(weights, i, m2, used_j)
     total = 0.0
-    taken = 0
     need = min(m1, m2)
-    for q in range(m):
-        p = order[q]
-        i = p // m2
-        j = p - i * m2
-        if used_i[i] or used_j[j]:
-            continue
-        used_i[i] = True
-        used_j[j] = True
-        total += weights[p]
-        taken += 1
-        if taken == need:
+    for step in range(need):
+        top = -1
+        top_w = -1.0
+        for i in range(m1):
+            if alive[i] and weights[i * m2 + best[i]] > top_w:
+                top_w = weights[i * m2 + best[i]]
+                top = i
+        taken = best[top]
+        total += top_w
+        if step + 1 == need:
             break
+        alive[top] = False
+        used_j[taken] = True
+        for i in range(m1):
+            if alive[i] and best[i] == taken:
+                best[i] = _best_free_column(weights, i, m2, used_j)
     return total
 
 
@@ -192,11 +213,12 @@ def _optimal_sum(weights, m1, m2):
 
 
 @njit(cache=True)
-def _geobleu_seq(gx, gy, rx, ry, max_n, beta, optimal, table, prox, weights, keys, used_i, used_j):
+def _geobleu_seq(gx, gy, rx, ry, max_n, beta, optimal, table, prox, weights, best, alive, used_j):
     """GEO-BLEU of one generated sequence (gx, gy) against one reference (rx, ry).
 
-    ``table`` maps a squared distance to its proximity (empty: compute directly); ``prox``,
-    ``weights`` (>= Lg*Lr floats), ``keys`` and ``used_i``/``used_j`` are scratch buffers.
+    ``table`` maps a squared distance to its proximity (empty: compute directly); ``prox`` and
+    ``weights`` (>= Lg*Lr floats), ``best`` (int64), ``alive`` and ``used_j`` (bool, >= max(Lg,
+    Lr)) are scratch buffers.
     Lg must be > 0; Lr == 0 gives NaN (the reference's gmean of no precision).
     """
     lg = gx.size
@@ -228,7 +250,7 @@ def _geobleu_seq(gx, gy, rx, ry, max_n, beta, optimal, table, prox, weights, key
         if optimal:
             total = _optimal_sum(weights, m1, m2)
         else:
-            total = _greedy_sum(weights, m1, m2, keys, used_i, used_j)
+            total = _greedy_sum(weights, m1, m2, best, alive, used_j)
         p_n = total / float(m1)
         if p_n == 0.0:
             zero = True
@@ -294,8 +316,8 @@ def geobleu_days(day_offsets, gen_x, gen_y, ref_x, ref_y, max_n, beta, optimal):
     for b in prange(n_blocks):
         prox = np.empty(longest * longest)
         weights = np.empty(longest * longest)
-        keys = np.empty(longest * longest)
-        used_i = np.empty(longest, dtype=np.bool_)
+        best = np.empty(longest, dtype=np.int64)
+        alive = np.empty(longest, dtype=np.bool_)
         used_j = np.empty(longest, dtype=np.bool_)
         for day in range(b * BLOCK, min(n_days, (b + 1) * BLOCK)):
             s = day_offsets[day]
@@ -311,8 +333,8 @@ def geobleu_days(day_offsets, gen_x, gen_y, ref_x, ref_y, max_n, beta, optimal):
                 table,
                 prox,
                 weights,
-                keys,
-                used_i,
+                best,
+                alive,
                 used_j,
             )
     return out
@@ -420,7 +442,7 @@ def geobleu_seq(gen_x, gen_y, ref_x, ref_y, max_n, beta, optimal):
         np.empty(0),
         np.empty(size),
         np.empty(size),
-        np.empty(size),
+        np.empty(longest, dtype=np.int64),
         np.empty(longest, dtype=np.bool_),
         np.empty(longest, dtype=np.bool_),
     )

@@ -7,8 +7,9 @@ that a tie policy puts first. One pass over each list, O(L) per sample; samples 
 Tie policies (the codes are data shared with ``pipeline.metrics.nextloc``):
 
 * ``ID_ASC``       ties broken by lower location id first (mobeval's deterministic default);
-* ``ID_DESC_STR``  ties broken by the location id compared as a decimal string, descending: trec_eval's
-                   ``qsort`` on docno, so "9" comes before "10";
+* ``ID_ASC_STR``   ties broken by the location id compared as a decimal string, ascending ("10" before
+                   "9"): ir_measures' RR@k provider;
+* ``ID_DESC_STR``  the same, descending: trec_eval's ``qsort`` on docno, so "9" comes before "10";
 * ``INPUT``        ties keep the input order (ranx on short lists, any code that sorts stably);
 * ``OPTIMISTIC``   the target comes first among its ties (rank = 1 + #greater);
 * ``PESSIMISTIC``  the target comes last among its ties (rank = #greater + #equal);
@@ -30,6 +31,7 @@ INPUT = 2
 OPTIMISTIC = 3
 PESSIMISTIC = 4
 AVERAGE = 5
+ID_ASC_STR = 6
 
 
 @njit(cache=True)
@@ -100,6 +102,9 @@ def target_rank_bounds(offsets, locations, preference, targets, tie_policy):
                         tied_before += 1
                 elif tie_policy == ID_DESC_STR:
                     if string_order(locations[i], target) > 0:
+                        tied_before += 1
+                elif tie_policy == ID_ASC_STR:
+                    if string_order(locations[i], target) < 0:
                         tied_before += 1
                 elif tie_policy == INPUT:
                     if i < position:

@@ -32,6 +32,7 @@ from pipeline.kernels import ranks, topk
 
 TIE_POLICIES = {
     "id_asc": ranks.ID_ASC,
+    "id_asc_str": ranks.ID_ASC_STR,
     "id_desc_str": ranks.ID_DESC_STR,
     "input": ranks.INPUT,
     "optimistic": ranks.OPTIMISTIC,

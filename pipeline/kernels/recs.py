@@ -1,0 +1,308 @@
+"""Per-user recommendation metrics in one Numba pass over flat, user-segmented arrays.
+
+Layout (``U`` users, all arrays built once by :mod:`pipeline.tasks.recs`):
+
+* ``rec_off[U+1]`` offsets into ``rec_items`` / ``rec_scores``: user ``u``'s list, in rank order.
+* ``tru_off[U+1]`` offsets into ``tru_items`` / ``tru_ratings``: user ``u``'s ground truth, sorted by
+  item id, so "is this recommended item rated, and how" is a binary search.
+
+For every user and every cutoff ``k`` of a grid (``FULL`` = the whole list) one scan of the list
+yields the counts and sums below; the per-user metrics are then (``L`` list length, ``R`` relevant
+items, ``hit_i`` = 1 when the item at 1-based position ``i`` is relevant):
+
+* ``tp@k = sum_{i<=min(k,L)} hit_i``; precision ``tp@k / k`` or ``tp@k / min(k, L)``; recall
+  ``tp@k / R``; hit rate ``[tp@k > 0]``; R-precision ``tp@R / R`` (or ``/ min(R, L)``).
+* ``AP@k = (1/D) sum_{i<=k} hit_i * (sum_{j<=i} hit_j) / i`` with ``D`` = ``R``, ``min(k, R)``
+  (RankSys) or the hits retrieved.
+* ``RR@k = 1 / i*`` for the first relevant position ``i* <= k``, else 0.
+* ``nDCG@k = DCG@k / IDCG@k`` with ``DCG@k = sum_{i<=k} g(r_i) / log_b(i + 1)``; the ideal ranking is
+  either every truth item sorted by gain (Jarvelin & Kekalainen 2002; trec_eval, RankSys), or the
+  rated recommended items themselves, unrated ones dropped and positions closed up (ClayRS).
+* MSE / MAE over recommended items that are also rated: ``mean (s_i - r_i)^2``, ``mean |s_i - r_i|``.
+
+Duplicated items in a list: ``DUP_EACH`` counts every occurrence as a hit, ``DUP_FIRST`` only the
+first (later copies still take a position), ``DUP_DISTINCT_TP`` is ClayRS's mix: the confusion counts
+use the distinct items (``np.intersect1d``), AP and nDCG count every occurrence.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+FULL = np.iinfo(np.int64).max  # cutoff meaning "the whole list"
+
+GAIN_BINARY, GAIN_LINEAR, GAIN_EXPONENTIAL, GAIN_RELISON = 0, 1, 2, 3
+DUP_EACH, DUP_FIRST, DUP_DISTINCT_TP = 0, 1, 2
+AP_RELEVANT, AP_MIN_K_RELEVANT, AP_HITS = 0, 1, 2
+
+# per-user, per-cutoff outputs: cut[u, stat, c]
+TP, DEN, PREC, REC, AP, RR, NDCG, HIT = range(8)
+N_CUT_STATS = 8
+# per-user outputs: usr[u, stat]
+NREL, RP_TP, RP_DEN, RPREC, MSE, MAE, RMSE = range(7)
+N_USER_STATS = 7
+
+_PW_BLOCK = 128  # numpy's pairwise-summation block size
+
+
+@njit(cache=True)
+def pairwise_sum(a, lo, n):
+    """Sum of ``a[lo:lo+n]`` in numpy's pairwise order, so a mean matches ``np.mean`` bit for bit."""
+    if n < 8:
+        s = 0.0
+        for i in range(lo, lo + n):
+            s += a[i]
+        return s
+    if n <= _PW_BLOCK:
+        r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+        r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+        i = 8
+        while i < n - n % 8:
+            r0 += a[lo + i]
+            r1 += a[lo + i + 1]
+            r2 += a[lo + i + 2]
+            r3 += a[lo + i + 3]
+            r4 += a[lo + i + 4]
+            r5 += a[lo + i + 5]
+            r6 += a[lo + i + 6]
+            r7 += a[lo + i + 7]
+            i += 8
+        s = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            s += a[lo + i]
+            i += 1
+        return s
+    n2 = n // 2
+    n2 -= n2 % 8
+    return pairwise_sum(a, lo, n2) + pairwise_sum(a, lo + n2, n - n2)
+
+
+@njit(cache=True)
+def _find(items, lo, hi, x):
+    """Index of ``x`` in the sorted ``items[lo:hi]``, or -1."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        v = items[mid]
+        if v < x:
+            lo = mid + 1
+        elif v > x:
+            hi = mid
+        else:
+            return mid
+    return -1
+
+
+@njit(cache=True)
+def _gain(rating, relevant, mode, threshold):
+    """Gain of one judged item: binary, linear ``r``, exponential ``2^r - 1`` or RankSys's
+    ``2^(r - t + 1) - 1``; graded gains are 0 below ``threshold``."""
+    if mode == GAIN_BINARY:
+        return 1.0 if relevant else 0.0
+    if rating < threshold:
+        return 0.0
+    if mode == GAIN_LINEAR:
+        return rating
+    if mode == GAIN_EXPONENTIAL:
+        return 2.0**rating - 1.0
+    return 2.0 ** (rating - threshold + 1.0) - 1.0
+
+
+@njit(cache=True)
+def _first_repeat(items, lo, hi):
+    """0-based list position of the first item that already occurred earlier in ``items[lo:hi]``."""
+    order = np.argsort(items[lo:hi], kind="mergesort")
+    first = -1
+    for i in range(1, hi - lo):
+        if items[lo + order[i]] == items[lo + order[i - 1]] and (first < 0 or order[i] < first):
+            first = order[i]
+    return first
+
+
+@njit(cache=True)
+def _ideal_dcg(gains_asc, k, discounts):
+    """DCG of the ``k`` largest gains, best first (``gains_asc`` sorted ascending)."""
+    n = gains_asc.shape[0]
+    s = 0.0
+    for i in range(min(k, n)):
+        s += gains_asc[n - 1 - i] / discounts[i]
+    return s
+
+
+@njit(parallel=True, cache=True)
+def recs_user_stats(
+    rec_off,
+    rec_items,
+    rec_scores,
+    tru_off,
+    tru_items,
+    tru_ratings,
+    cutoffs,
+    rel_threshold,
+    user_mean_threshold,
+    gain_mode,
+    gain_threshold,
+    discounts,
+    idcg_rated,
+    dup_mode,
+    check_duplicates,
+    precision_over_k,
+    ap_mode,
+    nan_if_no_relevant,
+):
+    """Per-user statistics for every cutoff (ascending, ``FULL`` last) in one pass per user.
+
+    ``discounts[i]`` is ``log_b(i + 2)``; ``rel_threshold`` is used unless ``user_mean_threshold``
+    (then the user's mean truth rating, summed as numpy does). Users with no relevant item get NaN
+    (``nan_if_no_relevant``) or 0 for the relevance-based metrics. Returns
+    ``(cut[U, N_CUT_STATS, K], usr[U, N_USER_STATS], first_duplicate_position[U])``.
+    """
+    n_users = rec_off.shape[0] - 1
+    n_cut = cutoffs.shape[0]
+    cut = np.empty((n_users, N_CUT_STATS, n_cut))
+    usr = np.empty((n_users, N_USER_STATS))
+    dup_pos = np.full(n_users, -1, dtype=np.int64)
+    seen = np.zeros(tru_items.shape[0], dtype=np.bool_)
+    undefined = np.nan if nan_if_no_relevant else 0.0
+    for u in prange(n_users):
+        r0 = rec_off[u]
+        n_list = rec_off[u + 1] - r0
+        t0 = tru_off[u]
+        t1 = tru_off[u + 1]
+        n_truth = t1 - t0
+        if check_duplicates:
+            dup_pos[u] = _first_repeat(rec_items, r0, r0 + n_list)
+
+        thr = rel_threshold
+        if user_mean_threshold:
+            thr = pairwise_sum(tru_ratings, t0, n_truth) / n_truth if n_truth > 0 else np.inf
+        n_rel = 0
+        ideal = np.empty(0 if idcg_rated else n_truth)
+        for j in range(t0, t1):
+            relevant = tru_ratings[j] >= thr
+            n_rel += relevant
+            if not idcg_rated:
+                ideal[j - t0] = _gain(tru_ratings[j], relevant, gain_mode, gain_threshold)
+        ideal = np.sort(ideal)
+
+        # running counters over list positions
+        tp = 0  # hits counted for the confusion metrics
+        hits_rank = 0  # hits counted for AP / nDCG
+        ap_sum = 0.0
+        dcg = 0.0
+        first_hit = -1
+        n_rated = 0
+        rated_gains = np.empty(n_list if idcg_rated else 0)
+        dcg_rated = 0.0
+        sq_err = 0.0
+        abs_err = 0.0
+        rp_tp = -1
+        at_tp = np.zeros(n_cut, dtype=np.int64)
+        at_hits = np.zeros(n_cut, dtype=np.int64)
+        at_ap = np.zeros(n_cut)
+        at_dcg = np.zeros(n_cut)
+        at_first = np.full(n_cut, -1, dtype=np.int64)
+        at_dcg_rated = np.zeros(n_cut)
+        ci = 0
+        cj = 0
+        for p in range(n_list):
+            idx = _find(tru_items, t0, t1, rec_items[r0 + p])
+            if idx >= 0:
+                rating = tru_ratings[idx]
+                relevant = rating >= thr
+                first_time = not seen[idx]
+                seen[idx] = True
+                hit_tp = relevant and (dup_mode == DUP_EACH or first_time)
+                hit_rank = relevant and (dup_mode != DUP_FIRST or first_time)
+                if hit_tp:
+                    tp += 1
+                if hit_rank:
+                    hits_rank += 1
+                    ap_sum += hits_rank / (p + 1)
+                if relevant and first_hit < 0:
+                    first_hit = p
+                counts = dup_mode != DUP_FIRST or first_time
+                g = _gain(rating, relevant, gain_mode, gain_threshold) if counts else 0.0
+                if idcg_rated:
+                    rated_gains[n_rated] = g
+                    dcg_rated += g / discounts[n_rated]
+                else:
+                    dcg += g / discounts[p]
+                n_rated += 1
+                diff = rec_scores[r0 + p] - rating
+                sq_err += diff * diff
+                abs_err += abs(diff)
+                while cj < n_cut and cutoffs[cj] == n_rated:
+                    at_dcg_rated[cj] = dcg_rated
+                    cj += 1
+            if p + 1 == n_rel:
+                rp_tp = tp
+            while ci < n_cut and cutoffs[ci] == p + 1:
+                at_tp[ci] = tp
+                at_hits[ci] = hits_rank
+                at_ap[ci] = ap_sum
+                at_dcg[ci] = dcg
+                at_first[ci] = first_hit
+                ci += 1
+        for c in range(ci, n_cut):
+            at_tp[c] = tp
+            at_hits[c] = hits_rank
+            at_ap[c] = ap_sum
+            at_dcg[c] = dcg
+            at_first[c] = first_hit
+        for c in range(cj, n_cut):
+            at_dcg_rated[c] = dcg_rated
+        if rp_tp < 0:
+            rp_tp = tp
+        rated_asc = np.sort(rated_gains[:n_rated])
+
+        for c in range(n_cut):
+            k = cutoffs[c]
+            n_cut_list = min(k, n_list)
+            den = k if (precision_over_k and k != FULL) else n_cut_list
+            cut[u, TP, c] = at_tp[c]
+            cut[u, DEN, c] = den
+            if idcg_rated:
+                ideal_dcg = _ideal_dcg(rated_asc, k, discounts)
+                if n_rated == 0 or ideal_dcg == 0.0:
+                    cut[u, NDCG, c] = np.nan
+                else:
+                    cut[u, NDCG, c] = at_dcg_rated[c] / ideal_dcg
+            else:
+                ideal_dcg = _ideal_dcg(ideal, k, discounts)
+                cut[u, NDCG, c] = at_dcg[c] / ideal_dcg if ideal_dcg > 0.0 else undefined
+            if n_rel == 0:
+                for s in (PREC, REC, AP, RR, HIT):
+                    cut[u, s, c] = undefined
+                continue
+            cut[u, PREC, c] = at_tp[c] / den if den > 0 else 0.0
+            cut[u, REC, c] = at_tp[c] / n_rel
+            if ap_mode == AP_RELEVANT:
+                ap_den = n_rel
+            elif ap_mode == AP_MIN_K_RELEVANT:
+                ap_den = min(k, n_rel)
+            else:
+                ap_den = at_hits[c]
+            cut[u, AP, c] = at_ap[c] / ap_den if ap_den > 0 else 0.0
+            cut[u, RR, c] = 1.0 / (at_first[c] + 1) if at_first[c] >= 0 else 0.0
+            cut[u, HIT, c] = 1.0 if at_tp[c] > 0 else 0.0
+
+        rp_den = n_rel if precision_over_k else min(n_rel, n_list)
+        usr[u, NREL] = n_rel
+        usr[u, RP_TP] = rp_tp
+        usr[u, RP_DEN] = rp_den
+        if n_rel == 0:
+            usr[u, RPREC] = undefined
+        else:
+            usr[u, RPREC] = rp_tp / rp_den if rp_den > 0 else 0.0
+        if n_rated > 0:
+            usr[u, MSE] = sq_err / n_rated
+            usr[u, MAE] = abs_err / n_rated
+            usr[u, RMSE] = math.sqrt(sq_err / n_rated)
+        else:
+            usr[u, MSE] = np.nan
+            usr[u, MAE] = np.nan
+            usr[u, RMSE] = np.nan
+    return cut, usr, dup_pos
