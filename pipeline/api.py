@@ -109,7 +109,11 @@ def evaluate_nextloc(
         scorer = NextlocScorer(spec, plan, pred_source.label, truth_source.label)
         prediction_rows = 0
         for item in stream_pairs(
-            truth_source, pred_source, plan, list(spec.key), chunk_rows=chunk_rows,
+            truth_source,
+            pred_source,
+            plan,
+            list(spec.key),
+            chunk_rows=chunk_rows,
             progress=meter,
         ):
             if isinstance(item, str):  # not sorted: start again over hash buckets
@@ -122,6 +126,8 @@ def evaluate_nextloc(
             chunk, truth_rows = item
             prediction_rows += chunk.height
             part = scorer.score(chunk, truth_rows)
+            if part is None:
+                continue
             if staged:
                 staged.add_part("per_unit", part)
             else:

@@ -12,15 +12,42 @@ TOL = 1e-9
 
 # (system prefix, reference metric name, has cutoff) -> our metric name stem; "{k}" is the cutoff.
 NAMES = {
-    "libcity": {"Precision": "precision@{k}", "Recall": "acc@{k}", "F1": "f1@{k}",
-                "MRR": "mrr@{k}", "MAP": "map@{k}", "NDCG": "ndcg@{k}"},
-    "ranx": {"precision": "precision@{k}", "recall": "recall@{k}", "f1": "f1@{k}",
-             "mrr": "mrr@{k}", "ndcg": "ndcg@{k}", "map": "map@{k}", "hit_rate": "acc@{k}"},
-    "pytrec_eval": {"P": "precision@{k}", "map": "map", "map_cut": "map@{k}", "ndcg": "ndcg",
-                    "ndcg_cut": "ndcg@{k}", "recall": "recall@{k}", "recip_rank": "mrr",
-                    "success": "acc@{k}"},
-    "ir_measures": {"RR": "mrr", "P": "precision@{k}", "R": "recall@{k}", "RR@": "mrr@{k}",
-                    "nDCG": "ndcg@{k}", "AP": "map@{k}", "Success": "acc@{k}"},
+    "libcity": {
+        "Precision": "precision@{k}",
+        "Recall": "acc@{k}",
+        "F1": "f1@{k}",
+        "MRR": "mrr@{k}",
+        "MAP": "map@{k}",
+        "NDCG": "ndcg@{k}",
+    },
+    "ranx": {
+        "precision": "precision@{k}",
+        "recall": "recall@{k}",
+        "f1": "f1@{k}",
+        "mrr": "mrr@{k}",
+        "ndcg": "ndcg@{k}",
+        "map": "map@{k}",
+        "hit_rate": "acc@{k}",
+    },
+    "pytrec_eval": {
+        "P": "precision@{k}",
+        "map": "map",
+        "map_cut": "map@{k}",
+        "ndcg": "ndcg",
+        "ndcg_cut": "ndcg@{k}",
+        "recall": "recall@{k}",
+        "recip_rank": "mrr",
+        "success": "acc@{k}",
+    },
+    "ir_measures": {
+        "RR": "mrr",
+        "P": "precision@{k}",
+        "R": "recall@{k}",
+        "RR@": "mrr@{k}",
+        "nDCG": "ndcg@{k}",
+        "AP": "map@{k}",
+        "Success": "acc@{k}",
+    },
 }
 
 
@@ -70,9 +97,24 @@ def evaluate(case, ks, **options):
 @functools.cache
 def _evaluate(case, ks, options):
     folder = GOLDEN / "ranking" / case
-    return evaluate_nextloc(folder / "truth.parquet", folder / "predictions.parquet", k=list(ks),
-                            metrics=["acc@k", "precision@k", "recall@k", "f1@k", "mrr@k", "map@k",
-                                     "ndcg@k", "mrr", "map", "ndcg"], **dict(options))
+    return evaluate_nextloc(
+        folder / "truth.parquet",
+        folder / "predictions.parquet",
+        k=list(ks),
+        metrics=[
+            "acc@k",
+            "precision@k",
+            "recall@k",
+            "f1@k",
+            "mrr@k",
+            "map@k",
+            "ndcg@k",
+            "mrr",
+            "map",
+            "ndcg",
+        ],
+        **dict(options),
+    )
 
 
 LIBCITY_ON_TIES = "libcity"
@@ -80,19 +122,30 @@ LIBCITY_ON_TIES = "libcity"
 
 @pytest.mark.parametrize(
     ("case", "ks", "entry"),
-    [p for case in CASES for p in entries(
-        case, lambda e: preset_for(e) is not None
-        and not (e["system"].startswith(LIBCITY_ON_TIES) and load_case(case)["has_score_ties"])
-    )
-     ],
+    [
+        p
+        for case in CASES
+        for p in entries(
+            case,
+            lambda e: (
+                preset_for(e) is not None
+                and not (
+                    e["system"].startswith(LIBCITY_ON_TIES) and load_case(case)["has_score_ties"]
+                )
+            ),
+        )
+    ],
 )
 def test_system_value_and_per_sample(case, ks, entry):
     result = evaluate(case, ks, **preset_for(entry))
     name = our_name(entry["system"], entry["metric"], entry["params"].get("k"))
     assert result.value(name) == pytest.approx(entry["value"], abs=TOL), name
     if "per_id" in entry:
-        ours = dict(zip(result.per_unit["sample_id"].to_list(), result.per_unit[name].to_list(),
-                        strict=True))
+        ours = dict(
+            zip(
+                result.per_unit["sample_id"].to_list(), result.per_unit[name].to_list(), strict=True
+            )
+        )
         for sample, value in per_sample(entry).items():
             assert ours[sample] == pytest.approx(value, abs=TOL), (name, sample)
 
@@ -116,8 +169,9 @@ def per_sample(entry):
 def test_tie_bounds_match_arithmetic(case, bound):
     entry = next(e for e in load_case(case)["expected"] if e["metric"] == f"{bound}_rank")
     result = evaluate(case, [1], ties=bound)
-    ranks = dict(zip(result.per_unit["sample_id"].to_list(), result.per_unit["rank"].to_list(),
-                     strict=True))
+    ranks = dict(
+        zip(result.per_unit["sample_id"].to_list(), result.per_unit["rank"].to_list(), strict=True)
+    )
     for sample, rank in entry["per_id"].items():
         assert ranks[int(sample)] == rank
     assert result.per_unit["rank"].mean() == pytest.approx(entry["value"], abs=TOL)

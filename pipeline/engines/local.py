@@ -20,6 +20,7 @@ from pipeline.io.chunking import (
     SortedUnitChunks,
     bucket_count,
     key_at,
+    key_order,
     write_buckets,
 )
 from pipeline.progress import Progress
@@ -52,15 +53,28 @@ def stream_pairs(
         return
     except NotSorted:
         yield "restart"
-    yield from _bucketed_pairs(
-        truth_source, pred_source, plan, key, chunk_rows, progress, temp_dir
-    )
+    yield from _bucketed_pairs(truth_source, pred_source, plan, key, chunk_rows, progress, temp_dir)
+
+
+def _check_sorted(batches, key: list[str]) -> None:
+    """Raise NotSorted unless the stream's keys never decrease (reads the key columns only)."""
+    last = None
+    for batch in batches:
+        if batch.height == 0:
+            continue
+        if (last is not None and key_at(batch, key, 0) < last) or (key_order(batch, key) < 0).any():
+            raise NotSorted
+        last = key_at(batch, key, batch.height - 1)
 
 
 def _sorted_pairs(truth_source, pred_source, plan, key, chunk_rows, progress):
     batch_rows = max(1, min(chunk_rows, 1_000_000))
-    predictions = _canonical(pred_source.iter_batches(plan.pred_columns, batch_rows),
-                             plan.pred_select)
+    # A sample whose truth row has not been seen is only known to be unmatched if the truth is sorted;
+    # the truth is small (one row per sample), so check it first, key columns only.
+    _check_sorted(truth_source.iter_batches(key, max(batch_rows, 100_000)), key)
+    predictions = _canonical(
+        pred_source.iter_batches(plan.pred_columns, batch_rows), plan.pred_select
+    )
     truth = SortedLookup(
         _canonical(truth_source.iter_batches(plan.truth_columns, batch_rows), plan.truth_select),
         key,
@@ -88,20 +102,27 @@ def _bucketed_pairs(truth_source, pred_source, plan, key, chunk_rows, progress, 
             root / "predictions",
         )
         truth_paths = write_buckets(
-            _canonical(truth_source.iter_batches(plan.truth_columns, batch_rows),
-                       plan.truth_select),
+            _canonical(
+                truth_source.iter_batches(plan.truth_columns, batch_rows), plan.truth_select
+            ),
             key,
             n_buckets,
             root / "truth",
         )
         progress.restart("scoring")
         for pred_path, truth_path in zip(pred_paths, truth_paths, strict=True):
-            chunk = pl.read_parquet(pred_path).sort(key, maintain_order=True) if pred_path else \
-                pl.DataFrame()
-            truth = pl.read_parquet(truth_path).sort(key) if truth_path else pl.DataFrame()
+            chunk = _read_sorted(pred_path, key)
+            truth = _read_sorted(truth_path, key)
             _reject_duplicate_truth(truth, key, truth_source.label)
             yield chunk, truth
             progress.advance(chunk.height)
+
+
+def _read_sorted(path: Path | None, key: list[str]) -> pl.DataFrame:
+    """A bucket's rows sorted by key (stable: a sample's candidates keep their input order)."""
+    if path is None:
+        return pl.DataFrame()
+    return pl.read_parquet(path).sort(key, maintain_order=True)
 
 
 def _reject_duplicate_truth(truth: pl.DataFrame, key, label) -> None:
@@ -110,5 +131,9 @@ def _reject_duplicate_truth(truth: pl.DataFrame, key, label) -> None:
     duplicated = truth.select(key).is_duplicated()
     if duplicated.any():
         row = int(duplicated.arg_true()[0])
-        raise InputError("duplicate key: the truth must hold one row per unit", path=label,
-                         column=key[0], key=format_key(key, key_at(truth, key, row)))
+        raise InputError(
+            "duplicate key: the truth must hold one row per unit",
+            path=label,
+            column=key[0],
+            key=format_key(key, key_at(truth, key, row)),
+        )

@@ -297,12 +297,6 @@ class NextlocAccumulator:
     without_predictions: int = 0
     dropped_predictions: int = 0
 
-    @classmethod
-    def create(cls, spec: NextlocSpec) -> NextlocAccumulator:
-        columns = spec.metric_columns
-        names = list(columns.names)
-        return cls(columns, spec.resolved_convention, names, ExactColumnSums(names))
-
     def summary(self) -> pl.DataFrame:
         """One row per metric: the mean over the samples counted (``n``), plus the counts."""
         totals = self.sums.sums()
@@ -310,11 +304,9 @@ class NextlocAccumulator:
         values = []
         for j, name in enumerate(self.columns.names):
             mean = totals[j] / counted if counted else float("nan")
-            code, cutoff = self.columns.metric_codes[j], int(self.columns.cutoffs[j])
             if name.startswith("f1@") and self.convention.f1 == "aggregate":
-                mean = self._aggregate_f1(totals, cutoff, counted)
+                mean = self._aggregate_f1(totals, int(self.columns.cutoffs[j]), counted)
             values.append((name, float(mean), counted))
-            del code
         values += [
             ("samples", float(self.samples), self.samples),
             (
@@ -373,10 +365,10 @@ class NextlocScorer:
             spec.metric_columns, self.convention, self.names, ExactColumnSums(self.names)
         )
 
-    def score(self, chunk: pl.DataFrame, truth: pl.DataFrame) -> pl.DataFrame:
-        """Per-sample results for the samples of ``chunk`` (whole) and the truth rows ``truth``
-        (every truth row whose key falls in the chunk's key range, in sorted mode; a bucket's rows
-        otherwise). Returns the per-unit table and folds it into the summary sums."""
+    def score(self, chunk: pl.DataFrame, truth: pl.DataFrame) -> pl.DataFrame | None:
+        """Per-sample results for the whole samples of ``chunk`` and the truth rows ``truth`` that
+        fall in the same key range (sorted streaming) or the same bucket; either may be empty.
+        Folds the values into the summary sums and returns the per-unit table (None if no rows)."""
         key = self.key
         if truth.height and truth[TARGET].null_count():
             raise InputError(
@@ -385,17 +377,24 @@ class NextlocScorer:
                 column=self.spec.column("location"),
                 key=_first_key_where(truth, key, truth[TARGET].is_null()),
             )
+        frames = []
+        missing = truth
         if chunk.height:
             units = to_unit_arrays(chunk, self.plan, key, self.pred_label, self.spec)
+            frames.append(self._score_units(units, truth))
+            if truth.height:
+                missing = truth.join(units.keys, on=key, how="anti")
+        if missing.height:
+            frames.append(self._missing_table(missing.select(key)))
+        self.accumulator.samples += truth.height
+        self.accumulator.without_predictions += missing.height
+        return pl.concat(frames).sort(key) if frames else None
+
+    def _score_units(self, units: UnitArrays, truth: pl.DataFrame) -> pl.DataFrame:
+        if truth.height:
+            matched = units.keys.join(truth, on=self.key, how="left", maintain_order="left")
         else:
-            units = None
-        keys = units.keys if units else truth.select(key).clear()
-        indexed = keys.with_row_index("__unit")
-        matched = (
-            indexed.join(truth, on=key, how="left", nulls_equal=False, maintain_order="left")
-            if truth.height
-            else indexed.with_columns(pl.lit(None, dtype=pl.Int64).alias(TARGET))
-        )
+            matched = units.keys.with_columns(pl.lit(None, dtype=pl.Int64).alias(TARGET))
         without_truth = matched[TARGET].is_null()
         if without_truth.any():
             if self.spec.unmatched == "error":
@@ -403,31 +402,20 @@ class NextlocScorer:
                     "predictions for a sample that is not in the truth (use unmatched='drop' / "
                     "--drop-unmatched to drop them)",
                     path=self.pred_label,
-                    column=key[0],
-                    key=_first_key_where(matched, key, without_truth),
+                    column=self.key[0],
+                    key=_first_key_where(matched, self.key, without_truth),
                 )
             self.accumulator.dropped_predictions += int(without_truth.sum())
-        missing = truth.join(keys, on=key, how="anti") if truth.height else truth
-        frames = []
-        if units is not None:
-            targets = matched[TARGET].fill_null(-1).to_numpy()
-            n_candidates = np.diff(units.offsets)
-            self._check_cutoffs(n_candidates, units.keys)
-            lo, hi = target_rank_bounds(
-                units.offsets, units.locations, units.preference, targets, self.tie_code
-            )
-            values = single_target_metrics(lo, hi, self.codes, self.cutoffs)
-            keep = ~without_truth.to_numpy()
-            scored = self._table(units.keys, (lo + hi) / 2, n_candidates, values).filter(keep)
-            self.accumulator.sums.add(values[keep])
-            frames.append(scored)
-        if missing.height:
-            frames.append(self._missing_table(missing.select(key)))
-        self.accumulator.samples += int(truth.height)
-        self.accumulator.without_predictions += int(missing.height)
-        if not frames:
-            return self._missing_table(truth.select(key).clear())
-        return pl.concat(frames).sort(key)
+        targets = matched[TARGET].fill_null(-1).to_numpy()
+        n_candidates = np.diff(units.offsets)
+        self._check_cutoffs(n_candidates, units.keys)
+        lo, hi = target_rank_bounds(
+            units.offsets, units.locations, units.preference, targets, self.tie_code
+        )
+        values = single_target_metrics(lo, hi, self.codes, self.cutoffs)
+        keep = ~without_truth.to_numpy()
+        self.accumulator.sums.add(values[keep])
+        return self._table(units.keys, (lo + hi) / 2, n_candidates, values).filter(keep)
 
     def _check_cutoffs(self, n_candidates: np.ndarray, keys: pl.DataFrame) -> None:
         if self.convention.k_beyond_list != "error":
