@@ -15,10 +15,12 @@ import math
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 
 from pipeline.errors import InputError
+from pipeline.kernels.keys import key_order as integer_key_order
 
 BUCKET_COLUMN = "__mobeval_bucket"
 HASH_SEED = 20251122
@@ -31,8 +33,10 @@ class NotSorted(Exception):
 def key_order(frame: pl.DataFrame, key: list[str]) -> pl.Series:
     """Per row: -1, 0 or 1 as its key is below, equal to or above the previous row's (lexicographic).
 
-    The first row gets 1.
+    The first row gets 1. Integer keys take a NumPy fast path; other types a Polars expression.
     """
+    if all(frame.schema[column].is_integer() for column in key):
+        return pl.Series(_integer_key_order([frame[c].to_numpy() for c in key]))
     order = pl.lit(0, dtype=pl.Int8)
     for column in reversed(key):
         previous = pl.col(column).shift(1)
@@ -45,6 +49,14 @@ def key_order(frame: pl.DataFrame, key: list[str]) -> pl.Series:
         )
     first = pl.int_range(pl.len()) == 0
     return frame.select(pl.when(first).then(pl.lit(1, dtype=pl.Int8)).otherwise(order)).to_series()
+
+
+def _integer_key_order(columns: list[np.ndarray]) -> np.ndarray:
+    if len(columns) == 1:
+        keys = columns[0].astype(np.int64, copy=False).reshape(-1, 1)
+    else:
+        keys = np.column_stack([c.astype(np.int64, copy=False) for c in columns])
+    return integer_key_order(keys)
 
 
 def key_at(frame: pl.DataFrame, key: list[str], row: int) -> tuple:

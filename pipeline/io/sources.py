@@ -104,7 +104,8 @@ class Source:
                 raise InputError(f"could not read this {kind} file ({error})", path=path) from None
 
     def _parquet_batches(self, path: Path, columns, batch_rows) -> Iterator[pl.DataFrame]:
-        parquet = pq.ParquetFile(path)
+        # pre_buffer=False: with it, pyarrow keeps whole column chunks and RSS grows with the file.
+        parquet = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 22)
         missing = [c for c in columns if c not in parquet.schema_arrow.names]
         if missing:
             raise InputError(

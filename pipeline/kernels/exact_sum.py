@@ -52,9 +52,11 @@ def column_partials(values):
         used = 0
         for r in range(n_rows):
             v = values[r, c]
-            if v == v:
+            if v != v:
+                continue
+            used += 1
+            if v != 0.0:
                 count = _add_value(partials[c], count, v)
-                used += 1
         counts[c] = count
         n_used[c] = used
     return partials, counts, n_used

@@ -119,17 +119,41 @@ def target_rank_bounds(offsets, locations, preference, targets, tie_policy):
     return lo, hi
 
 
+MARKER_RANGE = 1 << 22  # ids spanning fewer values than this use a marker array (16 MiB per thread)
+
+
 @njit(parallel=True, cache=True)
-def first_duplicate_unit(offsets, locations):
-    """Index of the first unit whose list holds a location twice, or -1. O(L log L) per unit."""
+def first_duplicate_unit(offsets, locations, n_blocks):
+    """Index of the first unit whose list holds a location twice, or -1.
+
+    When the ids span a small range, each thread marks seen ids in an array indexed by id (O(L) per
+    unit), one array per block of units (``n_blocks``: a few per thread); otherwise each list is
+    sorted (O(L log L)).
+    """
     n_units = offsets.shape[0] - 1
     flags = np.zeros(n_units, dtype=np.bool_)
-    for u in prange(n_units):
-        values = np.sort(locations[offsets[u] : offsets[u + 1]])
-        for i in range(1, values.shape[0]):
-            if values[i] == values[i - 1]:
-                flags[u] = True
-                break
+    if locations.shape[0] == 0:
+        return -1
+    low = locations.min()
+    span = locations.max() - low + 1
+    if span <= MARKER_RANGE:
+        n_blocks = max(1, min(n_units, n_blocks))
+        for block in prange(n_blocks):
+            seen = np.full(span, -1, dtype=np.int64)
+            for u in range(block * n_units // n_blocks, (block + 1) * n_units // n_blocks):
+                for i in range(offsets[u], offsets[u + 1]):
+                    slot = locations[i] - low
+                    if seen[slot] == u:
+                        flags[u] = True
+                        break
+                    seen[slot] = u
+    else:
+        for u in prange(n_units):
+            values = np.sort(locations[offsets[u] : offsets[u + 1]])
+            for i in range(1, values.shape[0]):
+                if values[i] == values[i - 1]:
+                    flags[u] = True
+                    break
     for u in range(n_units):
         if flags[u]:
             return u

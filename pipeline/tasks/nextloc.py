@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 import polars as pl
 
@@ -273,7 +274,7 @@ def to_unit_arrays(
         )
     locations = location_values.to_numpy().astype(np.int64, copy=False)
     preference = preference_series.to_numpy().astype(np.float64, copy=False)
-    duplicate = first_duplicate_unit(offsets, locations)
+    duplicate = first_duplicate_unit(offsets, locations, 4 * numba.get_num_threads())
     if duplicate >= 0:
         column = spec.column("locations" if plan.list_form else "location")
         raise InputError(
