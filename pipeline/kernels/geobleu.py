@@ -59,13 +59,6 @@ def _coord_span(gen_x, gen_y, ref_x, ref_y):
 
 
 @njit(cache=True)
-def _table_size(span):
-    """Entries of a lookup table by squared distance (2 * span**2 + 1), 0 when over MAX_TABLE."""
-    size = 2 * span * span + 1
-    return size if size <= MAX_TABLE else 0
-
-
-@njit(cache=True)
 def _proximity(dx, dy, beta):
     """exp(-beta * sqrt(dx**2 + dy**2)) exactly as the reference evaluates it (float64, libm)."""
     fx = float(dx)
@@ -263,14 +256,18 @@ def _geobleu_seq(gx, gy, rx, ry, max_n, beta, optimal, table, prox, weights, bes
 
 
 @njit(cache=True)
-def _dtw_seq(gx, gy, rx, ry, scale, table, prev, cur):
-    """DTW of one generated sequence against one reference (``prev``/``cur``: Lr+1 scratch)."""
+def _dtw_seq(gx, gy, rx, ry, scale, free_start, table, prev, cur):
+    """DTW of one generated sequence against one reference (``prev``/``cur``: Lr+1 scratch).
+
+    ``free_start`` sets the whole row D[0, :] to 0 (the reference before 2025-05-28, HuMob
+    2023/2024), so that the path may start anywhere along the reference.
+    """
     lg = gx.size
     lr = rx.size
     use_table = table.size > 0
     prev[0] = 0.0
     for j in range(1, lr + 1):
-        prev[j] = np.inf
+        prev[j] = 0.0 if free_start else np.inf
     for i in range(1, lg + 1):
         cur[0] = np.inf
         for j in range(1, lr + 1):
@@ -292,11 +289,26 @@ def _dtw_seq(gx, gy, rx, ry, scale, table, prev, cur):
 
 
 @njit(cache=True)
-def _max_day_len(day_offsets):
+def _day_sizes(day_offsets):
+    """(longest day, total generated x reference point pairs over all days)."""
     longest = 0
+    pairs = 0
     for i in range(day_offsets.size - 1):
-        longest = max(longest, day_offsets[i + 1] - day_offsets[i])
-    return longest
+        length = day_offsets[i + 1] - day_offsets[i]
+        longest = max(longest, length)
+        pairs += length * length
+    return longest, pairs
+
+
+@njit(cache=True)
+def _table_size(span, pairs):
+    """Entries of a lookup table by squared distance (2 * span**2 + 1).
+
+    0 (compute directly) when the table would exceed MAX_TABLE or the number of point pairs to
+    evaluate, so that a single uid does not pay for a city-sized table.
+    """
+    size = 2 * span * span + 1
+    return size if size <= MAX_TABLE and size <= pairs else 0
 
 
 @njit(parallel=True, cache=True)
@@ -310,8 +322,8 @@ def geobleu_days(day_offsets, gen_x, gen_y, ref_x, ref_y, max_n, beta, optimal):
     n_days = day_offsets.size - 1
     out = np.empty(max(n_days, 0))
     span = _coord_span(gen_x, gen_y, ref_x, ref_y)
-    table = _proximity_table(_table_size(span), beta)
-    longest = _max_day_len(day_offsets)
+    longest, pairs = _day_sizes(day_offsets)
+    table = _proximity_table(_table_size(span, pairs), beta)
     n_blocks = (n_days + BLOCK - 1) // BLOCK
     for b in prange(n_blocks):
         prox = np.empty(longest * longest)
@@ -341,16 +353,17 @@ def geobleu_days(day_offsets, gen_x, gen_y, ref_x, ref_y, max_n, beta, optimal):
 
 
 @njit(parallel=True, cache=True)
-def dtw_days(day_offsets, gen_x, gen_y, ref_x, ref_y, scale):
+def dtw_days(day_offsets, gen_x, gen_y, ref_x, ref_y, scale, free_start=False):
     """DTW (``D[0,0] = 0``, cost = dist / scale, not normalised) of every uid-day.
 
-    Same layout as :func:`geobleu_days`. Returns float64[n_days].
+    Same layout as :func:`geobleu_days`. Returns float64[n_days]. ``free_start=True`` gives the
+    pre-2025 reference (``D[0, :] = 0``).
     """
     n_days = day_offsets.size - 1
     out = np.empty(max(n_days, 0))
     span = _coord_span(gen_x, gen_y, ref_x, ref_y)
-    table = _distance_table(_table_size(span), scale)
-    longest = _max_day_len(day_offsets)
+    longest, pairs = _day_sizes(day_offsets)
+    table = _distance_table(_table_size(span, pairs), scale)
     n_blocks = (n_days + BLOCK - 1) // BLOCK
     for b in prange(n_blocks):
         prev = np.empty(longest + 1)
@@ -359,7 +372,7 @@ def dtw_days(day_offsets, gen_x, gen_y, ref_x, ref_y, scale):
             s = day_offsets[day]
             e = day_offsets[day + 1]
             out[day] = _dtw_seq(
-                gen_x[s:e], gen_y[s:e], ref_x[s:e], ref_y[s:e], scale, table, prev, cur
+                gen_x[s:e], gen_y[s:e], ref_x[s:e], ref_y[s:e], scale, free_start, table, prev, cur
             )
     return out
 
@@ -449,7 +462,7 @@ def geobleu_seq(gen_x, gen_y, ref_x, ref_y, max_n, beta, optimal):
 
 
 @njit(cache=True)
-def dtw_seq(gen_x, gen_y, ref_x, ref_y, scale):
+def dtw_seq(gen_x, gen_y, ref_x, ref_y, scale, free_start):
     """DTW of one (possibly unequal-length) pair, as ``calc_dtw_orig``."""
     return _dtw_seq(
         gen_x,
@@ -457,6 +470,7 @@ def dtw_seq(gen_x, gen_y, ref_x, ref_y, scale):
         ref_x,
         ref_y,
         scale,
+        free_start,
         np.empty(0),
         np.empty(ref_x.size + 1),
         np.empty(ref_x.size + 1),

@@ -1,0 +1,118 @@
+"""GEO-BLEU / DTW throughput on synthetic HuMob-like data (uid-days per second).
+
+    python benchmarks/bench_geobleu.py [--uids 3000] [--days 15] [--seed 0]
+
+Each uid has ``--days`` days of 20..48 steps; the reference wanders around a home cell and the
+generated trajectory is the reference plus noise. "cold" runs in a fresh subprocess with an empty
+NUMBA_CACHE_DIR (import + JIT compile + run); "warm" is a second run in this process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+
+def synthetic(n_uids: int, n_days: int, seed: int):
+    """(day_offsets, gen_x, gen_y, ref_x, ref_y, uid_offsets) for n_uids x n_days uid-days."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(20, 49, n_uids * n_days)
+    offsets = np.r_[0, np.cumsum(lengths)].astype(np.int64)
+    n = int(offsets[-1])
+    home = rng.integers(20, 181, (n_uids, 2)).repeat(lengths.reshape(n_uids, n_days).sum(1), 0)
+    ref = np.clip(home + rng.normal(0, 8, (n, 2)).round(), 1, 200).astype(np.int32)
+    gen = np.clip(ref + rng.normal(0, 4, (n, 2)).round(), 1, 200).astype(np.int32)
+    uid_offsets = np.arange(0, n_uids * n_days + 1, n_days, dtype=np.int64)
+    return (
+        offsets,
+        gen[:, 0].copy(),
+        gen[:, 1].copy(),
+        ref[:, 0].copy(),
+        ref[:, 1].copy(),
+        uid_offsets,
+    )
+
+
+def run(n_uids: int, n_days: int, seed: int) -> dict:
+    """Time one GEO-BLEU and one DTW pass (the first call in a process includes compilation)."""
+    t0 = time.perf_counter()
+    from pipeline.kernels.geobleu import dtw_days, geobleu_days, mean_per_unit
+
+    t_import = time.perf_counter() - t0
+    offsets, gx, gy, rx, ry, uid_offsets = synthetic(n_uids, n_days, seed)
+    n_days_total = offsets.size - 1
+    t0 = time.perf_counter()
+    gb = mean_per_unit(uid_offsets, geobleu_days(offsets, gx, gy, rx, ry, 5, 0.5, False))
+    t_gb = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    dt = mean_per_unit(uid_offsets, dtw_days(offsets, gx, gy, rx, ry, 2.0))
+    t_dtw = time.perf_counter() - t0
+    return {
+        "uid_days": n_days_total,
+        "rows": int(offsets[-1]),
+        "import_s": t_import,
+        "geobleu_s": t_gb,
+        "dtw_s": t_dtw,
+        "geobleu_uid_days_per_s": n_days_total / t_gb,
+        "dtw_uid_days_per_s": n_days_total / t_dtw,
+        "mean_geobleu": float(gb.mean()),
+        "mean_dtw": float(dt.mean()),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--uids", type=int, default=3000)
+    parser.add_argument("--days", type=int, default=15)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(run(args.uids, args.days, args.seed)))
+        return
+
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        cmd = [
+            sys.executable,
+            __file__,
+            "--worker",
+            "--uids",
+            str(args.uids),
+            "--days",
+            str(args.days),
+            "--seed",
+            str(args.seed),
+        ]
+        t0 = time.perf_counter()
+        out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+        cold_total = time.perf_counter() - t0
+    cold = json.loads(out)
+    run(2, 2, args.seed)  # compile (or load from the cache) in this process
+    warm = run(args.uids, args.days, args.seed)
+    print(
+        f"{args.uids} uids x {args.days} days = {warm['uid_days']:,} uid-days, "
+        f"{warm['rows']:,} rows; {os.cpu_count()} cores"
+    )
+    print(
+        f"cold (fresh cache, subprocess, {cold_total:.1f} s in all): "
+        f"GEO-BLEU {cold['geobleu_uid_days_per_s']:,.0f} uid-days/s ({cold['geobleu_s']:.2f} s), "
+        f"DTW {cold['dtw_uid_days_per_s']:,.0f} uid-days/s ({cold['dtw_s']:.2f} s)"
+    )
+    print(
+        f"warm: GEO-BLEU {warm['geobleu_uid_days_per_s']:,.0f} uid-days/s "
+        f"({warm['geobleu_s']:.2f} s), DTW {warm['dtw_uid_days_per_s']:,.0f} uid-days/s "
+        f"({warm['dtw_s']:.2f} s)"
+    )
+    print(f"city means: GEO-BLEU {warm['mean_geobleu']:.6f}, DTW {warm['mean_dtw']:.3f} km")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,276 @@
+"""Score whole uids of a generated trajectory table against the reference (GEO-BLEU, DTW).
+
+Both frames have columns uid, d, t, x, y (any row order) and hold *whole* uids. Rows are matched
+by (uid, d, t): both sides are sorted by (uid, d, t), which is what the reference's per-uid
+function (``calc_geobleu_single``, yahoojapan/geobleu d9efb0f) requires of its caller — the same
+(d, t) sequence on both sides — before it stable-sorts by (d, t) and splits into days. Per day we
+compute GEO-BLEU and/or DTW (:mod:`pipeline.kernels.geobleu`), per uid their np.mean over days.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import polars as pl
+
+from pipeline.errors import ConfigError, InputError
+from pipeline.kernels.geobleu import dtw_days, geobleu_days, mean_per_unit
+from pipeline.metrics.trajectory import (
+    DEFAULT_PRESET,
+    TRAJECTORY_PRESETS,
+    TrajectoryConvention,
+)
+
+COLUMNS = ("uid", "d", "t", "x", "y")
+METRICS = ("geobleu", "dtw")
+GRID_MIN = 1
+GRID_MAX = 200
+#: How many offending uids an error message lists.
+SHOW = 5
+
+
+@dataclass(frozen=True)
+class TrajectoryScores:
+    """Result of :func:`score_trajectory_frame`.
+
+    per_uid: uid, <metrics>, n_days, n_steps (sorted by uid).
+    per_day: uid, d, n_steps, <metrics> (sorted by uid, d).
+    n_skipped_uids / skipped_uids: uids left out by on_mismatch="skip" (sorted).
+    n_out_of_grid: rows (generated + reference) with x or y outside 1..200 that were scored.
+    """
+
+    per_uid: pl.DataFrame
+    per_day: pl.DataFrame
+    n_skipped_uids: int
+    skipped_uids: pl.Series
+    n_out_of_grid: int
+    convention: TrajectoryConvention
+
+
+def _resolve(convention: TrajectoryConvention | str | None) -> TrajectoryConvention:
+    if convention is None:
+        return TRAJECTORY_PRESETS[DEFAULT_PRESET]
+    if isinstance(convention, str):
+        if convention not in TRAJECTORY_PRESETS:
+            raise ConfigError(
+                f"unknown trajectory convention {convention!r}; "
+                f"known: {', '.join(sorted(TRAJECTORY_PRESETS))}"
+            )
+        return TRAJECTORY_PRESETS[convention]
+    return convention
+
+
+def _key(row: dict) -> tuple:
+    return tuple(row[c] for c in ("uid", "d", "t") if c in row)
+
+
+def _clean(frame: pl.DataFrame, path: object, side: str) -> pl.DataFrame:
+    """Columns uid, d, t, x, y with d, t, x, y as Int64, sorted by (uid, d, t); checked."""
+    where = path if path is not None else f"<{side}>"
+    missing = [c for c in COLUMNS if c not in frame.columns]
+    if missing:
+        raise InputError(
+            f"missing column(s) {', '.join(missing)}; found {', '.join(frame.columns)}",
+            path=where,
+            column=missing[0],
+        )
+    frame = frame.select(COLUMNS)
+    for col in COLUMNS:
+        series = frame[col]
+        bad = series.is_null()
+        if series.dtype.is_float():
+            bad = bad | ~series.is_finite() | (series != series.round())
+        elif col != "uid" and not series.dtype.is_integer():
+            raise InputError(f"must hold integers, found {series.dtype}", path=where, column=col)
+        if bad.any():
+            first = frame.filter(bad).row(0, named=True)
+            what = "null/NaN or non-integer" if series.dtype.is_float() else "null"
+            raise InputError(
+                f"{int(bad.sum())} {what} value(s)", path=where, column=col, key=_key(first)
+            )
+    frame = frame.with_columns(pl.col("d", "t", "x", "y").cast(pl.Int64)).sort("uid", "d", "t")
+    dup = (
+        (pl.col("uid") == pl.col("uid").shift(1))
+        & (pl.col("d") == pl.col("d").shift(1))
+        & (pl.col("t") == pl.col("t").shift(1))
+    )
+    dups = frame.filter(dup.fill_null(False))
+    if dups.height:
+        raise InputError(
+            f"{dups.height} duplicate (uid, d, t) row(s)",
+            path=where,
+            column="uid, d, t",
+            key=_key(dups.row(0, named=True)),
+        )
+    return frame
+
+
+def _mismatched_uids(gen: pl.DataFrame, ref: pl.DataFrame) -> pl.DataFrame:
+    """uid, reason for every uid whose (d, t) steps differ or that is on one side only."""
+    counts = (
+        gen.group_by("uid")
+        .len("n_gen")
+        .join(ref.group_by("uid").len("n_ref"), on="uid", how="full", coalesce=True)
+    )
+    reason = (
+        pl.when(pl.col("n_ref").is_null())
+        .then(pl.lit("only in generated"))
+        .when(pl.col("n_gen").is_null())
+        .then(pl.lit("only in reference"))
+        .when(pl.col("n_gen") != pl.col("n_ref"))
+        .then(pl.format("{} generated vs {} reference steps", "n_gen", "n_ref"))
+    )
+    by_count = counts.select("uid", reason.alias("reason")).drop_nulls("reason")
+    same_count = counts.filter(pl.col("n_gen") == pl.col("n_ref")).select("uid")
+    g = gen.join(same_count, on="uid", how="semi", maintain_order="left")
+    r = ref.join(same_count, on="uid", how="semi", maintain_order="left")
+    differ = (g["d"] != r["d"]) | (g["t"] != r["t"])
+    by_step = (
+        g.select("uid", "d", "t")
+        .with_columns(r_d=r["d"], r_t=r["t"])
+        .filter(differ)
+        .group_by("uid", maintain_order=True)
+        .first()
+        .select(
+            "uid",
+            pl.format(
+                "(d, t) = ({}, {}) generated vs ({}, {}) reference", "d", "t", "r_d", "r_t"
+            ).alias("reason"),
+        )
+    )
+    return pl.concat([by_count, by_step]).sort("uid")
+
+
+OFF_GRID = (
+    (pl.col("x") < GRID_MIN)
+    | (pl.col("x") > GRID_MAX)
+    | (pl.col("y") < GRID_MIN)
+    | (pl.col("y") > GRID_MAX)
+)
+
+
+def _offsets(starts: np.ndarray, n: int) -> np.ndarray:
+    return np.append(starts, n).astype(np.int64)
+
+
+def score_trajectory_frame(
+    generated: pl.DataFrame,
+    reference: pl.DataFrame,
+    *,
+    convention: TrajectoryConvention | str | None = None,
+    metrics: Sequence[str] = METRICS,
+    on_mismatch: Literal["error", "skip"] = "error",
+    out_of_grid: Literal["error", "score"] = "error",
+    path_generated: object | None = None,
+    path_reference: object | None = None,
+) -> TrajectoryScores:
+    """Per-uid and per-uid-day GEO-BLEU / DTW of whole uids.
+
+    Checks (InputError naming the file, the column and the first offending key): missing
+    columns; null, NaN or non-integer values; duplicate (uid, d, t); uids on one side only or
+    whose (d, t) steps differ (``on_mismatch="skip"`` drops and counts them instead: the
+    reference raises ValueError for such a uid); x or y outside 1..200, e.g. the 999 mask value
+    (``out_of_grid="score"`` scores them as the reference does: far points weigh ~0).
+    ``convention`` is a :class:`TrajectoryConvention` or a preset name (default "humob2025").
+    Only the requested ``metrics`` columns are computed.
+    """
+    conv = _resolve(convention)
+    metrics = tuple(metrics)
+    unknown = [m for m in metrics if m not in METRICS]
+    if unknown or not metrics:
+        raise ConfigError(f"unknown trajectory metric(s) {unknown}; known: {', '.join(METRICS)}")
+    if on_mismatch not in ("error", "skip"):
+        raise ConfigError(f"on_mismatch must be 'error' or 'skip', got {on_mismatch!r}")
+    if out_of_grid not in ("error", "score"):
+        raise ConfigError(f"out_of_grid must be 'error' or 'score', got {out_of_grid!r}")
+
+    gen = _clean(generated, path_generated, "generated")
+    ref = _clean(reference, path_reference, "reference")
+    if gen["uid"].dtype != ref["uid"].dtype:
+        if gen["uid"].dtype.is_integer() and ref["uid"].dtype.is_integer():
+            gen = gen.with_columns(pl.col("uid").cast(pl.Int64))
+            ref = ref.with_columns(pl.col("uid").cast(pl.Int64))
+        else:
+            raise InputError(
+                f"uid types differ: generated {gen['uid'].dtype}, reference {ref['uid'].dtype}",
+                path=path_reference,
+                column="uid",
+            )
+
+    bad = _mismatched_uids(gen, ref)
+    if bad.height and on_mismatch == "error":
+        shown = "; ".join(f"uid {u}: {why}" for u, why in bad.head(SHOW).iter_rows())
+        raise InputError(
+            f"{bad.height} uid(s) whose (d, t) steps differ between generated and reference "
+            f"(the reference raises for them; on_mismatch='skip' leaves them out): {shown}"
+            + (" ..." if bad.height > SHOW else ""),
+            path=path_generated,
+            column="uid, d, t",
+            key=bad["uid"][0],
+        )
+    if bad.height:
+        gen = gen.join(bad, on="uid", how="anti", maintain_order="left")
+        ref = ref.join(bad, on="uid", how="anti", maintain_order="left")
+
+    n_off = 0
+    for frame, path, side in (
+        (gen, path_generated, "generated"),
+        (ref, path_reference, "reference"),
+    ):
+        off = frame.filter(OFF_GRID)
+        n_off += off.height
+        if off.height and out_of_grid == "error":
+            hint = " (999 is the HuMob mask value)" if (off["x"] == 999).any() else ""
+            raise InputError(
+                f"{off.height} {side} row(s) with x or y outside {GRID_MIN}..{GRID_MAX}{hint}; "
+                "out_of_grid='score' scores them as the reference does",
+                path=path if path is not None else f"<{side}>",
+                column="x" if ((off["x"] < GRID_MIN) | (off["x"] > GRID_MAX)).any() else "y",
+                key=_key(off.row(0, named=True)),
+            )
+
+    n = gen.height
+    uid = gen["uid"]
+    d = gen["d"].to_numpy()
+    new_uid = np.ones(n, dtype=bool)
+    if n:
+        new_uid[1:] = (uid.slice(1) != uid.slice(0, n - 1)).to_numpy()
+    new_day = new_uid.copy()
+    new_day[1:] |= d[1:] != d[:-1]
+    day_starts = np.flatnonzero(new_day)
+    day_offsets = _offsets(day_starts, n)
+    unit_offsets = _offsets(np.flatnonzero(new_uid[day_starts]), day_starts.size)
+    gx, gy, rx, ry = (f[c].to_numpy() for f in (gen, ref) for c in ("x", "y"))
+
+    per_day = pl.DataFrame(
+        {
+            "uid": uid.gather(day_starts),
+            "d": d[day_starts],
+            "n_steps": np.diff(day_offsets),
+        }
+    )
+    per_uid = pl.DataFrame({"uid": per_day["uid"].gather(unit_offsets[:-1])})
+    for metric in metrics:
+        if metric == "geobleu":
+            values = geobleu_days(
+                day_offsets, gx, gy, rx, ry, conv.max_n, conv.beta, conv.matching == "optimal"
+            )
+        else:
+            values = dtw_days(day_offsets, gx, gy, rx, ry, conv.dtw_scale, conv.dtw_free_start)
+        per_day = per_day.with_columns(pl.Series(metric, values))
+        per_uid = per_uid.with_columns(pl.Series(metric, mean_per_unit(unit_offsets, values)))
+    uid_rows = day_offsets[unit_offsets]
+    per_uid = per_uid.with_columns(
+        n_days=pl.Series(np.diff(unit_offsets)), n_steps=pl.Series(np.diff(uid_rows))
+    )
+    return TrajectoryScores(
+        per_uid=per_uid,
+        per_day=per_day,
+        n_skipped_uids=bad.height,
+        skipped_uids=bad["uid"],
+        n_out_of_grid=n_off,
+        convention=conv,
+    )

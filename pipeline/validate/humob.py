@@ -1,0 +1,393 @@
+"""HuMob / GIS Cup submission validator that reports every error instead of the first one.
+
+Rules of the reference ``validator.py`` (yahoojapan/geobleu d9efb0f for 2025, its 2024 version
+for 2024), written from ``specs/geobleu.md``:
+
+* line 0 may be a header starting with ``uid,`` (any other line must be data);
+* every line has exactly 5 comma-separated fields, each all digits after stripping trailing
+  whitespace from the line (no sign, no decimals, no spaces; a trailing empty line fails);
+* d, t, x, y in range (d in the task's test days, t 0..47, x and y 1..200);
+* the set of submitted uids equals the task's uid range;
+* per uid, the submitted rows (file order) match the dataset rows with d >= the first test day
+  (file order): the same count and the same (d, t) at each position.
+
+Differences, on purpose: all errors are reported (the first 50 kept, plus a total count), a
+target uid missing from the dataset is an error (the reference crashes with KeyError), and
+gzip files are read transparently. Line numbers are 0-based, as in the reference.
+"""
+
+from __future__ import annotations
+
+import gzip
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from pipeline.errors import ConfigError, InputError
+
+SUCCESS = "Validation finished without errors!"
+MAX_KEPT = 50
+CHUNK_BYTES = 64 << 20
+T_RANGE = (0, 47)
+COORD_RANGE = (1, 200)
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """uid range (inclusive both ends) and test days of one task."""
+
+    uid_min: int
+    uid_max: int
+    d_min: int
+    d_max: int
+
+
+def _tasks() -> dict[str, TaskSpec]:
+    tasks = {
+        "2025:a": TaskSpec(147001, 150000, 61, 75),
+        "2025:b": TaskSpec(27001, 30000, 61, 75),
+        "2025:c": TaskSpec(22001, 25000, 61, 75),
+        "2025:d": TaskSpec(17001, 20000, 61, 75),
+        "2025:test": TaskSpec(50, 60, 60, 74),
+        # 2024 ranges were upper-exclusive in the old validator: range(22000, 25000) etc.
+        "2024:b": TaskSpec(22000, 24999, 60, 74),
+        "2024:c": TaskSpec(17000, 19999, 60, 74),
+        "2024:d": TaskSpec(3000, 5999, 60, 74),
+        "2024:test": TaskSpec(50, 59, 60, 74),
+    }
+    for name in ("a", "b", "c", "d", "test"):
+        tasks[name] = tasks[f"2025:{name}"]
+    return tasks
+
+
+#: Task ids: "2025:a".."2025:d", "2025:test", "2024:b".."2024:d", "2024:test"; a bare
+#: "a".."d"/"test" means 2025.
+TASKS = _tasks()
+
+
+@dataclass
+class ValidationReport:
+    """ok, the total number of errors and the first ``MAX_KEPT`` as (line, uid, message).
+
+    ``line`` is the 0-based submission line (None for errors about a uid as a whole), ``uid``
+    None when the line could not be parsed.
+    """
+
+    task: str
+    ok: bool
+    n_errors: int
+    errors: list[tuple[int | None, int | None, str]] = field(default_factory=list)
+    n_lines: int = 0
+
+    def summary(self) -> str:
+        if self.ok:
+            return SUCCESS
+        head = f"{self.n_errors} error(s) in the submission for task {self.task}"
+        if self.n_errors > len(self.errors):
+            head += f" (the first {len(self.errors)} shown)"
+        return "\n".join([head + ":", *(msg for _, _, msg in self.errors)])
+
+
+class _Errors:
+    """Counts every error, keeps the first MAX_KEPT."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.kept: list[tuple[int | None, int | None, str]] = []
+
+    def add(self, total: int, first: list[tuple[int | None, int | None, str]]) -> None:
+        self.total += total
+        self.kept.extend(first[: MAX_KEPT - len(self.kept)])
+
+
+def _open(path: Path):
+    """The file as a binary stream, gunzipped when it starts with the gzip magic bytes."""
+    with open(path, "rb") as fh:
+        magic = fh.read(2)
+    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+
+
+# --------------------------------------------------------------------------- submission lines
+
+
+def _line_bounds(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(start, end, stripped end) of every line, as Python's text-mode iteration splits them."""
+    n = buf.size
+    newlines = np.flatnonzero(buf == 10)
+    starts = np.r_[0, newlines + 1]
+    ends = np.r_[newlines, n]
+    if starts[-1] == n:  # the text ends with a newline: no empty last line
+        starts, ends = starts[:-1], ends[:-1]
+    blank = (buf == 32) | ((buf >= 9) & (buf <= 13))
+    last_kept = np.maximum.accumulate(np.where(blank, -1, np.arange(n)))
+    stripped = np.where(ends > starts, last_kept[np.maximum(ends - 1, 0)] + 1, starts)
+    return starts, ends, np.maximum(stripped, starts)
+
+
+def _count_in(indicator: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """How many True of ``indicator`` lie in each [start, stop)."""
+    cum = np.r_[0, np.cumsum(indicator, dtype=np.int64)]
+    return cum[stops] - cum[starts]
+
+
+def _bad_line_message(text: str) -> tuple[int | None, str]:
+    """(uid if readable, reason) for a line that failed the fast format check."""
+    cols = text.rstrip().split(",")
+    uid = int(cols[0]) if cols[0].isascii() and cols[0].isdigit() else None
+    if len(cols) != 5:
+        return uid, f"The number of columns must be 5 (found {len(cols)})"
+    bad = next(c for c in cols if not (c.isascii() and c.isdigit()))
+    return uid, f"Each column must be numeric (found {bad!r})"
+
+
+def _parse_submission(data: bytes, errors: _Errors) -> tuple[pl.DataFrame, int]:
+    """Rows (line, uid, d, t, x, y) of the well-formed lines; format errors go to ``errors``."""
+    data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")  # universal newlines
+    buf = np.frombuffer(data, dtype=np.uint8)
+    starts, _, stripped = _line_bounds(buf)
+    n_lines = starts.size
+    header = n_lines > 0 and data.startswith(b"uid,")
+    is_digit = (buf >= 48) & (buf <= 57)
+    is_comma = buf == 44
+    n_other = _count_in(~(is_digit | is_comma), starts, stripped)
+    n_comma = _count_in(is_comma, starts, stripped)
+    double = np.r_[is_comma[:-1] & is_comma[1:], False] if buf.size else is_comma
+    n_double = _count_in(double, starts, np.maximum(stripped - 1, starts))
+    nonempty = stripped > starts
+    first_comma = nonempty & is_comma[np.minimum(starts, max(buf.size - 1, 0))]
+    last_comma = nonempty & is_comma[np.maximum(stripped - 1, 0)]
+    good = (n_other == 0) & (n_comma == 4) & (n_double == 0) & nonempty
+    good &= ~first_comma & ~last_comma
+    if header:
+        good[0] = False
+    bad_lines = np.flatnonzero(~good)
+    if header:
+        bad_lines = bad_lines[1:]
+    first = []
+    for i in bad_lines[:MAX_KEPT]:
+        text = data[starts[i] : stripped[i]].decode("utf-8", errors="replace")
+        uid, why = _bad_line_message(text)
+        first.append((int(i), uid, f"Error at line index {i}: {why}"))
+    errors.add(int(bad_lines.size), first)
+
+    good_lines = np.flatnonzero(good)
+    if good_lines.size == 0:
+        schema = {c: pl.Int64 for c in ("line", "uid", "d", "t", "x", "y")}
+        return pl.DataFrame(schema=schema), n_lines
+    keep = np.zeros(buf.size + 1, dtype=np.int64)
+    np.add.at(keep, starts[good_lines], 1)
+    np.add.at(keep, stripped[good_lines], -1)
+    mask = np.cumsum(keep[:-1]) > 0
+    ends = stripped[good_lines]
+    sep = np.zeros(buf.size, dtype=bool)
+    sep[ends[ends < buf.size]] = True
+    clean = buf.copy()
+    clean[sep] = 10
+    text = clean[mask | sep].tobytes()
+    if ends[-1] == buf.size:
+        text += b"\n"
+    names = ("uid", "d", "t", "x", "y")
+    rows = pl.read_csv(
+        text, has_header=False, new_columns=list(names), schema={c: pl.String for c in names}
+    )
+    rows = rows.select(
+        pl.Series("line", good_lines), *(pl.col(c).cast(pl.Int64, strict=False) for c in names)
+    )
+    return rows, n_lines
+
+
+def _range_errors(rows: pl.DataFrame, spec: TaskSpec, errors: _Errors) -> None:
+    """d, t, x, y range errors (one per value), in line order."""
+    checks = [
+        ("d", spec.d_min, spec.d_max),
+        ("t", *T_RANGE),
+        ("x", *COORD_RANGE),
+        ("y", *COORD_RANGE),
+    ]
+    found = []
+    total = 0
+    for col, lo, hi in checks:
+        value = pl.col(col)
+        bad = rows.filter(value.is_null() | (value < lo) | (value > hi))
+        total += bad.height
+        for line, uid, v in bad.select("line", "uid", col).head(MAX_KEPT).iter_rows():
+            if col == "d":
+                why = (
+                    f"d={v} is out of range (It must be within the prediction target period, "
+                    f"which is from {lo} to {hi}.)"
+                )
+            else:
+                why = f"{col}={v} is out of range"
+            if v is None:
+                why = f"{col} is too large to be a number of this task"
+            found.append((line, uid, f"Error at line index {line}: {why}"))
+    found.sort(key=lambda e: e[0])
+    errors.add(total, found)
+
+
+# --------------------------------------------------------------------------- dataset
+
+
+def _dataset_chunks(path: Path):
+    """Yield blocks of whole lines of the (optionally gzipped) dataset, ~CHUNK_BYTES each."""
+    rest = b""
+    with _open(path) as fh:
+        while True:
+            block = fh.read(CHUNK_BYTES)
+            if not block:
+                break
+            block = rest + block
+            cut = block.rfind(b"\n") + 1
+            rest = block[cut:]
+            if cut:
+                yield block[:cut]
+    if rest.strip():
+        yield rest
+
+
+def _read_dataset(path: Path, spec: TaskSpec) -> tuple[pl.DataFrame, pl.Series]:
+    """(rows uid, d, t of target uids with d >= d_min in file order, every target uid present)."""
+    names = ["uid", "d", "t", "x", "y"]
+    schema = {c: pl.Int64 for c in names}
+    target = pl.col("uid").is_between(spec.uid_min, spec.uid_max)
+    parts = []
+    uids = []
+    for block in _dataset_chunks(path):
+        if block.startswith(b"uid"):
+            block = block[block.find(b"\n") + 1 :]
+            if not block:
+                continue
+        try:
+            frame = pl.read_csv(
+                block, has_header=False, new_columns=names, schema=schema, columns=[0, 1, 2]
+            )
+        except pl.exceptions.PolarsError as exc:
+            raise InputError(f"cannot read the dataset as uid,d,t,x,y: {exc}", path=path) from exc
+        frame = frame.filter(target)
+        uids.append(frame["uid"].unique())
+        parts.append(frame.filter(pl.col("d") >= spec.d_min))
+    if not parts:
+        return pl.DataFrame(schema={c: pl.Int64 for c in names[:3]}), pl.Series("uid", [], pl.Int64)
+    return pl.concat(parts), pl.concat(uids).unique()
+
+
+# --------------------------------------------------------------------------- uids and steps
+
+
+def _uid_errors(rows: pl.DataFrame, spec: TaskSpec, task: str, errors: _Errors) -> None:
+    expected = pl.DataFrame({"uid": np.arange(spec.uid_min, spec.uid_max + 1, dtype=np.int64)})
+    submitted = rows.group_by("uid").agg(pl.col("line").min()).drop_nulls("uid").sort("uid")
+    missing = expected.join(submitted, on="uid", how="anti")
+    extra = submitted.join(expected, on="uid", how="anti")
+    errors.add(
+        missing.height,
+        [
+            (None, u, f"uid {u} of task {task} is missing from the submission")
+            for u in missing["uid"].head(MAX_KEPT)
+        ],
+    )
+    errors.add(
+        extra.height,
+        [
+            (
+                line,
+                u,
+                f"Error at line index {line}: uid {u} is not a target uid of task {task} "
+                f"({spec.uid_min}-{spec.uid_max})",
+            )
+            for u, line in extra.head(MAX_KEPT).iter_rows()
+        ],
+    )
+
+
+def _step_errors(
+    rows: pl.DataFrame, dataset: pl.DataFrame, present: pl.Series, spec: TaskSpec, errors: _Errors
+) -> None:
+    """Per target uid: the dataset has it, same number of steps, same (d, t) at each step."""
+    target = pl.col("uid").is_between(spec.uid_min, spec.uid_max)
+    sub = rows.filter(target).select("line", "uid", "d", "t")
+    sub = sub.with_columns(step=pl.int_range(pl.len()).over("uid"))
+    ref = dataset.with_columns(step=pl.int_range(pl.len()).over("uid"))
+    sub_uids = sub.group_by("uid").agg(n_sub=pl.len(), line=pl.col("line").min())
+    absent = sub_uids.filter(~pl.col("uid").is_in(present.implode())).sort("uid")
+    errors.add(
+        absent.height,
+        [
+            (None, u, f"Error occurring regarding uid {u}: the uid has no rows in the dataset")
+            for u in absent["uid"].head(MAX_KEPT)
+        ],
+    )
+    counts = sub_uids.filter(pl.col("uid").is_in(present.implode())).join(
+        ref.group_by("uid").agg(n_ref=pl.len()), on="uid", how="left"
+    )
+    counts = counts.with_columns(pl.col("n_ref").fill_null(0)).sort("uid")
+    wrong = counts.filter(pl.col("n_sub") != pl.col("n_ref"))
+    errors.add(
+        wrong.height,
+        [
+            (
+                None,
+                u,
+                f"Error occurring regarding uid {u}: The length doesn't match between the "
+                f"generated and reference trajectories ({n_sub} submitted vs {n_ref} steps).",
+            )
+            for u, n_sub, n_ref in wrong.select("uid", "n_sub", "n_ref").head(MAX_KEPT).iter_rows()
+        ],
+    )
+    same = counts.filter(pl.col("n_sub") == pl.col("n_ref")).select("uid")
+    pairs = sub.join(same, on="uid", how="semi").join(
+        ref.rename({"d": "d_ref", "t": "t_ref"}), on=["uid", "step"], how="left"
+    )
+    differ = (
+        pairs.filter((pl.col("d") != pl.col("d_ref")) | (pl.col("t") != pl.col("t_ref")))
+        .sort("uid", "step")
+        .group_by("uid", maintain_order=True)
+        .first()
+    )
+    errors.add(
+        differ.height,
+        [
+            (
+                line,
+                u,
+                f"Error occurring regarding uid {u}: Day and time are not the same; (d, t) "
+                f"= ({d}, {t}) for generated while (d, t) = ({dr}, {tr}) for reference at step "
+                f"{step} of the trajectory (line index {line}).",
+            )
+            for line, u, d, t, step, dr, tr in differ.select(
+                "line", "uid", "d", "t", "step", "d_ref", "t_ref"
+            )
+            .head(MAX_KEPT)
+            .iter_rows()
+        ],
+    )
+
+
+def validate_submission(task: str, dataset: str | Path, submission: str | Path) -> ValidationReport:
+    """Validate a HuMob submission against the challenge dataset; never stops at the first error.
+
+    ``task``: "2025:a".."2025:d", "2025:test", "2024:b".."2024:d", "2024:test" (bare "a".."d",
+    "test" = 2025). ``dataset``: the city's challenge data (csv or csv.gz, uid,d,t,x,y; read in
+    chunks, only uid, d, t parsed). ``submission``: csv or csv.gz.
+    """
+    key = task.lower()
+    if key not in TASKS:
+        raise ConfigError(f"unknown task {task!r}; known: {', '.join(sorted(TASKS))}")
+    spec = TASKS[key]
+    dataset = Path(dataset)
+    submission = Path(submission)
+    for path in (dataset, submission):
+        if not path.is_file():
+            raise InputError("file not found", path=path)
+    errors = _Errors()
+    with _open(submission) as fh:
+        rows, n_lines = _parse_submission(fh.read(), errors)
+    _range_errors(rows, spec, errors)
+    _uid_errors(rows, spec, key, errors)
+    ref_rows, present = _read_dataset(dataset, spec)
+    _step_errors(rows, ref_rows, present, spec, errors)
+    return ValidationReport(
+        task=key, ok=errors.total == 0, n_errors=errors.total, errors=errors.kept, n_lines=n_lines
+    )
