@@ -11,6 +11,8 @@ import polars as pl
 from pipeline import __version__
 from pipeline.errors import MobevalError
 from pipeline.metrics.nextloc import PRESETS, TIE_POLICIES
+from pipeline.metrics.trajectory import TRAJECTORY_PRESETS
+from pipeline.validate.humob import TASKS as VALIDATION_TASKS
 
 
 def _int_list(text: str) -> list[int]:
@@ -73,6 +75,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_output_options(nextloc)
 
+    trajectory = commands.add_parser(
+        "trajectory", help="score generated trajectories: GEO-BLEU and DTW per uid and day"
+    )
+    trajectory.add_argument("--generated", required=True, help="uid,d,t,x,y (Parquet/CSV/CSV.gz)")
+    trajectory.add_argument("--reference", required=True, help="uid,d,t,x,y of the real trips")
+    trajectory.add_argument("--metrics", type=_name_list, default=["geobleu", "dtw"])
+    trajectory.add_argument("--convention", choices=sorted(TRAJECTORY_PRESETS),
+                            default="humob2025", help="humob2025 (N=5) or humob2024 (N=3)")
+    trajectory.add_argument("--matching", choices=["greedy", "optimal"], default=None,
+                            help="n-gram matching (greedy: the reference's)")
+    trajectory.add_argument("--skip-mismatched", action="store_true",
+                            help="skip (and count) uids whose (d, t) steps differ, not fail")
+    trajectory.add_argument("--score-out-of-grid", action="store_true",
+                            help="score x/y outside 1..200 (e.g. 999) as the reference does")
+    _add_output_options(trajectory)
+
+    validate = commands.add_parser("validate", help="check a HuMob / GIS Cup submission file")
+    validate.add_argument("--task", required=True, choices=sorted(VALIDATION_TASKS),
+                          help="e.g. 2025:b (GIS Cup 2025, city B) or 2024:c")
+    validate.add_argument("--dataset", required=True, help="city_X_challengedata.csv(.gz)")
+    validate.add_argument("--submission", required=True, help="the submission csv(.gz)")
+
     run = commands.add_parser("run", help="run a job file: every city x model it lists")
     run.add_argument("job", help="job file (TOML)")
     run.add_argument("--resume", action="store_true", help="skip results already complete")
@@ -115,7 +139,7 @@ def print_summaries(evaluations) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    progress = False if args.quiet else None
+    progress = False if getattr(args, "quiet", False) else None
     try:
         if args.command == "nextloc":
             from pipeline.api import Manifest, evaluate_nextloc
@@ -144,6 +168,30 @@ def main(argv: list[str] | None = None) -> int:
             manifest = Manifest(Path(args.out), {"command": "nextloc", **options})
             manifest.record(evaluation, options, "nextloc")
             print_summaries([evaluation])
+        elif args.command == "trajectory":
+            from pipeline.api import Manifest, evaluate_trajectory
+            from pipeline.engines.local import DEFAULT_CHUNK_ROWS
+
+            options = {
+                "metrics": args.metrics, "convention": args.convention,
+                "matching": args.matching,
+                "on_mismatch": "skip" if args.skip_mismatched else "error",
+                "out_of_grid": "score" if args.score_out_of_grid else "error",
+            }
+            evaluation = evaluate_trajectory(
+                args.reference, args.generated, out=args.out, city=args.city, model=args.model,
+                chunk_rows=args.chunk_rows or DEFAULT_CHUNK_ROWS, progress=progress, **options,
+            )
+            Manifest(Path(args.out), {"command": "trajectory", **options}).record(
+                evaluation, options, "trajectory"
+            )
+            print_summaries([evaluation])
+        elif args.command == "validate":
+            from pipeline.validate.humob import validate_submission
+
+            report = validate_submission(args.task, args.dataset, args.submission)
+            print(report.summary())
+            return 0 if report.ok else 1
         elif args.command == "run":
             from pipeline.jobs import load_job, run_job
 

@@ -14,6 +14,10 @@ A job file::
     [tasks.models]                        # model name -> predictions (file, directory or glob)
     markov = "../data_samples/nextloc/tky/markov.parquet"
 
+Task types: ``nextloc`` (``truth`` = true next locations, models = predictions) and ``trajectory``
+(``truth`` = the reference trajectories, models = generated ones); their options are the keyword
+arguments of :func:`pipeline.api.evaluate_nextloc` / :func:`pipeline.api.evaluate_trajectory`.
+
 Paths are relative to the job file. ``mobeval run JOB --resume`` skips every (city, model) whose
 outputs are complete for the same options and the same input fingerprints, and redoes the rest.
 """
@@ -26,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.api import Evaluation, Manifest, evaluate_nextloc
+from pipeline.api import Evaluation, Manifest, evaluate_nextloc, evaluate_trajectory
 from pipeline.engines.local import DEFAULT_CHUNK_ROWS
 from pipeline.errors import ConfigError
 from pipeline.io.sources import as_source
@@ -50,6 +54,12 @@ TASK_TYPES: dict[str, TaskType] = {
         frozenset(
             {"k", "metrics", "convention", "ties", "key", "columns", "order_by", "unmatched"}
         ),
+    ),
+    "trajectory": TaskType(
+        evaluate_trajectory,
+        "reference",
+        "generated",
+        frozenset({"metrics", "convention", "matching", "on_mismatch", "out_of_grid"}),
     ),
 }
 COMMON_KEYS = {"type", "city", "truth", "models"}

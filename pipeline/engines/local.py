@@ -41,19 +41,26 @@ def stream_pairs(
     *,
     chunk_rows: int,
     progress: Progress,
+    unique_truth: bool = True,
     temp_dir: str | None = None,
 ):
     """Yield (prediction chunk, truth rows) pairs covering every unit exactly once.
 
-    Tries sorted streaming; on :class:`NotSorted` restarts with hash buckets. The consumer must be able to
-    restart: the generator yields the string ``"restart"`` once before the bucketed pass.
+    ``plan`` names the columns to read (``pred_columns``, ``truth_columns``) and the expressions that
+    normalise them (``pred_select``, ``truth_select``). With ``unique_truth`` the truth holds one row
+    per unit. Tries sorted streaming; on :class:`NotSorted` restarts with hash buckets: the generator
+    then yields the string ``"restart"`` once, and the consumer must forget what it has seen.
     """
     try:
-        yield from _sorted_pairs(truth_source, pred_source, plan, key, chunk_rows, progress)
+        yield from _sorted_pairs(
+            truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth
+        )
         return
     except NotSorted:
         yield "restart"
-    yield from _bucketed_pairs(truth_source, pred_source, plan, key, chunk_rows, progress, temp_dir)
+    yield from _bucketed_pairs(
+        truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth, temp_dir
+    )
 
 
 def _check_sorted(batches, key: list[str]) -> None:
@@ -67,7 +74,7 @@ def _check_sorted(batches, key: list[str]) -> None:
         last = key_at(batch, key, batch.height - 1)
 
 
-def _sorted_pairs(truth_source, pred_source, plan, key, chunk_rows, progress):
+def _sorted_pairs(truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth):
     batch_rows = max(1, min(chunk_rows, 1_000_000))
     # A sample whose truth row has not been seen is only known to be unmatched if the truth is sorted;
     # the truth is small (one row per sample), so check it first, key columns only.
@@ -79,6 +86,7 @@ def _sorted_pairs(truth_source, pred_source, plan, key, chunk_rows, progress):
         _canonical(truth_source.iter_batches(plan.truth_columns, batch_rows), plan.truth_select),
         key,
         truth_source.label,
+        unique=unique_truth,
     )
     for chunk in SortedUnitChunks(predictions, key, chunk_rows):
         last = key_at(chunk, key, chunk.height - 1)
@@ -89,7 +97,9 @@ def _sorted_pairs(truth_source, pred_source, plan, key, chunk_rows, progress):
         yield pl.DataFrame(), rest
 
 
-def _bucketed_pairs(truth_source, pred_source, plan, key, chunk_rows, progress, temp_dir):
+def _bucketed_pairs(
+    truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth, temp_dir
+):
     n_buckets = bucket_count(pred_source.row_count_estimate(), chunk_rows)
     batch_rows = max(1, min(chunk_rows, 1_000_000))
     progress.restart("bucketing")
@@ -113,7 +123,8 @@ def _bucketed_pairs(truth_source, pred_source, plan, key, chunk_rows, progress, 
         for pred_path, truth_path in zip(pred_paths, truth_paths, strict=True):
             chunk = _read_sorted(pred_path, key)
             truth = _read_sorted(truth_path, key)
-            _reject_duplicate_truth(truth, key, truth_source.label)
+            if unique_truth:
+                _reject_duplicate_truth(truth, key, truth_source.label)
             yield chunk, truth
             progress.advance(chunk.height)
 

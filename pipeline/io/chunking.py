@@ -126,12 +126,16 @@ class SortedUnitChunks:
 
 
 class SortedLookup:
-    """A key-sorted stream of one row per unit (the truth), consumed in key order."""
+    """A key-sorted stream (the truth, or a reference table), consumed in key order. With ``unique``
+    every key must appear on one row only."""
 
-    def __init__(self, batches: Iterator[pl.DataFrame], key: list[str], label: str) -> None:
+    def __init__(
+        self, batches: Iterator[pl.DataFrame], key: list[str], label: str, *, unique: bool = True
+    ) -> None:
         self.batches = batches
         self.key = key
         self.label = label
+        self.unique = unique
         self.buffer: pl.DataFrame | None = None
         self.exhausted = False
         self.last_key: tuple | None = None
@@ -147,7 +151,8 @@ class SortedLookup:
             if self.last_key is not None and first < self.last_key:
                 raise NotSorted
             duplicate = (order == 0).arg_true()
-            if len(duplicate) or (self.last_key is not None and first == self.last_key):
+            repeated = self.last_key is not None and first == self.last_key
+            if self.unique and (len(duplicate) or repeated):
                 row = int(duplicate[0]) if len(duplicate) else 0
                 raise InputError(
                     "duplicate key: the truth must hold one row per unit",

@@ -5,6 +5,7 @@ in-memory Polars DataFrame. A source streams record batches with bounded memory;
 from __future__ import annotations
 
 import glob
+import gzip
 import hashlib
 import os
 from collections.abc import Iterator
@@ -65,8 +66,11 @@ class Source:
             raise InputError("unknown file type (expected .parquet, .csv or .csv.gz)", path=bad)
         if len(formats) > 1:
             raise InputError("mixes Parquet and CSV files; give one format", path=label)
-        names = tuple(names) if names else None
-        return cls(label, tuple(files), formats.pop(), has_header, names)
+        file_format = formats.pop()
+        has_header = True
+        if file_format == "csv" and names:
+            has_header = not _first_field_is_number(files[0])
+        return cls(label, tuple(files), file_format, has_header, tuple(names) if names else None)
 
     def schema(self) -> dict[str, pl.DataType]:
         """Column names and Polars types (of the first file; the others are checked when read)."""
@@ -117,11 +121,8 @@ class Source:
     def _open_csv(self, path: Path, block_size: int, columns=None):
         read_options = pacsv.ReadOptions(
             block_size=block_size,
-            autogenerate_column_names=False,
-            column_names=list(self.names) if self.names else None,
+            column_names=None if self.has_header else list(self.names),
         )
-        if self.names and self.has_header:
-            read_options.skip_rows = 1
         convert = pacsv.ConvertOptions(include_columns=columns) if columns else None
         return pacsv.open_csv(path, read_options=read_options, convert_options=convert)
 
@@ -150,6 +151,16 @@ class Source:
         return prints
 
 
+def _first_field_is_number(path: Path) -> bool:
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    try:
+        with opener(path, "rt") as stream:
+            first = stream.readline().split(",")[0].strip()
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"not a readable CSV file ({error})", path=path) from None
+    return first.lstrip("-").replace(".", "", 1).isdigit()
+
+
 @dataclass(frozen=True)
 class FrameSource:
     """An in-memory Polars DataFrame presented as a source (for the Python API)."""
@@ -175,8 +186,9 @@ class FrameSource:
         return [{"path": self.label, "rows": self.frame.height}]
 
 
-def as_source(data, *, label: str | None = None) -> Source | FrameSource:
-    """A Source for a path, glob or directory; a FrameSource for a Polars (or pandas) DataFrame."""
+def as_source(data, *, label: str | None = None, names=None) -> Source | FrameSource:
+    """A Source for a path, glob or directory; a FrameSource for a Polars (or pandas) DataFrame.
+    ``names``: column names for header-less CSV files (see :meth:`Source.resolve`)."""
     if isinstance(data, Source | FrameSource):
         return data
     if isinstance(data, pl.DataFrame):
@@ -184,7 +196,7 @@ def as_source(data, *, label: str | None = None) -> Source | FrameSource:
     if isinstance(data, pl.LazyFrame):
         return FrameSource(data.collect(), label or "<LazyFrame>")
     if isinstance(data, str | os.PathLike):
-        return Source.resolve(data)
+        return Source.resolve(data, names=names)
     if type(data).__module__.startswith("pandas"):
         return FrameSource(pl.from_pandas(data), label or "<pandas DataFrame>")
     raise TypeError(f"expected a path or a Polars DataFrame, got {type(data).__name__}")

@@ -19,6 +19,7 @@ from typing import Literal
 
 import numpy as np
 
+from pipeline.errors import ConfigError
 from pipeline.kernels.geobleu import dtw_days, dtw_seq, geobleu_days, geobleu_seq, mean_per_unit
 
 Matching = Literal["greedy", "optimal"]
@@ -63,6 +64,20 @@ TRAJECTORY_PRESETS: dict[str, TrajectoryConvention] = {
     "humob2024": TrajectoryConvention(max_n=3, dtw_free_start=True),
 }
 DEFAULT_PRESET = "humob2025"
+
+
+def resolve(convention: TrajectoryConvention | str | None) -> TrajectoryConvention:
+    """A convention from a preset name (None: the default preset) or as given."""
+    if convention is None:
+        return TRAJECTORY_PRESETS[DEFAULT_PRESET]
+    if isinstance(convention, str):
+        if convention not in TRAJECTORY_PRESETS:
+            raise ConfigError(
+                f"unknown trajectory convention {convention!r}; "
+                f"known: {', '.join(sorted(TRAJECTORY_PRESETS))}"
+            )
+        return TRAJECTORY_PRESETS[convention]
+    return convention
 
 
 def _xy(points: object, side: str) -> tuple[np.ndarray, np.ndarray]:

@@ -366,10 +366,10 @@ class NextlocScorer:
             spec.metric_columns, self.convention, self.names, ExactColumnSums(self.names)
         )
 
-    def score(self, chunk: pl.DataFrame, truth: pl.DataFrame) -> pl.DataFrame | None:
+    def score(self, chunk: pl.DataFrame, truth: pl.DataFrame) -> dict[str, pl.DataFrame] | None:
         """Per-sample results for the whole samples of ``chunk`` and the truth rows ``truth`` that
         fall in the same key range (sorted streaming) or the same bucket; either may be empty.
-        Folds the values into the summary sums and returns the per-unit table (None if no rows)."""
+        Folds the values into the summary sums and returns {"per_unit": table} (None if no rows)."""
         key = self.key
         if truth.height and truth[TARGET].null_count():
             raise InputError(
@@ -389,7 +389,10 @@ class NextlocScorer:
             frames.append(self._missing_table(missing.select(key)))
         self.accumulator.samples += truth.height
         self.accumulator.without_predictions += missing.height
-        return pl.concat(frames).sort(key) if frames else None
+        return {"per_unit": pl.concat(frames).sort(key)} if frames else None
+
+    def summary(self) -> pl.DataFrame:
+        return self.accumulator.summary()
 
     def _score_units(self, units: UnitArrays, truth: pl.DataFrame) -> pl.DataFrame:
         if truth.height:

@@ -17,12 +17,9 @@ import numpy as np
 import polars as pl
 
 from pipeline.errors import ConfigError, InputError
+from pipeline.kernels.exact_sum import ExactColumnSums
 from pipeline.kernels.geobleu import dtw_days, geobleu_days, mean_per_unit
-from pipeline.metrics.trajectory import (
-    DEFAULT_PRESET,
-    TRAJECTORY_PRESETS,
-    TrajectoryConvention,
-)
+from pipeline.metrics.trajectory import TrajectoryConvention, resolve
 
 COLUMNS = ("uid", "d", "t", "x", "y")
 METRICS = ("geobleu", "dtw")
@@ -38,7 +35,8 @@ class TrajectoryScores:
 
     per_uid: uid, <metrics>, n_days, n_steps (sorted by uid).
     per_day: uid, d, n_steps, <metrics> (sorted by uid, d).
-    n_skipped_uids / skipped_uids: uids left out by on_mismatch="skip" (sorted).
+    n_skipped_uids / skipped_uids: uids left out by on_mismatch="skip" (sorted);
+    skipped: the same uids with the reason (uid, reason).
     n_out_of_grid: rows (generated + reference) with x or y outside 1..200 that were scored.
     """
 
@@ -46,21 +44,9 @@ class TrajectoryScores:
     per_day: pl.DataFrame
     n_skipped_uids: int
     skipped_uids: pl.Series
+    skipped: pl.DataFrame
     n_out_of_grid: int
     convention: TrajectoryConvention
-
-
-def _resolve(convention: TrajectoryConvention | str | None) -> TrajectoryConvention:
-    if convention is None:
-        return TRAJECTORY_PRESETS[DEFAULT_PRESET]
-    if isinstance(convention, str):
-        if convention not in TRAJECTORY_PRESETS:
-            raise ConfigError(
-                f"unknown trajectory convention {convention!r}; "
-                f"known: {', '.join(sorted(TRAJECTORY_PRESETS))}"
-            )
-        return TRAJECTORY_PRESETS[convention]
-    return convention
 
 
 def _key(row: dict) -> tuple:
@@ -177,7 +163,7 @@ def score_trajectory_frame(
     ``convention`` is a :class:`TrajectoryConvention` or a preset name (default "humob2025").
     Only the requested ``metrics`` columns are computed.
     """
-    conv = _resolve(convention)
+    conv = resolve(convention)
     metrics = tuple(metrics)
     unknown = [m for m in metrics if m not in METRICS]
     if unknown or not metrics:
@@ -271,6 +257,112 @@ def score_trajectory_frame(
         per_day=per_day,
         n_skipped_uids=bad.height,
         skipped_uids=bad["uid"],
+        skipped=bad,
         n_out_of_grid=n_off,
         convention=conv,
     )
+
+
+@dataclass(frozen=True)
+class TrajectoryPlan:
+    """What the engine reads from both sides: the five columns, as they are."""
+
+    pred_columns: tuple[str, ...] = COLUMNS
+    pred_select: tuple[pl.Expr, ...] = tuple(pl.col(c) for c in COLUMNS)
+    truth_columns: tuple[str, ...] = COLUMNS
+    truth_select: tuple[pl.Expr, ...] = tuple(pl.col(c) for c in COLUMNS)
+
+
+class TrajectoryScorer:
+    """Scores chunks of whole uids and folds the city score (the mean over uids) exactly.
+
+    Mismatched uids and out-of-grid rows are collected over every chunk, so that the error raised
+    by :meth:`summary` (``on_mismatch="error"`` / ``out_of_grid="error"``) gives the full count.
+    """
+
+    def __init__(
+        self, *, convention, metrics, on_mismatch, out_of_grid, path_generated, path_reference
+    ) -> None:
+        self.convention = resolve(convention)
+        self.metrics = tuple(metrics)
+        self.on_mismatch = on_mismatch
+        self.out_of_grid = out_of_grid
+        self.paths = {"generated": path_generated, "reference": path_reference}
+        self.sums = ExactColumnSums(list(self.metrics))
+        self.skipped: list[pl.DataFrame] = []
+        self.off_grid = {"generated": 0, "reference": 0}
+        self.first_off_grid: dict[str, tuple] = {}
+        self.uid_days = 0
+        self.steps = 0
+
+    def score(self, generated: pl.DataFrame, reference: pl.DataFrame) -> dict | None:
+        if generated.width == 0:
+            generated = reference.clear()
+        if reference.width == 0:
+            reference = generated.clear()
+        if generated.height == 0 and reference.height == 0:
+            return None
+        for side, frame in (("generated", generated), ("reference", reference)):
+            off = frame.filter(OFF_GRID)
+            if off.height:
+                self.off_grid[side] += off.height
+                self.first_off_grid.setdefault(side, _key(off.row(0, named=True)))
+        scores = score_trajectory_frame(
+            generated,
+            reference,
+            convention=self.convention,
+            metrics=self.metrics,
+            on_mismatch="skip",
+            out_of_grid="score",
+            path_generated=self.paths["generated"],
+            path_reference=self.paths["reference"],
+        )
+        if scores.skipped.height:
+            self.skipped.append(scores.skipped)
+        self.sums.add(scores.per_uid.select(self.metrics).to_numpy())
+        self.uid_days += scores.per_day.height
+        self.steps += int(scores.per_uid["n_steps"].sum())
+        return {"per_unit": scores.per_uid, "per_day": scores.per_day}
+
+    def _raise_deferred(self) -> None:
+        skipped = pl.concat(self.skipped).sort("uid") if self.skipped else None
+        if skipped is not None and self.on_mismatch == "error":
+            shown = "; ".join(f"uid {u}: {why}" for u, why in skipped.head(SHOW).iter_rows())
+            raise InputError(
+                f"{skipped.height} uid(s) whose (d, t) steps differ between generated and "
+                f"reference or that are on one side only (on_mismatch='skip' leaves them out): "
+                f"{shown}" + (" ..." if skipped.height > SHOW else ""),
+                path=self.paths["generated"],
+                column="uid, d, t",
+                key=skipped["uid"][0],
+            )
+        for side, count in self.off_grid.items():
+            if count and self.out_of_grid == "error":
+                raise InputError(
+                    f"{count} row(s) with x or y outside {GRID_MIN}..{GRID_MAX} (999 is the HuMob "
+                    "mask value); out_of_grid='score' scores them as the reference does",
+                    path=self.paths[side],
+                    column="x, y",
+                    key=self.first_off_grid[side],
+                )
+
+    def summary(self) -> pl.DataFrame:
+        """City score per metric (mean over uids, ``n`` = uids), then the counts."""
+        self._raise_deferred()
+        uids = int(self.sums.counts[0]) if self.metrics else 0
+        totals = self.sums.sums()
+        skipped = sum(frame.height for frame in self.skipped)
+        rows = [
+            (m, float(totals[j] / uids) if uids else float("nan"), uids)
+            for j, m in enumerate(self.metrics)
+        ]
+        rows += [
+            ("uids", float(uids), uids),
+            ("uid_days", float(self.uid_days), self.uid_days),
+            ("steps", float(self.steps), self.steps),
+            ("uids_skipped", float(skipped), skipped),
+            ("rows_out_of_grid", float(sum(self.off_grid.values())), sum(self.off_grid.values())),
+        ]
+        return pl.DataFrame(
+            rows, schema={"metric": pl.String, "value": pl.Float64, "n": pl.Int64}, orient="row"
+        )
