@@ -3,8 +3,8 @@
 Layout (``U`` users, all arrays built once by :mod:`pipeline.tasks.recs`):
 
 * ``rec_off[U+1]`` offsets into ``rec_items`` / ``rec_scores``: user ``u``'s list, in rank order.
-* ``tru_off[U+1]`` offsets into ``tru_items`` / ``tru_ratings``: user ``u``'s ground truth, sorted by
-  item id, so "is this recommended item rated, and how" is a binary search.
+* ``tru_off[U+1]`` offsets into ``tru_items`` / ``tru_ratings``: user ``u``'s ground truth,
+  sorted by item id, so "is this recommended item rated, and how" is a binary search.
 
 For every user and every cutoff ``k`` of a grid (``FULL`` = the whole list) one scan of the list
 yields the counts and sums below; the per-user metrics are then (``L`` list length, ``R`` relevant
@@ -15,14 +15,15 @@ items, ``hit_i`` = 1 when the item at 1-based position ``i`` is relevant):
 * ``AP@k = (1/D) sum_{i<=k} hit_i * (sum_{j<=i} hit_j) / i`` with ``D`` = ``R``, ``min(k, R)``
   (RankSys) or the hits retrieved.
 * ``RR@k = 1 / i*`` for the first relevant position ``i* <= k``, else 0.
-* ``nDCG@k = DCG@k / IDCG@k`` with ``DCG@k = sum_{i<=k} g(r_i) / log_b(i + 1)``; the ideal ranking is
-  either every truth item sorted by gain (Jarvelin & Kekalainen 2002; trec_eval, RankSys), or the
+* ``nDCG@k = DCG@k / IDCG@k`` with ``DCG@k = sum_{i<=k} g(r_i) / log_b(i + 1)``; the ideal ranking
+  is either every truth item sorted by gain (Jarvelin & Kekalainen 2002; trec_eval, RankSys), or the
   rated recommended items themselves, unrated ones dropped and positions closed up (ClayRS).
-* MSE / MAE over recommended items that are also rated: ``mean (s_i - r_i)^2``, ``mean |s_i - r_i|``.
+* MSE / MAE over recommended items that are also rated: ``mean (s_i - r_i)^2``,
+  ``mean |s_i - r_i|``.
 
 Duplicated items in a list: ``DUP_EACH`` counts every occurrence as a hit, ``DUP_FIRST`` only the
-first (later copies still take a position), ``DUP_DISTINCT_TP`` is ClayRS's mix: the confusion counts
-use the distinct items (``np.intersect1d``), AP and nDCG count every occurrence.
+first (later copies still take a position), ``DUP_DISTINCT_TP`` is ClayRS's mix: the confusion
+counts use the distinct items (``np.intersect1d``), AP and nDCG count every occurrence.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ _PW_BLOCK = 128  # numpy's pairwise-summation block size
 
 @njit(cache=True)
 def pairwise_sum(a, lo, n):
-    """Sum of ``a[lo:lo+n]`` in numpy's pairwise order, so a mean matches ``np.mean`` bit for bit."""
+    """Sum of ``a[lo:lo+n]`` in numpy's pairwise order, so a mean matches ``np.mean`` exactly."""
     if n < 8:
         s = 0.0
         for i in range(lo, lo + n):

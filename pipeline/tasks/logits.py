@@ -1,0 +1,385 @@
+"""Paper-style scores of a logits matrix ``[N, C]`` against integer targets ``[N]``, in row chunks.
+
+Metrics (``r_i`` the 1-based rank of target ``y_i`` under the tie policy, ``N`` scored rows):
+
+* ``acc@k = (1/N) sum_i [r_i <= min(k, C)]``.
+* ``mrr = (1/N) sum_i 1 / r_i`` over the full ranking (no cutoff).
+* ``ndcg@k = (1/N) sum_i [r_i <= k] / log2(r_i + 1)`` (one relevant class, IDCG = 1;
+  Jarvelin & Kekalainen 2002).
+* ``f1_weighted`` / ``f1_macro``: F1 of the top-1 prediction per class, ``F1_c = 2 tp_c /
+  (n_true_c + n_pred_c)``, over the labels present in the targets or the predictions, averaged with
+  weights ``n_true_c`` or equally (``sklearn.metrics.f1_score(average="weighted" | "macro")``).
+* ``cross_entropy = (1/N) sum_i -log softmax(x_i)[y_i]``, natural log, stable log-sum-exp in float64
+  (``torch.nn.functional.cross_entropy``, reduction "mean").
+
+Sums are exact (:class:`~pipeline.kernels.exact_sum.ExactColumnSums`) and the F1 confusion counts
+are integers, so any chunking gives the same bits. Rows whose target equals ``ignore_target``
+(padding) are left out of every metric. Reference: the seed next_location_metrics_guide.md.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.errors import ConfigError, InputError
+from pipeline.kernels.exact_sum import ExactColumnSums
+from pipeline.kernels.logits import (
+    TIE_AVERAGE,
+    TIE_INDEX,
+    TIE_OPTIMISTIC,
+    TIE_PESSIMISTIC,
+    logits_rows,
+)
+
+TIES = {
+    "optimistic": TIE_OPTIMISTIC,
+    "pessimistic": TIE_PESSIMISTIC,
+    "average": TIE_AVERAGE,
+    "index": TIE_INDEX,
+}
+PERCENT_METRICS = ("acc", "mrr", "ndcg", "f1_weighted", "f1_macro")
+_ALIASES = {
+    "acc": "acc",
+    "accuracy": "acc",
+    "mrr": "mrr",
+    "ndcg": "ndcg",
+    "f1": "f1_weighted",
+    "f1_weighted": "f1_weighted",
+    "f1_macro": "f1_macro",
+    "ce": "cross_entropy",
+    "loss": "cross_entropy",
+    "cross_entropy": "cross_entropy",
+}
+_NAME = re.compile(r"^\s*([a-z_0-9]+?)\s*(?:@\s*(\d+))?\s*$")
+DEFAULT_CHUNK_ROWS = 16384
+
+Source = np.ndarray | str | os.PathLike
+
+
+@dataclass
+class LogitsScores:
+    """``summary``: ``metric``, ``value``, ``n`` (rows scored); ``per_sample`` when asked for."""
+
+    summary: pl.DataFrame
+    per_sample: pl.DataFrame | None = None
+
+
+def parse_logits_metrics(metrics: str | Sequence[str] | None, k: Sequence[int]) -> list[str]:
+    """Output names in order: ``acc`` and ``ndcg`` expand over ``k`` unless given ``@k``."""
+    ks = [_check_k(v) for v in k]
+    if metrics is None:
+        names = ["acc", "mrr", "ndcg", "f1_weighted", "f1_macro", "cross_entropy"]
+    else:
+        names = [metrics] if isinstance(metrics, str) else list(metrics)
+    out: dict[str, None] = {}
+    for raw in names:
+        m = _NAME.match(str(raw).lower())
+        family = _ALIASES.get(m.group(1)) if m else None
+        if family is None:
+            raise ConfigError(f"unknown logits metric {raw!r}; known: {sorted(_ALIASES)}")
+        if family in ("acc", "ndcg"):
+            for kk in [_check_k(int(m.group(2)))] if m.group(2) else ks:
+                out[f"{family}@{kk}"] = None
+        elif m.group(2):
+            raise ConfigError(f"{family} takes no cutoff: {raw!r}")
+        else:
+            out[family] = None
+    if not out:
+        raise ConfigError("no metric requested")
+    return list(out)
+
+
+class LogitsAccumulator:
+    """Folds row chunks: exact sums of per-row values and integer confusion counts."""
+
+    def __init__(
+        self,
+        metrics: Sequence[str],
+        *,
+        ties: str = "optimistic",
+        ignore_target: int | None = None,
+    ) -> None:
+        if ties not in TIES:
+            raise ConfigError(f"ties must be one of {sorted(TIES)}, not {ties!r}")
+        self.metrics = list(metrics)
+        self.ties = ties
+        self.ignore_target = ignore_target
+        self._sum_names = [m for m in self.metrics if not m.startswith("f1_")]
+        self.sums = ExactColumnSums(self._sum_names)
+        self.n_classes: int | None = None
+        self.n_true = self.n_pred = self.n_tp = np.zeros(0, dtype=np.int64)
+
+    def add(
+        self,
+        logits: np.ndarray,
+        targets: np.ndarray,
+        *,
+        first_row: int = 0,
+        path: object | None = None,
+        per_sample: bool = False,
+    ) -> pl.DataFrame | None:
+        """Score one chunk (rows ``first_row...``); returns its per-sample frame if asked."""
+        logits, targets = self._check(logits, targets, first_row, path)
+        keep = targets != self.ignore_target if self.ignore_target is not None else None
+        t = targets if keep is None else np.where(keep, targets, -1)
+        rank, top1, ce, bad = logits_rows(
+            logits, t, TIES[self.ties], "cross_entropy" in self.metrics
+        )
+        if bad.any():
+            row = first_row + int(np.flatnonzero(bad)[0])
+            raise InputError("NaN or +inf in the logits row", path=path, key=f"row {row}")
+        if keep is not None:
+            rank, top1, ce, t = rank[keep], top1[keep], ce[keep], targets[keep]
+        values = self._row_values(rank, ce)
+        if self._sum_names:
+            self.sums.add(np.column_stack([values[name] for name in self._sum_names]))
+        c = self.n_classes
+        self.n_true += np.bincount(t, minlength=c)
+        self.n_pred += np.bincount(top1, minlength=c)
+        self.n_tp += np.bincount(t[top1 == t], minlength=c)
+        if not per_sample:
+            return None
+        rows = np.arange(first_row, first_row + len(targets), dtype=np.int64)
+        return pl.DataFrame(
+            {
+                "row": rows if keep is None else rows[keep],
+                "target": t,
+                "rank": rank,
+                "top1": top1,
+                **{name: values[name] for name in self._sum_names},
+            }
+        )
+
+    def finalize(self, *, percent: bool = False) -> pl.DataFrame:
+        """``metric``, ``value`` (fractions, or percent for the rate metrics), ``n``."""
+        totals = dict(zip(self._sum_names, self.sums.sums(), strict=True))
+        n = int(self.n_true.sum())
+        rows = []
+        for name in self.metrics:
+            if name.startswith("f1_"):
+                value = _f1(self.n_true, self.n_pred, self.n_tp, weighted=name == "f1_weighted")
+            else:
+                value = totals[name] / n if n else np.nan
+            if percent and name.split("@")[0] in PERCENT_METRICS:
+                value *= 100.0
+            rows.append((name, float(value), n))
+        return pl.DataFrame(
+            rows, schema={"metric": pl.String, "value": pl.Float64, "n": pl.Int64}, orient="row"
+        )
+
+    def _row_values(self, rank: np.ndarray, ce: np.ndarray) -> dict[str, np.ndarray]:
+        out = {}
+        for name in self._sum_names:
+            family, _, k = name.partition("@")
+            if family == "acc":
+                out[name] = (rank <= min(int(k), self.n_classes)).astype(np.float64)
+            elif family == "ndcg":
+                out[name] = np.where(rank <= int(k), 1.0 / np.log2(rank + 1.0), 0.0)
+            elif family == "mrr":
+                out[name] = 1.0 / rank
+            else:
+                out[name] = ce
+        return out
+
+    def _check(self, logits, targets, first_row, path):
+        logits = np.asarray(logits)
+        targets = np.asarray(targets)
+        if logits.ndim != 2:
+            raise InputError(f"logits must be a 2-D matrix, got shape {logits.shape}", path=path)
+        if not np.issubdtype(logits.dtype, np.floating):
+            raise InputError(f"logits must be float32 or float64, not {logits.dtype}", path=path)
+        if logits.dtype not in (np.float32, np.float64):
+            logits = logits.astype(np.float32)
+        if targets.ndim != 1 or not np.issubdtype(targets.dtype, np.integer):
+            raise InputError(
+                f"targets must be a 1-D integer array, not {targets.dtype} {targets.shape}",
+                path=path,
+            )
+        if len(targets) != len(logits):
+            raise InputError(
+                f"{len(logits)} logits rows but {len(targets)} targets",
+                path=path,
+                key=f"row {first_row}",
+            )
+        width = logits.shape[1]
+        if self.n_classes is None:
+            if width == 0:
+                raise InputError("logits rows have no class", path=path)
+            self.n_classes = width
+            self.n_true, self.n_pred, self.n_tp = (np.zeros(width, dtype=np.int64) for _ in "abc")
+        elif width != self.n_classes:
+            raise InputError(
+                f"row width {width} differs from the first rows' {self.n_classes}",
+                path=path,
+                key=f"row {first_row}",
+            )
+        targets = targets.astype(np.int64, copy=False)
+        out = (targets < 0) | (targets >= width)
+        if self.ignore_target is not None:
+            out &= targets != self.ignore_target
+        if out.any():
+            i = int(np.flatnonzero(out)[0])
+            raise InputError(
+                f"target {targets[i]} outside [0, {width})", path=path, key=f"row {first_row + i}"
+            )
+        return np.ascontiguousarray(logits), targets
+
+
+def score_logits(
+    logits: Source,
+    targets: Source,
+    *,
+    k: Sequence[int] = (1, 5, 10),
+    metrics: str | Sequence[str] | None = None,
+    ties: str = "optimistic",
+    percent: bool = False,
+    ignore_target: int | None = None,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    per_sample: bool = False,
+    logits_column: str = "logits",
+) -> LogitsScores:
+    """Score a logits matrix read in row chunks.
+
+    Args:
+        logits: a 2-D float array, a ``.npy`` file (memory-mapped) or a Parquet file whose
+            ``logits_column`` is a (fixed-size) list of floats.
+        targets: an integer array, a ``.npy`` file, or the name of a column of the Parquet file.
+        k: cutoffs of ``acc`` and ``ndcg`` (``acc@k`` uses ``min(k, C)``).
+        metrics: names (``acc``, ``acc@3``, ``mrr``, ``ndcg@10``, ``f1_weighted``, ``f1_macro``,
+            ``cross_entropy``); default all.
+        ties: rank of a target tied with other classes: optimistic, pessimistic, average, index.
+        percent: report the rate metrics (not cross-entropy) in percent, as papers do.
+        ignore_target: a padding class whose rows are dropped (e.g. 0).
+        chunk_rows: rows per chunk; results do not depend on it.
+        per_sample: also return ``row``, ``target``, ``rank``, ``top1`` and each row's values.
+    """
+    if chunk_rows < 1:
+        raise ConfigError(f"chunk_rows must be >= 1, not {chunk_rows}")
+    acc = LogitsAccumulator(
+        parse_logits_metrics(metrics, k), ties=ties, ignore_target=ignore_target
+    )
+    frames = []
+    path = None if isinstance(logits, np.ndarray) else str(logits)
+    for first, x, y in _chunks(logits, targets, chunk_rows, logits_column):
+        frames.append(acc.add(x, y, first_row=first, path=path, per_sample=per_sample))
+    if acc.n_classes is None:
+        raise InputError("no logits rows", path=path)
+    samples = pl.concat(frames) if per_sample else None
+    return LogitsScores(acc.finalize(percent=percent), samples)
+
+
+def _f1(n_true: np.ndarray, n_pred: np.ndarray, n_tp: np.ndarray, *, weighted: bool) -> float:
+    """sklearn's weighted / macro F1 from per-class counts (labels: true or predicted)."""
+    labels = (n_true + n_pred) > 0
+    f1 = 2.0 * n_tp[labels] / (n_true[labels] + n_pred[labels])
+    if weighted:
+        w = n_true[labels]
+        return float(np.sum(f1 * w) / np.sum(w)) if w.sum() else 0.0
+    return float(np.mean(f1)) if len(f1) else 0.0
+
+
+def _check_k(k: object) -> int:
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise ConfigError(f"k must be an integer >= 1, not {k!r}")
+    return int(k)
+
+
+def _is_parquet(source: Source) -> bool:
+    return not isinstance(source, np.ndarray) and str(source).lower().endswith(".parquet")
+
+
+def _array(source: Source, what: str) -> np.ndarray:
+    """An array as is, or a ``.npy`` file memory-mapped (read lazily by the chunk slices)."""
+    if isinstance(source, np.ndarray):
+        return source
+    path = Path(source)
+    if path.suffix.lower() != ".npy":
+        raise InputError(f"{what} must be a NumPy array, a .npy or a .parquet file", path=path)
+    if not path.is_file():
+        raise InputError("file not found", path=path)
+    return np.load(path, mmap_mode="r")
+
+
+def _chunks(logits: Source, targets: Source, chunk_rows: int, logits_column: str) -> Iterator:
+    """``(first_row, logits_chunk, targets_chunk)`` over the whole input."""
+    if _is_parquet(logits):
+        yield from _parquet_chunks(Path(logits), targets, chunk_rows, logits_column)
+        return
+    x = _array(logits, "logits")
+    y = _array(targets, "targets")
+    if x.ndim == 2 and len(y) != len(x):
+        raise InputError(f"{len(x)} logits rows but {len(y)} targets", path=_name(targets))
+    for first in range(0, len(x), chunk_rows):
+        yield first, np.asarray(x[first : first + chunk_rows]), y[first : first + chunk_rows]
+
+
+def _parquet_chunks(path: Path, targets: Source, chunk_rows: int, column: str) -> Iterator:
+    if not path.is_file():
+        raise InputError("file not found", path=path)
+    pf = pq.ParquetFile(path)
+    names = pf.schema_arrow.names
+    target_column = targets if isinstance(targets, str) and not _looks_like_file(targets) else None
+    wanted = [column] + ([target_column] if target_column else [])
+    for c in wanted:
+        if c not in names:
+            raise InputError(f"missing column; found {names}", path=path, column=c)
+    y_all = None if target_column else _array(targets, "targets")
+    first = 0
+    for batch in pf.iter_batches(batch_size=chunk_rows, columns=wanted):
+        x = _list_matrix(batch.column(0), path, column, first)
+        y = (
+            batch.column(1).to_numpy(zero_copy_only=False)
+            if target_column
+            else np.asarray(y_all[first : first + len(x)])
+        )
+        if target_column and batch.column(1).null_count:
+            raise InputError("null target", path=path, column=target_column, key=f"row {first}")
+        yield first, x, y
+        first += len(x)
+    if y_all is not None and len(y_all) != first:
+        raise InputError(f"{first} logits rows but {len(y_all)} targets", path=_name(targets))
+
+
+def _list_matrix(arr: pa.Array, path: Path, column: str, first: int) -> np.ndarray:
+    """A (fixed-size) list-of-floats column as a 2-D array; every row must have the same width."""
+    if arr.null_count:
+        row = first + int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
+        raise InputError("null logits row", path=path, column=column, key=f"row {row}")
+    if pa.types.is_fixed_size_list(arr.type):
+        width = arr.type.list_size
+    elif pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
+        lengths = np.diff(arr.offsets.to_numpy())
+        width = int(lengths[0]) if len(lengths) else 0
+        if (lengths != width).any():
+            row = first + int(np.flatnonzero(lengths != width)[0])
+            raise InputError(
+                f"row width differs from the first row's {width}",
+                path=path,
+                column=column,
+                key=f"row {row}",
+            )
+    else:
+        raise InputError(f"must be a list of floats, not {arr.type}", path=path, column=column)
+    values = arr.flatten()
+    if not pa.types.is_floating(values.type):
+        raise InputError(f"logits must be floats, not {values.type}", path=path, column=column)
+    if values.null_count:
+        raise InputError("null value inside a logits row", path=path, column=column)
+    return values.to_numpy(zero_copy_only=False).reshape(len(arr), width)
+
+
+def _looks_like_file(name: str) -> bool:
+    return name.lower().endswith((".npy", ".parquet")) or os.sep in name
+
+
+def _name(source: Source) -> str | None:
+    return None if isinstance(source, np.ndarray) else str(source)

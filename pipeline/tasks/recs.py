@@ -1,0 +1,420 @@
+"""Score ranked recommendation lists against rated ground truth, the way a reference system does.
+
+``score_recs_frame`` takes one chunk of WHOLE users (every row of a user on both sides is in the
+chunk), builds the flat per-user arrays of :mod:`pipeline.kernels.recs` with Polars, runs the kernel
+once, and returns the per-user values plus a :class:`RecsState`: exact sums (and micro counters)
+that a streaming engine folds over chunks with :meth:`RecsState.merge` before :func:`finalize`.
+The summary does not depend on how users were split into chunks (exact sums, see
+:mod:`pipeline.kernels.exact_sum`).
+
+Inputs: ``recs`` has ``user_id``, ``item_id`` and, as the convention needs them, ``rank`` (order
+``"rank"``) and ``score`` (score orders; predicted rating for mse/mae/rmse). ``ratings`` has
+``user_id``, ``item_id``, ``rating``. Ids of any type; when the two files type an id column
+differently both are compared as strings (as ClayRS does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from pipeline.errors import ConfigError, InputError
+from pipeline.kernels import recs as K
+from pipeline.kernels.exact_sum import ExactColumnSums
+from pipeline.metrics.recs import (
+    MICRO_FAMILIES,
+    RELEVANCE_FAMILIES,
+    RecsConvention,
+    RecsMetric,
+    parse_recs_metrics,
+    resolve_convention,
+)
+
+_GAINS = {
+    "binary": K.GAIN_BINARY,
+    "linear": K.GAIN_LINEAR,
+    "exponential": K.GAIN_EXPONENTIAL,
+    "relison": K.GAIN_RELISON,
+}
+_DUPS = {
+    "error": K.DUP_EACH,
+    "count_each": K.DUP_EACH,
+    "first_only": K.DUP_FIRST,
+    "distinct_tp": K.DUP_DISTINCT_TP,
+}
+_AP = {"relevant": K.AP_RELEVANT, "min_k_relevant": K.AP_MIN_K_RELEVANT, "hits": K.AP_HITS}
+_CUT_STAT = {
+    "precision": K.PREC,
+    "recall": K.REC,
+    "map": K.AP,
+    "mrr": K.RR,
+    "ndcg": K.NDCG,
+    "hit_rate": K.HIT,
+}
+_USER_STAT = {"r-precision": K.RPREC, "mse": K.MSE, "mae": K.MAE, "rmse": K.RMSE}
+_RELEVANT_USERS = "_relevant_users"
+_ALL_NAN_MESSAGE = (
+    "no user has a rating above the given threshold, so {metric} is undefined for every user "
+    "(ClayRS: 'No user has a rating above the given threshold! Try lower it')"
+)
+
+
+@dataclass
+class RecsState:
+    """Sufficient statistics of a summary: exact per-column sums over the users scored so far."""
+
+    metrics: tuple[RecsMetric, ...]
+    convention: RecsConvention
+    sums: ExactColumnSums
+    path_ratings: str | None = None
+
+    def merge(self, other: RecsState) -> None:
+        """Fold the state of another chunk scored with the same metrics and convention."""
+        if other.metrics != self.metrics or other.convention != self.convention:
+            raise ConfigError("cannot merge recommendation scores of different metrics/conventions")
+        self.sums.merge(other.sums)
+
+
+@dataclass
+class RecsScores:
+    """Per-user values (``user_id`` + one column per metric) and the state of the summary."""
+
+    per_user: pl.DataFrame
+    state: RecsState
+
+    def summary(self) -> pl.DataFrame:
+        """The system values of this chunk alone (see :func:`finalize`)."""
+        return finalize(self.state)
+
+
+def score_recs_frame(
+    recs: pl.DataFrame,
+    ratings: pl.DataFrame,
+    *,
+    metrics: str | Sequence[str],
+    cutoffs: Sequence[int] | None = None,
+    convention: str | RecsConvention = "trec_eval",
+    path_recs: object | None = None,
+    path_ratings: object | None = None,
+    **options: object,
+) -> RecsScores:
+    """Score one chunk of whole users.
+
+    Args:
+        recs: ranked lists (``user_id``, ``item_id``, and ``rank`` / ``score`` when used).
+        ratings: ground truth (``user_id``, ``item_id``, ``rating``).
+        metrics: names such as ``"precision@10"``, ``"ndcg"``, ``"map@5"``, ``"f2"``, ``"rmse"``.
+        cutoffs: grid applied to every metric name without its own ``@k``.
+        convention: a preset name of ``RECS_PRESETS`` or a :class:`RecsConvention`.
+        path_recs, path_ratings: file names used in error messages.
+        **options: fields of :class:`RecsConvention` overriding the preset.
+
+    Raises:
+        InputError: missing columns, nulls, NaN ratings or scores, duplicate truth rows, duplicate
+            list items under ``duplicates="error"``, user sets that differ where the convention
+            requires them equal.
+        ConfigError: unknown metric, preset or option.
+    """
+    conv = resolve_convention(convention, **options)
+    specs = parse_recs_metrics(metrics, cutoffs, beta=conv.beta)
+    need_score = conv.order.startswith("score") or any(
+        s.family in ("mse", "mae", "rmse") for s in specs
+    )
+    rec_cols = ["user_id", "item_id"] + (["rank"] if conv.order == "rank" else [])
+    rec_cols += ["score"] if need_score else []
+    recs = _columns(recs, rec_cols, path_recs)
+    ratings = _columns(ratings, ["user_id", "item_id", "rating"], path_ratings)
+    recs, ratings = _common_id_types(recs, ratings)
+    if need_score:
+        _check_finite(recs, "score", path_recs)
+    _check_finite(ratings, "rating", path_ratings)
+    if conv.unweighted:
+        ratings = ratings.with_columns(pl.lit(1.0, dtype=pl.Float64).alias("rating"))
+
+    recs = _order(recs, conv.order)
+    ratings = ratings.sort(["user_id", "item_id"])
+    _check_unique_truth(ratings, path_ratings)
+    rec_items, tru_items = _item_codes(recs["item_id"], ratings["item_id"])
+
+    users, rec_counts, tru_counts = _segments(recs["user_id"], ratings["user_id"])
+    if conv.require_same_users:
+        _check_same_users(users, rec_counts, tru_counts, path_recs, path_ratings)
+    rec_off = np.concatenate([[0], np.cumsum(rec_counts)]).astype(np.int64)
+    tru_off = np.concatenate([[0], np.cumsum(tru_counts)]).astype(np.int64)
+
+    grid = sorted({K.FULL if s.k is None else s.k for s in specs})
+    longest = int(max(rec_counts.max(initial=0), tru_counts.max(initial=0), 1))
+    thr = conv.relevant_threshold
+    cut, usr, dup_pos = K.recs_user_stats(
+        rec_off,
+        rec_items,
+        recs["score"].to_numpy().astype(np.float64) if need_score else np.zeros(len(recs)),
+        tru_off,
+        tru_items,
+        ratings["rating"].to_numpy().astype(np.float64),
+        np.array(grid, dtype=np.int64),
+        -np.inf if thr is None or thr == "user_mean" else float(thr),
+        thr == "user_mean",
+        _GAINS[conv.gain],
+        -np.inf if conv.gain_threshold is None else float(conv.gain_threshold),
+        _discounts(longest, conv.log_base),
+        conv.idcg == "retrieved_rated",
+        _DUPS[conv.duplicates],
+        conv.duplicates == "error",
+        conv.precision_denominator == "k",
+        _AP[conv.ap_denominator],
+        conv.no_relevant != "zero",
+    )
+    if conv.duplicates == "error" and (dup_pos >= 0).any():
+        u = int(np.flatnonzero(dup_pos >= 0)[0])
+        item = recs["item_id"][int(rec_off[u] + dup_pos[u])]
+        raise InputError(
+            "an item appears twice in a user's list (trec_eval rejects duplicate documents; "
+            "choose duplicates='count_each' or 'first_only' to score them)",
+            path=path_recs,
+            column="item_id",
+            key=(users[u], item),
+        )
+
+    if conv.denominator == "users_in_both":
+        scored = (rec_counts > 0) & (tru_counts > 0)
+    elif conv.denominator == "users_in_truth":
+        scored = tru_counts > 0
+    else:
+        scored = np.ones(len(users), dtype=bool)
+    index = {k: i for i, k in enumerate(grid)}
+    columns = _metric_columns(specs, conv, cut, usr, index)
+    per_user = pl.DataFrame(
+        [users.filter(pl.Series(scored))]
+        + [pl.Series(name, col[scored], dtype=pl.Float64) for name, col in columns.items()]
+    )
+    stats = _stat_columns(specs, conv, cut, usr, index)
+    names = [*columns, *stats]
+    sums = ExactColumnSums(names)
+    if names:
+        sums.add(np.column_stack([(columns | stats)[n][scored] for n in names]))
+    state = RecsState(specs, conv, sums, None if path_ratings is None else str(path_ratings))
+    return RecsScores(per_user, state)
+
+
+def finalize(state: RecsState) -> pl.DataFrame:
+    """System values: ``metric`` (lowercase name), ``value`` (float64), ``n`` (users averaged).
+
+    Macro: sum of per-user values over the users counted (NaN users left out), divided by that
+    count, or by the number of users with a relevant item under ``users_with_relevant``. Micro:
+    the metric of the summed counts. An empty average is NaN, or an InputError for the families
+    ``error_if_all_nan`` checks.
+    """
+    conv = state.convention
+    totals = state.sums.sums()
+    counts = state.sums.counts
+    col = {name: i for i, name in enumerate(state.sums.names)}
+    relevant_users = totals[col[_RELEVANT_USERS]]
+    rows = []
+    for spec in state.metrics:
+        i = col[spec.name]
+        if (
+            conv.no_relevant == "error_if_all_nan"
+            and spec.family in conv.all_nan_error_metrics
+            and counts[i] == 0
+        ):
+            raise InputError(
+                _ALL_NAN_MESSAGE.format(metric=spec.name), path=state.path_ratings, column="rating"
+            )
+        if conv.averaging == "micro" and spec.family in MICRO_FAMILIES:
+            tp, den, rel = (totals[col[s]] for s in _micro_names(spec))
+            value = _micro_value(spec, tp, den, rel)
+            n = int(counts[col[_micro_names(spec)[0]]])
+        else:
+            by_relevant = conv.denominator == "users_with_relevant" and spec.family in (
+                *RELEVANCE_FAMILIES,
+                "ndcg",
+            )
+            n = int(relevant_users) if by_relevant else int(counts[i])
+            value = totals[i] / n if n > 0 else np.nan
+        rows.append((spec.name, float(value), n))
+    return pl.DataFrame(
+        rows, schema={"metric": pl.String, "value": pl.Float64, "n": pl.Int64}, orient="row"
+    )
+
+
+def _fbeta(p: np.ndarray, r: np.ndarray, beta: float) -> np.ndarray:
+    """``(1 + b^2) P R / (b^2 P + R)``, 0 where ``P = R = 0``, NaN where P or R is NaN."""
+    b2 = beta * beta
+    den = b2 * p + r
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (1 + b2) * p * r / np.where(den > 0, den, 1.0), p * r * 0.0)
+
+
+def _metric_columns(specs, conv, cut, usr, index) -> dict[str, np.ndarray]:
+    """Per-user value of every requested metric (all users of the chunk)."""
+    out = {}
+    for s in specs:
+        c = index[K.FULL if s.k is None else s.k]
+        if s.family == "fmeasure":
+            out[s.name] = _fbeta(cut[:, K.PREC, c], cut[:, K.REC, c], s.beta)
+        elif s.family in _CUT_STAT:
+            out[s.name] = cut[:, _CUT_STAT[s.family], c]
+        else:
+            out[s.name] = usr[:, _USER_STAT[s.family]]
+    return out
+
+
+def _micro_names(spec: RecsMetric) -> tuple[str, str, str]:
+    if spec.family == "r-precision":
+        return "_rp_tp", "_rp_den", "_rel"
+    k = "all" if spec.k is None else str(spec.k)
+    return f"_tp@{k}", f"_den@{k}", "_rel"
+
+
+def _stat_columns(specs, conv, cut, usr, index) -> dict[str, np.ndarray]:
+    """Count columns behind micro averages (NaN for users a NaN policy leaves out), and the
+    indicator of users with at least one relevant item."""
+    n_rel = usr[:, K.NREL]
+    skip = (n_rel == 0) & (conv.no_relevant != "zero")
+    out = {_RELEVANT_USERS: (n_rel > 0).astype(np.float64)}
+    if conv.averaging != "micro":
+        return out
+    for s in specs:
+        if s.family not in MICRO_FAMILIES:
+            continue
+        tp, den, rel = _micro_names(s)
+        if s.family == "r-precision":
+            values = (usr[:, K.RP_TP], usr[:, K.RP_DEN])
+        else:
+            c = index[K.FULL if s.k is None else s.k]
+            values = (cut[:, K.TP, c], cut[:, K.DEN, c])
+        for name, v in zip((tp, den, rel), (*values, n_rel), strict=True):
+            out[name] = np.where(skip, np.nan, v)
+    return out
+
+
+def _micro_value(spec: RecsMetric, tp: float, den: float, rel: float) -> float:
+    precision = tp / den if den > 0 else 0.0
+    if spec.family in ("precision", "r-precision"):
+        return precision
+    recall = tp / rel if rel > 0 else 0.0
+    if spec.family == "recall":
+        return recall
+    return float(_fbeta(np.array([precision]), np.array([recall]), spec.beta)[0])
+
+
+def _discounts(n: int, base: float) -> np.ndarray:
+    """``log_b(i + 2)`` for ``i < n``, with numpy's own log2 / log10 / log for those bases."""
+    x = np.arange(2, n + 2, dtype=np.float64)
+    if base == 2:
+        return np.log2(x)
+    if base == 10:
+        return np.log10(x)
+    if base == np.e:
+        return np.log(x)
+    return np.log(x) / np.log(base)
+
+
+def _columns(df: pl.DataFrame, cols: list[str], path: object | None) -> pl.DataFrame:
+    """The needed columns, checked for presence and nulls."""
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise InputError(f"missing column(s) {missing}; found {df.columns}", path=path)
+    df = df.select(cols)
+    for c in cols:
+        if df[c].null_count():
+            row = int(df[c].is_null().arg_true()[0])
+            key = df["user_id"][row] if c != "user_id" else f"row {row}"
+            raise InputError("null value", path=path, column=c, key=key)
+    return df
+
+
+def _check_finite(df: pl.DataFrame, column: str, path: object | None) -> None:
+    if not df.schema[column].is_numeric():
+        raise InputError(f"must be numeric, not {df.schema[column]}", path=path, column=column)
+    bad = df.filter(~pl.col(column).cast(pl.Float64).is_finite())
+    if len(bad):
+        key = (bad["user_id"][0], bad["item_id"][0])
+        raise InputError("NaN or infinite value", path=path, column=column, key=key)
+
+
+def _common_id_types(recs: pl.DataFrame, ratings: pl.DataFrame):
+    """Cast an id column to String on both sides when the two sides type it differently."""
+    for c in ("user_id", "item_id"):
+        if recs.schema[c] != ratings.schema[c]:
+            recs = recs.with_columns(pl.col(c).cast(pl.String))
+            ratings = ratings.with_columns(pl.col(c).cast(pl.String))
+    return recs, ratings
+
+
+def _order(recs: pl.DataFrame, order: str) -> pl.DataFrame:
+    """Rows grouped by user (ascending), each user's rows in list order."""
+    if order == "input":
+        return recs.sort("user_id", maintain_order=True)
+    if order == "rank":
+        return recs.sort(["user_id", "rank"], maintain_order=True)
+    if order == "score_id_asc":
+        return recs.sort(["user_id", "score", "item_id"], descending=[False, True, False])
+    # trec_eval: score descending, ties by the document id compared as a string, descending
+    out = recs.sort(["user_id", "score"], descending=[False, True], maintain_order=True)
+    tied = out.select(
+        (
+            (pl.col("user_id") == pl.col("user_id").shift())
+            & (pl.col("score") == pl.col("score").shift())
+        ).any()
+    ).item()
+    if tied:
+        out = out.sort(
+            [pl.col("user_id"), pl.col("score"), pl.col("item_id").cast(pl.String)],
+            descending=[False, True, True],
+        )
+    return out
+
+
+def _check_unique_truth(ratings: pl.DataFrame, path: object | None) -> None:
+    """A (user, item) pair rated twice is ambiguous: reject it (``ratings`` sorted by both)."""
+    dup = ratings.select(
+        (pl.col("user_id") == pl.col("user_id").shift())
+        & (pl.col("item_id") == pl.col("item_id").shift())
+    ).to_series()
+    if dup.any():
+        row = int(dup.arg_true()[0])
+        key = (ratings["user_id"][row], ratings["item_id"][row])
+        raise InputError(
+            "the same item is rated twice for a user", path=path, column="item_id", key=key
+        )
+
+
+def _item_codes(rec_items: pl.Series, tru_items: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """int64 item keys whose order and equality match the ids' (dense ranks for non-integers)."""
+    if rec_items.dtype.is_integer():
+        return rec_items.cast(pl.Int64).to_numpy(), tru_items.cast(pl.Int64).to_numpy()
+    codes = pl.concat([rec_items, tru_items]).rank("dense").cast(pl.Int64).to_numpy()
+    return codes[: len(rec_items)], codes[len(rec_items) :]
+
+
+def _segments(rec_users: pl.Series, tru_users: pl.Series):
+    """Union of users (ascending) and each one's row count in the (user-sorted) recs and truth."""
+    rc = rec_users.rle().struct.unnest().rename({"len": "n_recs", "value": "user_id"})
+    tc = tru_users.rle().struct.unnest().rename({"len": "n_truth", "value": "user_id"})
+    both = rc.join(tc, on="user_id", how="full", coalesce=True).sort("user_id").fill_null(0)
+    return (
+        both["user_id"],
+        both["n_recs"].to_numpy().astype(np.int64),
+        both["n_truth"].to_numpy().astype(np.int64),
+    )
+
+
+def _check_same_users(users, rec_counts, tru_counts, path_recs, path_ratings) -> None:
+    for counts, path, other in (
+        (rec_counts, path_recs, "ratings"),
+        (tru_counts, path_ratings, "recs"),
+    ):
+        missing = np.flatnonzero(counts == 0)
+        if len(missing):
+            raise InputError(
+                f"a user of the {other} has no rows here; this convention (ClayRS) needs the same "
+                "users on both sides",
+                path=path,
+                column="user_id",
+                key=users[int(missing[0])],
+            )
