@@ -1,10 +1,10 @@
 """Regenerate data_samples/humob: a tiny HuMob-style city for the GIS Cup 2025 "test" task.
 
-60 users (uid 1..60) on a 200 x 200 grid over 75 days (0..74); each user alternates between home and a few
-places. Users 50..60 are the targets: in ``city_test_challengedata.csv.gz`` their days 60..74 are
-masked with x = y = 999, and ``reference_test.csv.gz`` holds their real rows. Two submissions in the
-challenge's format: ``weekly_repeat`` copies each target's trip of the same weekday one week earlier;
-``home_only`` stays home all day.
+60 users (uid 1..60) on a 200 x 200 grid over 75 days (0..74); each user alternates between home and
+a few places. Users 50..60 are the targets: in ``city_test_challengedata.csv.gz`` their days 60..74
+are masked with x = y = 999, and ``reference_test.csv.gz`` holds their real rows. Two submissions in
+the challenge's format: ``weekly_repeat`` copies each target's trip of the same weekday one week
+earlier; ``home_only`` stays home all day.
 
     python data_samples/make_humob_samples.py
 """
@@ -47,18 +47,25 @@ def main() -> None:
     masked.write_csv(HERE / "city_test_challengedata.csv.gz", compression="gzip")
     reference = data.filter(test)
     reference.write_csv(HERE / "reference_test.csv.gz", compression="gzip")
-    homes = data.filter(pl.col("t") == pl.col("t").min().over("uid", "d")).group_by("uid").agg(
-        pl.col("x").mode().first().alias("hx"), pl.col("y").mode().first().alias("hy")
+    homes = (
+        data.filter(pl.col("t") == pl.col("t").min().over("uid", "d"))
+        .group_by("uid")
+        .agg(pl.col("x").mode().first().alias("hx"), pl.col("y").mode().first().alias("hy"))
     )
     home_only = reference.join(homes, on="uid").select("uid", "d", "t", x="hx", y="hy")
     last_week = data.select("uid", (pl.col("d") + 7).alias("d"), "t", "x", "y")
     weekly = reference.select("uid", "d", "t").join(last_week, on=["uid", "d", "t"], how="left")
     weekly = weekly.join(homes, on="uid").select(
-        "uid", "d", "t", x=pl.col("x").fill_null(pl.col("hx")), y=pl.col("y").fill_null(pl.col("hy"))
+        "uid",
+        "d",
+        "t",
+        x=pl.col("x").fill_null(pl.col("hx")),
+        y=pl.col("y").fill_null(pl.col("hy")),
     )
     for name, frame in (("weekly_repeat", weekly), ("home_only", home_only)):
-        frame.sort("uid", "d", "t").write_csv(HERE / f"{name}.csv.gz", compression="gzip",
-                                               include_header=False)
+        frame.sort("uid", "d", "t").write_csv(
+            HERE / f"{name}.csv.gz", compression="gzip", include_header=False
+        )
 
 
 if __name__ == "__main__":

@@ -1,10 +1,10 @@
 """Regenerate data_samples/nextloc: two small synthetic cities, two models each (deterministic).
 
 Users walk between POIs whose popularity follows a Zipf law, with a strong habit of returning to a
-few personal favourites. The ``markov`` model ranks candidates by first-order transition counts learned
-on the first half of each trajectory (long form: sample_id, location, score, top 20); the ``popularity``
-model lists the 20 most visited POIs (list form: sample_id, locations). The truth is each test step's
-real next POI.
+few personal favourites. The ``markov`` model ranks candidates by first-order transition counts
+learned on the first half of each trajectory (long form: sample_id, location, score, top 20); the
+``popularity`` model lists the 20 most visited POIs (list form: sample_id, locations). The truth is
+each test step's real next POI.
 
     python data_samples/make_nextloc_samples.py
 """

@@ -1,4 +1,5 @@
-"""Errors a user can act on. Every message names the file, the column and the first offending key."""
+"""Errors a user can act on. Every message names the file, the column and the first offending
+key."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def shared_dir() -> Path:
-    """The team's shared folder (specs, golden data): $MOBEVAL_SHARED, else ../shared beside the repo."""
+    """The shared folder (specs, golden data): $MOBEVAL_SHARED, else ../shared beside the repo."""
     return Path(os.environ.get("MOBEVAL_SHARED", REPO_ROOT.parent / "shared"))
 
 

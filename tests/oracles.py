@@ -21,7 +21,7 @@ def sort_candidates(candidates, ties):
 
 
 def rank_range(candidates, target, ties):
-    """All equally likely 1-based ranks of the target (one rank except for 'average'); [] if absent."""
+    """Every equally likely 1-based rank of the target (one but for 'average'); [] if absent."""
     locations = [location for location, _ in candidates]
     if target not in locations:
         return []
@@ -38,7 +38,7 @@ def rank_range(candidates, target, ties):
 
 
 def metric_at_rank(name, rank):
-    """Value of metric ``name`` (acc@5, mrr, ndcg@10...) for one true item at ``rank`` (None = miss)."""
+    """Metric ``name`` (acc@5, mrr, ndcg@10...) of one true item at ``rank`` (None: a miss)."""
     base, _, cut = name.partition("@")
     k = int(cut) if cut else None
     if rank is None or (k is not None and rank > k):

@@ -21,9 +21,16 @@ SAMPLES = REPO_ROOT / "data_samples" / "nextloc"
 
 
 def write_job(path: Path, models: dict, out: str = "out", extra: str = "") -> Path:
-    lines = [f'out = "{out}"', extra, "[[tasks]]", 'type = "nextloc"', 'city = "tky"',
-             f'truth = "{SAMPLES / "tky" / "truth.parquet"}"', "k = [1, 5, 10]",
-             "[tasks.models]"]
+    lines = [
+        f'out = "{out}"',
+        extra,
+        "[[tasks]]",
+        'type = "nextloc"',
+        'city = "tky"',
+        f'truth = "{SAMPLES / "tky" / "truth.parquet"}"',
+        "k = [1, 5, 10]",
+        "[tasks.models]",
+    ]
     lines += [f'{name} = "{value}"' for name, value in models.items()]
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -49,9 +56,14 @@ def test_sample_job_runs_and_matches_the_api(tmp_path):
     job = load_job(REPO_ROOT / "jobs" / "nextloc_sample.toml", out=tmp_path / "out")
     results = run_job(job, log=lambda _: None)
     assert {(r.city, r.model) for r in results} == {
-        ("tky", "markov"), ("tky", "popularity"), ("nyc", "markov"), ("nyc", "popularity")}
-    direct = evaluate_nextloc(SAMPLES / "nyc" / "truth.parquet",
-                              SAMPLES / "nyc" / "markov.parquet", convention="libcity")
+        ("tky", "markov"),
+        ("tky", "popularity"),
+        ("nyc", "markov"),
+        ("nyc", "popularity"),
+    }
+    direct = evaluate_nextloc(
+        SAMPLES / "nyc" / "truth.parquet", SAMPLES / "nyc" / "markov.parquet", convention="libcity"
+    )
     written = pl.read_parquet(tmp_path / "out" / "summary" / "city=nyc" / "model=markov")
     assert written.equals(direct.summary)
     manifest = (tmp_path / "out" / "manifest.json").read_text()
@@ -102,18 +114,31 @@ def test_killed_job_resumes_to_identical_outputs(tmp_path):
     for index in range(4):
         offsets = (np.arange(n_candidates) * (index + 2)) % 97
         locations = (samples[:, None] % 97 + offsets[None, :] + index) % 97
-        frame = pl.DataFrame({
-            "sample_id": np.repeat(samples, n_candidates),
-            "location": locations.ravel(),
-            "score": -np.tile(np.arange(n_candidates, dtype=float), n_samples),
-        })
+        frame = pl.DataFrame(
+            {
+                "sample_id": np.repeat(samples, n_candidates),
+                "location": locations.ravel(),
+                "score": -np.tile(np.arange(n_candidates, dtype=float), n_samples),
+            }
+        )
         models[f"m{index}"] = big / f"m{index}.parquet"
         frame.write_parquet(models[f"m{index}"])
     job_path = tmp_path / "job.toml"
-    job_path.write_text("\n".join([
-        'out = "out"', "chunk_rows = 100000", "[[tasks]]", 'type = "nextloc"',
-        f'truth = "{big / "truth.parquet"}"', "k = [1, 5]", "[tasks.models]",
-        *[f'{name} = "{path}"' for name, path in models.items()]]) + "\n")
+    job_path.write_text(
+        "\n".join(
+            [
+                'out = "out"',
+                "chunk_rows = 100000",
+                "[[tasks]]",
+                'type = "nextloc"',
+                f'truth = "{big / "truth.parquet"}"',
+                "k = [1, 5]",
+                "[tasks.models]",
+                *[f'{name} = "{path}"' for name, path in models.items()],
+            ]
+        )
+        + "\n"
+    )
     command = [sys.executable, "-m", "pipeline.cli", "run", str(job_path), "--quiet"]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     out = tmp_path / "out"
@@ -143,8 +168,12 @@ def test_same_numbers_with_one_or_two_threads(tmp_path):
     for threads in ("1", "2"):
         environment = {**os.environ, "NUMBA_NUM_THREADS": threads}
         paths[threads] = (tmp_path / f"s{threads}.parquet", tmp_path / f"u{threads}.parquet")
-        subprocess.run([sys.executable, "-c", script, *map(str, paths[threads])], check=True,
-                       env=environment, cwd=REPO_ROOT)
+        subprocess.run(
+            [sys.executable, "-c", script, *map(str, paths[threads])],
+            check=True,
+            env=environment,
+            cwd=REPO_ROOT,
+        )
     for one, two in zip(paths["1"], paths["2"], strict=True):
         assert pl.read_parquet(one).equals(pl.read_parquet(two))
 
@@ -170,8 +199,10 @@ def test_csv_directory_and_glob_inputs_agree(tmp_path):
     [
         ('out = "o"\n', r"no \[\[tasks\]\]"),
         ('out = "o"\n[[tasks]]\ntype = "bleu"\n', "type 'bleu'"),
-        ('out = "o"\n[[tasks]]\ntype = "nextloc"\ntruth = "t"\nmodels = {a = "p"}\nkk = 1\n',
-         "unknown key 'kk'"),
+        (
+            'out = "o"\n[[tasks]]\ntype = "nextloc"\ntruth = "t"\nmodels = {a = "p"}\nkk = 1\n',
+            "unknown key 'kk'",
+        ),
         ("out = [\n", "not valid TOML"),
         ('[[tasks]]\ntype = "nextloc"\ntruth = "t"\nmodels = {a = "p"}\n', "no 'out'"),
     ],

@@ -1,4 +1,4 @@
-"""Property tests: the engine against the plain-Python oracle, and invariance to chunking and order."""
+"""Property tests: the engine against a plain-Python oracle; invariance to chunking and order."""
 
 import math
 
@@ -16,7 +16,8 @@ KS = [1, 2, 5]
 
 @st.composite
 def datasets(draw):
-    """Samples with unique candidate locations, small integer scores (many ties), target maybe absent."""
+    """Samples with unique candidate locations, small integer scores (many ties), target maybe not
+    in the list."""
     n_samples = draw(st.integers(1, 12))
     rows, truth = [], []
     for sample in range(n_samples):

@@ -26,8 +26,9 @@ def assert_matches_expected(result, name, skipped=()):
     per_uid = result.tables["per_unit"].sort("uid")
     per_day = result.tables["per_day"].sort("uid", "d")
     assert per_uid["uid"].to_list() == expected["uid"].to_list()
-    assert per_day.select("uid", "d", "n_steps").rows() == by_day.select("uid", "d",
-                                                                          "n_steps").rows()
+    assert (
+        per_day.select("uid", "d", "n_steps").rows() == by_day.select("uid", "d", "n_steps").rows()
+    )
     for metric in ("geobleu", "dtw"):
         np.testing.assert_allclose(per_uid[metric], expected[metric], rtol=RTOL, atol=0)
         np.testing.assert_allclose(per_day[metric], by_day[metric], rtol=RTOL, atol=0)
@@ -40,8 +41,10 @@ def test_golden_through_the_engine(case, chunk_rows):
     name = case["name"]
     skipped = case.get("error_uids", {})
     result = evaluate_trajectory(
-        folder(name) / "reference.parquet", folder(name) / "generated.parquet",
-        chunk_rows=chunk_rows, on_mismatch="skip" if skipped else "error",
+        folder(name) / "reference.parquet",
+        folder(name) / "generated.parquet",
+        chunk_rows=chunk_rows,
+        on_mismatch="skip" if skipped else "error",
     )
     assert_matches_expected(result, name, skipped)
     if "bulk_geobleu" in case and not skipped:
@@ -52,8 +55,11 @@ def test_golden_through_the_engine(case, chunk_rows):
 def test_mismatched_uids_are_all_listed_with_their_count():
     case = next(c for c in CASES if c.get("error_uids"))
     with pytest.raises(InputError) as info:
-        evaluate_trajectory(folder(case["name"]) / "reference.parquet",
-                            folder(case["name"]) / "generated.parquet", chunk_rows=50)
+        evaluate_trajectory(
+            folder(case["name"]) / "reference.parquet",
+            folder(case["name"]) / "generated.parquet",
+            chunk_rows=50,
+        )
     message = str(info.value)
     assert f"{len(case['error_uids'])} uid(s)" in message
     for uid in case["error_uids"]:
@@ -66,8 +72,9 @@ def test_csv_gz_with_and_without_header_equal_parquet(tmp_path):
     generated = pl.read_parquet(folder(name) / "generated.parquet")
     reference.write_csv(tmp_path / "reference.csv.gz", compression="gzip")
     generated.write_csv(tmp_path / "generated.csv.gz", compression="gzip", include_header=False)
-    from_csv = evaluate_trajectory(tmp_path / "reference.csv.gz", tmp_path / "generated.csv.gz",
-                                   chunk_rows=5000)
+    from_csv = evaluate_trajectory(
+        tmp_path / "reference.csv.gz", tmp_path / "generated.csv.gz", chunk_rows=5000
+    )
     assert_matches_expected(from_csv, name)
 
 
@@ -75,7 +82,8 @@ def test_out_of_grid_rows_are_counted_then_scored_on_request():
     reference = pl.read_parquet(folder("random_realistic") / "reference.parquet")
     generated = pl.read_parquet(folder("random_realistic") / "generated.parquet")
     masked = generated.with_columns(
-        pl.when(pl.col("uid") == 1003).then(999).otherwise(pl.col("x")).alias("x"))
+        pl.when(pl.col("uid") == 1003).then(999).otherwise(pl.col("x")).alias("x")
+    )
     n_masked = generated.filter(pl.col("uid") == 1003).height
     with pytest.raises(InputError, match=f"{n_masked} row"):
         evaluate_trajectory(reference, masked, chunk_rows=3000)
@@ -105,10 +113,22 @@ def test_bad_generated_input(tmp_path, mutate, message):
 
 def test_cli_writes_every_section(tmp_path, capsys):
     out = tmp_path / "out"
-    code = main(["trajectory", "--reference", str(folder("readme_bulk_example") /
-                                                  "reference.parquet"),
-                 "--generated", str(folder("readme_bulk_example") / "generated.parquet"),
-                 "--city", "X", "--model", "m", "--out", str(out), "--quiet"])
+    code = main(
+        [
+            "trajectory",
+            "--reference",
+            str(folder("readme_bulk_example") / "reference.parquet"),
+            "--generated",
+            str(folder("readme_bulk_example") / "generated.parquet"),
+            "--city",
+            "X",
+            "--model",
+            "m",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
     assert code == 0
     for section in ("summary", "per_unit", "per_day"):
         assert (out / section / "city=X" / "model=m").is_dir()
@@ -121,23 +141,46 @@ def test_cli_writes_every_section(tmp_path, capsys):
 
 def test_cli_rejects_a_mismatch_with_no_output(tmp_path, capsys):
     out = tmp_path / "out"
-    code = main(["trajectory", "--reference", str(folder("mismatched_steps") /
-                                                  "reference.parquet"),
-                 "--generated", str(folder("mismatched_steps") / "generated.parquet"),
-                 "--out", str(out), "--quiet"])
+    code = main(
+        [
+            "trajectory",
+            "--reference",
+            str(folder("mismatched_steps") / "reference.parquet"),
+            "--generated",
+            str(folder("mismatched_steps") / "generated.parquet"),
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
     assert code == 2
     assert "uid 11001" in capsys.readouterr().err
     assert not (out / "summary").exists()
 
 
 def test_sample_trajectory_job_and_validator(tmp_path, capsys):
-    code = main(["run", str(REPO_ROOT / "jobs" / "trajectory_sample.toml"), "--out",
-                 str(tmp_path / "out"), "--quiet"])
+    code = main(
+        [
+            "run",
+            str(REPO_ROOT / "jobs" / "trajectory_sample.toml"),
+            "--out",
+            str(tmp_path / "out"),
+            "--quiet",
+        ]
+    )
     assert code == 0
     assert (tmp_path / "out" / "per_day" / "city=test" / "model=weekly_repeat").is_dir()
     samples = REPO_ROOT / "data_samples" / "humob"
-    code = main(["validate", "--task", "2025:test", "--dataset",
-                 str(samples / "city_test_challengedata.csv.gz"), "--submission",
-                 str(samples / "weekly_repeat.csv.gz")])
+    code = main(
+        [
+            "validate",
+            "--task",
+            "2025:test",
+            "--dataset",
+            str(samples / "city_test_challengedata.csv.gz"),
+            "--submission",
+            str(samples / "weekly_repeat.csv.gz"),
+        ]
+    )
     assert code == 0
     assert "Validation finished without errors!" in capsys.readouterr().out

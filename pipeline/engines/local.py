@@ -1,8 +1,8 @@
 """The local engine: stream both inputs in chunks of whole units through a task's partition scorer.
 
-Sorted inputs stream directly (memory: one chunk). If either input turns out not to be sorted by the key,
-everything computed so far is thrown away and both inputs are spread over hash buckets in a temporary
-directory first (memory: one bucket, about ``chunk_rows`` rows).
+Sorted inputs stream directly (memory: one chunk). If either input turns out not to be sorted by the
+key, everything computed so far is thrown away and both inputs are spread over hash buckets in a
+temporary directory first (memory: one bucket, about ``chunk_rows`` rows).
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import polars as pl
 from pipeline.errors import InputError
 from pipeline.io.chunking import (
     NotSorted,
-    format_key,
     SortedLookup,
     SortedUnitChunks,
     bucket_count,
+    format_key,
     key_at,
     key_order,
     write_buckets,
@@ -46,10 +46,11 @@ def stream_pairs(
 ):
     """Yield (prediction chunk, truth rows) pairs covering every unit exactly once.
 
-    ``plan`` names the columns to read (``pred_columns``, ``truth_columns``) and the expressions that
-    normalise them (``pred_select``, ``truth_select``). With ``unique_truth`` the truth holds one row
-    per unit. Tries sorted streaming; on :class:`NotSorted` restarts with hash buckets: the generator
-    then yields the string ``"restart"`` once, and the consumer must forget what it has seen.
+    ``plan`` names the columns to read (``pred_columns``, ``truth_columns``) and the expressions
+    that normalise them (``pred_select``, ``truth_select``). With ``unique_truth`` the truth holds
+    one row per unit. Tries sorted streaming; on :class:`NotSorted` restarts with hash buckets: the
+    generator then yields the string ``"restart"`` once, and the consumer must forget what it has
+    seen.
     """
     try:
         yield from _sorted_pairs(
@@ -76,7 +77,8 @@ def _check_sorted(batches, key: list[str]) -> None:
 
 def _sorted_pairs(truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth):
     batch_rows = max(1, min(chunk_rows, 1_000_000))
-    # A sample whose truth row has not been seen is only known to be unmatched if the truth is sorted;
+    # A sample whose truth row has not been seen is only known to be unmatched if the truth is
+    # sorted;
     # the truth is small (one row per sample), so check it first, key columns only.
     _check_sorted(truth_source.iter_batches(key, max(batch_rows, 100_000)), key)
     predictions = _canonical(

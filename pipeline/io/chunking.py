@@ -1,12 +1,12 @@
-"""Key-aligned chunking: cut streams of rows into chunks that keep every unit (sample, user, uid) whole.
+"""Key-aligned chunking: cut row streams into chunks that keep every unit (sample, user, uid) whole.
 
 Two ways, chosen by the engine:
 
-* **sorted streaming**: when the rows arrive sorted by the key (the usual case for files written by a
-  model's evaluation loop), chunks are cut at unit boundaries on the fly; memory holds one chunk.
+* **sorted streaming**: when the rows arrive sorted by the key (the usual case for files written by
+  a model's evaluation loop), chunks are cut at unit boundaries on the fly; memory holds one chunk.
   If a row is found out of order, :class:`NotSorted` is raised and the engine switches to buckets.
-* **hash buckets**: rows are spread over B temporary Parquet files by a hash of the key; every unit lands
-  whole in one bucket, and each bucket (about input / B rows) is sorted in memory.
+* **hash buckets**: rows are spread over B temporary Parquet files by a hash of the key; every unit
+  lands whole in one bucket, and each bucket (about input / B rows) is sorted in memory.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class NotSorted(Exception):
 
 
 def key_order(frame: pl.DataFrame, key: list[str]) -> pl.Series:
-    """Per row: -1, 0 or 1 as its key is below, equal to or above the previous row's (lexicographic).
+    """Per row: -1, 0 or 1 as its key is below, equal to or above the previous row's (in order).
 
     The first row gets 1. Integer keys take a NumPy fast path; other types a Polars expression.
     """
@@ -82,7 +82,7 @@ def unit_starts(frame: pl.DataFrame, key: list[str]) -> pl.Series:
 
 
 class SortedUnitChunks:
-    """Iterate a key-sorted batch stream as chunks of whole units of at least ``chunk_rows`` rows."""
+    """Iterate a key-sorted batch stream as chunks of whole units, ``chunk_rows`` rows or more."""
 
     def __init__(self, batches: Iterator[pl.DataFrame], key: list[str], chunk_rows: int) -> None:
         self.batches = batches
@@ -192,7 +192,7 @@ def bucket_count(rows: int, chunk_rows: int) -> int:
 def write_buckets(
     batches: Iterator[pl.DataFrame], key: list[str], n_buckets: int, directory: Path
 ) -> list[Path]:
-    """Spread rows over ``n_buckets`` Parquet files by a hash of the key; return the files written."""
+    """Spread rows over ``n_buckets`` Parquet files by a hash of the key; return their paths."""
     directory.mkdir(parents=True, exist_ok=True)
     writers: dict[int, pq.ParquetWriter] = {}
     paths: dict[int, Path] = {}

@@ -1,5 +1,6 @@
-"""Input sources: a Parquet file, a directory or glob of Parquet files, a CSV file (optionally .gz), or an
-in-memory Polars DataFrame. A source streams record batches with bounded memory; it never knows a metric.
+"""Input sources: a Parquet file, a directory or glob of Parquet files, a CSV file (optionally .gz),
+or an in-memory Polars DataFrame. A source streams record batches with bounded memory; it never
+knows a metric.
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ class Source:
         return sum(max(1, os.path.getsize(path) // 16) for path in self.files)
 
     def iter_batches(self, columns: list[str], batch_rows: int) -> Iterator[pl.DataFrame]:
-        """Yield DataFrames of at most about ``batch_rows`` rows holding ``columns``, file by file."""
+        """Yield DataFrames of about ``batch_rows`` rows holding ``columns``, file by file."""
         for path in self.files:
             try:
                 if self.format == "parquet":

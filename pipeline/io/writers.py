@@ -6,9 +6,10 @@ Layout under OUT::
     OUT/per_unit/city=<c>/model=<m>/part-00000.parquet  one row per unit (sample, uid, user)
     OUT/manifest.json                                   job, versions, input fingerprints, timings
 
-A (city, model) result is first written under ``OUT/.staging/``, then each section directory is moved into
-place with ``os.replace`` (the summary last), and the manifest, itself replaced atomically, records it
-as complete. A killed job leaves at most a staging directory, which a resumed job deletes and redoes.
+A (city, model) result is first written under ``OUT/.staging/``, then each section directory is
+moved into place with ``os.replace`` (the summary last), and the manifest, itself replaced
+atomically, records it as complete. A killed job leaves at most a staging directory, which a resumed
+job deletes and redoes.
 """
 
 from __future__ import annotations

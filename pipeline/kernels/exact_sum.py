@@ -1,9 +1,10 @@
 """Exactly rounded running sums (Shewchuk's algorithm, as in Python's ``math.fsum``).
 
-A summary folded chunk by chunk must not depend on the chunk size or the thread count. Floating-point
-addition is not associative, so we keep, per metric column, a short list of non-overlapping partials
-whose exact sum equals the exact sum of every value added so far; the final value is that exact sum
-rounded once. Any split of the data into chunks, in any order, gives the same bits.
+A summary folded chunk by chunk must not depend on the chunk size or the thread count.
+Floating-point addition is not associative, so we keep, per metric column, a short list of
+non-overlapping partials whose exact sum equals the exact sum of every value added so far; the final
+value is that exact sum rounded once. Any split of the data into chunks, in any order, gives the
+same bits.
 
 Reference: J. R. Shewchuk, "Adaptive Precision Floating-Point Arithmetic and Fast Robust Geometric
 Predicates", Discrete & Computational Geometry 18 (1997); CPython ``Modules/mathmodule.c`` (msum).

@@ -8,7 +8,8 @@ from numba import njit
 
 @njit(cache=True)
 def key_order(keys):
-    """Per row of ``keys`` (n_rows x n_columns int64): 1, 0 or -1 as the row's key is above, equal to
+    """Per row of ``keys`` (n_rows x n_columns int64): 1, 0 or -1 as the row's key is above, equal
+    to
     or below the previous row's, compared lexicographically; the first row gets 1."""
     n_rows, n_columns = keys.shape
     order = np.ones(n_rows, dtype=np.int8)

@@ -1,20 +1,20 @@
 """Rank of the true location inside each sample's candidate list, without sorting the list.
 
 Candidates are ordered by a preference value, higher first (the score, or minus the rank when only a
-rank column is given). The rank of the target is ``1 + #{c : v_c > v_t}`` plus the candidates tied with it
-that a tie policy puts first. One pass over each list, O(L) per sample; samples in parallel.
+rank column is given). The rank of the target is ``1 + #{c : v_c > v_t}`` plus the candidates tied
+with it that a tie policy puts first. One pass over each list, O(L) per sample; samples in parallel.
 
 Tie policies (the codes are data shared with ``pipeline.metrics.nextloc``):
 
 * ``ID_ASC``       ties broken by lower location id first (mobeval's deterministic default);
-* ``ID_ASC_STR``   ties broken by the location id compared as a decimal string, ascending ("10" before
-                   "9"): ir_measures' RR@k provider;
+* ``ID_ASC_STR``   ties broken by the location id compared as a decimal string, ascending ("10"
+                   before "9"): ir_measures' RR@k provider;
 * ``ID_DESC_STR``  the same, descending: trec_eval's ``qsort`` on docno, so "9" comes before "10";
 * ``INPUT``        ties keep the input order (ranx on short lists, any code that sorts stably);
 * ``OPTIMISTIC``   the target comes first among its ties (rank = 1 + #greater);
 * ``PESSIMISTIC``  the target comes last among its ties (rank = #greater + #equal);
-* ``AVERAGE``      every order of the ties is equally likely: the metrics are averaged over the ranks
-                   from optimistic to pessimistic (McSherry & Najork, ECIR 2008).
+* ``AVERAGE``      every order of the ties is equally likely: the metrics are averaged over the
+                   ranks from optimistic to pessimistic (McSherry & Najork, ECIR 2008).
 
 The kernel returns the rank bounds (lo, hi): lo == hi for every policy except ``AVERAGE``.
 A sample whose list does not hold the target gets lo = hi = +inf (a miss).
@@ -71,7 +71,8 @@ def string_order(a, b):
 def target_rank_bounds(offsets, locations, preference, targets, tie_policy):
     """Rank bounds of ``targets[u]`` within ``locations[offsets[u]:offsets[u+1]]`` for every unit u.
 
-    ``preference`` is higher-is-better (score, or -rank). Returns (lo, hi) float64 arrays; +inf = miss.
+    ``preference`` is higher-is-better (score, or -rank). Returns (lo, hi) float64 arrays, +inf for
+    a miss.
     """
     n_units = offsets.shape[0] - 1
     lo = np.full(n_units, np.inf)
@@ -106,10 +107,9 @@ def target_rank_bounds(offsets, locations, preference, targets, tie_policy):
                 elif tie_policy == ID_ASC_STR:
                     if string_order(locations[i], target) < 0:
                         tied_before += 1
-                elif tie_policy == INPUT:
-                    if i < position:
-                        tied_before += 1
-        if tie_policy == OPTIMISTIC or tie_policy == AVERAGE:
+                elif tie_policy == INPUT and i < position:
+                    tied_before += 1
+        if tie_policy in (OPTIMISTIC, AVERAGE):
             lo[u] = greater + 1.0
         elif tie_policy == PESSIMISTIC:
             lo[u] = greater + tied + 1.0

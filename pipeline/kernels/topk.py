@@ -11,9 +11,9 @@ With one relevant item at rank r (r = +inf when it is missing from the list):
 * ndcg@k                                = 1 / log2(r + 1) if r <= k else 0  (IDCG = 1)
 * ndcg (no cutoff)                      = 1 / log2(r + 1)
 
-When a tie policy yields a range of equally likely ranks lo..hi, each value is the mean over that range.
-References: LibCity ``TrajLocPredEvaluator`` / ``eval_funcs``; trec_eval ``P``, ``recip_rank``,
-``map_cut``, ``ndcg_cut``, ``success``; Järvelin & Kekäläinen, TOIS 2002 (nDCG).
+When a tie policy yields a range of equally likely ranks lo..hi, each value is the mean over that
+range. References: LibCity ``TrajLocPredEvaluator`` / ``eval_funcs``; trec_eval ``P``,
+``recip_rank``, ``map_cut``, ``ndcg_cut``, ``success``; Järvelin & Kekäläinen, TOIS 2002 (nDCG).
 """
 
 from __future__ import annotations
@@ -37,20 +37,20 @@ NO_CUTOFF = 0
 def _value_at_rank(metric, k, rank):
     if k != NO_CUTOFF and rank > k:
         return 0.0
-    if metric == ACC or metric == RECALL:
+    if metric in (ACC, RECALL):
         return 1.0
     if metric == PRECISION:
         return 1.0 / k
     if metric == F1:
         return 2.0 / (k + 1.0)
-    if metric == MRR or metric == MAP:
+    if metric in (MRR, MAP):
         return 1.0 / rank
     return 1.0 / math.log2(rank + 1.0)
 
 
 @njit(parallel=True, cache=True)
 def single_target_metrics(rank_lo, rank_hi, metrics, cutoffs):
-    """values[u, j] = metric ``metrics[j]`` at cutoff ``cutoffs[j]`` for unit u (NO_CUTOFF = none)."""
+    """values[u, j] = metric ``metrics[j]`` at cutoff ``cutoffs[j]`` (NO_CUTOFF: none) of unit u."""
     n_units = rank_lo.shape[0]
     n_columns = metrics.shape[0]
     values = np.zeros((n_units, n_columns))

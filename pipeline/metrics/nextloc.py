@@ -1,7 +1,8 @@
 """Next-location metrics: names, options and convention presets (conventions are data).
 
-A metric name is lowercase ``name@5`` (one cutoff), ``name@k`` (every requested k) or a bare ``mrr``,
-``map``, ``ndcg`` (no cutoff). ``DEFAULT_METRICS`` gives every top-K metric at every k plus ``mrr``.
+A metric name is lowercase ``name@5`` (one cutoff), ``name@k`` (every requested k) or a bare
+``mrr``, ``map``, ``ndcg`` (no cutoff). ``DEFAULT_METRICS``: every top-K metric at every k, and
+``mrr``.
 
 Where reference systems disagree, the difference is an option of :class:`NextlocConvention`, and a
 preset is a named bundle of options (see ``../shared/specs/ranking_conventions.md``):
@@ -16,8 +17,9 @@ preset          ties               f1          samples w/o preds   k > #candidat
 ==============  =================  ==========  ==================  ==========================
 
 (*) LibCity takes the top K with ``torch.topk``, whose order among tied scores is implementation
-defined; on tie-free scores every tie policy gives LibCity's numbers. ``id_asc`` is our deterministic
-stand-in, and the per-sample rank always lies between the optimistic and pessimistic bounds.
+defined; on tie-free scores every tie policy gives LibCity's numbers. ``id_asc`` is our
+deterministic stand-in, and the per-sample rank always lies between the optimistic and pessimistic
+bounds.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ class NextlocConvention:
         ties: how candidates with the same score are ordered (see ``pipeline.kernels.ranks``).
         f1: ``"aggregate"``: F1@k = 2 P R / (P + R) of the averaged precision and recall (LibCity);
             ``"mean"``: the mean of per-sample F1 (ranx). Equal up to rounding with one true item.
-        missing: samples in the truth without predictions: ``"miss"`` counts them with every metric 0
+        missing: samples in the truth without predictions: ``"miss"`` counts them, every metric 0
             (LibCity, ranx); ``"skip"`` leaves them out of the averages (trec_eval averages over
             queries present in both run and qrels). Their number is reported either way.
         k_beyond_list: ``"allow"`` or ``"error"`` when k exceeds a sample's number of candidates
@@ -115,7 +117,7 @@ class MetricColumns:
 
 
 def expand_metrics(metrics: list[str] | tuple[str, ...] | None, k: list[int] | tuple[int, ...]):
-    """Expand metric names into columns: ``ndcg@k`` gives ``ndcg@1, ndcg@5, ...`` for every requested k,
+    """Expand metric names into columns: ``ndcg@k`` gives ``ndcg@1, ndcg@5, ...`` for every k,
     ``ndcg@20`` is taken as written, a bare ``mrr`` / ``map`` / ``ndcg`` has no cutoff."""
     ks = _check_cutoffs(k)
     columns: dict[str, tuple[int, int]] = {}
