@@ -90,16 +90,14 @@ class SortedUnitChunks:
         self.chunk_rows = chunk_rows
         self.last_key: tuple | None = None
 
-    def _checked(self, frame: pl.DataFrame) -> pl.DataFrame:
-        if frame.height == 0:
-            return frame
-        if self.last_key is not None:
-            first = key_at(frame, self.key, 0)
-            if first < self.last_key:
-                raise NotSorted
-        if (key_order(frame, self.key) < 0).any():
+    def _order(self, frame: pl.DataFrame) -> pl.Series:
+        """The key order of ``frame``'s rows (see :func:`key_order`); NotSorted if any decreases."""
+        if self.last_key is not None and key_at(frame, self.key, 0) < self.last_key:
             raise NotSorted
-        return frame
+        order = key_order(frame, self.key)
+        if (order < 0).any():
+            raise NotSorted
+        return order
 
     def __iter__(self) -> Iterator[pl.DataFrame]:
         pending: list[pl.DataFrame] = []
@@ -109,8 +107,8 @@ class SortedUnitChunks:
             rows += batch.height
             if rows < self.chunk_rows:
                 continue
-            frame = self._checked(pl.concat(pending, rechunk=False))
-            starts = unit_starts(frame, self.key)
+            frame = pl.concat(pending, rechunk=False)
+            starts = (self._order(frame) != 0).arg_true()
             cut = int(starts[-1]) if len(starts) else 0
             if cut == 0:
                 pending, rows = [frame], frame.height  # one unit larger than a chunk: keep reading
@@ -119,10 +117,10 @@ class SortedUnitChunks:
             carry = frame.slice(cut)
             pending, rows = [carry], carry.height
             yield frame.slice(0, cut)
-        if pending:
-            frame = self._checked(pl.concat(pending, rechunk=False))
-            if frame.height:
-                yield frame
+        frame = pl.concat(pending, rechunk=False) if pending else pl.DataFrame()
+        if frame.height:
+            self._order(frame)
+            yield frame
 
 
 class SortedLookup:
