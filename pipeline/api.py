@@ -1,7 +1,7 @@
 """The Python API (what a notebook uses); the CLI is a thin shell over it.
 
 >>> from pipeline.api import evaluate_nextloc
->>> result = evaluate_nextloc("truth.parquet", "deepmove.parquet", k=[1, 5, 10], convention="libcity")
+>>> result = evaluate_nextloc("truth.parquet", "deepmove.parquet", k=[1, 5], convention="libcity")
 >>> result.summary                      # Polars DataFrame: metric, value, n
 >>> result.per_unit                     # one row per sample (when not written to ``out``)
 """
@@ -11,8 +11,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import platform
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,11 +23,22 @@ import polars as pl
 from pipeline import __version__
 from pipeline.engines.local import DEFAULT_CHUNK_ROWS, stream_pairs
 from pipeline.errors import ConfigError, InputError
-from pipeline.io.sources import Source, as_source
+from pipeline.io.sources import Source, as_source, fingerprint
 from pipeline.io.writers import StagedResult, write_json_atomic
-from pipeline.progress import Progress
+from pipeline.metrics.recs import DEFAULT_METRICS as DEFAULT_RECS_METRICS
+from pipeline.metrics.recs import parse_recs_metrics, resolve_convention
 from pipeline.metrics.trajectory import resolve as resolve_trajectory_convention
+from pipeline.progress import Progress
+from pipeline.tasks.logits import (
+    TARGETS_COLUMN,
+    LogitsAccumulator,
+    is_targets_column,
+    iter_logits,
+    parse_logits_metrics,
+    rows_per_chunk,
+)
 from pipeline.tasks.nextloc import NextlocScorer, NextlocSpec, plan_inputs
+from pipeline.tasks.recs import RecsPlan, RecsScorer, rec_columns
 from pipeline.tasks.trajectory import COLUMNS as TRAJECTORY_COLUMNS
 from pipeline.tasks.trajectory import METRICS as TRAJECTORY_METRICS
 from pipeline.tasks.trajectory import TrajectoryPlan, TrajectoryScorer
@@ -79,13 +92,78 @@ class _InMemory:
 
 
 def default_model_name(source) -> str:
-    """The predictions' file (or directory) name without suffixes: ``deepmove.parquet`` -> deepmove."""
-    if isinstance(source, Source):
-        name = Path(source.label.rstrip("/")).name
-        for suffix in (".gz", ".parquet", ".pq", ".csv", ".txt"):
+    """The predictions' file (or directory) name without suffixes: ``deepmove.parquet`` ->
+    deepmove."""
+    if isinstance(source, Source | str | os.PathLike):
+        name = Path(str(getattr(source, "label", source)).rstrip("/")).name
+        for suffix in (".gz", ".parquet", ".pq", ".csv", ".txt", ".npy"):
             name = name.removesuffix(suffix)
         return name.replace("*", "all") or "model"
     return "model"
+
+
+class _Run:
+    """One (city, model) result in the making: its sink (staged under ``out`` and committed, or kept
+    in memory), its progress line and its clock. As a context manager it discards every part
+    written when the body raises."""
+
+    def __init__(self, out, city: str | None, model: str, total_rows, progress) -> None:
+        self.out = None if out is None else Path(out)
+        self.city = city or DEFAULT_CITY
+        self.model = model
+        self.started = time.perf_counter()
+        self.sink = self._new_sink()
+        self.meter = Progress(f"{self.city}/{model}", total_rows, enabled=progress)
+
+    def _new_sink(self) -> StagedResult | _InMemory:
+        if self.out is None:
+            return _InMemory()
+        return StagedResult(self.out, self.city, self.model)
+
+    def restart(self) -> None:
+        """Forget every part written so far (the engine starts over)."""
+        self.sink.discard()
+        self.sink = self._new_sink()
+
+    def add(self, parts: dict[str, pl.DataFrame] | None) -> None:
+        for section, frame in (parts or {}).items():
+            self.sink.add_part(section, frame)
+
+    def finish(self, summary: pl.DataFrame, inputs: dict[str, list]) -> Evaluation:
+        """Commit (summary last) or collect every section; the result."""
+        if self.out is not None:
+            self.sink.add_part("summary", summary)
+            outputs, tables = self.sink.commit(), {}
+        else:
+            outputs, tables = {}, self.sink.tables()
+        return Evaluation(
+            city=self.city,
+            model=self.model,
+            summary=summary,
+            tables=tables,
+            outputs=outputs,
+            inputs=inputs,
+            seconds=time.perf_counter() - self.started,
+        )
+
+    def __enter__(self) -> _Run:
+        return self
+
+    def __exit__(self, kind, error, traceback) -> None:
+        if kind is not None:
+            self.sink.discard()
+        self.meter.close()
+
+
+def _require_columns(source, columns) -> dict[str, pl.DataType]:
+    """The source's schema, after checking that it has every one of ``columns``."""
+    schema = source.schema()
+    missing = [c for c in columns if c not in schema]
+    if missing:
+        raise InputError(
+            f"missing column; columns present: {list(schema)}", path=source.label, column=missing[0]
+        )
+    return schema
 
 
 def _evaluate(
@@ -107,13 +185,8 @@ def _evaluate(
     ``make_scorer()`` returns an object with ``score(chunk, truth) -> {section: frame} | None`` and
     ``summary() -> frame``. If the inputs turn out not to be sorted, a new scorer starts over.
     """
-    city = city or DEFAULT_CITY
     model = model or default_model_name(pred_source)
-    started = time.perf_counter()
-    new_sink = (lambda: StagedResult(Path(out), city, model)) if out is not None else _InMemory
-    sink = new_sink()
-    meter = Progress(f"{city}/{model}", pred_source.row_count_estimate(), enabled=progress)
-    try:
+    with _Run(out, city, model, pred_source.row_count_estimate(), progress) as run:
         scorer = make_scorer()
         rows = {"truth": 0, "predictions": 0}
         for item in stream_pairs(
@@ -122,41 +195,22 @@ def _evaluate(
             plan,
             key,
             chunk_rows=chunk_rows,
-            progress=meter,
+            progress=run.meter,
             unique_truth=unique_truth,
         ):
             if isinstance(item, str):  # not sorted: start again over hash buckets
-                sink.discard()
-                sink, scorer, rows = new_sink(), make_scorer(), {"truth": 0, "predictions": 0}
+                run.restart()
+                scorer, rows = make_scorer(), {"truth": 0, "predictions": 0}
                 continue
             chunk, truth_rows = item
             rows["predictions"] += chunk.height
             rows["truth"] += truth_rows.height
-            for section, frame in (scorer.score(chunk, truth_rows) or {}).items():
-                sink.add_part(section, frame)
+            run.add(scorer.score(chunk, truth_rows))
         for side, source in (("truth", truth_source), ("predictions", pred_source)):
             if rows[side] == 0:
                 raise InputError("holds no rows: nothing to evaluate", path=source.label)
-        summary = scorer.summary()
-        if out is not None:
-            sink.add_part("summary", summary)
-            outputs, tables = sink.commit(), {}
-        else:
-            outputs, tables = {}, sink.tables()
-    except BaseException:
-        sink.discard()
-        raise
-    finally:
-        meter.close()
-    return Evaluation(
-        city=city,
-        model=model,
-        summary=summary,
-        tables=tables,
-        outputs=outputs,
-        inputs={"truth": truth_source.fingerprint(), "predictions": pred_source.fingerprint()},
-        seconds=time.perf_counter() - started,
-    )
+        inputs = {"truth": truth_source.fingerprint(), "predictions": pred_source.fingerprint()}
+        return run.finish(scorer.summary(), inputs)
 
 
 def evaluate_nextloc(
@@ -179,8 +233,8 @@ def evaluate_nextloc(
 ) -> Evaluation:
     """Score next-location predictions against the true next locations.
 
-    ``truth`` and ``predictions`` are paths (Parquet file, directory or glob; CSV) or Polars DataFrames.
-    With ``out`` the per-sample table and the summary are written under ``out`` (see
+    ``truth`` and ``predictions`` are paths (Parquet file, directory or glob; CSV) or Polars
+    DataFrames. With ``out`` the per-sample table and the summary are written under ``out`` (see
     :mod:`pipeline.io.writers`); without it both come back in memory.
     Options are documented in :class:`pipeline.tasks.nextloc.NextlocSpec` and
     :class:`pipeline.metrics.nextloc.NextlocConvention`.
@@ -230,12 +284,13 @@ def evaluate_trajectory(
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     progress: bool | None = None,
 ) -> Evaluation:
-    """GEO-BLEU and DTW per uid and day of generated trajectories (uid, d, t, x, y), city = mean over
-    uids, exactly as yahoojapan/geobleu computes them (see :mod:`pipeline.tasks.trajectory`).
+    """GEO-BLEU and DTW per uid and day of generated trajectories (uid, d, t, x, y), city = mean
+    over uids, exactly as yahoojapan/geobleu computes them (see :mod:`pipeline.tasks.trajectory`).
 
-    ``reference`` and ``generated`` are paths (Parquet, CSV or the challenge's CSV.gz with or without
-    header) or Polars DataFrames; rows are paired by (uid, d, t) in any order. Sections: ``per_unit``
-    (uid, geobleu, dtw, n_days, n_steps), ``per_day`` (uid, d, n_steps, geobleu, dtw), ``summary``.
+    ``reference`` and ``generated`` are paths (Parquet, CSV or the challenge's CSV.gz with or
+    without header) or Polars DataFrames; rows are paired by (uid, d, t) in any order. Sections:
+    ``per_unit`` (uid, geobleu, dtw, n_days, n_steps), ``per_day`` (uid, d, n_steps, geobleu, dtw),
+    ``summary``.
     ``matching="optimal"`` swaps the reference's greedy n-gram matching for an optimal one.
     """
     base = resolve_trajectory_convention(convention)
@@ -252,14 +307,7 @@ def evaluate_trajectory(
     reference_source = as_source(reference, names=TRAJECTORY_COLUMNS)
     generated_source = as_source(generated, names=TRAJECTORY_COLUMNS)
     for source in (reference_source, generated_source):
-        schema = source.schema()
-        missing = [c for c in TRAJECTORY_COLUMNS if c not in schema]
-        if missing:
-            raise InputError(
-                f"missing column; columns present: {list(schema)}",
-                path=source.label,
-                column=missing[0],
-            )
+        _require_columns(source, TRAJECTORY_COLUMNS)
 
     def make_scorer():
         return TrajectoryScorer(
@@ -286,6 +334,111 @@ def evaluate_trajectory(
     )
 
 
+def evaluate_recs(
+    ratings,
+    recs,
+    *,
+    metrics: str | Sequence[str] = DEFAULT_RECS_METRICS,
+    cutoffs: Sequence[int] | None = (1, 5, 10),
+    convention: str = "clayrs",
+    key: str = "user_id",
+    out: str | Path | None = None,
+    city: str | None = None,
+    model: str | None = None,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    progress: bool | None = None,
+    **options,
+) -> Evaluation:
+    """Score ranked recommendation lists against rated ground truth, user by user, as the
+    ``convention``'s reference system does (see :mod:`pipeline.metrics.recs`).
+
+    ``ratings``: ``user_id`` (the ``key`` column), ``item_id``, ``rating``, several rows per user.
+    ``recs``: ``user_id``, ``item_id`` and, as the convention needs them, ``rank`` / ``score``.
+    Paths (Parquet file, directory or glob; CSV) or Polars DataFrames. Under ``"clayrs"`` and
+    ``"relison"`` a user's list is its rows in file order, which streaming keeps. ``metrics``
+    without ``@k`` expand over ``cutoffs``. ``**options``: fields of
+    :class:`pipeline.metrics.recs.RecsConvention` overriding the preset (``relevant_threshold=4``,
+    ``averaging="micro"``...). Sections: ``per_unit`` (the key, one column per metric), ``summary``
+    (the system values, then ``users``).
+    """
+    conv = resolve_convention(convention, **options)
+    columns = rec_columns(conv, parse_recs_metrics(metrics, cutoffs, beta=conv.beta))
+    ratings_source, recs_source = as_source(ratings), as_source(recs)
+    ratings_schema = _require_columns(ratings_source, [key, "item_id", "rating"])
+    recs_schema = _require_columns(recs_source, [key, *columns[1:]])
+
+    def make_scorer():
+        return RecsScorer(
+            metrics=[metrics] if isinstance(metrics, str) else list(metrics),
+            cutoffs=cutoffs,
+            convention=conv,
+            key=key,
+            path_recs=recs_source.label,
+            path_ratings=ratings_source.label,
+        )
+
+    return _evaluate(
+        make_scorer,
+        ratings_source,
+        recs_source,
+        RecsPlan.build(key, columns, recs_schema, ratings_schema),
+        [key],
+        unique_truth=False,
+        out=out,
+        city=city,
+        model=model,
+        chunk_rows=chunk_rows,
+        progress=progress,
+    )
+
+
+def evaluate_logits(
+    logits,
+    targets,
+    *,
+    k: Sequence[int] = (1, 5, 10),
+    metrics: str | Sequence[str] | None = None,
+    ties: str = "optimistic",
+    percent: bool = False,
+    ignore_target: int | None = None,
+    logits_column: str = "logits",
+    targets_column: str = TARGETS_COLUMN,
+    out: str | Path | None = None,
+    city: str | None = None,
+    model: str | None = None,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    progress: bool | None = None,
+) -> Evaluation:
+    """Paper-style scores of a logits matrix ``[N, C]`` against integer targets ``[N]``
+    (:mod:`pipeline.tasks.logits`): ``acc@k``, ``mrr``, ``ndcg@k``, ``f1_weighted``, ``f1_macro``,
+    ``cross_entropy``.
+
+    ``logits``: a 2-D float array, a ``.npy`` file (memory-mapped) or a Parquet file whose
+    ``logits_column`` is a list of floats. ``targets``: an integer array, a ``.npy`` file, a Parquet
+    file (its ``targets_column``) or the name of a column of the logits' Parquet file. Rows are
+    paired by position. ``chunk_rows`` is the memory budget in values, as the other tasks' rows:
+    a chunk holds ``chunk_rows // C`` logits rows. Sections: ``per_unit`` (row, target, rank, top1,
+    each row's values), ``summary``.
+    """
+    accumulator = LogitsAccumulator(
+        parse_logits_metrics(metrics, k), ties=ties, ignore_target=ignore_target
+    )
+    columns = {"logits_column": logits_column, "targets_column": targets_column}
+    inputs = {
+        "truth": [{"column": targets}] if is_targets_column(targets) else fingerprint(targets),
+        "predictions": fingerprint(logits),
+    }
+    rows = rows_per_chunk(logits, targets, chunk_rows, **columns)
+    with _Run(out, city, model or default_model_name(logits), None, progress) as run:
+        parts = iter_logits(
+            accumulator, logits, targets, chunk_rows=rows, per_sample=True, **columns
+        )
+        for n_rows, frame in parts:
+            run.add({"per_unit": frame})
+            run.meter.advance(n_rows)
+        return run.finish(accumulator.finalize(percent=percent), inputs)
+
+
 def package_versions() -> dict[str, str]:
     import numba
     import numpy
@@ -308,7 +461,8 @@ def config_hash(config: dict, inputs: dict) -> str:
 
 
 class Manifest:
-    """``OUT/manifest.json``: the job, package versions, input fingerprints and timings per result."""
+    """``OUT/manifest.json``: the job, package versions, input fingerprints and timings per
+    result."""
 
     def __init__(self, out: Path, job: dict) -> None:
         self.path = out / "manifest.json"
@@ -344,4 +498,11 @@ class Manifest:
         )
 
 
-__all__ = ["Evaluation", "Manifest", "evaluate_nextloc", "evaluate_trajectory"]
+__all__ = [
+    "Evaluation",
+    "Manifest",
+    "evaluate_logits",
+    "evaluate_nextloc",
+    "evaluate_recs",
+    "evaluate_trajectory",
+]

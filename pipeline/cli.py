@@ -11,7 +11,11 @@ import polars as pl
 from pipeline import __version__
 from pipeline.errors import MobevalError
 from pipeline.metrics.nextloc import PRESETS, TIE_POLICIES
+from pipeline.metrics.recs import DEFAULT_METRICS as DEFAULT_RECS_METRICS
+from pipeline.metrics.recs import OPTION_CHOICES as RECS_OPTION_CHOICES
+from pipeline.metrics.recs import RECS_PRESETS
 from pipeline.metrics.trajectory import TRAJECTORY_PRESETS
+from pipeline.tasks.logits import TIES as LOGITS_TIES
 from pipeline.validate.humob import TASKS as VALIDATION_TASKS
 
 
@@ -24,6 +28,18 @@ def _int_list(text: str) -> list[int]:
 
 def _name_list(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _threshold(text: str) -> float | str | None:
+    """A number, ``user_mean`` or ``none`` (every rated item is relevant)."""
+    if text in ("user_mean", "none"):
+        return None if text == "none" else text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number, user_mean or none, not {text!r}"
+        ) from None
 
 
 def _mapping(text: str) -> dict[str, str]:
@@ -81,19 +97,99 @@ def build_parser() -> argparse.ArgumentParser:
     trajectory.add_argument("--generated", required=True, help="uid,d,t,x,y (Parquet/CSV/CSV.gz)")
     trajectory.add_argument("--reference", required=True, help="uid,d,t,x,y of the real trips")
     trajectory.add_argument("--metrics", type=_name_list, default=["geobleu", "dtw"])
-    trajectory.add_argument("--convention", choices=sorted(TRAJECTORY_PRESETS),
-                            default="humob2025", help="humob2025 (N=5) or humob2024 (N=3)")
-    trajectory.add_argument("--matching", choices=["greedy", "optimal"], default=None,
-                            help="n-gram matching (greedy: the reference's)")
-    trajectory.add_argument("--skip-mismatched", action="store_true",
-                            help="skip (and count) uids whose (d, t) steps differ, not fail")
-    trajectory.add_argument("--score-out-of-grid", action="store_true",
-                            help="score x/y outside 1..200 (e.g. 999) as the reference does")
+    trajectory.add_argument(
+        "--convention",
+        choices=sorted(TRAJECTORY_PRESETS),
+        default="humob2025",
+        help="humob2025 (N=5) or humob2024 (N=3)",
+    )
+    trajectory.add_argument(
+        "--matching",
+        choices=["greedy", "optimal"],
+        default=None,
+        help="n-gram matching (greedy: the reference's)",
+    )
+    trajectory.add_argument(
+        "--skip-mismatched",
+        action="store_true",
+        help="skip (and count) uids whose (d, t) steps differ, not fail",
+    )
+    trajectory.add_argument(
+        "--score-out-of-grid",
+        action="store_true",
+        help="score x/y outside 1..200 (e.g. 999) as the reference does",
+    )
     _add_output_options(trajectory)
 
+    recs = commands.add_parser("recs", help="score recommendation lists against ratings")
+    recs.add_argument("--ratings", required=True, help="user_id, item_id, rating (the truth)")
+    recs.add_argument("--recs", required=True, help="user_id, item_id (+ rank / score): the lists")
+    recs.add_argument(
+        "--metrics",
+        type=_name_list,
+        default=list(DEFAULT_RECS_METRICS),
+        help="e.g. precision,recall,f1,ndcg@10,map,mrr,hit_rate,r-precision,rmse",
+    )
+    recs.add_argument(
+        "--cutoffs",
+        type=_int_list,
+        default=[1, 5, 10],
+        help="cutoffs of the metrics named without @k (1,5,10)",
+    )
+    recs.add_argument("--convention", choices=sorted(RECS_PRESETS), default="clayrs")
+    recs.add_argument("--key", default="user_id", help="the user column")
+    recs.add_argument(
+        "--relevant-threshold",
+        type=_threshold,
+        default=argparse.SUPPRESS,
+        help="relevant if rating >= X; user_mean; none (every rated item)",
+    )
+    recs.add_argument("--gain-threshold", type=float, default=argparse.SUPPRESS)
+    recs.add_argument("--log-base", type=float, default=argparse.SUPPRESS)
+    for option, allowed in RECS_OPTION_CHOICES.items():
+        recs.add_argument(
+            f"--{option.replace('_', '-')}",
+            choices=allowed,
+            default=argparse.SUPPRESS,
+            help="override the convention's",
+        )
+    _add_output_options(recs)
+
+    logits = commands.add_parser("logits", help="score a logits matrix against integer targets")
+    logits.add_argument("--logits", required=True, help="[N, C] floats: .npy or Parquet list")
+    logits.add_argument(
+        "--targets",
+        required=True,
+        help="[N] integers: .npy, Parquet, or a column of the logits' Parquet",
+    )
+    logits.add_argument("--k", type=_int_list, default=[1, 5, 10], help="cutoffs (1,5,10)")
+    logits.add_argument(
+        "--metrics",
+        type=_name_list,
+        default=None,
+        help="e.g. acc@k,mrr,ndcg@k,f1_weighted,f1_macro,cross_entropy",
+    )
+    logits.add_argument(
+        "--ties",
+        choices=sorted(LOGITS_TIES),
+        default="optimistic",
+        help="rank of a target tied with other classes",
+    )
+    logits.add_argument("--percent", action="store_true", help="rates in percent, as papers do")
+    logits.add_argument(
+        "--ignore-target", type=int, default=None, help="a padding class whose rows are left out"
+    )
+    logits.add_argument("--logits-column", default="logits", help="Parquet logits column")
+    logits.add_argument("--targets-column", default="target", help="Parquet targets column")
+    _add_output_options(logits)
+
     validate = commands.add_parser("validate", help="check a HuMob / GIS Cup submission file")
-    validate.add_argument("--task", required=True, choices=sorted(VALIDATION_TASKS),
-                          help="e.g. 2025:b (GIS Cup 2025, city B) or 2024:c")
+    validate.add_argument(
+        "--task",
+        required=True,
+        choices=sorted(VALIDATION_TASKS),
+        help="e.g. 2025:b (GIS Cup 2025, city B) or 2024:c",
+    )
     validate.add_argument("--dataset", required=True, help="city_X_challengedata.csv(.gz)")
     validate.add_argument("--submission", required=True, help="the submission csv(.gz)")
 
@@ -110,7 +206,9 @@ def _add_output_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--city", default=None, help="city name for the outputs (default)")
     command.add_argument("--model", default=None, help="model name (default: predictions' name)")
     command.add_argument("--out", required=True, help="output directory")
-    command.add_argument("--chunk-rows", type=int, default=None, help="rows per chunk")
+    command.add_argument(
+        "--chunk-rows", type=int, default=None, help="rows per chunk (logits: values)"
+    )
     command.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -137,14 +235,31 @@ def print_summaries(evaluations) -> None:
             print(table)
 
 
+def _evaluate(args, progress, evaluate_name: str, inputs: dict, options: dict) -> None:
+    """Run one evaluation of the API into ``args.out``, record it in the manifest, print it."""
+    from pipeline import api
+
+    chunking = {"chunk_rows": args.chunk_rows} if args.chunk_rows else {}
+    evaluation = getattr(api, evaluate_name)(
+        **inputs,
+        out=args.out,
+        city=args.city,
+        model=args.model,
+        progress=progress,
+        **chunking,
+        **options,
+    )
+    api.Manifest(Path(args.out), {"command": args.command, **options}).record(
+        evaluation, options, args.command
+    )
+    print_summaries([evaluation])
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     progress = False if getattr(args, "quiet", False) else None
     try:
         if args.command == "nextloc":
-            from pipeline.api import Manifest, evaluate_nextloc
-            from pipeline.engines.local import DEFAULT_CHUNK_ROWS
-
             options = {
                 "k": args.k,
                 "metrics": args.metrics,
@@ -155,37 +270,31 @@ def main(argv: list[str] | None = None) -> int:
                 "order_by": args.order_by,
                 "unmatched": "drop" if args.drop_unmatched else "error",
             }
-            evaluation = evaluate_nextloc(
-                args.truth,
-                args.pred,
-                out=args.out,
-                city=args.city,
-                model=args.model,
-                chunk_rows=args.chunk_rows or DEFAULT_CHUNK_ROWS,
-                progress=progress,
-                **options,
-            )
-            manifest = Manifest(Path(args.out), {"command": "nextloc", **options})
-            manifest.record(evaluation, options, "nextloc")
-            print_summaries([evaluation])
+            inputs = {"truth": args.truth, "predictions": args.pred}
+            _evaluate(args, progress, "evaluate_nextloc", inputs, options)
         elif args.command == "trajectory":
-            from pipeline.api import Manifest, evaluate_trajectory
-            from pipeline.engines.local import DEFAULT_CHUNK_ROWS
-
             options = {
-                "metrics": args.metrics, "convention": args.convention,
+                "metrics": args.metrics,
+                "convention": args.convention,
                 "matching": args.matching,
                 "on_mismatch": "skip" if args.skip_mismatched else "error",
                 "out_of_grid": "score" if args.score_out_of_grid else "error",
             }
-            evaluation = evaluate_trajectory(
-                args.reference, args.generated, out=args.out, city=args.city, model=args.model,
-                chunk_rows=args.chunk_rows or DEFAULT_CHUNK_ROWS, progress=progress, **options,
-            )
-            Manifest(Path(args.out), {"command": "trajectory", **options}).record(
-                evaluation, options, "trajectory"
-            )
-            print_summaries([evaluation])
+            inputs = {"reference": args.reference, "generated": args.generated}
+            _evaluate(args, progress, "evaluate_trajectory", inputs, options)
+        elif args.command == "recs":
+            names = ("metrics", "cutoffs", "convention", "key", "relevant_threshold")
+            names += ("gain_threshold", "log_base", *RECS_OPTION_CHOICES)
+            options = {name: getattr(args, name) for name in names if name in args}
+            inputs = {"ratings": args.ratings, "recs": args.recs}
+            _evaluate(args, progress, "evaluate_recs", inputs, options)
+        elif args.command == "logits":
+            names = ("k", "metrics", "ties", "percent", "ignore_target")
+            options = {
+                name: getattr(args, name) for name in (*names, "logits_column", "targets_column")
+            }
+            inputs = {"logits": args.logits, "targets": args.targets}
+            _evaluate(args, progress, "evaluate_logits", inputs, options)
         elif args.command == "validate":
             from pipeline.validate.humob import validate_submission
 

@@ -14,9 +14,11 @@ A job file::
     [tasks.models]                        # model name -> predictions (file, directory or glob)
     markov = "../data_samples/nextloc/tky/markov.parquet"
 
-Task types: ``nextloc`` (``truth`` = true next locations, models = predictions) and ``trajectory``
-(``truth`` = the reference trajectories, models = generated ones); their options are the keyword
-arguments of :func:`pipeline.api.evaluate_nextloc` / :func:`pipeline.api.evaluate_trajectory`.
+Task types (``TASK_TYPES``): ``nextloc`` (``truth`` = true next locations, models = predictions),
+``trajectory`` (``truth`` = the reference trajectories, models = generated ones), ``recs``
+(``truth`` = the ratings, models = recommendation lists) and ``logits`` (``truth`` = the targets:
+``.npy`` or a Parquet file's ``targets_column``, models = logits ``.npy`` / Parquet files); their
+options are the keyword arguments of the matching ``evaluate_*`` function of :mod:`pipeline.api`.
 
 Paths are relative to the job file. ``mobeval run JOB --resume`` skips every (city, model) whose
 outputs are complete for the same options and the same input fingerprints, and redoes the rest.
@@ -24,16 +26,25 @@ outputs are complete for the same options and the same input fingerprints, and r
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.api import Evaluation, Manifest, evaluate_nextloc, evaluate_trajectory
+from pipeline.api import (
+    Evaluation,
+    Manifest,
+    evaluate_logits,
+    evaluate_nextloc,
+    evaluate_recs,
+    evaluate_trajectory,
+)
 from pipeline.engines.local import DEFAULT_CHUNK_ROWS
 from pipeline.errors import ConfigError
-from pipeline.io.sources import as_source
+from pipeline.io.sources import fingerprint
+from pipeline.metrics.recs import RecsConvention
 
 
 @dataclass(frozen=True)
@@ -60,6 +71,23 @@ TASK_TYPES: dict[str, TaskType] = {
         "reference",
         "generated",
         frozenset({"metrics", "convention", "matching", "on_mismatch", "out_of_grid"}),
+    ),
+    "recs": TaskType(
+        evaluate_recs,
+        "ratings",
+        "recs",
+        frozenset(
+            {"metrics", "cutoffs", "convention", "key"}
+            | {f.name for f in dataclasses.fields(RecsConvention)}
+        ),
+    ),
+    "logits": TaskType(
+        evaluate_logits,
+        "targets",
+        "logits",
+        frozenset(
+            {"k", "metrics", "ties", "percent", "ignore_target", "logits_column", "targets_column"}
+        ),
     ),
 }
 COMMON_KEYS = {"type", "city", "truth", "models"}
@@ -153,8 +181,8 @@ def run_job(
         for model, prediction_path in task.models.items():
             config = {"type": task.type, "city": task.city, "model": model, **task.options}
             inputs = {
-                "truth": as_source(task.truth).fingerprint(),
-                "predictions": as_source(prediction_path).fingerprint(),
+                "truth": fingerprint(task.truth),
+                "predictions": fingerprint(prediction_path),
             }
             if resume and manifest.is_complete(task.city, model, config, inputs):
                 log(f"{task.city}/{model}: complete, skipped (--resume)")

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.csv as pacsv
@@ -134,22 +135,33 @@ class Source:
 
     def fingerprint(self) -> list[dict]:
         """Size, mtime and a SHA-256 of each file's Parquet footer (last 64 KiB) or first 64 KiB."""
-        prints = []
-        for path in self.files:
-            stat = path.stat()
-            with open(path, "rb") as handle:
-                if self.format == "parquet" and stat.st_size > FINGERPRINT_BYTES:
-                    handle.seek(stat.st_size - FINGERPRINT_BYTES)
-                digest = hashlib.sha256(handle.read(FINGERPRINT_BYTES)).hexdigest()
-            prints.append(
-                {
-                    "path": str(path),
-                    "size": stat.st_size,
-                    "mtime": stat.st_mtime,
-                    "sha256_footer" if self.format == "parquet" else "sha256_head": digest,
-                }
-            )
-        return prints
+        return [_file_fingerprint(path, footer=self.format == "parquet") for path in self.files]
+
+
+def _file_fingerprint(path: Path, *, footer: bool) -> dict:
+    stat = path.stat()
+    with open(path, "rb") as handle:
+        if footer and stat.st_size > FINGERPRINT_BYTES:
+            handle.seek(stat.st_size - FINGERPRINT_BYTES)
+        digest = hashlib.sha256(handle.read(FINGERPRINT_BYTES)).hexdigest()
+    return {
+        "path": str(path),
+        "size": stat.st_size,
+        "mtime": stat.st_mtime,
+        "sha256_footer" if footer else "sha256_head": digest,
+    }
+
+
+def fingerprint(data) -> list[dict]:
+    """What ``--resume`` compares for an input: a source's files (see :meth:`Source.fingerprint`),
+    a ``.npy`` file's size, mtime and first 64 KiB, or an in-memory array's shape and type."""
+    if isinstance(data, np.ndarray):
+        return [{"path": "<array>", "shape": list(data.shape), "dtype": str(data.dtype)}]
+    if isinstance(data, str | os.PathLike) and str(data).lower().endswith(".npy"):
+        if not Path(data).is_file():
+            raise InputError("no such file", path=data)
+        return [_file_fingerprint(Path(data), footer=False)]
+    return as_source(data).fingerprint()
 
 
 def _first_field_is_number(path: Path) -> bool:

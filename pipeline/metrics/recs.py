@@ -71,6 +71,20 @@ _ALIASES = {
     "rmse": "rmse",
 }
 _NAME = re.compile(r"^\s*([a-z_\-]+?|f\d+(?:\.\d+)?)\s*(?:@\s*(\d+))?\s*$")
+#: What ``mobeval recs`` / ``evaluate_recs`` report when no metric is named (over the cutoffs).
+DEFAULT_METRICS = ("precision", "recall", "ndcg", "map", "mrr")
+#: The allowed values of every :class:`RecsConvention` field that takes one of a few names.
+OPTION_CHOICES = {
+    "averaging": ("macro", "micro"),
+    "gain": ("binary", "linear", "exponential", "relison"),
+    "idcg": ("all_relevant", "retrieved_rated"),
+    "no_relevant": ("zero", "nan_skip", "error_if_all_nan"),
+    "duplicates": ("error", "count_each", "first_only", "distinct_tp"),
+    "precision_denominator": ("k", "list_length"),
+    "ap_denominator": ("relevant", "min_k_relevant", "hits"),
+    "denominator": ("users_in_truth", "users_in_both", "users_with_relevant"),
+    "order": ("input", "rank", "score_id_str_desc", "score_id_asc"),
+}
 
 
 @dataclass(frozen=True)
@@ -134,18 +148,7 @@ class RecsConvention:
     unweighted: bool = False
 
     def __post_init__(self) -> None:
-        choices = {
-            "averaging": ("macro", "micro"),
-            "gain": ("binary", "linear", "exponential", "relison"),
-            "idcg": ("all_relevant", "retrieved_rated"),
-            "no_relevant": ("zero", "nan_skip", "error_if_all_nan"),
-            "duplicates": ("error", "count_each", "first_only", "distinct_tp"),
-            "precision_denominator": ("k", "list_length"),
-            "ap_denominator": ("relevant", "min_k_relevant", "hits"),
-            "denominator": ("users_in_truth", "users_in_both", "users_with_relevant"),
-            "order": ("input", "rank", "score_id_str_desc", "score_id_asc"),
-        }
-        for name, allowed in choices.items():
+        for name, allowed in OPTION_CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise ConfigError(f"{name} must be one of {allowed}, not {getattr(self, name)!r}")
         thr = self.relevant_threshold

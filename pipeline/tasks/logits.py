@@ -61,6 +61,7 @@ _ALIASES = {
 }
 _NAME = re.compile(r"^\s*([a-z_0-9]+?)\s*(?:@\s*(\d+))?\s*$")
 DEFAULT_CHUNK_ROWS = 16384
+TARGETS_COLUMN = "target"
 
 Source = np.ndarray | str | os.PathLike
 
@@ -125,10 +126,14 @@ class LogitsAccumulator:
         *,
         first_row: int = 0,
         path: object | None = None,
+        targets_at: tuple[object | None, str | None] = (None, None),
         per_sample: bool = False,
     ) -> pl.DataFrame | None:
-        """Score one chunk (rows ``first_row...``); returns its per-sample frame if asked."""
-        logits, targets = self._check(logits, targets, first_row, path)
+        """Score one chunk (rows ``first_row...``); returns its per-sample frame if asked.
+
+        ``path``: the logits' file; ``targets_at``: the targets' file and column (error messages).
+        """
+        logits, targets = self._check(logits, targets, first_row, path, targets_at)
         keep = targets != self.ignore_target if self.ignore_target is not None else None
         t = targets if keep is None else np.where(keep, targets, -1)
         rank, top1, ce, bad = logits_rows(
@@ -190,7 +195,7 @@ class LogitsAccumulator:
                 out[name] = ce
         return out
 
-    def _check(self, logits, targets, first_row, path):
+    def _check(self, logits, targets, first_row, path, targets_at):
         logits = np.asarray(logits)
         targets = np.asarray(targets)
         if logits.ndim != 2:
@@ -202,7 +207,8 @@ class LogitsAccumulator:
         if targets.ndim != 1 or not np.issubdtype(targets.dtype, np.integer):
             raise InputError(
                 f"targets must be a 1-D integer array, not {targets.dtype} {targets.shape}",
-                path=path,
+                path=targets_at[0],
+                column=targets_at[1],
             )
         if len(targets) != len(logits):
             raise InputError(
@@ -229,7 +235,10 @@ class LogitsAccumulator:
         if out.any():
             i = int(np.flatnonzero(out)[0])
             raise InputError(
-                f"target {targets[i]} outside [0, {width})", path=path, key=f"row {first_row + i}"
+                f"target {targets[i]} outside [0, {width}) (the logits have {width} classes)",
+                path=targets_at[0],
+                column=targets_at[1],
+                key=f"row {first_row + i}",
             )
         return np.ascontiguousarray(logits), targets
 
@@ -246,13 +255,15 @@ def score_logits(
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     per_sample: bool = False,
     logits_column: str = "logits",
+    targets_column: str = TARGETS_COLUMN,
 ) -> LogitsScores:
     """Score a logits matrix read in row chunks.
 
     Args:
         logits: a 2-D float array, a ``.npy`` file (memory-mapped) or a Parquet file whose
             ``logits_column`` is a (fixed-size) list of floats.
-        targets: an integer array, a ``.npy`` file, or the name of a column of the Parquet file.
+        targets: an integer array, a ``.npy`` file, a Parquet file (its ``targets_column``), or
+            the name of a column of the logits' Parquet file.
         k: cutoffs of ``acc`` and ``ndcg`` (``acc@k`` uses ``min(k, C)``).
         metrics: names (``acc``, ``acc@3``, ``mrr``, ``ndcg@10``, ``f1_weighted``, ``f1_macro``,
             ``cross_entropy``); default all.
@@ -262,19 +273,68 @@ def score_logits(
         chunk_rows: rows per chunk; results do not depend on it.
         per_sample: also return ``row``, ``target``, ``rank``, ``top1`` and each row's values.
     """
-    if chunk_rows < 1:
-        raise ConfigError(f"chunk_rows must be >= 1, not {chunk_rows}")
     acc = LogitsAccumulator(
         parse_logits_metrics(metrics, k), ties=ties, ignore_target=ignore_target
     )
-    frames = []
-    path = None if isinstance(logits, np.ndarray) else str(logits)
-    for first, x, y in _chunks(logits, targets, chunk_rows, logits_column):
-        frames.append(acc.add(x, y, first_row=first, path=path, per_sample=per_sample))
-    if acc.n_classes is None:
-        raise InputError("no logits rows", path=path)
+    parts = iter_logits(
+        acc,
+        logits,
+        targets,
+        chunk_rows=chunk_rows,
+        per_sample=per_sample,
+        logits_column=logits_column,
+        targets_column=targets_column,
+    )
+    frames = [frame for _, frame in parts]
     samples = pl.concat(frames) if per_sample else None
     return LogitsScores(acc.finalize(percent=percent), samples)
+
+
+def iter_logits(
+    accumulator: LogitsAccumulator,
+    logits: Source,
+    targets: Source,
+    *,
+    chunk_rows: int,
+    per_sample: bool,
+    logits_column: str = "logits",
+    targets_column: str = TARGETS_COLUMN,
+) -> Iterator[tuple[int, pl.DataFrame | None]]:
+    """Feed every row chunk to ``accumulator``; yield (its rows, its per-sample frame or None).
+
+    Inputs as in :func:`score_logits`; an input without rows is an InputError.
+    """
+    if chunk_rows < 1:
+        raise ConfigError(f"chunk_rows must be >= 1, not {chunk_rows}")
+    path = _name(logits)
+    if is_targets_column(targets):
+        targets_at = (path, targets)
+    else:
+        targets_at = (_name(targets), targets_column if _is_parquet(targets) else None)
+    for first, x, y in _chunks(logits, targets, chunk_rows, logits_column, targets_column):
+        frame = accumulator.add(
+            x, y, first_row=first, path=path, targets_at=targets_at, per_sample=per_sample
+        )
+        yield len(x), frame
+    if accumulator.n_classes is None:
+        raise InputError("no logits rows", path=path)
+
+
+def rows_per_chunk(
+    logits: Source,
+    targets: Source,
+    budget: int,
+    *,
+    logits_column: str = "logits",
+    targets_column: str = TARGETS_COLUMN,
+) -> int:
+    """Logits rows in ``budget`` values (rows x classes; at least one row). The classes are the
+    first row's; a first chunk that cannot be read raises here, as the scoring would."""
+    if budget < 1:
+        raise ConfigError(f"chunk_rows must be >= 1, not {budget}")
+    first = next(_chunks(logits, targets, 1, logits_column, targets_column), None)
+    width = first[1].shape[-1] if first is not None and first[1].ndim == 2 else 1
+    return max(1, budget // max(1, width))
 
 
 def _f1(n_true: np.ndarray, n_pred: np.ndarray, n_tp: np.ndarray, *, weighted: bool) -> float:
@@ -297,45 +357,61 @@ def _is_parquet(source: Source) -> bool:
     return not isinstance(source, np.ndarray) and str(source).lower().endswith(".parquet")
 
 
-def _array(source: Source, what: str) -> np.ndarray:
-    """An array as is, or a ``.npy`` file memory-mapped (read lazily by the chunk slices)."""
+def _array(source: Source, what: str, column: str = TARGETS_COLUMN) -> np.ndarray:
+    """An array as is, a ``.npy`` file memory-mapped (read lazily by the chunk slices), or the
+    ``column`` of a Parquet file (read whole: one integer per row)."""
     if isinstance(source, np.ndarray):
         return source
     path = Path(source)
-    if path.suffix.lower() != ".npy":
+    if path.suffix.lower() not in (".npy", ".parquet"):
         raise InputError(f"{what} must be a NumPy array, a .npy or a .parquet file", path=path)
     if not path.is_file():
         raise InputError("file not found", path=path)
-    return np.load(path, mmap_mode="r")
+    if path.suffix.lower() == ".npy":
+        return np.load(path, mmap_mode="r")
+    names = pq.read_schema(path).names
+    if column not in names:
+        raise InputError(f"missing column; found {names}", path=path, column=column)
+    values = pq.read_table(path, columns=[column]).column(0)
+    if values.null_count:
+        row = int(np.flatnonzero(values.is_null().to_numpy())[0])
+        raise InputError(f"null {what[:-1]}", path=path, column=column, key=f"row {row}")
+    return values.to_numpy()
 
 
-def _chunks(logits: Source, targets: Source, chunk_rows: int, logits_column: str) -> Iterator:
+def _chunks(
+    logits: Source, targets: Source, chunk_rows: int, logits_column: str, targets_column: str
+) -> Iterator:
     """``(first_row, logits_chunk, targets_chunk)`` over the whole input."""
     if _is_parquet(logits):
-        yield from _parquet_chunks(Path(logits), targets, chunk_rows, logits_column)
+        yield from _parquet_chunks(Path(logits), targets, chunk_rows, logits_column, targets_column)
         return
     x = _array(logits, "logits")
-    y = _array(targets, "targets")
+    y = _array(targets, "targets", targets_column)
     if x.ndim == 2 and len(y) != len(x):
         raise InputError(f"{len(x)} logits rows but {len(y)} targets", path=_name(targets))
     for first in range(0, len(x), chunk_rows):
         yield first, np.asarray(x[first : first + chunk_rows]), y[first : first + chunk_rows]
 
 
-def _parquet_chunks(path: Path, targets: Source, chunk_rows: int, column: str) -> Iterator:
+def _parquet_chunks(
+    path: Path, targets: Source, chunk_rows: int, column: str, targets_column: str
+) -> Iterator:
     if not path.is_file():
         raise InputError("file not found", path=path)
     pf = pq.ParquetFile(path)
     names = pf.schema_arrow.names
-    target_column = targets if isinstance(targets, str) and not _looks_like_file(targets) else None
+    target_column = targets if is_targets_column(targets) else None
     wanted = [column] + ([target_column] if target_column else [])
     for c in wanted:
         if c not in names:
             raise InputError(f"missing column; found {names}", path=path, column=c)
-    y_all = None if target_column else _array(targets, "targets")
+    y_all = None if target_column else _array(targets, "targets", targets_column)
     first = 0
+    width = None
     for batch in pf.iter_batches(batch_size=chunk_rows, columns=wanted):
-        x = _list_matrix(batch.column(0), path, column, first)
+        x = _list_matrix(batch.column(0), path, column, first, width)
+        width = x.shape[1]
         y = (
             batch.column(1).to_numpy(zero_copy_only=False)
             if target_column
@@ -349,16 +425,20 @@ def _parquet_chunks(path: Path, targets: Source, chunk_rows: int, column: str) -
         raise InputError(f"{first} logits rows but {len(y_all)} targets", path=_name(targets))
 
 
-def _list_matrix(arr: pa.Array, path: Path, column: str, first: int) -> np.ndarray:
-    """A (fixed-size) list-of-floats column as a 2-D array; every row must have the same width."""
+def _list_matrix(
+    arr: pa.Array, path: Path, column: str, first: int, width: int | None
+) -> np.ndarray:
+    """A (fixed-size) list-of-floats column as a 2-D array; every row must have the same width:
+    ``width`` (the earlier chunks'), or this chunk's first row's."""
     if arr.null_count:
         row = first + int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
         raise InputError("null logits row", path=path, column=column, key=f"row {row}")
     if pa.types.is_fixed_size_list(arr.type):
-        width = arr.type.list_size
+        width = arr.type.list_size  # one file: one width
     elif pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
         lengths = np.diff(arr.offsets.to_numpy())
-        width = int(lengths[0]) if len(lengths) else 0
+        if width is None:
+            width = int(lengths[0]) if len(lengths) else 0
         if (lengths != width).any():
             row = first + int(np.flatnonzero(lengths != width)[0])
             raise InputError(
@@ -377,8 +457,13 @@ def _list_matrix(arr: pa.Array, path: Path, column: str, first: int) -> np.ndarr
     return values.to_numpy(zero_copy_only=False).reshape(len(arr), width)
 
 
-def _looks_like_file(name: str) -> bool:
-    return name.lower().endswith((".npy", ".parquet")) or os.sep in name
+def is_targets_column(targets: Source) -> bool:
+    """Targets named as a column of the logits' Parquet file (not a path, not an array)."""
+    return (
+        isinstance(targets, str)
+        and not targets.lower().endswith((".npy", ".parquet"))
+        and os.sep not in targets
+    )
 
 
 def _name(source: Source) -> str | None:

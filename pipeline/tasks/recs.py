@@ -16,7 +16,7 @@ differently both are compared as strings (as ClayRS does).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
@@ -64,18 +64,38 @@ _ALL_NAN_MESSAGE = (
 
 @dataclass
 class RecsState:
-    """Sufficient statistics of a summary: exact per-column sums over the users scored so far."""
+    """Sufficient statistics of a summary: exact per-column sums over the users scored so far, and
+    per side ("recs", "ratings") the number of users with no rows there but rows on the other side,
+    with the lowest of them."""
 
     metrics: tuple[RecsMetric, ...]
     convention: RecsConvention
     sums: ExactColumnSums
     path_ratings: str | None = None
+    path_recs: str | None = None
+    missing: dict[str, tuple[int, object]] = field(default_factory=dict)
 
     def merge(self, other: RecsState) -> None:
         """Fold the state of another chunk scored with the same metrics and convention."""
         if other.metrics != self.metrics or other.convention != self.convention:
             raise ConfigError("cannot merge recommendation scores of different metrics/conventions")
         self.sums.merge(other.sums)
+        for side, (count, first) in other.missing.items():
+            known, lowest = self.missing.get(side, (0, first))
+            self.missing[side] = (known + count, min(lowest, first))
+
+    def check_same_users(self) -> None:
+        """InputError if a user has rows on one side only (ClayRS raises ValueError then)."""
+        for side, other in (("recs", "ratings"), ("ratings", "recs")):
+            count, first = self.missing.get(side, (0, None))
+            if count:
+                raise InputError(
+                    f"{count} user(s) of the {other} have no rows here; this convention (ClayRS) "
+                    "needs the same users on both sides",
+                    path=self.path_recs if side == "recs" else self.path_ratings,
+                    column="user_id",
+                    key=first,
+                )
 
 
 @dataclass
@@ -99,6 +119,7 @@ def score_recs_frame(
     convention: str | RecsConvention = "trec_eval",
     path_recs: object | None = None,
     path_ratings: object | None = None,
+    check_users: bool = True,
     **options: object,
 ) -> RecsScores:
     """Score one chunk of whole users.
@@ -110,6 +131,8 @@ def score_recs_frame(
         cutoffs: grid applied to every metric name without its own ``@k``.
         convention: a preset name of ``RECS_PRESETS`` or a :class:`RecsConvention`.
         path_recs, path_ratings: file names used in error messages.
+        check_users: False leaves the same-users check of ``require_same_users`` to the caller
+            (a streaming engine calls :meth:`RecsState.check_same_users` once every chunk is in).
         **options: fields of :class:`RecsConvention` overriding the preset.
 
     Raises:
@@ -120,11 +143,8 @@ def score_recs_frame(
     """
     conv = resolve_convention(convention, **options)
     specs = parse_recs_metrics(metrics, cutoffs, beta=conv.beta)
-    need_score = conv.order.startswith("score") or any(
-        s.family in ("mse", "mae", "rmse") for s in specs
-    )
-    rec_cols = ["user_id", "item_id"] + (["rank"] if conv.order == "rank" else [])
-    rec_cols += ["score"] if need_score else []
+    rec_cols = rec_columns(conv, specs)
+    need_score = "score" in rec_cols
     recs = _columns(recs, rec_cols, path_recs)
     ratings = _columns(ratings, ["user_id", "item_id", "rating"], path_ratings)
     recs, ratings = _common_id_types(recs, ratings)
@@ -140,8 +160,11 @@ def score_recs_frame(
     rec_items, tru_items = _item_codes(recs["item_id"], ratings["item_id"])
 
     users, rec_counts, tru_counts = _segments(recs["user_id"], ratings["user_id"])
-    if conv.require_same_users:
-        _check_same_users(users, rec_counts, tru_counts, path_recs, path_ratings)
+    missing = {}
+    for side, counts in (("recs", rec_counts), ("ratings", tru_counts)):
+        absent = users.filter(pl.Series(counts == 0))
+        if len(absent):
+            missing[side] = (len(absent), absent[0])
     rec_off = np.concatenate([[0], np.cumsum(rec_counts)]).astype(np.int64)
     tru_off = np.concatenate([[0], np.cumsum(tru_counts)]).astype(np.int64)
 
@@ -196,8 +219,30 @@ def score_recs_frame(
     sums = ExactColumnSums(names)
     if names:
         sums.add(np.column_stack([(columns | stats)[n][scored] for n in names]))
-    state = RecsState(specs, conv, sums, None if path_ratings is None else str(path_ratings))
+    state = RecsState(
+        specs,
+        conv,
+        sums,
+        None if path_ratings is None else str(path_ratings),
+        None if path_recs is None else str(path_recs),
+        missing,
+    )
+    if conv.require_same_users and check_users:
+        state.check_same_users()
     return RecsScores(per_user, state)
+
+
+def rec_columns(conv: RecsConvention, specs: Sequence[RecsMetric]) -> list[str]:
+    """The columns of the lists a scoring needs: ``user_id``, ``item_id``, then ``rank`` (order
+    "rank") and ``score`` (score orders, or the predicted rating of mse/mae/rmse)."""
+    need_score = conv.order.startswith("score") or any(
+        s.family in ("mse", "mae", "rmse") for s in specs
+    )
+    return (
+        ["user_id", "item_id"]
+        + (["rank"] if conv.order == "rank" else [])
+        + (["score"] if need_score else [])
+    )
 
 
 def finalize(state: RecsState) -> pl.DataFrame:
@@ -404,17 +449,99 @@ def _segments(rec_users: pl.Series, tru_users: pl.Series):
     )
 
 
-def _check_same_users(users, rec_counts, tru_counts, path_recs, path_ratings) -> None:
-    for counts, path, other in (
-        (rec_counts, path_recs, "ratings"),
-        (tru_counts, path_ratings, "recs"),
-    ):
-        missing = np.flatnonzero(counts == 0)
-        if len(missing):
-            raise InputError(
-                f"a user of the {other} has no rows here; this convention (ClayRS) needs the same "
-                "users on both sides",
-                path=path,
-                column="user_id",
-                key=users[int(missing[0])],
-            )
+@dataclass(frozen=True)
+class RecsPlan:
+    """What the engine reads: the lists' and the ratings' columns, the user column (``key``) cast
+    to Int64 or String on both sides when the two files type it differently."""
+
+    pred_columns: tuple[str, ...]
+    pred_select: tuple[pl.Expr, ...]
+    truth_columns: tuple[str, ...]
+    truth_select: tuple[pl.Expr, ...]
+
+    @classmethod
+    def build(
+        cls, key: str, columns: Sequence[str], recs_schema: dict, ratings_schema: dict
+    ) -> RecsPlan:
+        """``columns``: :func:`rec_columns`; the schemas: the files' (the key checked present)."""
+        user = pl.col(key)
+        types = (recs_schema[key], ratings_schema[key])
+        if types[0] != types[1]:
+            user = user.cast(pl.Int64 if all(t.is_integer() for t in types) else pl.String)
+        rest = [c for c in columns if c != "user_id"]
+        return cls(
+            pred_columns=(key, *rest),
+            pred_select=(user, *(pl.col(c) for c in rest)),
+            truth_columns=(key, "item_id", "rating"),
+            truth_select=(user, pl.col("item_id"), pl.col("rating")),
+        )
+
+
+class RecsScorer:
+    """Scores chunks of whole users with :func:`score_recs_frame` and merges their states.
+
+    A user with ratings and no list (or the reverse) arrives as rows on one side only of its chunk,
+    so the convention's rule for users missing on one side applies across chunks as within one.
+    """
+
+    def __init__(
+        self,
+        *,
+        metrics: Sequence[str],
+        cutoffs: Sequence[int] | None,
+        convention: RecsConvention,
+        key: str,
+        path_recs: object,
+        path_ratings: object,
+    ) -> None:
+        self.metrics = list(metrics)
+        self.cutoffs = cutoffs
+        self.convention = convention
+        self.key = key
+        self.paths = {"recs": path_recs, "ratings": path_ratings}
+        self.columns = {
+            "recs": rec_columns(convention, parse_recs_metrics(metrics, cutoffs)),
+            "ratings": ["user_id", "item_id", "rating"],
+        }
+        self.state: RecsState | None = None
+        self.users = 0
+
+    def score(self, recs: pl.DataFrame, ratings: pl.DataFrame) -> dict | None:
+        if recs.height == 0 and ratings.height == 0:
+            return None
+        recs, ratings = (f.rename({self.key: "user_id"}, strict=False) for f in (recs, ratings))
+        # a side with no row in this chunk may come without columns
+        if recs.width == 0:
+            recs = _empty(self.columns["recs"], ratings)
+        if ratings.width == 0:
+            ratings = _empty(self.columns["ratings"], recs)
+        scores = score_recs_frame(
+            recs,
+            ratings,
+            metrics=self.metrics,
+            cutoffs=self.cutoffs,
+            convention=self.convention,
+            path_recs=self.paths["recs"],
+            path_ratings=self.paths["ratings"],
+            check_users=False,
+        )
+        if self.state is None:
+            self.state = scores.state
+        else:
+            self.state.merge(scores.state)
+        self.users += scores.per_user.height
+        return {"per_unit": scores.per_user.rename({"user_id": self.key})}
+
+    def summary(self) -> pl.DataFrame:
+        """The system values (:func:`finalize`), then ``users``: the users scored. Users on one
+        side only are checked here, once every chunk is in (the engine may start over when the
+        inputs turn out not to be sorted)."""
+        if self.convention.require_same_users:
+            self.state.check_same_users()
+        users = {"metric": ["users"], "value": [float(self.users)], "n": [self.users]}
+        return pl.concat([finalize(self.state), pl.DataFrame(users)])
+
+
+def _empty(columns: list[str], other: pl.DataFrame) -> pl.DataFrame:
+    """No rows, ``columns`` typed as in ``other`` (Float64 where ``other`` lacks the column)."""
+    return pl.DataFrame(schema={c: other.schema.get(c, pl.Float64) for c in columns})
