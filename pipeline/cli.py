@@ -197,7 +197,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("job", help="job file (TOML)")
     run.add_argument("--resume", action="store_true", help="skip results already complete")
     run.add_argument("--out", default=None, help="output directory (overrides the job's)")
-    run.add_argument("--engine", choices=["local"], default="local")
+    run.add_argument(
+        "--engine",
+        choices=["local", "spark"],
+        default="local",
+        help="spark: Apache Spark (pip install 'mobeval[spark]'; see docs/spark.md)",
+    )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 
@@ -210,6 +215,10 @@ def _add_output_options(command: argparse.ArgumentParser) -> None:
         "--chunk-rows", type=int, default=None, help="rows per chunk (logits: values)"
     )
     command.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _log(text: str) -> None:
+    print(text, file=sys.stderr)
 
 
 def print_summaries(evaluations) -> None:
@@ -305,14 +314,16 @@ def main(argv: list[str] | None = None) -> int:
             from pipeline.jobs import load_job, run_job
 
             job = load_job(args.job, out=args.out)
-            evaluations = run_job(
-                job,
-                resume=args.resume,
-                progress=progress,
-                log=lambda text: print(text, file=sys.stderr),
-            )
+            if args.engine == "spark":
+                from pipeline.engines.spark import run_job_spark, spark_session
+
+                evaluations = run_job_spark(
+                    job, spark_session(), out=args.out, resume=args.resume, log=_log
+                )
+            else:
+                evaluations = run_job(job, resume=args.resume, progress=progress, log=_log)
             print_summaries(evaluations)
-            print(f"outputs: {job.out}", file=sys.stderr)
+            print(f"outputs: {args.out or job.out}", file=sys.stderr)
     except MobevalError as error:
         print(f"mobeval: error: {error}", file=sys.stderr)
         return 2

@@ -3,13 +3,14 @@
 Inputs (column names mappable, key of one or several columns, ``sample_id`` by default):
 
 * truth: key columns + ``location`` (integer), one row per sample;
-* predictions in **long form**: key columns, ``location`` and ``score`` (higher is better) and/or
-  ``rank`` (1 is best); or in **list form**: key columns, ``locations`` (a list of integers, best first)
-  and optionally ``scores`` (a list of floats, same length).
+* predictions in **long form**: key columns, ``location`` and ``score`` (higher is better)
+  and/or ``rank`` (1 is best); or in **list form**: key columns, ``locations`` (a list of integers,
+  best first) and optionally ``scores`` (a list of floats, same length).
 
-The task wires readers to kernels: it checks and normalises columns, turns a chunk of whole samples into
-flat arrays (offsets + values), calls :mod:`pipeline.kernels.ranks` and :mod:`pipeline.kernels.topk`, and
-folds per-sample values into exact sums for the summary.
+The task wires readers to kernels: it checks and normalises columns, turns a chunk of whole samples
+into flat arrays (offsets + values), calls :mod:`pipeline.kernels.ranks` and
+:mod:`pipeline.kernels.topk`, and folds the per-sample table into exact sums for the summary
+(:class:`NextlocAccumulator`; the same fold serves every engine).
 """
 
 from __future__ import annotations
@@ -41,8 +42,8 @@ ORDER_CHOICES = ("auto", "score", "rank")
 
 @dataclass(frozen=True)
 class NextlocSpec:
-    """What to compute. ``columns`` maps our column names (location, score, rank, locations, scores) to
-    the user's; ``order_by`` picks score or rank when both exist (``auto``: score);
+    """What to compute. ``columns`` maps our column names (location, score, rank, locations,
+    scores) to the user's; ``order_by`` picks score or rank when both exist (``auto``: score);
     ``unmatched="drop"`` drops (and counts) predictions whose sample is not in the truth."""
 
     key: tuple[str, ...] = ("sample_id",)
@@ -104,7 +105,8 @@ def _check_key(schema: dict, key: tuple[str, ...], label: str) -> None:
 def plan_inputs(
     truth_schema: dict, truth_label: str, pred_schema: dict, pred_label: str, spec: NextlocSpec
 ) -> InputPlan:
-    """Check both schemas up front and decide the prediction form. Every problem names file+column."""
+    """Check both schemas up front and decide the prediction form; every problem names the file
+    and the column."""
     key = list(spec.key)
     _check_key(truth_schema, spec.key, truth_label)
     _check_key(pred_schema, spec.key, pred_label)
@@ -288,7 +290,14 @@ def to_unit_arrays(
 
 @dataclass
 class NextlocAccumulator:
-    """Exact running sums of the per-sample metrics, and the counts the summary reports."""
+    """The summary as a fold over per-sample tables: exact sums of the metric columns, and counts.
+
+    :meth:`add` folds a per-unit table (whatever engine produced it, in any order and any split);
+    :meth:`merge` combines two folds (Spark folds each partition, the driver merges). The sums are
+    exact (Shewchuk), so the summary does not depend on how the rows were split or ordered.
+    ``samples`` counts the rows, ``without_predictions`` the rows with ``n_candidates == 0``;
+    ``dropped_predictions`` is counted on the side (those samples have no per-unit row).
+    """
 
     columns: MetricColumns
     convention: NextlocConvention
@@ -297,6 +306,21 @@ class NextlocAccumulator:
     samples: int = 0
     without_predictions: int = 0
     dropped_predictions: int = 0
+
+    def add(self, per_unit: pl.DataFrame) -> None:
+        """Fold a per-unit table (columns ``n_candidates`` and every name of ``kernel_names``)."""
+        if per_unit.height == 0:
+            return
+        self.sums.add(per_unit.select(self.kernel_names).to_numpy())
+        self.samples += per_unit.height
+        self.without_predictions += int((per_unit["n_candidates"] == 0).sum())
+
+    def merge(self, other: NextlocAccumulator) -> None:
+        """Fold another accumulator of the same task (exact, order-independent)."""
+        self.sums.merge(other.sums)
+        self.samples += other.samples
+        self.without_predictions += other.without_predictions
+        self.dropped_predictions += other.dropped_predictions
 
     def summary(self) -> pl.DataFrame:
         """One row per metric: the mean over the samples counted (``n``), plus the counts."""
@@ -327,7 +351,7 @@ class NextlocAccumulator:
 
     def _aggregate_f1(self, totals, cutoff, counted) -> float:
         """LibCity: F1@K = 2PR/(P+R) with P = hits/(N K) and R = hits/N (0 when both are 0)."""
-        hits = totals[self.kernel_names.index(f"__hits@{cutoff}")]
+        hits = totals[self.kernel_names.index(f"acc@{cutoff}")]
         if not counted or hits == 0:
             return 0.0
         precision = hits / (counted * cutoff)
@@ -336,15 +360,20 @@ class NextlocAccumulator:
 
 
 def kernel_columns(spec: NextlocSpec) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """The requested columns plus hidden hit counts ``__hits@k`` needed by an aggregated F1@k."""
+    """The requested columns, plus ``acc@k`` (the hit at k) where an aggregated F1@k needs it.
+
+    LibCity's F1@k is computed from the summed hits, so the per-unit table carries ``acc@k`` for
+    every such ``f1@k`` even when ``acc@k`` was not requested (it is then not in the summary): the
+    summary is a pure fold over the per-unit table.
+    """
     columns = spec.metric_columns
     names = list(columns.names)
     codes = list(columns.metric_codes)
     cutoffs = list(columns.cutoffs)
     if spec.resolved_convention.f1 == "aggregate":
         for name, cutoff in zip(columns.names, columns.cutoffs, strict=True):
-            if name.startswith("f1@"):
-                names.append(f"__hits@{cutoff}")
+            if name.startswith("f1@") and f"acc@{cutoff}" not in names:
+                names.append(f"acc@{cutoff}")
                 codes.append(ACC)
                 cutoffs.append(cutoff)
     return names, np.array(codes, dtype=np.int64), np.array(cutoffs, dtype=np.int64)
@@ -369,7 +398,9 @@ class NextlocScorer:
     def score(self, chunk: pl.DataFrame, truth: pl.DataFrame) -> dict[str, pl.DataFrame] | None:
         """Per-sample results for the whole samples of ``chunk`` and the truth rows ``truth`` that
         fall in the same key range (sorted streaming) or the same bucket; either may be empty.
-        Folds the values into the summary sums and returns {"per_unit": table} (None if no rows)."""
+        Folds the per-unit table into the summary and returns {"per_unit": table} (None if no
+        rows). A sample with no candidates (no prediction rows, or an empty list) is a sample
+        without predictions: a miss, or left out of the means under ``missing="skip"``."""
         key = self.key
         if truth.height and truth[TARGET].null_count():
             raise InputError(
@@ -387,9 +418,20 @@ class NextlocScorer:
                 missing = truth.join(units.keys, on=key, how="anti")
         if missing.height:
             frames.append(self._missing_table(missing.select(key)))
-        self.accumulator.samples += truth.height
-        self.accumulator.without_predictions += missing.height
-        return {"per_unit": pl.concat(frames).sort(key)} if frames else None
+        if not frames:
+            return None
+        per_unit = pl.concat(frames).sort(key)
+        self.accumulator.add(per_unit)
+        return {"per_unit": per_unit}
+
+    def per_unit_schema(self, key_schema: dict) -> dict[str, pl.DataType]:
+        """Columns and types of the per-unit table, given the canonical key columns' types."""
+        return {
+            **{column: key_schema[column] for column in self.key},
+            "rank": pl.Float64,
+            "n_candidates": pl.Int64,
+            **dict.fromkeys(self.names, pl.Float64),
+        }
 
     def summary(self) -> pl.DataFrame:
         return self.accumulator.summary()
@@ -417,8 +459,9 @@ class NextlocScorer:
             units.offsets, units.locations, units.preference, targets, self.tie_code
         )
         values = single_target_metrics(lo, hi, self.codes, self.cutoffs)
+        if self.convention.missing == "skip":
+            values[n_candidates == 0] = np.nan
         keep = ~without_truth.to_numpy()
-        self.accumulator.sums.add(values[keep])
         return self._table(units.keys, (lo + hi) / 2, n_candidates, values).filter(keep)
 
     def _check_cutoffs(self, n_candidates: np.ndarray, keys: pl.DataFrame) -> None:
@@ -437,13 +480,10 @@ class NextlocScorer:
             )
 
     def _table(self, keys, rank, n_candidates, values) -> pl.DataFrame:
-        public = {
-            name: values[:, j] for j, name in enumerate(self.names) if not name.startswith("__")
-        }
         return keys.with_columns(
             pl.Series("rank", rank).replace(np.inf, None),
             pl.Series("n_candidates", n_candidates, dtype=pl.Int64),
-            *[pl.Series(name, column) for name, column in public.items()],
+            *[pl.Series(name, values[:, j]) for j, name in enumerate(self.names)],
         )
 
     def _missing_table(self, keys: pl.DataFrame) -> pl.DataFrame:
@@ -451,6 +491,4 @@ class NextlocScorer:
         values = np.zeros((n, len(self.names)))
         if self.convention.missing == "skip":
             values[:] = np.nan
-        else:
-            self.accumulator.sums.add(values)
         return self._table(keys, np.full(n, np.inf), np.zeros(n, dtype=np.int64), values)

@@ -10,7 +10,7 @@ compute GEO-BLEU and/or DTW (:mod:`pipeline.kernels.geobleu`), per uid their np.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -273,6 +273,48 @@ class TrajectoryPlan:
     truth_select: tuple[pl.Expr, ...] = tuple(pl.col(c) for c in COLUMNS)
 
 
+@dataclass
+class TrajectoryAccumulator:
+    """The city summary as a fold over per-uid tables, plus what the checks collect on the side.
+
+    :meth:`add` folds a per-uid table (exact sums of the metrics over uids, ``n_days`` and
+    ``n_steps`` summed); ``skipped`` (uid, reason) and the out-of-grid counts are recorded by the
+    scorer. :meth:`merge` combines two folds (Spark folds each partition, the driver merges); the
+    first out-of-grid key of a side is then the smallest one.
+    """
+
+    metrics: tuple[str, ...]
+    sums: ExactColumnSums
+    skipped: list[pl.DataFrame] = field(default_factory=list)
+    off_grid: dict[str, int] = field(default_factory=lambda: {"generated": 0, "reference": 0})
+    first_off_grid: dict[str, tuple] = field(default_factory=dict)
+    uid_days: int = 0
+    steps: int = 0
+
+    @classmethod
+    def empty(cls, metrics: Sequence[str]) -> TrajectoryAccumulator:
+        return cls(tuple(metrics), ExactColumnSums(list(metrics)))
+
+    def add(self, per_uid: pl.DataFrame) -> None:
+        """Fold a per-uid table (uid, <metrics>, n_days, n_steps)."""
+        if per_uid.height == 0:
+            return
+        self.sums.add(per_uid.select(self.metrics).to_numpy())
+        self.uid_days += int(per_uid["n_days"].sum())
+        self.steps += int(per_uid["n_steps"].sum())
+
+    def merge(self, other: TrajectoryAccumulator) -> None:
+        self.sums.merge(other.sums)
+        self.skipped += other.skipped
+        for side, count in other.off_grid.items():
+            self.off_grid[side] += count
+        for side, first in other.first_off_grid.items():
+            mine = self.first_off_grid.get(side)
+            self.first_off_grid[side] = first if mine is None else min(mine, first)
+        self.uid_days += other.uid_days
+        self.steps += other.steps
+
+
 class TrajectoryScorer:
     """Scores chunks of whole uids and folds the city score (the mean over uids) exactly.
 
@@ -288,12 +330,7 @@ class TrajectoryScorer:
         self.on_mismatch = on_mismatch
         self.out_of_grid = out_of_grid
         self.paths = {"generated": path_generated, "reference": path_reference}
-        self.sums = ExactColumnSums(list(self.metrics))
-        self.skipped: list[pl.DataFrame] = []
-        self.off_grid = {"generated": 0, "reference": 0}
-        self.first_off_grid: dict[str, tuple] = {}
-        self.uid_days = 0
-        self.steps = 0
+        self.accumulator = TrajectoryAccumulator.empty(self.metrics)
 
     def score(self, generated: pl.DataFrame, reference: pl.DataFrame) -> dict | None:
         if generated.width == 0:
@@ -302,11 +339,12 @@ class TrajectoryScorer:
             reference = generated.clear()
         if generated.height == 0 and reference.height == 0:
             return None
+        acc = self.accumulator
         for side, frame in (("generated", generated), ("reference", reference)):
             off = frame.filter(OFF_GRID)
             if off.height:
-                self.off_grid[side] += off.height
-                self.first_off_grid.setdefault(side, _key(off.row(0, named=True)))
+                acc.off_grid[side] += off.height
+                acc.first_off_grid.setdefault(side, _key(off.row(0, named=True)))
         scores = score_trajectory_frame(
             generated,
             reference,
@@ -318,14 +356,21 @@ class TrajectoryScorer:
             path_reference=self.paths["reference"],
         )
         if scores.skipped.height:
-            self.skipped.append(scores.skipped)
-        self.sums.add(scores.per_uid.select(self.metrics).to_numpy())
-        self.uid_days += scores.per_day.height
-        self.steps += int(scores.per_uid["n_steps"].sum())
+            acc.skipped.append(scores.skipped)
+        acc.add(scores.per_uid)
         return {"per_unit": scores.per_uid, "per_day": scores.per_day}
 
+    def output_schemas(self, uid_type: pl.DataType) -> dict[str, dict[str, pl.DataType]]:
+        """Columns and types of the per-uid and per-uid-day tables."""
+        metrics = dict.fromkeys(self.metrics, pl.Float64)
+        return {
+            "per_unit": {"uid": uid_type, **metrics, "n_days": pl.Int64, "n_steps": pl.Int64},
+            "per_day": {"uid": uid_type, "d": pl.Int64, "n_steps": pl.Int64, **metrics},
+        }
+
     def _raise_deferred(self) -> None:
-        skipped = pl.concat(self.skipped).sort("uid") if self.skipped else None
+        acc = self.accumulator
+        skipped = pl.concat(acc.skipped).sort("uid") if acc.skipped else None
         if skipped is not None and self.on_mismatch == "error":
             shown = "; ".join(f"uid {u}: {why}" for u, why in skipped.head(SHOW).iter_rows())
             raise InputError(
@@ -336,32 +381,34 @@ class TrajectoryScorer:
                 column="uid, d, t",
                 key=skipped["uid"][0],
             )
-        for side, count in self.off_grid.items():
+        for side, count in acc.off_grid.items():
             if count and self.out_of_grid == "error":
                 raise InputError(
                     f"{count} row(s) with x or y outside {GRID_MIN}..{GRID_MAX} (999 is the HuMob "
                     "mask value); out_of_grid='score' scores them as the reference does",
                     path=self.paths[side],
                     column="x, y",
-                    key=self.first_off_grid[side],
+                    key=acc.first_off_grid[side],
                 )
 
     def summary(self) -> pl.DataFrame:
         """City score per metric (mean over uids, ``n`` = uids), then the counts."""
         self._raise_deferred()
-        uids = int(self.sums.counts[0]) if self.metrics else 0
-        totals = self.sums.sums()
-        skipped = sum(frame.height for frame in self.skipped)
+        acc = self.accumulator
+        uids = int(acc.sums.counts[0]) if self.metrics else 0
+        totals = acc.sums.sums()
+        skipped = sum(frame.height for frame in acc.skipped)
+        off_grid = sum(acc.off_grid.values())
         rows = [
             (m, float(totals[j] / uids) if uids else float("nan"), uids)
             for j, m in enumerate(self.metrics)
         ]
         rows += [
             ("uids", float(uids), uids),
-            ("uid_days", float(self.uid_days), self.uid_days),
-            ("steps", float(self.steps), self.steps),
+            ("uid_days", float(acc.uid_days), acc.uid_days),
+            ("steps", float(acc.steps), acc.steps),
             ("uids_skipped", float(skipped), skipped),
-            ("rows_out_of_grid", float(sum(self.off_grid.values())), sum(self.off_grid.values())),
+            ("rows_out_of_grid", float(off_grid), off_grid),
         ]
         return pl.DataFrame(
             rows, schema={"metric": pl.String, "value": pl.Float64, "n": pl.Int64}, orient="row"

@@ -1,0 +1,186 @@
+"""The partition scorer a distributed engine runs on its workers (Spark's ``mapInArrow``).
+
+A partition is a stream of Arrow record batches holding the rows of whole units (every row of a
+unit is in the same partition: the engine hash-partitions by the unit key) sorted by the unit key.
+Each row is either a truth row or a prediction row::
+
+    <key columns, normalised>  __side (0 truth, 1 prediction)  __truth: struct  __pred: struct
+
+``__truth`` / ``__pred`` hold the source columns the task's input plan reads, as read. The partition
+is cut into chunks of whole units (:class:`pipeline.io.chunking.SortedUnitChunks`, so memory is one
+chunk, not one partition), each side goes through the plan's own normalising expressions and then
+the same scorer class the local engine uses (:class:`pipeline.tasks.nextloc.NextlocScorer`,
+:class:`pipeline.tasks.trajectory.TrajectoryScorer`): kernels are shared, not copied.
+
+Output batches carry one section per row: a ``per_unit`` (and ``per_day``) struct, or, once at the
+end of the partition, a ``state`` blob: the scorer's accumulator (the exact fold of the per-unit
+rows of the partition), the rows read per side, and the first input error if one was raised. The
+driver merges the accumulators (exact sums: any partitioning gives the same bits) and raises the
+error, so a bad input fails with the local engine's message and no task retries.
+
+This module imports no Spark at module level: workers unpickle the partition job by reference
+(``functools.partial`` of :func:`score_partition`), so Numba kernels come from the installed
+package and load from its on-disk cache.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numba
+import polars as pl
+import pyarrow as pa
+
+from pipeline.engines.local import _reject_duplicate_truth
+from pipeline.errors import ConfigError, InputError
+from pipeline.io.chunking import SortedUnitChunks, key_at
+from pipeline.tasks.nextloc import NextlocScorer, NextlocSpec, plan_inputs
+from pipeline.tasks.trajectory import TrajectoryScorer
+
+
+class SparkNotInstalled(ConfigError, ImportError):
+    """PySpark is missing (raised by importing :mod:`pipeline.engines.spark`); the CLI prints the
+    message and exits 2."""
+
+
+SIDE = "__side"
+TRUTH = "__truth"
+PRED = "__pred"
+STATE = "state"
+TRUTH_SIDE = 0
+PRED_SIDE = 1
+
+
+@dataclass(frozen=True)
+class NextlocPartitionJob:
+    """Everything a worker needs to score next-location partitions (picklable, no Spark)."""
+
+    spec: NextlocSpec
+    truth_schema: dict
+    pred_schema: dict
+    truth_label: str
+    pred_label: str
+    output: pa.Schema
+    chunk_rows: int
+    threads: int
+
+    @property
+    def key(self) -> list[str]:
+        return list(self.spec.key)
+
+    def scorer(self) -> NextlocScorer:
+        plan = plan_inputs(
+            self.truth_schema, self.truth_label, self.pred_schema, self.pred_label, self.spec
+        )
+        return NextlocScorer(self.spec, plan, self.pred_label, self.truth_label)
+
+    def score(self, scorer: NextlocScorer, truth: pl.DataFrame, pred: pl.DataFrame):
+        truth = truth.select(scorer.plan.truth_select)
+        _reject_duplicate_truth(truth, self.key, self.truth_label)
+        return scorer.score(pred.select(scorer.plan.pred_select), truth)
+
+
+@dataclass(frozen=True)
+class TrajectoryPartitionJob:
+    """Everything a worker needs to score trajectory partitions (picklable, no Spark)."""
+
+    options: dict
+    output: pa.Schema
+    chunk_rows: int
+    threads: int
+
+    @property
+    def key(self) -> list[str]:
+        return ["uid"]
+
+    def scorer(self) -> TrajectoryScorer:
+        return TrajectoryScorer(**self.options)
+
+    def score(self, scorer: TrajectoryScorer, reference: pl.DataFrame, generated: pl.DataFrame):
+        # Sorted by (uid, d, t) as a sorted file streams locally, so that the first out-of-grid
+        # row of a side is the smallest (uid, d, t), whatever the partitioning.
+        order = ["uid", "d", "t"]
+        return scorer.score(generated.sort(order), reference.sort(order))
+
+
+def task_threads(default: int) -> int:
+    """Numba threads for this task: the task's cores (``spark.task.cpus``), not the machine's."""
+    cpus = default
+    try:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        if context is not None:
+            cpus = int(context.cpus())
+    except Exception:  # noqa: BLE001 - outside Spark, or an old TaskContext: keep the default
+        cpus = default
+    return max(1, min(cpus, numba.config.NUMBA_NUM_THREADS))
+
+
+def score_partition(job, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Score one partition (see the module docstring); the function Spark's mapInArrow calls."""
+    numba.set_num_threads(task_threads(job.threads))
+    scorer = job.scorer()
+    rows = {"truth": 0, "predictions": 0}
+    error = None
+    chunk_key = None
+    frames = (pl.from_arrow(batch) for batch in batches if batch.num_rows)
+    try:
+        for chunk in SortedUnitChunks(frames, job.key, job.chunk_rows):
+            chunk_key = key_at(chunk, job.key, 0)
+            truth = _side(chunk, TRUTH_SIDE, TRUTH)
+            pred = _side(chunk, PRED_SIDE, PRED)
+            rows["truth"] += truth.height
+            rows["predictions"] += pred.height
+            for section, frame in (job.score(scorer, truth, pred) or {}).items():
+                yield section_batch(job.output, section, frame)
+    except InputError as exc:
+        error = (chunk_key, error_state(exc))
+    state = {"accumulator": scorer.accumulator, "rows": rows, "error": error}
+    yield section_batch(job.output, STATE, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _side(chunk: pl.DataFrame, side: int, column: str) -> pl.DataFrame:
+    return chunk.filter(pl.col(SIDE) == side).select(pl.col(column)).unnest(column)
+
+
+def section_batch(schema: pa.Schema, section: str, value) -> pa.RecordBatch:
+    """One output batch: ``value`` (a Polars frame, or the state blob) in the ``section`` column,
+    nulls in the others."""
+    if section == STATE:
+        n = 1
+        filled = pa.array([value], type=pa.binary())
+    else:
+        field = schema.field(section)
+        fields = [field.type.field(i) for i in range(field.type.num_fields)]
+        table = value.select([f.name for f in fields]).to_arrow().cast(pa.schema(fields))
+        n = table.num_rows
+        filled = pa.StructArray.from_arrays(
+            [column.combine_chunks() for column in table.columns], fields=fields
+        )
+    arrays = [filled if f.name == section else pa.nulls(n, type=f.type) for f in schema]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def error_state(error: InputError) -> tuple:
+    return (str(error), error.path, error.column, None if error.key is None else str(error.key))
+
+
+def rebuild_error(state: tuple) -> InputError:
+    """The InputError a worker raised, with the same message and attributes."""
+    text, path, column, key = state
+    error = InputError(text)
+    error.path, error.column, error.key = path, column, key
+    return error
+
+
+__all__ = [
+    "NextlocPartitionJob",
+    "SparkNotInstalled",
+    "TrajectoryPartitionJob",
+    "rebuild_error",
+    "score_partition",
+    "section_batch",
+]

@@ -1,0 +1,281 @@
+"""The Spark engine against the local engine: the same numbers and the same messages.
+
+One local[2] SparkSession serves the module. Skipped, with the reason, when PySpark or Java is
+missing (``pip install 'mobeval[spark]'``; Java 17 or 21).
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from pipeline.api import evaluate_nextloc, evaluate_trajectory
+from pipeline.errors import ConfigError, InputError
+from pipeline.jobs import load_job, run_job
+from tests.conftest import GOLDEN, REPO_ROOT
+
+pytestmark = pytest.mark.spark
+pytest.importorskip("pyspark", reason="PySpark is not installed: pip install 'mobeval[spark]'")
+
+SUMMARY_RTOL = 1e-12
+
+
+def _java_problem() -> str | None:
+    home = os.environ.get("JAVA_HOME")
+    java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    if not java or not Path(java).exists():
+        return "no Java runtime (set JAVA_HOME or put java on PATH; Spark 4 needs Java 17+)"
+    try:
+        subprocess.run([java, "-version"], capture_output=True, check=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"Java does not run ({error})"
+    return None
+
+
+@pytest.fixture(scope="module")
+def spark():
+    problem = _java_problem()
+    if problem:
+        pytest.skip(problem)
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("mobeval-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.driver.memory", "1g")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def spark_engine(spark):
+    from pipeline.engines import spark as engine
+
+    return engine
+
+
+def assert_same_summary(spark_summary: pl.DataFrame, local_summary: pl.DataFrame) -> None:
+    assert spark_summary["metric"].to_list() == local_summary["metric"].to_list()
+    assert spark_summary["n"].to_list() == local_summary["n"].to_list()
+    np.testing.assert_allclose(
+        spark_summary["value"].to_numpy(), local_summary["value"].to_numpy(), rtol=SUMMARY_RTOL
+    )
+
+
+def assert_same_rows(spark_rows: pl.DataFrame, local_rows: pl.DataFrame, key: list[str]) -> None:
+    assert spark_rows.columns == local_rows.columns
+    assert spark_rows.schema == local_rows.schema
+    assert spark_rows.sort(key).equals(local_rows.sort(key))
+
+
+SECTION_KEYS = {"per_unit": None, "per_day": ["uid", "d"]}
+
+
+def assert_same_outputs(spark_out: Path, local_out: Path, key: list[str]) -> None:
+    local_dirs = sorted(p.relative_to(local_out) for p in local_out.glob("*/city=*/model=*"))
+    spark_dirs = sorted(p.relative_to(spark_out) for p in spark_out.glob("*/city=*/model=*"))
+    assert spark_dirs == local_dirs and local_dirs
+    for relative in local_dirs:
+        section = relative.parts[0]
+        # Spark's part files only: no _SUCCESS marker nor .crc checksums beside them.
+        assert all(p.suffix == ".parquet" for p in (spark_out / relative).iterdir())
+        spark_rows = pl.read_parquet(spark_out / relative)
+        local_rows = pl.read_parquet(local_out / relative)
+        if section == "summary":
+            assert_same_summary(spark_rows, local_rows)
+        else:
+            assert_same_rows(spark_rows, local_rows, SECTION_KEYS[section] or key)
+
+
+@pytest.mark.parametrize(
+    ("job_file", "key"),
+    [("nextloc_sample.toml", ["sample_id"]), ("trajectory_sample.toml", ["uid"])],
+)
+def test_sample_jobs_give_the_local_outputs(spark, spark_engine, tmp_path, job_file, key):
+    job_path = REPO_ROOT / "jobs" / job_file
+    local = run_job(load_job(job_path, out=tmp_path / "local"), progress=False, log=lambda _: None)
+    log = []
+    on_spark = spark_engine.run_job_spark(
+        load_job(job_path, out=tmp_path / "spark"), spark, log=log.append
+    )
+    assert [(e.city, e.model) for e in on_spark] == [(e.city, e.model) for e in local]
+    for spark_result, local_result in zip(on_spark, local, strict=True):
+        assert_same_summary(spark_result.summary, local_result.summary)
+    assert_same_outputs(tmp_path / "spark", tmp_path / "local", key)
+    summaries = pl.read_parquet(tmp_path / "spark" / "summary" / "**" / "*.parquet")
+    assert summaries.height == sum(e.summary.height for e in local)
+    assert (tmp_path / "spark" / "manifest.json").is_file()
+    # --resume: everything is complete for the same options and inputs.
+    log.clear()
+    again = spark_engine.run_job_spark(
+        load_job(job_path, out=tmp_path / "spark"), spark, resume=True, log=log.append
+    )
+    assert again == [] and all("skipped (--resume)" in line for line in log)
+
+
+def _tied_predictions(seed: int = 7) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Long-form predictions with many tied scores, not sorted by sample; some samples have no
+    truth (dropped), some truth rows have no predictions."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for sample in rng.permutation(400):
+        n = int(rng.integers(1, 15))
+        locations = rng.choice(60, size=n, replace=False)
+        scores = rng.integers(0, 4, size=n).astype(float)
+        rows.extend(
+            (int(sample), int(loc), float(s)) for loc, s in zip(locations, scores, strict=True)
+        )
+    predictions = pl.DataFrame(
+        rows,
+        schema={"sample_id": pl.Int64, "location": pl.Int64, "score": pl.Float64},
+        orient="row",
+    )
+    truth = pl.DataFrame(
+        {"sample_id": np.arange(20, 430), "location": rng.integers(0, 60, size=410)}
+    )
+    return truth, predictions
+
+
+def test_tiny_input_splits_and_several_files_give_the_same_numbers(spark, spark_engine, tmp_path):
+    truth, predictions = _tied_predictions()
+    directory = tmp_path / "pred"
+    directory.mkdir()
+    # Every sample's rows dealt over three files of many small row groups: with 2 KB splits they
+    # come from several input partitions (which Spark orders by size, not by name), and their
+    # input order (file name, then position) must survive the shuffle for the "input" ties.
+    dealt = predictions.with_row_index("row").with_columns(pl.col("row") % 3)
+    for (index,), frame in dealt.partition_by("row", as_dict=True).items():
+        frame.drop("row").write_parquet(directory / f"part-{index}.parquet", row_group_size=64)
+    truth.write_parquet(tmp_path / "truth.parquet")
+    options = {"k": [1, 3, 5], "convention": "ranx", "unmatched": "drop"}
+    local = evaluate_nextloc(tmp_path / "truth.parquet", directory, chunk_rows=100, **options)
+    previous = spark.conf.get("spark.sql.files.maxPartitionBytes")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "2048")
+    try:
+        pred_frame = spark.read.parquet(str(directory))
+        assert pred_frame.rdd.getNumPartitions() >= 6
+        on_spark = spark_engine.evaluate_nextloc_spark(
+            spark, tmp_path / "truth.parquet", directory, chunk_rows=50, partitions=3, **options
+        )
+        libcity = {"k": [1, 5], "convention": "mobeval", "ties": "average", "unmatched": "drop"}
+        libcity_local = evaluate_nextloc(tmp_path / "truth.parquet", directory, **libcity)
+        libcity_spark = spark_engine.evaluate_nextloc_spark(
+            spark, tmp_path / "truth.parquet", directory, partitions=5, **libcity
+        )
+    finally:
+        spark.conf.set("spark.sql.files.maxPartitionBytes", previous)
+    assert local.value("predictions_without_truth_dropped") == 20
+    assert local.value("samples_without_predictions") == 30
+    assert_same_summary(on_spark.summary, local.summary)
+    assert_same_rows(on_spark.per_unit, local.per_unit, ["sample_id"])
+    assert_same_summary(libcity_spark.summary, libcity_local.summary)
+    assert_same_rows(libcity_spark.per_unit, libcity_local.per_unit, ["sample_id"])
+
+
+def test_trajectory_tiny_splits(spark, spark_engine, tmp_path):
+    name = GOLDEN / "geobleu" / "random_realistic"
+    generated = pl.read_parquet(name / "generated.parquet").sample(fraction=1.0, seed=3)
+    directory = tmp_path / "generated"
+    directory.mkdir()
+    for index, part in enumerate(np.array_split(np.arange(generated.height), 4)):
+        generated[part.tolist()].write_parquet(directory / f"g{index}.parquet", row_group_size=500)
+    local = evaluate_trajectory(name / "reference.parquet", directory, chunk_rows=5000)
+    previous = spark.conf.get("spark.sql.files.maxPartitionBytes")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "2048")
+    try:
+        on_spark = spark_engine.evaluate_trajectory_spark(
+            spark, name / "reference.parquet", directory, chunk_rows=3000, partitions=3
+        )
+    finally:
+        spark.conf.set("spark.sql.files.maxPartitionBytes", previous)
+    assert_same_summary(on_spark.summary, local.summary)
+    assert_same_rows(on_spark.tables["per_unit"], local.tables["per_unit"], ["uid"])
+    assert_same_rows(on_spark.tables["per_day"], local.tables["per_day"], ["uid", "d"])
+
+
+def _nan_score(tmp_path: Path) -> tuple[Path, Path, dict]:
+    truth, predictions = _tied_predictions(seed=11)
+    bad = predictions.with_columns(
+        pl.when(pl.col("sample_id") == 123).then(float("nan")).otherwise("score").alias("score")
+    )
+    bad.write_parquet(tmp_path / "pred.parquet")
+    truth.write_parquet(tmp_path / "truth.parquet")
+    return tmp_path / "truth.parquet", tmp_path / "pred.parquet", {"unmatched": "drop"}
+
+
+def _missing_column(tmp_path: Path) -> tuple[Path, Path, dict]:
+    truth, predictions = _tied_predictions(seed=12)
+    predictions.drop("score").write_parquet(tmp_path / "pred.parquet")
+    truth.write_parquet(tmp_path / "truth.parquet")
+    return tmp_path / "truth.parquet", tmp_path / "pred.parquet", {}
+
+
+def _unmatched(tmp_path: Path) -> tuple[Path, Path, dict]:
+    truth, predictions = _tied_predictions(seed=13)
+    predictions.write_parquet(tmp_path / "pred.parquet")
+    truth.write_parquet(tmp_path / "truth.parquet")
+    return tmp_path / "truth.parquet", tmp_path / "pred.parquet", {}
+
+
+@pytest.mark.parametrize("make", [_nan_score, _missing_column, _unmatched])
+def test_bad_nextloc_input_fails_with_the_local_message(spark, spark_engine, tmp_path, make):
+    truth, pred, options = make(tmp_path)
+    with pytest.raises(InputError) as local:
+        evaluate_nextloc(truth, pred, out=tmp_path / "local", **options)
+    out = tmp_path / "spark"
+    with pytest.raises(InputError) as on_spark:
+        spark_engine.evaluate_nextloc_spark(spark, truth, pred, out=out, **options)
+    assert str(on_spark.value) == str(local.value)
+    assert not (out / "summary").exists() and not (out / "per_unit").exists()
+
+
+def test_trajectory_mismatch_fails_with_the_local_message(spark, spark_engine, tmp_path):
+    case = GOLDEN / "geobleu" / "mismatched_steps"
+    with pytest.raises(InputError) as local:
+        evaluate_trajectory(case / "reference.parquet", case / "generated.parquet")
+    with pytest.raises(InputError) as on_spark:
+        spark_engine.evaluate_trajectory_spark(
+            spark, case / "reference.parquet", case / "generated.parquet", out=tmp_path / "out"
+        )
+    assert str(on_spark.value) == str(local.value)
+    assert not (tmp_path / "out" / "summary").exists()
+
+
+def test_missing_file_and_unsupported_task(spark, spark_engine, tmp_path):
+    with pytest.raises(InputError) as local:
+        evaluate_nextloc(tmp_path / "nope.parquet", tmp_path / "pred.parquet")
+    with pytest.raises(InputError) as on_spark:
+        spark_engine.evaluate_nextloc_spark(
+            spark, tmp_path / "nope.parquet", tmp_path / "pred.parquet"
+        )
+    assert str(on_spark.value) == str(local.value)
+    job = tmp_path / "job.toml"
+    job.write_text(
+        'out = "out"\n[[tasks]]\ntype = "recs"\ntruth = "r.parquet"\n'
+        '[tasks.models]\na = "a.parquet"\n'
+    )
+    with pytest.raises(ConfigError, match="Spark engine runs nextloc, trajectory"):
+        spark_engine.run_job_spark(load_job(job), spark)
+
+
+def test_uri_of_job_paths():
+    from pipeline.engines.spark import as_uri
+
+    assert as_uri(Path("/jobs") / "s3a://bucket/key/x.parquet") == "s3a://bucket/key/x.parquet"
+    assert as_uri(Path("/jobs") / "dbfs:/Volumes/a/b") == "dbfs:/Volumes/a/b"
+    assert (
+        as_uri("abfss://c@acct.dfs.core.windows.net/p") == "abfss://c@acct.dfs.core.windows.net/p"
+    )
+    assert as_uri(Path("/data/x.parquet")) == "/data/x.parquet"
