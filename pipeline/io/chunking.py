@@ -20,6 +20,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from pipeline.errors import InputError
+from pipeline.io.arrays import kernel_array
 from pipeline.kernels.keys import key_order as integer_key_order
 
 BUCKET_COLUMN = "__mobeval_bucket"
@@ -36,7 +37,7 @@ def key_order(frame: pl.DataFrame, key: list[str]) -> pl.Series:
     The first row gets 1. Integer keys take a NumPy fast path; other types a Polars expression.
     """
     if all(frame.schema[column].is_integer() for column in key):
-        return pl.Series(_integer_key_order([frame[c].to_numpy() for c in key]))
+        return pl.Series(_integer_key_order([frame[c] for c in key]))
     order = pl.lit(0, dtype=pl.Int8)
     for column in reversed(key):
         previous = pl.col(column).shift(1)
@@ -51,11 +52,11 @@ def key_order(frame: pl.DataFrame, key: list[str]) -> pl.Series:
     return frame.select(pl.when(first).then(pl.lit(1, dtype=pl.Int8)).otherwise(order)).to_series()
 
 
-def _integer_key_order(columns: list[np.ndarray]) -> np.ndarray:
+def _integer_key_order(columns: list[pl.Series]) -> np.ndarray:
     if len(columns) == 1:
-        keys = columns[0].astype(np.int64, copy=False).reshape(-1, 1)
+        keys = kernel_array(columns[0], np.int64).reshape(-1, 1)
     else:
-        keys = np.column_stack([c.astype(np.int64, copy=False) for c in columns])
+        keys = np.column_stack([kernel_array(c, np.int64) for c in columns])
     return integer_key_order(keys)
 
 

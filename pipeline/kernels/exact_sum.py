@@ -83,7 +83,8 @@ class ExactColumnSums:
 
     def add(self, values: np.ndarray) -> None:
         """Fold a (n_rows x n_cols) float64 block, columns in ``names`` order; NaN is skipped."""
-        values = np.ascontiguousarray(values, dtype=np.float64).reshape(-1, len(self.names))
+        # C-contiguous and writable: one Numba specialisation whatever the caller passes.
+        values = np.require(values, np.float64, ["C", "W"]).reshape(-1, len(self.names))
         partials, counts, n_used = column_partials(values)
         for c in range(len(self.names)):
             both = np.concatenate([self._partials[c], partials[c, : counts[c]]])

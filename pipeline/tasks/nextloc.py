@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from pipeline.errors import ConfigError, InputError
+from pipeline.io.arrays import kernel_array
 from pipeline.io.chunking import format_key, key_at, unit_starts
 from pipeline.kernels.exact_sum import ExactColumnSums
 from pipeline.kernels.ranks import first_duplicate_unit, target_rank_bounds
@@ -274,8 +275,8 @@ def to_unit_arrays(
             column=column,
             key=format_key(key, key_at(keys, key, row)),
         )
-    locations = location_values.to_numpy().astype(np.int64, copy=False)
-    preference = preference_series.to_numpy().astype(np.float64, copy=False)
+    locations = kernel_array(location_values, np.int64)
+    preference = kernel_array(preference_series, np.float64)
     duplicate = first_duplicate_unit(offsets, locations, 4 * numba.get_num_threads())
     if duplicate >= 0:
         column = spec.column("locations" if plan.list_form else "location")
@@ -452,7 +453,7 @@ class NextlocScorer:
                     key=_first_key_where(matched, self.key, without_truth),
                 )
             self.accumulator.dropped_predictions += int(without_truth.sum())
-        targets = matched[TARGET].fill_null(-1).to_numpy()
+        targets = kernel_array(matched[TARGET].fill_null(-1), np.int64)
         n_candidates = np.diff(units.offsets)
         self._check_cutoffs(n_candidates, units.keys)
         lo, hi = target_rank_bounds(

@@ -17,6 +17,7 @@ import numpy as np
 import polars as pl
 
 from pipeline.errors import ConfigError, InputError
+from pipeline.io.arrays import kernel_array
 from pipeline.kernels.exact_sum import ExactColumnSums
 from pipeline.kernels.geobleu import dtw_days, geobleu_days, mean_per_unit
 from pipeline.metrics.trajectory import TrajectoryConvention, resolve
@@ -229,7 +230,7 @@ def score_trajectory_frame(
     day_starts = np.flatnonzero(new_day)
     day_offsets = _offsets(day_starts, n)
     unit_offsets = _offsets(np.flatnonzero(new_uid[day_starts]), day_starts.size)
-    gx, gy, rx, ry = (f[c].to_numpy() for f in (gen, ref) for c in ("x", "y"))
+    gx, gy, rx, ry = (kernel_array(f[c], np.int64) for f in (gen, ref) for c in ("x", "y"))
 
     per_day = pl.DataFrame(
         {
