@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import platform
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from pipeline import __version__
 from pipeline.engines.local import DEFAULT_CHUNK_ROWS, stream_pairs
 from pipeline.errors import ConfigError, InputError
 from pipeline.io.sources import Source, as_source, fingerprint
-from pipeline.io.writers import StagedResult, write_json_atomic
+from pipeline.io.writers import StagedResult, write_text_atomic
 from pipeline.metrics.recs import DEFAULT_METRICS as DEFAULT_RECS_METRICS
 from pipeline.metrics.recs import parse_recs_metrics, resolve_convention
 from pipeline.metrics.trajectory import resolve as resolve_trajectory_convention
@@ -451,6 +452,7 @@ def package_versions() -> dict[str, str]:
         "numpy": numpy.__version__,
         "polars": pl.__version__,
         "pyarrow": pyarrow.__version__,
+        **({"pyspark": sys.modules["pyspark"].__version__} if "pyspark" in sys.modules else {}),
     }
 
 
@@ -460,19 +462,35 @@ def config_hash(config: dict, inputs: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+class LocalFiles:
+    """The local file system as the manifest uses it (the Spark engine passes Hadoop's instead)."""
+
+    def read_text(self, path: str) -> str | None:
+        return Path(path).read_text() if Path(path).exists() else None
+
+    def write_text(self, path: str, text: str) -> None:
+        write_text_atomic(text, Path(path))
+
+    def exists(self, path: str) -> bool:
+        return Path(path).exists()
+
+
 class Manifest:
     """``OUT/manifest.json``: the job, package versions, input fingerprints and timings per
-    result."""
+    result. ``files`` reads and writes it (local files by default; Hadoop's for Spark)."""
 
-    def __init__(self, out: Path, job: dict) -> None:
-        self.path = out / "manifest.json"
-        previous = json.loads(self.path.read_text()) if self.path.exists() else {}
-        self.results: dict[str, dict] = previous.get("results", {})
+    def __init__(self, out, job: dict, *, files=None, engine: str = "local") -> None:
+        self.files = files or LocalFiles()
+        self.path = f"{out}/manifest.json"
+        text = self.files.read_text(self.path)
+        self.results: dict[str, dict] = json.loads(text).get("results", {}) if text else {}
         self.job = job
+        self.engine = engine
 
     def record(self, evaluation: Evaluation, config: dict, task: str) -> None:
         self.results[f"city={evaluation.city}/model={evaluation.model}"] = {
             "task": task,
+            "engine": self.engine,
             "status": "complete",
             "config": config,
             "config_hash": config_hash(config, evaluation.inputs),
@@ -489,13 +507,12 @@ class Manifest:
             entry
             and entry.get("status") == "complete"
             and entry.get("config_hash") == config_hash(config, inputs)
-            and all(Path(p).is_dir() for p in entry.get("outputs", {}).values())
+            and all(self.files.exists(p) for p in entry.get("outputs", {}).values())
         )
 
     def save(self) -> None:
-        write_json_atomic(
-            {"job": self.job, "versions": package_versions(), "results": self.results}, self.path
-        )
+        document = {"job": self.job, "versions": package_versions(), "results": self.results}
+        self.files.write_text(self.path, json.dumps(document, indent=2, default=str) + "\n")
 
 
 __all__ = [

@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import json
 import math
 import os
 import pickle
@@ -41,8 +40,7 @@ from pathlib import PurePosixPath
 import polars as pl
 import pyarrow as pa
 
-from pipeline import __version__
-from pipeline.api import DEFAULT_CITY, Evaluation, config_hash, package_versions
+from pipeline.api import DEFAULT_CITY, Evaluation, Manifest
 from pipeline.engines.local import DEFAULT_CHUNK_ROWS
 from pipeline.engines.partition import (
     PRED,
@@ -651,49 +649,6 @@ SPARK_EVALUATE = {
 # Jobs
 
 
-class _Manifest:
-    """``OUT/manifest.json`` as the local engine writes it, through the Hadoop FileSystem API."""
-
-    def __init__(self, files: _Files, out: str, job: dict) -> None:
-        self.files = files
-        self.uri = f"{out}/manifest.json"
-        text = files.read_text(self.uri)
-        previous = json.loads(text) if text else {}
-        self.results: dict[str, dict] = previous.get("results", {})
-        self.job = job
-
-    def record(self, evaluation: Evaluation, config: dict, task: str) -> None:
-        self.results[f"city={evaluation.city}/model={evaluation.model}"] = {
-            "task": task,
-            "engine": "spark",
-            "status": "complete",
-            "config": config,
-            "config_hash": config_hash(config, evaluation.inputs),
-            "inputs": evaluation.inputs,
-            "outputs": evaluation.outputs,
-            "seconds": round(evaluation.seconds, 3),
-            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        }
-        versions = {**package_versions(), "mobeval": __version__}
-        try:
-            import pyspark
-
-            versions["pyspark"] = pyspark.__version__
-        except ImportError:  # pragma: no cover
-            pass
-        document = {"job": self.job, "versions": versions, "results": self.results}
-        self.files.write_text(self.uri, json.dumps(document, indent=2, default=str) + "\n")
-
-    def is_complete(self, city: str, model: str, config: dict, inputs: dict) -> bool:
-        entry = self.results.get(f"city={city}/model={model}")
-        return bool(
-            entry
-            and entry.get("status") == "complete"
-            and entry.get("config_hash") == config_hash(config, inputs)
-            and all(self.files.exists(uri) for uri in entry.get("outputs", {}).values())
-        )
-
-
 def run_job_spark(
     job,
     spark: SparkSession,
@@ -714,7 +669,9 @@ def run_job_spark(
         )
     root = as_uri(out if out is not None else job.out).rstrip("/")
     files = _Files(spark)
-    manifest = _Manifest(files, root, {"file": str(job.path), "chunk_rows": job.chunk_rows})
+    manifest = Manifest(
+        root, {"file": str(job.path), "chunk_rows": job.chunk_rows}, files=files, engine="spark"
+    )
     results = []
     for task in job.tasks:
         evaluate, truth_argument, model_argument = SPARK_EVALUATE[task.type]

@@ -14,7 +14,6 @@ job deletes and redoes.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
@@ -39,12 +38,12 @@ def write_parquet_atomic(frame: pl.DataFrame, path: Path) -> None:
         raise
 
 
-def write_json_atomic(document: dict, path: Path) -> None:
+def write_text_atomic(text: str, path: Path) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same directory, then rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
     with os.fdopen(handle, "w") as stream:
-        json.dump(document, stream, indent=2, default=str)
-        stream.write("\n")
+        stream.write(text)
     os.replace(temporary, path)
 
 
