@@ -56,7 +56,7 @@ def _integer_key_order(columns: list[pl.Series]) -> np.ndarray:
     if len(columns) == 1:
         keys = kernel_array(columns[0], np.int64).reshape(-1, 1)
     else:
-        keys = np.column_stack([kernel_array(c, np.int64) for c in columns])
+        keys = kernel_array(np.column_stack([c.to_numpy() for c in columns]), np.int64)
     return integer_key_order(keys)
 
 
