@@ -25,19 +25,6 @@ SECTIONS_LAST = "summary"
 STAGING = ".staging"
 
 
-def write_parquet_atomic(frame: pl.DataFrame, path: Path) -> None:
-    """Write ``frame`` to ``path`` through a temporary file in the same directory, then rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".parquet")
-    os.close(handle)
-    try:
-        frame.write_parquet(temporary)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 def write_text_atomic(text: str, path: Path) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same directory, then rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -86,7 +73,3 @@ class StagedResult:
 
     def discard(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
-
-
-def is_committed(out: Path, city: str, model: str) -> bool:
-    return partition_dir(out, SECTIONS_LAST, city, model).is_dir()
