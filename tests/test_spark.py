@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from pipeline.api import evaluate_nextloc, evaluate_trajectory
+from pipeline.api import evaluate_nextloc, evaluate_recs, evaluate_trajectory
 from pipeline.errors import ConfigError, InputError
 from pipeline.jobs import load_job, run_job
 from tests.conftest import GOLDEN, REPO_ROOT
@@ -101,7 +101,11 @@ def assert_same_outputs(spark_out: Path, local_out: Path, key: list[str]) -> Non
 
 @pytest.mark.parametrize(
     ("job_file", "key"),
-    [("nextloc_sample.toml", ["sample_id"]), ("trajectory_sample.toml", ["uid"])],
+    [
+        ("nextloc_sample.toml", ["sample_id"]),
+        ("trajectory_sample.toml", ["uid"]),
+        ("recs_sample.toml", ["user_id"]),
+    ],
 )
 def test_sample_jobs_give_the_local_outputs(spark, spark_engine, tmp_path, job_file, key):
     job_path = REPO_ROOT / "jobs" / job_file
@@ -205,6 +209,76 @@ def test_trajectory_tiny_splits(spark, spark_engine, tmp_path):
     assert_same_rows(on_spark.tables["per_day"], local.tables["per_day"], ["uid", "d"])
 
 
+RECS = REPO_ROOT / "data_samples" / "recs"
+RECS_OPTIONS = {"metrics": ["precision", "recall", "ndcg", "map", "mrr"], "cutoffs": [3, 10]}
+
+
+def test_recs_tiny_splits_keep_each_users_list_order(spark, spark_engine, tmp_path):
+    # ClayRS reads a user's list in file order: the rows of every user are dealt, in order, over
+    # three files (file name, then position, is the list order locally) of many small row
+    # groups; with 2 KB splits they come from several input partitions, and the shuffle must
+    # not reorder a user's list.
+    recs = pl.read_parquet(RECS / "mf.parquet").sample(fraction=1.0, seed=5)
+    recs = recs.sort("user_id", maintain_order=True).with_columns(
+        part=(pl.int_range(pl.len()).over("user_id") * 3 // pl.len().over("user_id"))
+    )
+    recs = recs.sample(fraction=1.0, seed=6).sort("part", maintain_order=True)
+    directory = tmp_path / "recs"
+    directory.mkdir()
+    for (index,), frame in recs.partition_by("part", as_dict=True).items():
+        frame.drop("part").write_parquet(directory / f"part-{index}.parquet", row_group_size=32)
+    ratings = RECS / "ratings.parquet"
+    previous = spark.conf.get("spark.sql.files.maxPartitionBytes")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "2048")
+    try:
+        assert spark.read.parquet(str(directory)).rdd.getNumPartitions() >= 6
+        for convention in ("clayrs", "relison"):
+            local = evaluate_recs(
+                ratings, directory, convention=convention, chunk_rows=500, **RECS_OPTIONS
+            )
+            on_spark = spark_engine.evaluate_recs_spark(
+                spark,
+                ratings,
+                directory,
+                convention=convention,
+                chunk_rows=300,
+                partitions=3,
+                **RECS_OPTIONS,
+            )
+            assert_same_summary(on_spark.summary, local.summary)
+            assert_same_rows(on_spark.tables["per_unit"], local.tables["per_unit"], ["user_id"])
+    finally:
+        spark.conf.set("spark.sql.files.maxPartitionBytes", previous)
+    # The order matters: the same rows in another order within users score differently.
+    shuffled = tmp_path / "shuffled.parquet"
+    recs.drop("part").sample(fraction=1.0, seed=8).write_parquet(shuffled)
+    other = evaluate_recs(ratings, shuffled, convention="clayrs", **RECS_OPTIONS)
+    assert (
+        not other.tables["per_unit"]
+        .sort("user_id")
+        .equals(local.tables["per_unit"].sort("user_id"))
+    )
+
+
+def test_recs_users_on_one_side_fail_with_the_local_message(spark, spark_engine, tmp_path):
+    recs = pl.read_parquet(RECS / "mf.parquet")
+    users = recs["user_id"].unique().sort()
+    recs.filter(~pl.col("user_id").is_in(users[::7].implode())).write_parquet(
+        tmp_path / "recs.parquet"
+    )
+    ratings = RECS / "ratings.parquet"
+    with pytest.raises(InputError) as local:
+        evaluate_recs(ratings, tmp_path / "recs.parquet", out=tmp_path / "local", **RECS_OPTIONS)
+    out = tmp_path / "spark"
+    with pytest.raises(InputError) as on_spark:
+        spark_engine.evaluate_recs_spark(
+            spark, ratings, tmp_path / "recs.parquet", out=out, partitions=4, **RECS_OPTIONS
+        )
+    assert "user(s) of the ratings have no rows here" in str(local.value)
+    assert str(on_spark.value) == str(local.value)
+    assert not (out / "summary").exists() and not (out / "per_unit").exists()
+
+
 def _nan_score(tmp_path: Path) -> tuple[Path, Path, dict]:
     truth, predictions = _tied_predictions(seed=11)
     bad = predictions.with_columns(
@@ -263,10 +337,9 @@ def test_missing_file_and_unsupported_task(spark, spark_engine, tmp_path):
     assert str(on_spark.value) == str(local.value)
     job = tmp_path / "job.toml"
     job.write_text(
-        'out = "out"\n[[tasks]]\ntype = "recs"\ntruth = "r.parquet"\n'
-        '[tasks.models]\na = "a.parquet"\n'
+        'out = "out"\n[[tasks]]\ntype = "logits"\ntruth = "t.npy"\n[tasks.models]\na = "a.npy"\n'
     )
-    with pytest.raises(ConfigError, match="Spark engine runs nextloc, trajectory"):
+    with pytest.raises(ConfigError, match="Spark engine runs nextloc, trajectory, recs"):
         spark_engine.run_job_spark(load_job(job), spark)
 
 

@@ -10,7 +10,8 @@ Each row is either a truth row or a prediction row::
 is cut into chunks of whole units (:class:`pipeline.io.chunking.SortedUnitChunks`, so memory is one
 chunk, not one partition), each side goes through the plan's own normalising expressions and then
 the same scorer class the local engine uses (:class:`pipeline.tasks.nextloc.NextlocScorer`,
-:class:`pipeline.tasks.trajectory.TrajectoryScorer`): kernels are shared, not copied.
+:class:`pipeline.tasks.trajectory.TrajectoryScorer`, :class:`pipeline.tasks.recs.RecsScorer`):
+kernels are shared, not copied.
 
 Output batches carry one section per row: a ``per_unit`` (and ``per_day``) struct, or, once at the
 end of the partition, a ``state`` blob: the scorer's accumulator (the exact fold of the per-unit
@@ -37,6 +38,7 @@ from pipeline.engines.local import _reject_duplicate_truth
 from pipeline.errors import ConfigError, InputError
 from pipeline.io.chunking import SortedUnitChunks, key_at
 from pipeline.tasks.nextloc import NextlocScorer, NextlocSpec, plan_inputs
+from pipeline.tasks.recs import RecsPlan, RecsScorer, RecsState
 from pipeline.tasks.trajectory import TrajectoryScorer
 
 
@@ -103,6 +105,73 @@ class TrajectoryPartitionJob:
         # row of a side is the smallest (uid, d, t), whatever the partitioning.
         order = ["uid", "d", "t"]
         return scorer.score(generated.sort(order), reference.sort(order))
+
+
+@dataclass
+class RecsFold:
+    """The fold of a recommendation scoring: the summary state (None before any user) and the
+    number of users scored; merged exactly (:meth:`RecsState.merge`)."""
+
+    state: RecsState | None = None
+    users: int = 0
+
+    def merge(self, other: RecsFold) -> None:
+        if other.state is not None:
+            if self.state is None:
+                self.state = other.state
+            else:
+                self.state.merge(other.state)
+        self.users += other.users
+
+
+class RecsPartitionScorer(RecsScorer):
+    """:class:`RecsScorer` whose state and user count read and write as one ``accumulator`` (a
+    :class:`RecsFold`), as the engine folds partitions; users on one side only are checked by
+    :meth:`summary`, on the driver, once every partition is in (the local engine's message)."""
+
+    @property
+    def accumulator(self) -> RecsFold:
+        return RecsFold(self.state, self.users)
+
+    @accumulator.setter
+    def accumulator(self, fold: RecsFold) -> None:
+        self.state, self.users = fold.state, fold.users
+
+
+@dataclass(frozen=True)
+class RecsPartitionJob:
+    """Everything a worker needs to score recommendation partitions (picklable, no Spark).
+
+    ``options``: the :class:`RecsScorer` keyword arguments; ``columns``, ``recs_schema``,
+    ``ratings_schema``: what :meth:`RecsPlan.build` takes (the plan is rebuilt on the worker).
+    A user's list rows arrive in input order (file, then position), as the local engine reads them.
+    """
+
+    options: dict
+    columns: tuple[str, ...]
+    recs_schema: dict
+    ratings_schema: dict
+    output: pa.Schema
+    chunk_rows: int
+    threads: int
+
+    @property
+    def key(self) -> list[str]:
+        return [self.options["key"]]
+
+    def plan(self) -> RecsPlan:
+        return RecsPlan.build(
+            self.options["key"], self.columns, self.recs_schema, self.ratings_schema
+        )
+
+    def scorer(self) -> RecsPartitionScorer:
+        scorer = RecsPartitionScorer(**self.options)
+        scorer.plan = self.plan()
+        return scorer
+
+    def score(self, scorer: RecsPartitionScorer, ratings: pl.DataFrame, recs: pl.DataFrame):
+        plan = scorer.plan
+        return scorer.score(recs.select(plan.pred_select), ratings.select(plan.truth_select))
 
 
 def task_threads(default: int) -> int:
@@ -178,6 +247,9 @@ def rebuild_error(state: tuple) -> InputError:
 
 __all__ = [
     "NextlocPartitionJob",
+    "RecsFold",
+    "RecsPartitionJob",
+    "RecsPartitionScorer",
     "SparkNotInstalled",
     "TrajectoryPartitionJob",
     "rebuild_error",

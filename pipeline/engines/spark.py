@@ -12,8 +12,9 @@ Per (city, model)::
     OUT/.staging/city=<c>/model=<m>/ and renamed into OUT/<section>/city=<c>/model=<m> (summary
     last) with the Hadoop FileSystem API  ->  OUT/manifest.json.
 
-Under the ``input`` tie policy (the only thing that depends on row order), a unit's prediction rows
-are put back in their input order (file path, then position in the file) after the shuffle.
+Under the ``input`` tie policy of nextloc, and always for recommendation lists (ClayRS and RELISON
+read a user's list in file order), a unit's prediction rows are put back in their input order
+(file path, then position in the file) after the shuffle.
 ``OUT`` is any path Spark can write (``s3a://``, ``abfss://``,
 ``dbfs:/``, HDFS, local). PySpark is imported here only; ``pip install 'mobeval[spark]'``.
 
@@ -50,6 +51,7 @@ from pipeline.engines.partition import (
     TRUTH,
     TRUTH_SIDE,
     NextlocPartitionJob,
+    RecsPartitionJob,
     SparkNotInstalled,
     TrajectoryPartitionJob,
     rebuild_error,
@@ -57,8 +59,11 @@ from pipeline.engines.partition import (
 )
 from pipeline.errors import ConfigError, InputError
 from pipeline.io.writers import STAGING
+from pipeline.metrics.recs import DEFAULT_METRICS as DEFAULT_RECS_METRICS
+from pipeline.metrics.recs import parse_recs_metrics, resolve_convention
 from pipeline.metrics.trajectory import resolve as resolve_trajectory_convention
 from pipeline.tasks.nextloc import NextlocSpec, plan_inputs
+from pipeline.tasks.recs import RecsPlan, rec_columns
 from pipeline.tasks.trajectory import COLUMNS as TRAJECTORY_COLUMNS
 from pipeline.tasks.trajectory import METRICS as TRAJECTORY_METRICS
 from pipeline.tasks.trajectory import TrajectoryScorer
@@ -82,7 +87,7 @@ ROW = "__row"
 BYTES_PER_PARTITION = 64 << 20
 SUMMARY = "summary"
 #: The task types the Spark engine runs (``mobeval run --engine spark``).
-SPARK_TASKS = ("nextloc", "trajectory")
+SPARK_TASKS = ("nextloc", "trajectory", "recs")
 
 
 def spark_session(app_name: str = "mobeval") -> SparkSession:
@@ -639,9 +644,90 @@ def evaluate_trajectory_spark(
     )
 
 
+def _require_columns(source: _Input, columns) -> None:
+    """The local engine's check (and message) of the columns a task reads."""
+    missing = [c for c in columns if c not in source.schema]
+    if missing:
+        raise InputError(
+            f"missing column; columns present: {list(source.schema)}",
+            path=source.label,
+            column=missing[0],
+        )
+
+
+def evaluate_recs_spark(
+    spark: SparkSession,
+    ratings,
+    recs,
+    *,
+    metrics: str | list[str] | tuple[str, ...] = DEFAULT_RECS_METRICS,
+    cutoffs: list[int] | tuple[int, ...] | None = (1, 5, 10),
+    convention: str = "clayrs",
+    key: str = "user_id",
+    out=None,
+    city: str | None = None,
+    model: str | None = None,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    partitions: int | None = None,
+    **options,
+) -> Evaluation:
+    """:func:`pipeline.api.evaluate_recs` on Spark (recommendation lists against ratings, user by
+    user): the same options, the same numbers, the same messages; a user's list is its rows in
+    input order (file, then position in the file), restored after the shuffle. See
+    :func:`evaluate_nextloc_spark` for ``out``, ``partitions`` and ``chunk_rows``."""
+    conv = resolve_convention(convention, **options)
+    specs = parse_recs_metrics(metrics, cutoffs, beta=conv.beta)
+    columns = rec_columns(conv, specs)
+    ratings_in, recs_in = _read(spark, ratings), _read(spark, recs)
+    _require_columns(ratings_in, [key, "item_id", "rating"])
+    _require_columns(recs_in, [key, *columns[1:]])
+    plan = RecsPlan.build(key, columns, recs_in.schema, ratings_in.schema)
+    recs_user, ratings_user = recs_in.schema[key], ratings_in.schema[key]
+    if recs_user.is_integer() and ratings_user.is_integer():
+        user_type = pl.Int64
+    else:
+        user_type = recs_user if recs_user == ratings_user else pl.String
+    per_unit = {key: user_type, **{spec.name: pl.Float64 for spec in specs}}
+    spark_schema, arrow_schema = _arrow_output({"per_unit": per_unit})
+    job = RecsPartitionJob(
+        {
+            "metrics": [metrics] if isinstance(metrics, str) else list(metrics),
+            "cutoffs": cutoffs,
+            "convention": conv,
+            "key": key,
+            "path_recs": recs_in.label,
+            "path_ratings": ratings_in.label,
+        },
+        tuple(columns),
+        recs_in.schema,
+        ratings_in.schema,
+        arrow_schema,
+        chunk_rows,
+        _task_cpus(spark),
+    )
+    combined = _combined(
+        ratings_in, recs_in, [key], plan.truth_columns, plan.pred_columns, input_order=True
+    )
+    return _evaluate(
+        spark,
+        combined,
+        job,
+        job.scorer(),
+        ["per_unit"],
+        [key],
+        {"truth": ratings_in, "predictions": recs_in},
+        spark_schema=spark_schema,
+        partitions=partitions,
+        out=out,
+        city=city or DEFAULT_CITY,
+        model=model or _model_name(recs),
+    )
+
+
 SPARK_EVALUATE = {
     "nextloc": (evaluate_nextloc_spark, "truth", "predictions"),
     "trajectory": (evaluate_trajectory_spark, "reference", "generated"),
+    "recs": (evaluate_recs_spark, "ratings", "recs"),
 }
 
 
@@ -712,6 +798,7 @@ def _fingerprint(files: _Files, path) -> list[dict]:
 __all__ = [
     "as_uri",
     "evaluate_nextloc_spark",
+    "evaluate_recs_spark",
     "evaluate_trajectory_spark",
     "run_job_spark",
     "spark_session",
