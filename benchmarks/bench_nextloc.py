@@ -35,7 +35,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from datagen import nextloc_files
+from datagen import nextloc_files, snapshot_pipeline
 
 KS = (1, 5, 10)
 MOBEVAL_METRICS = ["acc@k", "precision@k", "recall@k", "f1@k", "mrr@k", "map@k", "ndcg@k", "mrr"]
@@ -258,21 +258,6 @@ def source_stamp() -> float:
 
 def row(label: str, seconds: float, note: str = "") -> str:
     return f"  {label:<58} {seconds:>9.2f} s  {note}"
-
-
-def snapshot_pipeline(folder: str) -> str:
-    """Copy the pipeline package into folder and put it first on the children's PYTHONPATH.
-
-    Other people edit the sources while benchmarks run; a source change would invalidate the Numba
-    cache mid-run (a "warm" case would compile) and mix code versions. The copy keeps the run on
-    one version of the code (the one present at its start).
-    """
-    root = Path(__file__).resolve().parents[1] / "pipeline"
-    shutil.copytree(root, Path(folder) / "pipeline", ignore=shutil.ignore_patterns("__pycache__"))
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        [folder, *filter(None, [os.environ.get("PYTHONPATH")])]
-    )
-    return folder
 
 
 def main() -> None:

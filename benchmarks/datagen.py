@@ -1,4 +1,5 @@
-"""Synthetic next-location benchmark inputs: N samples x C ranked candidates, sorted by sample_id.
+"""Synthetic next-location benchmark inputs: N samples x C ranked candidates, sorted by sample_id;
+and the code snapshot the benchmark scripts run from.
 
 Written in row groups so that generating 100 M rows needs little memory. Files are cached under
 bench_data/ (git-ignored) and reused when present.
@@ -6,6 +7,8 @@ bench_data/ (git-ignored) and reused when present.
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -64,3 +67,18 @@ def nextloc_files(n_samples: int, n_candidates: int, *, seed: int = 0) -> tuple[
         truth_path,
     )
     return truth_path, pred_path
+
+
+def snapshot_pipeline(folder: str) -> str:
+    """Copy the pipeline package into folder and put it first on the children's PYTHONPATH.
+
+    Other people edit the sources while benchmarks run; a source change would invalidate the Numba
+    cache mid-run (a "warm" case would compile) and mix code versions. The copy keeps the run on
+    one version of the code (the one present at its start).
+    """
+    root = Path(__file__).resolve().parents[1] / "pipeline"
+    shutil.copytree(root, Path(folder) / "pipeline", ignore=shutil.ignore_patterns("__pycache__"))
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [folder, *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
+    return folder

@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from datagen import nextloc_files
+from datagen import nextloc_files, snapshot_pipeline
 
 KS = (1, 5, 10)
 
@@ -97,21 +97,6 @@ def spawn_measure(spec: dict, cache: str) -> dict:
     if proc.returncode != 0:
         raise SystemExit(f"measurement failed:\n{proc.stderr}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def snapshot_pipeline(folder: str) -> str:
-    """Copy the pipeline package into folder and put it first on the children's PYTHONPATH.
-
-    Other people edit the sources while benchmarks run; a source change would invalidate the Numba
-    cache mid-run (a "warm" case would compile) and mix code versions. The copy keeps the run on
-    one version of the code (the one present at its start).
-    """
-    root = Path(__file__).resolve().parents[1] / "pipeline"
-    shutil.copytree(root, Path(folder) / "pipeline", ignore=shutil.ignore_patterns("__pycache__"))
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        [folder, *filter(None, [os.environ.get("PYTHONPATH")])]
-    )
-    return folder
 
 
 def main() -> None:

@@ -38,6 +38,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from pipeline.kernels.pairwise import pairwise_sum
+
 #: Largest squared-distance lookup table we build (entries); beyond that, compute directly.
 MAX_TABLE = 1 << 22
 #: uid-days per parallel work block (each block allocates its scratch buffers once).
@@ -377,50 +379,6 @@ def dtw_days(day_offsets, gen_x, gen_y, ref_x, ref_y, scale, free_start=False):
     return out
 
 
-@njit(cache=True)
-def _pairwise_sum(values, start, n):
-    """numpy's pairwise summation of values[start:start+n] (``pairwise_sum`` in loops_utils).
-
-    n < 8: sequential from 0.0. n <= 128: eight interleaved accumulators r0..r7 over the longest
-    multiple-of-8 prefix, combined as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)), then the rest added
-    one by one. Larger: split at n2 = n//2 rounded down to a multiple of 8 and add both halves.
-    """
-    if n < 8:
-        res = 0.0
-        for i in range(n):
-            res += values[start + i]
-        return res
-    if n <= 128:
-        r0 = values[start]
-        r1 = values[start + 1]
-        r2 = values[start + 2]
-        r3 = values[start + 3]
-        r4 = values[start + 4]
-        r5 = values[start + 5]
-        r6 = values[start + 6]
-        r7 = values[start + 7]
-        i = 8
-        stop = n - n % 8
-        while i < stop:
-            r0 += values[start + i]
-            r1 += values[start + i + 1]
-            r2 += values[start + i + 2]
-            r3 += values[start + i + 3]
-            r4 += values[start + i + 4]
-            r5 += values[start + i + 5]
-            r6 += values[start + i + 6]
-            r7 += values[start + i + 7]
-            i += 8
-        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-        while i < n:
-            res += values[start + i]
-            i += 1
-        return res
-    n2 = n // 2
-    n2 -= n2 % 8
-    return _pairwise_sum(values, start, n2) + _pairwise_sum(values, start + n2, n - n2)
-
-
 @njit(parallel=True, cache=True)
 def mean_per_unit(unit_offsets, values):
     """np.mean of ``values[unit_offsets[u]:unit_offsets[u+1]]`` for every unit, bit for bit.
@@ -432,7 +390,7 @@ def mean_per_unit(unit_offsets, values):
     for u in prange(n_units):
         s = unit_offsets[u]
         n = unit_offsets[u + 1] - s
-        out[u] = _pairwise_sum(values, s, n) / n if n > 0 else np.nan
+        out[u] = pairwise_sum(values, s, n) / n if n > 0 else np.nan
     return out
 
 

@@ -33,6 +33,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from pipeline.kernels.pairwise import pairwise_sum
+
 FULL = np.iinfo(np.int64).max  # cutoff meaning "the whole list"
 
 GAIN_BINARY, GAIN_LINEAR, GAIN_EXPONENTIAL, GAIN_RELISON = 0, 1, 2, 3
@@ -45,40 +47,6 @@ N_CUT_STATS = 8
 # per-user outputs: usr[u, stat]
 NREL, RP_TP, RP_DEN, RPREC, MSE, MAE, RMSE = range(7)
 N_USER_STATS = 7
-
-_PW_BLOCK = 128  # numpy's pairwise-summation block size
-
-
-@njit(cache=True)
-def pairwise_sum(a, lo, n):
-    """Sum of ``a[lo:lo+n]`` in numpy's pairwise order, so a mean matches ``np.mean`` exactly."""
-    if n < 8:
-        s = 0.0
-        for i in range(lo, lo + n):
-            s += a[i]
-        return s
-    if n <= _PW_BLOCK:
-        r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
-        r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-        i = 8
-        while i < n - n % 8:
-            r0 += a[lo + i]
-            r1 += a[lo + i + 1]
-            r2 += a[lo + i + 2]
-            r3 += a[lo + i + 3]
-            r4 += a[lo + i + 4]
-            r5 += a[lo + i + 5]
-            r6 += a[lo + i + 6]
-            r7 += a[lo + i + 7]
-            i += 8
-        s = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-        while i < n:
-            s += a[lo + i]
-            i += 1
-        return s
-    n2 = n // 2
-    n2 -= n2 % 8
-    return pairwise_sum(a, lo, n2) + pairwise_sum(a, lo + n2, n - n2)
 
 
 @njit(cache=True)

@@ -189,16 +189,6 @@ RECS_PRESETS: dict[str, RecsConvention] = {
         denominator="users_with_relevant",
         order="input",
     ),
-    "relison_unweighted": RecsConvention(
-        relevant_threshold=None,
-        gain="relison",
-        gain_threshold=0.5,
-        no_relevant="zero",
-        duplicates="count_each",
-        denominator="users_with_relevant",
-        order="input",
-        unweighted=True,
-    ),
     "trec_eval": RecsConvention(
         relevant_threshold=1.0,
         gain="linear",
@@ -208,6 +198,8 @@ RECS_PRESETS: dict[str, RecsConvention] = {
         order="score_id_str_desc",
     ),
 }
+# RELISON's own evaluation reads the test graph unweighted: every edge has weight 1.
+RECS_PRESETS["relison_unweighted"] = dataclasses.replace(RECS_PRESETS["relison"], unweighted=True)
 
 
 def resolve_convention(convention: str | RecsConvention, **overrides: object) -> RecsConvention:
