@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
@@ -23,12 +22,11 @@ import polars as pl
 
 from pipeline import __version__
 from pipeline.engines.local import DEFAULT_CHUNK_ROWS, stream_pairs
-from pipeline.errors import ConfigError, InputError
+from pipeline.errors import InputError
 from pipeline.io.sources import Source, as_source, fingerprint
 from pipeline.io.writers import StagedResult, write_text_atomic
 from pipeline.metrics.recs import DEFAULT_METRICS as DEFAULT_RECS_METRICS
 from pipeline.metrics.recs import parse_recs_metrics, resolve_convention
-from pipeline.metrics.trajectory import resolve as resolve_trajectory_convention
 from pipeline.progress import Progress
 from pipeline.tasks.logits import (
     TARGETS_COLUMN,
@@ -38,11 +36,10 @@ from pipeline.tasks.logits import (
     parse_logits_metrics,
     rows_per_chunk,
 )
-from pipeline.tasks.nextloc import NextlocScorer, NextlocSpec, plan_inputs
+from pipeline.tasks.nextloc import NextlocScorer, nextloc_spec, plan_inputs
 from pipeline.tasks.recs import RecsPlan, RecsScorer, rec_columns
 from pipeline.tasks.trajectory import COLUMNS as TRAJECTORY_COLUMNS
-from pipeline.tasks.trajectory import METRICS as TRAJECTORY_METRICS
-from pipeline.tasks.trajectory import TrajectoryPlan, TrajectoryScorer
+from pipeline.tasks.trajectory import TrajectoryPlan, TrajectoryScorer, checked_convention
 
 DEFAULT_CITY = "default"
 
@@ -240,17 +237,16 @@ def evaluate_nextloc(
     Options are documented in :class:`pipeline.tasks.nextloc.NextlocSpec` and
     :class:`pipeline.metrics.nextloc.NextlocConvention`.
     """
-    spec = NextlocSpec(
-        key=(key,) if isinstance(key, str) else tuple(key),
-        k=(k,) if isinstance(k, int) else tuple(k),
-        metrics=None if metrics is None else tuple(metrics),
+    spec = nextloc_spec(
+        key=key,
+        k=k,
+        metrics=metrics,
         convention=convention,
         ties=ties,
-        columns=dict(columns or {}),
+        columns=columns,
         order_by=order_by,
         unmatched=unmatched,
     )
-    spec.metric_columns  # noqa: B018 - validates metric names and k before any reading
     truth_source, pred_source = as_source(truth), as_source(predictions)
     plan = plan_inputs(
         truth_source.schema(), truth_source.label, pred_source.schema(), pred_source.label, spec
@@ -294,17 +290,13 @@ def evaluate_trajectory(
     ``summary``.
     ``matching="optimal"`` swaps the reference's greedy n-gram matching for an optimal one.
     """
-    base = resolve_trajectory_convention(convention)
-    chosen = dataclasses.replace(base, matching=matching) if matching else base
-    unknown = [m for m in metrics if m not in TRAJECTORY_METRICS]
-    if unknown or not metrics:
-        raise ConfigError(f"unknown trajectory metric(s) {unknown}; known: {TRAJECTORY_METRICS}")
-    for option, value, allowed in (
-        ("on_mismatch", on_mismatch, ("error", "skip")),
-        ("out_of_grid", out_of_grid, ("error", "score")),
-    ):
-        if value not in allowed:
-            raise ConfigError(f"{option}={value!r} is not one of {allowed}")
+    chosen = checked_convention(
+        convention,
+        matching=matching,
+        metrics=metrics,
+        on_mismatch=on_mismatch,
+        out_of_grid=out_of_grid,
+    )
     reference_source = as_source(reference, names=TRAJECTORY_COLUMNS)
     generated_source = as_source(generated, names=TRAJECTORY_COLUMNS)
     for source in (reference_source, generated_source):

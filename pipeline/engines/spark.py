@@ -61,12 +61,10 @@ from pipeline.errors import ConfigError, InputError
 from pipeline.io.writers import STAGING
 from pipeline.metrics.recs import DEFAULT_METRICS as DEFAULT_RECS_METRICS
 from pipeline.metrics.recs import parse_recs_metrics, resolve_convention
-from pipeline.metrics.trajectory import resolve as resolve_trajectory_convention
-from pipeline.tasks.nextloc import NextlocSpec, plan_inputs
+from pipeline.tasks.nextloc import nextloc_spec, plan_inputs
 from pipeline.tasks.recs import RecsPlan, rec_columns
 from pipeline.tasks.trajectory import COLUMNS as TRAJECTORY_COLUMNS
-from pipeline.tasks.trajectory import METRICS as TRAJECTORY_METRICS
-from pipeline.tasks.trajectory import TrajectoryScorer
+from pipeline.tasks.trajectory import TrajectoryScorer, checked_convention
 
 try:
     from pyspark import StorageLevel
@@ -515,17 +513,16 @@ def evaluate_nextloc_spark(
     partitions (default: the default parallelism, or one per 64 MiB of input if more);
     ``chunk_rows``: rows scored at once inside a partition (the memory budget of a task).
     """
-    spec = NextlocSpec(
-        key=(key,) if isinstance(key, str) else tuple(key),
-        k=(k,) if isinstance(k, int) else tuple(k),
-        metrics=None if metrics is None else tuple(metrics),
+    spec = nextloc_spec(
+        key=key,
+        k=k,
+        metrics=metrics,
         convention=convention,
         ties=ties,
-        columns=dict(columns or {}),
+        columns=columns,
         order_by=order_by,
         unmatched=unmatched,
     )
-    spec.metric_columns  # noqa: B018 - validates metric names and k before any reading
     truth_in, pred_in = _read(spark, truth), _read(spark, predictions)
     plan = plan_inputs(truth_in.schema, truth_in.label, pred_in.schema, pred_in.label, spec)
     key_list = list(spec.key)
@@ -581,17 +578,13 @@ def evaluate_trajectory_spark(
     """:func:`pipeline.api.evaluate_trajectory` on Spark (GEO-BLEU and DTW per uid and uid-day):
     the same options, the same numbers; see :func:`evaluate_nextloc_spark` for ``out``,
     ``partitions`` and ``chunk_rows``."""
-    base = resolve_trajectory_convention(convention)
-    chosen = dataclasses.replace(base, matching=matching) if matching else base
-    unknown = [m for m in metrics if m not in TRAJECTORY_METRICS]
-    if unknown or not metrics:
-        raise ConfigError(f"unknown trajectory metric(s) {unknown}; known: {TRAJECTORY_METRICS}")
-    for option, value, allowed in (
-        ("on_mismatch", on_mismatch, ("error", "skip")),
-        ("out_of_grid", out_of_grid, ("error", "score")),
-    ):
-        if value not in allowed:
-            raise ConfigError(f"{option}={value!r} is not one of {allowed}")
+    chosen = checked_convention(
+        convention,
+        matching=matching,
+        metrics=metrics,
+        on_mismatch=on_mismatch,
+        out_of_grid=out_of_grid,
+    )
     ref_in = _read(spark, reference, names=TRAJECTORY_COLUMNS)
     gen_in = _read(spark, generated, names=TRAJECTORY_COLUMNS)
     for source in (ref_in, gen_in):

@@ -79,6 +79,23 @@ class NextlocSpec:
         return self.columns.get(name, name)
 
 
+def nextloc_spec(*, key, k, metrics, convention, ties, columns, order_by, unmatched) -> NextlocSpec:
+    """A checked spec from the evaluate functions' keyword options (one key name or a list, one k
+    or several); metric names and cutoffs are validated before anything is read."""
+    spec = NextlocSpec(
+        key=(key,) if isinstance(key, str) else tuple(key),
+        k=(k,) if isinstance(k, int) else tuple(k),
+        metrics=None if metrics is None else tuple(metrics),
+        convention=convention,
+        ties=ties,
+        columns=dict(columns or {}),
+        order_by=order_by,
+        unmatched=unmatched,
+    )
+    spec.metric_columns  # noqa: B018 - raises ConfigError on a bad metric name or k
+    return spec
+
+
 @dataclass(frozen=True)
 class InputPlan:
     """How to read the two inputs: source columns, and expressions giving canonical columns."""

@@ -9,6 +9,7 @@ compute GEO-BLEU and/or DTW (:mod:`pipeline.kernels.geobleu`), per uid their np.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -414,3 +415,21 @@ class TrajectoryScorer:
         return pl.DataFrame(
             rows, schema={"metric": pl.String, "value": pl.Float64, "n": pl.Int64}, orient="row"
         )
+
+
+def checked_convention(
+    convention, *, matching, metrics, on_mismatch, out_of_grid
+) -> TrajectoryConvention:
+    """The convention the evaluate functions' options ask for, after checking every option."""
+    base = resolve(convention)
+    chosen = dataclasses.replace(base, matching=matching) if matching else base
+    unknown = [m for m in metrics if m not in METRICS]
+    if unknown or not metrics:
+        raise ConfigError(f"unknown trajectory metric(s) {unknown}; known: {METRICS}")
+    for option, value, allowed in (
+        ("on_mismatch", on_mismatch, ("error", "skip")),
+        ("out_of_grid", out_of_grid, ("error", "score")),
+    ):
+        if value not in allowed:
+            raise ConfigError(f"{option}={value!r} is not one of {allowed}")
+    return chosen
