@@ -14,7 +14,7 @@ recall / f1 / mrr / map / ndcg at 1, 5, 10 and mrr; K metrics = the first K of t
 
 Measured, every case in a fresh process, ours and ranx alternating, median of ``--repeat``:
 
-* **mobeval**: ``python -m pipeline.cli compare OUT --metrics <K> --tests randomization
+* **mobeval**: ``python -m mobeval.cli compare OUT --metrics <K> --tests randomization
   --permutations 10000 --resamples 1000`` (every pair of models, Holm; reads the manifest and the
   per-sample Parquet, writes OUT/compare), and ``--tests paired-t --resamples 0``.
 * **ranx**: its ``compare()`` first evaluates qrels/runs and then calls its statistical tests on
@@ -96,7 +96,7 @@ for m in range({n_models}):
     pred = folder + f"/pred_{{m}}.parquet"
     pl.DataFrame({{"sample_id": np.repeat(np.arange(n), c), "location": loc.ravel(),
                   "score": scores}}).write_parquet(pred)
-    subprocess.run([sys.executable, "-m", "pipeline.cli", "nextloc", "--truth",
+    subprocess.run([sys.executable, "-m", "mobeval.cli", "nextloc", "--truth",
                     folder + "/truth.parquet", "--pred", pred, "--k", "1,5,10", "--metrics",
                     ",".join({MOBEVAL_METRICS}), "--city", "bench", "--model", f"m{{m}}",
                     "--out", folder + "/out", "--quiet"], check=True, stdout=subprocess.DEVNULL)
@@ -153,7 +153,7 @@ def ours_cmd(
         if test == "fisher"
         else ["--tests", "paired-t", "--resamples", "0"]
     )
-    return [sys.executable, "-m", "pipeline.cli", "compare", str(out), "--metrics",
+    return [sys.executable, "-m", "mobeval.cli", "compare", str(out), "--metrics",
             ",".join(metrics), *extra]  # fmt: skip
 
 

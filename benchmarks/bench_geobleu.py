@@ -43,7 +43,7 @@ def synthetic(n_uids: int, n_days: int, seed: int):
 def run(n_uids: int, n_days: int, seed: int) -> dict:
     """Time one GEO-BLEU and one DTW pass (the first call in a process includes compilation)."""
     t0 = time.perf_counter()
-    from pipeline.kernels.geobleu import dtw_days, geobleu_days, mean_per_unit
+    from mobeval.kernels.geobleu import dtw_days, geobleu_days, mean_per_unit
 
     t_import = time.perf_counter() - t0
     offsets, gx, gy, rx, ry, uid_offsets = synthetic(n_uids, n_days, seed)

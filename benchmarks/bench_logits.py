@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.tasks.logits import DEFAULT_CHUNK_ROWS, score_logits
+from mobeval.tasks.logits import DEFAULT_CHUNK_ROWS, score_logits
 
 
 def make_data(folder: Path, rows: int, classes: int) -> tuple[Path, Path]:

@@ -53,7 +53,7 @@ TOLERANCE = 1e-9
 
 def worker_mobeval(truth: str, pred: str, convention: str, chunk_rows: int) -> dict:
     t0 = time.perf_counter()
-    from pipeline.api import evaluate_nextloc
+    from mobeval.api import evaluate_nextloc
 
     import_s = time.perf_counter() - t0
     with tempfile.TemporaryDirectory(prefix="bench-nextloc-out-") as out:
@@ -71,14 +71,14 @@ def worker_mobeval(truth: str, pred: str, convention: str, chunk_rows: int) -> d
         evaluate_s = time.perf_counter() - t0
         written = sum(f.stat().st_size for f in Path(out).rglob("*") if f.is_file())
     summary = dict(zip(result.summary["metric"], result.summary["value"], strict=True))
-    import pipeline
+    import mobeval
 
     return {
         "import_s": import_s,
         "evaluate_s": evaluate_s,
         "summary": summary,
         "bytes": written,
-        "code": pipeline.__file__,
+        "code": mobeval.__file__,
     }
 
 
@@ -169,7 +169,7 @@ def worker_profile(truth: str, pred: str, top: int) -> dict:
     import io
     import pstats
 
-    from pipeline.api import evaluate_nextloc
+    from mobeval.api import evaluate_nextloc
 
     options = {"k": KS, "metrics": MOBEVAL_METRICS, "progress": False}
     with tempfile.TemporaryDirectory(prefix="bench-nextloc-out-") as out:

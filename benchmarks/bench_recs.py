@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from pipeline.tasks.recs import score_recs_frame
+from mobeval.tasks.recs import score_recs_frame
 
 METRICS = ["precision", "recall", "map", "ndcg", "mrr"]
 CUTOFFS = [10, 100]

@@ -43,7 +43,7 @@ def main() -> None:
     import numba
 
     from benchmarks.datagen import nextloc_files
-    from pipeline.api import evaluate_nextloc
+    from mobeval.api import evaluate_nextloc
 
     truth, pred = nextloc_files(args.samples, args.candidates)
     rows = args.samples * args.candidates
@@ -65,7 +65,7 @@ def main() -> None:
         started = time.perf_counter()
         from pyspark.sql import SparkSession
 
-        from pipeline.engines.spark import evaluate_nextloc_spark
+        from mobeval.engines.spark import evaluate_nextloc_spark
 
         spark = (
             SparkSession.builder.master(f"local[{args.cores}]")

@@ -12,7 +12,7 @@ Inputs (seeded, cached under bench_data/trec_<Q>x<D>/, plain text as trec_eval r
   0 (40%), 1 (40%) or 2 (20%). Every query is in both files: the trec_eval build used here
   (10.0-rc3) stops with "result qid '...' not found in qrels" when a qrels query has no run lines.
 
-Cases, each a fresh process (ours: ``python -m pipeline.cli trec_eval``, Numba cache populated
+Cases, each a fresh process (ours: ``python -m mobeval.cli trec_eval``, Numba cache populated
 first; trec_eval: the binary), ours and trec_eval alternating, median of ``--repeat``:
 ``-m all_trec`` and ``-m official`` (summary, stdout kept), and ``-q -m all_trec`` with stdout to
 /dev/null. Peak RSS: the child's own ``ru_maxrss`` (os.wait4). Outputs: each case's stdout of the
@@ -152,7 +152,7 @@ def main() -> None:
         f"run: {args.queries:,} queries x {args.docs:,} docs ({run.stat().st_size / 2**20:.0f} "
         f"MiB); qrels: {JUDGED} judged per query ({qrels.stat().st_size / 2**20:.1f} MiB)"
     )
-    ours_base = [sys.executable, "-m", "pipeline.cli", "trec_eval"]
+    ours_base = [sys.executable, "-m", "mobeval.cli", "trec_eval"]
     cases = [
         ("-m all_trec", ["-m", "all_trec"], True),
         ("-m official", ["-m", "official"], True),

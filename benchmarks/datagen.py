@@ -70,14 +70,14 @@ def nextloc_files(n_samples: int, n_candidates: int, *, seed: int = 0) -> tuple[
 
 
 def snapshot_pipeline(folder: str) -> str:
-    """Copy the pipeline package into folder and put it first on the children's PYTHONPATH.
+    """Copy pipeline/ into folder as mobeval/ and put folder first on the children's PYTHONPATH.
 
     Other people edit the sources while benchmarks run; a source change would invalidate the Numba
     cache mid-run (a "warm" case would compile) and mix code versions. The copy keeps the run on
     one version of the code (the one present at its start).
     """
     root = Path(__file__).resolve().parents[1] / "pipeline"
-    shutil.copytree(root, Path(folder) / "pipeline", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(root, Path(folder) / "mobeval", ignore=shutil.ignore_patterns("__pycache__"))
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [folder, *filter(None, [os.environ.get("PYTHONPATH")])]
     )

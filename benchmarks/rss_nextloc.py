@@ -58,20 +58,20 @@ def shuffled_copy(pred: Path, n_candidates: int, seed: int = 0) -> Path:
 
 
 def worker(truth: str, pred: str, chunk_rows: int) -> dict:
-    from pipeline.api import evaluate_nextloc
+    from mobeval.api import evaluate_nextloc
 
     with tempfile.TemporaryDirectory(prefix="rss-nextloc-out-") as out:
         t0 = time.perf_counter()
         result = evaluate_nextloc(truth, pred, k=KS, out=out, chunk_rows=chunk_rows, progress=False)
         seconds = time.perf_counter() - t0
     self_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    import pipeline
+    import mobeval
 
     return {
         "seconds": seconds,
         "self_maxrss_kb": self_kb,
         "mrr": result.value("mrr"),
-        "code": pipeline.__file__,
+        "code": mobeval.__file__,
     }
 
 

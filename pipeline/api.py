@@ -1,6 +1,6 @@
 """The Python API (what a notebook uses); the CLI is a thin shell over it.
 
->>> from pipeline.api import evaluate_nextloc
+>>> from mobeval.api import evaluate_nextloc
 >>> result = evaluate_nextloc("truth.parquet", "deepmove.parquet", k=[1, 5], convention="libcity")
 >>> result.summary                      # Polars DataFrame: metric, value, n
 >>> result.per_unit                     # one row per sample (when not written to ``out``)
@@ -20,12 +20,12 @@ from pathlib import Path
 
 import polars as pl
 
-from pipeline import __version__
-from pipeline.engines.local import DEFAULT_CHUNK_ROWS, checked_chunk_rows, stream_pairs
-from pipeline.errors import ConfigError, InputError, MobevalError
-from pipeline.families import RECS, resolved_options, with_options
-from pipeline.io.sources import Source, as_source, fingerprint
-from pipeline.io.writers import (
+from mobeval import __version__
+from mobeval.engines.local import DEFAULT_CHUNK_ROWS, checked_chunk_rows, stream_pairs
+from mobeval.errors import ConfigError, InputError, MobevalError
+from mobeval.families import RECS, resolved_options, with_options
+from mobeval.io.sources import Source, as_source, fingerprint
+from mobeval.io.writers import (
     STAGING,
     StagedResult,
     check_name,
@@ -34,21 +34,21 @@ from pipeline.io.writers import (
     plain_name,
     write_text_atomic,
 )
-from pipeline.metrics.recs import parse_recs_metrics
-from pipeline.options import option_values
-from pipeline.progress import Progress
-from pipeline.tasks.logits import (
+from mobeval.metrics.recs import parse_recs_metrics
+from mobeval.options import option_values
+from mobeval.progress import Progress
+from mobeval.tasks.logits import (
     LogitsAccumulator,
     is_targets_column,
     iter_logits,
     parse_logits_metrics,
     rows_per_chunk,
 )
-from pipeline.tasks.nextloc import NextlocScorer, nextloc_spec, plan_inputs
-from pipeline.tasks.recs import RecsPlan, RecsScorer, rec_columns
-from pipeline.tasks.trajectory import COLUMNS as TRAJECTORY_COLUMNS
-from pipeline.tasks.trajectory import TrajectoryPlan, TrajectoryScorer, checked_convention
-from pipeline.tasks.trajectory import check_schemas as check_trajectory_schemas
+from mobeval.tasks.nextloc import NextlocScorer, nextloc_spec, plan_inputs
+from mobeval.tasks.recs import RecsPlan, RecsScorer, rec_columns
+from mobeval.tasks.trajectory import COLUMNS as TRAJECTORY_COLUMNS
+from mobeval.tasks.trajectory import TrajectoryPlan, TrajectoryScorer, checked_convention
+from mobeval.tasks.trajectory import check_schemas as check_trajectory_schemas
 
 DEFAULT_CITY = "default"
 
@@ -100,7 +100,7 @@ class _InMemory:
 
 def default_model_name(source) -> str:
     """The predictions' file (or directory) name without suffixes, made a plain name
-    (:func:`pipeline.io.writers.plain_name`): ``deepmove.parquet`` -> deepmove, ``*.parquet`` ->
+    (:func:`mobeval.io.writers.plain_name`): ``deepmove.parquet`` -> deepmove, ``*.parquet`` ->
     all, ``my model.csv`` -> my_model."""
     if isinstance(source, Source | str | os.PathLike):
         name = Path(str(getattr(source, "label", source)).rstrip("/")).name
@@ -113,7 +113,7 @@ def default_model_name(source) -> str:
 class _Run:
     """One (city, model) result in the making: its sink (staged under ``out`` and committed, or kept
     in memory), its progress line and its clock. As a context manager it holds ``out``'s lock
-    (:func:`pipeline.io.writers.output_lock`) and discards every part written when the body
+    (:func:`mobeval.io.writers.output_lock`) and discards every part written when the body
     raises. City and model must be plain names."""
 
     def __init__(self, out, city: str | None, model: str, total_rows, progress) -> None:
@@ -261,10 +261,10 @@ def evaluate_nextloc(
 
     ``truth`` and ``predictions`` are paths (Parquet file, directory or glob; CSV) or Polars
     DataFrames. With ``out`` the per-sample table and the summary are written under ``out`` (see
-    :mod:`pipeline.io.writers`); without it both come back in memory.
-    Options (``pipeline.families.NEXTLOC``: ``key``, ``k``, ``metrics``, ``convention``...) are
-    documented in :class:`pipeline.tasks.nextloc.NextlocSpec` and
-    :class:`pipeline.metrics.nextloc.NextlocConvention`; ``ties`` and ``duplicates`` (``"error"``
+    :mod:`mobeval.io.writers`); without it both come back in memory.
+    Options (``mobeval.families.NEXTLOC``: ``key``, ``k``, ``metrics``, ``convention``...) are
+    documented in :class:`mobeval.tasks.nextloc.NextlocSpec` and
+    :class:`mobeval.metrics.nextloc.NextlocConvention`; ``ties`` and ``duplicates`` (``"error"``
     or ``"drop"``: one entry per location, as a dict-based run holds it) override the preset's.
     """
     spec = nextloc_spec(**option_values("nextloc", options))
@@ -301,7 +301,7 @@ def evaluate_trajectory(
     **options,
 ) -> Evaluation:
     """GEO-BLEU and DTW per uid and day of generated trajectories (uid, d, t, x, y), city = mean
-    over uids, exactly as yahoojapan/geobleu computes them (see :mod:`pipeline.tasks.trajectory`).
+    over uids, exactly as yahoojapan/geobleu computes them (see :mod:`mobeval.tasks.trajectory`).
 
     ``reference`` and ``generated`` are paths (Parquet, CSV or the challenge's CSV.gz with or
     without header) or Polars DataFrames; rows are paired by (uid, d, t) in any order. Sections:
@@ -309,7 +309,7 @@ def evaluate_trajectory(
     ``summary``.
     ``matching="optimal"`` swaps the reference's greedy n-gram matching for an optimal one.
     ``exp="numpy"`` takes GEO-BLEU's exp and log from NumPy on this machine, as the reference
-    does (default ``"libm"``, the C library's: see :class:`pipeline.metrics.trajectory.
+    does (default ``"libm"``, the C library's: see :class:`mobeval.metrics.trajectory.
     TrajectoryConvention`).
     """
     values = option_values("trajectory", options)
@@ -364,14 +364,14 @@ def evaluate_recs(
     **options,
 ) -> Evaluation:
     """Score ranked recommendation lists against rated ground truth, user by user, as the
-    ``convention``'s reference system does (see :mod:`pipeline.metrics.recs`).
+    ``convention``'s reference system does (see :mod:`mobeval.metrics.recs`).
 
     ``ratings``: ``user_id`` (the ``key`` column), ``item_id``, ``rating``, several rows per user.
     ``recs``: ``user_id``, ``item_id`` and, as the convention needs them, ``rank`` / ``score``.
     Paths (Parquet file, directory or glob; CSV) or Polars DataFrames. Under ``"clayrs"`` and
     ``"relison"`` a user's list is its rows in file order, which streaming keeps. ``metrics``
     without ``@k`` expand over ``cutoffs``. ``**options``: fields of
-    :class:`pipeline.metrics.recs.RecsConvention` overriding the preset (``relevant_threshold=4``,
+    :class:`mobeval.metrics.recs.RecsConvention` overriding the preset (``relevant_threshold=4``,
     ``averaging="micro"``...). Sections: ``per_unit`` (the key, one column per metric), ``summary``
     (the system values, then ``users``).
     """
@@ -422,7 +422,7 @@ def evaluate_logits(
     **options,
 ) -> Evaluation:
     """Paper-style scores of a logits matrix ``[N, C]`` against integer targets ``[N]``
-    (:mod:`pipeline.tasks.logits`): ``acc@k``, ``mrr``, ``ndcg@k``, ``f1_weighted``, ``f1_macro``,
+    (:mod:`mobeval.tasks.logits`): ``acc@k``, ``mrr``, ``ndcg@k``, ``f1_weighted``, ``f1_macro``,
     ``cross_entropy``.
 
     ``logits``: a 2-D float array, a ``.npy`` file (memory-mapped) or a Parquet file whose
@@ -571,7 +571,7 @@ class Manifest:
 
 def _resolved_options(task: str, config: dict) -> dict | None:
     """Every option as the run used it, next to ``config`` (what was typed): the defaults, the
-    preset's fields spelled out (:func:`pipeline.families.resolved_options`), for compare and the
+    preset's fields spelled out (:func:`mobeval.families.resolved_options`), for compare and the
     report; None if it cannot be told (never stops a recorded result)."""
     try:
         return resolved_options(task, config)

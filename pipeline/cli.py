@@ -19,10 +19,10 @@ from pathlib import Path
 
 import polars as pl
 
-from pipeline import __version__
-from pipeline.errors import ConfigError, MobevalError, OptionError
-from pipeline.families import FAMILIES, FROM_PRESET, SAME
-from pipeline.validate.humob import TASKS as VALIDATION_TASKS
+from mobeval import __version__
+from mobeval.errors import ConfigError, MobevalError, OptionError
+from mobeval.families import FAMILIES, FROM_PRESET, SAME
+from mobeval.validate.humob import TASKS as VALIDATION_TASKS
 
 EXIT_DONE = 0
 EXIT_INVALID = 1
@@ -222,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="A drop-in for trec_eval: same options, measures and text output. "
         "Example: mobeval trec_eval -m all_trec -q qrels.txt run.txt",
     )
-    from pipeline.trec_eval import add_arguments as add_trec_eval_arguments
+    from mobeval.trec_eval import add_arguments as add_trec_eval_arguments
 
     add_trec_eval_arguments(trec)
     return parser
@@ -239,7 +239,7 @@ def _input_format(help_text: str):
     return add
 
 
-#: Text -> value of an option's flag (:attr:`pipeline.families.Flag.parse`).
+#: Text -> value of an option's flag (:attr:`mobeval.families.Flag.parse`).
 PARSERS = {
     "ints": _int_list,
     "names": _name_list,
@@ -252,7 +252,7 @@ PARSERS = {
 
 def add_family_options(command: argparse.ArgumentParser, family: str, after=None) -> None:
     """The flags of every option of ``family`` that has one, from its definition
-    (:mod:`pipeline.families`), in its order; ``after``: option name -> more flags added after
+    (:mod:`mobeval.families`), in its order; ``after``: option name -> more flags added after
     that option's."""
     for option in FAMILIES[family].options:
         flag = option.flag
@@ -329,8 +329,8 @@ def print_summaries(evaluations) -> None:
 def _evaluate(args, progress, evaluate_name: str, inputs: dict, options: dict) -> None:
     """Run one evaluation of the API into ``args.out`` and record it in the manifest, holding the
     folder's lock throughout (an unreadable manifest stops the run before any work); print it."""
-    from pipeline.engines.local import checked_chunk_rows
-    from pipeline.io.writers import check_name
+    from mobeval.engines.local import checked_chunk_rows
+    from mobeval.io.writers import check_name
 
     for option, name in (("--city", args.city), ("--model", args.model)):
         if name is not None:
@@ -354,9 +354,9 @@ def _flag(command: str, option: str) -> str:
 
 
 def _evaluate_checked(args, progress, evaluate_name, inputs, options, chunking) -> None:
-    from pipeline import api
-    from pipeline.io.writers import output_lock
-    from pipeline.options import check_options
+    from mobeval import api
+    from mobeval.io.writers import output_lock
+    from mobeval.options import check_options
 
     check_options(evaluate_name.removeprefix("evaluate_"), options)  # before OUT is touched
     with output_lock(args.out):
@@ -424,7 +424,7 @@ def _run(args) -> int:
         options = family_options(args, "nextloc")
         inputs = {"truth": args.truth, "predictions": args.pred}
         if args.input_format == "trec":
-            from pipeline.io.trec import TrecSource
+            from mobeval.io.trec import TrecSource
 
             inputs = {
                 "truth": TrecSource.open(args.truth, "qrels", task="nextloc"),
@@ -441,7 +441,7 @@ def _run(args) -> int:
         options = family_options(args, "recs")
         inputs = {"ratings": args.ratings, "recs": args.recs}
         if args.input_format == "trec":
-            from pipeline.io.trec import TrecSource
+            from mobeval.io.trec import TrecSource
 
             inputs = {
                 "ratings": TrecSource.open(args.ratings, "qrels"),
@@ -453,23 +453,23 @@ def _run(args) -> int:
         inputs = {"logits": args.logits, "targets": args.targets}
         _evaluate(args, progress, "evaluate_logits", inputs, options)
     elif args.command == "validate":
-        from pipeline.validate.humob import validate_submission
+        from mobeval.validate.humob import validate_submission
 
         report = validate_submission(args.task, args.dataset, args.submission)
         print(report.summary())
         return EXIT_DONE if report.ok else EXIT_INVALID
     elif args.command == "run":
-        from pipeline.jobs import load_job, run_job
+        from mobeval.jobs import load_job, run_job
 
         job = load_job(args.job, out=args.out)
         if args.engine == "spark":
-            from pipeline.engines.spark import run_job_spark, spark_session
+            from mobeval.engines.spark import run_job_spark, spark_session
 
             evaluations = run_job_spark(
                 job, spark_session(), out=args.out, resume=args.resume, log=_log
             )
             if job.report is not None and (Path(job.out) / "manifest.json").is_file():
-                from pipeline.report_job import run_report
+                from mobeval.report_job import run_report
 
                 run_report(job, log=_log)  # a local OUT only (the local engine: in run_job)
         else:
@@ -477,7 +477,7 @@ def _run(args) -> int:
         print_summaries(evaluations)
         print(f"outputs: {args.out or job.out}", file=sys.stderr)
     elif args.command == "compare":
-        from pipeline.compare import compare, print_comparison
+        from mobeval.compare import compare, print_comparison
 
         options = ("city", "baseline", "metrics", "tests", "resamples", "permutations", "seed")
         options += ("correction", "confidence", "intersect", "unit")
@@ -485,7 +485,7 @@ def _run(args) -> int:
         print_comparison(table)
         print(f"outputs: {Path(args.out) / 'compare'}", file=sys.stderr)
     elif args.command == "report":
-        from pipeline.report import write_reports
+        from mobeval.report import write_reports
 
         written = write_reports(
             args.out,
@@ -499,7 +499,7 @@ def _run(args) -> int:
         for path in written:
             print(f"report: {path}", file=sys.stderr)
     elif args.command == "trec_eval":
-        from pipeline.trec_eval import main_from_args
+        from mobeval.trec_eval import main_from_args
 
         return main_from_args(args)
     return EXIT_DONE

@@ -1,6 +1,6 @@
 """Paired comparison of models scored on the same units: ``mobeval compare OUT``.
 
->>> from pipeline.compare import compare
+>>> from mobeval.compare import compare
 >>> table = compare("out/nextloc_sample", baseline="popularity")   # a polars DataFrame
 >>> compare("out/nextloc_sample", write=True)   # also OUT/compare/city=<c>/part-0.parquet
 
@@ -30,7 +30,7 @@ Conventions (README "Compare models"):
   resampled mean differences (``np.percentile``, linear interpolation), as
   ``scipy.stats.bootstrap(method="percentile")``.
 * Random numbers: counter-based streams per (seed, resample index) in
-  :mod:`pipeline.kernels.resampling`, so a seed gives the same numbers for any thread count; the
+  :mod:`mobeval.kernels.resampling`, so a seed gives the same numbers for any thread count; the
   units are in unit-key order, so the numbers do not depend on the row order of the files.
 * Corrections (``holm``, ``bonferroni``, ``none``) over every p-value of a city (models x metrics x
   tests); a NaN p-value is left out of the family and stays NaN.
@@ -51,8 +51,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from pipeline.errors import ConfigError, InputError
-from pipeline.kernels import resampling
+from mobeval.errors import ConfigError, InputError
+from mobeval.kernels import resampling
 
 TESTS = ("paired-t", "wilcoxon", "randomization")
 CORRECTIONS = ("holm", "bonferroni", "none")
@@ -304,9 +304,9 @@ class _Result:
 def _effective_options(task: str, config: dict) -> dict:
     """The options of a result that define its metrics: the family's defaults updated with what
     the manifest recorded, without the options that only select metrics, name inputs or say how
-    they are read (``defines=False`` in :mod:`pipeline.families`), and without unset (None)
+    they are read (``defines=False`` in :mod:`mobeval.families`), and without unset (None)
     ones."""
-    from pipeline.families import FAMILIES
+    from mobeval.families import FAMILIES
 
     family = FAMILIES.get(task)
     if family is None:
@@ -497,7 +497,7 @@ def _check_same_scoring(city: str, results: list[_Result]) -> None:
 
 def _percent_metrics(result: _Result) -> set[str]:
     if result.task == "logits" and result.options.get("percent"):
-        from pipeline.tasks.logits import PERCENT_METRICS
+        from mobeval.tasks.logits import PERCENT_METRICS
 
         return set(PERCENT_METRICS)
     return set()
@@ -635,7 +635,7 @@ def compare(
     arguments += (confidence, intersect, unit, log)
     if not write:
         return _compare(*arguments)
-    from pipeline.io.writers import output_lock
+    from mobeval.io.writers import output_lock
 
     with output_lock(out):
         frame = _compare(*arguments)
@@ -850,7 +850,7 @@ def _write(out: Path, frame: pl.DataFrame) -> None:
     """``OUT/compare/city=<c>/part-0.parquet`` per city, staged in ``OUT/.staging`` and moved into
     place (a previous comparison of the city moved aside first, then deleted): whole or absent.
     The caller holds OUT's lock."""
-    from pipeline.io.writers import STAGING, remove_staged, write_parquet
+    from mobeval.io.writers import STAGING, remove_staged, write_parquet
 
     token = secrets.token_hex(4)
     for (city,), part in frame.partition_by("city", as_dict=True, maintain_order=True).items():

@@ -4,19 +4,19 @@ A :class:`Family` lists each option once (:class:`Option`: name, job-file kind, 
 help text, whether the family's presets set it, its command-line flag) and names its presets and
 its convention. From it are derived:
 
-* the command line's flags and help (:func:`pipeline.cli.add_family_options`, and
-  :func:`pipeline.cli.family_options` reads them back);
-* the job file's keys and their types (:data:`pipeline.jobs.TASK_TYPES`, ``OPTION_KINDS``);
-* the Python keyword arguments: their checks (:func:`pipeline.options.check_options`, which
-  refuses a name that is not an option), their defaults (:func:`pipeline.options.option_values`)
-  and the signatures ``help()`` shows (:func:`signature`) of :mod:`pipeline.api`'s ``evaluate_*``
-  and :mod:`pipeline.engines.spark`'s ``evaluate_*_spark``;
+* the command line's flags and help (:func:`mobeval.cli.add_family_options`, and
+  :func:`mobeval.cli.family_options` reads them back);
+* the job file's keys and their types (:data:`mobeval.jobs.TASK_TYPES`, ``OPTION_KINDS``);
+* the Python keyword arguments: their checks (:func:`mobeval.options.check_options`, which
+  refuses a name that is not an option), their defaults (:func:`mobeval.options.option_values`)
+  and the signatures ``help()`` shows (:func:`signature`) of :mod:`mobeval.api`'s ``evaluate_*``
+  and :mod:`mobeval.engines.spark`'s ``evaluate_*_spark``;
 * the manifest's ``resolved`` options (:func:`resolved_options`): every option as the run used
   it, the preset's fields spelled out.
 
 Adding an option is one :class:`Option` here plus the code that uses it (see
 ``docs/architecture.md``). What a value may be beyond its type is decided by the family's own
-resolvers (presets, convention dataclasses, metric parsers), which :mod:`pipeline.options` calls.
+resolvers (presets, convention dataclasses, metric parsers), which :mod:`mobeval.options` calls.
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from pipeline.metrics import nextloc as _nextloc
-from pipeline.metrics import recs as _recs
-from pipeline.metrics import trajectory as _trajectory
-from pipeline.tasks import logits as _logits
-from pipeline.tasks import nextloc as _nextloc_task
-from pipeline.tasks import trajectory as _trajectory_task
+from mobeval.metrics import nextloc as _nextloc
+from mobeval.metrics import recs as _recs
+from mobeval.metrics import trajectory as _trajectory
+from mobeval.tasks import logits as _logits
+from mobeval.tasks import nextloc as _nextloc_task
+from mobeval.tasks import trajectory as _trajectory_task
 
 
 class _FromPreset:
@@ -51,7 +51,7 @@ SAME = object()
 class Flag:
     """How the command line spells an option.
 
-    ``parse``: the text -> value parser (a name in :data:`pipeline.cli.PARSERS`: ``ints``,
+    ``parse``: the text -> value parser (a name in :data:`mobeval.cli.PARSERS`: ``ints``,
     ``names``, ``mapping``, ``finite``, ``threshold``, ``int``; None: the text as is).
     ``default``: the flag's default (:data:`SAME`: the option's; :data:`FROM_PRESET`: absent
     unless given). ``switch``: a flag without a value (``--drop-unmatched``) that sets the
@@ -67,16 +67,16 @@ class Flag:
 class Option:
     """One option of a family.
 
-    ``kind``: its job-file type (a key of :data:`pipeline.jobs.VALUE_KINDS`). ``default``: the
+    ``kind``: its job-file type (a key of :data:`mobeval.jobs.VALUE_KINDS`). ``default``: the
     Python default (:data:`FROM_PRESET`: a field of the convention, set by the preset unless
     given). ``choices``: the allowed values (a callable: read when asked). ``preset``: a field of
     the family's convention, which every preset sets and this option overrides. ``single``
     (Python): one value is accepted where a list is expected. ``nullable`` (Python): None is
     accepted (always when the default is None). ``python``: the Python type check when not the
-    kind's (a key of :data:`pipeline.options.TYPE_CHECKS`). ``flag``: its command-line flag
+    kind's (a key of :data:`mobeval.options.TYPE_CHECKS`). ``flag``: its command-line flag
     (None: not on the command line). ``defines``: whether it changes how a metric's value is
     defined (False: it selects what is computed, or how the inputs are read and paired); the
-    models :mod:`pipeline.compare` pairs must agree on every option that does."""
+    models :mod:`mobeval.compare` pairs must agree on every option that does."""
 
     name: str
     kind: str

@@ -18,7 +18,7 @@ Task types (``TASK_TYPES``): ``nextloc`` (``truth`` = true next locations, model
 ``trajectory`` (``truth`` = the reference trajectories, models = generated ones), ``recs``
 (``truth`` = the ratings, models = recommendation lists) and ``logits`` (``truth`` = the targets:
 ``.npy`` or a Parquet file's ``targets_column``, models = logits ``.npy`` / Parquet files); their
-options are the keyword arguments of the matching ``evaluate_*`` function of :mod:`pipeline.api`.
+options are the keyword arguments of the matching ``evaluate_*`` function of :mod:`mobeval.api`.
 
 Paths are relative to the job file. ``mobeval run JOB --resume`` skips every (city, model) whose
 outputs are complete for the same options and the same input fingerprints, and redoes the rest.
@@ -33,15 +33,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from pipeline import api
-from pipeline.api import Evaluation, Manifest
-from pipeline.engines.local import DEFAULT_CHUNK_ROWS, checked_chunk_rows
-from pipeline.errors import ConfigError, InputError, OptionError
-from pipeline.families import FAMILIES
-from pipeline.io.sources import Source, fingerprint
-from pipeline.io.writers import check_name, output_lock
-from pipeline.options import check_options
-from pipeline.report_job import ReportSpec, check_report_table, run_report
+from mobeval import api
+from mobeval.api import Evaluation, Manifest
+from mobeval.engines.local import DEFAULT_CHUNK_ROWS, checked_chunk_rows
+from mobeval.errors import ConfigError, InputError, OptionError
+from mobeval.families import FAMILIES
+from mobeval.io.sources import Source, fingerprint
+from mobeval.io.writers import check_name, output_lock
+from mobeval.options import check_options
+from mobeval.report_job import ReportSpec, check_report_table, run_report
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class TaskType:
     options: frozenset[str]
 
 
-#: The task types, from the families' definitions (:mod:`pipeline.families`).
+#: The task types, from the families' definitions (:mod:`mobeval.families`).
 TASK_TYPES: dict[str, TaskType] = {
     name: TaskType(getattr(api, f"evaluate_{name}"), family.truth, family.model, family.names)
     for name, family in FAMILIES.items()
@@ -192,7 +192,7 @@ def load_job(path: str | Path, *, out: str | Path | None = None) -> JobSpec:
             seen.add((spec.city, model))
     out_path = (Path(out_value) if out is not None else base / out_value).resolve()
     report = None
-    if "report" in document:  # checked now, with the rest (pipeline.report_job)
+    if "report" in document:  # checked now, with the rest (mobeval.report_job)
         report = check_report_table(path, document["report"], specs)
     job = JobSpec(path, out_path, chunk_rows, specs, report)
     for kind, where, input_path in task_inputs(job):  # every input in place before any model runs
@@ -279,7 +279,7 @@ def run_job(
 ) -> list[Evaluation]:
     """Evaluate every (city, model) of the job; with ``resume``, skip those already complete.
 
-    Holds the output folder's lock throughout (:func:`pipeline.io.writers.output_lock`): another
+    Holds the output folder's lock throughout (:func:`mobeval.io.writers.output_lock`): another
     run on the same folder is refused. The manifest is read before anything is computed."""
     for _, where, path in task_inputs(job):  # before any model runs
         if is_uri(path):

@@ -1,14 +1,14 @@
 """Every option of every task family checked before any work, naming the option.
 
-:func:`check_options` is called first by each ``evaluate_*`` of :mod:`pipeline.api` (so the
-command line, a job and Python see the same checks) and by :func:`pipeline.jobs.load_job` for
+:func:`check_options` is called first by each ``evaluate_*`` of :mod:`mobeval.api` (so the
+command line, a job and Python see the same checks) and by :func:`mobeval.jobs.load_job` for
 every task of a job file (so a bad value stops the job before its first model runs). It checks
 each value's type (a wrong type would otherwise reach a comparison deep inside a convention and
 end as a TypeError), then resolves the options through the family's own resolvers (presets,
 convention dataclasses, metric parsers: the one definition of what a value may be), one option at
-a time, so that each failure is an :class:`pipeline.errors.OptionError` naming its option. Each face
-then spells the option as its user did: ``--k`` (:mod:`pipeline.cli`), ``tasks[0].k``
-(:mod:`pipeline.jobs`), ``k=`` (Python). Nothing is read: paths are not options.
+a time, so that each failure is an :class:`mobeval.errors.OptionError` naming its option. Each face
+then spells the option as its user did: ``--k`` (:mod:`mobeval.cli`), ``tasks[0].k``
+(:mod:`mobeval.jobs`), ``k=`` (Python). Nothing is read: paths are not options.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from pipeline.errors import ConfigError, OptionError
-from pipeline.families import FAMILIES, Family, Option
+from mobeval.errors import ConfigError, OptionError
+from mobeval.families import FAMILIES, Family, Option
 
 #: What the ``evaluate_*`` functions take that is not an option of the family.
 NOT_OPTIONS = frozenset(
@@ -177,7 +177,7 @@ def _mapping(option: str, value: object, *, optional: bool = False) -> None:
 
 
 #: The Python type check of each option: by its ``python`` name, else by its job-file kind
-#: (:class:`pipeline.families.Option`); ``f`` the family, ``o`` the option, ``v`` its value.
+#: (:class:`mobeval.families.Option`); ``f`` the family, ``o`` the option, ``v`` its value.
 TYPE_CHECKS: dict[str, Callable[[Family, Option, object], None]] = {
     "string": lambda f, o, v: _name(o.name, v, optional=_nullable(o)),
     "strings": lambda f, o, v: _names(o.name, v, single=o.single, optional=_nullable(o)),
@@ -201,26 +201,26 @@ def _nullable(option: Option) -> bool:
 
 
 def _nextloc(values: dict) -> object:
-    from pipeline.tasks.nextloc import nextloc_spec
+    from mobeval.tasks.nextloc import nextloc_spec
 
     return nextloc_spec(**values)
 
 
 def _trajectory(values: dict) -> object:
-    from pipeline.tasks.trajectory import checked_convention
+    from mobeval.tasks.trajectory import checked_convention
 
     return checked_convention(**values)
 
 
 def _recs(values: dict) -> object:
-    from pipeline.metrics.recs import parse_recs_metrics
+    from mobeval.metrics.recs import parse_recs_metrics
 
     convention = FAMILIES["recs"].convention(values)
     return parse_recs_metrics(values["metrics"], values["cutoffs"], beta=convention.beta)
 
 
 def _logits(values: dict) -> object:
-    from pipeline.tasks.logits import parse_logits_metrics
+    from mobeval.tasks.logits import parse_logits_metrics
 
     return parse_logits_metrics(values["metrics"], values["k"]), FAMILIES["logits"].convention(
         values
@@ -243,7 +243,7 @@ def check_options(family: str, options: dict) -> None:
     """Check every option of a ``family`` task (``nextloc``, ``trajectory``, ``recs``,
     ``logits``): the keyword arguments of its ``evaluate_*`` function, inputs and outputs left
     out (``NOT_OPTIONS``). First each value's type (:data:`TYPE_CHECKS`, by the family's
-    definition in :mod:`pipeline.families`; a name that is not an option is refused), then each
+    definition in :mod:`mobeval.families`; a name that is not an option is refused), then each
     option alone through the family's builder (:data:`BUILDERS`, the others at their defaults),
     then all of them together. An OptionError names the first wrong option; nothing is read."""
     definition = FAMILIES[family]

@@ -1,6 +1,6 @@
 """``mobeval report OUT``: the results of an output folder as LaTeX, Markdown or HTML.
 
->>> from pipeline.report import Report
+>>> from mobeval.report import Report
 >>> report = Report("out/nextloc_sample", baseline="markov")
 >>> report.save("out/nextloc_sample/report/report.html")   # or .md, .tex
 >>> report.to_markdown()                                    # a string; plots need a folder
@@ -8,13 +8,13 @@
 Per city: one table per cutoff grid (the metrics @1/@5/@10 together, the metrics without a
 cutoff together), one row per metric and one column per model, the best value per metric in
 bold (the lowest for dtw, mse, mae, rmse, cross_entropy), significance markers against the
-baseline from ``OUT/compare`` (computed with :func:`pipeline.compare.compare` when absent and
+baseline from ``OUT/compare`` (computed with :func:`mobeval.compare.compare` when absent and
 ``compute_compare``), and improvement columns as in the seed guide: the difference in points
 (percentage points for rates) and the relative change in %. Then plots (matplotlib, the
 ``report`` extra): metric@k curves, the CDF of per-unit values, the city GEO-BLEU per day
 (trajectories), a paired scatter of two models' per-unit values; and a methods section generated
 from the manifest: every metric's definition, formula and the resolved parameters of this run
-(:mod:`pipeline.report_methods`).
+(:mod:`mobeval.report_methods`).
 
 Per-unit data is read one metric column at a time (plus the unit keys for the scatter), so memory
 is bounded by one column per model, not by the number of metrics.
@@ -38,8 +38,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from pipeline.errors import ConfigError, InputError
-from pipeline.report_methods import (
+from mobeval.errors import ConfigError, InputError
+from mobeval.report_methods import (
     Method,
     cutoff_of,
     family_of,
@@ -166,11 +166,11 @@ class Report:
         city: one city (default: every city).
         plots: draw the plots (needs matplotlib: ``pip install 'mobeval[report]'``).
         compute_compare: when ``OUT/compare`` has no comparison against the baseline, compute it
-            with :func:`pipeline.compare.compare` (not written); False: say to run
+            with :func:`mobeval.compare.compare` (not written); False: say to run
             ``mobeval compare``.
         test: the test behind the significance markers (``paired-t``, ``wilcoxon``,
             ``randomization``; default: the first one the comparison ran, in that order).
-        compare_options: passed to :func:`pipeline.compare.compare` when it is computed
+        compare_options: passed to :func:`mobeval.compare.compare` when it is computed
             (``tests``, ``resamples``, ``permutations``, ``seed``, ``correction``...).
         title: the document's title.
     """
@@ -188,7 +188,7 @@ class Report:
         title: str | None = None,
         log: Callable[[str], None] | None = None,
     ) -> None:
-        from pipeline.compare import _Out
+        from mobeval.compare import _Out
 
         if test is not None and test not in _TEST_COLUMNS:
             raise ConfigError(f"test: {test!r}: choose among {', '.join(_TEST_COLUMNS)}")
@@ -216,7 +216,7 @@ class Report:
     # ---- reading --------------------------------------------------------------------------
 
     def _city(self, name: str, baseline: str | None) -> City:
-        from pipeline.compare import COUNT_ROWS
+        from mobeval.compare import COUNT_ROWS
 
         results = self._source.cities[name]
         models = list(results)
@@ -263,7 +263,7 @@ class Report:
             if others and others <= set(stored["model"].to_list()):
                 frame, city.comparison_source = stored, f"compare/city={city.name}"
         if frame is None and self.compute_compare:
-            from pipeline.compare import compare
+            from mobeval.compare import compare
 
             try:
                 frame = compare(
@@ -498,7 +498,7 @@ class Report:
         )
 
     def _scatter(self, plt, city: City) -> Figure | None:
-        from pipeline.compare import _unit_keys
+        from mobeval.compare import _unit_keys
 
         chosen = self._per_unit_metrics(city)
         if city.baseline is None or not chosen:
@@ -608,7 +608,7 @@ class Report:
                 )
         if format not in FORMATS:
             raise ConfigError(f"--format: {format!r}: choose among {', '.join(FORMATS)}")
-        from pipeline.io.writers import STAGING, output_lock
+        from mobeval.io.writers import STAGING, output_lock
 
         inside = _inside(path, self.out)
         lock = output_lock(self.out) if inside else contextlib.nullcontext()

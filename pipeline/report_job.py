@@ -11,7 +11,7 @@
     test = "randomization"           # the test behind the significance markers
 
 Checked whole when the job is loaded (:func:`check_report_table`, called by
-:func:`pipeline.jobs.load_job`), like every other job value: each key's type, each value one at a
+:func:`mobeval.jobs.load_job`), like every other job value: each key's type, each value one at a
 time through the same checks as ``mobeval compare`` / ``mobeval report``, the baseline against the
 job's models, and matplotlib present when plots are asked for. After the last model,
 :func:`run_report` compares every city of the job with two models or more (``OUT/compare``) and
@@ -23,9 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.errors import ConfigError, InputError
+from mobeval.errors import ConfigError, InputError
 
-#: key -> kind (a key of pipeline.jobs.VALUE_KINDS)
+#: key -> kind (a key of mobeval.jobs.VALUE_KINDS)
 REPORT_KINDS = {
     "formats": "strings",
     "baseline": "string",
@@ -64,9 +64,9 @@ class ReportSpec:
 
 def check_report_table(path: Path, table: object, tasks) -> ReportSpec:
     """The job's ``[report]`` table checked; ConfigError naming ``report.<key>``."""
-    from pipeline.compare import _checked_options
-    from pipeline.jobs import VALUE_KINDS, _shown
-    from pipeline.report import TEST_NAMES, check_plotting, parse_formats
+    from mobeval.compare import _checked_options
+    from mobeval.jobs import VALUE_KINDS, _shown
+    from mobeval.report import TEST_NAMES, check_plotting, parse_formats
 
     where = f"{path}: report"
     if not isinstance(table, dict):
@@ -129,9 +129,9 @@ def run_report(job, *, log=print) -> list[Path]:
     """Compare every city of the job with two models or more (written to ``OUT/compare``; a
     city whose comparison is refused gets a note, and its report says why), then write the
     report in each format under ``OUT/report/``. Holds OUT's lock."""
-    from pipeline.compare import compare
-    from pipeline.io.writers import output_lock
-    from pipeline.report import write_reports
+    from mobeval.compare import compare
+    from mobeval.io.writers import output_lock
+    from mobeval.report import write_reports
 
     spec: ReportSpec = job.report
     out = Path(job.out)

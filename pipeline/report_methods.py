@@ -2,8 +2,8 @@
 
 :func:`resolved_options` turns the options a result was scored with (the manifest's ``config``:
 what the user typed) into the values the run actually used, through each family's own presets
-(:mod:`pipeline.metrics.nextloc`, :mod:`pipeline.metrics.recs`, :mod:`pipeline.metrics.trajectory`,
-:mod:`pipeline.tasks.logits`), so a report states ``relevant_threshold = 4`` or ``N = 5`` and not
+(:mod:`mobeval.metrics.nextloc`, :mod:`mobeval.metrics.recs`, :mod:`mobeval.metrics.trajectory`,
+:mod:`mobeval.tasks.logits`), so a report states ``relevant_threshold = 4`` or ``N = 5`` and not
 only ``convention = "clayrs"``. :data:`FAMILIES` holds each metric family's definition and
 formula; :func:`methods` picks the families a result computed and attaches the parameters of
 this run to each, in the ClayRS report's spirit (formula, then "in this experiment ...").
@@ -43,9 +43,9 @@ def _plain(value):
 def resolved_options(task: str, config: dict) -> dict:
     """Every option of a ``task`` result as the run used it: the preset resolved, every field of
     its convention spelled out, the API's defaults for what was not given (the family's
-    definition: :func:`pipeline.families.resolved_options`). Raises what the resolvers raise on
+    definition: :func:`mobeval.families.resolved_options`). Raises what the resolvers raise on
     options they refuse (never the case for a recorded result)."""
-    from pipeline.families import FAMILIES, resolved_options
+    from mobeval.families import FAMILIES, resolved_options
 
     if task not in FAMILIES:
         return _plain({k: v for k, v in (config or {}).items() if v is not None})

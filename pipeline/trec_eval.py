@@ -34,9 +34,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from pipeline.errors import ConfigError, InputError
-from pipeline.io.trec import iter_run, read_qrels
-from pipeline.kernels import trec as K
+from mobeval.errors import ConfigError, InputError
+from mobeval.io.trec import iter_run, read_qrels
+from mobeval.kernels import trec as K
 
 LONG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 FRACTIONS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -262,7 +262,7 @@ def _names(measure: Measure) -> list[str]:
 
 @dataclass
 class Judged:
-    """The ranked judgments of every qrels query (see :mod:`pipeline.kernels.trec`)."""
+    """The ranked judgments of every qrels query (see :mod:`mobeval.kernels.trec`)."""
 
     qids: list[str]
     off: np.ndarray

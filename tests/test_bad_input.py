@@ -26,9 +26,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from pipeline import cli
-from pipeline.cli import main
-from pipeline.jobs import OPTION_KINDS, TASK_TYPES, VALUE_KINDS
+from mobeval import cli
+from mobeval.cli import main
+from mobeval.jobs import OPTION_KINDS, TASK_TYPES, VALUE_KINDS
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FUZZ_CASES = int(os.environ.get("MOBEVAL_FUZZ_CASES", "25"))
@@ -883,7 +883,7 @@ def test_a_bug_is_exit_3_in_one_line(place, capsys, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("simulated bug\nsecond line")
 
-    monkeypatch.setattr("pipeline.api.evaluate_nextloc", broken)
+    monkeypatch.setattr("mobeval.api.evaluate_nextloc", broken)
     _, inputs, out = place
     outcome = call(with_out(nextloc(inputs), out), capsys)
     assert outcome.code == cli.EXIT_INTERNAL == 3
@@ -898,7 +898,7 @@ def test_an_os_error_names_the_path(place, capsys, monkeypatch):
     def denied(*args, **kwargs):
         raise PermissionError(13, "Permission denied", "/somewhere/file")
 
-    monkeypatch.setattr("pipeline.api.evaluate_nextloc", denied)
+    monkeypatch.setattr("mobeval.api.evaluate_nextloc", denied)
     _, inputs, out = place
     outcome = call(with_out(nextloc(inputs), out), capsys)
     assert_one_error_line(outcome, ("mobeval: error: /somewhere/file: Permission denied",))
@@ -922,7 +922,7 @@ def test_in_a_real_process(case_id, place):
     argv = with_out(case.setup(inputs), out)
     before = snapshot(root)
     done = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", *argv],
+        [sys.executable, "-m", "mobeval.cli", *argv],
         capture_output=True,
         text=True,
         cwd=REPO_ROOT,
@@ -940,7 +940,7 @@ def test_validate_exit_codes_in_a_real_process(place):
     _, inputs, _ = place
     invalid = validate(inputs, submission=submission_text(f"{2**64},60,3,10,20\n"))
     done = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", *invalid],
+        [sys.executable, "-m", "mobeval.cli", *invalid],
         capture_output=True,
         text=True,
         cwd=REPO_ROOT,

@@ -20,8 +20,8 @@ import pytest
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
-from pipeline.cli import main  # noqa: E402
-from pipeline.compare import (  # noqa: E402
+from mobeval.cli import main  # noqa: E402
+from mobeval.compare import (  # noqa: E402
     adjust,
     bootstrap_ci,
     compare,
@@ -29,7 +29,7 @@ from pipeline.compare import (  # noqa: E402
     randomization,
     wilcoxon,
 )
-from pipeline.errors import ConfigError, InputError  # noqa: E402
+from mobeval.errors import ConfigError, InputError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -196,7 +196,7 @@ def test_corrections_equal_plain_python(p):
 def test_same_seed_same_numbers_for_any_thread_count():
     code = (
         "import numpy as np\n"
-        "from pipeline.kernels.resampling import bootstrap_means, signflip_count_mc\n"
+        "from mobeval.kernels.resampling import bootstrap_means, signflip_count_mc\n"
         "d = np.random.default_rng(3).normal(size=(300, 3))\n"
         "print(bootstrap_means(d, 64, 9).tobytes().hex())\n"
         "print(signflip_count_mc(d, 500, 9, np.array([5.0, 9.0, 1.0])))\n"
@@ -218,7 +218,7 @@ def test_same_seed_same_numbers_for_any_thread_count():
 
 @pytest.fixture(scope="module")
 def nextloc_out(tmp_path_factory):
-    from pipeline.jobs import load_job, run_job
+    from mobeval.jobs import load_job, run_job
 
     out = tmp_path_factory.mktemp("cmp") / "nextloc"
     run_job(
@@ -383,7 +383,7 @@ def test_randomization_agrees_with_ranx_within_monte_carlo_error():
 
 
 def test_logits_percent_points_and_unpairable_f1(tmp_path):
-    from pipeline.jobs import load_job, run_job
+    from mobeval.jobs import load_job, run_job
 
     out = tmp_path / "logits"
     run_job(
@@ -404,7 +404,7 @@ def test_logits_percent_points_and_unpairable_f1(tmp_path):
 
 
 def test_trajectory_uids_and_days_against_scipy(tmp_path):
-    from pipeline.jobs import load_job, run_job
+    from mobeval.jobs import load_job, run_job
 
     out = tmp_path / "trajectory"
     job = load_job(ROOT / "jobs/trajectory_sample.toml", out=str(out))

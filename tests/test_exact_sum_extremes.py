@@ -1,7 +1,7 @@
 """Exact summaries with extreme values: +-inf, NaN, subnormals, +-1.7e308 (issue 8, item 1).
 
 The oracle is plain Python: the ``Fraction`` sum of the finite values rounded once by ``float()``
-(an OverflowError means +-inf), with the infinities' rule of ``pipeline.kernels.exact_sum``: +inf if
+(an OverflowError means +-inf), with the infinities' rule of ``mobeval.kernels.exact_sum``: +inf if
 some value is +inf and none -inf, -inf likewise, NaN if both; NaN values are skipped. Anything that
 once crashed the process (an out-of-bounds write) runs in a subprocess, checked by its exit code.
 """
@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.kernels.exact_sum import BLOCK_ROWS, CARRY_EVERY, ExactColumnSums
+from mobeval.kernels.exact_sum import BLOCK_ROWS, CARRY_EVERY, ExactColumnSums
 from tests.conftest import REPO_ROOT
 
 MAX = sys.float_info.max
@@ -207,7 +207,7 @@ def test_former_crashes_exit_cleanly_in_a_subprocess():
         """
         import json
         import numpy as np
-        from pipeline.kernels.exact_sum import ExactColumnSums
+        from mobeval.kernels.exact_sum import ExactColumnSums
         out = []
         for first in (np.inf, -np.inf, np.nan, 1e308):
             acc = ExactColumnSums(["a", "b"])
@@ -236,7 +236,7 @@ def test_random_bit_patterns_over_several_blocks_in_a_subprocess():
         """
         import json
         import numpy as np
-        from pipeline.kernels.exact_sum import BLOCK_ROWS, ExactColumnSums
+        from mobeval.kernels.exact_sum import BLOCK_ROWS, ExactColumnSums
         rng = np.random.default_rng(8)
         shape = (BLOCK_ROWS + 4321, 2)
         matrix = rng.integers(0, 2**64, size=shape, dtype=np.uint64).view(np.float64)
@@ -267,7 +267,7 @@ def test_random_bit_patterns_over_several_blocks_in_a_subprocess():
 
 def run_cli(*argv: str) -> subprocess.CompletedProcess:
     """``mobeval ARGV`` in a subprocess: a crash shows as its exit code, never kills pytest."""
-    main = "import sys\nfrom pipeline.cli import main\nsys.exit(main(sys.argv[1:]))"
+    main = "import sys\nfrom mobeval.cli import main\nsys.exit(main(sys.argv[1:]))"
     return subprocess.run(
         [sys.executable, "-c", main, *argv],
         cwd=REPO_ROOT,

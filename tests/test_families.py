@@ -1,4 +1,4 @@
-"""Every face reads each family's one definition (pipeline.families): the command line's flags,
+"""Every face reads each family's one definition (mobeval.families): the command line's flags,
 the job file's keys and kinds, the Python keyword arguments and their checks, the Spark entry
 points and the manifest's resolved options hold exactly the options it lists."""
 
@@ -10,13 +10,13 @@ import inspect
 import polars as pl
 import pytest
 
-from pipeline import api
-from pipeline.cli import build_parser
-from pipeline.errors import OptionError
-from pipeline.families import FAMILIES, FROM_PRESET, resolved_options
-from pipeline.jobs import OPTION_KINDS, TASK_TYPES, VALUE_KINDS
-from pipeline.metrics.nextloc import NextlocConvention
-from pipeline.metrics.recs import RecsConvention
+from mobeval import api
+from mobeval.cli import build_parser
+from mobeval.errors import OptionError
+from mobeval.families import FAMILIES, FROM_PRESET, resolved_options
+from mobeval.jobs import OPTION_KINDS, TASK_TYPES, VALUE_KINDS
+from mobeval.metrics.nextloc import NextlocConvention
+from mobeval.metrics.recs import RecsConvention
 
 
 def _flags(command: str) -> set[str]:
@@ -61,7 +61,7 @@ def test_python_signature_comes_from_the_definition(name):
 
 
 def test_spark_signatures_come_from_the_definition():
-    spark = pytest.importorskip("pipeline.engines.spark", exc_type=ImportError)
+    spark = pytest.importorskip("mobeval.engines.spark", exc_type=ImportError)
     for name, (function, truth, model) in spark.SPARK_EVALUATE.items():
         parameters = inspect.signature(function).parameters
         assert (truth, model) == (FAMILIES[name].truth, FAMILIES[name].model)
@@ -115,7 +115,7 @@ def test_the_manifest_records_resolved_next_to_typed(tmp_path):
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_compare_pairs_on_the_options_that_define_values(name):
-    from pipeline.compare import _effective_options
+    from mobeval.compare import _effective_options
 
     family = FAMILIES[name]
     defining = {o.name for o in family.options if o.defines}
@@ -134,18 +134,18 @@ def test_adding_an_option_is_one_edit_of_the_definition():
 
     script = """
 import dataclasses
-from pipeline import families
-from pipeline.families import Flag, Option
+from mobeval import families
+from mobeval.families import Flag, Option
 extra = Option("smoothing", "number", 0.0, "a new option", flag=Flag("finite"))
 new = dataclasses.replace(families.NEXTLOC, options=(*families.NEXTLOC.options, extra))
 families.FAMILIES["nextloc"] = new
-import pipeline.tasks.nextloc as task  # the code that uses it: here, takes it and drops it
+import mobeval.tasks.nextloc as task  # the code that uses it: here, takes it and drops it
 original = task.nextloc_spec
 task.nextloc_spec = lambda *, smoothing, **rest: original(**rest)
 import inspect
-from pipeline import api, cli, jobs
-from pipeline.errors import OptionError
-from pipeline.options import check_options
+from mobeval import api, cli, jobs
+from mobeval.errors import OptionError
+from mobeval.options import check_options
 args = cli.build_parser().parse_args(
     ["nextloc", "--truth", "t", "--pred", "p", "--out", "o", "--smoothing", "0.5"])
 assert cli.family_options(args, "nextloc")["smoothing"] == 0.5

@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.kernels.geobleu import _proximity_table
-from pipeline.metrics.trajectory import (
+from mobeval.kernels.geobleu import _proximity_table
+from mobeval.metrics.trajectory import (
     TrajectoryConvention,
     geobleu,
     geobleu_day_values,
@@ -320,9 +320,9 @@ def test_single_pair_modes_agree_where_np_exp_is_libm():
 def test_exp_option_reaches_cli_job_api_and_manifest(tmp_path):
     """--exp / exp = ... / exp= are one option, recorded with the others in the manifest."""
     pl = pytest.importorskip("polars")
-    from pipeline.api import evaluate_trajectory
-    from pipeline.cli import main
-    from pipeline.errors import ConfigError
+    from mobeval.api import evaluate_trajectory
+    from mobeval.cli import main
+    from mobeval.errors import ConfigError
 
     root = Path(__file__).resolve().parents[1]
     reference = root / "data_samples" / "humob" / "reference_test.csv.gz"

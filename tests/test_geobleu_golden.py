@@ -8,9 +8,9 @@ import polars as pl
 import pytest
 from conftest import GOLDEN
 
-from pipeline.errors import InputError
-from pipeline.metrics.trajectory import dtw, dtw_uid, geobleu, geobleu_uid
-from pipeline.tasks.trajectory import score_trajectory_frame
+from mobeval.errors import InputError
+from mobeval.metrics.trajectory import dtw, dtw_uid, geobleu, geobleu_uid
+from mobeval.tasks.trajectory import score_trajectory_frame
 
 RTOL = 1e-12
 CASES_FILE = GOLDEN / "geobleu" / "cases.json"

@@ -7,9 +7,9 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.kernels.geobleu import mean_per_unit
-from pipeline.metrics.trajectory import dtw, geobleu
-from pipeline.tasks.trajectory import score_trajectory_frame
+from mobeval.kernels.geobleu import mean_per_unit
+from mobeval.metrics.trajectory import dtw, geobleu
+from mobeval.tasks.trajectory import score_trajectory_frame
 
 SETTINGS = settings(max_examples=150, deadline=None)
 cells = st.integers(min_value=1, max_value=12)  # a small grid: many ties and near-ties

@@ -15,11 +15,11 @@ import numpy as np
 import polars as pl
 import pytest
 
-from pipeline import api
-from pipeline.cli import main
-from pipeline.errors import ConfigError, OptionError
-from pipeline.jobs import OPTION_KINDS, load_job, run_job
-from pipeline.metrics.recs import OPTION_CHOICES as RECS_CHOICES
+from mobeval import api
+from mobeval.cli import main
+from mobeval.errors import ConfigError, OptionError
+from mobeval.jobs import OPTION_KINDS, load_job, run_job
+from mobeval.metrics.recs import OPTION_CHOICES as RECS_CHOICES
 
 # --------------------------------------------------------------------------- small valid inputs
 
@@ -392,15 +392,15 @@ def test_a_valid_job_still_runs_every_model(tmp_path, inputs):
 def test_spark_entry_points_check_options_before_touching_spark(name, option, value):
     """The same checks, before the session is used (None here: never reached)."""
     pytest.importorskip("pyspark", reason="PySpark is not installed: pip install 'mobeval[spark]'")
-    spark_engine = pytest.importorskip("pipeline.engines.spark")
+    spark_engine = pytest.importorskip("mobeval.engines.spark")
     with pytest.raises(OptionError) as info:
         getattr(spark_engine, name)(None, "truth", "predictions", **{option: value})
     assert info.value.option == option
 
 
 def test_conventions_built_directly_refuse_wrong_values_naming_them():
-    from pipeline.metrics.recs import RecsConvention
-    from pipeline.metrics.trajectory import TrajectoryConvention
+    from mobeval.metrics.recs import RecsConvention
+    from mobeval.metrics.trajectory import TrajectoryConvention
 
     for field, value in (("max_n", 0), ("max_n", "3"), ("beta", float("nan")), ("dtw_scale", 0)):
         with pytest.raises(OptionError) as info:
@@ -432,7 +432,7 @@ def test_a_uri_is_left_to_the_spark_engine_and_refused_by_the_local_one(tmp_path
 
 def test_spark_looks_for_every_uri_before_any_model_runs(tmp_path, inputs, monkeypatch):
     pytest.importorskip("pyspark", reason="PySpark is not installed: pip install 'mobeval[spark]'")
-    spark_engine = pytest.importorskip("pipeline.engines.spark")
+    spark_engine = pytest.importorskip("mobeval.engines.spark")
     asked = []
 
     class NoFiles:  # a file system where nothing exists; the session is never used

@@ -12,9 +12,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from pipeline.api import evaluate_nextloc
-from pipeline.errors import ConfigError
-from pipeline.jobs import load_job, run_job
+from mobeval.api import evaluate_nextloc
+from mobeval.errors import ConfigError
+from mobeval.jobs import load_job, run_job
 from tests.conftest import REPO_ROOT
 
 SAMPLES = REPO_ROOT / "data_samples" / "nextloc"
@@ -139,7 +139,7 @@ def test_killed_job_resumes_to_identical_outputs(tmp_path):
         )
         + "\n"
     )
-    command = [sys.executable, "-m", "pipeline.cli", "run", str(job_path), "--quiet"]
+    command = [sys.executable, "-m", "mobeval.cli", "run", str(job_path), "--quiet"]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     out = tmp_path / "out"
     deadline = time.time() + 120
@@ -159,7 +159,7 @@ def test_killed_job_resumes_to_identical_outputs(tmp_path):
 
 def test_same_numbers_with_one_or_two_threads(tmp_path):
     script = (
-        "import sys; from pipeline.api import evaluate_nextloc; "
+        "import sys; from mobeval.api import evaluate_nextloc; "
         f"r = evaluate_nextloc('{SAMPLES / 'tky' / 'truth.parquet'}', "
         f"'{SAMPLES / 'tky' / 'markov.parquet'}', k=[1, 5, 10], chunk_rows=5000); "
         "r.summary.write_parquet(sys.argv[1]); r.per_unit.write_parquet(sys.argv[2])"

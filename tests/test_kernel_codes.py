@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.kernels import topk
-from pipeline.metrics.nextloc import AGGREGATION, NextlocConvention, expand_metrics
-from pipeline.tasks import logits
+from mobeval.kernels import topk
+from mobeval.metrics.nextloc import AGGREGATION, NextlocConvention, expand_metrics
+from mobeval.tasks import logits
 
 
 def test_an_unknown_topk_code_is_refused():
@@ -22,7 +22,7 @@ def test_an_unknown_topk_code_is_refused():
 
 
 def test_every_code_is_a_metric_and_the_other_way_round():
-    from pipeline.metrics.nextloc import CUTOFF_METRICS, UNCUT_METRICS
+    from mobeval.metrics.nextloc import CUTOFF_METRICS, UNCUT_METRICS
 
     assert set(CUTOFF_METRICS.values()) | set(UNCUT_METRICS.values()) == topk.CODES
 
@@ -49,7 +49,7 @@ def test_logits_f1_aggregation_is_declared():
 
 
 def test_recs_kernel_rules_are_named_and_checked():
-    from pipeline.kernels import recs as K
+    from mobeval.kernels import recs as K
 
     rules = K.StatsRules(
         rel_threshold=np.float64(4),

@@ -10,8 +10,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from pipeline.api import evaluate_logits
-from pipeline.cli import main
+from mobeval.api import evaluate_logits
+from mobeval.cli import main
 from tests.conftest import GOLDEN, REPO_ROOT
 from tests.test_logits_golden import _TIES, TOL, _metric
 

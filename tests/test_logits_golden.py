@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from pipeline.tasks.logits import score_logits
+from mobeval.tasks.logits import score_logits
 
 TOL = 1e-6
 _TIES = {

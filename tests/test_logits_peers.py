@@ -19,10 +19,10 @@ import numpy as np
 import polars as pl
 import pytest
 
-from pipeline.api import evaluate_nextloc
-from pipeline.cli import main
-from pipeline.errors import InputError
-from pipeline.tasks.logits import score_logits
+from mobeval.api import evaluate_nextloc
+from mobeval.cli import main
+from mobeval.errors import InputError
+from mobeval.tasks.logits import score_logits
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

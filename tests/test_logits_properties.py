@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.errors import InputError
-from pipeline.tasks.logits import score_logits
+from mobeval.errors import InputError
+from mobeval.tasks.logits import score_logits
 
 SETTINGS = settings(max_examples=30, deadline=None)
 

@@ -4,7 +4,7 @@ exit; and no output at all."""
 import polars as pl
 import pytest
 
-from pipeline.cli import main
+from mobeval.cli import main
 
 TRUTH = pl.DataFrame({"sample_id": [1, 2, 3], "location": [10, 20, 30]})
 PREDICTIONS = pl.DataFrame(

@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.api import evaluate_nextloc
-from pipeline.cli import main
-from pipeline.errors import ConfigError, InputError
-from pipeline.jobs import load_job, run_job
+from mobeval.api import evaluate_nextloc
+from mobeval.cli import main
+from mobeval.errors import ConfigError, InputError
+from mobeval.jobs import load_job, run_job
 
 KS = [1, 2, 3]
 METRICS = ["acc@k", "precision@k", "recall@k", "f1@k", "mrr@k", "map@k", "ndcg@k", "mrr", "ndcg"]

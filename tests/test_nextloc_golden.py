@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from pipeline.api import evaluate_nextloc
+from mobeval.api import evaluate_nextloc
 from tests.conftest import GOLDEN
 
 CASES = sorted(p.name for p in (GOLDEN / "ranking").glob("nextloc_*"))

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.api import evaluate_nextloc
+from mobeval.api import evaluate_nextloc
 from tests.oracles import sample_value
 
 METRICS = ["acc@k", "precision@k", "recall@k", "f1@k", "mrr@k", "map@k", "ndcg@k", "mrr", "ndcg"]

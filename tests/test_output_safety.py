@@ -19,10 +19,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.api import Evaluation, Manifest, default_model_name, evaluate_nextloc
-from pipeline.cli import main
-from pipeline.errors import ConfigError, MobevalError, OutputInUse
-from pipeline.io.writers import (
+from mobeval.api import Evaluation, Manifest, default_model_name, evaluate_nextloc
+from mobeval.cli import main
+from mobeval.errors import ConfigError, MobevalError, OutputInUse
+from mobeval.io.writers import (
     PLAIN_NAME,
     STAGING,
     check_name,
@@ -30,7 +30,7 @@ from pipeline.io.writers import (
     plain_name,
     remove_staged,
 )
-from pipeline.jobs import load_job, run_job
+from mobeval.jobs import load_job, run_job
 from tests.conftest import REPO_ROOT
 
 SAMPLES = REPO_ROOT / "data_samples"
@@ -48,8 +48,8 @@ SAMPLE_RESULTS = {
 #: line on stdin (argv[1] == "pause"); the CLI's arguments follow.
 DRIVER = """
 import os, signal, sys
-from pipeline import cli
-from pipeline.io import writers
+from mobeval import cli
+from mobeval.io import writers
 
 mode, model = sys.argv[1], sys.argv[2]
 add_part = writers.StagedResult.add_part
@@ -118,7 +118,7 @@ def nextloc_args(out: Path, *extra: str) -> list[str]:
 
 
 def cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "pipeline.cli", *args]
+    return [sys.executable, "-m", "mobeval.cli", *args]
 
 
 @pytest.fixture(scope="module")
@@ -533,7 +533,7 @@ def test_a_result_is_not_marked_complete_without_its_files(tmp_path):
 
 def test_a_replaced_result_is_moved_aside_before_it_is_deleted(tmp_path, monkeypatch):
     """Re-running into the same OUT: the old section leaves only once the new one is in place."""
-    from pipeline.io import writers
+    from mobeval.io import writers
 
     out = tmp_path / "out"
     assert main([*nextloc_args(out), "--k", "1"]) == 0

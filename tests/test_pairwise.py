@@ -8,8 +8,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from pipeline.kernels.geobleu import mean_rows
-from pipeline.kernels.pairwise import pairwise_sum
+from mobeval.kernels.geobleu import mean_rows
+from mobeval.kernels.pairwise import pairwise_sum
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -32,7 +32,7 @@ def test_mean_rows_of_a_cached_kernel_in_a_fresh_process(tmp_path):
     script = textwrap.dedent(
         """
         import numpy as np
-        from pipeline.kernels.geobleu import mean_rows
+        from mobeval.kernels.geobleu import mean_rows
         rng = np.random.default_rng(7)
         values = rng.standard_normal((50, 700))
         counts = rng.integers(1, 700, 50)

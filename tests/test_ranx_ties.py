@@ -20,7 +20,7 @@ import random
 import polars as pl
 import pytest
 
-from pipeline.api import evaluate_nextloc
+from mobeval.api import evaluate_nextloc
 
 
 def ranks(scores: list[float], ties: str) -> list[int]:

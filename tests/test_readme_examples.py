@@ -2,7 +2,7 @@
 
 Every ```bash block is read; its ``mobeval`` commands (backslash continuations joined, ``&&`` chains
 split; pip / venv / pytest / ruff lines are not mobeval commands and are left out) run in-process
-through :func:`pipeline.cli.main` from the repository root, with ``--out`` sent to a temporary
+through :func:`mobeval.cli.main` from the repository root, with ``--out`` sent to a temporary
 folder. Where the next fenced block of the section is a plain ``` block (what they print), every
 line it shows must be in what the commands print, except ``...`` (a cut), timings (``done in``)
 and the ``outputs:`` path.
@@ -17,7 +17,7 @@ import shlex
 import pytest
 from conftest import REPO_ROOT
 
-from pipeline.cli import main
+from mobeval.cli import main
 
 README = REPO_ROOT / "README.md"
 

@@ -9,10 +9,10 @@ import json
 import polars as pl
 import pytest
 
-from pipeline.api import evaluate_recs
-from pipeline.cli import main
-from pipeline.errors import InputError
-from pipeline.tasks.recs import score_recs_frame
+from mobeval.api import evaluate_recs
+from mobeval.cli import main
+from mobeval.errors import InputError
+from mobeval.tasks.recs import score_recs_frame
 from tests.conftest import GOLDEN, REPO_ROOT
 from tests.test_recs_golden import CASES, _call, _load, _same
 

@@ -14,8 +14,8 @@ import re
 import polars as pl
 import pytest
 
-from pipeline.errors import InputError
-from pipeline.tasks.recs import score_recs_frame
+from mobeval.errors import InputError
+from mobeval.tasks.recs import score_recs_frame
 
 TOL = 1e-9
 CASES = ("rec_ratings_basic", "people_rec_basic")

@@ -15,11 +15,11 @@ import math
 import polars as pl
 import pytest
 
-from pipeline.api import evaluate_recs
-from pipeline.cli import main
-from pipeline.errors import InputError
-from pipeline.metrics.recs import OPTION_CHOICES, RECS_PRESETS
-from pipeline.tasks.recs import score_recs_frame
+from mobeval.api import evaluate_recs
+from mobeval.cli import main
+from mobeval.errors import InputError
+from mobeval.metrics.recs import OPTION_CHOICES, RECS_PRESETS
+from mobeval.tasks.recs import score_recs_frame
 
 EXACT = 1e-15
 

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.errors import ConfigError, InputError
-from pipeline.metrics.recs import RECS_PRESETS, parse_recs_metrics
-from pipeline.tasks.recs import finalize, score_recs_frame
+from mobeval.errors import ConfigError, InputError
+from mobeval.metrics.recs import RECS_PRESETS, parse_recs_metrics
+from mobeval.tasks.recs import finalize, score_recs_frame
 
 METRICS = ["precision", "recall", "f1", "f2", "map", "mrr", "ndcg", "hit_rate"]
 EXTRA = ["r-precision", "mse", "mae", "rmse"]

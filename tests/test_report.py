@@ -15,8 +15,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.cli import main
-from pipeline.errors import ConfigError
+from mobeval.cli import main
+from mobeval.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 LOWER = {"dtw", "mse", "mae", "rmse", "cross_entropy"}
@@ -27,7 +27,7 @@ FAMILIES = ("nextloc", "recs", "logits", "trajectory")
 
 @pytest.fixture(scope="module")
 def outs(tmp_path_factory) -> dict[str, Path]:
-    from pipeline.jobs import load_job, run_job
+    from mobeval.jobs import load_job, run_job
 
     base = tmp_path_factory.mktemp("report")
     found = {}
@@ -104,7 +104,7 @@ def test_values_bold_and_markers_match_the_parquet_outputs(outs, family, tmp_pat
         city, model = name.split("/")
         models_of.setdefault(city[5:], []).append(model[6:])
     baseline = {c: m[0] for c, m in models_of.items()}
-    from pipeline.compare import compare
+    from mobeval.compare import compare
 
     compare(out, write=True, log=None, resamples=200, permutations=2000)
     assert main(["report", str(out), "--format", "markdown", "--no-plots"]) == 0
@@ -184,7 +184,7 @@ def test_methods_state_the_resolved_parameters(outs, tmp_path):
     manifest = json.loads((outs["recs"] / "manifest.json").read_text())
     assert manifest["results"]["city=trec_eval/model=mf"]["resolved"]["relevant_threshold"] == 4
     assert manifest["results"]["city=clayrs/model=mf"]["resolved"]["idcg"] == "retrieved_rated"
-    from pipeline.report import Report
+    from mobeval.report import Report
 
     markdown = Report(outs["recs"], plots=False, compute_compare=False).to_markdown()
     methods = markdown.split("## Methods", 1)[1]
@@ -230,7 +230,7 @@ def test_methods_from_the_command_line_and_an_older_manifest(tmp_path):
 
 
 def test_humob2024_preset_resolved(tmp_path):
-    from pipeline.report import Report
+    from mobeval.report import Report
 
     out = tmp_path / "traj"
     for model in ("weekly_repeat", "home_only"):
@@ -257,7 +257,7 @@ def test_markers_need_compare_or_say_so(outs, tmp_path):
 
 def test_python_report_object(outs, tmp_path):
     pytest.importorskip("matplotlib")
-    from pipeline.report import Report
+    from mobeval.report import Report
 
     report = Report(outs["logits"], baseline="popularity")
     assert report.cities[0].baseline == "popularity"
@@ -291,7 +291,7 @@ def test_missing_extra_says_which_to_install(outs, tmp_path, monkeypatch, capsys
         (ROOT / "jobs/trajectory_sample.toml").read_text().replace("../", str(ROOT) + "/")
         + '\n[report]\nformats = ["html"]\n'
     )
-    from pipeline.jobs import load_job
+    from mobeval.jobs import load_job
 
     with pytest.raises(ConfigError, match=r"report\.plots: .*pip install 'mobeval\[report\]'"):
         load_job(job, out=str(tmp_path / "o"))
@@ -306,7 +306,7 @@ def _job(tmp_path: Path, table: str) -> Path:
 
 def test_job_report_table(tmp_path):
     pytest.importorskip("matplotlib")
-    from pipeline.jobs import load_job, run_job
+    from mobeval.jobs import load_job, run_job
 
     table = 'formats = ["html", "markdown"]\nbaseline = "popularity"\nresamples = 100\n'
     table += 'tests = ["paired-t", "randomization"]\ntest = "randomization"\n'
@@ -343,7 +343,7 @@ def test_job_report_table(tmp_path):
     ],
 )
 def test_job_report_table_checked_at_load(tmp_path, table, message):
-    from pipeline.jobs import load_job
+    from mobeval.jobs import load_job
 
     with pytest.raises(ConfigError) as error:
         load_job(_job(tmp_path, table + "\n"), out=str(tmp_path / "out"))

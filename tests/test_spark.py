@@ -14,9 +14,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from pipeline.api import evaluate_nextloc, evaluate_recs, evaluate_trajectory
-from pipeline.errors import ConfigError, InputError
-from pipeline.jobs import load_job, run_job
+from mobeval.api import evaluate_nextloc, evaluate_recs, evaluate_trajectory
+from mobeval.errors import ConfigError, InputError
+from mobeval.jobs import load_job, run_job
 from tests.conftest import GOLDEN, REPO_ROOT
 
 pytestmark = pytest.mark.spark
@@ -61,7 +61,7 @@ def spark():
 
 @pytest.fixture(scope="module")
 def spark_engine(spark):
-    from pipeline.engines import spark as engine
+    from mobeval.engines import spark as engine
 
     return engine
 
@@ -361,7 +361,7 @@ def test_missing_file_and_unsupported_task(spark, spark_engine, tmp_path):
 
 
 def test_uri_of_job_paths():
-    from pipeline.engines.spark import as_uri
+    from mobeval.engines.spark import as_uri
 
     assert as_uri(Path("/jobs") / "s3a://bucket/key/x.parquet") == "s3a://bucket/key/x.parquet"
     assert as_uri(Path("/jobs") / "dbfs:/Volumes/a/b") == "dbfs:/Volumes/a/b"
@@ -376,7 +376,7 @@ def test_output_folder_safety_on_a_local_out(spark, spark_engine, tmp_path):
     aside then deleted, nothing left in OUT but the results and the manifest."""
     import fcntl
 
-    from pipeline.errors import OutputInUse
+    from mobeval.errors import OutputInUse
 
     tky = REPO_ROOT / "data_samples" / "nextloc" / "tky"
     with pytest.raises(ConfigError, match="model: '../victim' is not a plain name"):

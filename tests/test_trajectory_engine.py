@@ -7,9 +7,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from pipeline.api import evaluate_trajectory
-from pipeline.cli import main
-from pipeline.errors import InputError
+from mobeval.api import evaluate_trajectory
+from mobeval.cli import main
+from mobeval.errors import InputError
 from tests.conftest import GOLDEN, REPO_ROOT
 
 RTOL = 1e-12

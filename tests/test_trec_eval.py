@@ -27,9 +27,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.cli import main  # noqa: E402
-from pipeline.errors import InputError  # noqa: E402
-from pipeline.io.trec import read_qrels, read_run, sniff  # noqa: E402
+from mobeval.cli import main  # noqa: E402
+from mobeval.errors import InputError  # noqa: E402
+from mobeval.io.trec import read_qrels, read_run, sniff  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "trec_eval"
 
@@ -383,7 +383,7 @@ def test_averages_add_in_query_order_as_trec_evals_loops():
     """trec_eval accumulates each measure query after query with plain double additions (and
     m_11pt_avg.c adds its 11 values from the last cutoff down); numpy's pairwise ``sum`` can
     differ in the last bits, enough to move a 4th decimal."""
-    from pipeline.trec_eval import sequential_sum
+    from mobeval.trec_eval import sequential_sum
 
     rng = np.random.default_rng(5)
     values = rng.random((300, 11)) * 10.0 ** rng.integers(-6, 3, (300, 11))

@@ -9,9 +9,9 @@ import zlib
 import pytest
 from conftest import REPO_ROOT
 
-from pipeline.cli import main
-from pipeline.errors import ConfigError, InputError
-from pipeline.validate.humob import MAX_KEPT, SUCCESS, TASKS, validate_submission
+from mobeval.cli import main
+from mobeval.errors import ConfigError, InputError
+from mobeval.validate.humob import MAX_KEPT, SUCCESS, TASKS, validate_submission
 
 UIDS = range(50, 61)  # task "test" (2025): uids 50..60 inclusive, days 60..74
 STEPS = [(59, 5), (60, 3), (60, 7), (61, 0)]  # day 59 is before the test period

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import polars as pl
 
-from pipeline.errors import ConfigError, InputError
-from pipeline.io.chunking import (
+from mobeval.errors import ConfigError, InputError
+from mobeval.io.chunking import (
     NotSorted,
     SortedLookup,
     SortedUnitChunks,
@@ -23,7 +23,7 @@ from pipeline.io.chunking import (
     key_order,
     write_buckets,
 )
-from pipeline.progress import Progress
+from mobeval.progress import Progress
 
 DEFAULT_CHUNK_ROWS = 2_000_000
 

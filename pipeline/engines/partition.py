@@ -7,10 +7,10 @@ Each row is either a truth row or a prediction row::
     <key columns, normalised>  __side (0 truth, 1 prediction)  __truth: struct  __pred: struct
 
 ``__truth`` / ``__pred`` hold the source columns the task's input plan reads, as read. The partition
-is cut into chunks of whole units (:class:`pipeline.io.chunking.SortedUnitChunks`, so memory is one
+is cut into chunks of whole units (:class:`mobeval.io.chunking.SortedUnitChunks`, so memory is one
 chunk, not one partition), each side goes through the plan's own normalising expressions and then
-the same scorer class the local engine uses (:class:`pipeline.tasks.nextloc.NextlocScorer`,
-:class:`pipeline.tasks.trajectory.TrajectoryScorer`, :class:`pipeline.tasks.recs.RecsScorer`):
+the same scorer class the local engine uses (:class:`mobeval.tasks.nextloc.NextlocScorer`,
+:class:`mobeval.tasks.trajectory.TrajectoryScorer`, :class:`mobeval.tasks.recs.RecsScorer`):
 kernels are shared, not copied.
 
 Output batches carry one section per row: a ``per_unit`` (and ``per_day``) struct, or, once at the
@@ -34,16 +34,16 @@ import numba
 import polars as pl
 import pyarrow as pa
 
-from pipeline.engines.local import _reject_duplicate_truth
-from pipeline.errors import ConfigError, InputError
-from pipeline.io.chunking import SortedUnitChunks, key_at
-from pipeline.tasks.nextloc import NextlocScorer, NextlocSpec, plan_inputs
-from pipeline.tasks.recs import RecsPlan, RecsScorer, RecsState
-from pipeline.tasks.trajectory import TrajectoryScorer
+from mobeval.engines.local import _reject_duplicate_truth
+from mobeval.errors import ConfigError, InputError
+from mobeval.io.chunking import SortedUnitChunks, key_at
+from mobeval.tasks.nextloc import NextlocScorer, NextlocSpec, plan_inputs
+from mobeval.tasks.recs import RecsPlan, RecsScorer, RecsState
+from mobeval.tasks.trajectory import TrajectoryScorer
 
 
 class SparkNotInstalled(ConfigError, ImportError):
-    """PySpark is missing (raised by importing :mod:`pipeline.engines.spark`); the CLI prints the
+    """PySpark is missing (raised by importing :mod:`mobeval.engines.spark`); the CLI prints the
     message and exits 2."""
 
 

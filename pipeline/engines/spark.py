@@ -6,7 +6,7 @@ Per (city, model)::
     local engine's messages  ->  truth and prediction rows in one table (a side tag, the source
     columns in a struct per side)  ->  repartition(n, *key) (Spark's hash partitioning: a unit is
     whole in one partition whatever the file layout)  ->  sortWithinPartitions(*key, side, file,
-    row)  ->  mapInArrow(score_partition)  (pipeline.engines.partition: the local engine's scorer
+    row)  ->  mapInArrow(score_partition)  (mobeval.engines.partition: the local engine's scorer
     classes and Numba kernels, Numba threads = spark.task.cpus)  ->  per-partition folds merged on
     the driver (exact sums)  ->  summary; per-unit sections written by Spark under
     OUT/.staging/city=<c>/model=<m>/ and renamed into OUT/<section>/city=<c>/model=<m> (summary
@@ -19,7 +19,7 @@ rows are put back in their input order (file path, then position in the file) af
 ``dbfs:/``, HDFS, local). PySpark is imported here only; ``pip install 'mobeval[spark]'``.
 
     >>> from pyspark.sql import SparkSession
-    >>> from pipeline.engines.spark import evaluate_nextloc_spark, run_job_spark
+    >>> from mobeval.engines.spark import evaluate_nextloc_spark, run_job_spark
     >>> spark = SparkSession.builder.getOrCreate()
     >>> evaluate_nextloc_spark(spark, "s3a://b/truth.parquet", "s3a://b/deepmove/", k=[1, 5, 10],
     ...                        out="s3a://b/eval/", city="tky", model="deepmove")
@@ -41,9 +41,9 @@ from pathlib import PurePosixPath
 import polars as pl
 import pyarrow as pa
 
-from pipeline.api import DEFAULT_CITY, Evaluation, Manifest, default_model_name
-from pipeline.engines.local import DEFAULT_CHUNK_ROWS
-from pipeline.engines.partition import (
+from mobeval.api import DEFAULT_CITY, Evaluation, Manifest, default_model_name
+from mobeval.engines.local import DEFAULT_CHUNK_ROWS
+from mobeval.engines.partition import (
     PRED,
     PRED_SIDE,
     SIDE,
@@ -57,16 +57,16 @@ from pipeline.engines.partition import (
     rebuild_error,
     score_partition,
 )
-from pipeline.errors import ConfigError, InputError
-from pipeline.families import FAMILIES, RECS, with_options
-from pipeline.io.writers import STAGING, check_name, output_lock, partition_path, require_staged
-from pipeline.metrics.nextloc import INPUT_ORDER_TIES
-from pipeline.metrics.recs import parse_recs_metrics
-from pipeline.options import option_values
-from pipeline.tasks.nextloc import nextloc_spec, plan_inputs
-from pipeline.tasks.recs import RecsPlan, rec_columns
-from pipeline.tasks.trajectory import COLUMNS as TRAJECTORY_COLUMNS
-from pipeline.tasks.trajectory import TrajectoryScorer, checked_convention
+from mobeval.errors import ConfigError, InputError
+from mobeval.families import FAMILIES, RECS, with_options
+from mobeval.io.writers import STAGING, check_name, output_lock, partition_path, require_staged
+from mobeval.metrics.nextloc import INPUT_ORDER_TIES
+from mobeval.metrics.recs import parse_recs_metrics
+from mobeval.options import option_values
+from mobeval.tasks.nextloc import nextloc_spec, plan_inputs
+from mobeval.tasks.recs import RecsPlan, rec_columns
+from mobeval.tasks.trajectory import COLUMNS as TRAJECTORY_COLUMNS
+from mobeval.tasks.trajectory import TrajectoryScorer, checked_convention
 
 try:
     from pyspark import StorageLevel
@@ -151,7 +151,7 @@ class _Files:
 
     def remove_staged(self, uri: str, root: str) -> None:
         """Delete ``uri`` recursively (nothing if absent) once
-        :func:`pipeline.io.writers.require_staged` has checked, on the fully qualified URIs, that
+        :func:`mobeval.io.writers.require_staged` has checked, on the fully qualified URIs, that
         it lies inside ``root/.staging``."""
         path, fs = self._path(require_staged(self._qualified(uri), self._qualified(root)))
         if fs.exists(path):
@@ -481,7 +481,7 @@ def _finish(
 
 
 def _out_lock(spark: SparkSession, out):
-    """OUT's lock (:func:`pipeline.io.writers.output_lock`) when OUT is on the driver's local file
+    """OUT's lock (:func:`mobeval.io.writers.output_lock`) when OUT is on the driver's local file
     system; nothing elsewhere (HDFS, object stores: two runs on one such OUT are not prevented)."""
     local = None if out is None else _Files(spark).local_path(as_uri(out))
     return contextlib.nullcontext() if local is None else output_lock(local)
@@ -526,7 +526,7 @@ def evaluate_nextloc_spark(
     partitions: int | None = None,
     **options,
 ) -> Evaluation:
-    """:func:`pipeline.api.evaluate_nextloc` on Spark: the same options, the same numbers.
+    """:func:`mobeval.api.evaluate_nextloc` on Spark: the same options, the same numbers.
 
     ``truth`` and ``predictions`` are paths (or globs) Spark can read; ``out`` any path Spark can
     write (without it the tables come back to the driver). ``partitions``: how many hash
@@ -587,7 +587,7 @@ def evaluate_trajectory_spark(
     partitions: int | None = None,
     **options,
 ) -> Evaluation:
-    """:func:`pipeline.api.evaluate_trajectory` on Spark (GEO-BLEU and DTW per uid and uid-day):
+    """:func:`mobeval.api.evaluate_trajectory` on Spark (GEO-BLEU and DTW per uid and uid-day):
     the same options, the same numbers; see :func:`evaluate_nextloc_spark` for ``out``,
     ``partitions`` and ``chunk_rows``."""
     values = option_values("trajectory", options)
@@ -668,7 +668,7 @@ def evaluate_recs_spark(
     partitions: int | None = None,
     **options,
 ) -> Evaluation:
-    """:func:`pipeline.api.evaluate_recs` on Spark (recommendation lists against ratings, user by
+    """:func:`mobeval.api.evaluate_recs` on Spark (recommendation lists against ratings, user by
     user): the same options, the same numbers, the same messages; a user's list is its rows in
     input order (file, then position in the file), restored after the shuffle. See
     :func:`evaluate_nextloc_spark` for ``out``, ``partitions`` and ``chunk_rows``."""
@@ -742,8 +742,8 @@ def run_job_spark(
     log=print,
     partitions: int | None = None,
 ) -> list[Evaluation]:
-    """:func:`pipeline.jobs.run_job` on Spark: every (city, model) of a loaded job
-    (:func:`pipeline.jobs.load_job`), written under ``out`` (default: the job's) by Spark;
+    """:func:`mobeval.jobs.run_job` on Spark: every (city, model) of a loaded job
+    (:func:`mobeval.jobs.load_job`), written under ``out`` (default: the job's) by Spark;
     with ``resume``, results complete for the same options and inputs are skipped."""
     unsupported = sorted({task.type for task in job.tasks} - set(SPARK_TASKS))
     if unsupported:
@@ -753,7 +753,7 @@ def run_job_spark(
         )
     root = as_uri(out if out is not None else job.out).rstrip("/")
     files = _Files(spark)
-    from pipeline.jobs import is_uri, task_inputs
+    from mobeval.jobs import is_uri, task_inputs
 
     for _, where, path in task_inputs(job):  # local paths were looked for by load_job
         if is_uri(path) and not files.data_files(as_uri(path)):

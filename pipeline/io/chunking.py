@@ -19,9 +19,9 @@ import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 
-from pipeline.errors import InputError
-from pipeline.io.arrays import kernel_array
-from pipeline.kernels.keys import key_order as integer_key_order
+from mobeval.errors import InputError
+from mobeval.io.arrays import kernel_array
+from mobeval.kernels.keys import key_order as integer_key_order
 
 BUCKET_COLUMN = "__mobeval_bucket"
 HASH_SEED = 20251122

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from pipeline.errors import InputError
+from mobeval.errors import InputError
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 CSV_SUFFIXES = (".csv", ".csv.gz", ".txt", ".txt.gz")
@@ -263,7 +263,7 @@ def as_source(data, *, label: str | None = None, names=None) -> Source | FrameSo
     if isinstance(data, pl.LazyFrame):
         return FrameSource(data.collect(), label or "<LazyFrame>")
     if isinstance(data, str | os.PathLike):
-        from pipeline.io.trec import TrecSource, sniff
+        from mobeval.io.trec import TrecSource, sniff
 
         if not str(data).lower().endswith(PARQUET_SUFFIXES) and sniff(data):
             return TrecSource.open(data)  # a TREC run or qrels file, told by its first line

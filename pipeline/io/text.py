@@ -10,7 +10,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from pipeline.errors import InputError
+from mobeval.errors import InputError
 
 #: What reading a (possibly gzipped) file can raise: OSError (permission denied, a bad gzip header
 #: or trailing garbage: gzip.BadGzipFile), EOFError (a truncated gzip stream), zlib.error (corrupt

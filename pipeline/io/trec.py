@@ -23,12 +23,12 @@ from pathlib import Path
 
 import polars as pl
 
-from pipeline.errors import InputError
-from pipeline.io.text import READ_ERRORS, line_blocks, open_binary
+from mobeval.errors import InputError
+from mobeval.io.text import READ_ERRORS, line_blocks, open_binary
 
 RUN_FIELDS = ("qid", "iter", "docno", "rank", "score", "tag")
 QRELS_FIELDS = ("qid", "iter", "docno", "rel")
-#: Names of the columns a TREC file gives :mod:`pipeline.tasks.recs` (and nextloc): a run's
+#: Names of the columns a TREC file gives :mod:`mobeval.tasks.recs` (and nextloc): a run's
 #: ``qid, docno, rank, score`` and qrels' ``qid, docno, rel``.
 RUN_AS_RECS = {"qid": "user_id", "docno": "item_id", "rank": "rank", "score": "score"}
 QRELS_AS_RATINGS = {"qid": "user_id", "docno": "item_id", "rel": "rating"}
@@ -333,6 +333,6 @@ class TrecSource:
         return frame.with_columns(docno)
 
     def fingerprint(self) -> list[dict]:
-        from pipeline.io.sources import _file_fingerprint
+        from mobeval.io.sources import _file_fingerprint
 
         return [_file_fingerprint(self.path, footer=False)]

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import polars as pl
 
-from pipeline.errors import ConfigError, OutputInUse
+from mobeval.errors import ConfigError, OutputInUse
 
 SECTIONS_LAST = "summary"
 STAGING = ".staging"

@@ -32,7 +32,7 @@ Per uid, the reference averages the day values with ``np.mean`` (pairwise summat
 
 Every exp and log here is libm's (Numba's math.exp / math.log), the reference's wherever NumPy
 uses libm. For NumPy's own (AVX-512) exp, :func:`geobleu_pn_days` takes a proximity table filled
-by the caller and returns the p_n, which :mod:`pipeline.metrics.trajectory` finishes with NumPy.
+by the caller and returns the p_n, which :mod:`mobeval.metrics.trajectory` finishes with NumPy.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from pipeline.kernels.pairwise import pairwise_sum
+from mobeval.kernels.pairwise import pairwise_sum
 
 #: Largest squared-distance lookup table we build (entries); beyond that, compute directly.
 MAX_TABLE = 1 << 22

@@ -3,7 +3,7 @@
 The matrix is never sorted. For row ``x`` and target ``t`` the kernel counts the other classes
 whose score is strictly greater than ``x[t]`` (``g``) and those equal to it at a lower (``e_<``)
 and a higher (``e_>``) class index; every tie policy's rank follows from the three counts
-(:func:`pipeline.tasks.logits.rank_bounds`).
+(:func:`mobeval.tasks.logits.rank_bounds`).
 
 Top-1 is ``argmax`` with the lowest index on ties (``np.argmax`` / ``torch.argmax``). Cross-entropy
 is ``log(sum_j exp(x_j - m)) + m - x_t`` with ``m = max_j x_j`` (stable log-sum-exp), accumulated in

@@ -7,7 +7,7 @@ about one value in five, which can flip a rating that equals the mean across the
 Non-finite values follow IEEE 754 exactly as ``np.mean`` does: NaN or ``inf - inf`` gives NaN, an
 infinity gives that infinity, and a running sum that overflows gives ``+-inf`` (``np.mean([1e308,
 1e308])`` is ``inf``). That is deliberate: it is the reference's per-unit value; exactness across
-units is :mod:`pipeline.kernels.exact_sum`'s job. The kernel reads only ``values[start:start +
+units is :mod:`mobeval.kernels.exact_sum`'s job. The kernel reads only ``values[start:start +
 n]`` and writes only its own stack of pending halves, whose depth is bounded by ``log2(n) < 64``.
 """
 

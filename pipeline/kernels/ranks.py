@@ -4,7 +4,7 @@ Candidates are ordered by a preference value, higher first (the score, or minus 
 rank column is given). The rank of the target is ``1 + #{c : v_c > v_t}`` plus the candidates tied
 with it that a tie policy puts first. One pass over each list, O(L) per sample; samples in parallel.
 
-Tie policies (the codes are data shared with ``pipeline.metrics.nextloc``):
+Tie policies (the codes are data shared with ``mobeval.metrics.nextloc``):
 
 * ``ID_ASC``       ties broken by lower location id first (mobeval's deterministic default);
 * ``ID_ASC_STR``   ties broken by the location id compared as a decimal string, ascending ("10"

@@ -1,6 +1,6 @@
 """Per-user recommendation metrics in one Numba pass over flat, user-segmented arrays.
 
-Layout (``U`` users, all arrays built once by :mod:`pipeline.tasks.recs`):
+Layout (``U`` users, all arrays built once by :mod:`mobeval.tasks.recs`):
 
 * ``rec_off[U+1]`` offsets into ``rec_items`` / ``rec_scores``: user ``u``'s list, in rank order.
 * ``tru_off[U+1]`` offsets into ``tru_items`` / ``tru_ratings``: user ``u``'s ground truth,
@@ -40,7 +40,7 @@ from typing import NamedTuple, get_type_hints
 import numpy as np
 from numba import njit, prange
 
-from pipeline.kernels.pairwise import pairwise_sum
+from mobeval.kernels.pairwise import pairwise_sum
 
 FULL = np.iinfo(np.int64).max  # cutoff meaning "the whole list"
 

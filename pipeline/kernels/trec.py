@@ -1,4 +1,4 @@
-"""Numba kernels of the trec_eval measures (:mod:`pipeline.trec_eval`).
+"""Numba kernels of the trec_eval measures (:mod:`mobeval.trec_eval`).
 
 Every kernel takes the ranked judgments of all queries at once: ``off`` (``nq + 1`` offsets) and
 ``rel`` (one value per retrieved document, in rank order: the judged relevance ``>= 0``,

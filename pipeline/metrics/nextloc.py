@@ -20,7 +20,7 @@ preset         ties         f1         samples w/o preds  k > #candidates       
 defined; on tie-free scores every tie policy gives LibCity's numbers. ``id_asc`` is our
 deterministic stand-in, and the per-sample rank always lies between the optimistic and pessimistic
 bounds. ``ranx`` is the order a freshly built ranx ``Run`` gets from Numba's sort (the input order
-on lists of up to 15 items; see :mod:`pipeline.kernels.ranks`). ``duplicates``: a location twice in
+on lists of up to 15 items; see :mod:`mobeval.kernels.ranks`). ``duplicates``: a location twice in
 one sample's list is an error (trec_eval refuses duplicate docnos), or (``drop``) the list is read
 as a dict filled row by row, as ranx holds a run (see :class:`NextlocConvention`).
 """
@@ -32,8 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.errors import ConfigError
-from pipeline.kernels import ranks, topk
+from mobeval.errors import ConfigError
+from mobeval.kernels import ranks, topk
 
 TIE_POLICIES = {
     "id_asc": ranks.ID_ASC,
@@ -82,7 +82,7 @@ class NextlocConvention:
     """Documented options on which next-location evaluators differ.
 
     Attributes:
-        ties: how candidates with the same score are ordered (see ``pipeline.kernels.ranks``).
+        ties: how candidates with the same score are ordered (see ``mobeval.kernels.ranks``).
         f1: ``"aggregate"``: F1@k = 2 P R / (P + R) of the averaged precision and recall (LibCity);
             ``"mean"``: the mean of per-sample F1 (ranx). Equal up to rounding with one true item.
         missing: samples in the truth without predictions: ``"miss"`` counts them, every metric 0
@@ -133,7 +133,7 @@ class MetricColumns:
     """The per-sample metric columns a request expands to, in output order."""
 
     names: tuple[str, ...]
-    metric_codes: np.ndarray  # int64, pipeline.kernels.topk metric ids
+    metric_codes: np.ndarray  # int64, mobeval.kernels.topk metric ids
     cutoffs: np.ndarray  # int64, topk.NO_CUTOFF for none
 
     def aggregation(self, j: int, convention: NextlocConvention) -> str:

@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pipeline.errors import ConfigError
+from mobeval.errors import ConfigError
 
 RELEVANCE_FAMILIES = ("precision", "recall", "fmeasure", "r-precision", "map", "mrr", "hit_rate")
 MICRO_FAMILIES = ("precision", "recall", "fmeasure", "r-precision")

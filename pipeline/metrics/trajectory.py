@@ -1,7 +1,7 @@
 """GEO-BLEU and DTW conventions, and the single-pair / single-uid Python API.
 
 The reference is yahoojapan/geobleu (commit d9efb0f, the GIS Cup 2025 evaluation); the exact
-definitions and every numerical detail are in :mod:`pipeline.kernels.geobleu`. In short, for a
+definitions and every numerical detail are in :mod:`mobeval.kernels.geobleu`. In short, for a
 generated day ``g`` and a reference day ``r`` (grid-cell coordinates)::
 
     GEO-BLEU = BP * (p_1 * ... * p_N) ** (1/N),   p_n = greedy-matched n-gram proximity / (Lg-n+1),
@@ -27,8 +27,8 @@ from typing import Literal
 
 import numpy as np
 
-from pipeline.errors import ConfigError, OptionError
-from pipeline.kernels.geobleu import (
+from mobeval.errors import ConfigError, OptionError
+from mobeval.kernels.geobleu import (
     MAX_ORDER,
     MAX_TABLE,
     dtw_days,
@@ -157,7 +157,7 @@ def numpy_proximity_table(size: int, beta: float, *, exp_fn=None) -> np.ndarray:
 def numpy_finish(pn, n, len_gen, len_ref, *, exp_fn=None, log_fn=None) -> np.ndarray:
     """BP * gmean(p_1..p_N) per row, with NumPy's exp and log as the reference computes it.
 
-    ``pn`` / ``n``: the rows of :func:`pipeline.kernels.geobleu.geobleu_pn_days`. scipy's gmean
+    ``pn`` / ``n``: the rows of :func:`mobeval.kernels.geobleu.geobleu_pn_days`. scipy's gmean
     is ``np.exp(np.mean(np.log(p)))`` (np.log(0) = -inf gives 0.0; N = 0 gives NaN) and
     ``BP = 1 if Lg > Lr else np.exp(1 - Lr / Lg)``. NumPy's exp / log loops are elementwise, so
     one call over all rows gives each row the bits of the reference's per-day calls (a test
@@ -178,7 +178,7 @@ def numpy_finish(pn, n, len_gen, len_ref, *, exp_fn=None, log_fn=None) -> np.nda
 def geobleu_day_values(
     day_offsets, gen_x, gen_y, ref_x, ref_y, convention, *, exp_fn=None, log_fn=None
 ) -> np.ndarray:
-    """GEO-BLEU of every uid-day (layout of :func:`pipeline.kernels.geobleu.geobleu_days`)
+    """GEO-BLEU of every uid-day (layout of :func:`mobeval.kernels.geobleu.geobleu_days`)
     under ``convention``, its ``exp`` included; ``exp_fn`` / ``log_fn`` replace NumPy's (tests)."""
     optimal = convention.matching == "optimal"
     if convention.exp == "libm":

@@ -14,7 +14,7 @@ Metrics (``r_i`` the 1-based rank of target ``y_i`` under the tie policy, ``N`` 
   so far apart that the loss overflows) gives that row ``+inf``, and the mean is ``+inf``; a row
   with a NaN or ``+inf`` logit, or (with cross_entropy) only ``-inf`` logits, is an InputError.
 
-Sums are exact (:class:`~pipeline.kernels.exact_sum.ExactColumnSums`) and the F1 confusion counts
+Sums are exact (:class:`~mobeval.kernels.exact_sum.ExactColumnSums`) and the F1 confusion counts
 are integers, so any chunking gives the same bits. Rows whose target equals ``ignore_target``
 (padding) are left out of every metric. Reference: the seed next_location_metrics_guide.md.
 
@@ -25,7 +25,7 @@ descending sort), ``index_desc`` (higher class index first: scikit-learn's ``top
 equally likely, so each metric is its expectation over the target's equally likely positions in
 its tie group (``acc@k`` = the fraction of those positions ``<= k``, ``mrr`` the mean of ``1/r``,
 ``ndcg@k`` the mean of its gain), scored by the kernel the next-location task uses
-(:func:`pipeline.kernels.topk.single_target_metrics`). A convention (``PRESETS``) sets the policy of
+(:func:`mobeval.kernels.topk.single_target_metrics`). A convention (``PRESETS``) sets the policy of
 each metric family.
 """
 
@@ -44,10 +44,10 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.errors import ConfigError, InputError
-from pipeline.kernels import topk
-from pipeline.kernels.exact_sum import ExactColumnSums
-from pipeline.kernels.logits import logits_rows
+from mobeval.errors import ConfigError, InputError
+from mobeval.kernels import topk
+from mobeval.kernels.exact_sum import ExactColumnSums
+from mobeval.kernels.logits import logits_rows
 
 TIES = ("optimistic", "pessimistic", "average", "index", "index_desc")
 #: How a metric's value is made over the rows, per metric (every other: ``"mean"`` of the

@@ -8,8 +8,8 @@ Inputs (column names mappable, key of one or several columns, ``sample_id`` by d
   best first) and optionally ``scores`` (a list of floats, same length).
 
 The task wires readers to kernels: it checks and normalises columns, turns a chunk of whole samples
-into flat arrays (offsets + values), calls :mod:`pipeline.kernels.ranks` and
-:mod:`pipeline.kernels.topk`, and folds the per-sample table into exact sums for the summary
+into flat arrays (offsets + values), calls :mod:`mobeval.kernels.ranks` and
+:mod:`mobeval.kernels.topk`, and folds the per-sample table into exact sums for the summary
 (:class:`NextlocAccumulator`; the same fold serves every engine).
 """
 
@@ -21,14 +21,14 @@ import numba
 import numpy as np
 import polars as pl
 
-from pipeline.errors import ConfigError, InputError
-from pipeline.io.arrays import kernel_array
-from pipeline.io.chunking import format_key, key_at, unit_starts
-from pipeline.kernels.exact_sum import ExactColumnSums
-from pipeline.kernels.ranks import drop_repeated, first_duplicate_unit, target_rank_bounds
-from pipeline.kernels.topk import ACC, single_target_metrics
-from pipeline.metrics import drop_duplicates_hint
-from pipeline.metrics.nextloc import (
+from mobeval.errors import ConfigError, InputError
+from mobeval.io.arrays import kernel_array
+from mobeval.io.chunking import format_key, key_at, unit_starts
+from mobeval.kernels.exact_sum import ExactColumnSums
+from mobeval.kernels.ranks import drop_repeated, first_duplicate_unit, target_rank_bounds
+from mobeval.kernels.topk import ACC, single_target_metrics
+from mobeval.metrics import drop_duplicates_hint
+from mobeval.metrics.nextloc import (
     TIE_POLICIES,
     MetricColumns,
     NextlocConvention,

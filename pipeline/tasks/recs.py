@@ -1,11 +1,11 @@
 """Score ranked recommendation lists against rated ground truth, the way a reference system does.
 
 ``score_recs_frame`` takes one chunk of WHOLE users (every row of a user on both sides is in the
-chunk), builds the flat per-user arrays of :mod:`pipeline.kernels.recs` with Polars, runs the kernel
+chunk), builds the flat per-user arrays of :mod:`mobeval.kernels.recs` with Polars, runs the kernel
 once, and returns the per-user values plus a :class:`RecsState`: exact sums (and micro counters)
 that a streaming engine folds over chunks with :meth:`RecsState.merge` before :func:`finalize`.
 The summary does not depend on how users were split into chunks (exact sums, see
-:mod:`pipeline.kernels.exact_sum`).
+:mod:`mobeval.kernels.exact_sum`).
 
 Inputs: ``recs`` has ``user_id``, ``item_id`` and, as the convention needs them, ``rank`` (order
 ``"rank"``) and ``score`` (score orders; predicted rating for mse/mae/rmse). ``ratings`` has
@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from pipeline.errors import ConfigError, InputError
-from pipeline.kernels import recs as K
-from pipeline.kernels.exact_sum import ExactColumnSums
-from pipeline.metrics import drop_duplicates_hint
-from pipeline.metrics.recs import (
+from mobeval.errors import ConfigError, InputError
+from mobeval.kernels import recs as K
+from mobeval.kernels.exact_sum import ExactColumnSums
+from mobeval.metrics import drop_duplicates_hint
+from mobeval.metrics.recs import (
     MICRO_FAMILIES,
     RELEVANCE_FAMILIES,
     RecsConvention,

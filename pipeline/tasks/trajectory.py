@@ -4,7 +4,7 @@ Both frames have columns uid, d, t, x, y (any row order) and hold *whole* uids. 
 by (uid, d, t): both sides are sorted by (uid, d, t), which is what the reference's per-uid
 function (``calc_geobleu_single``, yahoojapan/geobleu d9efb0f) requires of its caller — the same
 (d, t) sequence on both sides — before it stable-sorts by (d, t) and splits into days. Per day we
-compute GEO-BLEU and/or DTW (:mod:`pipeline.kernels.geobleu`), per uid their np.mean over days.
+compute GEO-BLEU and/or DTW (:mod:`mobeval.kernels.geobleu`), per uid their np.mean over days.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from pipeline.errors import ConfigError, InputError
-from pipeline.io.arrays import kernel_array
-from pipeline.kernels.exact_sum import ExactColumnSums
-from pipeline.kernels.geobleu import dtw_days, mean_per_unit
-from pipeline.metrics.trajectory import EXPS, TrajectoryConvention, geobleu_day_values, resolve
+from mobeval.errors import ConfigError, InputError
+from mobeval.io.arrays import kernel_array
+from mobeval.kernels.exact_sum import ExactColumnSums
+from mobeval.kernels.geobleu import dtw_days, mean_per_unit
+from mobeval.metrics.trajectory import EXPS, TrajectoryConvention, geobleu_day_values, resolve
 
 COLUMNS = ("uid", "d", "t", "x", "y")
 METRICS = ("geobleu", "dtw")

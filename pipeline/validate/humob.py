@@ -32,8 +32,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from pipeline.errors import ConfigError, InputError
-from pipeline.io.text import READ_ERRORS, line_blocks, open_binary, read_error_reason
+from mobeval.errors import ConfigError, InputError
+from mobeval.io.text import READ_ERRORS, line_blocks, open_binary, read_error_reason
 
 SUCCESS = "Validation finished without errors!"
 MAX_KEPT = 50
