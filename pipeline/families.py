@@ -189,6 +189,32 @@ NEXTLOC = Family(
             preset=True,
         ),
         Option(
+            "f1",
+            "string",
+            None,
+            "f1@k: aggregate (2PR/(P+R) of the mean P and R, LibCity's) or mean (of each "
+            "sample's F1, ranx's and trec_eval's)",
+            _nextloc.F1,
+            preset=True,
+        ),
+        Option(
+            "missing",
+            "string",
+            None,
+            "a truth sample without predictions: miss (every metric 0) or skip (left out of "
+            "the means, as trec_eval); counted either way",
+            _nextloc.MISSING,
+            preset=True,
+        ),
+        Option(
+            "k_beyond_list",
+            "string",
+            None,
+            "a k larger than a sample's list: allow, or error (as LibCity's torch.topk)",
+            _nextloc.K_BEYOND_LIST,
+            preset=True,
+        ),
+        Option(
             "duplicates",
             "string",
             None,
@@ -224,9 +250,7 @@ NEXTLOC = Family(
         ),
     ),
     lambda: _nextloc.PRESETS,
-    lambda v: _nextloc.resolve_convention(
-        v["convention"], ties=v["ties"], duplicates=v["duplicates"]
-    ),
+    lambda v: _nextloc.resolve_convention(v["convention"], **NEXTLOC.overrides(v)),
 )
 
 TRAJECTORY = Family(

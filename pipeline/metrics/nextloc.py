@@ -60,7 +60,10 @@ CUTOFF_METRICS = {
     "map": topk.MAP,
     "ndcg": topk.NDCG,
 }
-#: What a location repeated in one sample's list does (see ``NextlocConvention.duplicates``).
+#: The values of each choice of :class:`NextlocConvention` besides ``ties`` (see its fields).
+F1 = ("aggregate", "mean")
+MISSING = ("miss", "skip")
+K_BEYOND_LIST = ("allow", "error")
 DUPLICATES = ("error", "drop")
 
 UNCUT_METRICS = {"mrr": topk.MRR, "map": topk.MAP, "ndcg": topk.NDCG}
@@ -106,9 +109,9 @@ class NextlocConvention:
 
     def __post_init__(self) -> None:
         _check_choice("ties", self.ties, TIE_POLICIES)
-        _check_choice("f1", self.f1, ("aggregate", "mean"))
-        _check_choice("missing", self.missing, ("miss", "skip"))
-        _check_choice("k_beyond_list", self.k_beyond_list, ("allow", "error"))
+        _check_choice("f1", self.f1, F1)
+        _check_choice("missing", self.missing, MISSING)
+        _check_choice("k_beyond_list", self.k_beyond_list, K_BEYOND_LIST)
         _check_choice("duplicates", self.duplicates, DUPLICATES)
 
 

@@ -45,16 +45,17 @@ UNMATCHED = ("error", "drop")
 
 @dataclass(frozen=True)
 class NextlocSpec:
-    """What to compute. ``columns`` maps our column names (location, score, rank, locations,
-    scores) to the user's; ``order_by`` picks score or rank when both exist (``auto``: score);
-    ``unmatched="drop"`` drops (and counts) predictions whose sample is not in the truth."""
+    """What to compute. ``overrides``: fields of :class:`NextlocConvention` that replace the
+    preset's (``ties``, ``f1``, ``missing``, ``k_beyond_list``, ``duplicates``); ``columns`` maps
+    our column names (location, score, rank, locations, scores) to the user's; ``order_by`` picks
+    score or rank when both exist (``auto``: score); ``unmatched="drop"`` drops (and counts)
+    predictions whose sample is not in the truth."""
 
     key: tuple[str, ...] = ("sample_id",)
     k: tuple[int, ...] = (1, 5, 10)
     metrics: tuple[str, ...] | None = None
     convention: str = "mobeval"
-    ties: str | None = None
-    duplicates: str | None = None
+    overrides: dict[str, str] = field(default_factory=dict)
     columns: dict[str, str] = field(default_factory=dict)
     order_by: str = "auto"
     unmatched: str = "error"
@@ -72,7 +73,7 @@ class NextlocSpec:
 
     @property
     def resolved_convention(self) -> NextlocConvention:
-        return resolve_convention(self.convention, ties=self.ties, duplicates=self.duplicates)
+        return resolve_convention(self.convention, **self.overrides)
 
     @property
     def metric_columns(self) -> MetricColumns:
@@ -83,24 +84,23 @@ class NextlocSpec:
 
 
 def nextloc_spec(
-    *, key, k, metrics, convention, ties, columns, order_by, unmatched, duplicates=None
+    *, key, k, metrics, convention, columns, order_by, unmatched, **overrides
 ) -> NextlocSpec:
     """A checked spec from the evaluate functions' keyword options (one key name or a list, one k
-    or several); metric names, cutoffs and convention options are validated before anything is
-    read."""
+    or several; ``overrides``: the convention fields given, None for the preset's); metric names,
+    cutoffs and convention options are validated before anything is read."""
     spec = NextlocSpec(
         key=(key,) if isinstance(key, str) else tuple(key),
         k=(k,) if isinstance(k, int) else tuple(k),
         metrics=None if metrics is None else tuple(metrics),
         convention=convention,
-        ties=ties,
-        duplicates=duplicates,
+        overrides={name: value for name, value in overrides.items() if value is not None},
         columns=dict(columns or {}),
         order_by=order_by,
         unmatched=unmatched,
     )
     spec.metric_columns  # noqa: B018 - raises ConfigError on a bad metric name or k
-    spec.resolved_convention  # noqa: B018 - raises ConfigError on a bad ties / duplicates value
+    spec.resolved_convention  # noqa: B018 - raises ConfigError on a bad convention field
     return spec
 
 
