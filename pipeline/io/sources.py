@@ -1,98 +1,160 @@
 """Input sources: a Parquet file, a directory or glob of Parquet files, a CSV file (optionally .gz),
-or an in-memory Polars DataFrame. A source streams record batches with bounded memory; it never
-knows a metric.
+a RecBole atomic file (:mod:`mobeval.io.recbole`), a TREC run or qrels (:mod:`mobeval.io.trec`),
+each local or at a URL that fsspec opens (``s3://``, ``gs://``, ``az://``, ``hf://``,
+``memory://``: :mod:`mobeval.io.remote`), or a Python object (:mod:`mobeval.io.objects`). A source
+streams DataFrames with bounded memory; it never knows a metric.
+
+Every source has ``label`` (what the user gave, for messages), ``schema()``, ``has_rows()``,
+``row_count_estimate()``, ``iter_batches(columns, batch_rows)`` (may be called more than once)
+and ``fingerprint()`` (what ``--resume`` compares).
 """
 
 from __future__ import annotations
 
 import glob
-import gzip
 import hashlib
 import os
-import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from mobeval.errors import InputError
+from mobeval.io import recbole
+from mobeval.io.objects import object_source
+from mobeval.io.remote import local_path, remote_files, url_scheme
+from mobeval.io.text import open_binary
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 CSV_SUFFIXES = (".csv", ".csv.gz", ".txt", ".txt.gz")
 FINGERPRINT_BYTES = 1 << 16
 #: What reading a damaged file raises: Arrow's errors, OSError, ValueError (pyarrow decodes
-#: column names and strings as UTF-8: UnicodeDecodeError), and a panic of Polars' Rust code on
-#: bytes it did not expect (a BaseException).
-READ_ERRORS = (pa.ArrowException, OSError, ValueError, pl.exceptions.PanicException)
+#: column names and strings as UTF-8: UnicodeDecodeError), EOFError (a truncated gzip stream),
+#: and a panic of Polars' Rust code on bytes it did not expect (a BaseException).
+READ_ERRORS = (pa.ArrowException, OSError, ValueError, EOFError, pl.exceptions.PanicException)
+#: How each format is named in messages.
+KINDS = {"parquet": "Parquet", "csv": "CSV", "recbole": "RecBole atomic"}
 
 
-def _format_of(path: Path) -> str | None:
-    name = path.name.lower()
+def _format_of(name: str) -> str | None:
+    """A file's format told from its name: ``parquet``, ``recbole`` (``.inter``), ``csv``."""
+    name = name.lower()
     if name.endswith(PARQUET_SUFFIXES):
         return "parquet"
+    if name.endswith(recbole.SUFFIXES):
+        return "recbole"
     if name.endswith(CSV_SUFFIXES):
         return "csv"
     return None
 
 
+def _first_line(path, filesystem=None) -> str:
+    """The first line of a (possibly gzipped) text file, at most 64 KiB, decoded leniently."""
+    try:
+        with open_binary(path, filesystem) as stream:  # later bytes are not decoded
+            return stream.readline(1 << 16).decode("utf-8", errors="replace")
+    except READ_ERRORS as error:
+        raise InputError(f"not a readable text file ({error})", path=path) from None
+
+
 @dataclass(frozen=True)
 class Source:
-    """Files of one format, read in order. ``label`` is what the user gave (used in messages)."""
+    """Files of one format, read in order. ``label`` is what the user gave (used in messages);
+    ``files`` are local paths, or URLs read through ``filesystem`` (an fsspec file system)."""
 
     label: str
-    files: tuple[Path, ...]
-    format: str
+    files: tuple
+    format: str  # "parquet", "csv" or "recbole"
     has_header: bool = True
     names: tuple[str, ...] | None = None  # column names for header-less CSV
+    #: A RecBole file's columns and their Arrow types (from its typed header).
+    types: tuple[tuple[str, pa.DataType], ...] | None = None
+    filesystem: object | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def resolve(cls, spec: str | os.PathLike, *, has_header: bool = True, names=None) -> Source:
-        """Resolve a file, a directory (its Parquet or CSV files, sorted) or a glob pattern."""
+        """Resolve a file, a directory (its Parquet, CSV or RecBole files, sorted) or a glob
+        pattern, local or at a URL. A file's format is told from its name, and a file whose
+        first line is a RecBole typed header is a RecBole file whatever its name."""
         label = str(spec)
-        path = Path(spec)
-        if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.is_file() and _format_of(p))
-            if not files:
-                raise InputError("directory holds no .parquet or .csv files", path=label)
-        elif path.is_file():
-            files = [path]
-        elif glob.has_magic(label):
-            files = sorted(Path(p) for p in glob.glob(label, recursive=True) if Path(p).is_file())
-            if not files:
-                raise InputError("no file matches this pattern", path=label)
+        filesystem = None
+        if url_scheme(label):
+            filesystem, files = remote_files(label, lambda p: _format_of(p) is not None)
         else:
-            raise InputError("no such file or directory", path=label)
-        formats = {_format_of(p) for p in files}
+            files = _local_files(Path(local_path(label)), label)
+        formats, headers = [], []
+        for path in files:
+            kind = _format_of(str(path))
+            header = None
+            if kind in (None, "csv", "recbole"):
+                header = recbole.parse_header(_first_line(path, filesystem))
+                if kind == "recbole" and header is None:
+                    raise InputError(
+                        "a RecBole atomic file starts with a header of name:type fields apart "
+                        "by tabs (user_id:token, rating:float...)",
+                        path=path,
+                    )
+                kind = "recbole" if header is not None else kind
+            formats.append(kind)
+            headers.append(header)
         if None in formats:
-            bad = next(p for p in files if _format_of(p) is None)
-            raise InputError("unknown file type (expected .parquet, .csv or .csv.gz)", path=bad)
-        if len(formats) > 1:
-            raise InputError("mixes Parquet and CSV files; give one format", path=label)
-        file_format = formats.pop()
+            bad = files[formats.index(None)]
+            raise InputError(
+                "unknown file type (expected .parquet, .csv, .csv.gz, a RecBole .inter file, "
+                "or a TREC run or qrels)",
+                path=bad,
+            )
+        if len(set(formats)) > 1:
+            raise InputError("mixes file formats (Parquet, CSV, RecBole); give one", path=label)
+        file_format = formats[0]
+        types = None
+        if file_format == "recbole":
+            for path, header in zip(files, headers, strict=True):
+                if header != headers[0]:
+                    raise InputError("header differs from the first file's", path=path)
+            types = tuple(headers[0].items())
         has_header = True
         if file_format == "csv" and names:
-            has_header = not _first_field_is_number(files[0])
-        return cls(label, tuple(files), file_format, has_header, tuple(names) if names else None)
+            has_header = not _is_number(_first_line(files[0], filesystem).split(",")[0])
+        return cls(
+            label,
+            tuple(files),
+            file_format,
+            has_header,
+            tuple(names) if names else None,
+            types,
+            filesystem,
+        )
+
+    @contextmanager
+    def _opened(self, path):
+        """What pyarrow reads ``path`` from: the path itself, or an open remote file."""
+        if self.filesystem is None:
+            yield path
+            return
+        with self.filesystem.open(path, "rb") as handle:
+            if self.format != "parquet" and str(path).lower().endswith(".gz"):
+                yield pa.CompressedInputStream(pa.PythonFile(handle, mode="r"), "gzip")
+            else:
+                yield handle
 
     def schema(self) -> dict[str, pl.DataType]:
         """Column names and Polars types (of the first file; the others are checked when read)."""
         first = self.files[0]
-        if self.format == "parquet":
-            try:
-                arrow_schema = pq.read_schema(first)
-            except READ_ERRORS as error:
-                raise InputError(f"not a readable Parquet file ({error})", path=first) from None
-        else:
-            try:
-                reader = self._open_csv(first, block_size=1 << 20)
-            except READ_ERRORS as error:
-                raise InputError(f"not a readable CSV file ({error})", path=first) from None
-            arrow_schema = reader.schema
+        try:
+            with self._opened(first) as source:
+                if self.format == "parquet":
+                    arrow_schema = pq.ParquetFile(source).schema_arrow
+                else:
+                    arrow_schema = self._open_csv(source, block_size=1 << 20).schema
+        except READ_ERRORS as error:
+            kind = KINDS[self.format]
+            raise InputError(f"not a readable {kind} file ({error})", path=first) from None
         try:
             names = arrow_schema.names
             empty = pl.from_arrow(_plain_schema(arrow_schema).empty_table())
@@ -106,48 +168,54 @@ class Source:
         return dict(empty.schema)
 
     def row_count_estimate(self) -> int:
-        """Exact for Parquet (from the footers); from the file size for CSV."""
+        """Exact for Parquet (from the footers); from the file size for text files."""
         if self.format == "parquet":
             return sum(self._parquet_rows(path) for path in self.files)
-        return sum(max(1, os.path.getsize(path) // 16) for path in self.files)
+        return sum(max(1, self._size(path) // 16) for path in self.files)
 
-    def _parquet_rows(self, path: Path) -> int:
+    def _size(self, path) -> int:
+        return os.path.getsize(path) if self.filesystem is None else self.filesystem.size(path)
+
+    def _parquet_rows(self, path) -> int:
         try:
-            return pq.ParquetFile(path).metadata.num_rows
+            with self._opened(path) as source:
+                return pq.ParquetFile(source).metadata.num_rows
         except READ_ERRORS as error:
             raise InputError(f"not a readable Parquet file ({error})", path=path) from None
 
     def has_rows(self) -> bool:
-        """Whether any file holds a data row: Parquet from the footers, CSV from its first
-        non-empty block (a header-only CSV has none). An unreadable file is an InputError."""
+        """Whether any file holds a data row: Parquet from the footers, a text file from its
+        first non-empty block (a header-only CSV has none). An unreadable file is an InputError."""
         for path in self.files:
             if self.format == "parquet":
                 if self._parquet_rows(path) > 0:
                     return True
                 continue
             try:
-                for batch in self._open_csv(path, block_size=1 << 20):
-                    if batch.num_rows:
+                with self._opened(path) as source:
+                    if any(batch.num_rows for batch in self._open_csv(source, 1 << 20)):
                         return True
             except READ_ERRORS as error:
-                raise InputError(f"not a readable CSV file ({error})", path=path) from None
+                kind = KINDS[self.format]
+                raise InputError(f"not a readable {kind} file ({error})", path=path) from None
         return False
 
     def iter_batches(self, columns: list[str], batch_rows: int) -> Iterator[pl.DataFrame]:
         """Yield DataFrames of about ``batch_rows`` rows holding ``columns``, file by file."""
         for path in self.files:
             try:
-                if self.format == "parquet":
-                    yield from self._parquet_batches(path, columns, batch_rows)
-                else:
-                    yield from self._csv_batches(path, columns, batch_rows)
+                with self._opened(path) as source:
+                    if self.format == "parquet":
+                        yield from self._parquet_batches(source, path, columns, batch_rows)
+                    else:
+                        yield from self._csv_batches(source, columns, batch_rows)
             except READ_ERRORS as error:
-                kind = "Parquet" if self.format == "parquet" else "CSV"
+                kind = KINDS[self.format]
                 raise InputError(f"could not read this {kind} file ({error})", path=path) from None
 
-    def _parquet_batches(self, path: Path, columns, batch_rows) -> Iterator[pl.DataFrame]:
+    def _parquet_batches(self, source, path, columns, batch_rows) -> Iterator[pl.DataFrame]:
         # pre_buffer=False: with it, pyarrow keeps whole column chunks and RSS grows with the file.
-        parquet = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 22)
+        parquet = pq.ParquetFile(source, pre_buffer=False, buffer_size=1 << 22)
         missing = [c for c in columns if c not in parquet.schema_arrow.names]
         if missing:
             raise InputError(
@@ -156,22 +224,62 @@ class Source:
         for batch in parquet.iter_batches(batch_size=batch_rows, columns=columns):
             yield pl.from_arrow(_plain_batch(batch))
 
-    def _open_csv(self, path: Path, block_size: int, columns=None):
+    def _open_csv(self, source, block_size: int, columns=None):
+        if self.format == "recbole":
+            types = dict(self.types)
+            return pacsv.open_csv(
+                source,
+                read_options=pacsv.ReadOptions(
+                    block_size=block_size, skip_rows=1, column_names=list(types)
+                ),
+                parse_options=pacsv.ParseOptions(delimiter=recbole.FIELD_SEPARATOR),
+                convert_options=pacsv.ConvertOptions(column_types=types, include_columns=columns),
+            )
         read_options = pacsv.ReadOptions(
             block_size=block_size,
             column_names=None if self.has_header else list(self.names),
         )
         convert = pacsv.ConvertOptions(include_columns=columns) if columns else None
-        return pacsv.open_csv(path, read_options=read_options, convert_options=convert)
+        return pacsv.open_csv(source, read_options=read_options, convert_options=convert)
 
-    def _csv_batches(self, path: Path, columns, batch_rows) -> Iterator[pl.DataFrame]:
-        reader = self._open_csv(path, block_size=max(1 << 20, batch_rows * 16), columns=columns)
+    def _csv_batches(self, source, columns, batch_rows) -> Iterator[pl.DataFrame]:
+        reader = self._open_csv(source, block_size=max(1 << 20, batch_rows * 16), columns=columns)
         for batch in reader:
             yield pl.from_arrow(_plain_batch(batch))
 
     def fingerprint(self) -> list[dict]:
         """Size, mtime and a SHA-256 of each file's Parquet footer (last 64 KiB) or first 64 KiB."""
-        return [_file_fingerprint(path, footer=self.format == "parquet") for path in self.files]
+        footer = self.format == "parquet"
+        if self.filesystem is None:
+            return [_file_fingerprint(Path(path), footer=footer) for path in self.files]
+        return [_remote_fingerprint(self.filesystem, path, footer=footer) for path in self.files]
+
+
+@dataclass(frozen=True)
+class SpooledSource(Source):
+    """A one-pass stream written to a temporary Parquet file (:func:`mobeval.io.objects.spooled`):
+    its fingerprint is the stream's row count, not the temporary file."""
+
+    rows: int = 0
+
+    def fingerprint(self) -> list[dict]:
+        return [{"path": self.label, "rows": self.rows}]
+
+
+def _local_files(path: Path, label: str) -> list[Path]:
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file() and _format_of(p.name))
+        if not files:
+            raise InputError("directory holds no .parquet, .csv or .inter files", path=label)
+        return files
+    if path.is_file():
+        return [path]
+    if glob.has_magic(label):
+        files = sorted(Path(p) for p in glob.glob(label, recursive=True) if Path(p).is_file())
+        if not files:
+            raise InputError("no file matches this pattern", path=label)
+        return files
+    raise InputError("no such file or directory", path=label)
 
 
 def _plain_schema(schema: pa.Schema) -> pa.Schema:
@@ -200,11 +308,43 @@ def _file_fingerprint(path: Path, *, footer: bool) -> dict:
     }
 
 
+def _remote_fingerprint(filesystem, url: str, *, footer: bool) -> dict:
+    """As :func:`_file_fingerprint`, with the modification time the file system reports (its
+    name differs between file systems: ``mtime``, ``LastModified``, ``updated``, ``created``)."""
+    try:
+        info = filesystem.info(url)
+        size = int(info.get("size") or 0)
+        with filesystem.open(url, "rb") as handle:
+            if footer and size > FINGERPRINT_BYTES:
+                handle.seek(size - FINGERPRINT_BYTES)
+            digest = hashlib.sha256(handle.read(FINGERPRINT_BYTES)).hexdigest()
+    except READ_ERRORS as error:
+        raise InputError(f"cannot read this file ({error})", path=url) from None
+    stamps = ("mtime", "LastModified", "last_modified", "updated", "created")
+    mtime = next((info[k] for k in stamps if info.get(k) is not None), None)
+    return {
+        "path": url,
+        "size": size,
+        "mtime": mtime if isinstance(mtime, int | float) else str(mtime),
+        "sha256_footer" if footer else "sha256_head": digest,
+    }
+
+
 def fingerprint(data) -> list[dict]:
     """What ``--resume`` compares for an input: a source's files (see :meth:`Source.fingerprint`),
     a ``.npy`` file's size, mtime and first 64 KiB, or an in-memory array's shape and type."""
-    if isinstance(data, np.ndarray):
-        return [{"path": "<array>", "shape": list(data.shape), "dtype": str(data.dtype)}]
+    from mobeval.io.logits import is_array
+
+    if is_array(data):
+        shape = getattr(data, "shape", None)
+        return [
+            {
+                "path": "<array>",
+                "type": type(data).__name__,
+                "shape": None if shape is None else [int(n) for n in shape],
+                "dtype": str(getattr(data, "dtype", None)),
+            }
+        ]
     if isinstance(data, str | os.PathLike) and str(data).lower().endswith(".npy"):
         if not Path(data).is_file():
             raise InputError("no such file", path=data)
@@ -212,62 +352,31 @@ def fingerprint(data) -> list[dict]:
     return as_source(data).fingerprint()
 
 
-def _first_field_is_number(path: Path) -> bool:
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
-    try:
-        with opener(path, "rb") as stream:  # the first line only: later bytes are not decoded
-            line = stream.readline(1 << 16).decode("utf-8", errors="replace")
-    except (OSError, EOFError, zlib.error) as error:
-        raise InputError(f"not a readable CSV file ({error})", path=path) from None
-    first = line.split(",")[0].strip()
-    return first.lstrip("-").replace(".", "", 1).isdigit()
+def _is_number(text: str) -> bool:
+    return text.strip().lstrip("-").replace(".", "", 1).isdigit()
 
 
-@dataclass(frozen=True)
-class FrameSource:
-    """An in-memory Polars DataFrame presented as a source (for the Python API)."""
-
-    frame: pl.DataFrame
-    label: str = "<DataFrame>"
-
-    def schema(self) -> dict[str, pl.DataType]:
-        return dict(self.frame.schema)
-
-    def row_count_estimate(self) -> int:
-        return self.frame.height
-
-    def has_rows(self) -> bool:
-        return self.frame.height > 0
-
-    def iter_batches(self, columns: list[str], batch_rows: int) -> Iterator[pl.DataFrame]:
-        missing = [c for c in columns if c not in self.frame.columns]
-        if missing:
-            raise InputError("missing column", path=self.label, column=missing[0])
-        selected = self.frame.select(columns)
-        for offset in range(0, max(selected.height, 1), batch_rows):
-            yield selected.slice(offset, batch_rows)
-
-    def fingerprint(self) -> list[dict]:
-        return [{"path": self.label, "rows": self.frame.height}]
+def _is_source(data) -> bool:
+    """Already a source (a :class:`Source`, a TREC file's, an object's...)."""
+    return all(
+        callable(getattr(type(data), name, None))
+        for name in ("schema", "has_rows", "iter_batches", "fingerprint", "row_count_estimate")
+    )
 
 
-def as_source(data, *, label: str | None = None, names=None) -> Source | FrameSource:
-    """A Source for a path, glob or directory; a FrameSource for a Polars (or pandas) DataFrame.
-    ``names``: column names for header-less CSV files (see :meth:`Source.resolve`)."""
-    if isinstance(data, Source | FrameSource):
+def as_source(data, *, label: str | None = None, names=None):
+    """The source of an input: a path, glob, directory or URL (:meth:`Source.resolve`; a TREC
+    run or qrels told by its first line: :class:`mobeval.io.trec.TrecSource`), or a Python object
+    (:func:`mobeval.io.objects.object_source`: DataFrames, LazyFrames, Arrow objects, dicts of
+    dicts). ``names``: column names for header-less CSV files."""
+    if _is_source(data):
         return data
-    if type(data).__name__ == "TrecSource":
-        return data
-    if isinstance(data, pl.DataFrame):
-        return FrameSource(data, label or "<DataFrame>")
-    if isinstance(data, pl.LazyFrame):
-        return FrameSource(data.collect(), label or "<LazyFrame>")
     if isinstance(data, str | os.PathLike):
         from mobeval.io.trec import TrecSource, sniff
 
-        if not str(data).lower().endswith(PARQUET_SUFFIXES) and sniff(data):
-            return TrecSource.open(data)  # a TREC run or qrels file, told by its first line
-        return Source.resolve(data, names=names)
-    if type(data).__module__.startswith("pandas"):
-        return FrameSource(pl.from_pandas(data), label or "<pandas DataFrame>")
-    raise TypeError(f"expected a path or a Polars DataFrame, got {type(data).__name__}")
+        spec = local_path(data) if isinstance(data, str) else data
+        is_local = url_scheme(str(spec)) is None
+        if is_local and not str(spec).lower().endswith(PARQUET_SUFFIXES) and sniff(spec):
+            return TrecSource.open(spec)  # a TREC run or qrels file, told by its first line
+        return Source.resolve(spec, names=names)
+    return object_source(data, label)

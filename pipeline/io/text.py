@@ -16,13 +16,19 @@ from mobeval.errors import InputError
 #: or trailing garbage: gzip.BadGzipFile), EOFError (a truncated gzip stream), zlib.error (corrupt
 #: compressed data).
 READ_ERRORS = (OSError, EOFError, zlib.error)
+GZIP_MAGIC = b"\x1f\x8b"
 
 
-def open_binary(path: str | os.PathLike):
-    """The file as a binary stream, gunzipped when it starts with the gzip magic bytes."""
-    with open(path, "rb") as probe:
+def open_binary(path: str | os.PathLike, filesystem=None):
+    """The file as a binary stream, gunzipped when it starts with the gzip magic bytes.
+    ``filesystem``: an fsspec file system holding ``path`` (None: the local one)."""
+    if filesystem is None:
+        with open(path, "rb") as probe:
+            magic = probe.read(2)
+        return gzip.open(path, "rb") if magic == GZIP_MAGIC else open(path, "rb")
+    with filesystem.open(path, "rb") as probe:
         magic = probe.read(2)
-    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+    return filesystem.open(path, "rb", compression="gzip" if magic == GZIP_MAGIC else None)
 
 
 def read_error_reason(error: BaseException) -> str:
