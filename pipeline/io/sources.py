@@ -14,6 +14,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -115,7 +116,7 @@ class Source:
         types = None
         if file_format == "recbole":
             for path, header in zip(files, headers, strict=True):
-                if header != headers[0]:
+                if list(header.items()) != list(headers[0].items()):
                     raise InputError("header differs from the first file's", path=path)
             types = tuple(headers[0].items())
         has_header = True
@@ -196,8 +197,7 @@ class Source:
                     if any(batch.num_rows for batch in self._open_csv(source, 1 << 20)):
                         return True
             except READ_ERRORS as error:
-                kind = KINDS[self.format]
-                raise InputError(f"not a readable {kind} file ({error})", path=path) from None
+                raise self._read_error("not a readable", error, path) from None
         return False
 
     def iter_batches(self, columns: list[str], batch_rows: int) -> Iterator[pl.DataFrame]:
@@ -210,8 +210,7 @@ class Source:
                     else:
                         yield from self._csv_batches(source, columns, batch_rows)
             except READ_ERRORS as error:
-                kind = KINDS[self.format]
-                raise InputError(f"could not read this {kind} file ({error})", path=path) from None
+                raise self._read_error("could not read this", error, path) from None
 
     def _parquet_batches(self, source, path, columns, batch_rows) -> Iterator[pl.DataFrame]:
         # pre_buffer=False: with it, pyarrow keeps whole column chunks and RSS grows with the file.
@@ -246,6 +245,20 @@ class Source:
         reader = self._open_csv(source, block_size=max(1 << 20, batch_rows * 16), columns=columns)
         for batch in reader:
             yield pl.from_arrow(_plain_batch(batch))
+
+    def _read_error(self, what: str, error: BaseException, path) -> InputError:
+        """``<what> <kind> file (<reason>)``, naming the column when Arrow's CSV reader gives its
+        number (``In CSV column #2: ...``)."""
+        reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        column = None
+        number = re.search(r"CSV column #(\d+)", reason)
+        if number and self.format != "parquet":
+            names = [n for n, _ in self.types] if self.types else self.names
+            if names is None:
+                names = list(self.schema())
+            if int(number.group(1)) < len(names):
+                column = names[int(number.group(1))]
+        return InputError(f"{what} {KINDS[self.format]} file ({reason})", path=path, column=column)
 
     def fingerprint(self) -> list[dict]:
         """Size, mtime and a SHA-256 of each file's Parquet footer (last 64 KiB) or first 64 KiB."""
