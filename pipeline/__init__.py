@@ -1,5 +1,13 @@
-"""mobeval: exact, fast, out-of-core evaluation of mobility and recommendation models."""
+"""mobeval: exact, fast, out-of-core evaluation of mobility and recommendation models.
 
+The entry points are importable from the package itself (loaded on first use, so that
+``import mobeval`` and the command line stay quick)::
+
+    import mobeval
+    result = mobeval.evaluate_nextloc("truth.parquet", "pred.parquet", k=[1, 5, 10])
+"""
+
+import importlib
 import os
 
 # Numba's OpenMP threads spin after every parallel kernel by default, competing for the cores with
@@ -8,3 +16,24 @@ import os
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 __version__ = "0.1.0"
+
+#: Public name -> the module that defines it. (``compare`` is not here: ``mobeval.compare`` is the
+#: module, whose ``compare`` function compares models.)
+_ENTRY_POINTS = {
+    "evaluate_nextloc": "mobeval.api",
+    "evaluate_trajectory": "mobeval.api",
+    "evaluate_recs": "mobeval.api",
+    "evaluate_logits": "mobeval.api",
+    "load_job": "mobeval.jobs",
+    "run_job": "mobeval.jobs",
+    "Report": "mobeval.report",
+    "validate_submission": "mobeval.validate.humob",
+}
+
+__all__ = ["__version__", *_ENTRY_POINTS]
+
+
+def __getattr__(name: str):
+    if name not in _ENTRY_POINTS:
+        raise AttributeError(f"module 'mobeval' has no attribute {name!r}")
+    return getattr(importlib.import_module(_ENTRY_POINTS[name]), name)
