@@ -162,7 +162,7 @@ class DatasetSource:
     def iter_batches(self, columns: list[str], batch_rows: int) -> Iterator[pl.DataFrame]:
         _missing(columns, self.dataset.schema.names, self.label)
         try:
-            for batch in self.dataset.to_batches(columns=columns, batch_size=batch_rows):
+            for batch in self.dataset.to_batches(columns=list(columns), batch_size=batch_rows):
                 yield pl.from_arrow(_plain_batch(batch))
         except (pa.ArrowException, OSError) as error:
             message = f"could not scan the Arrow Dataset ({error})"
