@@ -7,7 +7,9 @@ temporary directory first (memory: one bucket, about ``chunk_rows`` rows).
 
 from __future__ import annotations
 
+import queue
 import tempfile
+import threading
 from pathlib import Path
 
 import polars as pl
@@ -26,6 +28,9 @@ from mobeval.io.chunking import (
 from mobeval.progress import Progress
 
 DEFAULT_CHUNK_ROWS = 2_000_000
+#: Batches read ahead of the scorer: the reader thread decodes (Parquet decoding and Polars' casts
+#: release the GIL) while the kernels score the previous chunk; memory holds at most this many.
+READ_AHEAD = 2
 
 
 def checked_chunk_rows(value: object, option: str = "chunk_rows") -> int:
@@ -58,6 +63,49 @@ def _canonical(batches, select, key: list[str], label: str):
         except pl.exceptions.PolarsError as error:
             raise _conversion_error(batch, select, label, error) from None
         yield frame
+
+
+def read_ahead(batches, depth: int = READ_AHEAD):
+    """The items of ``batches``, produced by a thread that runs at most ``depth`` items ahead of
+    the consumer. An exception in the thread is raised in the consumer, at the item where it
+    happened; when the consumer stops early (closes the generator) the thread stops too."""
+    items: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    done = object()
+
+    def produce() -> None:
+        try:
+            for item in batches:
+                while not stop.is_set():
+                    try:
+                        items.put((item, None), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            items.put((done, None))
+        except BaseException as error:  # noqa: BLE001 - handed to the consumer, raised there
+            items.put((done, error))
+
+    thread = threading.Thread(target=produce, name="mobeval-read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item, error = items.get()
+            if error is not None:
+                raise error
+            if item is done:
+                return
+            yield item
+    finally:
+        stop.set()
+        while thread.is_alive():
+            try:
+                items.get(timeout=0.1)
+            except queue.Empty:
+                continue
+        thread.join()
 
 
 def _conversion_error(batch, select, label: str, error: Exception) -> InputError:
@@ -128,11 +176,13 @@ def _sorted_pairs(truth_source, pred_source, plan, key, chunk_rows, progress, un
         ),
         key,
     )
-    predictions = _canonical(
-        pred_source.iter_batches(plan.pred_columns, batch_rows),
-        plan.pred_select,
-        key,
-        pred_source.label,
+    predictions = read_ahead(
+        _canonical(
+            pred_source.iter_batches(plan.pred_columns, batch_rows),
+            plan.pred_select,
+            key,
+            pred_source.label,
+        )
     )
     truth = SortedLookup(
         _canonical(

@@ -36,8 +36,9 @@ def key_order(frame: pl.DataFrame, key: list[str]) -> pl.Series:
 
     The first row gets 1. Integer keys take a NumPy fast path; other types a Polars expression.
     """
-    if all(frame.schema[column].is_integer() for column in key):
-        return pl.Series(_integer_key_order([frame[c] for c in key]))
+    matrix = key_matrix(frame, key)
+    if matrix is not None:
+        return pl.Series(integer_key_order(matrix))
     order = pl.lit(0, dtype=pl.Int8)
     for column in reversed(key):
         previous = pl.col(column).shift(1)
@@ -52,12 +53,15 @@ def key_order(frame: pl.DataFrame, key: list[str]) -> pl.Series:
     return frame.select(pl.when(first).then(pl.lit(1, dtype=pl.Int8)).otherwise(order)).to_series()
 
 
-def _integer_key_order(columns: list[pl.Series]) -> np.ndarray:
+def key_matrix(frame: pl.DataFrame, key: list[str]) -> np.ndarray | None:
+    """The key columns as one read-only (rows x columns) int64 array, or None unless every key
+    column is an integer without nulls (then the Numba key kernels apply)."""
+    columns = [frame[c] for c in key]
+    if not all(c.dtype.is_integer() and not c.null_count() for c in columns):
+        return None
     if len(columns) == 1:
-        keys = kernel_array(columns[0], np.int64).reshape(-1, 1)
-    else:
-        keys = kernel_array(np.column_stack([c.to_numpy() for c in columns]), np.int64)
-    return integer_key_order(keys)
+        return kernel_array(columns[0], np.int64).reshape(-1, 1)
+    return kernel_array(np.column_stack([c.to_numpy() for c in columns]), np.int64)
 
 
 def key_at(frame: pl.DataFrame, key: list[str], row: int) -> tuple:
@@ -83,7 +87,10 @@ def unit_starts(frame: pl.DataFrame, key: list[str]) -> pl.Series:
 
 
 class SortedUnitChunks:
-    """Iterate a key-sorted batch stream as chunks of whole units, ``chunk_rows`` rows or more."""
+    """Iterate a key-sorted batch stream as chunks of whole units, ``chunk_rows`` rows or more.
+
+    Each row's key is compared with the previous row's once, as its batch arrives; a chunk is cut
+    at the last unit start of the rows gathered, and the rows after it carry over."""
 
     def __init__(self, batches: Iterator[pl.DataFrame], key: list[str], chunk_rows: int) -> None:
         self.batches = batches
@@ -91,37 +98,43 @@ class SortedUnitChunks:
         self.chunk_rows = chunk_rows
         self.last_key: tuple | None = None
 
-    def _order(self, frame: pl.DataFrame) -> pl.Series:
-        """The key order of ``frame``'s rows (see :func:`key_order`); NotSorted if any decreases."""
-        if self.last_key is not None and key_at(frame, self.key, 0) < self.last_key:
-            raise NotSorted
-        order = key_order(frame, self.key)
+    def _starts(self, batch: pl.DataFrame) -> np.ndarray:
+        """Whether each row of ``batch`` starts a unit, given the stream so far; NotSorted if a
+        key decreases."""
+        order = key_order(batch, self.key).to_numpy()
         if (order < 0).any():
             raise NotSorted
-        return order
+        starts = order != 0
+        first = key_at(batch, self.key, 0)
+        if self.last_key is not None:
+            if first < self.last_key:
+                raise NotSorted
+            starts[0] = first != self.last_key
+        self.last_key = key_at(batch, self.key, batch.height - 1)
+        return starts
 
     def __iter__(self) -> Iterator[pl.DataFrame]:
         pending: list[pl.DataFrame] = []
+        starts: list[np.ndarray] = []
         rows = 0
         for batch in self.batches:
+            if batch.height == 0:
+                continue
+            starts.append(self._starts(batch))
             pending.append(batch)
             rows += batch.height
             if rows < self.chunk_rows:
                 continue
-            frame = pl.concat(pending, rechunk=False)
-            starts = (self._order(frame) != 0).arg_true()
-            cut = int(starts[-1]) if len(starts) else 0
+            flags = np.concatenate(starts)
+            cut = int(np.flatnonzero(flags)[-1])
             if cut == 0:
-                pending, rows = [frame], frame.height  # one unit larger than a chunk: keep reading
-                continue
-            self.last_key = key_at(frame, self.key, cut - 1)
+                continue  # one unit larger than a chunk: keep reading
+            frame = pl.concat(pending, rechunk=False)
             carry = frame.slice(cut)
-            pending, rows = [carry], carry.height
+            pending, starts, rows = [carry], [flags[cut:]], carry.height
             yield frame.slice(0, cut)
-        frame = pl.concat(pending, rechunk=False) if pending else pl.DataFrame()
-        if frame.height:
-            self._order(frame)
-            yield frame
+        if rows:
+            yield pl.concat(pending, rechunk=False)
 
 
 class SortedLookup:

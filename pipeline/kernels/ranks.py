@@ -103,68 +103,110 @@ def numba_sort_rank(values, position, tie_policy):
     return -1
 
 
-@njit(parallel=True, cache=True)
-def target_rank_bounds(offsets, locations, preference, targets, tie_policy):
-    """Rank bounds of ``targets[u]`` within ``locations[offsets[u]:offsets[u+1]]`` for every unit u.
+@njit(cache=True)
+def _unit_rank_bounds(locations, preference, start, stop, target, tie_policy):
+    """(lo, hi) rank bounds of ``target`` in one unit's list ``[start, stop)``; +inf if absent."""
+    position = -1
+    for i in range(start, stop):
+        if locations[i] == target:
+            position = i
+            break
+    if position < 0:
+        return np.inf, np.inf
+    value = preference[position]
+    greater = 0
+    tied_before = 0
+    tied = 0
+    for i in range(start, stop):
+        v = preference[i]
+        if v > value:
+            greater += 1
+        elif v == value and i != position:
+            tied += 1
+            if tie_policy == ID_ASC:
+                if locations[i] < target:
+                    tied_before += 1
+            elif tie_policy == ID_DESC_STR:
+                if string_order(locations[i], target) > 0:
+                    tied_before += 1
+            elif tie_policy == ID_ASC_STR:
+                if string_order(locations[i], target) < 0:
+                    tied_before += 1
+            elif tie_policy in (INPUT, RANX, RANX_COMPARABLE, RANX_DICT) and (
+                # input order; ranx's plain-dict sort reverses it on short lists
+                (i > position) if tie_policy == RANX_DICT else (i < position)
+            ):
+                tied_before += 1
+    if (
+        tie_policy in (RANX, RANX_COMPARABLE, RANX_DICT)
+        and tied > 0
+        and stop - start > NUMBA_SMALL_SORT
+    ):
+        rank = float(numba_sort_rank(preference[start:stop], position - start, tie_policy))
+        return rank, rank
+    if tie_policy in (OPTIMISTIC, AVERAGE):
+        lo = greater + 1.0
+    elif tie_policy == PESSIMISTIC:
+        lo = greater + tied + 1.0
+    else:
+        lo = greater + tied_before + 1.0
+    return lo, (greater + tied + 1.0 if tie_policy == AVERAGE else lo)
 
-    ``preference`` is higher-is-better (score, or -rank). Returns (lo, hi) float64 arrays, +inf for
-    a miss.
-    """
+
+@njit(parallel=True, cache=True)
+def _rank_bounds(offsets, locations, preference, targets, tie_policy, n_blocks, low, span):
+    """Rank bounds of every unit (:func:`_unit_rank_bounds`) and, when ``span`` > 0, whether the
+    unit's list holds a location twice, in the same pass: each block of units marks the row where
+    it last saw each id (``locations - low`` indexes a marker array of ``span`` slots; a mark at or
+    after the unit's first row is a copy within the unit)."""
     n_units = offsets.shape[0] - 1
     lo = np.full(n_units, np.inf)
     hi = np.full(n_units, np.inf)
-    for u in prange(n_units):
-        start = offsets[u]
-        stop = offsets[u + 1]
-        target = targets[u]
-        position = -1
-        for i in range(start, stop):
-            if locations[i] == target:
-                position = i
-                break
-        if position < 0:
-            continue
-        value = preference[position]
-        greater = 0
-        tied_before = 0
-        tied = 0
-        for i in range(start, stop):
-            v = preference[i]
-            if v > value:
-                greater += 1
-            elif v == value and i != position:
-                tied += 1
-                if tie_policy == ID_ASC:
-                    if locations[i] < target:
-                        tied_before += 1
-                elif tie_policy == ID_DESC_STR:
-                    if string_order(locations[i], target) > 0:
-                        tied_before += 1
-                elif tie_policy == ID_ASC_STR:
-                    if string_order(locations[i], target) < 0:
-                        tied_before += 1
-                elif tie_policy in (INPUT, RANX, RANX_COMPARABLE, RANX_DICT) and (
-                    # input order; ranx's plain-dict sort reverses it on short lists
-                    (i > position) if tie_policy == RANX_DICT else (i < position)
-                ):
-                    tied_before += 1
-        if (
-            tie_policy in (RANX, RANX_COMPARABLE, RANX_DICT)
-            and tied > 0
-            and stop - start > NUMBA_SMALL_SORT
-        ):
-            rank = numba_sort_rank(preference[start:stop], position - start, tie_policy)
-            lo[u] = rank
-            hi[u] = rank
-            continue
-        if tie_policy in (OPTIMISTIC, AVERAGE):
-            lo[u] = greater + 1.0
-        elif tie_policy == PESSIMISTIC:
-            lo[u] = greater + tied + 1.0
-        else:
-            lo[u] = greater + tied_before + 1.0
-        hi[u] = greater + tied + 1.0 if tie_policy == AVERAGE else lo[u]
-    return lo, hi
+    repeated = np.zeros(n_units, dtype=np.bool_)
+    n_blocks = max(1, min(n_units, n_blocks))
+    for block in prange(n_blocks):
+        seen = np.full(span, -1, dtype=np.int64)
+        for u in range(block * n_units // n_blocks, (block + 1) * n_units // n_blocks):
+            start = offsets[u]
+            stop = offsets[u + 1]
+            if span > 0:
+                for i in range(start, stop):
+                    slot = locations[i] - low
+                    if seen[slot] >= start:
+                        repeated[u] = True
+                        break
+                    seen[slot] = i
+            lo[u], hi[u] = _unit_rank_bounds(
+                locations, preference, start, stop, targets[u], tie_policy
+            )
+    return lo, hi, repeated
+
+
+def target_rank_bounds(
+    offsets, locations, preference, targets, tie_policy, n_blocks, check_duplicates
+):
+    """Rank bounds of ``targets[u]`` within ``locations[offsets[u]:offsets[u+1]]`` for every unit
+    u, and the first unit whose list holds a location twice (-1 if none, or if not
+    ``check_duplicates``).
+
+    ``preference`` is higher-is-better (score, or -rank). Returns (lo, hi, duplicate): lo and hi
+    float64 arrays, +inf for a miss. The duplicate check shares the rank pass when the ids span at
+    most ``MARKER_RANGE`` values; wider ids take :func:`first_duplicate_unit`'s sort.
+    """
+    low, span = 0, 0
+    duplicate = -1
+    if check_duplicates and locations.shape[0]:
+        low = int(locations.min())
+        span = int(locations.max()) - low + 1
+        if span > MARKER_RANGE:
+            duplicate, span = first_duplicate_unit(offsets, locations, n_blocks), 0
+    lo, hi, repeated = _rank_bounds(
+        offsets, locations, preference, targets, tie_policy, n_blocks, low, span
+    )
+    if span > 0:
+        flagged = np.flatnonzero(repeated)
+        duplicate = int(flagged[0]) if flagged.size else -1
+    return lo, hi, duplicate
 
 
 MARKER_RANGE = 1 << 22  # ids spanning fewer values than this use a marker array (32 MiB per block)

@@ -23,9 +23,10 @@ import polars as pl
 
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.arrays import kernel_array
-from mobeval.io.chunking import format_key, key_at, unit_starts
+from mobeval.io.chunking import format_key, key_at, key_matrix, unit_starts
 from mobeval.kernels.exact_sum import ExactColumnSums
-from mobeval.kernels.ranks import drop_repeated, first_duplicate_unit, target_rank_bounds
+from mobeval.kernels.keys import key_order, match_sorted
+from mobeval.kernels.ranks import drop_repeated, target_rank_bounds
 from mobeval.kernels.topk import ACC, single_target_metrics
 from mobeval.metrics import drop_duplicates_hint
 from mobeval.metrics.nextloc import (
@@ -238,10 +239,12 @@ def _first_key_where(frame: pl.DataFrame, key: list[str], mask: pl.Series) -> st
 def to_unit_arrays(
     chunk: pl.DataFrame, plan: InputPlan, key: list[str], label: str, spec: NextlocSpec
 ) -> UnitArrays:
-    """Flatten a chunk of whole samples (rows grouped by key); reject nulls and NaN; a location
-    twice in one list is rejected, or reduced to one entry under ``duplicates="drop"``."""
-    null_key = chunk.select(pl.any_horizontal(pl.col(key).is_null())).to_series()
-    if null_key.any():
+    """Flatten a chunk of whole samples (rows grouped by key); reject nulls and NaN; under
+    ``duplicates="drop"`` a location twice in one list is reduced to one entry (under "error" the
+    scorer's rank pass looks for it). Long form with integer keys goes to NumPy in one step per
+    column (the unit starts from :func:`mobeval.kernels.keys.key_order`)."""
+    if any(chunk[column].null_count() for column in key):
+        null_key = chunk.select(pl.any_horizontal(pl.col(key).is_null())).to_series()
         row = int(null_key.arg_true()[0])
         raise InputError("null key value", path=label, column=key[0], key=f"row {row}")
     if plan.list_form:
@@ -275,23 +278,36 @@ def to_unit_arrays(
             preference_series = pl.Series(-positions)
         location_values = flat
     else:
-        starts = unit_starts(chunk, key).to_numpy()
+        matrix = key_matrix(chunk, key)
+        if matrix is None:
+            starts = unit_starts(chunk, key).to_numpy()
+            keys = chunk.select(key)[starts]
+        else:
+            starts = np.flatnonzero(key_order(matrix))
+            unit_keys = matrix[starts]
+            keys = pl.DataFrame(
+                {column: unit_keys[:, j] for j, column in enumerate(key)},
+                schema={column: chunk.schema[column] for column in key},
+            )
         offsets = np.append(starts, chunk.height).astype(np.int64)
-        keys = chunk.select(key)[starts]
         location_values = chunk["location"]
         preference_series = chunk[PREFERENCE]
-    unit_of_row = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+
+    def unit_of_row(row: int) -> int:
+        return int(np.searchsorted(offsets, row, side="right")) - 1
+
     if location_values.null_count():
-        row = int(unit_of_row[int(location_values.is_null().arg_true()[0])])
+        row = unit_of_row(int(location_values.is_null().arg_true()[0]))
         raise InputError(
             "null location",
             path=label,
             column=spec.column("location"),
             key=format_key(key, key_at(keys, key, row)),
         )
-    bad_preference = preference_series.is_null() | preference_series.is_nan()
+    preference = kernel_array(preference_series, np.float64)  # a null becomes NaN
+    bad_preference = np.isnan(preference)
     if bad_preference.any():
-        row = int(unit_of_row[int(bad_preference.arg_true()[0])])
+        row = unit_of_row(int(np.argmax(bad_preference)))
         column = spec.column("rank" if plan.order == "rank" else "score")
         if plan.list_form:
             column = spec.column("scores")
@@ -302,26 +318,18 @@ def to_unit_arrays(
             key=format_key(key, key_at(keys, key, row)),
         )
     locations = kernel_array(location_values, np.int64)
-    preference = kernel_array(preference_series, np.float64)
-    n_blocks = 4 * numba.get_num_threads()
     if spec.resolved_convention.duplicates == "drop":
         # a list without scores is ranked by place: its first copy's (the others move up)
         by_value = plan.order != "list"
         offsets, locations, preference = drop_repeated(
-            offsets, locations, preference, by_value, n_blocks
-        )
-        return UnitArrays(keys, offsets, locations, preference)
-    duplicate = first_duplicate_unit(offsets, locations, n_blocks)
-    if duplicate >= 0:
-        column = spec.column("locations" if plan.list_form else "location")
-        raise InputError(
-            "the same location appears twice in one sample's list (trec_eval refuses duplicate "
-            f"documents); {drop_duplicates_hint('location')}",
-            path=label,
-            column=column,
-            key=format_key(key, key_at(keys, key, duplicate)),
+            offsets, locations, preference, by_value, _blocks()
         )
     return UnitArrays(keys, offsets, locations, preference)
+
+
+def _blocks() -> int:
+    """Blocks of units the parallel kernels split a chunk into: a few per thread."""
+    return 4 * numba.get_num_threads()
 
 
 @dataclass
@@ -449,14 +457,18 @@ class NextlocScorer:
         missing = truth
         if chunk.height:
             units = to_unit_arrays(chunk, self.plan, key, self.pred_label, self.spec)
-            frames.append(self._score_units(units, truth))
+            table, used = self._score_units(units, truth)
+            frames.append(table)
             if truth.height:
-                missing = truth.join(units.keys, on=key, how="anti")
+                if used is None:
+                    missing = truth.join(units.keys, on=key, how="anti")
+                else:
+                    missing = truth.filter(~used)
         if missing.height:
             frames.append(self._missing_table(missing.select(key)))
         if not frames:
             return None
-        per_unit = pl.concat(frames).sort(key)
+        per_unit = frames[0] if len(frames) == 1 else pl.concat(frames).sort(key)
         self.accumulator.add(per_unit)
         return {"per_unit": per_unit}
 
@@ -472,33 +484,62 @@ class NextlocScorer:
     def summary(self) -> pl.DataFrame:
         return self.accumulator.summary()
 
-    def _score_units(self, units: UnitArrays, truth: pl.DataFrame) -> pl.DataFrame:
-        if truth.height:
-            matched = units.keys.join(truth, on=self.key, how="left", maintain_order="left")
-        else:
-            matched = units.keys.with_columns(pl.lit(None, dtype=pl.Int64).alias(TARGET))
-        without_truth = matched[TARGET].is_null()
-        if without_truth.any():
+    def _targets(self, units: UnitArrays, truth: pl.DataFrame):
+        """Per unit: its true location (-1 if it has none) and whether it has one; per truth row
+        whether a unit matched it (None when a join found the matches). Integer keys, both sides
+        sorted: one merge pass (:func:`mobeval.kernels.keys.match_sorted`); else a join."""
+        n_units = units.keys.height
+        if not truth.height:
+            return np.full(n_units, -1, dtype=np.int64), np.zeros(n_units, dtype=bool), None
+        unit_keys, truth_keys = key_matrix(units.keys, self.key), key_matrix(truth, self.key)
+        if unit_keys is not None and truth_keys is not None:
+            index, used, ok = match_sorted(unit_keys, truth_keys)
+            if ok:
+                found = index >= 0
+                targets = truth[TARGET].to_numpy()[np.where(found, index, 0)]
+                return np.where(found, targets, -1), found, pl.Series(used)
+        matched = units.keys.join(truth, on=self.key, how="left", maintain_order="left")
+        found = matched[TARGET].is_not_null().to_numpy()
+        return matched[TARGET].fill_null(-1).to_numpy(), found, None
+
+    def _score_units(self, units: UnitArrays, truth: pl.DataFrame):
+        """The per-unit table of the chunk's samples that have a truth row, and the truth rows
+        matched (see :meth:`_targets`)."""
+        targets, found, used = self._targets(units, truth)
+        lo, hi, duplicate = target_rank_bounds(
+            units.offsets,
+            units.locations,
+            units.preference,
+            kernel_array(targets, np.int64),
+            self.tie_code,
+            _blocks(),
+            self.convention.duplicates == "error",
+        )
+        if duplicate >= 0:
+            raise InputError(
+                "the same location appears twice in one sample's list (trec_eval refuses duplicate "
+                f"documents); {drop_duplicates_hint('location')}",
+                path=self.pred_label,
+                column=self.spec.column("locations" if self.plan.list_form else "location"),
+                key=format_key(self.key, key_at(units.keys, self.key, duplicate)),
+            )
+        if not found.all():
             if self.spec.unmatched == "error":
                 raise InputError(
-                    "predictions for a sample that is not in the truth (use unmatched='drop' / "
-                    "--drop-unmatched to drop them)",
+                    "predictions for a sample that is not in the truth (unmatched='drop' drops "
+                    "and counts them)",
                     path=self.pred_label,
                     column=self.key[0],
-                    key=_first_key_where(matched, self.key, without_truth),
+                    key=format_key(self.key, key_at(units.keys, self.key, int(np.argmin(found)))),
                 )
-            self.accumulator.dropped_predictions += int(without_truth.sum())
-        targets = kernel_array(matched[TARGET].fill_null(-1), np.int64)
+            self.accumulator.dropped_predictions += int((~found).sum())
         n_candidates = np.diff(units.offsets)
         self._check_cutoffs(n_candidates, units.keys)
-        lo, hi = target_rank_bounds(
-            units.offsets, units.locations, units.preference, targets, self.tie_code
-        )
         values = single_target_metrics(lo, hi, self.codes, self.cutoffs)
         if self.convention.missing == "skip":
             values[n_candidates == 0] = np.nan
-        keep = ~without_truth.to_numpy()
-        return self._table(units.keys, (lo + hi) / 2, n_candidates, values).filter(keep)
+        table = self._table(units.keys, (lo + hi) / 2, n_candidates, values)
+        return (table if found.all() else table.filter(found)), used
 
     def _check_cutoffs(self, n_candidates: np.ndarray, keys: pl.DataFrame) -> None:
         if self.convention.k_beyond_list != "error":
@@ -516,10 +557,13 @@ class NextlocScorer:
             )
 
     def _table(self, keys, rank, n_candidates, values) -> pl.DataFrame:
-        return keys.with_columns(
-            pl.Series("rank", rank).replace(np.inf, None),
-            pl.Series("n_candidates", n_candidates, dtype=pl.Int64),
-            *[pl.Series(name, values[:, j]) for j, name in enumerate(self.names)],
+        """The per-unit table: keys, rank (null for a miss), n_candidates, the metric values."""
+        return keys.hstack(
+            [
+                pl.Series("rank", np.where(np.isinf(rank), np.nan, rank), nan_to_null=True),
+                pl.Series("n_candidates", n_candidates, dtype=pl.Int64),
+                *[pl.Series(name, values[:, j]) for j, name in enumerate(self.names)],
+            ]
         )
 
     def _missing_table(self, keys: pl.DataFrame) -> pl.DataFrame:
