@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import argparse
 import copy
+import csv
+import json
 import math
 import os
+import re
 import sys
+import textwrap
 from pathlib import Path
 
 import polars as pl
 
 from mobeval import __version__
 from mobeval.errors import ConfigError, MobevalError, OptionError
-from mobeval.families import FAMILIES, FROM_PRESET, SAME
+from mobeval.families import FAMILIES, FROM_PRESET, SAME, resolved_options
 from mobeval.validate.humob import TASKS as VALIDATION_TASKS
 
 EXIT_DONE = 0
@@ -30,12 +34,73 @@ EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
 
+#: What a command prints (``--format``): a table per city, the same as Markdown, the summaries as
+#: CSV rows (city, model, metric, value, n), or one JSON object with the resolved options.
+FORMATS = ("table", "markdown", "csv", "json")
+
+#: One example per command (its ``--help`` ends with it), on the shipped sample data.
+EXAMPLES = {
+    "nextloc": "mobeval nextloc --truth data_samples/nextloc/tky/truth.parquet "
+    "--pred data_samples/nextloc/tky/markov.parquet --k 1,5,10 --convention libcity",
+    "trajectory": "mobeval trajectory --reference data_samples/humob/reference_test.csv.gz "
+    "--generated data_samples/humob/weekly_repeat.csv.gz --city test --format json",
+    "recs": "mobeval recs --ratings data_samples/recs/ratings.parquet "
+    "--recs data_samples/recs/mf.parquet --cutoffs 5,10 --out out/recs",
+    "logits": "mobeval logits --logits data_samples/logits/gru.npy "
+    "--targets data_samples/logits/targets.npy --percent --format markdown",
+    "validate": "mobeval validate --task 2025:test --dataset "
+    "data_samples/humob/city_test_challengedata.csv.gz "
+    "--submission data_samples/humob/weekly_repeat.csv.gz",
+    "run": "mobeval run jobs/nextloc_sample.toml --resume",
+    "compare": "mobeval compare out/nextloc_sample --city tky --baseline markov",
+    "report": "mobeval report out/nextloc_sample --format markdown,html --baseline markov",
+    "trec_eval": "mobeval trec_eval -m all_trec -q data_samples/trec/qrels.txt "
+    "data_samples/trec/run.txt.gz",
+}
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse with usage errors on one line, like every other error (exit 2)."""
 
     def error(self, message: str):
         self.exit(EXIT_BAD_INPUT, f"mobeval: error: {message} (see '{self.prog} --help')\n")
+
+
+def _epilog(command: str, family: str | None = None) -> str:
+    """The end of a command's ``--help``: its family's presets, one line each, and an example,
+    wrapped to 78 columns (printed as is: :class:`argparse.RawDescriptionHelpFormatter`)."""
+    parts = []
+    if family is not None and FAMILIES[family].preset_help:
+        parts.append("presets (--convention):")
+        presets = FAMILIES[family].preset_help
+        width = max(map(len, presets)) + 4
+        for name, text in presets.items():
+            parts += textwrap.wrap(
+                text, 78, initial_indent=f"  {name:<{width - 2}}", subsequent_indent=" " * width
+            )
+        parts.append("")
+    parts.append("example:")
+    parts += textwrap.wrap(
+        EXAMPLES[command],
+        78,
+        initial_indent="  ",
+        subsequent_indent="      ",
+        break_on_hyphens=False,
+        break_long_words=False,
+    )
+    return "\n".join(parts)
+
+
+def _command(commands, name: str, help: str, family: str | None = None, **settings):
+    """A subcommand whose ``--help`` ends with its presets and its example (:func:`_epilog`)."""
+    return commands.add_parser(
+        name,
+        help=help,
+        description=settings.pop("description", help[0].upper() + help[1:] + "."),
+        epilog=_epilog(name, family),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **settings,
+    )
 
 
 def _finite(text: str) -> float:
@@ -89,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"mobeval {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    nextloc = commands.add_parser("nextloc", help="score next-location top-K predictions")
+    nextloc = _command(commands, "nextloc", "score next-location top-K predictions", "nextloc")
     nextloc.add_argument("--truth", required=True, help="truth: key columns + location")
     nextloc.add_argument("--pred", required=True, help="predictions (long or list form)")
     add_family_options(
@@ -104,15 +169,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_output_options(nextloc)
 
-    trajectory = commands.add_parser(
-        "trajectory", help="score generated trajectories: GEO-BLEU and DTW per uid and day"
+    trajectory = _command(
+        commands,
+        "trajectory",
+        "score generated trajectories: GEO-BLEU and DTW per uid and day",
+        "trajectory",
     )
     trajectory.add_argument("--generated", required=True, help="uid,d,t,x,y (Parquet/CSV/CSV.gz)")
     trajectory.add_argument("--reference", required=True, help="uid,d,t,x,y of the real trips")
     add_family_options(trajectory, "trajectory")
     _add_output_options(trajectory)
 
-    recs = commands.add_parser("recs", help="score recommendation lists against ratings")
+    recs = _command(commands, "recs", "score recommendation lists against ratings", "recs")
     recs.add_argument("--ratings", required=True, help="user_id, item_id, rating (the truth)")
     recs.add_argument("--recs", required=True, help="user_id, item_id (+ rank / score): the lists")
     add_family_options(
@@ -121,13 +189,13 @@ def build_parser() -> argparse.ArgumentParser:
         after={
             "key": _input_format(
                 "trec: --ratings is TREC qrels (qid iter docno rel), --recs a TREC run (qid Q0 "
-                "docno rank score tag); auto (default): told by the file's suffix or first line"
+                "docno rank score tag); auto: told by the file's suffix or first line"
             )
         },
     )
     _add_output_options(recs)
 
-    logits = commands.add_parser("logits", help="score a logits matrix against integer targets")
+    logits = _command(commands, "logits", "score a logits matrix against integer targets", "logits")
     logits.add_argument("--logits", required=True, help="[N, C] floats: .npy or Parquet list")
     logits.add_argument(
         "--targets",
@@ -137,17 +205,18 @@ def build_parser() -> argparse.ArgumentParser:
     add_family_options(logits, "logits")
     _add_output_options(logits)
 
-    validate = commands.add_parser("validate", help="check a HuMob / GIS Cup submission file")
+    validate = _command(commands, "validate", "check a HuMob / GIS Cup submission file")
     validate.add_argument(
         "--task",
         required=True,
         choices=sorted(VALIDATION_TASKS),
-        help="e.g. 2025:b (GIS Cup 2025, city B) or 2024:c",
+        metavar="TASK",
+        help="the year and city of the rules: one of " + ", ".join(sorted(VALIDATION_TASKS)),
     )
     validate.add_argument("--dataset", required=True, help="city_X_challengedata.csv(.gz)")
     validate.add_argument("--submission", required=True, help="the submission csv(.gz)")
 
-    run = commands.add_parser("run", help="run a job file: every city x model it lists")
+    run = _command(commands, "run", "run a job file: every city x model it lists")
     run.add_argument("job", help="job file (TOML)")
     run.add_argument("--resume", action="store_true", help="skip results already complete")
     run.add_argument("--out", default=None, help="output directory (overrides the job's)")
@@ -155,12 +224,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--engine",
         choices=["local", "spark"],
         default="local",
-        help="spark: Apache Spark (pip install 'mobeval[spark]'; see docs/spark.md)",
+        help="local, or spark: Apache Spark (pip install 'mobeval[spark]'; docs/spark.md); "
+        "default: local",
     )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_format_option(run)
 
-    compare = commands.add_parser(
-        "compare", help="compare models on paired per-unit values: tests, intervals, corrections"
+    compare = _command(
+        commands,
+        "compare",
+        "compare models on paired per-unit values: tests, intervals, corrections",
     )
     compare.add_argument("out", help="a mobeval output folder (OUT)")
     compare.add_argument("--city", default=None, help="one city (default: every city)")
@@ -181,7 +254,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--permutations", type=int, default=10000, help="random sign flips (10000)"
     )
     compare.add_argument("--seed", type=int, default=0, help="random seed (0)")
-    compare.add_argument("--correction", choices=["holm", "bonferroni", "none"], default="holm")
+    compare.add_argument(
+        "--correction",
+        choices=["holm", "bonferroni", "none"],
+        default="holm",
+        help="of the p-values of a city: holm, bonferroni or none (default: holm)",
+    )
     compare.add_argument(
         "--confidence", type=_finite, default=0.95, help="of the bootstrap interval (0.95)"
     )
@@ -192,10 +270,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--unit",
         choices=["default", "uid", "day"],
         default="default",
-        help="day: trajectories' uid-days (default: each task's unit)",
+        help="default (each task's unit), uid, or day: trajectories' uid-days",
     )
-    report = commands.add_parser(
-        "report", help="write the report of OUT: tables, plots, methods (LaTeX, Markdown, HTML)"
+    report = _command(
+        commands,
+        "report",
+        "write the report of OUT: tables, plots, methods (LaTeX, Markdown, HTML)",
     )
     report.add_argument("out", help="a mobeval output folder (OUT)")
     report.add_argument(
@@ -216,11 +296,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="significance markers only from OUT/compare (never computed)",
     )
-    trec = commands.add_parser(
+    trec = _command(
+        commands,
         "trec_eval",
-        help="trec_eval's command line: score a TREC run against qrels (see README)",
-        description="A drop-in for trec_eval: same options, measures and text output. "
-        "Example: mobeval trec_eval -m all_trec -q qrels.txt run.txt",
+        "trec_eval's command line: score a TREC run against qrels (see README)",
+        description="A drop-in for trec_eval: same options, measures and text output.",
     )
     from mobeval.trec_eval import add_arguments as add_trec_eval_arguments
 
@@ -233,7 +313,11 @@ def _input_format(help_text: str):
 
     def add(command: argparse.ArgumentParser) -> None:
         command.add_argument(
-            "--input-format", choices=["auto", "trec"], default="auto", help=help_text
+            "--input-format",
+            choices=["auto", "trec"],
+            default="auto",
+            metavar="FORMAT",
+            help=f"{help_text} (one of: auto, trec; default: auto)",
         )
 
     return add
@@ -250,10 +334,21 @@ PARSERS = {
 }
 
 
+def _default_text(option, default) -> str | None:
+    """How ``--help`` shows an option's default (None: the help text says it)."""
+    if default is FROM_PRESET or (option.preset and default is None):
+        return "the convention's"
+    if default is None or default == {}:
+        return None
+    if isinstance(default, list | tuple):
+        return ",".join(str(v) for v in default)
+    return str(default)
+
+
 def add_family_options(command: argparse.ArgumentParser, family: str, after=None) -> None:
     """The flags of every option of ``family`` that has one, from its definition
-    (:mod:`mobeval.families`), in its order; ``after``: option name -> more flags added after
-    that option's."""
+    (:mod:`mobeval.families`), in its order, each help ending with its choices and its default;
+    ``after``: option name -> more flags added after that option's."""
     for option in FAMILIES[family].options:
         flag = option.flag
         if flag is None:
@@ -261,14 +356,22 @@ def add_family_options(command: argparse.ArgumentParser, family: str, after=None
         if flag.switch:
             command.add_argument(flag.switch, action="store_true", help=option.help)
         else:
-            settings = {"help": option.help} if option.help is not None else {}
+            default = option.default if flag.default is SAME else flag.default
+            notes = []
+            settings = {}
             if flag.parse is not None:
                 settings["type"] = PARSERS[flag.parse]
             if option.choices is not None:
                 settings["choices"] = option.allowed()
-            default = option.default if flag.default is SAME else flag.default
+                settings["metavar"] = option.name.upper()
+                notes.append("one of: " + ", ".join(map(str, option.allowed())))
+            if _default_text(option, default) is not None:
+                notes.append(f"default: {_default_text(option, default)}")
+            text = option.help or ""
+            if notes:
+                text = f"{text} ({'; '.join(notes)})" if text else "; ".join(notes)
             default = argparse.SUPPRESS if default is FROM_PRESET else copy.copy(default)
-            command.add_argument(f"--{option.name.replace('_', '-')}", default=default, **settings)
+            command.add_argument(option.flag_name, default=default, help=text, **settings)
         if after and option.name in after:
             after[option.name](command)
 
@@ -289,48 +392,132 @@ def family_options(args: argparse.Namespace, family: str) -> dict:
     return options
 
 
-def _add_output_options(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--city", default=None, help="city name for the outputs (default)")
-    command.add_argument("--model", default=None, help="model name (default: predictions' name)")
-    command.add_argument("--out", required=True, help="output directory")
+def _add_format_option(command: argparse.ArgumentParser) -> None:
     command.add_argument(
-        "--chunk-rows", type=int, default=None, help="rows per chunk (logits: values)"
+        "--format",
+        choices=FORMATS,
+        default="table",
+        metavar="FORMAT",
+        help="what is printed: table (one per city), markdown, csv (city, model, metric, value, "
+        "n) or json (one object: summaries and resolved options); default: table",
+    )
+
+
+def _add_output_options(command: argparse.ArgumentParser) -> None:
+    from mobeval.engines.local import DEFAULT_CHUNK_ROWS
+
+    command.add_argument(
+        "--out",
+        default=None,
+        help="write per-unit values, summary and manifest under this folder (default: none, "
+        "the summary is printed only)",
+    )
+    command.add_argument("--city", default=None, help="city name (default: default)")
+    command.add_argument("--model", default=None, help="model name (default: the file's name)")
+    command.add_argument(
+        "--chunk-rows",
+        type=int,
+        default=None,
+        help=f"rows per chunk, the memory budget (logits: values; default: {DEFAULT_CHUNK_ROWS})",
     )
     command.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_format_option(command)
 
 
 def _log(text: str) -> None:
     print(text, file=sys.stderr)
 
 
-def print_summaries(evaluations) -> None:
-    """One table per city: metrics as rows, models as columns."""
-    if not evaluations:
+# --------------------------------------------------------------------------- what is printed
+
+
+def _is_count(task: str, metric: str) -> bool:
+    return metric in FAMILIES[task].counts
+
+
+def _number(value: float, count: bool) -> int | float:
+    """A summary value as printed: a count as an integer, anything else as the float it is."""
+    return int(value) if count and math.isfinite(value) else value
+
+
+def _json_number(value: float, count: bool) -> int | float | str | None:
+    """JSON has no NaN or infinity: NaN is null, an infinity the string "inf" / "-inf"."""
+    if math.isnan(value):
+        return None
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return _number(value, count)
+
+
+def _result_object(task: str, options: dict, evaluation) -> dict:
+    """One result as JSON: where it is, the options as the run used them, the summary."""
+    summary = evaluation.summary
+    return {
+        "task": task,
+        "city": evaluation.city,
+        "model": evaluation.model,
+        "options": resolved_options(task, options),
+        "summary": {
+            m: _json_number(v, _is_count(task, m))
+            for m, v in zip(summary["metric"], summary["value"], strict=True)
+        },
+        "n": dict(zip(summary["metric"], summary["n"], strict=True)),
+        "outputs": evaluation.outputs or None,
+        "seconds": round(evaluation.seconds, 3),
+    }
+
+
+def print_summaries(results: list[tuple[str, dict, object]], fmt: str = "table") -> None:
+    """Print (task, options as typed, evaluation) results as ``fmt`` (:data:`FORMATS`): table
+    and markdown give one table per city (metrics as rows, models as columns; counts as
+    integers, the rest with 6 decimals), csv one row per city, model and metric, json one
+    object (``{"results": [...]}`` when there are several, e.g. from a job)."""
+    if fmt == "json":
+        objects = [_result_object(*result) for result in results]
+        document = objects[0] if len(objects) == 1 else {"results": objects}
+        print(json.dumps(document, indent=2))
         return
-    frames = [
-        e.summary.with_columns(pl.lit(e.city).alias("city"), pl.lit(e.model).alias("model"))
-        for e in evaluations
+    rows = [
+        (e.city, e.model, metric, _number(value, _is_count(task, metric)), n)
+        for task, _, e in results
+        for metric, value, n in e.summary.iter_rows()
     ]
-    long = pl.concat(frames)
+    if fmt == "csv":
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(["city", "model", "metric", "value", "n"])
+        writer.writerows(rows)
+        return
+    if not rows:
+        return
+    shown = [
+        (city, model, metric, str(v) if isinstance(v, int) else f"{v:.6f}")
+        for city, model, metric, v, _ in rows
+    ]
+    long = pl.DataFrame(shown, schema=["city", "model", "metric", "value"], orient="row")
     with pl.Config(
         tbl_rows=-1,
         tbl_cols=-1,
         tbl_hide_dataframe_shape=True,
         tbl_hide_column_data_types=True,
-        float_precision=6,
-        fmt_str_lengths=40,
+        fmt_str_lengths=200,
+        tbl_formatting="MARKDOWN" if fmt == "markdown" else "UTF8_FULL_CONDENSED",
     ):
         for (city,), part in long.partition_by("city", as_dict=True, maintain_order=True).items():
             table = part.pivot(on="model", index="metric", values="value", maintain_order=True)
-            print(f"city={city}")
-            print(table)
+            print(f"city={city}" if fmt == "table" else f"\n**city={city}**\n")
+            print(table.fill_null(""))
 
 
-def _evaluate(args, progress, evaluate_name: str, inputs: dict, options: dict) -> None:
-    """Run one evaluation of the API into ``args.out`` and record it in the manifest, holding the
-    folder's lock throughout (an unreadable manifest stops the run before any work); print it."""
+# --------------------------------------------------------------------------- single commands
+
+
+def _evaluate(args, progress, family: str, inputs: dict, options: dict) -> None:
+    """Run one evaluation of the API and print it. With ``--out``, into that folder, recorded
+    in its manifest, holding the folder's lock throughout (an unreadable manifest stops the run
+    before any work); without it, in memory, nothing written."""
     from mobeval.engines.local import checked_chunk_rows
     from mobeval.io.writers import check_name
+    from mobeval.options import check_options
 
     for option, name in (("--city", args.city), ("--model", args.model)):
         if name is not None:
@@ -339,39 +526,41 @@ def _evaluate(args, progress, evaluate_name: str, inputs: dict, options: dict) -
     if args.chunk_rows is not None:
         chunking["chunk_rows"] = checked_chunk_rows(args.chunk_rows, "--chunk-rows")
     try:
-        _evaluate_checked(args, progress, evaluate_name, inputs, options, chunking)
+        check_options(family, options)  # before OUT is touched
+        evaluation = _evaluate_checked(args, progress, family, inputs, options, chunking)
     except OptionError as error:  # named as typed: --k, not k=
-        raise ConfigError(error.spelled(_flag(args.command, error.option))) from None
+        option = FAMILIES[family].by_name.get(error.option)
+        flag = option.flag_name if option is not None else None
+        raise ConfigError(error.spelled(flag or error.option)) from None
+    print_summaries([(family, options, evaluation)], args.format)
 
 
-def _flag(command: str, option: str) -> str:
-    """The command line's flag for an API option (``order_by`` -> ``--order-by``)."""
-    parser = build_parser()
-    for action in parser._subparsers._group_actions[0].choices[command]._actions:
-        if action.dest == option and action.option_strings:
-            return action.option_strings[0]
-    return "--" + option.replace("_", "-")
-
-
-def _evaluate_checked(args, progress, evaluate_name, inputs, options, chunking) -> None:
+def _evaluate_checked(args, progress, family, inputs, options, chunking):
     from mobeval import api
     from mobeval.io.writers import output_lock
-    from mobeval.options import check_options
 
-    check_options(evaluate_name.removeprefix("evaluate_"), options)  # before OUT is touched
+    evaluate = getattr(api, f"evaluate_{family}")
+    place = {"city": args.city, "model": args.model, "progress": progress, **chunking}
+    if args.out is None:
+        return evaluate(**inputs, **place, **options)
     with output_lock(args.out):
         manifest = api.Manifest(Path(args.out), {"command": args.command, **options})
-        evaluation = getattr(api, evaluate_name)(
-            **inputs,
-            out=args.out,
-            city=args.city,
-            model=args.model,
-            progress=progress,
-            **chunking,
-            **options,
-        )
+        evaluation = evaluate(**inputs, out=args.out, **place, **options)
         manifest.record(evaluation, options, args.command)
-    print_summaries([evaluation])
+    return evaluation
+
+
+def cli_spelling(message: str, family: str) -> str:
+    """``message`` with every option value spelled as in Python (``on_mismatch='skip'``,
+    ``duplicates="drop"``) spelled as on the command line (``--skip-mismatched``,
+    ``--duplicates drop``), from the family's definition: what the tasks' messages suggest
+    reads as the flag to type."""
+    for option in FAMILIES[family].options:
+        if option.flag is None:
+            continue
+        pattern = rf"(?<![\w-]){option.name}=(['\"])([^'\"]*)\1"
+        message = re.sub(pattern, lambda m, o=option: o.cli_spelling(m.group(2)), message)
+    return message
 
 
 def _one_line(text: str) -> str:
@@ -397,6 +586,8 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args)
     except MobevalError as error:
         message = _one_line(error)
+        if args.command in FAMILIES:  # what a message suggests, as the flag to type
+            message = cli_spelling(message, args.command)
     except OSError as error:  # the output folder or an input: read-only, full, permission...
         message = _one_line(_os_error_text(error))
     except MemoryError:
@@ -432,11 +623,11 @@ def _run(args) -> int:
             }
             if options["key"] == ["sample_id"]:
                 options["key"] = ["qid"]
-        _evaluate(args, progress, "evaluate_nextloc", inputs, options)
+        _evaluate(args, progress, "nextloc", inputs, options)
     elif args.command == "trajectory":
         options = family_options(args, "trajectory")
         inputs = {"reference": args.reference, "generated": args.generated}
-        _evaluate(args, progress, "evaluate_trajectory", inputs, options)
+        _evaluate(args, progress, "trajectory", inputs, options)
     elif args.command == "recs":
         options = family_options(args, "recs")
         inputs = {"ratings": args.ratings, "recs": args.recs}
@@ -447,11 +638,11 @@ def _run(args) -> int:
                 "ratings": TrecSource.open(args.ratings, "qrels"),
                 "recs": TrecSource.open(args.recs, "run"),
             }
-        _evaluate(args, progress, "evaluate_recs", inputs, options)
+        _evaluate(args, progress, "recs", inputs, options)
     elif args.command == "logits":
         options = family_options(args, "logits")
         inputs = {"logits": args.logits, "targets": args.targets}
-        _evaluate(args, progress, "evaluate_logits", inputs, options)
+        _evaluate(args, progress, "logits", inputs, options)
     elif args.command == "validate":
         from mobeval.validate.humob import validate_submission
 
@@ -462,19 +653,14 @@ def _run(args) -> int:
         from mobeval.jobs import load_job, run_job
 
         job = load_job(args.job, out=args.out)
-        if args.engine == "spark":
-            from mobeval.engines.spark import run_job_spark, spark_session
-
-            evaluations = run_job_spark(
-                job, spark_session(), out=args.out, resume=args.resume, log=_log
-            )
-            if job.report is not None and (Path(job.out) / "manifest.json").is_file():
-                from mobeval.report_job import run_report
-
-                run_report(job, log=_log)  # a local OUT only (the local engine: in run_job)
-        else:
-            evaluations = run_job(job, resume=args.resume, progress=progress, log=_log)
-        print_summaries(evaluations)
+        evaluations = run_job(
+            job, resume=args.resume, progress=progress, log=_log, engine=args.engine
+        )
+        tasks = {(t.city, model): t for t in job.tasks for model in t.models}
+        print_summaries(
+            [(tasks[e.city, e.model].type, tasks[e.city, e.model].options, e) for e in evaluations],
+            args.format,
+        )
         print(f"outputs: {args.out or job.out}", file=sys.stderr)
     elif args.command == "compare":
         from mobeval.compare import compare, print_comparison

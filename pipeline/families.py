@@ -94,6 +94,29 @@ class Option:
         choices = self.choices() if callable(self.choices) else self.choices
         return None if choices is None else list(choices)
 
+    @property
+    def flag_name(self) -> str | None:
+        """Its command-line flag: ``--order-by``, a switch's own (``--drop-unmatched``)."""
+        if self.flag is None:
+            return None
+        return self.flag.switch or "--" + self.name.replace("_", "-")
+
+    def python_spelling(self, value: object) -> str:
+        """The option set to ``value`` as Python and job files spell it: ``unmatched='drop'``."""
+        return f"{self.name}={value!r}"
+
+    def cli_spelling(self, value: object) -> str:
+        """The option set to ``value`` as the command line spells it: ``--duplicates drop``,
+        ``--drop-unmatched`` (a switch), ``--k 1,5`` (a list); the Python spelling where the
+        option has no flag."""
+        if self.flag is None:
+            return self.python_spelling(value)
+        if self.flag.switch:
+            return self.flag.switch if value == self.flag.on else f"no {self.flag.switch}"
+        if isinstance(value, list | tuple):
+            value = ",".join(str(v) for v in value)
+        return f"{self.flag_name} {value}"
+
 
 @dataclass(frozen=True)
 class Family:
@@ -107,6 +130,10 @@ class Family:
     presets: Callable[[], dict]  # preset name -> convention
     #: every option's value (defaults filled) -> the convention those options resolve to
     convention: Callable[[dict], object]
+    #: each preset in one line (``--help``, README): the reference system and what sets it apart
+    preset_help: dict[str, str] = field(default_factory=dict)
+    #: the summary rows that count things (samples, users...): integers, not rates
+    counts: tuple[str, ...] = ()
 
     def option(self, name: str) -> Option:
         return self.by_name[name]
@@ -142,13 +169,32 @@ class Family:
 
 # --------------------------------------------------------------------------- the families
 
+#: The help of every family's ``convention``: its presets are listed with the family's help.
+PRESET_HELP = "a reference system's conventions (presets: below), each overridable"
 
-def _choice(name: str, help: str | None = "override the convention's") -> Option:
+
+#: The help of each choice the recommendation presets set (``--averaging``...).
+_RECS_CHOICE_HELP = {
+    "averaging": "macro (mean over users) or micro (pooled counts, ClayRS's sys_average)",
+    "gain": "nDCG gain: binary, linear (the rating), exponential (2^r - 1), relison",
+    "idcg": "ideal DCG of every relevant item, or of the recommended rated ones",
+    "no_relevant": "users without a relevant item: scored 0, skipped (NaN), or an error",
+    "duplicates": "an item twice in one list (README: Recommendation lists)",
+    "precision_denominator": "precision@k divides by k, or by min(k, list length)",
+    "ap_denominator": "AP divides by R, by min(k, R), or by the hits",
+    "denominator": "the users averaged over",
+    "order": "list order: rows, rank, or score (ties by id string desc. / id asc.)",
+    "negative_gain": "a gain below 0 counts 0, or as it is",
+    "f_beta": "f<b>: (1+b^2)PR/(b^2 P+R) (squared) or (1+b)PR/(bP+R) (linear, trec_eval)",
+}
+
+
+def _choice(name: str) -> Option:
     return Option(
         name,
         "string",
         FROM_PRESET,
-        help,
+        _RECS_CHOICE_HELP[name],
         _recs.OPTION_CHOICES[name],
         preset=True,
         python="choice",
@@ -166,7 +212,7 @@ NEXTLOC = Family(
             "k",
             "cutoffs",
             (1, 5, 10),
-            "cutoffs (1,5,10)",
+            "cutoffs of the metrics named @k",
             single=True,
             flag=Flag("ints", [1, 5, 10]),
             defines=False,
@@ -179,7 +225,7 @@ NEXTLOC = Family(
             flag=Flag("names"),
             defines=False,
         ),
-        Option("convention", "string", "mobeval", None, lambda: sorted(_nextloc.PRESETS)),
+        Option("convention", "string", "mobeval", PRESET_HELP, lambda: sorted(_nextloc.PRESETS)),
         Option(
             "ties",
             "string",
@@ -251,6 +297,13 @@ NEXTLOC = Family(
     ),
     lambda: _nextloc.PRESETS,
     lambda v: _nextloc.resolve_convention(v["convention"], **NEXTLOC.overrides(v)),
+    {
+        "mobeval": "ties by location id, F1 of the mean P and R, misses counted",
+        "libcity": "LibCity: as mobeval, a k beyond a list is an error",
+        "trec_eval": "trec_eval: ties by docno string (desc.), mean F1, misses skipped",
+        "ranx": "ranx 0.3.21: Numba's sort on ties, mean F1, repeats dropped",
+    },
+    ("samples", "samples_without_predictions", "predictions_without_truth_dropped"),
 )
 
 TRAJECTORY = Family(
@@ -270,7 +323,7 @@ TRAJECTORY = Family(
             "convention",
             "string",
             "humob2025",
-            "humob2025 (N=5) or humob2024 (N=3)",
+            PRESET_HELP,
             lambda: sorted(_trajectory.TRAJECTORY_PRESETS),
             python="convention",
         ),
@@ -311,6 +364,11 @@ TRAJECTORY = Family(
     ),
     lambda: _trajectory.TRAJECTORY_PRESETS,
     lambda v: _trajectory_task.checked_convention(**{n: v[n] for n in TRAJECTORY.names}),
+    {
+        "humob2025": "GIS Cup 2025 (yahoojapan/geobleu d9efb0f): GEO-BLEU N = 5, DTW",
+        "humob2024": "HuMob 2024: GEO-BLEU N = 3, the earlier DTW (free start)",
+    },
+    ("uids", "uid_days", "steps", "uids_skipped", "rows_out_of_grid"),
 )
 
 
@@ -333,7 +391,7 @@ RECS = Family(
             "cutoffs",
             "cutoffs",
             (1, 5, 10),
-            "cutoffs of the metrics named without @k (1,5,10)",
+            "cutoffs of the metrics named without @k",
             nullable=True,
             flag=Flag("ints", [1, 5, 10]),
             defines=False,
@@ -342,7 +400,7 @@ RECS = Family(
             "convention",
             "string",
             "clayrs",
-            None,
+            PRESET_HELP,
             lambda: sorted(_recs.RECS_PRESETS),
             python="convention",
         ),
@@ -359,11 +417,19 @@ RECS = Family(
             "gain_threshold",
             "number",
             FROM_PRESET,
+            "graded gains are 0 below this rating (RankSys)",
             preset=True,
             nullable=True,
             flag=Flag("finite", FROM_PRESET),
         ),
-        Option("log_base", "number", FROM_PRESET, preset=True, flag=Flag("finite", FROM_PRESET)),
+        Option(
+            "log_base",
+            "number",
+            FROM_PRESET,
+            "base of nDCG's log discount",
+            preset=True,
+            flag=Flag("finite", FROM_PRESET),
+        ),
         *(_choice(name) for name in _recs.OPTION_CHOICES),
         Option("beta", "number", FROM_PRESET, preset=True, flag=None),
         Option("all_nan_error_metrics", "strings", FROM_PRESET, preset=True, flag=None),
@@ -372,6 +438,13 @@ RECS = Family(
     ),
     lambda: _recs.RECS_PRESETS,
     lambda v: _recs.resolve_convention(v["convention"], **RECS.overrides(v)),
+    {
+        "clayrs": "ClayRS 0.5.1: relevant >= the user's mean rating",
+        "relison": "RELISON / RankSys 0.4.3: every rated item relevant",
+        "relison_unweighted": "as relison, every rating read as 1",
+        "trec_eval": "trec_eval 10.0 / pytrec_eval: relevant >= 1",
+    },
+    ("users",),
 )
 
 LOGITS = Family(
@@ -384,7 +457,7 @@ LOGITS = Family(
             "k",
             "cutoffs",
             (1, 5, 10),
-            "cutoffs (1,5,10)",
+            "cutoffs of the metrics named @k",
             flag=Flag("ints", [1, 5, 10]),
             defines=False,
         ),
@@ -401,7 +474,7 @@ LOGITS = Family(
             "convention",
             "string",
             "mobeval",
-            "tie policies per metric (sklearn: scikit-learn's)",
+            PRESET_HELP,
             lambda: sorted(_logits.PRESETS),
             python="convention",
         ),
@@ -438,6 +511,10 @@ LOGITS = Family(
     ),
     lambda: _logits.PRESETS,
     lambda v: _logits.resolve_logits_convention(v["convention"], v["ties"]),
+    {
+        "mobeval": "--ties (optimistic) for every metric",
+        "sklearn": "scikit-learn's tie rule per metric (top_k_accuracy_score, ndcg_score...)",
+    },
 )
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (NEXTLOC, TRAJECTORY, RECS, LOGITS)}

@@ -163,3 +163,64 @@ print("ok")
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+# --------------------------------------------------------------------------- convention fields
+
+#: Sample 3 of the truth has no predictions; sample 1's list has two candidates.
+_TRUTH = pl.DataFrame({"sample_id": [1, 2, 3], "location": [10, 20, 30]})
+_PRED = pl.DataFrame(
+    {
+        "sample_id": [1, 1, 2, 2, 2],
+        "location": [11, 10, 20, 21, 22],
+        "score": [0.9, 0.1, 0.8, 0.5, 0.2],
+    }
+)
+
+
+def test_missing_reaches_the_api():
+    """missing="skip" leaves sample 3 out of the mean: acc@1 is 1/2 (sample 2 of 1, 2), not 1/3."""
+    miss = api.evaluate_nextloc(_TRUTH, _PRED, k=[1], metrics=["acc@1"], progress=False)
+    skip = api.evaluate_nextloc(
+        _TRUTH, _PRED, k=[1], metrics=["acc@1"], missing="skip", progress=False
+    )
+    assert miss.value("acc@1") == pytest.approx(1 / 3, abs=1e-15)
+    assert skip.value("acc@1") == pytest.approx(1 / 2, abs=1e-15)
+
+
+def test_f1_reaches_the_api():
+    """f1@2 per sample: sample 1 (hit at 2 of 2) P=1/2 R=1 F=2/3, sample 2 the same, sample 3
+    none (0). mean: (2/3 + 2/3 + 0) / 3; aggregate: 2PR/(P+R) of P = 1/3, R = 2/3."""
+    runs = {
+        f1: api.evaluate_nextloc(
+            _TRUTH, _PRED, k=[2], metrics=["f1@2"], f1=f1, progress=False
+        ).value("f1@2")
+        for f1 in ("mean", "aggregate")
+    }
+    p, r = (1 / 2 + 1 / 2 + 0) / 3, (1 + 1 + 0) / 3
+    assert runs["mean"] == pytest.approx((2 / 3 + 2 / 3) / 3, abs=1e-15)
+    assert runs["aggregate"] == pytest.approx(2 * p * r / (p + r), abs=1e-15)
+
+
+def test_k_beyond_list_reaches_every_face(tmp_path, capsys):
+    """k = 3 is longer than sample 1's list: allowed by default, an error when asked, from
+    Python, the command line and a job file alike."""
+    from mobeval.cli import main
+    from mobeval.errors import MobevalError
+
+    api.evaluate_nextloc(_TRUTH, _PRED, k=[3], progress=False)
+    with pytest.raises(MobevalError):
+        api.evaluate_nextloc(_TRUTH, _PRED, k=[3], k_beyond_list="error", progress=False)
+    _TRUTH.write_parquet(tmp_path / "truth.parquet")
+    _PRED.write_parquet(tmp_path / "pred.parquet")
+    argv = ["nextloc", "--truth", str(tmp_path / "truth.parquet"), "--pred"]
+    argv += [str(tmp_path / "pred.parquet"), "--k", "3", "--quiet"]
+    assert main(argv) == 0
+    assert main([*argv, "--k-beyond-list", "error"]) == 2
+    job = tmp_path / "job.toml"
+    job.write_text(
+        'out = "out"\n[[tasks]]\ntype = "nextloc"\ntruth = "truth.parquet"\nk = [3]\n'
+        'k_beyond_list = "error"\nmodels = { m = "pred.parquet" }\n'
+    )
+    assert main(["run", str(job), "--quiet"]) == 2
+    assert "k" in capsys.readouterr().err
