@@ -86,6 +86,23 @@ def test_trajectory_lazy_and_arrow():
     assert evaluate_trajectory(*tables).summary.equals(expected)
 
 
+def test_duckdb_relation(tmp_path):
+    """A DuckDB relation (a real object with only the Arrow C stream in common with Arrow):
+    spooled to a temporary Parquet file as it streams, removed with the source."""
+    duckdb = pytest.importorskip("duckdb")
+    from mobeval.io.sources import as_source
+
+    query = f"select * from '{MF}' order by user_id, rank"  # the file's order, made explicit
+    got = evaluate_recs(RATINGS, duckdb.sql(query), chunk_rows=500)
+    assert got.summary.equals(evaluate_recs(RATINGS, MF).summary)
+    source = as_source(duckdb.sql(query))
+    folder = source.files[0].parent
+    rows = pq.ParquetFile(MF).metadata.num_rows
+    assert folder.is_dir() and source.fingerprint() == [{"path": source.label, "rows": rows}]
+    del source
+    assert not folder.exists()
+
+
 def test_arrow_dataset_of_several_files_keeps_row_order(tmp_path):
     """A dataset of three files is read in its files' order: the lists keep their order."""
     lists = pl.read_parquet(MF)

@@ -61,10 +61,9 @@ def filesystem(url: str):
 
 def remote_files(url: str, accepted) -> tuple[object, tuple[str, ...]]:
     """(file system, files) of ``url``: one file, a directory's files whose names ``accepted``
-    takes (recursively, sorted), or a glob pattern's matches. Each file is named as a URL with
-    the scheme, so messages and fingerprints say where it is."""
+    takes (recursively, sorted), or a glob pattern's matches. Each file is named as a URL (one
+    file as given), so messages and fingerprints say where it is."""
     fs, path = filesystem(url)
-    scheme = url_scheme(url)
     try:
         if glob.has_magic(path):
             found = sorted(p for p in fs.glob(path) if fs.isfile(p))
@@ -75,14 +74,14 @@ def remote_files(url: str, accepted) -> tuple[object, tuple[str, ...]]:
             if not found:
                 raise InputError("directory holds no .parquet or .csv files", path=url)
         elif fs.isfile(path):
-            found = [path]
+            return fs, (url,)
         else:
             raise InputError("no such file or directory", path=url)
     except InputError:
         raise
     except Exception as error:  # noqa: BLE001 - network and permission errors of any fs
         raise InputError(f"cannot reach this URL ({_first_line(error)})", path=url) from None
-    return fs, tuple(fs.unstrip_protocol(p) if scheme else p for p in found)
+    return fs, tuple(fs.unstrip_protocol(p) for p in found)
 
 
 def _first_line(error: BaseException) -> str:
