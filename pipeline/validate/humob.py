@@ -33,11 +33,10 @@ import numpy as np
 import polars as pl
 
 from mobeval.errors import ConfigError, InputError
-from mobeval.io.text import READ_ERRORS, line_blocks, open_binary, read_error_reason
+from mobeval.io.text import integer_csv_blocks, read_utf8
 
 SUCCESS = "Validation finished without errors!"
 MAX_KEPT = 50
-CHUNK_BYTES = 64 << 20
 T_RANGE = (0, 47)
 COORD_RANGE = (1, 200)
 
@@ -108,30 +107,6 @@ class _Errors:
     def add(self, total: int, first: list[tuple[int | None, int | None, str]]) -> None:
         self.total += total
         self.kept.extend(first[: MAX_KEPT - len(self.kept)])
-
-
-def _read_submission(path: Path) -> bytes:
-    """The whole submission as bytes (gunzipped). A file that cannot be read, or that is not
-    UTF-8 text (the reference reads it as text and crashes on such a byte), is an InputError:
-    bad input, not an invalid submission."""
-    try:
-        with open_binary(path) as fh:
-            data = fh.read()
-    except READ_ERRORS as error:
-        raise InputError(
-            f"cannot read the submission ({read_error_reason(error)})", path=path
-        ) from None
-    if data and np.frombuffer(data, dtype=np.uint8).max() >= 0x80:
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as error:
-            line = data.count(b"\n", 0, error.start)
-            raise InputError(
-                f"not a UTF-8 text (CSV) file: byte 0x{data[error.start]:02x} at line index "
-                f"{line} cannot be decoded",
-                path=path,
-            ) from None
-    return data
 
 
 # --------------------------------------------------------------------------- submission lines
@@ -305,35 +280,13 @@ def _range_errors(rows: pl.DataFrame, spec: TaskSpec, errors: _Errors) -> None:
 
 def _read_dataset(path: Path, spec: TaskSpec) -> tuple[pl.DataFrame, pl.Series]:
     """(rows uid, d, t of target uids with d >= d_min in file order, every target uid present)."""
-    names = ["uid", "d", "t", "x", "y"]
-    schema = {c: pl.Int64 for c in names}
     target = pl.col("uid").is_between(spec.uid_min, spec.uid_max)
     parts = []
     uids = []
-    for block, _ in line_blocks(path, CHUNK_BYTES, "cannot read the dataset"):
-        if block.startswith(b"uid"):
-            block = block[block.find(b"\n") + 1 :]
-            if not block:
-                continue
-        try:
-            frame = pl.read_csv(
-                block, has_header=False, new_columns=names, schema=schema, columns=[0, 1, 2]
-            )
-        except pl.exceptions.PolarsError as exc:
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            reason = reason if len(reason) <= 160 else reason[:160] + "..."
-            raise InputError(
-                f"cannot read the dataset as uid,d,t,x,y ({reason})", path=path
-            ) from None
-        if frame.null_count().sum_horizontal().item():
-            raise InputError(
-                "the dataset has a line with an empty or missing uid, d or t field", path=path
-            )
+    for frame in integer_csv_blocks(path, ["uid", "d", "t", "x", "y"], 3, "the dataset"):
         frame = frame.filter(target)
         uids.append(frame["uid"].unique())
         parts.append(frame.filter(pl.col("d") >= spec.d_min))
-    if not parts:
-        raise InputError("the dataset has no rows (expected uid,d,t,x,y lines)", path=path)
     return pl.concat(parts), pl.concat(uids).unique()
 
 
@@ -446,7 +399,7 @@ def validate_submission(task: str, dataset: str | Path, submission: str | Path) 
         if not path.is_file():
             raise InputError("file not found", path=path)
     errors = _Errors()
-    rows, n_lines = _parse_submission(_read_submission(submission), errors)
+    rows, n_lines = _parse_submission(read_utf8(submission, "the submission"), errors)
     _range_errors(rows, spec, errors)
     _uid_errors(rows, spec, key, errors)
     ref_rows, present = _read_dataset(dataset, spec)
