@@ -29,15 +29,17 @@ from mobeval.errors import InputError
 from mobeval.io import recbole
 from mobeval.io.objects import object_source
 from mobeval.io.remote import local_path, remote_files, url_scheme
+from mobeval.io.text import READ_ERRORS as TEXT_ERRORS
 from mobeval.io.text import open_binary
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 CSV_SUFFIXES = (".csv", ".csv.gz", ".txt", ".txt.gz")
 FINGERPRINT_BYTES = 1 << 16
-#: What reading a damaged file raises: Arrow's errors, OSError, ValueError (pyarrow decodes
-#: column names and strings as UTF-8: UnicodeDecodeError), EOFError (a truncated gzip stream),
-#: and a panic of Polars' Rust code on bytes it did not expect (a BaseException).
-READ_ERRORS = (pa.ArrowException, OSError, ValueError, EOFError, pl.exceptions.PanicException)
+#: What reading a damaged file raises: Arrow's errors, ValueError (pyarrow decodes column names
+#: and strings as UTF-8: UnicodeDecodeError), what reading a gzipped text raises (OSError,
+#: EOFError, zlib.error: :data:`mobeval.io.text.READ_ERRORS`), and a panic of Polars' Rust code on
+#: bytes it did not expect (a BaseException).
+READ_ERRORS = (pa.ArrowException, ValueError, *TEXT_ERRORS, pl.exceptions.PanicException)
 #: How each format is named in messages.
 KINDS = {"parquet": "Parquet", "csv": "CSV", "recbole": "RecBole atomic"}
 
@@ -54,13 +56,15 @@ def _format_of(name: str) -> str | None:
     return None
 
 
-def _first_line(path, filesystem=None) -> str:
-    """The first line of a (possibly gzipped) text file, at most 64 KiB, decoded leniently."""
+def _first_line(path, filesystem=None, kind: str | None = None) -> str:
+    """The first line of a (possibly gzipped) text file, at most 64 KiB, decoded leniently;
+    ``kind`` (``csv``, ``recbole``) names the file in the error of a file that cannot be read."""
     try:
         with open_binary(path, filesystem) as stream:  # later bytes are not decoded
             return stream.readline(1 << 16).decode("utf-8", errors="replace")
     except READ_ERRORS as error:
-        raise InputError(f"not a readable text file ({error})", path=path) from None
+        what = KINDS.get(kind, "text")
+        raise InputError(f"not a readable {what} file ({error})", path=path) from None
 
 
 @dataclass(frozen=True)
@@ -93,7 +97,7 @@ class Source:
             kind = _format_of(str(path))
             header = None
             if kind in (None, "csv", "recbole"):
-                header = recbole.parse_header(_first_line(path, filesystem))
+                header = recbole.parse_header(_first_line(path, filesystem, kind))
                 if kind == "recbole" and header is None:
                     raise InputError(
                         "a RecBole atomic file starts with a header of name:type fields apart "
@@ -121,7 +125,8 @@ class Source:
             types = tuple(headers[0].items())
         has_header = True
         if file_format == "csv" and names:
-            has_header = not _is_number(_first_line(files[0], filesystem).split(",")[0])
+            first = _first_line(files[0], filesystem, file_format)
+            has_header = not _is_number(first.split(",")[0])
         return cls(
             label,
             tuple(files),
