@@ -65,7 +65,7 @@ def main() -> None:
         started = time.perf_counter()
         from pyspark.sql import SparkSession
 
-        from mobeval.engines.spark import evaluate_nextloc_spark
+        from mobeval.api import evaluate_nextloc as evaluate
 
         spark = (
             SparkSession.builder.master(f"local[{args.cores}]")
@@ -79,7 +79,7 @@ def main() -> None:
 
         def timed(truth_path, pred_path, name) -> float:
             started = time.perf_counter()
-            evaluate_nextloc_spark(spark, truth_path, pred_path, out=out / name, **options)
+            evaluate(truth_path, pred_path, out=out / name, spark=spark, **options)
             return time.perf_counter() - started
 
         cold = timed(sample_truth, sample_pred, "cold")

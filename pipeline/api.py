@@ -9,170 +9,66 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
-import os
 import platform
 import sys
 import time
-from contextlib import ExitStack
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
 
 from mobeval import __version__
-from mobeval.engines.local import DEFAULT_CHUNK_ROWS, checked_chunk_rows, stream_pairs
+from mobeval.engines.base import (
+    Engine,
+    Evaluation,
+    LocalEngine,
+    LocalFiles,
+    Plan,
+    default_model_name,
+)
+from mobeval.engines.local import DEFAULT_CHUNK_ROWS, checked_chunk_rows
+from mobeval.engines.partition import (
+    LogitsPartitionJob,
+    NextlocPartitionJob,
+    RecsPartitionJob,
+    TrajectoryPartitionJob,
+)
 from mobeval.errors import ConfigError, InputError, MobevalError
 from mobeval.families import RECS, resolved_options, with_options
-from mobeval.io.sources import Source, as_source, fingerprint
-from mobeval.io.writers import (
-    STAGING,
-    StagedResult,
-    check_name,
-    output_lock,
-    partition_path,
-    plain_name,
-    write_text_atomic,
-)
+from mobeval.io.logits import rows_per_chunk
+from mobeval.io.writers import partition_path
+from mobeval.metrics.nextloc import INPUT_ORDER_TIES
 from mobeval.metrics.recs import parse_recs_metrics
 from mobeval.options import option_values
-from mobeval.progress import Progress
-from mobeval.tasks.logits import (
-    LogitsAccumulator,
-    is_targets_column,
-    iter_logits,
-    parse_logits_metrics,
-    rows_per_chunk,
-)
-from mobeval.tasks.nextloc import NextlocScorer, nextloc_spec, plan_inputs
-from mobeval.tasks.recs import RecsPlan, RecsScorer, rec_columns
+from mobeval.tasks.logits import parse_logits_metrics
+from mobeval.tasks.nextloc import nextloc_spec, plan_inputs
+from mobeval.tasks.recs import rec_columns
 from mobeval.tasks.trajectory import COLUMNS as TRAJECTORY_COLUMNS
 from mobeval.tasks.trajectory import TrajectoryPlan, TrajectoryScorer, checked_convention
 from mobeval.tasks.trajectory import check_schemas as check_trajectory_schemas
 
-DEFAULT_CITY = "default"
+ENGINES = ("local", "spark")
 
 
-@dataclass
-class Evaluation:
-    """What one (city, model) evaluation produced.
+def engine_for(engine: str | Engine | None = None, spark=None, partitions: int | None = None):
+    """The engine an ``evaluate_*`` call asked for: ``"local"`` (the default), ``"spark"`` (the
+    active SparkSession, or a new one: :func:`mobeval.engines.spark.spark_session`), or Spark when a
+    SparkSession is given as ``spark``; an engine object is used as it is. ``partitions``: Spark's
+    hash partitions (Spark only)."""
+    if engine is not None and not isinstance(engine, str):
+        return engine
+    if engine not in (None, *ENGINES):
+        raise ConfigError(f"engine must be one of {list(ENGINES)}, got {engine!r}")
+    if engine == "spark" or (engine is None and spark is not None):
+        from mobeval.engines.spark import SparkEngine
 
-    ``summary``: metric, value, n. ``tables``: the per-unit tables by section ("per_unit", and
-    "per_day" for trajectories) when not written to ``out``; ``outputs``: section -> directory.
-    """
-
-    city: str
-    model: str
-    summary: pl.DataFrame
-    tables: dict[str, pl.DataFrame] = field(default_factory=dict)
-    outputs: dict[str, str] = field(default_factory=dict)
-    inputs: dict[str, list] = field(default_factory=dict)
-    seconds: float = 0.0
-
-    @property
-    def per_unit(self) -> pl.DataFrame | None:
-        """One row per unit (sample, uid, user); None when written to ``out``."""
-        return self.tables.get("per_unit")
-
-    def value(self, metric: str) -> float:
-        """The summary value of one metric (``result.value("ndcg@10")``)."""
-        row = self.summary.filter(pl.col("metric") == metric)
-        if row.height == 0:
-            raise KeyError(f"no metric {metric!r} in this summary")
-        return float(row["value"][0])
-
-
-class _InMemory:
-    """Collects per-unit parts in memory (the same interface as StagedResult)."""
-
-    def __init__(self) -> None:
-        self.parts: dict[str, list[pl.DataFrame]] = {}
-
-    def add_part(self, section: str, frame: pl.DataFrame) -> None:
-        self.parts.setdefault(section, []).append(frame)
-
-    def tables(self) -> dict[str, pl.DataFrame]:
-        return {section: pl.concat(frames) for section, frames in self.parts.items()}
-
-    def discard(self) -> None:
-        self.parts.clear()
-
-
-def default_model_name(source) -> str:
-    """The predictions' file (or directory) name without suffixes, made a plain name
-    (:func:`mobeval.io.writers.plain_name`): ``deepmove.parquet`` -> deepmove, ``*.parquet`` ->
-    all, ``my model.csv`` -> my_model."""
-    if isinstance(source, Source | str | os.PathLike):
-        name = Path(str(getattr(source, "label", source)).rstrip("/")).name
-        for suffix in (".gz", ".parquet", ".pq", ".csv", ".txt", ".npy"):
-            name = name.removesuffix(suffix)
-        return plain_name(name.replace("*", "all"))
-    return "model"
-
-
-class _Run:
-    """One (city, model) result in the making: its sink (staged under ``out`` and committed, or kept
-    in memory), its progress line and its clock. As a context manager it holds ``out``'s lock
-    (:func:`mobeval.io.writers.output_lock`) and discards every part written when the body
-    raises. City and model must be plain names."""
-
-    def __init__(self, out, city: str | None, model: str, total_rows, progress) -> None:
-        self.out = None if out is None else Path(out)
-        self.city = check_name(city or DEFAULT_CITY, "city")
-        self.model = check_name(model, "model")
-        #: Where the local engine puts its hash buckets: inside the staging area, which the next
-        #: run on ``out`` empties if this one is killed (no ``out``: the system's temporary folder).
-        self.temp_dir = None if self.out is None else self.out / STAGING
-        self.started = time.perf_counter()
-        self.total_rows = total_rows
-        self.progress = progress
-        self._held = ExitStack()
-
-    def _new_sink(self) -> StagedResult | _InMemory:
-        if self.out is None:
-            return _InMemory()
-        return StagedResult(self.out, self.city, self.model)
-
-    def restart(self) -> None:
-        """Forget every part written so far (the engine starts over)."""
-        self.sink.discard()
-        self.sink = self._new_sink()
-
-    def add(self, parts: dict[str, pl.DataFrame] | None) -> None:
-        for section, frame in (parts or {}).items():
-            self.sink.add_part(section, frame)
-
-    def finish(self, summary: pl.DataFrame, inputs: dict[str, list]) -> Evaluation:
-        """Commit (summary last) or collect every section; the result."""
-        if self.out is not None:
-            self.sink.add_part("summary", summary)
-            outputs, tables = self.sink.commit(), {}
-        else:
-            outputs, tables = {}, self.sink.tables()
-        return Evaluation(
-            city=self.city,
-            model=self.model,
-            summary=summary,
-            tables=tables,
-            outputs=outputs,
-            inputs=inputs,
-            seconds=time.perf_counter() - self.started,
-        )
-
-    def __enter__(self) -> _Run:
-        if self.out is not None:
-            self._held.enter_context(output_lock(self.out))
-        self.sink = self._new_sink()
-        self.meter = Progress(f"{self.city}/{self.model}", self.total_rows, enabled=self.progress)
-        return self
-
-    def __exit__(self, kind, error, traceback) -> None:
-        try:
-            if kind is not None:
-                self.sink.discard()
-            self.meter.close()
-        finally:
-            self._held.close()
+        return SparkEngine(spark, partitions=partitions)
+    if spark is not None or partitions is not None:
+        given = "spark" if spark is not None else "partitions"
+        raise ConfigError(f"{given}= is for the Spark engine; pass engine='spark' (or leave it)")
+    return LocalEngine()
 
 
 def _require_columns(source, columns) -> dict[str, pl.DataType]:
@@ -196,67 +92,74 @@ def _require_rows(*sources: tuple[object, str]) -> None:
             )
 
 
-def _evaluate(
-    make_scorer,
-    truth_source,
-    pred_source,
-    plan,
-    key: list[str],
-    *,
-    unique_truth: bool,
-    out,
-    city: str | None,
-    model: str | None,
-    chunk_rows: int,
-    progress: bool | None,
-) -> Evaluation:
-    """Stream both sources through a fresh scorer; stage, then commit, every output section.
-
-    ``make_scorer()`` returns an object with ``score(chunk, truth) -> {section: frame} | None`` and
-    ``summary() -> frame``. If the inputs turn out not to be sorted, a new scorer starts over.
-    """
-    model = model or default_model_name(pred_source)
-    chunk_rows = checked_chunk_rows(chunk_rows)
-    with _Run(out, city, model, pred_source.row_count_estimate(), progress) as run:
-        scorer = make_scorer()
-        rows = {"truth": 0, "predictions": 0}
-        for item in stream_pairs(
-            truth_source,
-            pred_source,
-            plan,
-            key,
-            chunk_rows=chunk_rows,
-            progress=run.meter,
-            unique_truth=unique_truth,
-            temp_dir=run.temp_dir,
-        ):
-            if isinstance(item, str):  # not sorted: start again over hash buckets
-                run.restart()
-                scorer, rows = make_scorer(), {"truth": 0, "predictions": 0}
-                continue
-            chunk, truth_rows = item
-            rows["predictions"] += chunk.height
-            rows["truth"] += truth_rows.height
-            run.add(scorer.score(chunk, truth_rows))
-        for side, source in (("truth", truth_source), ("predictions", pred_source)):
-            if rows[side] == 0:
-                raise InputError("holds no rows: nothing to evaluate", path=source.label)
-        inputs = {"truth": truth_source.fingerprint(), "predictions": pred_source.fingerprint()}
-        return run.finish(scorer.summary(), inputs)
+def _key_type(left: pl.DataType, right: pl.DataType | None = None) -> pl.DataType:
+    """A unit key column's type in the per-unit tables: integers of any width (on both sides) as
+    Int64, as the engines hash them, else the common type (a String where the sides differ)."""
+    right = left if right is None else right
+    if left.is_integer() and right.is_integer():
+        return pl.Int64
+    return left if left == right else pl.String
 
 
-@with_options("nextloc")
-def evaluate_nextloc(
-    truth,
-    predictions,
+def _arguments(
     *,
     out: str | Path | None = None,
     city: str | None = None,
     model: str | None = None,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     progress: bool | None = None,
+    engine: str | Engine | None = None,
+    spark=None,
+    partitions: int | None = None,
     **options,
-) -> Evaluation:
+) -> None:
+    """The keyword arguments every ``evaluate_<family>`` takes besides its two inputs.
+
+    ``out``: where the sections are written (staged, then committed: :mod:`mobeval.io.writers`);
+    without it they come back in memory (``Evaluation.tables``). ``city``, ``model``: the
+    result's names (default ``default`` and the predictions' file name). ``chunk_rows``: rows
+    scored at once (the memory budget). ``progress``: the progress line (default: when stderr is
+    a terminal). ``engine``: ``"local"`` (default) or ``"spark"``; a SparkSession as ``spark``
+    means Spark (paths every executor can read, ``out`` any path Spark can write, the same
+    numbers: docs/spark.md); ``partitions``: Spark's partitions (default: the default
+    parallelism, or one per 64 MiB of input if more). ``**options``: the family's options
+    (:mod:`mobeval.families`)."""
+
+
+_WHERE = ("out", "city", "model", "chunk_rows", "progress")
+
+
+def _evaluation(family: str, build: Callable) -> Callable[..., Evaluation]:
+    """The public ``evaluate_<family>``: its two inputs (named as ``build``'s second and third
+    parameters), then :func:`_arguments`'s keywords; the options checked and filled
+    (:func:`mobeval.options.option_values`) and the engine chosen (:func:`engine_for`) before
+    ``build(engine, input_1, input_2, values, where)`` reads anything. Its signature (what
+    ``help()`` shows, with every option spelled out) comes from the family's definition."""
+    kinds = inspect.Parameter
+    inputs = [
+        kinds(name, kinds.POSITIONAL_OR_KEYWORD)
+        for name in list(inspect.signature(build).parameters)[1:3]
+    ]
+    accepted = inspect.Signature(
+        [*inputs, *inspect.signature(_arguments).parameters.values()], return_annotation=Evaluation
+    )
+
+    def evaluate(*args, **kwargs) -> Evaluation:
+        bound = accepted.bind(*args, **kwargs)
+        bound.apply_defaults()
+        given = bound.arguments
+        values = option_values(family, given["options"])
+        runner = engine_for(given["engine"], given["spark"], given["partitions"])
+        where = {name: given[name] for name in _WHERE}
+        return build(runner, given[inputs[0].name], given[inputs[1].name], values, where)
+
+    evaluate.__name__ = evaluate.__qualname__ = f"evaluate_{family}"
+    evaluate.__doc__ = f"{build.__doc__}\n\n    Other arguments: :func:`mobeval.api._arguments`."
+    evaluate.__signature__ = accepted
+    return with_options(family)(evaluate)
+
+
+def _nextloc(runner: Engine, truth, predictions, values: dict, where: dict) -> Evaluation:
     """Score next-location predictions against the true next locations.
 
     ``truth`` and ``predictions`` are paths (Parquet file, directory or glob; CSV) or Polars
@@ -265,41 +168,32 @@ def evaluate_nextloc(
     Options (``mobeval.families.NEXTLOC``: ``key``, ``k``, ``metrics``, ``convention``...) are
     documented in :class:`mobeval.tasks.nextloc.NextlocSpec` and
     :class:`mobeval.metrics.nextloc.NextlocConvention`; ``ties`` and ``duplicates`` (``"error"``
-    or ``"drop"``: one entry per location, as a dict-based run holds it) override the preset's.
-    """
-    spec = nextloc_spec(**option_values("nextloc", options))
-    truth_source, pred_source = as_source(truth), as_source(predictions)
+    or ``"drop"``: one entry per location, as a dict-based run holds it) override the preset's."""
+    spec = nextloc_spec(**values)
+    truth_source, pred_source = runner.source(truth), runner.source(predictions)
     _require_rows((truth_source, "the truth is"), (pred_source, "the predictions are"))
-    plan = plan_inputs(
-        truth_source.schema(), truth_source.label, pred_source.schema(), pred_source.label, spec
-    )
-    return _evaluate(
-        lambda: NextlocScorer(spec, plan, pred_source.label, truth_source.label),
-        truth_source,
-        pred_source,
-        plan,
-        list(spec.key),
+    truth_schema, pred_schema = truth_source.schema(), pred_source.schema()
+    inputs = plan_inputs(truth_schema, truth_source.label, pred_schema, pred_source.label, spec)
+    labels = (truth_source.label, pred_source.label)
+    chunk_rows = checked_chunk_rows(where["chunk_rows"])
+    job = NextlocPartitionJob(spec, truth_schema, pred_schema, *labels, None, chunk_rows, 1)
+    scorer = job.scorer()
+    key = list(spec.key)
+    convention = scorer.convention
+    plan = Plan(
+        key=key,
+        inputs=inputs,
+        job=job,
+        sections={"per_unit": scorer.per_unit_schema({c: _key_type(truth_schema[c]) for c in key})},
         unique_truth=True,
-        out=out,
-        city=city,
-        model=model,
-        chunk_rows=chunk_rows,
-        progress=progress,
+        # the input-order ties read it, and so does duplicates="drop" (a location's last row)
+        input_order=(convention.ties in INPUT_ORDER_TIES or convention.duplicates == "drop")
+        and not inputs.list_form,
     )
+    return runner.run(plan, truth_source, pred_source, where)
 
 
-@with_options("trajectory")
-def evaluate_trajectory(
-    reference,
-    generated,
-    *,
-    out: str | Path | None = None,
-    city: str | None = None,
-    model: str | None = None,
-    chunk_rows: int = DEFAULT_CHUNK_ROWS,
-    progress: bool | None = None,
-    **options,
-) -> Evaluation:
+def _trajectory(runner: Engine, reference, generated, values: dict, where: dict) -> Evaluation:
     """GEO-BLEU and DTW per uid and day of generated trajectories (uid, d, t, x, y), city = mean
     over uids, exactly as yahoojapan/geobleu computes them (see :mod:`mobeval.tasks.trajectory`).
 
@@ -310,117 +204,85 @@ def evaluate_trajectory(
     ``matching="optimal"`` swaps the reference's greedy n-gram matching for an optimal one.
     ``exp="numpy"`` takes GEO-BLEU's exp and log from NumPy on this machine, as the reference
     does (default ``"libm"``, the C library's: see :class:`mobeval.metrics.trajectory.
-    TrajectoryConvention`).
-    """
-    values = option_values("trajectory", options)
+    TrajectoryConvention`)."""
     chosen = checked_convention(**values)
-    reference_source = as_source(reference, names=TRAJECTORY_COLUMNS)
-    generated_source = as_source(generated, names=TRAJECTORY_COLUMNS)
+    reference_source = runner.source(reference, names=TRAJECTORY_COLUMNS)
+    generated_source = runner.source(generated, names=TRAJECTORY_COLUMNS)
     _require_rows(
         (reference_source, "the reference is"), (generated_source, "the generated trajectories are")
     )
+    reference_schema = _require_columns(reference_source, TRAJECTORY_COLUMNS)
+    generated_schema = _require_columns(generated_source, TRAJECTORY_COLUMNS)
     check_trajectory_schemas(
-        _require_columns(reference_source, TRAJECTORY_COLUMNS),
-        reference_source.label,
-        _require_columns(generated_source, TRAJECTORY_COLUMNS),
-        generated_source.label,
+        reference_schema, reference_source.label, generated_schema, generated_source.label
     )
-
-    def make_scorer():
-        return TrajectoryScorer(
-            convention=chosen,
-            metrics=tuple(values["metrics"]),
-            on_mismatch=values["on_mismatch"],
-            out_of_grid=values["out_of_grid"],
-            path_generated=generated_source.label,
-            path_reference=reference_source.label,
-        )
-
-    return _evaluate(
-        make_scorer,
-        reference_source,
-        generated_source,
-        TrajectoryPlan(),
-        ["uid"],
+    scorer_options = {
+        "convention": chosen,
+        "metrics": tuple(values["metrics"]),
+        "on_mismatch": values["on_mismatch"],
+        "out_of_grid": values["out_of_grid"],
+        "path_generated": generated_source.label,
+        "path_reference": reference_source.label,
+    }
+    chunk_rows = checked_chunk_rows(where["chunk_rows"])
+    plan = Plan(
+        key=["uid"],
+        inputs=TrajectoryPlan(),
+        job=TrajectoryPartitionJob(scorer_options, None, chunk_rows, 1),
+        sections=TrajectoryScorer(**scorer_options).output_schemas(
+            _key_type(reference_schema["uid"])
+        ),
         unique_truth=False,
-        out=out,
-        city=city,
-        model=model,
-        chunk_rows=chunk_rows,
-        progress=progress,
+        input_order=False,
     )
+    return runner.run(plan, reference_source, generated_source, where)
 
 
-@with_options("recs")
-def evaluate_recs(
-    ratings,
-    recs,
-    *,
-    out: str | Path | None = None,
-    city: str | None = None,
-    model: str | None = None,
-    chunk_rows: int = DEFAULT_CHUNK_ROWS,
-    progress: bool | None = None,
-    **options,
-) -> Evaluation:
+def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluation:
     """Score ranked recommendation lists against rated ground truth, user by user, as the
     ``convention``'s reference system does (see :mod:`mobeval.metrics.recs`).
 
     ``ratings``: ``user_id`` (the ``key`` column), ``item_id``, ``rating``, several rows per user.
     ``recs``: ``user_id``, ``item_id`` and, as the convention needs them, ``rank`` / ``score``.
     Paths (Parquet file, directory or glob; CSV) or Polars DataFrames. Under ``"clayrs"`` and
-    ``"relison"`` a user's list is its rows in file order, which streaming keeps. ``metrics``
-    without ``@k`` expand over ``cutoffs``. ``**options``: fields of
-    :class:`mobeval.metrics.recs.RecsConvention` overriding the preset (``relevant_threshold=4``,
-    ``averaging="micro"``...). Sections: ``per_unit`` (the key, one column per metric), ``summary``
-    (the system values, then ``users``).
-    """
-    values = option_values("recs", options)
+    ``"relison"`` a user's list is its rows in file order, which streaming keeps (and Spark
+    restores after its shuffle). ``metrics`` without ``@k`` expand over ``cutoffs``.
+    ``**options``: fields of :class:`mobeval.metrics.recs.RecsConvention` overriding the preset
+    (``relevant_threshold=4``, ``averaging="micro"``...). Sections: ``per_unit`` (the key, one
+    column per metric), ``summary`` (the system values, then ``users``)."""
     metrics, cutoffs, key = values["metrics"], values["cutoffs"], values["key"]
     conv = RECS.convention(values)
-    columns = rec_columns(conv, parse_recs_metrics(metrics, cutoffs, beta=conv.beta))
-    ratings_source, recs_source = as_source(ratings), as_source(recs)
+    specs = parse_recs_metrics(metrics, cutoffs, beta=conv.beta)
+    columns = rec_columns(conv, specs)
+    ratings_source, recs_source = runner.source(ratings), runner.source(recs)
     _require_rows((ratings_source, "the ratings are"), (recs_source, "the lists are"))
     ratings_schema = _require_columns(ratings_source, [key, "item_id", "rating"])
     recs_schema = _require_columns(recs_source, [key, *columns[1:]])
-
-    def make_scorer():
-        return RecsScorer(
-            metrics=[metrics] if isinstance(metrics, str) else list(metrics),
-            cutoffs=cutoffs,
-            convention=conv,
-            key=key,
-            path_recs=recs_source.label,
-            path_ratings=ratings_source.label,
-        )
-
-    return _evaluate(
-        make_scorer,
-        ratings_source,
-        recs_source,
-        RecsPlan.build(key, columns, recs_schema, ratings_schema),
-        [key],
-        unique_truth=False,
-        out=out,
-        city=city,
-        model=model,
-        chunk_rows=chunk_rows,
-        progress=progress,
+    scorer_options = {
+        "metrics": [metrics] if isinstance(metrics, str) else list(metrics),
+        "cutoffs": cutoffs,
+        "convention": conv,
+        "key": key,
+        "path_recs": recs_source.label,
+        "path_ratings": ratings_source.label,
+    }
+    chunk_rows = checked_chunk_rows(where["chunk_rows"])
+    job = RecsPartitionJob(
+        scorer_options, tuple(columns), recs_schema, ratings_schema, None, chunk_rows, 1
     )
+    user_type = _key_type(recs_schema[key], ratings_schema[key])
+    plan = Plan(
+        key=[key],
+        inputs=job.plan(),
+        job=job,
+        sections={"per_unit": {key: user_type, **{spec.name: pl.Float64 for spec in specs}}},
+        unique_truth=False,
+        input_order=True,
+    )
+    return runner.run(plan, ratings_source, recs_source, where)
 
 
-@with_options("logits")
-def evaluate_logits(
-    logits,
-    targets,
-    *,
-    out: str | Path | None = None,
-    city: str | None = None,
-    model: str | None = None,
-    chunk_rows: int = DEFAULT_CHUNK_ROWS,
-    progress: bool | None = None,
-    **options,
-) -> Evaluation:
+def _logits(runner: Engine, logits, targets, values: dict, where: dict) -> Evaluation:
     """Paper-style scores of a logits matrix ``[N, C]`` against integer targets ``[N]``
     (:mod:`mobeval.tasks.logits`): ``acc@k``, ``mrr``, ``ndcg@k``, ``f1_weighted``, ``f1_macro``,
     ``cross_entropy``.
@@ -431,29 +293,27 @@ def evaluate_logits(
     paired by position. ``chunk_rows`` is the memory budget in values, as the other tasks' rows:
     a chunk holds ``chunk_rows // C`` logits rows. ``convention``: ``mobeval`` or ``sklearn`` (each
     metric family's tie policy); ``ties`` overrides it. Sections: ``per_unit`` (row, target, rank,
-    top1, each row's values), ``summary``.
-    """
-    values = option_values("logits", options)
-    accumulator = LogitsAccumulator(
-        parse_logits_metrics(values["metrics"], values["k"]),
-        ties=values["ties"],
-        convention=values["convention"],
-        ignore_target=values["ignore_target"],
-    )
-    columns = {name: values[name] for name in ("logits_column", "targets_column")}
-    inputs = {
-        "truth": [{"column": targets}] if is_targets_column(targets) else fingerprint(targets),
-        "predictions": fingerprint(logits),
+    top1, each row's values), ``summary``. On Spark each task scores a range of rows that it
+    reads from the files, so the paths must be readable by every executor (a shared or local file
+    system)."""
+    accumulator_options = {
+        "metrics": parse_logits_metrics(values["metrics"], values["k"]),
+        "ties": values["ties"],
+        "convention": values["convention"],
+        "ignore_target": values["ignore_target"],
     }
-    rows = rows_per_chunk(logits, targets, checked_chunk_rows(chunk_rows), **columns)
-    with _Run(out, city, model or default_model_name(logits), None, progress) as run:
-        parts = iter_logits(
-            accumulator, logits, targets, chunk_rows=rows, per_sample=True, **columns
-        )
-        for n_rows, frame in parts:
-            run.add({"per_unit": frame})
-            run.meter.advance(n_rows)
-        return run.finish(accumulator.finalize(percent=values["percent"]), inputs)
+    columns = {name: values[name] for name in ("logits_column", "targets_column")}
+    rows = rows_per_chunk(logits, targets, checked_chunk_rows(where["chunk_rows"]), **columns)
+    job = LogitsPartitionJob(
+        logits, targets, accumulator_options, columns, rows, percent=values["percent"]
+    )
+    return runner.run_rows(job, where)
+
+
+evaluate_nextloc = _evaluation("nextloc", _nextloc)
+evaluate_trajectory = _evaluation("trajectory", _trajectory)
+evaluate_recs = _evaluation("recs", _recs)
+evaluate_logits = _evaluation("logits", _logits)
 
 
 def package_versions() -> dict[str, str]:
@@ -476,19 +336,6 @@ def config_hash(config: dict, inputs: dict) -> str:
     """A hash of a task's configuration and its inputs' fingerprints (what --resume compares)."""
     text = json.dumps({"config": config, "inputs": inputs}, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-class LocalFiles:
-    """The local file system as the manifest uses it (the Spark engine passes Hadoop's instead)."""
-
-    def read_text(self, path: str) -> str | None:
-        return Path(path).read_text() if Path(path).exists() else None
-
-    def write_text(self, path: str, text: str) -> None:
-        write_text_atomic(text, Path(path))
-
-    def exists(self, path: str) -> bool:
-        return Path(path).exists()
 
 
 class Manifest:
@@ -587,8 +434,10 @@ def _first_line(error: BaseException) -> str:
 __all__ = [
     "Evaluation",
     "Manifest",
+    "default_model_name",
     "evaluate_logits",
     "evaluate_nextloc",
     "evaluate_recs",
     "evaluate_trajectory",
+    "engine_for",
 ]

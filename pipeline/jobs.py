@@ -35,11 +35,12 @@ from pathlib import Path, PurePosixPath
 
 from mobeval import api
 from mobeval.api import Evaluation, Manifest
+from mobeval.engines.base import Engine
 from mobeval.engines.local import DEFAULT_CHUNK_ROWS, checked_chunk_rows
 from mobeval.errors import ConfigError, InputError, OptionError
 from mobeval.families import FAMILIES
-from mobeval.io.sources import Source, fingerprint
-from mobeval.io.writers import check_name, output_lock
+from mobeval.io.sources import Source
+from mobeval.io.writers import check_name
 from mobeval.options import check_options
 from mobeval.report_job import ReportSpec, check_report_table, run_report
 
@@ -275,32 +276,47 @@ def _check_input(kind: str, path: Path, where: str) -> None:
 
 
 def run_job(
-    job: JobSpec, *, resume: bool = False, progress: bool | None = None, log=print
+    job: JobSpec,
+    *,
+    resume: bool = False,
+    progress: bool | None = None,
+    log=print,
+    engine: str | Engine | None = None,
+    spark=None,
+    partitions: int | None = None,
+    out: str | Path | None = None,
 ) -> list[Evaluation]:
     """Evaluate every (city, model) of the job; with ``resume``, skip those already complete.
 
-    Holds the output folder's lock throughout (:func:`mobeval.io.writers.output_lock`): another
-    run on the same folder is refused. The manifest is read before anything is computed."""
-    for _, where, path in task_inputs(job):  # before any model runs
-        if is_uri(path):
-            raise ConfigError(
-                f"{where}: {path}: a path on another file system, which the local engine cannot "
-                "read (run the job with --engine spark)"
-            )
+    ``engine`` (``"local"``, ``"spark"``; a SparkSession as ``spark`` means Spark), ``partitions``:
+    as :func:`mobeval.api.evaluate_nextloc`'s. ``out`` overrides the job's output folder (with
+    Spark any URI it can write). Every input is looked for before any model runs. Holds the output
+    folder's lock throughout (:func:`mobeval.io.writers.output_lock`; with Spark where OUT is on
+    the driver's disk): another run on the same folder is refused. The manifest is read before
+    anything is computed. The job's ``[report]`` is written when OUT is on this machine."""
+    runner = api.engine_for(engine, spark, partitions)
+    runner.check_inputs(list(task_inputs(job)))
+    root = runner.location(out if out is not None else job.out)
     results = []
-    with output_lock(job.out):
-        manifest = Manifest(job.out, {"file": str(job.path), "chunk_rows": job.chunk_rows})
+    with runner.lock(root):
+        manifest = Manifest(
+            root,
+            {"file": str(job.path), "chunk_rows": job.chunk_rows},
+            files=runner.files,
+            engine=runner.name,
+        )
         for index, task in enumerate(job.tasks):
             task_type = TASK_TYPES[task.type]
             for model, prediction_path in task.models.items():
                 config = {"type": task.type, "city": task.city, "model": model, **task.options}
-                inputs = {
-                    "truth": fingerprint(task.truth),
-                    "predictions": fingerprint(prediction_path),
-                }
-                if resume and manifest.is_complete(task.city, model, config, inputs):
-                    log(f"{task.city}/{model}: complete, skipped (--resume)")
-                    continue
+                if resume:
+                    inputs = {
+                        "truth": runner.fingerprint(task.truth),
+                        "predictions": runner.fingerprint(prediction_path),
+                    }
+                    if manifest.is_complete(task.city, model, config, inputs):
+                        log(f"{task.city}/{model}: complete, skipped (--resume)")
+                        continue
                 started = time.perf_counter()
                 try:
                     evaluation = task_type.evaluate(
@@ -308,11 +324,12 @@ def run_job(
                             task_type.truth_argument: task.truth,
                             task_type.model_argument: prediction_path,
                         },
-                        out=job.out,
+                        out=root,
                         city=task.city,
                         model=model,
                         chunk_rows=job.chunk_rows,
                         progress=progress,
+                        engine=runner,
                         **task.options,
                     )
                 except OptionError as error:  # an option's value: name the job entry
@@ -321,8 +338,10 @@ def run_job(
                 except ConfigError as error:
                     raise ConfigError(f"{job.path}: tasks[{index}]: {error}") from None
                 manifest.record(evaluation, config, task.type)
-                log(f"{task.city}/{model}: done in {time.perf_counter() - started:.2f}s")
+                seconds = time.perf_counter() - started
+                on = "" if runner.name == "local" else f" ({runner.name})"
+                log(f"{task.city}/{model}: done in {seconds:.2f}s{on}")
                 results.append(evaluation)
-        if job.report is not None:  # [report]: compare every city, then write the report
-            run_report(job, log=log)
+        if job.report is not None and Path(str(root), "manifest.json").is_file():
+            run_report(job, log=log)  # compare every city, then write the report (a local OUT)
     return results

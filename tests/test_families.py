@@ -60,12 +60,10 @@ def test_python_signature_comes_from_the_definition(name):
     assert {family.truth, family.model} <= set(parameters)
 
 
-def test_spark_signatures_come_from_the_definition():
-    spark = pytest.importorskip("mobeval.engines.spark", exc_type=ImportError)
-    for name, (function, truth, model) in spark.SPARK_EVALUATE.items():
-        parameters = inspect.signature(function).parameters
-        assert (truth, model) == (FAMILIES[name].truth, FAMILIES[name].model)
-        assert set(FAMILIES[name].defaults()) <= set(parameters)
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_one_evaluate_per_family_for_both_engines(name):
+    parameters = inspect.signature(getattr(api, f"evaluate_{name}")).parameters
+    assert {"engine", "spark", "partitions"} <= set(parameters)
 
 
 def test_preset_options_are_convention_fields():

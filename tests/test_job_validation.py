@@ -388,19 +388,17 @@ def test_a_valid_job_still_runs_every_model(tmp_path, inputs):
 @pytest.mark.parametrize(
     ("name", "option", "value"),
     [
-        ("evaluate_nextloc_spark", "k", [0]),
-        ("evaluate_nextloc_spark", "ties", "nope"),
-        ("evaluate_trajectory_spark", "matching", "hungarian"),
-        ("evaluate_recs_spark", "log_base", 1.0),
-        ("evaluate_recs_spark", "averaging", "nope"),
+        ("evaluate_nextloc", "k", [0]),
+        ("evaluate_nextloc", "ties", "nope"),
+        ("evaluate_trajectory", "matching", "hungarian"),
+        ("evaluate_recs", "log_base", 1.0),
+        ("evaluate_recs", "averaging", "nope"),
     ],
 )
-def test_spark_entry_points_check_options_before_touching_spark(name, option, value):
-    """The same checks, before the session is used (None here: never reached)."""
-    pytest.importorskip("pyspark", reason="PySpark is not installed: pip install 'mobeval[spark]'")
-    spark_engine = pytest.importorskip("mobeval.engines.spark")
+def test_spark_engine_checks_options_before_touching_spark(name, option, value):
+    """The same checks, before any session is asked for (none is running here)."""
     with pytest.raises(OptionError) as info:
-        getattr(spark_engine, name)(None, "truth", "predictions", **{option: value})
+        getattr(api, name)("truth", "predictions", engine="spark", **{option: value})
     assert info.value.option == option
 
 
@@ -452,6 +450,6 @@ def test_spark_looks_for_every_uri_before_any_model_runs(tmp_path, inputs, monke
     monkeypatch.setattr(spark_engine, "_Files", NoFiles)
     job = load_job(_uri_job(tmp_path, inputs))
     with pytest.raises(ConfigError, match=r"tasks\[0\]\.models\.lake: s3a://lake/tky/deepmove"):
-        spark_engine.run_job_spark(job, None, log=lambda _: None)
+        run_job(job, engine="spark", log=lambda _: None)
     assert asked == ["s3a://lake/tky/deepmove"]  # the local paths were load_job's to check
     assert not (tmp_path / "out").exists()

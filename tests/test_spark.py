@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from mobeval.api import evaluate_nextloc, evaluate_recs, evaluate_trajectory
+from mobeval.api import evaluate_logits, evaluate_nextloc, evaluate_recs, evaluate_trajectory
 from mobeval.errors import ConfigError, InputError
 from mobeval.jobs import load_job, run_job
 from tests.conftest import GOLDEN, REPO_ROOT
@@ -59,13 +59,6 @@ def spark():
     session.stop()
 
 
-@pytest.fixture(scope="module")
-def spark_engine(spark):
-    from mobeval.engines import spark as engine
-
-    return engine
-
-
 def assert_same_summary(spark_summary: pl.DataFrame, local_summary: pl.DataFrame) -> None:
     assert spark_summary["metric"].to_list() == local_summary["metric"].to_list()
     assert spark_summary["n"].to_list() == local_summary["n"].to_list()
@@ -107,13 +100,11 @@ def assert_same_outputs(spark_out: Path, local_out: Path, key: list[str]) -> Non
         ("recs_sample.toml", ["user_id"]),
     ],
 )
-def test_sample_jobs_give_the_local_outputs(spark, spark_engine, tmp_path, job_file, key):
+def test_sample_jobs_give_the_local_outputs(spark, tmp_path, job_file, key):
     job_path = REPO_ROOT / "jobs" / job_file
     local = run_job(load_job(job_path, out=tmp_path / "local"), progress=False, log=lambda _: None)
     log = []
-    on_spark = spark_engine.run_job_spark(
-        load_job(job_path, out=tmp_path / "spark"), spark, log=log.append
-    )
+    on_spark = run_job(load_job(job_path, out=tmp_path / "spark"), log=log.append, spark=spark)
     assert [(e.city, e.model) for e in on_spark] == [(e.city, e.model) for e in local]
     for spark_result, local_result in zip(on_spark, local, strict=True):
         assert_same_summary(spark_result.summary, local_result.summary)
@@ -123,8 +114,8 @@ def test_sample_jobs_give_the_local_outputs(spark, spark_engine, tmp_path, job_f
     assert (tmp_path / "spark" / "manifest.json").is_file()
     # --resume: everything is complete for the same options and inputs.
     log.clear()
-    again = spark_engine.run_job_spark(
-        load_job(job_path, out=tmp_path / "spark"), spark, resume=True, log=log.append
+    again = run_job(
+        load_job(job_path, out=tmp_path / "spark"), resume=True, log=log.append, spark=spark
     )
     assert again == [] and all("skipped (--resume)" in line for line in log)
 
@@ -152,7 +143,7 @@ def _tied_predictions(seed: int = 7) -> tuple[pl.DataFrame, pl.DataFrame]:
     return truth, predictions
 
 
-def test_tiny_input_splits_and_several_files_give_the_same_numbers(spark, spark_engine, tmp_path):
+def test_tiny_input_splits_and_several_files_give_the_same_numbers(spark, tmp_path):
     truth, predictions = _tied_predictions()
     directory = tmp_path / "pred"
     directory.mkdir()
@@ -170,13 +161,18 @@ def test_tiny_input_splits_and_several_files_give_the_same_numbers(spark, spark_
     try:
         pred_frame = spark.read.parquet(str(directory))
         assert pred_frame.rdd.getNumPartitions() >= 6
-        on_spark = spark_engine.evaluate_nextloc_spark(
-            spark, tmp_path / "truth.parquet", directory, chunk_rows=50, partitions=3, **options
+        on_spark = evaluate_nextloc(
+            tmp_path / "truth.parquet",
+            directory,
+            chunk_rows=50,
+            partitions=3,
+            **options,
+            spark=spark,
         )
         libcity = {"k": [1, 5], "convention": "mobeval", "ties": "average", "unmatched": "drop"}
         libcity_local = evaluate_nextloc(tmp_path / "truth.parquet", directory, **libcity)
-        libcity_spark = spark_engine.evaluate_nextloc_spark(
-            spark, tmp_path / "truth.parquet", directory, partitions=5, **libcity
+        libcity_spark = evaluate_nextloc(
+            tmp_path / "truth.parquet", directory, partitions=5, **libcity, spark=spark
         )
     finally:
         spark.conf.set("spark.sql.files.maxPartitionBytes", previous)
@@ -188,7 +184,7 @@ def test_tiny_input_splits_and_several_files_give_the_same_numbers(spark, spark_
     assert_same_rows(libcity_spark.per_unit, libcity_local.per_unit, ["sample_id"])
 
 
-def test_trajectory_tiny_splits(spark, spark_engine, tmp_path):
+def test_trajectory_tiny_splits(spark, tmp_path):
     name = GOLDEN / "geobleu" / "random_realistic"
     generated = pl.read_parquet(name / "generated.parquet").sample(fraction=1.0, seed=3)
     directory = tmp_path / "generated"
@@ -199,8 +195,8 @@ def test_trajectory_tiny_splits(spark, spark_engine, tmp_path):
     previous = spark.conf.get("spark.sql.files.maxPartitionBytes")
     spark.conf.set("spark.sql.files.maxPartitionBytes", "2048")
     try:
-        on_spark = spark_engine.evaluate_trajectory_spark(
-            spark, name / "reference.parquet", directory, chunk_rows=3000, partitions=3
+        on_spark = evaluate_trajectory(
+            name / "reference.parquet", directory, chunk_rows=3000, partitions=3, spark=spark
         )
     finally:
         spark.conf.set("spark.sql.files.maxPartitionBytes", previous)
@@ -209,26 +205,24 @@ def test_trajectory_tiny_splits(spark, spark_engine, tmp_path):
     assert_same_rows(on_spark.tables["per_day"], local.tables["per_day"], ["uid", "d"])
 
 
-def test_trajectory_exp_option_reaches_the_workers(spark, spark_engine):
+def test_trajectory_exp_option_reaches_the_workers(spark):
     """exp="numpy" (NumPy's exp / log, as the reference: they differ from libm's on AVX-512 CPUs,
     see tests/test_geobleu_exp.py) gives the local engine's values on Spark too."""
     samples = REPO_ROOT / "data_samples" / "humob"
     reference, generated = samples / "reference_test.csv.gz", samples / "weekly_repeat.csv.gz"
     local = evaluate_trajectory(reference, generated, exp="numpy")
-    on_spark = spark_engine.evaluate_trajectory_spark(
-        spark, reference, generated, exp="numpy", partitions=2
-    )
+    on_spark = evaluate_trajectory(reference, generated, exp="numpy", partitions=2, spark=spark)
     assert_same_summary(on_spark.summary, local.summary)
     assert_same_rows(on_spark.tables["per_day"], local.tables["per_day"], ["uid", "d"])
     with pytest.raises(ConfigError, match="exp="):
-        spark_engine.evaluate_trajectory_spark(spark, reference, generated, exp="fast")
+        evaluate_trajectory(reference, generated, exp="fast", spark=spark)
 
 
 RECS = REPO_ROOT / "data_samples" / "recs"
 RECS_OPTIONS = {"metrics": ["precision", "recall", "ndcg", "map", "mrr"], "cutoffs": [3, 10]}
 
 
-def test_recs_tiny_splits_keep_each_users_list_order(spark, spark_engine, tmp_path):
+def test_recs_tiny_splits_keep_each_users_list_order(spark, tmp_path):
     # ClayRS reads a user's list in file order: the rows of every user are dealt, in order, over
     # three files (file name, then position, is the list order locally) of many small row
     # groups; with 2 KB splits they come from several input partitions, and the shuffle must
@@ -251,14 +245,14 @@ def test_recs_tiny_splits_keep_each_users_list_order(spark, spark_engine, tmp_pa
             local = evaluate_recs(
                 ratings, directory, convention=convention, chunk_rows=500, **RECS_OPTIONS
             )
-            on_spark = spark_engine.evaluate_recs_spark(
-                spark,
+            on_spark = evaluate_recs(
                 ratings,
                 directory,
                 convention=convention,
                 chunk_rows=300,
                 partitions=3,
                 **RECS_OPTIONS,
+                spark=spark,
             )
             assert_same_summary(on_spark.summary, local.summary)
             assert_same_rows(on_spark.tables["per_unit"], local.tables["per_unit"], ["user_id"])
@@ -275,7 +269,7 @@ def test_recs_tiny_splits_keep_each_users_list_order(spark, spark_engine, tmp_pa
     )
 
 
-def test_recs_users_on_one_side_fail_with_the_local_message(spark, spark_engine, tmp_path):
+def test_recs_users_on_one_side_fail_with_the_local_message(spark, tmp_path):
     recs = pl.read_parquet(RECS / "mf.parquet")
     users = recs["user_id"].unique().sort()
     recs.filter(~pl.col("user_id").is_in(users[::7].implode())).write_parquet(
@@ -286,8 +280,8 @@ def test_recs_users_on_one_side_fail_with_the_local_message(spark, spark_engine,
         evaluate_recs(ratings, tmp_path / "recs.parquet", out=tmp_path / "local", **RECS_OPTIONS)
     out = tmp_path / "spark"
     with pytest.raises(InputError) as on_spark:
-        spark_engine.evaluate_recs_spark(
-            spark, ratings, tmp_path / "recs.parquet", out=out, partitions=4, **RECS_OPTIONS
+        evaluate_recs(
+            ratings, tmp_path / "recs.parquet", out=out, partitions=4, **RECS_OPTIONS, spark=spark
         )
     assert "user(s) of the ratings have no rows here" in str(local.value)
     assert str(on_spark.value) == str(local.value)
@@ -319,45 +313,38 @@ def _unmatched(tmp_path: Path) -> tuple[Path, Path, dict]:
 
 
 @pytest.mark.parametrize("make", [_nan_score, _missing_column, _unmatched])
-def test_bad_nextloc_input_fails_with_the_local_message(spark, spark_engine, tmp_path, make):
+def test_bad_nextloc_input_fails_with_the_local_message(spark, tmp_path, make):
     truth, pred, options = make(tmp_path)
     with pytest.raises(InputError) as local:
         evaluate_nextloc(truth, pred, out=tmp_path / "local", **options)
     out = tmp_path / "spark"
     with pytest.raises(InputError) as on_spark:
-        spark_engine.evaluate_nextloc_spark(spark, truth, pred, out=out, **options)
+        evaluate_nextloc(truth, pred, out=out, **options, spark=spark)
     assert str(on_spark.value) == str(local.value)
     assert not (out / "summary").exists() and not (out / "per_unit").exists()
 
 
-def test_trajectory_mismatch_fails_with_the_local_message(spark, spark_engine, tmp_path):
+def test_trajectory_mismatch_fails_with_the_local_message(spark, tmp_path):
     case = GOLDEN / "geobleu" / "mismatched_steps"
     with pytest.raises(InputError) as local:
         evaluate_trajectory(case / "reference.parquet", case / "generated.parquet")
     with pytest.raises(InputError) as on_spark:
-        spark_engine.evaluate_trajectory_spark(
-            spark, case / "reference.parquet", case / "generated.parquet", out=tmp_path / "out"
+        evaluate_trajectory(
+            case / "reference.parquet",
+            case / "generated.parquet",
+            out=tmp_path / "out",
+            spark=spark,
         )
     assert str(on_spark.value) == str(local.value)
     assert not (tmp_path / "out" / "summary").exists()
 
 
-def test_missing_file_and_unsupported_task(spark, spark_engine, tmp_path):
+def test_missing_file(spark, tmp_path):
     with pytest.raises(InputError) as local:
         evaluate_nextloc(tmp_path / "nope.parquet", tmp_path / "pred.parquet")
     with pytest.raises(InputError) as on_spark:
-        spark_engine.evaluate_nextloc_spark(
-            spark, tmp_path / "nope.parquet", tmp_path / "pred.parquet"
-        )
+        evaluate_nextloc(tmp_path / "nope.parquet", tmp_path / "pred.parquet", spark=spark)
     assert str(on_spark.value) == str(local.value)
-    job = tmp_path / "job.toml"
-    job.write_text(
-        'out = "out"\n[[tasks]]\ntype = "logits"\ntruth = "t.npy"\n[tasks.models]\na = "a.npy"\n'
-    )
-    for name in ("t.npy", "a.npy"):  # present: load_job looks for every input
-        (tmp_path / name).touch()
-    with pytest.raises(ConfigError, match="Spark engine runs nextloc, trajectory, recs"):
-        spark_engine.run_job_spark(load_job(job), spark)
 
 
 def test_uri_of_job_paths():
@@ -371,7 +358,7 @@ def test_uri_of_job_paths():
     assert as_uri(Path("/data/x.parquet")) == "/data/x.parquet"
 
 
-def test_output_folder_safety_on_a_local_out(spark, spark_engine, tmp_path):
+def test_output_folder_safety_on_a_local_out(spark, tmp_path):
     """A local OUT: names checked, the local engine's lock honoured, a replaced result moved
     aside then deleted, nothing left in OUT but the results and the manifest."""
     import fcntl
@@ -380,8 +367,12 @@ def test_output_folder_safety_on_a_local_out(spark, spark_engine, tmp_path):
 
     tky = REPO_ROOT / "data_samples" / "nextloc" / "tky"
     with pytest.raises(ConfigError, match="model: '../victim' is not a plain name"):
-        spark_engine.evaluate_nextloc_spark(
-            spark, tky / "truth.parquet", tky / "markov.parquet", out=tmp_path, model="../victim"
+        evaluate_nextloc(
+            tky / "truth.parquet",
+            tky / "markov.parquet",
+            out=tmp_path,
+            model="../victim",
+            spark=spark,
         )
     job = tmp_path / "job.toml"
     job.write_text(
@@ -394,12 +385,12 @@ def test_output_folder_safety_on_a_local_out(spark, spark_engine, tmp_path):
     fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     try:
         with pytest.raises(OutputInUse, match="in use by another mobeval run"):
-            spark_engine.run_job_spark(load_job(job), spark, log=lambda _: None)
+            run_job(load_job(job), log=lambda _: None, spark=spark)
         assert sorted(p.name for p in out.iterdir()) == [".lock"]
     finally:
         os.close(handle)
     for _ in range(2):  # the second run replaces the first run's result
-        spark_engine.run_job_spark(load_job(job), spark, log=lambda _: None)
+        run_job(load_job(job), log=lambda _: None, spark=spark)
     local = run_job(load_job(job, out=tmp_path / "local"), progress=False, log=lambda _: None)
     assert_same_outputs(out, tmp_path / "local", ["sample_id"])
     assert local and sorted(p.name for p in out.iterdir() if not p.name.endswith(".crc")) == [
@@ -409,7 +400,7 @@ def test_output_folder_safety_on_a_local_out(spark, spark_engine, tmp_path):
     ]
 
 
-def test_nextloc_duplicates_drop_keeps_the_local_rows_order(spark, spark_engine, tmp_path):
+def test_nextloc_duplicates_drop_keeps_the_local_rows_order(spark, tmp_path):
     """duplicates="drop" keeps a location's LAST row (at its first row's place): the rows of each
     sample, dealt over three files of unequal sizes read in 2 KB splits or whole, must come back
     in the local engine's order (file, then position) even under a tie policy that reads no
@@ -438,23 +429,114 @@ def test_nextloc_duplicates_drop_keeps_the_local_rows_order(spark, spark_engine,
         if split:
             spark.conf.set("spark.sql.files.maxPartitionBytes", split)
         try:
-            _same_local_and_spark_with_copies(spark, spark_engine, tmp_path, directory)
+            _same_local_and_spark_with_copies(spark, tmp_path, directory)
         finally:
             spark.conf.set("spark.sql.files.maxPartitionBytes", previous)
 
 
-def _same_local_and_spark_with_copies(spark, spark_engine, tmp_path, directory):
+def _same_local_and_spark_with_copies(spark, tmp_path, directory):
     for options in (
         {"k": [1, 3], "duplicates": "drop"},  # id_asc ties
         {"k": [1, 3], "convention": "ranx"},  # the preset drops copies
     ):
         local = evaluate_nextloc(tmp_path / "truth.parquet", directory, **options)
-        on_spark = spark_engine.evaluate_nextloc_spark(
-            spark, tmp_path / "truth.parquet", directory, partitions=3, **options
+        on_spark = evaluate_nextloc(
+            tmp_path / "truth.parquet", directory, partitions=3, **options, spark=spark
         )
         assert_same_summary(on_spark.summary, local.summary)
         assert_same_rows(on_spark.per_unit, local.per_unit, ["sample_id"])
-    with pytest.raises(InputError, match="--duplicates drop"):
-        spark_engine.evaluate_nextloc_spark(
-            spark, tmp_path / "truth.parquet", directory, partitions=3
+    with pytest.raises(InputError, match="duplicates='drop'"):
+        evaluate_nextloc(tmp_path / "truth.parquet", directory, partitions=3, spark=spark)
+
+
+# --------------------------------------------------------------------------- logits on Spark
+
+LOGITS_GOLDEN = GOLDEN / "ranking" / "logits_basic"
+LOGITS_SYSTEMS = {"numpy rank (pessimistic)": "pessimistic"}
+
+
+def test_logits_golden_case_on_spark_gives_the_local_rows_and_the_reference_values(spark):
+    import json
+
+    logits, targets = LOGITS_GOLDEN / "logits.npy", LOGITS_GOLDEN / "targets.npy"
+    classes = np.load(logits, mmap_mode="r").shape[1]
+    options = {"k": [1, 3, 5, 10], "percent": True, "chunk_rows": 37 * classes}
+    expected = json.loads((LOGITS_GOLDEN / "expected.json").read_text())["expected"]
+    for ties in ("optimistic", "pessimistic"):
+        local = evaluate_logits(logits, targets, ties=ties, **options)
+        on_spark = evaluate_logits(logits, targets, ties=ties, partitions=3, spark=spark, **options)
+        assert_same_summary(on_spark.summary, local.summary)
+        assert_same_rows(on_spark.per_unit, local.per_unit, ["row"])
+        values = dict(zip(on_spark.summary["metric"], on_spark.summary["value"], strict=True))
+        checked = 0
+        for entry in expected:
+            if LOGITS_SYSTEMS.get(entry["system"], "optimistic") != ties:
+                continue
+            metric, params = entry["metric"], entry["params"]
+            name = f"{metric}@{params['k']}" if metric in ("acc", "ndcg") else metric
+            if name in values:
+                assert abs(values[name] - entry["value"]) <= 1e-6, (entry, values[name])
+                checked += 1
+        assert checked >= 5
+
+
+def _random_logits_parquet(path: Path, *, rows: int, classes: int, seed: int) -> pl.DataFrame:
+    """Float32 logits with many ties (few distinct values), some -inf, targets in a column; many
+    row groups."""
+    rng = np.random.default_rng(seed)
+    values = rng.integers(-3, 3, size=(rows, classes)).astype(np.float32)
+    values[rng.random((rows, classes)) < 0.05] = -np.inf
+    values[:, 0] = np.maximum(values[:, 0], -2)  # every row has a finite logit
+    frame = pl.DataFrame(
+        {
+            "logits": values.tolist(),
+            "target": rng.integers(0, classes, size=rows),
+        },
+        schema={"logits": pl.List(pl.Float32), "target": pl.Int64},
+    )
+    frame.write_parquet(path, row_group_size=97)
+    return frame
+
+
+def test_logits_random_parquet_on_spark_writes_the_local_outputs(spark, tmp_path):
+    path = tmp_path / "model.parquet"
+    _random_logits_parquet(path, rows=2000, classes=23, seed=4)
+    options = {
+        "metrics": ["acc@k", "mrr", "ndcg@k", "f1_weighted", "f1_macro", "cross_entropy"],
+        "k": [1, 5],
+        "ties": "average",
+        "ignore_target": 3,
+        "chunk_rows": 23 * 61,
+        "city": "c",
+    }
+    local = evaluate_logits(path, "target", out=tmp_path / "local", **options)
+    on_spark = evaluate_logits(
+        path, "target", out=tmp_path / "spark", partitions=4, spark=spark, **options
+    )
+    assert_same_summary(on_spark.summary, local.summary)
+    assert_same_outputs(tmp_path / "spark", tmp_path / "local", ["row"])
+
+
+def test_logits_bad_rows_on_spark_fail_with_the_local_message(spark, tmp_path):
+    """The first bad row wins, whichever task finds it: a NaN late in the file and a row of
+    another width, each alone and then together."""
+    frame = _random_logits_parquet(tmp_path / "good.parquet", rows=600, classes=7, seed=5)
+    nan_row = frame["logits"].to_list()
+    nan_row[450][2] = float("nan")
+    wide = frame["logits"].to_list()
+    wide[300] = [*wide[300], 0.0]
+    cases = {
+        "nan": nan_row,
+        "wide": wide,
+        "both": [*wide[:450], nan_row[450], *wide[451:]],
+    }
+    for name, rows in cases.items():
+        path = tmp_path / f"{name}.parquet"
+        pl.DataFrame({"logits": rows, "target": frame["target"]}).write_parquet(
+            path, row_group_size=50
         )
+        with pytest.raises(InputError) as local:
+            evaluate_logits(path, "target", chunk_rows=7 * 40)
+        with pytest.raises(InputError) as on_spark:
+            evaluate_logits(path, "target", chunk_rows=7 * 40, partitions=5, spark=spark)
+        assert str(on_spark.value) == str(local.value), name

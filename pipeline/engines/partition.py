@@ -26,17 +26,30 @@ package and load from its on-disk cache.
 
 from __future__ import annotations
 
+import math
 import pickle
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numba
+import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from mobeval.engines.local import _reject_duplicate_truth
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.chunking import SortedUnitChunks, key_at
+from mobeval.io.logits import (
+    TARGETS_COLUMN,
+    input_name,
+    is_parquet,
+    is_targets_column,
+    iter_logits,
+    logits_chunks,
+    read_array,
+)
+from mobeval.tasks.logits import AGGREGATION, LogitsAccumulator
 from mobeval.tasks.nextloc import NextlocScorer, NextlocSpec, plan_inputs
 from mobeval.tasks.recs import RecsPlan, RecsScorer, RecsState
 from mobeval.tasks.trajectory import TrajectoryScorer
@@ -174,6 +187,167 @@ class RecsPartitionJob:
         return scorer.score(recs.select(plan.pred_select), ratings.select(plan.truth_select))
 
 
+class LogitsFold(LogitsAccumulator):
+    """:class:`LogitsAccumulator` that merges another one exactly (its sums and its per-class
+    confusion counts), as the engine folds partitions of rows."""
+
+    def merge(self, other: LogitsFold) -> None:
+        if other.n_classes is None:
+            return
+        if self.n_classes is None:
+            self.n_classes = other.n_classes
+            self.n_true, self.n_pred, self.n_tp = (np.zeros_like(other.n_true) for _ in "abc")
+        self.sums.merge(other.sums)
+        self.n_true = self.n_true + other.n_true
+        self.n_pred = self.n_pred + other.n_pred
+        self.n_tp = self.n_tp + other.n_tp
+
+
+@dataclass(frozen=True)
+class LogitsPartitionJob:
+    """Everything needed to score logits rows (picklable): the inputs (a ``.npy`` or Parquet
+    path, or an array locally; targets also a column of the logits' Parquet file), the
+    accumulator's options, the input columns and the rows per chunk.
+
+    Rows pair by position, so a partition is a range of rows: :meth:`chunks` reads, from the
+    file itself, the chunks starting in ``[first, stop)`` (a ``.npy`` file memory-mapped: only
+    those rows; Parquet: the batches of ``chunk_rows`` rows up to ``stop``). Every partition but
+    the one holding row 0 starts with the classes known (``n_classes``, the first row's), so a row
+    of another width is the local engine's error wherever it is."""
+
+    logits: object
+    targets: object
+    options: dict
+    columns: dict
+    chunk_rows: int
+    percent: bool = False
+    n_classes: int | None = None
+    output: pa.Schema | None = None
+    threads: int = 1
+
+    def accumulator(self) -> LogitsFold:
+        return LogitsFold(**self.options)
+
+    def scorer(self) -> LogitsScorer:
+        return LogitsScorer(self.accumulator(), self.percent)
+
+    def fingerprints(self, fingerprint=None) -> dict[str, list]:
+        """The inputs' fingerprints (``fingerprint``: the engine's, default the local files')."""
+        if fingerprint is None:
+            from mobeval.io.sources import fingerprint
+        column = is_targets_column(self.targets)
+        return {
+            "truth": [{"column": self.targets}] if column else fingerprint(self.targets),
+            "predictions": fingerprint(self.logits),
+        }
+
+    def per_unit_schema(self) -> dict[str, pl.DataType]:
+        """Columns and types of the per-sample table (:meth:`LogitsAccumulator.add`)."""
+        means = [m for m in self.options["metrics"] if AGGREGATION.get(m, "mean") == "mean"]
+        return {
+            "row": pl.Int64,
+            "target": pl.Int64,
+            "rank": pl.Float64,
+            "top1": pl.Int64,
+            **dict.fromkeys(means, pl.Float64),
+        }
+
+    def shape(self) -> tuple[int, int]:
+        """(rows, classes) of the logits, the classes read from the first row."""
+        first = next(logits_chunks(self.logits, self.targets, 1, **self._chunk_columns()), None)
+        width = first[1].shape[-1] if first is not None and first[1].ndim == 2 else 0
+        if is_parquet(self.logits):
+            return pq.ParquetFile(self.logits).metadata.num_rows, width
+        return len(read_array(self.logits, "logits")), width
+
+    def chunks(self, accumulator: LogitsFold, first: int = 0, stop: int | None = None):
+        """(rows, per-sample frame) of every chunk that starts in ``[first, stop)``, each folded
+        into ``accumulator`` (everything: :func:`mobeval.io.logits.iter_logits`)."""
+        if first == 0 and stop is None:
+            yield from iter_logits(
+                accumulator,
+                self.logits,
+                self.targets,
+                chunk_rows=self.chunk_rows,
+                per_sample=True,
+                **self.columns,
+            )
+            return
+        path = input_name(self.logits)
+        if is_targets_column(self.targets):
+            targets_at = (path, self.targets)
+        else:
+            parquet = is_parquet(self.targets)
+            targets_at = (
+                input_name(self.targets),
+                self.columns["targets_column"] if parquet else None,
+            )
+        if first > 0 and self.n_classes is not None:
+            accumulator.n_classes = self.n_classes
+            accumulator.n_true, accumulator.n_pred, accumulator.n_tp = (
+                np.zeros(self.n_classes, dtype=np.int64) for _ in "abc"
+            )
+        for start, x, y in logits_chunks(
+            self.logits, self.targets, self.chunk_rows, **self._chunk_columns()
+        ):
+            if stop is not None and start >= stop:
+                return
+            if start >= first:
+                frame = accumulator.add(
+                    x, y, first_row=start, path=path, targets_at=targets_at, per_sample=True
+                )
+                yield len(x), frame
+
+    def _chunk_columns(self) -> dict:
+        return {
+            "logits_column": self.columns.get("logits_column", "logits"),
+            "targets_column": self.columns.get("targets_column", TARGETS_COLUMN),
+        }
+
+
+@dataclass
+class LogitsScorer:
+    """The fold of a logits scoring as the engines' drivers use it: ``accumulator`` (merged from
+    the partitions) and the summary."""
+
+    accumulator: LogitsFold
+    percent: bool
+
+    def summary(self) -> pl.DataFrame:
+        return self.accumulator.finalize(percent=self.percent)
+
+
+def row_ranges(n_rows: int, chunk_rows: int, partitions: int) -> list[tuple[int, int]]:
+    """``partitions`` ranges of whole chunks covering ``[0, n_rows)`` (fewer if there are fewer
+    chunks): each range starts on a multiple of ``chunk_rows``."""
+    n_chunks = max(1, math.ceil(n_rows / chunk_rows))
+    per = math.ceil(n_chunks / max(1, min(partitions, n_chunks)))
+    return [
+        (lo * chunk_rows, min(n_rows, (lo + per) * chunk_rows)) for lo in range(0, n_chunks, per)
+    ]
+
+
+def score_rows(job: LogitsPartitionJob, ranges, batches: Iterator[pa.RecordBatch]):
+    """Score the row ranges whose indices arrive in ``batches`` (a column ``id``); the function
+    Spark's mapInArrow calls for logits. Output as :func:`score_partition`'s."""
+    numba.set_num_threads(task_threads(job.threads))
+    accumulator = job.accumulator()
+    rows = {"truth": 0, "predictions": 0}
+    error = None
+    first = 0
+    try:
+        for index in (i for batch in batches for i in batch.column(0).to_pylist()):
+            first, stop = ranges[index]
+            for n_rows, frame in job.chunks(accumulator, first, stop):
+                rows["truth"] += n_rows
+                rows["predictions"] += n_rows
+                yield section_batch(job.output, "per_unit", frame)
+    except InputError as exc:
+        error = ((first,), error_state(exc))
+    state = {"accumulator": accumulator, "rows": rows, "error": error}
+    yield section_batch(job.output, STATE, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+
+
 def task_threads(default: int) -> int:
     """Numba threads for this task: the task's cores (``spark.task.cpus``), not the machine's."""
     cpus = default
@@ -246,6 +420,9 @@ def rebuild_error(state: tuple) -> InputError:
 
 
 __all__ = [
+    "LogitsFold",
+    "LogitsPartitionJob",
+    "LogitsScorer",
     "NextlocPartitionJob",
     "RecsFold",
     "RecsPartitionJob",
@@ -253,6 +430,8 @@ __all__ = [
     "SparkNotInstalled",
     "TrajectoryPartitionJob",
     "rebuild_error",
+    "row_ranges",
     "score_partition",
+    "score_rows",
     "section_batch",
 ]

@@ -1,6 +1,8 @@
 """The Spark engine: the same jobs, the same partition scorer, many machines.
 
-Per (city, model)::
+:class:`SparkEngine` is the engine :mod:`mobeval.api`'s ``evaluate_*`` functions run on with
+``engine="spark"`` or ``spark=<SparkSession>`` (and :func:`mobeval.jobs.run_job` with
+``engine="spark"``). Per (city, model)::
 
     spark.read (Parquet / CSV)  ->  the task's input plan: columns checked on the driver, with the
     local engine's messages  ->  truth and prediction rows in one table (a side tag, the source
@@ -19,10 +21,13 @@ rows are put back in their input order (file path, then position in the file) af
 ``dbfs:/``, HDFS, local). PySpark is imported here only; ``pip install 'mobeval[spark]'``.
 
     >>> from pyspark.sql import SparkSession
-    >>> from mobeval.engines.spark import evaluate_nextloc_spark, run_job_spark
+    >>> from mobeval.api import evaluate_nextloc
     >>> spark = SparkSession.builder.getOrCreate()
-    >>> evaluate_nextloc_spark(spark, "s3a://b/truth.parquet", "s3a://b/deepmove/", k=[1, 5, 10],
-    ...                        out="s3a://b/eval/", city="tky", model="deepmove")
+    >>> evaluate_nextloc("s3a://b/truth.parquet", "s3a://b/deepmove/", k=[1, 5, 10], spark=spark,
+    ...                  out="s3a://b/eval/", city="tky", model="deepmove")
+
+Logits (rows paired by position, no key) are cut into ranges of whole chunks instead, one per
+task, each read by its task from the ``.npy`` or Parquet file (a path every executor can read).
 """
 
 from __future__ import annotations
@@ -41,8 +46,8 @@ from pathlib import PurePosixPath
 import polars as pl
 import pyarrow as pa
 
-from mobeval.api import DEFAULT_CITY, Evaluation, Manifest, default_model_name
-from mobeval.engines.local import DEFAULT_CHUNK_ROWS
+from mobeval.engines.base import DEFAULT_CITY, Evaluation, default_model_name
+from mobeval.engines.local import checked_chunk_rows
 from mobeval.engines.partition import (
     PRED,
     PRED_SIDE,
@@ -50,23 +55,15 @@ from mobeval.engines.partition import (
     STATE,
     TRUTH,
     TRUTH_SIDE,
-    NextlocPartitionJob,
-    RecsPartitionJob,
     SparkNotInstalled,
-    TrajectoryPartitionJob,
     rebuild_error,
+    row_ranges,
     score_partition,
+    score_rows,
 )
 from mobeval.errors import ConfigError, InputError
-from mobeval.families import FAMILIES, RECS, with_options
+from mobeval.io.logits import input_name, is_targets_column
 from mobeval.io.writers import STAGING, check_name, output_lock, partition_path, require_staged
-from mobeval.metrics.nextloc import INPUT_ORDER_TIES
-from mobeval.metrics.recs import parse_recs_metrics
-from mobeval.options import option_values
-from mobeval.tasks.nextloc import nextloc_spec, plan_inputs
-from mobeval.tasks.recs import RecsPlan, rec_columns
-from mobeval.tasks.trajectory import COLUMNS as TRAJECTORY_COLUMNS
-from mobeval.tasks.trajectory import TrajectoryScorer, checked_convention
 
 try:
     from pyspark import StorageLevel
@@ -86,8 +83,6 @@ ROW = "__row"
 #: Input bytes per partition when ``partitions`` is not given (Parquet: compressed bytes).
 BYTES_PER_PARTITION = 64 << 20
 SUMMARY = "summary"
-#: The task types the Spark engine runs (``mobeval run --engine spark``).
-SPARK_TASKS = ("nextloc", "trajectory", "recs")
 
 
 def spark_session(app_name: str = "mobeval") -> SparkSession:
@@ -234,10 +229,20 @@ def _file_entry(status) -> tuple[str, int, float]:
 
 @dataclasses.dataclass
 class _Input:
+    """One input as the Spark engine reads it; ``schema()`` and ``label`` as a local source's."""
+
     label: str
     frame: DataFrame
-    schema: dict  # Polars types of the columns, as the scorer will see them
+    columns: dict  # Polars types of the columns, as the scorer will see them
     files: list[tuple[str, int, float]]
+
+    def schema(self) -> dict:
+        return self.columns
+
+    def has_rows(self) -> bool:
+        """Not asked of Spark before the run (a job of its own): an input without rows is
+        named after the scoring, by the driver (``holds no rows``)."""
+        return True
 
     def fingerprint(self) -> list[dict]:
         return [{"path": uri, "size": size, "mtime": mtime} for uri, size, mtime in self.files]
@@ -264,7 +269,15 @@ def _first_field_is_number(spark: SparkSession, uri: str) -> bool:
 
 
 def _read(spark: SparkSession, path, *, names: tuple[str, ...] | None = None) -> _Input:
-    """Read a file, a directory or a glob as the local engine resolves it (same messages)."""
+    """Read a file, a directory or a glob as the local engine resolves it (same messages); a
+    Spark DataFrame as it is."""
+    if isinstance(path, DataFrame):
+        return _Input("<Spark DataFrame>", path, _polars_schema(path.schema), [])
+    if not isinstance(path, str | os.PathLike):
+        raise ConfigError(
+            f"the Spark engine reads paths (a file, a directory or a glob that Spark can read) "
+            f"or Spark DataFrames, not a {type(path).__name__}"
+        )
     label = str(path)
     uri = as_uri(path)
     files = _Files(spark)
@@ -325,7 +338,7 @@ def _combined(
     Spark's row ids grow along a file's splits) so that a unit's rows can be put back in the
     local engine's order after the shuffle (the input-order tie policies and next-location
     ``duplicates="drop"`` depend on it)."""
-    keys = _key_exprs(key, truth.schema, pred.schema)
+    keys = _key_exprs(key, truth.columns, pred.columns)
     truth_struct = F.struct(*[_col(c) for c in truth_columns])
     pred_struct = F.struct(*[_col(c) for c in pred_columns])
     truth_type = truth.frame.select(truth_struct.alias(TRUTH)).schema[TRUTH].dataType
@@ -367,8 +380,6 @@ def _arrow_output(sections: dict[str, dict]) -> tuple[StructType, pa.Schema]:
 
 def _partition_count(spark: SparkSession, inputs: list[_Input], partitions: int | None) -> int:
     if partitions is not None:
-        if partitions < 1:
-            raise ConfigError(f"partitions must be a positive integer, got {partitions!r}")
         return partitions
     size = sum(size for source in inputs for _, size, _ in source.files)
     return max(spark.sparkContext.defaultParallelism, math.ceil(size / BYTES_PER_PARTITION))
@@ -487,326 +498,168 @@ def _out_lock(spark: SparkSession, out):
     return contextlib.nullcontext() if local is None else output_lock(local)
 
 
-def _evaluate(spark, combined, job, scorer, sections, key, inputs, **where) -> Evaluation:
-    check_name(where["city"], "city")
-    check_name(where["model"], "model")
-    started = time.perf_counter()
-    spark_schema = where.pop("spark_schema")
-    partitions = _partition_count(spark, list(inputs.values()), where.pop("partitions"))
-    scored = _score(spark, combined, job, spark_schema, key=key, n_partitions=partitions)
-    labels = {side: source.label for side, source in inputs.items()}
-    try:
-        with _out_lock(spark, where["out"]):
-            summary, tables, outputs = _finish(
-                spark, scored, scorer, sections, labels=labels, **where
-            )
-    finally:
-        scored.unpersist()
-    return Evaluation(
-        city=where["city"],
-        model=where["model"],
-        summary=summary,
-        tables=tables,
-        outputs=outputs,
-        inputs={side: source.fingerprint() for side, source in inputs.items()},
-        seconds=time.perf_counter() - started,
-    )
+def _positive(value, name: str) -> int | None:
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+        return value
+    raise ConfigError(f"{name} must be a positive integer, got {value!r}")
 
 
-@with_options("nextloc")
-def evaluate_nextloc_spark(
-    spark: SparkSession,
-    truth,
-    predictions,
-    *,
-    out=None,
-    city: str | None = None,
-    model: str | None = None,
-    chunk_rows: int = DEFAULT_CHUNK_ROWS,
-    partitions: int | None = None,
-    **options,
-) -> Evaluation:
-    """:func:`mobeval.api.evaluate_nextloc` on Spark: the same options, the same numbers.
+class SparkEngine:
+    """The Spark engine (:class:`mobeval.engines.base.Engine`): a plan's partition job runs in
+    ``mapInArrow`` partitions (see the module docstring), the folds are merged on the driver.
 
-    ``truth`` and ``predictions`` are paths (or globs) Spark can read; ``out`` any path Spark can
-    write (without it the tables come back to the driver). ``partitions``: how many hash
-    partitions (default: the default parallelism, or one per 64 MiB of input if more);
-    ``chunk_rows``: rows scored at once inside a partition (the memory budget of a task).
-    """
-    spec = nextloc_spec(**option_values("nextloc", options))
-    truth_in, pred_in = _read(spark, truth), _read(spark, predictions)
-    plan = plan_inputs(truth_in.schema, truth_in.label, pred_in.schema, pred_in.label, spec)
-    key_list = list(spec.key)
-    key_schema = {
-        c: pl.Int64 if truth_in.schema[c].is_integer() else truth_in.schema[c] for c in key_list
-    }
-    job = NextlocPartitionJob(
-        spec, truth_in.schema, pred_in.schema, truth_in.label, pred_in.label, None, chunk_rows, 1
-    )
-    scorer = job.scorer()
-    spark_schema, arrow_schema = _arrow_output({"per_unit": scorer.per_unit_schema(key_schema)})
-    job = dataclasses.replace(job, output=arrow_schema, threads=_task_cpus(spark))
-    combined = _combined(
-        truth_in,
-        pred_in,
-        key_list,
-        plan.truth_columns,
-        plan.pred_columns,
-        # the input-order ties read it, and so does duplicates="drop" (a location's last row)
-        input_order=(
-            scorer.convention.ties in INPUT_ORDER_TIES or scorer.convention.duplicates == "drop"
+    ``spark``: the SparkSession (None: the active one, or a new one, when first needed:
+    :func:`spark_session`); ``partitions``: hash partitions per result (default: the default
+    parallelism, or one per 64 MiB of input if more)."""
+
+    name = "spark"
+
+    def __init__(self, spark: SparkSession | None = None, *, partitions: int | None = None):
+        self._spark = spark
+        self.partitions = _positive(partitions, "partitions")
+
+    @property
+    def spark(self) -> SparkSession:
+        if self._spark is None:
+            self._spark = spark_session()
+        return self._spark
+
+    @property
+    def files(self) -> _Files:
+        return _Files(self.spark)
+
+    def source(self, data, *, names: tuple[str, ...] | None = None) -> _Input:
+        return _read(self.spark, data, names=names)
+
+    def run(self, plan, truth: _Input, predictions: _Input, where: dict) -> Evaluation:
+        """Truth and predictions in one table, hash-partitioned by the plan's key and sorted
+        within partitions, scored by the plan's partition job."""
+        spark_schema, arrow_schema = _arrow_output(plan.sections)
+        job = dataclasses.replace(
+            plan.job,
+            output=arrow_schema,
+            chunk_rows=checked_chunk_rows(where["chunk_rows"]),
+            threads=_task_cpus(self.spark),
         )
-        and not plan.list_form,
-    )
-    return _evaluate(
-        spark,
-        combined,
-        job,
-        scorer,
-        ["per_unit"],
-        key_list,
-        {"truth": truth_in, "predictions": pred_in},
-        spark_schema=spark_schema,
-        partitions=partitions,
-        out=out,
-        city=city or DEFAULT_CITY,
-        model=model or default_model_name(as_uri(predictions)),
-    )
-
-
-@with_options("trajectory")
-def evaluate_trajectory_spark(
-    spark: SparkSession,
-    reference,
-    generated,
-    *,
-    out=None,
-    city: str | None = None,
-    model: str | None = None,
-    chunk_rows: int = DEFAULT_CHUNK_ROWS,
-    partitions: int | None = None,
-    **options,
-) -> Evaluation:
-    """:func:`mobeval.api.evaluate_trajectory` on Spark (GEO-BLEU and DTW per uid and uid-day):
-    the same options, the same numbers; see :func:`evaluate_nextloc_spark` for ``out``,
-    ``partitions`` and ``chunk_rows``."""
-    values = option_values("trajectory", options)
-    chosen = checked_convention(**values)
-    ref_in = _read(spark, reference, names=TRAJECTORY_COLUMNS)
-    gen_in = _read(spark, generated, names=TRAJECTORY_COLUMNS)
-    for source in (ref_in, gen_in):
-        missing = [c for c in TRAJECTORY_COLUMNS if c not in source.schema]
-        if missing:
-            raise InputError(
-                f"missing column; columns present: {list(source.schema)}",
-                path=source.label,
-                column=missing[0],
-            )
-    ref_uid, gen_uid = ref_in.schema["uid"], gen_in.schema["uid"]
-    if ref_uid.is_integer() and gen_uid.is_integer():
-        uid_type = pl.Int64
-    elif ref_uid == gen_uid:
-        uid_type = ref_uid
-    else:
-        raise InputError(
-            f"uid types differ: generated {gen_uid}, reference {ref_uid}",
-            path=ref_in.label,
-            column="uid",
+        inputs = plan.inputs
+        combined = _combined(
+            truth,
+            predictions,
+            plan.key,
+            inputs.truth_columns,
+            inputs.pred_columns,
+            input_order=plan.input_order,
         )
-    options = {
-        "convention": chosen,
-        "metrics": tuple(values["metrics"]),
-        "on_mismatch": values["on_mismatch"],
-        "out_of_grid": values["out_of_grid"],
-        "path_generated": gen_in.label,
-        "path_reference": ref_in.label,
-    }
-    scorer = TrajectoryScorer(**options)
-    sections = scorer.output_schemas(uid_type)
-    spark_schema, arrow_schema = _arrow_output(sections)
-    job = TrajectoryPartitionJob(options, arrow_schema, chunk_rows, _task_cpus(spark))
-    combined = _combined(
-        ref_in, gen_in, ["uid"], TRAJECTORY_COLUMNS, TRAJECTORY_COLUMNS, input_order=False
-    )
-    return _evaluate(
-        spark,
-        combined,
-        job,
-        scorer,
-        list(sections),
-        ["uid"],
-        {"truth": ref_in, "predictions": gen_in},
-        spark_schema=spark_schema,
-        partitions=partitions,
-        out=out,
-        city=city or DEFAULT_CITY,
-        model=model or default_model_name(as_uri(generated)),
-    )
-
-
-def _require_columns(source: _Input, columns) -> None:
-    """The local engine's check (and message) of the columns a task reads."""
-    missing = [c for c in columns if c not in source.schema]
-    if missing:
-        raise InputError(
-            f"missing column; columns present: {list(source.schema)}",
-            path=source.label,
-            column=missing[0],
+        n_partitions = _partition_count(self.spark, [truth, predictions], self.partitions)
+        scored = _score(
+            self.spark, combined, job, spark_schema, key=plan.key, n_partitions=n_partitions
+        )
+        sources = {"truth": truth, "predictions": predictions}
+        fingerprints = {side: source.fingerprint() for side, source in sources.items()}
+        labels = {side: source.label for side, source in sources.items()}
+        model = where["model"] or default_model_name(as_uri(predictions.label))
+        return self._finished(
+            scored,
+            job.scorer(),
+            list(plan.sections),
+            labels,
+            fingerprints,
+            {**where, "model": model},
         )
 
-
-@with_options("recs")
-def evaluate_recs_spark(
-    spark: SparkSession,
-    ratings,
-    recs,
-    *,
-    out=None,
-    city: str | None = None,
-    model: str | None = None,
-    chunk_rows: int = DEFAULT_CHUNK_ROWS,
-    partitions: int | None = None,
-    **options,
-) -> Evaluation:
-    """:func:`mobeval.api.evaluate_recs` on Spark (recommendation lists against ratings, user by
-    user): the same options, the same numbers, the same messages; a user's list is its rows in
-    input order (file, then position in the file), restored after the shuffle. See
-    :func:`evaluate_nextloc_spark` for ``out``, ``partitions`` and ``chunk_rows``."""
-    values = option_values("recs", options)
-    metrics, cutoffs, key = values["metrics"], values["cutoffs"], values["key"]
-    conv = RECS.convention(values)
-    specs = parse_recs_metrics(metrics, cutoffs, beta=conv.beta)
-    columns = rec_columns(conv, specs)
-    ratings_in, recs_in = _read(spark, ratings), _read(spark, recs)
-    _require_columns(ratings_in, [key, "item_id", "rating"])
-    _require_columns(recs_in, [key, *columns[1:]])
-    plan = RecsPlan.build(key, columns, recs_in.schema, ratings_in.schema)
-    recs_user, ratings_user = recs_in.schema[key], ratings_in.schema[key]
-    if recs_user.is_integer() and ratings_user.is_integer():
-        user_type = pl.Int64
-    else:
-        user_type = recs_user if recs_user == ratings_user else pl.String
-    per_unit = {key: user_type, **{spec.name: pl.Float64 for spec in specs}}
-    spark_schema, arrow_schema = _arrow_output({"per_unit": per_unit})
-    job = RecsPartitionJob(
-        {
-            "metrics": [metrics] if isinstance(metrics, str) else list(metrics),
-            "cutoffs": cutoffs,
-            "convention": conv,
-            "key": key,
-            "path_recs": recs_in.label,
-            "path_ratings": ratings_in.label,
-        },
-        tuple(columns),
-        recs_in.schema,
-        ratings_in.schema,
-        arrow_schema,
-        chunk_rows,
-        _task_cpus(spark),
-    )
-    combined = _combined(
-        ratings_in, recs_in, [key], plan.truth_columns, plan.pred_columns, input_order=True
-    )
-    return _evaluate(
-        spark,
-        combined,
-        job,
-        job.scorer(),
-        ["per_unit"],
-        [key],
-        {"truth": ratings_in, "predictions": recs_in},
-        spark_schema=spark_schema,
-        partitions=partitions,
-        out=out,
-        city=city or DEFAULT_CITY,
-        model=model or default_model_name(as_uri(recs)),
-    )
-
-
-SPARK_EVALUATE = {
-    name: (globals()[f"evaluate_{name}_spark"], FAMILIES[name].truth, FAMILIES[name].model)
-    for name in SPARK_TASKS
-}
-
-
-# ---------------------------------------------------------------------------------------------
-# Jobs
-
-
-def run_job_spark(
-    job,
-    spark: SparkSession,
-    *,
-    out: str | None = None,
-    resume: bool = False,
-    log=print,
-    partitions: int | None = None,
-) -> list[Evaluation]:
-    """:func:`mobeval.jobs.run_job` on Spark: every (city, model) of a loaded job
-    (:func:`mobeval.jobs.load_job`), written under ``out`` (default: the job's) by Spark;
-    with ``resume``, results complete for the same options and inputs are skipped."""
-    unsupported = sorted({task.type for task in job.tasks} - set(SPARK_TASKS))
-    if unsupported:
-        raise ConfigError(
-            f"{job.path}: the Spark engine runs {', '.join(SPARK_TASKS)} tasks, "
-            f"not {', '.join(unsupported)} (use --engine local)"
-        )
-    root = as_uri(out if out is not None else job.out).rstrip("/")
-    files = _Files(spark)
-    from mobeval.jobs import is_uri, task_inputs
-
-    for _, where, path in task_inputs(job):  # local paths were looked for by load_job
-        if is_uri(path) and not files.data_files(as_uri(path)):
-            raise ConfigError(
-                f"{where}: {as_uri(path)}: no data file there (no such file, nothing matches the "
-                "pattern, or a folder without .parquet / .csv files)"
-            )
-    results = []
-    with _out_lock(spark, root):
-        manifest = Manifest(
-            root, {"file": str(job.path), "chunk_rows": job.chunk_rows}, files=files, engine="spark"
-        )
-        for task in job.tasks:
-            evaluate, truth_argument, model_argument = SPARK_EVALUATE[task.type]
-            for model, prediction_path in task.models.items():
-                config = {"type": task.type, "city": task.city, "model": model, **task.options}
-                if resume:
-                    inputs = {
-                        "truth": _fingerprint(files, task.truth),
-                        "predictions": _fingerprint(files, prediction_path),
-                    }
-                    if manifest.is_complete(task.city, model, config, inputs):
-                        log(f"{task.city}/{model}: complete, skipped (--resume)")
-                        continue
-                started = time.perf_counter()
-                evaluation = evaluate(
-                    spark,
-                    **{truth_argument: task.truth, model_argument: prediction_path},
-                    out=root,
-                    city=task.city,
-                    model=model,
-                    chunk_rows=job.chunk_rows,
-                    partitions=partitions,
-                    **task.options,
+    def run_rows(self, job, where: dict) -> Evaluation:
+        """Logits: the rows cut into ranges of whole chunks, one range per task; each task reads
+        its rows from the files (:meth:`mobeval.engines.partition.LogitsPartitionJob.chunks`)."""
+        for side, value in (("logits", job.logits), ("targets", job.targets)):
+            if input_name(value) is None and not (side == "targets" and is_targets_column(value)):
+                raise ConfigError(
+                    f"the Spark engine reads the {side} from a .npy or Parquet file that every "
+                    "executor can read, not from an array in this process"
                 )
-                manifest.record(evaluation, config, task.type)
-                log(f"{task.city}/{model}: done in {time.perf_counter() - started:.2f}s (spark)")
-                results.append(evaluation)
-    return results
+        n_rows, n_classes = job.shape()
+        if n_rows == 0:  # the local engine's message for an input without rows
+            list(job.chunks(job.accumulator()))
+        ranges = row_ranges(
+            n_rows, job.chunk_rows, self.partitions or self.spark.sparkContext.defaultParallelism
+        )
+        spark_schema, arrow_schema = _arrow_output({"per_unit": job.per_unit_schema()})
+        job = dataclasses.replace(
+            job, output=arrow_schema, n_classes=n_classes, threads=_task_cpus(self.spark)
+        )
+        scored = (
+            self.spark.range(len(ranges), numPartitions=len(ranges))
+            .mapInArrow(functools.partial(score_rows, job, ranges), spark_schema)
+            .persist(StorageLevel.MEMORY_AND_DISK)
+        )
+        label = input_name(job.logits)
+        labels = {"truth": input_name(job.targets) or label, "predictions": label}
+        model = where["model"] or default_model_name(label)
+        fingerprints = job.fingerprints(self.fingerprint)
+        return self._finished(
+            scored, job.scorer(), ["per_unit"], labels, fingerprints, {**where, "model": model}
+        )
+
+    def _finished(self, scored, scorer, sections, labels, fingerprints, where) -> Evaluation:
+        """Merge the folds, then write (or collect) the sections; the result."""
+        started = time.perf_counter()
+        city = check_name(where["city"] or DEFAULT_CITY, "city")
+        model = check_name(where["model"], "model")
+        try:
+            with _out_lock(self.spark, where["out"]):
+                summary, tables, outputs = _finish(
+                    self.spark,
+                    scored,
+                    scorer,
+                    sections,
+                    labels=labels,
+                    out=where["out"],
+                    city=city,
+                    model=model,
+                )
+        finally:
+            scored.unpersist()
+        return Evaluation(
+            city=city,
+            model=model,
+            summary=summary,
+            tables=tables,
+            outputs=outputs,
+            inputs=fingerprints,
+            seconds=time.perf_counter() - started,
+        )
+
+    def location(self, path) -> str:
+        return as_uri(path).rstrip("/")
+
+    def lock(self, out):
+        return _out_lock(self.spark, out)
+
+    def check_inputs(self, inputs) -> None:
+        """Every URI of a job names data files (local paths were looked for by ``load_job``);
+        logits are read by the executors with NumPy and pyarrow: a local or shared path."""
+        from mobeval.jobs import is_uri
+
+        files = None
+        for kind, where, path in inputs:
+            if not is_uri(path):
+                continue
+            if kind == "logits":
+                raise ConfigError(
+                    f"{where}: {as_uri(path)}: logits are read by each executor from a local or "
+                    "shared file system path, not a URI"
+                )
+            files = files or _Files(self._spark)
+            if not files.data_files(as_uri(path)):
+                raise ConfigError(
+                    f"{where}: {as_uri(path)}: no data file there (no such file, nothing matches "
+                    "the pattern, or a folder without .parquet / .csv files)"
+                )
+
+    def fingerprint(self, path) -> list[dict]:
+        return [
+            {"path": uri, "size": size, "mtime": mtime}
+            for uri, size, mtime in self.files.data_files(as_uri(path))
+        ]
 
 
-def _fingerprint(files: _Files, path) -> list[dict]:
-    return [
-        {"path": uri, "size": size, "mtime": mtime}
-        for uri, size, mtime in files.data_files(as_uri(path))
-    ]
-
-
-__all__ = [
-    "as_uri",
-    "evaluate_nextloc_spark",
-    "evaluate_recs_spark",
-    "evaluate_trajectory_spark",
-    "run_job_spark",
-    "spark_session",
-]
+__all__ = ["SparkEngine", "as_uri", "spark_session"]

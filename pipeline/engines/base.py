@@ -1,0 +1,311 @@
+"""One evaluation path, two engines: what the API hands to an engine, and the local engine.
+
+:mod:`mobeval.api` turns a family's options and two inputs into a :class:`Plan` (keyed families:
+next location, trajectories, recommendation lists) or a logits job (rows paired by position:
+:class:`mobeval.engines.partition.LogitsPartitionJob`) and hands it to an engine. Every engine
+implements :class:`Engine`:
+
+* :class:`LocalEngine`: this process, streaming both inputs in chunks of whole units
+  (:func:`mobeval.engines.local.stream_pairs`) through the plan's scorer;
+* :class:`mobeval.engines.spark.SparkEngine`: the same scorers (the plan's partition job) in
+  Spark's ``mapInArrow`` partitions, folds merged on the driver.
+
+Both run the same scorer classes and kernels and fold into the same exact sums, so they give the
+same numbers; :func:`mobeval.jobs.run_job` runs a job file's results through either.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import polars as pl
+
+from mobeval.engines.local import checked_chunk_rows, stream_pairs
+from mobeval.errors import ConfigError, InputError
+from mobeval.io.sources import Source, as_source, fingerprint
+from mobeval.io.writers import (
+    STAGING,
+    StagedResult,
+    check_name,
+    output_lock,
+    plain_name,
+    write_text_atomic,
+)
+from mobeval.progress import Progress
+
+DEFAULT_CITY = "default"
+
+
+@dataclass
+class Evaluation:
+    """What one (city, model) evaluation produced.
+
+    ``summary``: metric, value, n. ``tables``: the per-unit tables by section ("per_unit", and
+    "per_day" for trajectories) when not written to ``out``; ``outputs``: section -> directory.
+    """
+
+    city: str
+    model: str
+    summary: pl.DataFrame
+    tables: dict[str, pl.DataFrame] = field(default_factory=dict)
+    outputs: dict[str, str] = field(default_factory=dict)
+    inputs: dict[str, list] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def per_unit(self) -> pl.DataFrame | None:
+        """One row per unit (sample, uid, user); None when written to ``out``."""
+        return self.tables.get("per_unit")
+
+    def value(self, metric: str) -> float:
+        """The summary value of one metric (``result.value("ndcg@10")``)."""
+        row = self.summary.filter(pl.col("metric") == metric)
+        if row.height == 0:
+            raise KeyError(f"no metric {metric!r} in this summary")
+        return float(row["value"][0])
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One keyed family's evaluation of one (truth, predictions) pair, engine-free.
+
+    ``key``: the unit key (every row of a unit is scored together). ``inputs``: the input plan
+    (``truth_columns`` / ``pred_columns`` read from each side, ``truth_select`` / ``pred_select``
+    the Polars expressions that normalise them). ``job``: the partition job
+    (:mod:`mobeval.engines.partition`), picklable; ``job.scorer()`` is a fresh scorer (``score(
+    chunk, truth) -> {section: frame}``, ``summary()``, an exact ``accumulator``). ``sections``:
+    each per-unit section's Polars schema (integer keys as Int64, as Spark hashes them).
+    ``unique_truth``: one truth row per unit. ``input_order``: a unit's prediction rows must keep
+    their input order (file, then position), which a shuffle does not."""
+
+    key: list[str]
+    inputs: object
+    job: object
+    sections: dict[str, dict]
+    unique_truth: bool
+    input_order: bool
+
+
+class Engine(Protocol):
+    """What :mod:`mobeval.api` and :mod:`mobeval.jobs` ask of an engine."""
+
+    name: str  # "local", "spark": the manifest's ``engine``
+    files: object  # the manifest's file system: read_text, write_text, exists
+
+    def source(self, data, *, names: tuple[str, ...] | None = None):
+        """An input: ``label``, ``schema()`` (Polars types), ``fingerprint()``."""
+
+    def run(self, plan: Plan, truth, predictions, where: dict) -> Evaluation:
+        """Score a keyed plan; ``where``: out, city, model, chunk_rows, progress."""
+
+    def run_rows(self, job, where: dict) -> Evaluation:
+        """Score a logits job (rows paired by position); ``where`` as :meth:`run`."""
+
+    def location(self, path):
+        """An output folder as this engine names it (Spark: a URI)."""
+
+    def lock(self, out):
+        """A context manager holding ``out`` for one run (:func:`mobeval.io.writers.output_lock`
+        where it can)."""
+
+    def check_inputs(self, inputs: list[tuple[str, str, object]]) -> None:
+        """Before a job runs: every (task type, entry, path) readable by this engine, else a
+        ConfigError naming the entry."""
+
+    def fingerprint(self, path) -> list[dict]:
+        """The input's files (path, size, modification time): what ``--resume`` compares."""
+
+
+def default_model_name(source) -> str:
+    """The predictions' file (or directory) name without suffixes, made a plain name
+    (:func:`mobeval.io.writers.plain_name`): ``deepmove.parquet`` -> deepmove, ``*.parquet`` ->
+    all, ``my model.csv`` -> my_model."""
+    if isinstance(source, Source | str | os.PathLike):
+        name = Path(str(getattr(source, "label", source)).rstrip("/")).name
+        for suffix in (".gz", ".parquet", ".pq", ".csv", ".txt", ".npy"):
+            name = name.removesuffix(suffix)
+        return plain_name(name.replace("*", "all"))
+    return "model"
+
+
+class _InMemory:
+    """Collects per-unit parts in memory (the same interface as StagedResult)."""
+
+    def __init__(self) -> None:
+        self.parts: dict[str, list[pl.DataFrame]] = {}
+
+    def add_part(self, section: str, frame: pl.DataFrame) -> None:
+        self.parts.setdefault(section, []).append(frame)
+
+    def tables(self) -> dict[str, pl.DataFrame]:
+        return {section: pl.concat(frames) for section, frames in self.parts.items()}
+
+    def discard(self) -> None:
+        self.parts.clear()
+
+
+class _Run:
+    """One (city, model) result in the making on this machine: its sink (staged under ``out`` and
+    committed, or kept in memory), its progress line and its clock. As a context manager it holds
+    ``out``'s lock (:func:`mobeval.io.writers.output_lock`) and discards every part written when
+    the body raises. City and model must be plain names."""
+
+    def __init__(self, out, city: str | None, model: str, total_rows, progress) -> None:
+        self.out = None if out is None else Path(out)
+        self.city = check_name(city or DEFAULT_CITY, "city")
+        self.model = check_name(model, "model")
+        #: Where the local engine puts its hash buckets: inside the staging area, which the next
+        #: run on ``out`` empties if this one is killed (no ``out``: the system's temporary folder).
+        self.temp_dir = None if self.out is None else self.out / STAGING
+        self.started = time.perf_counter()
+        self.total_rows = total_rows
+        self.progress = progress
+        self._held = ExitStack()
+
+    def _new_sink(self) -> StagedResult | _InMemory:
+        if self.out is None:
+            return _InMemory()
+        return StagedResult(self.out, self.city, self.model)
+
+    def restart(self) -> None:
+        """Forget every part written so far (the engine starts over)."""
+        self.sink.discard()
+        self.sink = self._new_sink()
+
+    def add(self, parts: dict[str, pl.DataFrame] | None) -> None:
+        for section, frame in (parts or {}).items():
+            self.sink.add_part(section, frame)
+
+    def finish(self, summary: pl.DataFrame, inputs: dict[str, list]) -> Evaluation:
+        """Commit (summary last) or collect every section; the result."""
+        if self.out is not None:
+            self.sink.add_part("summary", summary)
+            outputs, tables = self.sink.commit(), {}
+        else:
+            outputs, tables = {}, self.sink.tables()
+        return Evaluation(
+            city=self.city,
+            model=self.model,
+            summary=summary,
+            tables=tables,
+            outputs=outputs,
+            inputs=inputs,
+            seconds=time.perf_counter() - self.started,
+        )
+
+    def __enter__(self) -> _Run:
+        if self.out is not None:
+            self._held.enter_context(output_lock(self.out))
+        self.sink = self._new_sink()
+        self.meter = Progress(f"{self.city}/{self.model}", self.total_rows, enabled=self.progress)
+        return self
+
+    def __exit__(self, kind, error, traceback) -> None:
+        try:
+            if kind is not None:
+                self.sink.discard()
+            self.meter.close()
+        finally:
+            self._held.close()
+
+
+class LocalFiles:
+    """The local file system as the manifest uses it (the Spark engine passes Hadoop's)."""
+
+    def read_text(self, path: str) -> str | None:
+        return Path(path).read_text() if Path(path).exists() else None
+
+    def write_text(self, path: str, text: str) -> None:
+        write_text_atomic(text, Path(path))
+
+    def exists(self, path: str) -> bool:
+        return Path(path).exists()
+
+
+class LocalEngine:
+    """This process: both inputs streamed in chunks of whole units (sorted, or over hash buckets:
+    :func:`mobeval.engines.local.stream_pairs`) through the plan's scorer."""
+
+    name = "local"
+    files = LocalFiles()
+
+    def source(self, data, *, names: tuple[str, ...] | None = None):
+        return as_source(data, names=names)
+
+    def run(self, plan: Plan, truth, predictions, where: dict) -> Evaluation:
+        """Stream both sources through a fresh scorer; stage, then commit, every section. If the
+        inputs turn out not to be sorted, a new scorer starts over on hash buckets."""
+        model = where["model"] or default_model_name(predictions)
+        chunk_rows = checked_chunk_rows(where["chunk_rows"])
+        total = predictions.row_count_estimate()
+        with _Run(where["out"], where["city"], model, total, where["progress"]) as run:
+            scorer = plan.job.scorer()
+            rows = {"truth": 0, "predictions": 0}
+            for item in stream_pairs(
+                truth,
+                predictions,
+                plan.inputs,
+                plan.key,
+                chunk_rows=chunk_rows,
+                progress=run.meter,
+                unique_truth=plan.unique_truth,
+                temp_dir=run.temp_dir,
+            ):
+                if isinstance(item, str):  # not sorted: start again over hash buckets
+                    run.restart()
+                    scorer, rows = plan.job.scorer(), {"truth": 0, "predictions": 0}
+                    continue
+                chunk, truth_rows = item
+                rows["predictions"] += chunk.height
+                rows["truth"] += truth_rows.height
+                run.add(scorer.score(chunk, truth_rows))
+            for side, source in (("truth", truth), ("predictions", predictions)):
+                if rows[side] == 0:
+                    raise InputError("holds no rows: nothing to evaluate", path=source.label)
+            inputs = {"truth": truth.fingerprint(), "predictions": predictions.fingerprint()}
+            return run.finish(scorer.summary(), inputs)
+
+    def run_rows(self, job, where: dict) -> Evaluation:
+        """Every logits chunk, in row order, through one accumulator."""
+        model = where["model"] or default_model_name(job.logits)
+        with _Run(where["out"], where["city"], model, None, where["progress"]) as run:
+            accumulator = job.accumulator()
+            for n_rows, frame in job.chunks(accumulator):
+                run.add({"per_unit": frame})
+                run.meter.advance(n_rows)
+            return run.finish(accumulator.finalize(percent=job.percent), job.fingerprints())
+
+    def location(self, path) -> Path:
+        return Path(path)
+
+    def lock(self, out):
+        return output_lock(out)
+
+    def check_inputs(self, inputs) -> None:
+        from mobeval.jobs import is_uri
+
+        for _, where, path in inputs:
+            if is_uri(path):
+                raise ConfigError(
+                    f"{where}: {path}: a path on another file system, which the local engine "
+                    "cannot read (run the job with --engine spark)"
+                )
+
+    def fingerprint(self, path) -> list[dict]:
+        return fingerprint(path)
+
+
+__all__ = [
+    "DEFAULT_CITY",
+    "Engine",
+    "Evaluation",
+    "LocalEngine",
+    "LocalFiles",
+    "Plan",
+    "default_model_name",
+]
