@@ -126,7 +126,7 @@ class SortedUnitChunks:
             if rows < self.chunk_rows:
                 continue
             flags = np.concatenate(starts)
-            cut = int(np.flatnonzero(flags)[-1])
+            cut = len(flags) - 1 - int(np.argmax(flags[::-1]))  # the last unit start
             if cut == 0:
                 continue  # one unit larger than a chunk: keep reading
             frame = pl.concat(pending, rechunk=False)

@@ -58,3 +58,23 @@ def match_sorted(units, truth):
             index[u] = j
             used[j] = True
     return index, used, True
+
+
+@njit(cache=True)
+def unit_offsets(keys):
+    """Offsets of the units of ``keys`` (n_rows x n_columns int64, rows grouped by key): the rows
+    where the key differs from the previous row's, then ``n_rows``; the first row starts a unit."""
+    n_rows, n_columns = keys.shape
+    offsets = np.empty(n_rows + 1, dtype=np.int64)
+    n_units = 0
+    for row in range(n_rows):
+        start = row == 0
+        for column in range(n_columns):
+            if start or keys[row, column] != keys[row - 1, column]:
+                start = True
+                break
+        if start:
+            offsets[n_units] = row
+            n_units += 1
+    offsets[n_units] = n_rows
+    return offsets[: n_units + 1].copy()

@@ -25,7 +25,7 @@ from mobeval.errors import ConfigError, InputError
 from mobeval.io.arrays import kernel_array
 from mobeval.io.chunking import format_key, key_at, key_matrix, unit_starts
 from mobeval.kernels.exact_sum import ExactColumnSums
-from mobeval.kernels.keys import key_order, match_sorted
+from mobeval.kernels.keys import match_sorted, unit_offsets
 from mobeval.kernels.ranks import drop_repeated, target_rank_bounds
 from mobeval.kernels.topk import ACC, single_target_metrics
 from mobeval.metrics import drop_duplicates_hint
@@ -280,16 +280,15 @@ def to_unit_arrays(
     else:
         matrix = key_matrix(chunk, key)
         if matrix is None:
-            starts = unit_starts(chunk, key).to_numpy()
-            keys = chunk.select(key)[starts]
+            offsets = np.append(unit_starts(chunk, key).to_numpy(), chunk.height).astype(np.int64)
+            keys = chunk.select(key)[offsets[:-1]]
         else:
-            starts = np.flatnonzero(key_order(matrix))
-            unit_keys = matrix[starts]
+            offsets = unit_offsets(matrix)
+            unit_keys = matrix[offsets[:-1]]
             keys = pl.DataFrame(
                 {column: unit_keys[:, j] for j, column in enumerate(key)},
                 schema={column: chunk.schema[column] for column in key},
             )
-        offsets = np.append(starts, chunk.height).astype(np.int64)
         location_values = chunk["location"]
         preference_series = chunk[PREFERENCE]
 
@@ -355,7 +354,7 @@ class NextlocAccumulator:
         """Fold a per-unit table (columns ``n_candidates`` and every name of ``kernel_names``)."""
         if per_unit.height == 0:
             return
-        self.sums.add(per_unit.select(self.kernel_names).to_numpy())
+        self.sums.add(np.column_stack([per_unit[name].to_numpy() for name in self.kernel_names]))
         self.samples += per_unit.height
         self.without_predictions += int((per_unit["n_candidates"] == 0).sum())
 
