@@ -621,8 +621,8 @@ def _run(args) -> int:
                 "truth": TrecSource.open(args.truth, "qrels", task="nextloc"),
                 "predictions": TrecSource.open(args.pred, "run", task="nextloc"),
             }
-            if options["key"] == ["sample_id"]:
-                options["key"] = ["qid"]
+            if options["key"] == FAMILIES["nextloc"].option("key").flag.default:
+                options["key"] = ["qid"]  # TREC files' key, unless --key names another
         _evaluate(args, progress, "nextloc", inputs, options)
     elif args.command == "trajectory":
         options = family_options(args, "trajectory")
