@@ -57,6 +57,7 @@ stopped = []
 
 def hooked(self, section, frame):
     add_part(self, section, frame)
+    self._wait()  # the part is written by a thread: on disk once _wait returns
     if self.model == model and not stopped:
         stopped.append(True)
         if mode == "kill":

@@ -228,14 +228,38 @@ class StagedResult:
         self.model = model
         self.root = out / STAGING / f"city={city}" / f"model={model}"
         self.parts: dict[str, int] = {}
+        self._writing: threading.Thread | None = None
+        self._failed: BaseException | None = None
 
     def add_part(self, section: str, frame: pl.DataFrame) -> None:
-        """Append one part file (a chunk's rows) to ``section``."""
+        """Append one part file (a chunk's rows) to ``section``. The file is written by a thread
+        while the caller scores the next chunk (Polars' writer releases the GIL); one write at a
+        time, so memory holds at most one part being written. A failed write is raised here or
+        by :meth:`commit`."""
+        self._wait()
         index = self.parts.get(section, 0)
         self.parts[section] = index + 1
         directory = self.root / section
         directory.mkdir(parents=True, exist_ok=True)
-        write_parquet(frame, directory / f"part-{index:05d}.parquet")
+        path = directory / f"part-{index:05d}.parquet"
+
+        def write() -> None:
+            try:
+                write_parquet(frame, path)
+            except BaseException as error:  # noqa: BLE001 - raised in the caller by _wait
+                self._failed = error
+
+        self._writing = threading.Thread(target=write, name="mobeval-writer", daemon=True)
+        self._writing.start()
+
+    def _wait(self) -> None:
+        """Wait for the part being written; raise its error, if any."""
+        if self._writing is not None:
+            self._writing.join()
+            self._writing = None
+        if self._failed is not None:
+            failed, self._failed = self._failed, None
+            raise failed
 
     def commit(self) -> dict[str, str]:
         """Move every section into place, the summary last; return section -> final directory.
@@ -244,6 +268,7 @@ class StagedResult:
         directory is always either the old result or the new one, never a mixture. Every
         section's parent folder is made before anything moves, so a path that cannot be made
         (``OUT/summary`` is a file) stops the commit with nothing moved."""
+        self._wait()
         placed = {}
         sections = sorted(self.parts, key=lambda name: name == SECTIONS_LAST)
         finals = {s: self.out / partition_path(s, self.city, self.model) for s in sections}
@@ -260,4 +285,6 @@ class StagedResult:
 
     def discard(self) -> None:
         """Delete what was staged for this result."""
+        with contextlib.suppress(Exception):  # discarding anyway: a failed write does not matter
+            self._wait()
         remove_staged(self.root, self.out)
