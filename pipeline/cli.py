@@ -96,7 +96,9 @@ def _command(commands, name: str, help: str, family: str | None = None, **settin
     return commands.add_parser(
         name,
         help=help,
-        description=settings.pop("description", help[0].upper() + help[1:] + "."),
+        description=textwrap.fill(
+            settings.pop("description", help[0].upper() + help[1:] + "."), 78
+        ),
         epilog=_epilog(name, family),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         **settings,
@@ -129,10 +131,10 @@ def _threshold(text: str) -> float | str | None:
     if text in ("user_mean", "none"):
         return None if text == "none" else text
     try:
-        return float(text)
-    except ValueError:
+        return _finite(text)
+    except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(
-            f"expected a number, user_mean or none, not {text!r}"
+            f"expected a finite number, user_mean or none, not {text!r}"
         ) from None
 
 
@@ -551,15 +553,18 @@ def _evaluate_checked(args, progress, family, inputs, options, chunking):
 
 
 def cli_spelling(message: str, family: str) -> str:
-    """``message`` with every option value spelled as in Python (``on_mismatch='skip'``,
-    ``duplicates="drop"``) spelled as on the command line (``--skip-mismatched``,
-    ``--duplicates drop``), from the family's definition: what the tasks' messages suggest
-    reads as the flag to type."""
+    """``message`` with the options spelled as on the command line, from the family's
+    definition: a value spelled as in Python (``on_mismatch='skip'``, ``duplicates="drop"``)
+    becomes the flag to type (``--skip-mismatched``, ``--duplicates drop``), and a bare option
+    name with an underscore (``gain_threshold``: never an English word) its flag
+    (``--gain-threshold``)."""
     for option in FAMILIES[family].options:
         if option.flag is None:
             continue
-        pattern = rf"(?<![\w-]){option.name}=(['\"])([^'\"]*)\1"
-        message = re.sub(pattern, lambda m, o=option: o.cli_spelling(m.group(2)), message)
+        valued = rf"(?<![\w-]){option.name}=(['\"])([^'\"]*)\1"
+        message = re.sub(valued, lambda m, o=option: o.cli_spelling(m.group(2)), message)
+        if "_" in option.name:
+            message = re.sub(rf"(?<![\w-]){option.name}\b", option.flag_name, message)
     return message
 
 

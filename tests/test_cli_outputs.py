@@ -9,10 +9,12 @@ import csv
 import io
 import json
 import math
+import re
 
 import numpy as np
 import polars as pl
 import pytest
+import test_job_validation as job_validation
 
 from mobeval.cli import EXAMPLES, build_parser, cli_spelling, main
 from mobeval.families import FAMILIES, FROM_PRESET
@@ -225,3 +227,41 @@ def test_switches_are_named_by_their_flags(tmp_path, capsys):
         assert main([*argv, "--quiet"]) == 2
         err = capsys.readouterr().err
         assert flag in err and "='" not in err, err
+
+
+CLI_CASES, FILES = job_validation.CLI_CASES, job_validation.FILES
+inputs = job_validation.inputs  # the fixture: one small valid input of every family
+
+
+def _leaks(line: str, family: str) -> list[str]:
+    """The Python spellings of options in a message: ``name='value'`` / ``name="value"`` of any
+    option, and bare option names with an underscore (``gain_threshold``)."""
+    found = []
+    for option in FAMILIES[family].options:
+        if option.flag is None:
+            continue
+        if f"{option.name}='" in line or f'{option.name}="' in line:
+            found.append(option.name)
+        if "_" in option.name and re.search(rf"(?<![\w-]){option.name}\b", line):
+            found.append(option.name)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("family", "option", "toml", "cli"),
+    CLI_CASES,
+    ids=[f"{f}/--{o.replace('_', '-')} {c!r}" for f, o, _, c in CLI_CASES],
+)
+def test_no_wrong_value_is_named_as_in_python(tmp_path, inputs, capsys, family, option, toml, cli):
+    """Every wrong value the command line can give (the job-validation table's): its one error
+    line spells no option as Python does."""
+    truth, model, truth_flag, model_flag = FILES[family]
+    argv = [family, truth_flag, str(inputs / truth), model_flag, str(inputs / model)]
+    flag = FAMILIES[family].option(option).flag_name
+    try:
+        code = main([*argv, f"{flag}={cli}", "--quiet"])
+    except SystemExit as usage:  # argparse's own errors (a wrong choice, not an integer)
+        code = usage.code
+    assert code == 2
+    line = capsys.readouterr().err.strip()
+    assert not _leaks(line, family), line
