@@ -66,19 +66,35 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"mobeval: error: {message} (see '{self.prog} --help')\n")
 
 
+def _named_lines(title: str, lines: dict[str, str]) -> list[str]:
+    """``title``, then one ``name  text`` line per entry (wrapped to 78 columns)."""
+    width = max(map(len, lines)) + 4
+    parts = [title]
+    for name, text in lines.items():
+        parts += textwrap.wrap(
+            text, 78, initial_indent=f"  {name:<{width - 2}}", subsequent_indent=" " * width
+        )
+    return [*parts, ""]
+
+
+def _validation_tasks() -> dict[str, str]:
+    """The validator's rule sets, one line each, from its table."""
+    return {
+        name: f"uids {spec.uid_min}..{spec.uid_max}, days {spec.d_min}..{spec.d_max}"
+        + ("" if ":" in name else f" (as 2025:{name})")
+        for name, spec in VALIDATION_TASKS.items()
+    }
+
+
 def _epilog(command: str, family: str | None = None) -> str:
-    """The end of a command's ``--help``: its family's presets, one line each, and an example,
-    wrapped to 78 columns (printed as is: :class:`argparse.RawDescriptionHelpFormatter`)."""
+    """The end of a command's ``--help``: its family's presets (the validator's tasks), one line
+    each, and an example, wrapped to 78 columns (printed as is:
+    :class:`argparse.RawDescriptionHelpFormatter`)."""
     parts = []
     if family is not None and FAMILIES[family].preset_help:
-        parts.append("presets (--convention):")
-        presets = FAMILIES[family].preset_help
-        width = max(map(len, presets)) + 4
-        for name, text in presets.items():
-            parts += textwrap.wrap(
-                text, 78, initial_indent=f"  {name:<{width - 2}}", subsequent_indent=" " * width
-            )
-        parts.append("")
+        parts += _named_lines("presets (--convention):", FAMILIES[family].preset_help)
+    if command == "validate":
+        parts += _named_lines("tasks (--task):", _validation_tasks())
     parts.append("example:")
     parts += textwrap.wrap(
         EXAMPLES[command],
@@ -213,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         choices=sorted(VALIDATION_TASKS),
         metavar="TASK",
-        help="the year and city of the rules: one of " + ", ".join(sorted(VALIDATION_TASKS)),
+        help="the year and city of the rules (tasks: below)",
     )
     validate.add_argument("--dataset", required=True, help="city_X_challengedata.csv(.gz)")
     validate.add_argument("--submission", required=True, help="the submission csv(.gz)")

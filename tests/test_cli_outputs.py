@@ -265,3 +265,17 @@ def test_no_wrong_value_is_named_as_in_python(tmp_path, inputs, capsys, family, 
     assert code == 2
     line = capsys.readouterr().err.strip()
     assert not _leaks(line, family), line
+
+
+def test_validate_help_lists_every_task_with_its_uids_and_days(monkeypatch):
+    from mobeval.validate.humob import TASKS
+
+    text = _help("validate", monkeypatch)
+    for name, spec in TASKS.items():
+        line = f"  {name} "
+        assert any(
+            row.startswith(line)
+            and f"uids {spec.uid_min}..{spec.uid_max}" in row
+            and f"days {spec.d_min}..{spec.d_max}" in row
+            for row in text.splitlines()
+        ), name
