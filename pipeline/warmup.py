@@ -1,0 +1,144 @@
+"""Fill the Numba cache before the first real run: ``mobeval warmup [--family ...]``.
+
+mobeval's kernels are compiled by Numba on their first call and cached on disk (``cache=True``):
+next to their sources (``pipeline/kernels/__pycache__``) when that folder is writable, else in
+``NUMBA_CACHE_DIR`` if it is set (Numba's own rule: the variable, when set, always wins). A fresh
+machine, container or Spark executor therefore pays the compilation once per cache folder; this
+module pays it ahead of time, e.g. while a container image is built, or once on a shared folder
+that every executor names in ``NUMBA_CACHE_DIR``.
+
+It compiles what real runs use, by making real runs: each family's public ``evaluate_*`` function
+on a tiny input, once per preset and per option that reaches other kernels (list-form predictions
+and ``duplicates="drop"`` for next location, optimal matching and NumPy's exp for trajectories,
+float32 and float64 logits in memory and from ``.npy`` files, which are mapped read-only: Numba
+compiles a read-only array apart from a writable one). Next-location, recs and trajectory inputs
+reach the kernels with the same types whatever their source (Parquet, CSV or a DataFrame:
+:func:`mobeval.io.arrays.kernel_array`), so a run after a warm-up loads every kernel from the
+cache and compiles none (``tests/test_warmup.py``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+import polars as pl
+
+FAMILY_NAMES = ("nextloc", "recs", "trajectory", "logits")
+
+
+def _nextloc() -> None:
+    from mobeval.api import evaluate_nextloc
+    from mobeval.families import FAMILIES
+
+    n, length = 3, 20  # 20 > 15 tied candidates: ranx's sort runs too
+    sample = np.repeat(np.arange(n), length)
+    location = np.tile(np.arange(length), n)
+    score = np.where(sample == 0, 1.0, -location.astype(np.float64))  # sample 0: all tied
+    long = pl.DataFrame({"sample_id": sample, "location": location, "score": score})
+    truth = pl.DataFrame({"sample_id": np.arange(n), "location": [5, 0, 99]})
+    lists = long.group_by("sample_id", maintain_order=True).agg(
+        pl.col("location").alias("locations"), pl.col("score").alias("scores")
+    )
+    for convention in FAMILIES["nextloc"].presets():
+        for predictions in (long, lists, lists.drop("scores")):
+            evaluate_nextloc(truth, predictions, convention=convention, progress=False)
+    evaluate_nextloc(truth, long, duplicates="drop", progress=False)
+
+
+def _recs() -> None:
+    from mobeval.api import evaluate_recs
+    from mobeval.families import FAMILIES
+
+    users, items = np.repeat(np.arange(3), 6), np.tile(np.arange(6), 3)
+    ratings = pl.DataFrame({"user_id": users, "item_id": items, "rating": (items % 5) + 1.0})
+    recs = pl.DataFrame(
+        {
+            "user_id": users,
+            "item_id": (items * 7 + users) % 9,
+            "score": 10.0 - items,
+            "rank": (items + 1).astype(np.int32),
+        }
+    )
+    for convention in FAMILIES["recs"].presets():
+        evaluate_recs(ratings, recs, convention=convention, progress=False)
+
+
+def _trajectory() -> None:
+    from mobeval.api import evaluate_trajectory
+    from mobeval.families import FAMILIES
+
+    steps = 12
+    uid, t = np.repeat([1, 2], steps), np.tile(np.arange(steps), 2)
+    reference = pl.DataFrame({"uid": uid, "d": 60, "t": t, "x": 10 + t, "y": 20 + t % 3})
+    generated = reference.with_columns(pl.col("x") + pl.col("t") % 2)
+    for convention in FAMILIES["trajectory"].presets():
+        for matching in ("greedy", "optimal"):
+            for exp in ("libm", "numpy"):
+                evaluate_trajectory(
+                    reference,
+                    generated,
+                    convention=convention,
+                    matching=matching,
+                    exp=exp,
+                    progress=False,
+                )
+
+
+def _logits() -> None:
+    import tempfile
+    from pathlib import Path
+
+    from mobeval.api import evaluate_logits
+    from mobeval.families import FAMILIES
+
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(8, 12))
+    logits[0, :] = 0.0  # ties
+    targets = np.arange(8) % 12
+    with tempfile.TemporaryDirectory(prefix="mobeval-warmup-") as folder:
+        inputs = []
+        for dtype in (np.float64, np.float32):
+            path = Path(folder) / f"logits-{np.dtype(dtype).name}.npy"
+            np.save(path, logits.astype(dtype))
+            inputs += [logits.astype(dtype), path]  # in memory, and a (read-only) mapped file
+        np.save(Path(folder) / "targets.npy", targets)
+        for convention in FAMILIES["logits"].presets():
+            for data in inputs:
+                truth = targets if isinstance(data, np.ndarray) else Path(folder) / "targets.npy"
+                evaluate_logits(data, truth, convention=convention, progress=False)
+
+
+WARMERS: dict[str, Callable[[], None]] = {
+    "nextloc": _nextloc,
+    "recs": _recs,
+    "trajectory": _trajectory,
+    "logits": _logits,
+}
+
+
+def warmup(families: list[str] | tuple[str, ...] = FAMILY_NAMES) -> dict[str, float]:
+    """Run every family of ``families`` on its tiny inputs (compiling and caching its kernels, or
+    loading them when cached already); the seconds each took."""
+    seconds = {}
+    for family in families:
+        started = time.perf_counter()
+        WARMERS[family]()
+        seconds[family] = time.perf_counter() - started
+    return seconds
+
+
+def cache_location() -> str:
+    """Where this process's Numba cache is written: ``NUMBA_CACHE_DIR``, else the kernels'
+    ``__pycache__`` folder."""
+    from pathlib import Path
+
+    import numba
+
+    import mobeval.kernels
+
+    configured = numba.config.CACHE_DIR
+    if configured:
+        return configured
+    return str(Path(mobeval.kernels.__file__).parent / "__pycache__")
