@@ -56,6 +56,7 @@ EXAMPLES = {
     "report": "mobeval report out/nextloc_sample --format markdown,html --baseline markov",
     "trec_eval": "mobeval trec_eval -m all_trec -q data_samples/trec/qrels.txt "
     "data_samples/trec/run.txt.gz",
+    "warmup": "NUMBA_CACHE_DIR=/opt/mobeval-cache mobeval warmup --family nextloc",
 }
 
 
@@ -323,6 +324,22 @@ def build_parser() -> argparse.ArgumentParser:
     from mobeval.trec_eval import add_arguments as add_trec_eval_arguments
 
     add_trec_eval_arguments(trec)
+    from mobeval.warmup import FAMILY_NAMES
+
+    warmup = _command(
+        commands,
+        "warmup",
+        "compile and cache the kernels now, so that the first run does not wait (README)",
+        description="Compile each family's Numba kernels into the cache (NUMBA_CACHE_DIR, else "
+        "the kernels' __pycache__ folder) by scoring tiny inputs, for container images and Spark "
+        "executors.",
+    )
+    warmup.add_argument(
+        "--family",
+        choices=[*FAMILY_NAMES, "all"],
+        default="all",
+        help="the family to warm up (default: all)",
+    )
     return parser
 
 
@@ -709,6 +726,13 @@ def _run(args) -> int:
         from mobeval.trec_eval import main_from_args
 
         return main_from_args(args)
+    elif args.command == "warmup":
+        from mobeval.warmup import FAMILY_NAMES, cache_location, warmup
+
+        families = FAMILY_NAMES if args.family == "all" else (args.family,)
+        for family, seconds in warmup(families).items():
+            print(f"{family}: {seconds:.1f} s", file=sys.stderr)
+        print(f"cache: {cache_location()}", file=sys.stderr)
     return EXIT_DONE
 
 
