@@ -502,15 +502,16 @@ def _result_object(task: str, options: dict, evaluation) -> dict:
     }
 
 
-def print_summaries(results: list[tuple[str, dict, object]], fmt: str = "table") -> None:
+def print_summaries(
+    results: list[tuple[str, dict, object]], fmt: str = "table", *, job: bool = True
+) -> None:
     """Print (task, options as typed, evaluation) results as ``fmt`` (:data:`FORMATS`): table
     and markdown give one table per city (metrics as rows, models as columns; counts as
     integers, the rest with 6 decimals), csv one row per city, model and metric, json one
-    object (``{"results": [...]}`` when there are several, e.g. from a job)."""
+    object: ``{"results": [...]}`` for a ``job``, the one result's object for a single command."""
     if fmt == "json":
         objects = [_result_object(*result) for result in results]
-        document = objects[0] if len(objects) == 1 else {"results": objects}
-        print(json.dumps(document, indent=2))
+        print(json.dumps({"results": objects} if job else objects[0], indent=2))
         return
     rows = [
         (e.city, e.model, metric, _number(value, _is_count(task, metric)), n)
@@ -567,7 +568,7 @@ def _evaluate(args, progress, family: str, inputs: dict, options: dict) -> None:
         option = FAMILIES[family].by_name.get(error.option)
         flag = option.flag_name if option is not None else None
         raise ConfigError(error.spelled(flag or error.option)) from None
-    print_summaries([(family, options, evaluation)], args.format)
+    print_summaries([(family, options, evaluation)], args.format, job=False)
 
 
 def _evaluate_checked(args, progress, family, inputs, options, chunking):

@@ -124,6 +124,10 @@ def test_a_job_prints_one_json_object_with_every_result(files, capsys):
         'k = [1]\nconvention = "trec_eval"\n'
         'models = { first = "pred.parquet", second = "pred.parquet" }\n'
     )
+    single = job.with_name("single.toml")
+    single.write_text(job.read_text().replace(', second = "pred.parquet"', ""))
+    one = json.loads(_run(capsys, ["run", str(single), "--format", "json", "--out", str(files)]))
+    assert [r["model"] for r in one["results"]] == ["first"]  # a job's shape, one result or many
     document = json.loads(_run(capsys, ["run", str(job), "--format", "json"]))
     results = document["results"]
     assert [(r["city"], r["model"]) for r in results] == [("c", "first"), ("c", "second")]
