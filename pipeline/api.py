@@ -52,11 +52,17 @@ from mobeval.tasks.trajectory import check_schemas as check_trajectory_schemas
 ENGINES = ("local", "spark")
 
 
-def engine_for(engine: str | Engine | None = None, spark=None, partitions: int | None = None):
+def engine_for(
+    engine: str | Engine | None = None,
+    spark=None,
+    partitions: int | None = None,
+    progress: bool | None = None,
+):
     """The engine an ``evaluate_*`` call asked for: ``"local"`` (the default), ``"spark"`` (the
-    active SparkSession, or a new one: :func:`mobeval.engines.spark.spark_session`), or Spark when a
-    SparkSession is given as ``spark``; an engine object is used as it is. ``partitions``: Spark's
-    hash partitions (Spark only)."""
+    active SparkSession, or a new one: :func:`mobeval.engines.spark.spark_session`, quiet unless
+    ``progress`` or a terminal asks otherwise), or Spark when a SparkSession is given as
+    ``spark``; an engine object is used as it is. ``partitions``: Spark's hash partitions (Spark
+    only)."""
     if engine is not None and not isinstance(engine, str):
         return engine
     if engine not in (None, *ENGINES):
@@ -64,7 +70,7 @@ def engine_for(engine: str | Engine | None = None, spark=None, partitions: int |
     if engine == "spark" or (engine is None and spark is not None):
         from mobeval.engines.spark import SparkEngine
 
-        return SparkEngine(spark, partitions=partitions)
+        return SparkEngine(spark, partitions=partitions, progress=progress)
     if spark is not None or partitions is not None:
         given = "spark" if spark is not None else "partitions"
         raise ConfigError(f"{given}= is for the Spark engine; pass engine='spark' (or leave it)")
@@ -149,7 +155,7 @@ def _evaluation(family: str, build: Callable) -> Callable[..., Evaluation]:
         bound.apply_defaults()
         given = bound.arguments
         values = option_values(family, given["options"])
-        runner = engine_for(given["engine"], given["spark"], given["partitions"])
+        runner = engine_for(given["engine"], given["spark"], given["partitions"], given["progress"])
         where = {name: given[name] for name in _WHERE}
         return build(runner, given[inputs[0].name], given[inputs[1].name], values, where)
 

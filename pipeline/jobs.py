@@ -294,7 +294,7 @@ def run_job(
     folder's lock throughout (:func:`mobeval.io.writers.output_lock`; with Spark where OUT is on
     the driver's disk): another run on the same folder is refused. The manifest is read before
     anything is computed. The job's ``[report]`` is written when OUT is on this machine."""
-    runner = api.engine_for(engine, spark, partitions)
+    runner = api.engine_for(engine, spark, partitions, progress)
     runner.check_inputs(list(task_inputs(job)))
     root = runner.location(out if out is not None else job.out)
     results = []

@@ -540,3 +540,23 @@ def test_logits_bad_rows_on_spark_fail_with_the_local_message(spark, tmp_path):
         with pytest.raises(InputError) as on_spark:
             evaluate_logits(path, "target", chunk_rows=7 * 40, partitions=5, spark=spark)
         assert str(on_spark.value) == str(local.value), name
+
+
+@pytest.mark.spark
+def test_a_path_spark_cannot_read_and_the_log_level_restored(spark, tmp_path):
+    tky = REPO_ROOT / "data_samples" / "nextloc" / "tky"
+    context = spark.sparkContext
+    root = context._jvm.org.apache.logging.log4j.LogManager.getRootLogger()
+    context.setLogLevel("WARN")
+    try:
+        with pytest.raises(InputError) as failed:
+            evaluate_nextloc("s3a://no-bucket/truth.parquet", tky / "markov.parquet", spark=spark)
+        assert str(root.getLevel()) == "WARN"  # quiet during the run, the user's level after
+        evaluate_nextloc(tky / "truth.parquet", tky / "markov.parquet", spark=spark, progress=False)
+        assert str(root.getLevel()) == "WARN"
+    finally:
+        context.setLogLevel("ERROR")
+    message = str(failed.value)
+    assert message.startswith("s3a://no-bucket/truth.parquet: ")
+    assert "no file system" in message and "hadoop-aws" in message
+    assert "S3AFileSystem not found" in message

@@ -40,8 +40,9 @@ import os
 import pickle
 import re
 import sys
+import tempfile
 import time
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 import polars as pl
 import pyarrow as pa
@@ -61,9 +62,17 @@ from mobeval.engines.partition import (
     score_partition,
     score_rows,
 )
-from mobeval.errors import ConfigError, InputError
+from mobeval.engines.spark_failures import explain
+from mobeval.errors import ConfigError, InputError, MobevalError
 from mobeval.io.logits import input_name, is_targets_column
-from mobeval.io.writers import STAGING, check_name, output_lock, partition_path, require_staged
+from mobeval.io.writers import (
+    STAGING,
+    check_name,
+    output_lock,
+    partition_path,
+    require_staged,
+    write_text_atomic,
+)
 
 try:
     from pyspark import StorageLevel
@@ -85,19 +94,66 @@ BYTES_PER_PARTITION = 64 << 20
 SUMMARY = "summary"
 
 
-def spark_session(app_name: str = "mobeval") -> SparkSession:
+#: Spark's log for a quiet session mobeval starts (log4j2): errors only, on stderr.
+QUIET_LOG4J2 = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = stderr
+appender.stderr.type = Console
+appender.stderr.name = stderr
+appender.stderr.target = SYSTEM_ERR
+appender.stderr.layout.type = PatternLayout
+appender.stderr.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+"""
+
+
+def is_quiet(progress: bool | None) -> bool:
+    """Whether a run is quiet: ``progress=False`` (``--quiet``), or not asked and stderr is not a
+    terminal."""
+    return progress is False or (progress is None and not sys.stderr.isatty())
+
+
+def spark_session(app_name: str = "mobeval", *, quiet: bool = False) -> SparkSession:
     """``SparkSession.builder.getOrCreate()``; started from a plain ``python`` (not spark-submit,
     not a notebook with a session), the workers run this interpreter unless PYSPARK_PYTHON says
-    otherwise."""
+    otherwise. ``quiet``: a session started here shows no stage progress bars
+    (``spark.ui.showConsoleProgress``) and logs errors only, from its start (its driver JVM reads
+    :data:`QUIET_LOG4J2`); a session already running keeps its settings."""
+    builder = SparkSession.builder.appName(app_name)
     if "PYSPARK_GATEWAY_PORT" not in os.environ and SparkSession.getActiveSession() is None:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        if quiet:
+            config = Path(tempfile.gettempdir()) / "mobeval-spark-quiet-log4j2.properties"
+            if not config.is_file() or config.read_text() != QUIET_LOG4J2:
+                write_text_atomic(QUIET_LOG4J2, config)
+            builder = builder.config("spark.ui.showConsoleProgress", "false").config(
+                "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={config}"
+            )
     try:
-        return SparkSession.builder.appName(app_name).getOrCreate()
+        return builder.getOrCreate()
     except Exception as error:  # noqa: BLE001 - no Java, a bad master URL...
+        explained = explain(str(error))
         raise ConfigError(
-            f"could not start Spark ({_first_line(error)}); Spark 4 needs Java 17 or later "
+            f"could not start Spark: {explained[1]}"
+            if explained
+            else f"could not start Spark ({_first_line(error)}); Spark 4 needs Java 17 or later "
             "(JAVA_HOME or java on PATH)"
         ) from None
+
+
+@contextlib.contextmanager
+def quiet_log(spark: SparkSession, quiet: bool):
+    """With ``quiet``: Spark's log at ERROR for the body, the session's own level restored
+    afterwards (whatever the body raised)."""
+    if not quiet:
+        yield
+        return
+    context = spark.sparkContext
+    level = str(context._jvm.org.apache.logging.log4j.LogManager.getRootLogger().getLevel())
+    context.setLogLevel("ERROR")
+    try:
+        yield
+    finally:
+        context.setLogLevel(level)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -284,7 +340,7 @@ def _read(spark: SparkSession, path, *, names: tuple[str, ...] | None = None) ->
     try:
         found = files.data_files(uri)
     except Exception as error:  # noqa: BLE001 - a Py4J error: no such bucket, no access...
-        raise InputError(f"cannot list this path ({_first_line(error)})", path=label) from None
+        raise _failure(error, "cannot list this path", path=label) from None
     if not found:
         pattern = any(ch in uri for ch in "*?[{")
         message = "no file matches this pattern" if pattern else "no such file or directory"
@@ -308,8 +364,20 @@ def _read(spark: SparkSession, path, *, names: tuple[str, ...] | None = None) ->
         schema = _polars_schema(frame.schema)
     except Exception as error:  # noqa: BLE001 - AnalysisException, Py4JJavaError
         kind = "Parquet" if file_format == "parquet" else "CSV"
-        raise InputError(f"not a readable {kind} file ({_first_line(error)})", path=label) from None
+        raise _failure(error, f"not a readable {kind} file", path=label) from None
     return _Input(label, frame, schema, found)
+
+
+def _failure(error: BaseException, doing: str, *, path: str) -> MobevalError:
+    """What to raise for an exception Spark threw while ``doing`` something with ``path``: the
+    explained failure (:func:`mobeval.engines.spark_failures.explain`: an InputError naming the
+    path when the path is the problem, a ConfigError when the setup is), else an InputError with
+    the exception's first line."""
+    explained = explain(str(error))
+    if explained is None:
+        return InputError(f"{doing} ({_first_line(error)})", path=path)
+    failure, message = explained
+    return InputError(message, path=path) if failure.input else ConfigError(message)
 
 
 def _first_line(error: BaseException) -> str:
@@ -416,11 +484,9 @@ def _collect_states(scored: DataFrame, labels: dict[str, str]):
     """Run the scoring (cached), then merge the partitions' folds; raise the first input error."""
     try:
         blobs = [row[0] for row in scored.where(F.col(STATE).isNotNull()).select(STATE).collect()]
-    except Exception as error:  # noqa: BLE001 - a file Spark could not read mid-way, say
-        raise InputError(
-            f"Spark could not read or score the inputs ({_first_line(error)})",
-            path=f"{labels['truth']} / {labels['predictions']}",
-        ) from None
+    except Exception as error:  # noqa: BLE001 - an executor's failure: explained if known
+        path = f"{labels['truth']} / {labels['predictions']}"
+        raise _failure(error, "Spark could not read or score the inputs", path=path) from None
     states = [pickle.loads(blob) for blob in blobs]
     errors = [state["error"] for state in states if state["error"] is not None]
     if errors:
@@ -471,13 +537,15 @@ def _finish(
     staging = f"{root}/{STAGING}/city={city}/model={model}"
     files.remove_staged(staging, root)
     try:
-        for section in sections:
-            part = scored.where(F.col(section).isNotNull()).select(f"{section}.*")
-            part.write.mode("overwrite").parquet(f"{staging}/{section}")
-        rows = [tuple(row) for row in summary.iter_rows()]
-        spark.createDataFrame(rows, "metric string, value double, n long").coalesce(1).write.mode(
-            "overwrite"
-        ).parquet(f"{staging}/{SUMMARY}")
+        try:
+            for section in sections:
+                part = scored.where(F.col(section).isNotNull()).select(f"{section}.*")
+                part.write.mode("overwrite").parquet(f"{staging}/{section}")
+            rows = [tuple(row) for row in summary.iter_rows()]
+            summary_frame = spark.createDataFrame(rows, "metric string, value double, n long")
+            summary_frame.coalesce(1).write.mode("overwrite").parquet(f"{staging}/{SUMMARY}")
+        except Exception as error:  # noqa: BLE001 - OUT not writable, no connector...
+            raise _failure(error, "Spark could not write the results", path=root) from None
         outputs = {}
         for section in [*sections, SUMMARY]:
             files.keep_data_files(f"{staging}/{section}", root)
@@ -514,14 +582,21 @@ class SparkEngine:
 
     name = "spark"
 
-    def __init__(self, spark: SparkSession | None = None, *, partitions: int | None = None):
+    def __init__(
+        self,
+        spark: SparkSession | None = None,
+        *,
+        partitions: int | None = None,
+        progress: bool | None = None,
+    ):
         self._spark = spark
         self.partitions = _positive(partitions, "partitions")
+        self.progress = progress
 
     @property
     def spark(self) -> SparkSession:
         if self._spark is None:
-            self._spark = spark_session()
+            self._spark = spark_session(quiet=is_quiet(self.progress))
         return self._spark
 
     @property
@@ -529,7 +604,8 @@ class SparkEngine:
         return _Files(self.spark)
 
     def source(self, data, *, names: tuple[str, ...] | None = None) -> _Input:
-        return _read(self.spark, data, names=names)
+        with quiet_log(self.spark, is_quiet(self.progress)):
+            return _read(self.spark, data, names=names)
 
     def run(self, plan, truth: _Input, predictions: _Input, where: dict) -> Evaluation:
         """Truth and predictions in one table, hash-partitioned by the plan's key and sorted
@@ -600,12 +676,14 @@ class SparkEngine:
         )
 
     def _finished(self, scored, scorer, sections, labels, fingerprints, where) -> Evaluation:
-        """Merge the folds, then write (or collect) the sections; the result."""
+        """Merge the folds, then write (or collect) the sections; the result. Quiet (no log
+        below ERROR) unless the engine's ``progress`` asks for it or stderr is a terminal."""
         started = time.perf_counter()
+        quiet = is_quiet(self.progress)
         city = check_name(where["city"] or DEFAULT_CITY, "city")
         model = check_name(where["model"], "model")
         try:
-            with _out_lock(self.spark, where["out"]):
+            with _out_lock(self.spark, where["out"]), quiet_log(self.spark, quiet):
                 summary, tables, outputs = _finish(
                     self.spark,
                     scored,
@@ -662,4 +740,4 @@ class SparkEngine:
         ]
 
 
-__all__ = ["SparkEngine", "as_uri", "spark_session"]
+__all__ = ["SparkEngine", "as_uri", "is_quiet", "quiet_log", "spark_session"]
