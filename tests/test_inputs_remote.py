@@ -108,3 +108,15 @@ def test_unreachable_file_system_is_named():
     with pytest.raises(InputError, match="cannot reach this URL .Could not connect") as caught:
         as_source("unreachable://bucket/ratings.parquet")
     assert "unreachable://bucket/ratings.parquet" in str(caught.value)
+
+
+def test_trec_files_at_urls(bucket):
+    """A TREC qrels and a gzipped run at URLs, told by their first line as local ones are."""
+    fs, root = bucket
+    qrels, run = SAMPLES / "trec/qrels.txt", SAMPLES / "trec/run.txt.gz"
+    _put(fs, qrels, f"{root}/qrels.txt")
+    _put(fs, run, f"{root}/run.txt.gz")
+    options = {"convention": "trec_eval", "metrics": ["precision@5", "ndcg@10", "map@1000"]}
+    got = evaluate_recs(f"{root}/qrels.txt", f"{root}/run.txt.gz", **options)
+    assert got.summary.equals(evaluate_recs(qrels, run, **options).summary)
+    assert got.inputs["predictions"][0]["path"] == f"{root}/run.txt.gz"

@@ -393,8 +393,7 @@ def as_source(data, *, label: str | None = None, names=None):
         from mobeval.io.trec import TrecSource, sniff
 
         spec = local_path(data) if isinstance(data, str) else data
-        is_local = url_scheme(str(spec)) is None
-        if is_local and not str(spec).lower().endswith(PARQUET_SUFFIXES) and sniff(spec):
+        if not str(spec).lower().endswith(PARQUET_SUFFIXES) and sniff(spec):
             return TrecSource.open(spec)  # a TREC run or qrels file, told by its first line
         return Source.resolve(spec, names=names)
     return object_source(data, label)

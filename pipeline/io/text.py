@@ -45,14 +45,16 @@ def read_error_reason(error: BaseException) -> str:
     return str(error) or type(error).__name__
 
 
-def line_blocks(path: Path, block_bytes: int, unreadable: str) -> Iterator[tuple[bytes, int]]:
+def line_blocks(
+    path: Path, block_bytes: int, unreadable: str, filesystem=None
+) -> Iterator[tuple[bytes, int]]:
     """Whole lines, about ``block_bytes`` at a time, each block with the number of its first line
     (from 1); a last line without a newline gets one. A file that cannot be read is an InputError
-    ``"<unreadable> (<reason>)"`` naming ``path``."""
+    ``"<unreadable> (<reason>)"`` naming ``path``. ``filesystem``: as :func:`open_binary`'s."""
     line = 1
     rest = b""
     try:
-        with open_binary(path) as stream:
+        with open_binary(path, filesystem) as stream:
             while chunk := stream.read(block_bytes):
                 data = rest + chunk
                 cut = data.rfind(b"\n") + 1

@@ -18,12 +18,13 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
 from mobeval.errors import InputError
+from mobeval.io.remote import filesystem, local_path, url_scheme
 from mobeval.io.text import READ_ERRORS, line_blocks, open_binary
 
 RUN_FIELDS = ("qid", "iter", "docno", "rank", "score", "tag")
@@ -35,9 +36,9 @@ QRELS_AS_RATINGS = {"qid": "user_id", "docno": "item_id", "rel": "rating"}
 BLOCK_BYTES = 1 << 24
 
 
-def _first_data_line(path: Path) -> str | None:
+def _first_data_line(path, filesystem=None) -> str | None:
     try:
-        with open_binary(path) as stream:
+        with open_binary(path, filesystem) as stream:
             for number, raw in enumerate(stream, 1):
                 text = raw.decode("utf-8", errors="replace").strip()
                 if text and not text.startswith("#"):
@@ -65,12 +66,25 @@ def _is_finite(text: str) -> bool:
     return _is_number(text) and abs(float(text)) < 2.0**62
 
 
+def _located(spec) -> tuple[object, object | None, bool]:
+    """(path, fsspec file system or None, whether it is a file) of a local path or a URL."""
+    if url_scheme(str(spec)) is None:
+        path = Path(local_path(spec))
+        return path, None, path.is_file()
+    fs, inside = filesystem(str(spec))
+    try:
+        return str(spec), fs, fs.isfile(inside)
+    except Exception as error:  # noqa: BLE001 - network and permission errors of any fs
+        raise InputError(f"cannot reach this URL ({error})", path=spec) from None
+
+
 def sniff(path: str | os.PathLike) -> str | None:
-    """``"run"``, ``"qrels"`` or None: what the first data line of ``path`` looks like."""
-    path = Path(path)
-    if not path.is_file():
+    """``"run"``, ``"qrels"`` or None: what the first data line of ``path`` (a local path or a
+    URL) looks like."""
+    path, fs, is_file = _located(path)
+    if not is_file:
         return None
-    line = _first_data_line(path)
+    line = _first_data_line(path, fs)
     if line is None:
         return None
     fields = line.split()
@@ -161,12 +175,14 @@ def _single_spaced_run(block: bytes) -> pl.DataFrame | None:
     return frame.select("qid", "docno", "rank", "score", "tag")
 
 
-def iter_run(path, *, block_bytes: int = BLOCK_BYTES) -> Iterator[pl.DataFrame]:
+def iter_run(path, *, block_bytes: int = BLOCK_BYTES, filesystem=None) -> Iterator[pl.DataFrame]:
     """A run as DataFrames of ``qid, docno, rank, score, tag`` (strings, rank Int64 when it is an
     integer, score Float64), block by block. ``rank`` is kept for list orders that use it; a rank
-    that is not an integer is null (trec_eval ignores it)."""
-    path = Path(path)
-    for block, first_line in line_blocks(path, block_bytes, "not a readable TREC file"):
+    that is not an integer is null (trec_eval ignores it). ``filesystem``: an fsspec file system
+    holding ``path`` (None: a local file)."""
+    path = Path(path) if filesystem is None else path
+    blocks = line_blocks(path, block_bytes, "not a readable TREC file", filesystem)
+    for block, first_line in blocks:
         fast = _single_spaced_run(block)
         if fast is not None:
             yield fast
@@ -198,12 +214,14 @@ def _relevance(text: pl.Expr) -> pl.Expr:
 
 
 def iter_qrels(
-    path, *, block_bytes: int = BLOCK_BYTES, keep_iter: bool = False
+    path, *, block_bytes: int = BLOCK_BYTES, keep_iter: bool = False, filesystem=None
 ) -> Iterator[pl.DataFrame]:
     """Qrels as DataFrames of ``qid, docno`` (strings) and ``rel`` (Int64), block by block;
-    ``keep_iter``: the second field too (``iter``, trec_eval's judgment group under -R qrels_jg)."""
-    path = Path(path)
-    for block, first_line in line_blocks(path, block_bytes, "not a readable TREC file"):
+    ``keep_iter``: the second field too (``iter``, trec_eval's judgment group under -R qrels_jg);
+    ``filesystem`` as :func:`iter_run`'s."""
+    path = Path(path) if filesystem is None else path
+    blocks = line_blocks(path, block_bytes, "not a readable TREC file", filesystem)
+    for block, first_line in blocks:
         fields = _line_fields(block)
         parsed = fields.select(
             pl.col("f").list.len().alias("n"),
@@ -251,16 +269,19 @@ class TrecSource:
     truth, one a query (a known-item search)."""
 
     label: str
-    path: Path
+    path: Path | str  # a local path, or a URL read through ``filesystem``
     kind: str  # "run" or "qrels"
     task: str = "recs"  # or "nextloc"
+    filesystem: object | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def open(cls, spec, kind: str | None = None, *, task: str = "recs") -> TrecSource:
-        path = Path(spec)
-        if not path.is_file():
+        """The TREC file at ``spec`` (a local path or a URL); ``kind`` None: told by its first
+        data line."""
+        path, fs, is_file = _located(spec)
+        if not is_file:
             raise InputError("no such file", path=spec)
-        found = sniff(path)
+        found = sniff(spec)
         if kind is None:
             kind = found
         if kind not in ("run", "qrels"):
@@ -268,7 +289,7 @@ class TrecSource:
                 "not a TREC run (qid Q0 docno rank score tag) or qrels (qid iter docno rel) file",
                 path=spec,
             )
-        return cls(str(spec), path, kind, task)
+        return cls(str(spec), path, kind, task, fs)
 
     @property
     def files(self) -> tuple[Path, ...]:
@@ -296,10 +317,11 @@ class TrecSource:
         return {"user_id": pl.String, "item_id": pl.String, "rating": pl.Float64}
 
     def row_count_estimate(self) -> int:
-        return max(1, os.path.getsize(self.path) // 24)
+        fs = self.filesystem
+        return max(1, (os.path.getsize(self.path) if fs is None else fs.size(self.path)) // 24)
 
     def has_rows(self) -> bool:
-        return _first_data_line(self.path) is not None
+        return _first_data_line(self.path, self.filesystem) is not None
 
     def iter_batches(self, columns: list[str], batch_rows: int) -> Iterator[pl.DataFrame]:
         names = self._names()
@@ -310,7 +332,7 @@ class TrecSource:
             )
         reader = iter_run if self.kind == "run" else iter_qrels
         block = max(1 << 20, min(batch_rows * 48, 1 << 28))
-        for frame in reader(self.path, block_bytes=block):
+        for frame in reader(self.path, block_bytes=block, filesystem=self.filesystem):
             if self.task == "nextloc":
                 frame = self._integer_docnos(frame)
             renamed = frame.select([pl.col(k).alias(v) for k, v in names.items()])
@@ -333,6 +355,8 @@ class TrecSource:
         return frame.with_columns(docno)
 
     def fingerprint(self) -> list[dict]:
-        from mobeval.io.sources import _file_fingerprint
+        from mobeval.io.sources import _file_fingerprint, _remote_fingerprint
 
+        if self.filesystem is not None:
+            return [_remote_fingerprint(self.filesystem, self.path, footer=False)]
         return [_file_fingerprint(self.path, footer=False)]
