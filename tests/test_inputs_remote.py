@@ -120,3 +120,28 @@ def test_trec_files_at_urls(bucket):
     got = evaluate_recs(f"{root}/qrels.txt", f"{root}/run.txt.gz", **options)
     assert got.summary.equals(evaluate_recs(qrels, run, **options).summary)
     assert got.inputs["predictions"][0]["path"] == f"{root}/run.txt.gz"
+
+
+def test_logits_at_urls(bucket):
+    """Logits and targets as ``.npy`` files at URLs (read by byte ranges, chunk by chunk) and a
+    Parquet logits file with its target column: the numbers of the local files."""
+    import numpy as np
+    import polars as pl
+
+    from mobeval.api import evaluate_logits
+
+    fs, root = bucket
+    logits, targets = SAMPLES / "logits/gru.npy", SAMPLES / "logits/targets.npy"
+    _put(fs, logits, f"{root}/gru.npy")
+    _put(fs, targets, f"{root}/targets.npy")
+    expected = evaluate_logits(logits, targets)
+    got = evaluate_logits(f"{root}/gru.npy", f"{root}/targets.npy", chunk_rows=20_000)
+    assert got.summary.equals(expected.summary)
+    assert got.inputs["predictions"][0]["path"] == f"{root}/gru.npy"
+    table = pl.DataFrame({"logits": np.load(logits), "target": np.load(targets)})
+    with fs.open(f"{root}/gru.parquet", "wb") as stream:
+        table.write_parquet(stream)
+    got = evaluate_logits(f"{root}/gru.parquet", "target", chunk_rows=20_000)
+    assert got.summary.equals(expected.summary)
+    with pytest.raises(InputError, match="file not found"):
+        evaluate_logits(f"{root}/missing.npy", f"{root}/targets.npy")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,7 @@ import pyarrow.parquet as pq
 
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.objects import InputTypeError
+from mobeval.io.remote import filesystem, local_path, url_scheme
 
 TARGETS_COLUMN = "target"
 ACCEPTED = (
@@ -115,30 +117,105 @@ def is_parquet(source: object) -> bool:
 
 
 def read_array(source: object, what: str, column: str = TARGETS_COLUMN) -> np.ndarray:
-    """An array as is, a ``.npy`` file memory-mapped (read lazily by the chunk slices), or the
-    ``column`` of a Parquet file (read whole: one integer per row)."""
+    """An array as is, a ``.npy`` file memory-mapped (read lazily by the chunk slices; at a URL,
+    by byte ranges: :class:`RemoteNpy`), or the ``column`` of a Parquet file (read whole: one
+    integer per row)."""
     if is_array(source):
         return as_array(source, what)
     if not isinstance(source, str | os.PathLike):
         raise InputTypeError(f"the {what}", source, ACCEPTED)
-    path = Path(source)
-    if path.suffix.lower() not in (".npy", ".parquet"):
-        raise InputError(f"{what} must be {ACCEPTED}", path=path)
-    if not path.is_file():
-        raise InputError("file not found", path=path)
-    if path.suffix.lower() == ".npy":
-        return _load_npy(path, what)
+    if not str(source).lower().endswith((".npy", ".parquet")):
+        raise InputError(f"{what} must be {ACCEPTED}", path=source)
+    path, fs = _located(source)
+    if str(source).lower().endswith(".npy"):
+        return _load_npy(path, what) if fs is None else RemoteNpy(fs, path, what)
     try:
-        names = pq.read_schema(path).names
-        if column not in names:
-            raise InputError(f"missing column; found {names}", path=path, column=column)
-        values = pq.read_table(path, columns=[column]).column(0)
+        with _opened(path, fs) as opened:
+            parquet = pq.ParquetFile(opened)
+            names = parquet.schema_arrow.names
+            if column not in names:
+                raise InputError(f"missing column; found {names}", path=path, column=column)
+            values = parquet.read(columns=[column]).column(0)
     except (pa.ArrowException, OSError, ValueError) as error:
         raise InputError(f"not a readable Parquet file ({error})", path=path) from None
     if values.null_count:
         row = int(np.flatnonzero(values.is_null().to_numpy())[0])
         raise InputError(f"null {what[:-1]}", path=path, column=column, key=f"row {row}")
     return values.to_numpy()
+
+
+def _located(source) -> tuple[object, object | None]:
+    """(path, fsspec file system or None) of a local path or a URL; InputError if no file."""
+    if url_scheme(str(source)) is None:
+        path = Path(local_path(source))
+        if not path.is_file():
+            raise InputError("file not found", path=path)
+        return path, None
+    fs, inside = filesystem(str(source))
+    try:
+        found = fs.isfile(inside)
+    except Exception as error:  # noqa: BLE001 - network and permission errors of any fs
+        raise InputError(f"cannot reach this URL ({error})", path=source) from None
+    if not found:
+        raise InputError("file not found", path=source)
+    return str(source), fs
+
+
+@contextmanager
+def _opened(path, fs):
+    """What pyarrow reads: the local path itself, or the remote file opened."""
+    if fs is None:
+        yield path
+        return
+    with fs.open(path, "rb") as handle:
+        yield handle
+
+
+class RemoteNpy:
+    """A ``.npy`` array at a URL, read as a memory map is read locally: its header once, then
+    each slice of rows (``array[start:stop]``) by one byte-range read; ``len``, ``shape``,
+    ``ndim`` and ``dtype`` as an array's. C order and plain (not object) types only."""
+
+    def __init__(self, fs, url: str, what: str) -> None:
+        self.fs, self.url = fs, url
+        try:
+            with fs.open(url, "rb") as stream:
+                version = np.lib.format.read_magic(stream)
+                read_header = {
+                    (1, 0): np.lib.format.read_array_header_1_0,
+                    (2, 0): np.lib.format.read_array_header_2_0,
+                }.get(version)
+                if read_header is None:
+                    raise ValueError(f"unsupported .npy version {version}")
+                self.shape, fortran, self.dtype = read_header(stream)
+                self.offset = stream.tell()
+        except Exception as error:  # a damaged header can raise anything its parser raises
+            reason = str(error).split(". ")[0] or type(error).__name__
+            raise InputError(f"not a readable .npy array of {what} ({reason})", path=url) from None
+        if fortran or self.dtype.hasobject or not self.shape:
+            raise InputError(
+                f"a .npy array of {what} read from a URL must be in C order, of numbers, with "
+                f"rows (found {'Fortran order' if fortran else self.dtype}, shape {self.shape})",
+                path=url,
+            )
+        self.ndim = len(self.shape)
+        self.row_bytes = self.dtype.itemsize * int(np.prod(self.shape[1:], dtype=np.int64))
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, rows: slice) -> np.ndarray:
+        start, stop, _ = rows.indices(len(self))
+        count = max(0, stop - start)
+        try:
+            with self.fs.open(self.url, "rb") as stream:
+                stream.seek(self.offset + start * self.row_bytes)
+                data = stream.read(count * self.row_bytes)
+        except OSError as error:
+            raise InputError(f"cannot read the .npy array ({error})", path=self.url) from None
+        if len(data) != count * self.row_bytes:
+            raise InputError("the .npy array is truncated", path=self.url, key=f"row {start}")
+        return np.frombuffer(data, dtype=self.dtype).reshape((count, *self.shape[1:]))
 
 
 def _load_npy(path: Path, what: str) -> np.ndarray:
@@ -174,7 +251,7 @@ def logits_chunks(
 ) -> Iterator:
     """``(first_row, logits_chunk, targets_chunk)`` over the whole input."""
     if is_parquet(logits):
-        yield from _parquet_chunks(Path(logits), targets, chunk_rows, logits_column, targets_column)
+        yield from _parquet_chunks(logits, targets, chunk_rows, logits_column, targets_column)
         return
     x = read_array(logits, "logits")
     y = read_array(targets, "targets", targets_column)
@@ -185,12 +262,18 @@ def logits_chunks(
 
 
 def _parquet_chunks(
-    path: Path, targets: object, chunk_rows: int, column: str, targets_column: str
+    source, targets: object, chunk_rows: int, column: str, targets_column: str
 ) -> Iterator:
-    if not path.is_file():
-        raise InputError("file not found", path=path)
+    path, fs = _located(source)
+    with _opened(path, fs) as opened:
+        yield from _parquet_file_chunks(opened, path, targets, chunk_rows, column, targets_column)
+
+
+def _parquet_file_chunks(
+    opened, path, targets: object, chunk_rows: int, column: str, targets_column: str
+) -> Iterator:
     try:
-        pf = pq.ParquetFile(path)
+        pf = pq.ParquetFile(opened)
     except (pa.ArrowException, OSError, ValueError) as error:
         raise InputError(f"not a readable Parquet file ({error})", path=path) from None
     names = pf.schema_arrow.names

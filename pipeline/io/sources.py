@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 from mobeval.errors import InputError
 from mobeval.io import recbole
 from mobeval.io.objects import object_source
-from mobeval.io.remote import local_path, remote_files, url_scheme
+from mobeval.io.remote import filesystem, local_path, remote_files, url_scheme
 from mobeval.io.text import READ_ERRORS as TEXT_ERRORS
 from mobeval.io.text import open_binary
 
@@ -364,6 +364,8 @@ def fingerprint(data) -> list[dict]:
             }
         ]
     if isinstance(data, str | os.PathLike) and str(data).lower().endswith(".npy"):
+        if url_scheme(str(data)):
+            return [_remote_fingerprint(filesystem(str(data))[0], str(data), footer=False)]
         if not Path(data).is_file():
             raise InputError("no such file", path=data)
         return [_file_fingerprint(Path(data), footer=False)]
