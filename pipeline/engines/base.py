@@ -127,7 +127,7 @@ def default_model_name(source) -> str:
     all, ``my model.csv`` -> my_model."""
     if isinstance(source, Source | str | os.PathLike):
         name = Path(str(getattr(source, "label", source)).rstrip("/")).name
-        for suffix in (".gz", ".parquet", ".pq", ".csv", ".txt", ".npy"):
+        for suffix in (".gz", ".parquet", ".pq", ".csv", ".txt", ".tsv", ".inter", ".npy"):
             name = name.removesuffix(suffix)
         return plain_name(name.replace("*", "all"))
     return "model"
