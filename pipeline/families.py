@@ -10,9 +10,12 @@ its convention. From it are derived:
 * the Python keyword arguments: their checks (:func:`mobeval.options.check_options`, which
   refuses a name that is not an option), their defaults (:func:`mobeval.options.option_values`)
   and the signatures ``help()`` shows (:func:`signature`) of :mod:`mobeval.api`'s ``evaluate_*``
-  and :mod:`mobeval.engines.spark`'s ``evaluate_*_spark``;
+  (on either engine);
 * the manifest's ``resolved`` options (:func:`resolved_options`): every option as the run used
-  it, the preset's fields spelled out.
+  it, the preset's fields spelled out (also in ``--format json``);
+* the command line's spelling of an option's value in messages (:meth:`Option.cli_spelling`),
+  its ``--help`` lines of the presets (``preset_help``) and the summary rows it prints as
+  integers (``counts``).
 
 Adding an option is one :class:`Option` here plus the code that uses it (see
 ``docs/architecture.md``). What a value may be beyond its type is decided by the family's own

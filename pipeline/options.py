@@ -22,28 +22,6 @@ import numpy as np
 from mobeval.errors import ConfigError, OptionError
 from mobeval.families import FAMILIES, Family, Option
 
-#: What the ``evaluate_*`` functions take that is not an option of the family.
-NOT_OPTIONS = frozenset(
-    {
-        "truth",
-        "predictions",
-        "reference",
-        "generated",
-        "ratings",
-        "recs",
-        "logits",
-        "targets",
-        "out",
-        "city",
-        "model",
-        "chunk_rows",
-        "progress",
-        "options",
-        "spark",
-        "partitions",
-    }
-)
-
 
 @contextmanager
 def naming(option: str, value: object) -> Iterator[None]:
@@ -241,13 +219,14 @@ TOGETHER = {"recs": ("gain", "gain_threshold")}
 
 def check_options(family: str, options: dict) -> None:
     """Check every option of a ``family`` task (``nextloc``, ``trajectory``, ``recs``,
-    ``logits``): the keyword arguments of its ``evaluate_*`` function, inputs and outputs left
-    out (``NOT_OPTIONS``). First each value's type (:data:`TYPE_CHECKS`, by the family's
-    definition in :mod:`mobeval.families`; a name that is not an option is refused), then each
+    ``logits``): the options a face was given (the ``**options`` of its ``evaluate_*``
+    function, a job task's keys, the command line's flags). First each value's type
+    (:data:`TYPE_CHECKS`, by the family's definition in :mod:`mobeval.families`; a name that is
+    not an option is refused), then each
     option alone through the family's builder (:data:`BUILDERS`, the others at their defaults),
     then all of them together. An OptionError names the first wrong option; nothing is read."""
     definition = FAMILIES[family]
-    given = {n: v for n, v in options.items() if n not in NOT_OPTIONS}
+    given = dict(options)
     for name, value in given.items():
         if name not in definition.by_name:
             known = sorted(definition.names)
