@@ -59,13 +59,17 @@ class InputTypeError(InputError, TypeError):
         super().__init__(f"cannot read {what} of type {type(data).__name__}; expected {accepted}")
 
 
-def _plain_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """``batch`` without schema metadata (Polars panics on metadata bytes that are not UTF-8;
-    mobeval reads none of it)."""
+def plain_schema(schema: pa.Schema) -> pa.Schema:
+    """``schema`` without its metadata and its fields' (Polars panics, printing a Rust backtrace,
+    on metadata bytes that are not UTF-8; mobeval reads none of it)."""
+    return pa.schema([field.remove_metadata() for field in schema])
+
+
+def plain_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` with :func:`plain_schema` (itself when it has no metadata)."""
     if batch.schema.metadata is None and all(f.metadata is None for f in batch.schema):
         return batch
-    schema = pa.schema([f.remove_metadata() for f in batch.schema])
-    return pa.RecordBatch.from_arrays(batch.columns, schema=schema)
+    return pa.RecordBatch.from_arrays(batch.columns, schema=plain_schema(batch.schema))
 
 
 def _missing(columns, present, label: str) -> None:
@@ -150,7 +154,7 @@ class DatasetSource:
     label: str = "<Arrow Dataset>"
 
     def schema(self) -> dict[str, pl.DataType]:
-        empty = pa.schema([f.remove_metadata() for f in self.dataset.schema]).empty_table()
+        empty = plain_schema(self.dataset.schema).empty_table()
         return dict(pl.from_arrow(empty).schema)
 
     def row_count_estimate(self) -> int:
@@ -163,7 +167,7 @@ class DatasetSource:
         _missing(columns, self.dataset.schema.names, self.label)
         try:
             for batch in self.dataset.to_batches(columns=list(columns), batch_size=batch_rows):
-                yield pl.from_arrow(_plain_batch(batch))
+                yield pl.from_arrow(plain_batch(batch))
         except (pa.ArrowException, OSError) as error:
             message = f"could not scan the Arrow Dataset ({error})"
             raise InputError(message, path=self.label) from None
@@ -275,7 +279,7 @@ def spooled(stream, label: str):
     reader = stream if isinstance(stream, pa.RecordBatchReader) else None
     try:
         reader = reader or pa.RecordBatchReader.from_stream(stream)
-        schema = pa.schema([f.remove_metadata() for f in reader.schema])
+        schema = plain_schema(reader.schema)
         directory = Path(tempfile.mkdtemp(prefix="mobeval-stream-"))
         path = directory / "stream.parquet"
         rows = 0
@@ -302,7 +306,8 @@ def object_source(data, label: str | None = None):
         try:
             return FrameSource(pl.from_pandas(data), label or "<pandas DataFrame>")
         except (pa.ArrowException, pl.exceptions.PolarsError, TypeError, ValueError) as error:
-            raise InputError(f"could not convert the pandas DataFrame ({error})") from None
+            message = f"could not convert the pandas DataFrame ({error})"
+            raise InputError(message, path=label or "<pandas DataFrame>") from None
     if isinstance(data, pa.Table | pa.RecordBatch):
         return FrameSource(pl.from_arrow(data), label or f"<Arrow {type(data).__name__}>")
     dataset = sys.modules.get("pyarrow.dataset")

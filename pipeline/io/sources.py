@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 
 from mobeval.errors import InputError
 from mobeval.io import recbole
-from mobeval.io.objects import object_source
+from mobeval.io.objects import object_source, plain_batch, plain_schema
 from mobeval.io.remote import filesystem, local_path, remote_files, url_scheme
 from mobeval.io.text import READ_ERRORS as TEXT_ERRORS
 from mobeval.io.text import open_binary
@@ -163,7 +163,7 @@ class Source:
             raise InputError(f"not a readable {kind} file ({error})", path=first) from None
         try:
             names = arrow_schema.names
-            empty = pl.from_arrow(_plain_schema(arrow_schema).empty_table())
+            empty = pl.from_arrow(plain_schema(arrow_schema).empty_table())
         except READ_ERRORS as error:  # e.g. a column name that is not UTF-8
             raise InputError(f"unreadable column names ({error})", path=first) from None
         for name, arrow_type in zip(names, arrow_schema.types, strict=True):
@@ -226,7 +226,7 @@ class Source:
                 "missing column (present in the first file)", path=path, column=missing[0]
             )
         for batch in parquet.iter_batches(batch_size=batch_rows, columns=columns):
-            yield pl.from_arrow(_plain_batch(batch))
+            yield pl.from_arrow(plain_batch(batch))
 
     def _open_csv(self, source, block_size: int, columns=None):
         if self.format == "recbole":
@@ -249,7 +249,7 @@ class Source:
     def _csv_batches(self, source, columns, batch_rows) -> Iterator[pl.DataFrame]:
         reader = self._open_csv(source, block_size=max(1 << 20, batch_rows * 16), columns=columns)
         for batch in reader:
-            yield pl.from_arrow(_plain_batch(batch))
+            yield pl.from_arrow(plain_batch(batch))
 
     def _read_error(self, what: str, error: BaseException, path) -> InputError:
         """``<what> <kind> file (<reason>)``, naming the column when Arrow's CSV reader gives its
@@ -298,18 +298,6 @@ def _local_files(path: Path, label: str) -> list[Path]:
             raise InputError("no file matches this pattern", path=label)
         return files
     raise InputError("no such file or directory", path=label)
-
-
-def _plain_schema(schema: pa.Schema) -> pa.Schema:
-    """``schema`` without its metadata and its fields' (Polars panics, printing a Rust backtrace,
-    on metadata bytes that are not UTF-8; mobeval reads none of it)."""
-    return pa.schema([schema.field(i).remove_metadata() for i in range(len(schema))])
-
-
-def _plain_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
-    if batch.schema.metadata is None and all(f.metadata is None for f in batch.schema):
-        return batch
-    return pa.RecordBatch.from_arrays(batch.columns, schema=_plain_schema(batch.schema))
 
 
 def _file_fingerprint(path: Path, *, footer: bool) -> dict:
