@@ -171,7 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Exact, fast, out-of-core evaluation of mobility and recommendation models.",
     )
     parser.add_argument("--version", action="version", version=f"mobeval {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", title="commands (mobeval COMMAND --help)"
+    )
 
     nextloc = _command(commands, "nextloc", "score next-location top-K predictions", "nextloc")
     nextloc.add_argument("--truth", required=True, help="truth: key columns + location")

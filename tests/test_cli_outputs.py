@@ -283,3 +283,11 @@ def test_validate_help_lists_every_task_with_its_uids_and_days(monkeypatch):
             and f"days {spec.d_min}..{spec.d_max}" in row
             for row in text.splitlines()
         ), name
+
+
+def test_the_command_list_fits_80_columns(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    text = build_parser().format_help()
+    assert max(map(len, text.splitlines())) <= 80, text
+    listed = {line.split()[0] for line in text.splitlines() if line.startswith("    ")}
+    assert set(EXAMPLES) <= listed
