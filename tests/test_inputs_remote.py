@@ -143,5 +143,5 @@ def test_logits_at_urls(bucket):
         table.write_parquet(stream)
     got = evaluate_logits(f"{root}/gru.parquet", "target", chunk_rows=20_000)
     assert got.summary.equals(expected.summary)
-    with pytest.raises(InputError, match="file not found"):
+    with pytest.raises(InputError, match="no such file"):
         evaluate_logits(f"{root}/missing.npy", f"{root}/targets.npy")

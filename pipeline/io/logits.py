@@ -149,7 +149,7 @@ def _located(source) -> tuple[object, object | None]:
     if url_scheme(str(source)) is None:
         path = Path(local_path(source))
         if not path.is_file():
-            raise InputError("file not found", path=path)
+            raise InputError("no such file", path=path)
         return path, None
     fs, inside = filesystem(str(source))
     try:
@@ -157,7 +157,7 @@ def _located(source) -> tuple[object, object | None]:
     except Exception as error:  # noqa: BLE001 - network and permission errors of any fs
         raise InputError(f"cannot reach this URL ({error})", path=source) from None
     if not found:
-        raise InputError("file not found", path=source)
+        raise InputError("no such file", path=source)
     return str(source), fs
 
 

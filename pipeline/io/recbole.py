@@ -12,9 +12,9 @@ RecBole keeps it), ``float`` a float64, ``token_seq`` / ``float_seq`` a sequence
 pandas allows. The column names are the part before the colon, so an ``.inter`` file gives the
 recs task its ``user_id``, ``item_id`` and ``rating`` (ratings), or ``score`` / ``rank`` (lists).
 
-A file is an atomic file when its name ends with ``.inter`` (``.inter.gz``) or, whatever its name,
-when every tab-separated field of its first line is ``name:type`` with a RecBole type
-(:func:`parse_header`). It is read in blocks by pyarrow's CSV reader (:mod:`mobeval.io.sources`).
+A file is an atomic file when its name ends with ``.inter`` (``.inter.gz``) or, when its name
+does not say CSV or Parquet (``.tsv``, ``.txt``, none), when every tab-separated field of its
+first line is ``name:type`` with a RecBole type (:func:`parse_header`). It is read in blocks by pyarrow's CSV reader (:mod:`mobeval.io.sources`).
 """
 
 from __future__ import annotations

@@ -34,6 +34,8 @@ from mobeval.io.text import open_binary
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 CSV_SUFFIXES = (".csv", ".csv.gz", ".txt", ".txt.gz")
+#: Names that say text but not which table: their first line is looked at (a RecBole header?).
+TEXT_SUFFIXES = (".txt", ".txt.gz")
 FINGERPRINT_BYTES = 1 << 16
 #: What reading a damaged file raises: Arrow's errors, ValueError (pyarrow decodes column names
 #: and strings as UTF-8: UnicodeDecodeError), what reading a gzipped text raises (OSError,
@@ -84,8 +86,9 @@ class Source:
     @classmethod
     def resolve(cls, spec: str | os.PathLike, *, has_header: bool = True, names=None) -> Source:
         """Resolve a file, a directory (its Parquet, CSV or RecBole files, sorted) or a glob
-        pattern, local or at a URL. A file's format is told from its name, and a file whose
-        first line is a RecBole typed header is a RecBole file whatever its name."""
+        pattern, local or at a URL. A file's format is told from its name (``.parquet``,
+        ``.csv``, ``.inter``); a ``.txt`` file, or one of another name, whose first line is a
+        RecBole typed header is a RecBole file."""
         label = str(spec)
         filesystem = None
         if url_scheme(label):
@@ -96,7 +99,7 @@ class Source:
         for path in files:
             kind = _format_of(str(path))
             header = None
-            if kind in (None, "csv", "recbole"):
+            if kind is None or kind == "recbole" or str(path).lower().endswith(TEXT_SUFFIXES):
                 header = recbole.parse_header(_first_line(path, filesystem, kind))
                 if kind == "recbole" and header is None:
                     raise InputError(
