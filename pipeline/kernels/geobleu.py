@@ -95,61 +95,97 @@ def _distance_table(size, scale):
 # --------------------------------------------------------------------------- n-gram matching
 
 
-@njit(cache=True)
-def _best_free_column(weights, i, m2, used_j):
-    """Column of the largest weight among free columns of row i (ties: smallest column)."""
+@njit(cache=True, inline="always")
+def _first_at(bits, base, top):
+    """Offset of the first ``top`` in ``bits`` from ``base`` on (it must occur)."""
+    j = base
+    while bits[j] != top:
+        j += 1
+    return j - base
+
+
+@njit(cache=True, inline="always")
+def _first_max(bits, base, size):
+    """(offset, value) of the first largest of ``bits[base : base + size]`` (size >= 1).
+
+    A max then a search: the integer max vectorises, a running arg-max does not."""
+    top = bits[base]
+    for j in range(base + 1, base + size):
+        top = max(top, bits[j])
+    return _first_at(bits, base, top), top
+
+
+@njit(cache=True, inline="always")
+def _best_free_column(bits, base, m2, used_j):
+    """(column, bits) of the largest weight among the free columns of the row starting at
+    ``bits[base]`` (ties: smallest column); (-1, -1) when every column is used."""
     best = -1
-    best_w = -1.0
-    base = i * m2
+    top = np.int64(-1)
     for j in range(m2):
-        if not used_j[j] and weights[base + j] > best_w:
-            best_w = weights[base + j]
+        v = bits[base + j]
+        if v > top and not used_j[j]:
+            top = v
             best = j
-    return best
+    return best, top
 
 
 @njit(cache=True)
-def _greedy_sum(weights, m1, m2, best, alive, used_j):
-    """Greedy one-to-one matching sum of the m1 x m2 weights (row-major in ``weights``).
+def _greedy_sum(weights, stride, m1, m2, rows, used_j):
+    """Greedy one-to-one matching sum of the m1 x m2 weights >= 0 (row i at
+    ``weights[i * stride]``). ``rows``: int64 scratch of >= 3 * m1 + m2 whose first m1 entries
+    hold each row's first largest column and the next m1 that weight's bits (see
+    :func:`_row_maxima`); ``used_j``: bool scratch of >= m2.
 
     The reference stable-sorts all pairs by weight descending (ties in i-major (i, j) order) and
     repeatedly accepts the first pair whose row and column are both free, summing sequentially in
     acceptance order. The first free pair of that order is the pair of largest weight, ties
     broken by smallest i then smallest j. We find it without sorting: every free row keeps its
-    best free column (largest weight, smallest j on ties); the accepted pair is the best of
-    these (smallest i on ties), and only rows whose best column was just taken rescan. Typical
-    cost O(L^2) instead of O(L^2 log L); O(L^3) when all rows share one preference order.
+    best free column and that weight's bits (``best``, ``best_bits``; a matched row holds -1);
+    the accepted pair is in the first row of largest ``best_bits``. Weights are compared through
+    their IEEE-754 bit patterns read as int64 (``bits``): for floats >= 0 the integer order is the
+    float order and equal bits are equal weights, and an integer max vectorises where a float max
+    does not (NaN semantics) without fast-math. Each column keeps the list of
+    rows whose best it is (``head``, ``after``), so that only those rows rescan when it is taken.
+    O(L^2) work per order typically, O(L^3) when all rows share one preference order; the sum
+    has the reference's bits (same pairs, same order).
     """
-    for i in range(m1):
-        alive[i] = True
+    bits = weights.view(np.int64)
+    best = rows[:m1]
+    best_bits = rows[m1 : 2 * m1]
+    after = rows[2 * m1 : 3 * m1]
+    head = rows[3 * m1 : 3 * m1 + m2]
     for j in range(m2):
         used_j[j] = False
+        head[j] = -1
     for i in range(m1):
-        best[i] = _best_free_column(weights, i, m2, used_j)
+        after[i] = head[best[i]]
+        head[best[i]] = i
     total = 0.0
     need = min(m1, m2)
     for step in range(need):
-        top = -1
-        top_w = -1.0
-        for i in range(m1):
-            if alive[i] and weights[i * m2 + best[i]] > top_w:
-                top_w = weights[i * m2 + best[i]]
-                top = i
+        top, _ = _first_max(best_bits, 0, m1)
         taken = best[top]
-        total += top_w
+        total += weights[top * stride + taken]
         if step + 1 == need:
             break
-        alive[top] = False
+        best_bits[top] = -1
         used_j[taken] = True
-        for i in range(m1):
-            if alive[i] and best[i] == taken:
-                best[i] = _best_free_column(weights, i, m2, used_j)
+        i = head[taken]
+        while i >= 0:
+            next_i = after[i]
+            if i != top:
+                column, best_bits[i] = _best_free_column(bits, i * stride, m2, used_j)
+                best[i] = column
+                after[i] = head[column]
+                head[column] = i
+            i = next_i
     return total
 
 
 @njit(cache=True)
-def _optimal_sum(weights, m1, m2):
-    """Maximum-weight one-to-one matching sum (Hungarian algorithm, O(min^2 * max)).
+def _optimal_sum(weights, stride, m1, m2):
+    """Maximum-weight one-to-one matching sum (Hungarian algorithm, O(min^2 * max)) of the
+    m1 x m2 weights (row i at ``weights[i * stride]``).
 
     Shortest augmenting paths with potentials on the cost -w; rows are the smaller side. The
     matched weights are summed in increasing generated-index order.
@@ -176,9 +212,9 @@ def _optimal_sum(weights, m1, m2):
             for c in range(1, cols + 1):
                 if not used[c]:
                     if transpose:
-                        cost = -weights[(c - 1) * m2 + (r0 - 1)]
+                        cost = -weights[(c - 1) * stride + (r0 - 1)]
                     else:
-                        cost = -weights[(r0 - 1) * m2 + (c - 1)]
+                        cost = -weights[(r0 - 1) * stride + (c - 1)]
                     cur = cost - u[r0] - v[c]
                     if cur < minv[c]:
                         minv[c] = cur
@@ -209,19 +245,42 @@ def _optimal_sum(weights, m1, m2):
     total = 0.0
     for i in range(m1):
         if pair_of_gen[i] >= 0:
-            total += weights[i * m2 + pair_of_gen[i]]
+            total += weights[i * stride + pair_of_gen[i]]
     return total
 
 
 @njit(cache=True)
-def _geobleu_pn(
-    gx, gy, rx, ry, max_n, beta, optimal, table, prox, weights, best, alive, used_j, pn
-):
+def _next_weights(previous, prox, weights, shift, stride, m1, m2, rows):
+    """``weights[k] = previous[k] * prox[k + shift]`` over the m1 x m2 block (row stride
+    ``stride``; ``previous`` may be ``weights`` itself), and each row's first largest column
+    and its weight's bits into ``rows[:m1]`` and ``rows[m1 : 2 * m1]`` (:func:`_greedy_sum`)."""
+    bits = weights.view(np.int64)
+    for i in range(m1):
+        base = i * stride
+        top = np.int64(-1)
+        for k in range(base, base + m2):
+            weights[k] = previous[k] * prox[k + shift]
+            top = max(top, bits[k])
+        rows[i] = _first_at(bits, base, top)
+        rows[m1 + i] = top
+
+
+@njit(cache=True)
+def _row_maxima(weights, stride, m1, m2, rows):
+    """Each row's first largest column into ``rows[:m1]`` and its weight's bits into
+    ``rows[m1 : 2 * m1]`` (:func:`_greedy_sum`)."""
+    bits = weights.view(np.int64)
+    for i in range(m1):
+        rows[i], rows[m1 + i] = _first_max(bits, i * stride, m2)
+
+
+@njit(cache=True)
+def _geobleu_pn(gx, gy, rx, ry, max_n, beta, optimal, table, prox, weights, rows, used_j, pn):
     """p_1 .. p_N of one generated sequence (gx, gy) against one reference (rx, ry), into ``pn``.
 
     Returns N = min(max_n, Lg, Lr) (0 when Lr == 0). ``table`` maps a squared distance to its
     proximity (empty: compute directly with libm); ``prox`` and ``weights`` (>= Lg*Lr floats),
-    ``best`` (int64), ``alive`` and ``used_j`` (bool, >= max(Lg, Lr)) are scratch buffers.
+    ``rows`` (int64, >= 4 * max(Lg, Lr)) and ``used_j`` (bool, >= Lr) are scratch buffers.
     """
     lg = gx.size
     lr = rx.size
@@ -233,32 +292,24 @@ def _geobleu_pn(
         for j in range(lr):
             dx = np.int64(rx[j]) - np.int64(gx[i])
             dy = np.int64(ry[j]) - np.int64(gy[i])
-            w = table[dx * dx + dy * dy] if use_table else _proximity(dx, dy, beta)
-            prox[i * lr + j] = w
-            weights[i * lr + j] = w
+            prox[i * lr + j] = table[dx * dx + dy * dy] if use_table else _proximity(dx, dy, beta)
     for n in range(1, n_max + 1):
         m1 = lg - n + 1
         m2 = lr - n + 1
-        if n > 1:
-            # w_n(i, j) = w_{n-1}(i, j) * prox(i+n-1, j+n-1), compacted to an m1 x m2 row-major
-            # block (rows of the previous block had m2 + 1 columns).
-            for i in range(m1):
-                for j in range(m2):
-                    weights[i * m2 + j] = (
-                        weights[i * (m2 + 1) + j] * prox[(i + n - 1) * lr + (j + n - 1)]
-                    )
-        if optimal:
-            total = _optimal_sum(weights, m1, m2)
+        if n == 1:
+            _row_maxima(prox, lr, m1, m2, rows)
         else:
-            total = _greedy_sum(weights, m1, m2, best, alive, used_j)
+            # w_n(i, j) = w_{n-1}(i, j) * prox(i+n-1, j+n-1) (w_1 = prox), row stride Lr
+            previous = prox if n == 2 else weights
+            _next_weights(previous, prox, weights, (n - 1) * (lr + 1), lr, m1, m2, rows)
+        w = prox if n == 1 else weights
+        total = _optimal_sum(w, lr, m1, m2) if optimal else _greedy_sum(w, lr, m1, m2, rows, used_j)
         pn[n - 1] = total / float(m1)
     return n_max
 
 
 @njit(cache=True)
-def _geobleu_seq(
-    gx, gy, rx, ry, max_n, beta, optimal, table, prox, weights, best, alive, used_j, pn
-):
+def _geobleu_seq(gx, gy, rx, ry, max_n, beta, optimal, table, prox, weights, rows, used_j, pn):
     """GEO-BLEU of one generated sequence against one reference, with libm's log and exp.
 
     Buffers as :func:`_geobleu_pn` (``pn``: >= max_n floats). Lg must be > 0; Lr == 0 gives NaN
@@ -267,7 +318,7 @@ def _geobleu_seq(
     lg = gx.size
     lr = rx.size
     n_max = _geobleu_pn(
-        gx, gy, rx, ry, max_n, beta, optimal, table, prox, weights, best, alive, used_j, pn
+        gx, gy, rx, ry, max_n, beta, optimal, table, prox, weights, rows, used_j, pn
     )
     if n_max == 0:
         return np.nan
@@ -355,8 +406,7 @@ def _geobleu_block(
         longest = max(longest, day_offsets[day + 1] - day_offsets[day])
     prox = np.empty(longest * longest)
     weights = np.empty(longest * longest)
-    best = np.empty(longest, dtype=np.int64)
-    alive = np.empty(longest, dtype=np.bool_)
+    rows = np.empty(4 * longest, dtype=np.int64)
     used_j = np.empty(longest, dtype=np.bool_)
     pn = np.empty(max_n)
     for day in range(b * BLOCK, min(day_offsets.size - 1, (b + 1) * BLOCK)):
@@ -365,11 +415,11 @@ def _geobleu_block(
         gx, gy, rx, ry = gen_x[s:e], gen_y[s:e], ref_x[s:e], ref_y[s:e]
         if pn_out.shape[0] == 0:
             out[day] = _geobleu_seq(
-                gx, gy, rx, ry, max_n, beta, optimal, table, prox, weights, best, alive, used_j, pn
+                gx, gy, rx, ry, max_n, beta, optimal, table, prox, weights, rows, used_j, pn
             )
         else:
             n_out[day] = _geobleu_pn(
-                gx, gy, rx, ry, max_n, beta, optimal, table, prox, weights, best, alive, used_j,
+                gx, gy, rx, ry, max_n, beta, optimal, table, prox, weights, rows, used_j,
                 pn_out[day],
             )  # fmt: skip
 
@@ -494,8 +544,7 @@ def geobleu_seq(gen_x, gen_y, ref_x, ref_y, max_n, beta, optimal):
         np.empty(0),
         np.empty(size),
         np.empty(size),
-        np.empty(longest, dtype=np.int64),
-        np.empty(longest, dtype=np.bool_),
+        np.empty(4 * longest, dtype=np.int64),
         np.empty(longest, dtype=np.bool_),
         np.empty(max_n),
     )
@@ -521,8 +570,7 @@ def geobleu_pn_seq(gen_x, gen_y, ref_x, ref_y, max_n, optimal, table):
         table,
         np.empty(size),
         np.empty(size),
-        np.empty(longest, dtype=np.int64),
-        np.empty(longest, dtype=np.bool_),
+        np.empty(4 * longest, dtype=np.int64),
         np.empty(longest, dtype=np.bool_),
         pn,
     )
