@@ -222,3 +222,42 @@ def test_k_beyond_list_reaches_every_face(tmp_path, capsys):
     )
     assert main(["run", str(job), "--quiet"]) == 2
     assert "k" in capsys.readouterr().err
+
+
+#: family -> (its two sample inputs, options naming the metrics computed)
+_SAMPLES = {
+    "nextloc": (
+        ("data_samples/nextloc/tky/truth.parquet", "data_samples/nextloc/tky/markov.parquet"),
+        {"k": [1], "metrics": ["acc@1", "mrr"]},
+    ),
+    "trajectory": (
+        ("data_samples/humob/reference_test.csv.gz", "data_samples/humob/weekly_repeat.csv.gz"),
+        {"metrics": ["dtw"]},
+    ),
+    "recs": (
+        ("data_samples/recs/ratings.parquet", "data_samples/recs/mf.parquet"),
+        {"metrics": ["ndcg@5"]},
+    ),
+    "logits": (
+        ("data_samples/logits/targets.npy", "data_samples/logits/gru.npy"),
+        {"metrics": ["acc@1"]},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_counts_are_the_summary_rows_besides_the_metrics(name):
+    """``Family.counts`` (printed as integers) names exactly the summary rows that are not the
+    metrics asked for, and each of them counts itself (value = n, an integer)."""
+    from conftest import REPO_ROOT
+
+    (truth, model), options = _SAMPLES[name]
+    family = FAMILIES[name]
+    evaluate = getattr(api, f"evaluate_{name}")
+    inputs = {family.truth: REPO_ROOT / truth, family.model: REPO_ROOT / model}
+    summary = evaluate(**inputs, progress=False, **options).summary
+    named = set(options["metrics"])
+    assert [m for m in summary["metric"] if m not in named] == list(family.counts)
+    for metric, value, n in summary.iter_rows():
+        if metric in family.counts:
+            assert value == n and float(value).is_integer(), metric
