@@ -3,10 +3,11 @@
 Logits: a 2-D float array (a NumPy array, or any object with ``__dlpack__`` or ``__array__``: a
 torch / JAX / CuPy tensor on the CPU, read through the protocol without importing its library,
 zero-copy where DLPack allows), a ``.npy`` file (memory-mapped: only the chunk being scored is
-read) or a Parquet file whose ``logits_column`` is a (fixed-size) list of floats (read one row
-group at a time). Targets: an integer array (the same protocols), a ``.npy`` file, a Parquet
-file (its ``targets_column``), or the name of a column of the logits' Parquet file. Rows are
-paired by position. Every problem is an :class:`~mobeval.errors.InputError` naming the file,
+read; at a URL, by byte ranges) or a Parquet file whose ``logits_column`` is a (fixed-size) list
+of floats (read one row group at a time). Targets: an integer array (the same protocols), a
+``.npy`` file, a Parquet file (its ``targets_column``), or the name of a column of the logits'
+Parquet file. Files may be local or at any URL fsspec opens (:mod:`mobeval.io.remote`). Rows
+are paired by position. Every problem is an :class:`~mobeval.errors.InputError` naming the file,
 the column and the first offending row.
 """
 
