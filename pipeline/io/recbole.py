@@ -14,7 +14,8 @@ recs task its ``user_id``, ``item_id`` and ``rating`` (ratings), or ``score`` / 
 
 A file is an atomic file when its name ends with ``.inter`` (``.inter.gz``) or, when its name
 does not say CSV or Parquet (``.tsv``, ``.txt``, none), when every tab-separated field of its
-first line is ``name:type`` with a RecBole type (:func:`parse_header`). It is read in blocks by pyarrow's CSV reader (:mod:`mobeval.io.sources`).
+first line is ``name:type`` with a RecBole type (:func:`parse_header`). It is read in blocks by
+pyarrow's CSV reader (:mod:`mobeval.io.sources`).
 """
 
 from __future__ import annotations
