@@ -540,9 +540,13 @@ def print_summaries(
         fmt_str_lengths=200,
         tbl_formatting="MARKDOWN" if fmt == "markdown" else "UTF8_FULL_CONDENSED",
     ):
-        for (city,), part in long.partition_by("city", as_dict=True, maintain_order=True).items():
+        cities = long.partition_by("city", as_dict=True, maintain_order=True).items()
+        for i, ((city,), part) in enumerate(cities):
             table = part.pivot(on="model", index="metric", values="value", maintain_order=True)
-            print(f"city={city}" if fmt == "table" else f"\n**city={city}**\n")
+            if fmt == "markdown":
+                print(("\n" if i else "") + f"**city={city}**\n")  # a paragraph, then the table
+            else:
+                print(f"city={city}")
             print(table.fill_null(""))
 
 
