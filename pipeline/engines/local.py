@@ -23,6 +23,7 @@ from mobeval.io.chunking import (
     format_key,
     key_at,
     key_order,
+    read_bucket,
     write_buckets,
 )
 from mobeval.progress import Progress
@@ -215,11 +216,13 @@ def _bucketed_pairs(
     with tempfile.TemporaryDirectory(prefix="mobeval-buckets-", dir=temp_dir) as directory:
         root = Path(directory)
         pred_paths = write_buckets(
-            _canonical(
-                pred_source.iter_batches(plan.pred_columns, batch_rows),
-                plan.pred_select,
-                key,
-                pred_source.label,
+            read_ahead(
+                _canonical(
+                    pred_source.iter_batches(plan.pred_columns, batch_rows),
+                    plan.pred_select,
+                    key,
+                    pred_source.label,
+                )
             ),
             key,
             n_buckets,
@@ -238,19 +241,12 @@ def _bucketed_pairs(
         )
         progress.restart("scoring")
         for pred_path, truth_path in zip(pred_paths, truth_paths, strict=True):
-            chunk = _read_sorted(pred_path, key)
-            truth = _read_sorted(truth_path, key)
+            chunk = read_bucket(pred_path, key)
+            truth = read_bucket(truth_path, key)
             if unique_truth:
                 _reject_duplicate_truth(truth, key, truth_source.label)
             yield chunk, truth
             progress.advance(chunk.height)
-
-
-def _read_sorted(path: Path | None, key: list[str]) -> pl.DataFrame:
-    """A bucket's rows sorted by key (stable: a sample's candidates keep their input order)."""
-    if path is None:
-        return pl.DataFrame()
-    return pl.read_parquet(path).sort(key, maintain_order=True)
 
 
 def _reject_duplicate_truth(truth: pl.DataFrame, key, label) -> None:

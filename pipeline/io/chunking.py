@@ -5,8 +5,8 @@ Two ways, chosen by the engine:
 * **sorted streaming**: when the rows arrive sorted by the key (the usual case for files written by
   a model's evaluation loop), chunks are cut at unit boundaries on the fly; memory holds one chunk.
   If a row is found out of order, :class:`NotSorted` is raised and the engine switches to buckets.
-* **hash buckets**: rows are spread over B temporary Parquet files by a hash of the key; every unit
-  lands whole in one bucket, and each bucket (about input / B rows) is sorted in memory.
+* **hash buckets**: rows are spread over B temporary files (Arrow IPC, LZ4) by a hash of the key;
+  every unit lands whole in one bucket, and each bucket (about input / B rows) is sorted in memory.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-import pyarrow.parquet as pq
+import pyarrow as pa
 
 from mobeval.errors import InputError
 from mobeval.io.arrays import kernel_array
@@ -203,11 +203,14 @@ def bucket_count(rows: int, chunk_rows: int) -> int:
 
 def write_buckets(
     batches: Iterator[pl.DataFrame], key: list[str], n_buckets: int, directory: Path
-) -> list[Path]:
-    """Spread rows over ``n_buckets`` Parquet files by a hash of the key; return their paths."""
+) -> list[Path | None]:
+    """Spread rows over ``n_buckets`` files by a hash of the key; return their paths (None for a
+    bucket that got no row). The files are Arrow IPC streams compressed with LZ4: a bucket is
+    written once and read once, so Parquet's encoding would cost more than it saves."""
     directory.mkdir(parents=True, exist_ok=True)
-    writers: dict[int, pq.ParquetWriter] = {}
+    writers: dict[int, pa.ipc.RecordBatchStreamWriter] = {}
     paths: dict[int, Path] = {}
+    options = pa.ipc.IpcWriteOptions(compression="lz4")
     try:
         for batch in batches:
             if batch.height == 0:
@@ -215,13 +218,25 @@ def write_buckets(
             tagged = batch.with_columns(
                 (pl.struct(key).hash(seed=HASH_SEED) % n_buckets).alias(BUCKET_COLUMN)
             )
-            for (bucket,), part in tagged.partition_by(BUCKET_COLUMN, as_dict=True).items():
-                table = part.drop(BUCKET_COLUMN).to_arrow()
+            parts = tagged.partition_by(BUCKET_COLUMN, as_dict=True, include_key=False)
+            for (bucket,), part in parts.items():
+                table = part.to_arrow()
                 if bucket not in writers:
-                    paths[bucket] = directory / f"bucket-{bucket:05d}.parquet"
-                    writers[bucket] = pq.ParquetWriter(paths[bucket], table.schema)
+                    paths[bucket] = directory / f"bucket-{bucket:05d}.arrows"
+                    writers[bucket] = pa.ipc.new_stream(
+                        paths[bucket], table.schema, options=options
+                    )
                 writers[bucket].write_table(table)
     finally:
         for writer in writers.values():
             writer.close()
     return [paths.get(b) for b in range(n_buckets)]
+
+
+def read_bucket(path: Path | None, key: list[str]) -> pl.DataFrame:
+    """A bucket's rows sorted by key (stable: a unit's rows keep their input order)."""
+    if path is None:
+        return pl.DataFrame()
+    with pa.ipc.open_stream(path) as reader:
+        table = reader.read_all()
+    return pl.from_arrow(table).sort(key, maintain_order=True)
