@@ -11,6 +11,7 @@ import uuid
 import pytest
 
 fsspec = pytest.importorskip("fsspec")
+from fsspec.implementations.memory import MemoryFileSystem  # noqa: E402
 
 from mobeval.api import evaluate_nextloc, evaluate_recs, evaluate_trajectory  # noqa: E402
 from mobeval.errors import InputError  # noqa: E402
@@ -145,3 +146,19 @@ def test_logits_at_urls(bucket):
     assert got.summary.equals(expected.summary)
     with pytest.raises(InputError, match="no such file"):
         evaluate_logits(f"{root}/missing.npy", f"{root}/targets.npy")
+
+
+def test_read_failure_of_a_file_system_is_named(bucket, monkeypatch):
+    """A file system whose client fails to read a file with its own kind of error (not an
+    OSError), as an object store's client does: one InputError naming the URL."""
+    fs, root = bucket
+    _put(fs, SAMPLES / "nextloc/tky/truth.parquet", f"{root}/truth.parquet")
+    source = as_source(f"{root}/truth.parquet")
+
+    def refuse(self, path, mode="rb", **kwargs):
+        raise RuntimeError("SlowDown: please reduce your request rate")
+
+    monkeypatch.setattr(MemoryFileSystem, "_open", refuse)
+    with pytest.raises(InputError, match="cannot read this URL .SlowDown") as caught:
+        source.schema()
+    assert f"{root}/truth.parquet" in str(caught.value)

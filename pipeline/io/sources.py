@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from mobeval.errors import InputError
+from mobeval.errors import InputError, MobevalError
 from mobeval.io import recbole
 from mobeval.io.objects import object_source, plain_batch, plain_schema
 from mobeval.io.remote import filesystem, local_path, remote_files, url_scheme
@@ -142,15 +142,23 @@ class Source:
 
     @contextmanager
     def _opened(self, path):
-        """What pyarrow reads ``path`` from: the path itself, or an open remote file."""
+        """What pyarrow reads ``path`` from: the path itself, or an open remote file. An error of
+        the remote file system's own kind (not an OSError: a client library's) is an InputError
+        naming the URL."""
         if self.filesystem is None:
             yield path
             return
-        with self.filesystem.open(path, "rb") as handle:
-            if self.format != "parquet" and str(path).lower().endswith(".gz"):
-                yield pa.CompressedInputStream(pa.PythonFile(handle, mode="r"), "gzip")
-            else:
-                yield handle
+        try:
+            with self.filesystem.open(path, "rb") as handle:
+                if self.format != "parquet" and str(path).lower().endswith(".gz"):
+                    yield pa.CompressedInputStream(pa.PythonFile(handle, mode="r"), "gzip")
+                else:
+                    yield handle
+        except (MobevalError, *READ_ERRORS):
+            raise
+        except Exception as error:  # noqa: BLE001 - network and permission errors of any fs
+            reason = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+            raise InputError(f"cannot read this URL ({reason})", path=path) from None
 
     def schema(self) -> dict[str, pl.DataType]:
         """Column names and Polars types (of the first file; the others are checked when read)."""
