@@ -177,7 +177,7 @@ def test_help_shows_every_choice_default_and_preset(family, monkeypatch):
     for option in definition.options:
         if option.flag is None:
             continue
-        assert option.flag_name in text
+        assert option.flag_name in text and option.help, option.name  # every flag says what
         if option.flag.switch:  # on or off: its help says what on does
             continue
         for choice in option.allowed() or ():
