@@ -13,7 +13,12 @@ import pytest
 fsspec = pytest.importorskip("fsspec")
 from fsspec.implementations.memory import MemoryFileSystem  # noqa: E402
 
-from mobeval.api import evaluate_nextloc, evaluate_recs, evaluate_trajectory  # noqa: E402
+from mobeval.api import (  # noqa: E402
+    evaluate_logits,
+    evaluate_nextloc,
+    evaluate_recs,
+    evaluate_trajectory,
+)
 from mobeval.errors import InputError  # noqa: E402
 from mobeval.io.sources import as_source  # noqa: E402
 from tests.conftest import REPO_ROOT  # noqa: E402
@@ -129,8 +134,6 @@ def test_logits_at_urls(bucket):
     import numpy as np
     import polars as pl
 
-    from mobeval.api import evaluate_logits
-
     fs, root = bucket
     logits, targets = SAMPLES / "logits/gru.npy", SAMPLES / "logits/targets.npy"
     _put(fs, logits, f"{root}/gru.npy")
@@ -148,17 +151,25 @@ def test_logits_at_urls(bucket):
         evaluate_logits(f"{root}/missing.npy", f"{root}/targets.npy")
 
 
-def test_read_failure_of_a_file_system_is_named(bucket, monkeypatch):
+@pytest.mark.parametrize(
+    "name, read",
+    [
+        ("truth.parquet", lambda url: as_source(url).schema()),
+        ("qrels.txt", as_source),  # a TREC file: its first line is read to tell its kind
+        ("gru.npy", lambda url: evaluate_logits(url, SAMPLES / "logits/targets.npy")),
+    ],
+)
+def test_read_failure_of_a_file_system_is_named(bucket, monkeypatch, name, read):
     """A file system whose client fails to read a file with its own kind of error (not an
     OSError), as an object store's client does: one InputError naming the URL."""
     fs, root = bucket
-    _put(fs, SAMPLES / "nextloc/tky/truth.parquet", f"{root}/truth.parquet")
-    source = as_source(f"{root}/truth.parquet")
+    local = {"truth.parquet": "nextloc/tky", "qrels.txt": "trec", "gru.npy": "logits"}[name]
+    _put(fs, SAMPLES / local / name, f"{root}/{name}")
 
     def refuse(self, path, mode="rb", **kwargs):
         raise RuntimeError("SlowDown: please reduce your request rate")
 
     monkeypatch.setattr(MemoryFileSystem, "_open", refuse)
     with pytest.raises(InputError, match="cannot read this URL .SlowDown") as caught:
-        source.schema()
-    assert f"{root}/truth.parquet" in str(caught.value)
+        read(f"{root}/{name}")
+    assert f"{root}/{name}" in str(caught.value)

@@ -13,6 +13,7 @@ the column and the first offending row.
 
 from __future__ import annotations
 
+import io
 import os
 import warnings
 from collections.abc import Iterator
@@ -26,9 +27,11 @@ import pyarrow.parquet as pq
 
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.objects import InputTypeError
-from mobeval.io.remote import filesystem, local_path, url_scheme
+from mobeval.io.remote import client_errors, filesystem, local_path, url_scheme
 
 TARGETS_COLUMN = "target"
+#: The most bytes of a remote ``.npy`` file read for its header (magic, length, dict).
+HEADER_BYTES = 1 << 16
 ACCEPTED = (
     "a NumPy array, an object with __dlpack__ or __array__ (a CPU tensor), a .npy file, or a "
     "Parquet file"
@@ -168,7 +171,7 @@ def _opened(path, fs):
     if fs is None:
         yield path
         return
-    with fs.open(path, "rb") as handle:
+    with client_errors(path, (pa.ArrowException, ValueError)), fs.open(path, "rb") as handle:
         yield handle
 
 
@@ -180,16 +183,20 @@ class RemoteNpy:
     def __init__(self, fs, url: str, what: str) -> None:
         self.fs, self.url = fs, url
         try:
-            with fs.open(url, "rb") as stream:
-                version = np.lib.format.read_magic(stream)
-                read_header = {
-                    (1, 0): np.lib.format.read_array_header_1_0,
-                    (2, 0): np.lib.format.read_array_header_2_0,
-                }.get(version)
-                if read_header is None:
-                    raise ValueError(f"unsupported .npy version {version}")
-                self.shape, fortran, self.dtype = read_header(stream)
-                self.offset = stream.tell()
+            with client_errors(url), fs.open(url, "rb") as stream:
+                head = io.BytesIO(stream.read(HEADER_BYTES))
+        except OSError as error:
+            raise InputError(f"cannot read the .npy array ({error})", path=url) from None
+        try:
+            version = np.lib.format.read_magic(head)
+            read_header = {
+                (1, 0): np.lib.format.read_array_header_1_0,
+                (2, 0): np.lib.format.read_array_header_2_0,
+            }.get(version)
+            if read_header is None:
+                raise ValueError(f"unsupported .npy version {version}")
+            self.shape, fortran, self.dtype = read_header(head)
+            self.offset = head.tell()
         except Exception as error:  # a damaged header can raise anything its parser raises
             reason = str(error).split(". ")[0] or type(error).__name__
             raise InputError(f"not a readable .npy array of {what} ({reason})", path=url) from None
@@ -209,7 +216,7 @@ class RemoteNpy:
         start, stop, _ = rows.indices(len(self))
         count = max(0, stop - start)
         try:
-            with self.fs.open(self.url, "rb") as stream:
+            with client_errors(self.url), self.fs.open(self.url, "rb") as stream:
                 stream.seek(self.offset + start * self.row_bytes)
                 data = stream.read(count * self.row_bytes)
         except OSError as error:

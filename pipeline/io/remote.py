@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import glob
 import re
+from contextlib import contextmanager
 
-from mobeval.errors import InputError
+from mobeval.errors import InputError, MobevalError
 
 _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
 
@@ -82,6 +83,18 @@ def remote_files(url: str, accepted) -> tuple[object, tuple[str, ...]]:
     except Exception as error:  # noqa: BLE001 - network and permission errors of any fs
         raise InputError(f"cannot reach this URL ({_first_line(error)})", path=url) from None
     return fs, tuple(fs.unstrip_protocol(p) for p in found)
+
+
+@contextmanager
+def client_errors(url, expected: tuple = ()):
+    """Around reading ``url``: an error of the file system client's own kind (a library's, not an
+    OSError nor one of ``expected``, which the caller words) becomes an InputError naming it."""
+    try:
+        yield
+    except (MobevalError, OSError, *expected):
+        raise
+    except Exception as error:  # noqa: BLE001 - network and permission errors of any fs
+        raise InputError(f"cannot read this URL ({_first_line(error)})", path=url) from None
 
 
 def _first_line(error: BaseException) -> str:

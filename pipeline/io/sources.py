@@ -25,10 +25,10 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from mobeval.errors import InputError, MobevalError
+from mobeval.errors import InputError
 from mobeval.io import recbole
 from mobeval.io.objects import object_source, plain_batch, plain_schema
-from mobeval.io.remote import filesystem, local_path, remote_files, url_scheme
+from mobeval.io.remote import client_errors, filesystem, local_path, remote_files, url_scheme
 from mobeval.io.text import READ_ERRORS as TEXT_ERRORS
 from mobeval.io.text import open_binary
 
@@ -148,17 +148,11 @@ class Source:
         if self.filesystem is None:
             yield path
             return
-        try:
-            with self.filesystem.open(path, "rb") as handle:
-                if self.format != "parquet" and str(path).lower().endswith(".gz"):
-                    yield pa.CompressedInputStream(pa.PythonFile(handle, mode="r"), "gzip")
-                else:
-                    yield handle
-        except (MobevalError, *READ_ERRORS):
-            raise
-        except Exception as error:  # noqa: BLE001 - network and permission errors of any fs
-            reason = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
-            raise InputError(f"cannot read this URL ({reason})", path=path) from None
+        with client_errors(path, READ_ERRORS), self.filesystem.open(path, "rb") as handle:
+            if self.format != "parquet" and str(path).lower().endswith(".gz"):
+                yield pa.CompressedInputStream(pa.PythonFile(handle, mode="r"), "gzip")
+            else:
+                yield handle
 
     def schema(self) -> dict[str, pl.DataType]:
         """Column names and Polars types (of the first file; the others are checked when read)."""

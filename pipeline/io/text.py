@@ -10,12 +10,14 @@ import gzip
 import os
 import zlib
 from collections.abc import Iterator
+from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
 from mobeval.errors import InputError
+from mobeval.io.remote import client_errors
 
 #: What reading a (possibly gzipped) file can raise: OSError (permission denied, a bad gzip header
 #: or trailing garbage: gzip.BadGzipFile), EOFError (a truncated gzip stream), zlib.error (corrupt
@@ -53,8 +55,9 @@ def line_blocks(
     ``"<unreadable> (<reason>)"`` naming ``path``. ``filesystem``: as :func:`open_binary`'s."""
     line = 1
     rest = b""
+    guard = nullcontext() if filesystem is None else client_errors(path, READ_ERRORS)
     try:
-        with open_binary(path, filesystem) as stream:
+        with guard, open_binary(path, filesystem) as stream:
             while chunk := stream.read(block_bytes):
                 data = rest + chunk
                 cut = data.rfind(b"\n") + 1

@@ -18,13 +18,14 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
 from mobeval.errors import InputError
-from mobeval.io.remote import filesystem, local_path, url_scheme
+from mobeval.io.remote import client_errors, filesystem, local_path, url_scheme
 from mobeval.io.text import READ_ERRORS, line_blocks, open_binary
 
 RUN_FIELDS = ("qid", "iter", "docno", "rank", "score", "tag")
@@ -37,8 +38,9 @@ BLOCK_BYTES = 1 << 24
 
 
 def _first_data_line(path, filesystem=None) -> str | None:
+    guard = nullcontext() if filesystem is None else client_errors(path, READ_ERRORS)
     try:
-        with open_binary(path, filesystem) as stream:
+        with guard, open_binary(path, filesystem) as stream:
             for number, raw in enumerate(stream, 1):
                 text = raw.decode("utf-8", errors="replace").strip()
                 if text and not text.startswith("#"):
