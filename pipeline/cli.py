@@ -486,6 +486,13 @@ def _json_number(value: float, count: bool) -> int | float | str | None:
     return _number(value, count)
 
 
+def _json_text(document: dict) -> str:
+    """``document`` indented, each list of plain values on one line (``"k": [1, 5, 10]``)."""
+    text = json.dumps(document, indent=2)
+    flat = re.compile(r"\[\n\s*([^\[\]{}]*?)\n\s*\]")
+    return flat.sub(lambda m: "[" + re.sub(r",\n\s*", ", ", m.group(1)) + "]", text)
+
+
 def _result_object(task: str, options: dict, evaluation) -> dict:
     """One result as JSON: where it is, the options as the run used them, the summary."""
     summary = evaluation.summary
@@ -513,7 +520,7 @@ def print_summaries(
     object: ``{"results": [...]}`` for a ``job``, the one result's object for a single command."""
     if fmt == "json":
         objects = [_result_object(*result) for result in results]
-        print(json.dumps({"results": objects} if job else objects[0], indent=2))
+        print(_json_text({"results": objects} if job else objects[0]))
         return
     rows = [
         (e.city, e.model, metric, _number(value, _is_count(task, metric)), n)

@@ -291,3 +291,15 @@ def test_the_command_list_fits_80_columns(monkeypatch):
     assert max(map(len, text.splitlines())) <= 80, text
     listed = {line.split()[0] for line in text.splitlines() if line.startswith("    ")}
     assert set(EXAMPLES) <= listed
+
+
+def test_json_text_is_the_document():
+    """Lists of plain values on one line, the document unchanged (strings with commas,
+    brackets or quotes included)."""
+    from mobeval.cli import _json_text
+
+    document = {"a": [1, 2, "x, y", "[b]"], "b": [], "c": {"d": [1.5, None]}, "e": [[1], [2, 3]]}
+    document["f"] = ['a"b', "c,\nd"]
+    text = _json_text(document)
+    assert json.loads(text) == document
+    assert '"d": [1.5, null]' in text and '"e": [\n' in text
