@@ -97,6 +97,15 @@ def client_errors(url, expected: tuple = ()):
         raise InputError(f"cannot read this URL ({_first_line(error)})", path=url) from None
 
 
+def file_size(fs, url: str) -> int:
+    """The size in bytes of the file at ``url``; any failure is an InputError naming it."""
+    try:
+        with client_errors(url):
+            return int(fs.size(url))
+    except OSError as error:
+        raise InputError(f"cannot read this URL ({_first_line(error)})", path=url) from None
+
+
 def _first_line(error: BaseException) -> str:
     lines = str(error).strip().splitlines()
     return lines[0][:200] if lines else type(error).__name__

@@ -28,7 +28,14 @@ import pyarrow.parquet as pq
 from mobeval.errors import InputError
 from mobeval.io import recbole
 from mobeval.io.objects import object_source, plain_batch, plain_schema
-from mobeval.io.remote import client_errors, filesystem, local_path, remote_files, url_scheme
+from mobeval.io.remote import (
+    client_errors,
+    file_size,
+    filesystem,
+    local_path,
+    remote_files,
+    url_scheme,
+)
 from mobeval.io.text import READ_ERRORS as TEXT_ERRORS
 from mobeval.io.text import open_binary
 
@@ -185,7 +192,9 @@ class Source:
         return sum(max(1, self._size(path) // 16) for path in self.files)
 
     def _size(self, path) -> int:
-        return os.path.getsize(path) if self.filesystem is None else self.filesystem.size(path)
+        if self.filesystem is None:
+            return os.path.getsize(path)
+        return file_size(self.filesystem, path)
 
     def _parquet_rows(self, path) -> int:
         try:
@@ -323,9 +332,10 @@ def _remote_fingerprint(filesystem, url: str, *, footer: bool) -> dict:
     """As :func:`_file_fingerprint`, with the modification time the file system reports (its
     name differs between file systems: ``mtime``, ``LastModified``, ``updated``, ``created``)."""
     try:
-        info = filesystem.info(url)
+        with client_errors(url, READ_ERRORS):
+            info = filesystem.info(url)
         size = int(info.get("size") or 0)
-        with filesystem.open(url, "rb") as handle:
+        with client_errors(url, READ_ERRORS), filesystem.open(url, "rb") as handle:
             if footer and size > FINGERPRINT_BYTES:
                 handle.seek(size - FINGERPRINT_BYTES)
             digest = hashlib.sha256(handle.read(FINGERPRINT_BYTES)).hexdigest()

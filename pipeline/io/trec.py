@@ -25,7 +25,7 @@ from pathlib import Path
 import polars as pl
 
 from mobeval.errors import InputError
-from mobeval.io.remote import client_errors, filesystem, local_path, url_scheme
+from mobeval.io.remote import client_errors, file_size, filesystem, local_path, url_scheme
 from mobeval.io.text import READ_ERRORS, line_blocks, open_binary
 
 RUN_FIELDS = ("qid", "iter", "docno", "rank", "score", "tag")
@@ -320,7 +320,8 @@ class TrecSource:
 
     def row_count_estimate(self) -> int:
         fs = self.filesystem
-        return max(1, (os.path.getsize(self.path) if fs is None else fs.size(self.path)) // 24)
+        size = os.path.getsize(self.path) if fs is None else file_size(fs, self.path)
+        return max(1, size // 24)
 
     def has_rows(self) -> bool:
         return _first_data_line(self.path, self.filesystem) is not None
