@@ -1,33 +1,43 @@
-"""The same next-location evaluation on the local engine and on Spark (local[N]), fixed costs apart.
+"""The Spark engine against Spark's own floor and the local engine, in one session (issue 14).
 
-    python benchmarks/bench_spark.py --samples 100000 --candidates 50 --cores 2
+    python benchmarks/bench_spark.py --samples 100000 --candidates 50 --cores 2 --repeat 3
 
-Rows printed (seconds, best of ``--repeat`` where repeated):
+Next-location scoring (LibCity convention, k = 1, 5, 10) of ``samples x candidates`` long-form
+rows (benchmarks/datagen.py, cached under bench_data/). Printed, in seconds (medians of
+``--repeat``, the cases taken in turn so that a change of load hits them alike):
 
-* Spark session start (JVM + SparkContext): paid once per process;
-* Spark, first (tiny) evaluation: also starts the Python workers and loads the Numba kernels
-  from the on-disk cache in each of them, and the JVM runs its code paths for the first time;
-* Spark, tiny evaluation (the 3000-sample sample city), warm: the fixed cost of one (city, model)
-  (listing, schema, a shuffle job, two writes, renames);
-* Spark on the large input: its first run (the JVM still warming up), then warm; the local engine
-  (warm, Numba threads = ``--cores``) on the same files;
-* Spark minus the tiny evaluation: the size-dependent part.
+* Spark session start (JVM + SparkContext), once per process;
+* the first evaluation of the session (tiny input: the Python workers start, the Numba kernels
+  load from their cache, the JVM runs its code paths for the first time);
+* the fixed cost of one (city, model) result: a tiny evaluation (the 3000-sample sample city),
+  warm (listing, schemas, the scoring job, the writes and renames);
+* on the large input: mobeval on Spark; Spark's own floor, the same rows (truth and predictions,
+  the columns mobeval reads) repartitioned by the key into as many partitions and sorted within
+  them, into the ``noop`` sink; the local engine (Numba threads = ``--cores``);
+* mobeval's size-dependent part (large minus tiny), its ratio to the floor, and the per-core
+  rates: how many Spark cores match the local engine on ``--cores`` cores.
 
-Inputs come from benchmarks/datagen.py (cached under bench_data/); outputs go to a temporary
-directory. Needs ``pip install 'mobeval[spark]'`` and Java 17+.
+The code runs from a snapshot of pipeline/ taken at start (``datagen.snapshot_pipeline``), so edits
+made meanwhile do not count. Needs ``pip install 'mobeval[spark]'`` and Java 17+.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from datagen import nextloc_files, snapshot_pipeline  # noqa: E402
+from measure import load, machine_line  # noqa: E402
+
+OPTIONS = {"k": [1, 5, 10], "convention": "libcity"}
 
 
 def main() -> None:
@@ -35,69 +45,106 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=100_000)
     parser.add_argument("--candidates", type=int, default=50)
     parser.add_argument("--cores", type=int, default=2, help="Spark local[N] and Numba threads")
-    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    os.environ.setdefault("NUMBA_NUM_THREADS", str(args.cores))
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-
-    import numba
-
-    from benchmarks.datagen import nextloc_files
-    from mobeval.api import evaluate_nextloc
-
     truth, pred = nextloc_files(args.samples, args.candidates)
     rows = args.samples * args.candidates
-    sample_truth = ROOT / "data_samples" / "nextloc" / "tky" / "truth.parquet"
-    sample_pred = ROOT / "data_samples" / "nextloc" / "tky" / "markov.parquet"
-    options = {"k": [1, 5, 10], "convention": "libcity"}
-    results: list[tuple[str, float]] = []
-
-    with tempfile.TemporaryDirectory(prefix="mobeval-bench-spark-") as directory:
-        out = Path(directory)
-        numba.set_num_threads(min(args.cores, numba.config.NUMBA_NUM_THREADS))
-        evaluate_nextloc(truth, pred, out=out / "warmup", **options)  # load the kernels
-        local = []
-        for index in range(args.repeat):
-            started = time.perf_counter()
-            evaluate_nextloc(truth, pred, out=out / f"local{index}", progress=False, **options)
-            local.append(time.perf_counter() - started)
-
-        started = time.perf_counter()
-        from pyspark.sql import SparkSession
-
-        from mobeval.api import evaluate_nextloc as evaluate
-
-        spark = (
-            SparkSession.builder.master(f"local[{args.cores}]")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.driver.memory", "4g")
-            .getOrCreate()
-        )
-        spark.sparkContext.setLogLevel("ERROR")
-        results.append(("Spark session start (JVM + context)", time.perf_counter() - started))
-
-        def timed(truth_path, pred_path, name) -> float:
-            started = time.perf_counter()
-            evaluate(truth_path, pred_path, out=out / name, spark=spark, **options)
-            return time.perf_counter() - started
-
-        cold = timed(sample_truth, sample_pred, "cold")
-        results.append(("Spark, first (tiny) evaluation of the session", cold))
-        tiny = min(timed(sample_truth, sample_pred, f"tiny{i}") for i in range(args.repeat))
-        results.append(("Spark, tiny evaluation (3000 samples), warm", tiny))
-        results.append((f"Spark local[{args.cores}], first large run", timed(truth, pred, "first")))
-        warm = min(timed(truth, pred, f"spark{i}") for i in range(args.repeat))
-        results.append((f"Spark local[{args.cores}], warm", warm))
-        results.append((f"local engine, {args.cores} Numba threads, warm", min(local)))
-        results.append(("Spark warm minus tiny (size-dependent part)", warm - tiny))
-        spark.stop()
-
+    with tempfile.TemporaryDirectory(prefix="mobeval-bench-spark-") as scratch:
+        code = snapshot_pipeline(str(Path(scratch) / "code"))
+        sys.path.insert(0, code)
+        os.environ["NUMBA_NUM_THREADS"] = str(args.cores)
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+        results = run(args, truth, pred, Path(scratch))
+    print(f"machine: {machine_line()}; load average after: {load()}")
     print(f"nextloc, {args.samples:,} samples x {args.candidates} candidates = {rows:,} rows")
-    width = max(len(name) for name, _ in results)
-    for name, seconds in results:
-        print(f"  {name:<{width}}  {seconds:8.2f} s")
-    print(f"  {'Spark warm / local engine':<{width}}  {warm / min(local):8.2f} x")
+    width = max(len(name) for name in results)
+    for name, value in results.items():
+        unit = "x" if name.endswith(("ratio", "cores")) else "s"
+        print(f"  {name:<{width}}  {value:8.2f} {unit}")
+
+
+def run(args, truth: Path, pred: Path, scratch: Path) -> dict[str, float]:
+    import numba
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+
+    from mobeval.api import evaluate_nextloc
+    from mobeval.engines.spark import BYTES_PER_PARTITION
+
+    assert Path(evaluate_nextloc.__code__.co_filename).is_relative_to(scratch)  # the snapshot
+    numba.set_num_threads(args.cores)
+    sample = ROOT / "data_samples" / "nextloc" / "tky"
+    evaluate_nextloc(truth, pred, out=scratch / "warm", progress=False, **OPTIONS)  # kernels
+    started = time.perf_counter()
+    spark = (
+        SparkSession.builder.master(f"local[{args.cores}]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.memory", "4g")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    results = {"Spark session start (JVM + context)": time.perf_counter() - started}
+    partitions = max(
+        spark.sparkContext.defaultParallelism,
+        -(-(truth.stat().st_size + pred.stat().st_size) // BYTES_PER_PARTITION),
+    )
+    runs = iter(range(10**6))
+
+    def spark_run(truth_path, pred_path) -> float:
+        started = time.perf_counter()
+        out = scratch / f"spark{next(runs)}"
+        evaluate_nextloc(truth_path, pred_path, out=out, spark=spark, progress=False, **OPTIONS)
+        return time.perf_counter() - started
+
+    def local_run() -> float:
+        started = time.perf_counter()
+        evaluate_nextloc(truth, pred, out=scratch / f"local{next(runs)}", progress=False, **OPTIONS)
+        return time.perf_counter() - started
+
+    def floor_run() -> float:
+        """The same rows and columns, hash-partitioned by the key and sorted, into no sink."""
+        started = time.perf_counter()
+        left = spark.read.parquet(str(truth)).select(
+            "sample_id", F.lit(0).alias("side"), "location", F.lit(None).cast("double")
+        )
+        right = spark.read.parquet(str(pred)).select(
+            "sample_id", F.lit(1).alias("side"), "location", "score"
+        )
+        (
+            left.union(right)
+            .repartition(partitions, "sample_id")
+            .sortWithinPartitions("sample_id", "side")
+            .write.format("noop")
+            .mode("overwrite")
+            .save()
+        )
+        return time.perf_counter() - started
+
+    results["first (tiny) evaluation of the session"] = spark_run(
+        sample / "truth.parquet", sample / "markov.parquet"
+    )
+    floor_run()  # the JVM's first pass over the large file
+    times: dict[str, list[float]] = {"tiny": [], "large": [], "floor": [], "local": []}
+    for _ in range(args.repeat):
+        times["tiny"].append(spark_run(sample / "truth.parquet", sample / "markov.parquet"))
+        times["large"].append(spark_run(truth, pred))
+        times["floor"].append(floor_run())
+        times["local"].append(local_run())
+    median = {name: statistics.median(values) for name, values in times.items()}
+    size_part = median["large"] - median["tiny"]
+    results |= {
+        "fixed cost per result (tiny evaluation, warm)": median["tiny"],
+        f"mobeval on Spark local[{args.cores}], large": median["large"],
+        "  of which size-dependent (large - tiny)": size_part,
+        f"Spark's floor: repartition({partitions}) + sort, noop sink": median["floor"],
+        "size-dependent / floor ratio": size_part / median["floor"],
+        f"local engine, {args.cores} Numba threads": median["local"],
+        # Spark cores whose size-dependent throughput equals the local engine's on --cores
+        "Spark cores to match the local engine, cores": args.cores * size_part / median["local"],
+    }
+    spark.stop()
+    return results
 
 
 if __name__ == "__main__":

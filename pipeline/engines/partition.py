@@ -13,11 +13,14 @@ the same scorer class the local engine uses (:class:`mobeval.tasks.nextloc.Nextl
 :class:`mobeval.tasks.trajectory.TrajectoryScorer`, :class:`mobeval.tasks.recs.RecsScorer`):
 kernels are shared, not copied.
 
-Output batches carry one section per row: a ``per_unit`` (and ``per_day``) struct, or, once at the
-end of the partition, a ``state`` blob: the scorer's accumulator (the exact fold of the per-unit
-rows of the partition), the rows read per side, and the first input error if one was raised. The
-driver merges the accumulators (exact sums: any partitioning gives the same bits) and raises the
-error, so a bad input fails with the local engine's message and no task retries.
+Output batches carry one section per row: a ``per_unit`` (and ``per_day``) struct. At the end of
+the partition its fold goes back to the driver through a Spark accumulator (``folds``, a
+:class:`FoldList`): the scorer's accumulator (the exact fold of the per-unit rows of the
+partition), the rows read per side, and the first input error if one was raised, tagged with the
+partition's number (:func:`fold_state`): the same write that stores the per-unit rows scores
+them, and a partition computed twice (a retried task, a cached block computed again) is counted
+once. The driver merges the accumulators (exact sums: any partitioning gives the same bits) and
+raises the error, so a bad input fails with the local engine's message and no task retries.
 
 This module imports no Spark at module level: workers unpickle the partition job by reference
 (``functools.partial`` of :func:`score_partition`), so Numba kernels come from the installed
@@ -63,7 +66,6 @@ class SparkNotInstalled(ConfigError, ImportError):
 SIDE = "__side"
 TRUTH = "__truth"
 PRED = "__pred"
-STATE = "state"
 TRUTH_SIDE = 0
 PRED_SIDE = 1
 
@@ -327,9 +329,9 @@ def row_ranges(n_rows: int, chunk_rows: int, partitions: int) -> list[tuple[int,
     ]
 
 
-def score_rows(job: LogitsPartitionJob, ranges, batches: Iterator[pa.RecordBatch]):
+def score_rows(job: LogitsPartitionJob, ranges, folds, batches: Iterator[pa.RecordBatch]):
     """Score the row ranges whose indices arrive in ``batches`` (a column ``id``); the function
-    Spark's mapInArrow calls for logits. Output as :func:`score_partition`'s."""
+    Spark's mapInArrow calls for logits. Output and ``folds`` as :func:`score_partition`'s."""
     numba.set_num_threads(task_threads(job.threads))
     accumulator = job.accumulator()
     rows = {"truth": 0, "predictions": 0}
@@ -344,8 +346,7 @@ def score_rows(job: LogitsPartitionJob, ranges, batches: Iterator[pa.RecordBatch
                 yield section_batch(job.output, "per_unit", frame)
     except InputError as exc:
         error = ((first,), error_state(exc))
-    state = {"accumulator": accumulator, "rows": rows, "error": error}
-    yield section_batch(job.output, STATE, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+    folds.add(fold_state(accumulator, rows, error))
 
 
 def task_threads(default: int) -> int:
@@ -362,8 +363,9 @@ def task_threads(default: int) -> int:
     return max(1, min(cpus, numba.config.NUMBA_NUM_THREADS))
 
 
-def score_partition(job, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Score one partition (see the module docstring); the function Spark's mapInArrow calls."""
+def score_partition(job, folds, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Score one partition (see the module docstring); the function Spark's mapInArrow calls.
+    Its fold goes to ``folds`` (a Spark accumulator of :class:`FoldList`)."""
     numba.set_num_threads(task_threads(job.threads))
     scorer = job.scorer()
     rows = {"truth": 0, "predictions": 0}
@@ -381,28 +383,49 @@ def score_partition(job, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Recor
                 yield section_batch(job.output, section, frame)
     except InputError as exc:
         error = (chunk_key, error_state(exc))
-    state = {"accumulator": scorer.accumulator, "rows": rows, "error": error}
-    yield section_batch(job.output, STATE, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+    folds.add(fold_state(scorer.accumulator, rows, error))
+
+
+class FoldList:
+    """A Spark accumulator's parameter (``zero``, ``addInPlace``): a list of
+    :func:`fold_state` entries, one per partition computed (duplicates possible)."""
+
+    def zero(self, value) -> list:
+        return []
+
+    def addInPlace(self, folds: list, more: list) -> list:  # noqa: N802 - Spark's name
+        folds.extend(more)
+        return folds
+
+
+def fold_state(accumulator, rows: dict, error) -> list[tuple[int, bytes]]:
+    """A partition's fold as the driver receives it: [(the partition's number, the pickled
+    ``{"accumulator", "rows", "error"}``)]."""
+    from pyspark import TaskContext
+
+    state = {"accumulator": accumulator, "rows": rows, "error": error}
+    blob = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+    return [(TaskContext.get().partitionId(), blob)]
+
+
+def merged_folds(folds: list[tuple[int, bytes]]) -> list[dict]:
+    """One fold per partition (the first of a partition computed twice), unpickled."""
+    return [pickle.loads(blob) for blob in dict(reversed(folds)).values()]
 
 
 def _side(chunk: pl.DataFrame, side: int, column: str) -> pl.DataFrame:
     return chunk.filter(pl.col(SIDE) == side).select(pl.col(column)).unnest(column)
 
 
-def section_batch(schema: pa.Schema, section: str, value) -> pa.RecordBatch:
-    """One output batch: ``value`` (a Polars frame, or the state blob) in the ``section`` column,
-    nulls in the others."""
-    if section == STATE:
-        n = 1
-        filled = pa.array([value], type=pa.binary())
-    else:
-        field = schema.field(section)
-        fields = [field.type.field(i) for i in range(field.type.num_fields)]
-        table = value.select([f.name for f in fields]).to_arrow().cast(pa.schema(fields))
-        n = table.num_rows
-        filled = pa.StructArray.from_arrays(
-            [column.combine_chunks() for column in table.columns], fields=fields
-        )
+def section_batch(schema: pa.Schema, section: str, value: pl.DataFrame) -> pa.RecordBatch:
+    """One output batch: ``value`` in the ``section`` column, nulls in the others."""
+    field = schema.field(section)
+    fields = [field.type.field(i) for i in range(field.type.num_fields)]
+    table = value.select([f.name for f in fields]).to_arrow().cast(pa.schema(fields))
+    n = table.num_rows
+    filled = pa.StructArray.from_arrays(
+        [column.combine_chunks() for column in table.columns], fields=fields
+    )
     arrays = [filled if f.name == section else pa.nulls(n, type=f.type) for f in schema]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
@@ -429,6 +452,9 @@ __all__ = [
     "RecsPartitionScorer",
     "SparkNotInstalled",
     "TrajectoryPartitionJob",
+    "FoldList",
+    "fold_state",
+    "merged_folds",
     "rebuild_error",
     "row_ranges",
     "score_partition",

@@ -35,9 +35,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import io
 import math
 import os
-import pickle
 import re
 import sys
 import tempfile
@@ -53,10 +53,11 @@ from mobeval.engines.partition import (
     PRED,
     PRED_SIDE,
     SIDE,
-    STATE,
     TRUTH,
     TRUTH_SIDE,
+    FoldList,
     SparkNotInstalled,
+    merged_folds,
     rebuild_error,
     row_ranges,
     score_partition,
@@ -244,6 +245,15 @@ class _Files:
             fs.delete(path, False)
         if not fs.rename(temporary, path):
             raise OSError(f"could not write {uri}")
+
+    def write_bytes(self, uri: str, data: bytes) -> None:
+        """Write a new file (its folder made if needed)."""
+        path, fs = self._path(uri)
+        stream = fs.create(path, True)
+        try:
+            stream.write(bytearray(data))
+        finally:
+            stream.close()
 
     def read_text(self, uri: str) -> str | None:
         path, fs = self._path(uri)
@@ -436,12 +446,11 @@ def _combined(
 
 
 def _arrow_output(sections: dict[str, dict]) -> tuple[StructType, pa.Schema]:
-    """The mapInArrow schema: a struct column per section (Polars types given), then ``state``."""
+    """The mapInArrow schema: a struct column per section (Polars types given)."""
     fields = []
     for section, schema in sections.items():
         arrow = pl.DataFrame(schema=schema).to_arrow().schema
         fields.append(pa.field(section, pa.struct(list(arrow))))
-    fields.append(pa.field(STATE, pa.binary()))
     spark_schema = from_arrow_schema(pa.schema(fields))
     return spark_schema, to_arrow_schema(spark_schema)
 
@@ -461,36 +470,25 @@ def _task_cpus(spark: SparkSession) -> int:
 # Running one (city, model)
 
 
-def _score(
-    spark: SparkSession,
-    combined: DataFrame,
-    job,
-    spark_schema: StructType,
-    *,
-    key: list[str],
-    n_partitions: int,
-) -> DataFrame:
+def _score(combined: DataFrame, score, spark_schema: StructType, *, key, n_partitions: int):
+    """``combined`` hash-partitioned by ``key``, sorted within partitions (by key, side, and the
+    input position where kept), through ``score`` (the partition function) in mapInArrow."""
     order = [c for c in (FILE, ROW) if c in combined.columns]
-    scored = (
+    return (
         combined.repartition(n_partitions, *[_col(c) for c in key])
         .sortWithinPartitions(*[_col(c) for c in key], SIDE, *order)
         .drop(*order)
-        .mapInArrow(functools.partial(score_partition, job), spark_schema)
+        .mapInArrow(score, spark_schema)
     )
-    return scored.persist(StorageLevel.MEMORY_AND_DISK)
 
 
-def _collect_states(scored: DataFrame, labels: dict[str, str]):
-    """Run the scoring (cached), then merge the partitions' folds; raise the first input error."""
-    try:
-        blobs = [row[0] for row in scored.where(F.col(STATE).isNotNull()).select(STATE).collect()]
-    except Exception as error:  # noqa: BLE001 - an executor's failure: explained if known
-        path = f"{labels['truth']} / {labels['predictions']}"
-        raise _failure(error, "Spark could not read or score the inputs", path=path) from None
-    states = [pickle.loads(blob) for blob in blobs]
+def _merged(folds: list, labels: dict[str, str]):
+    """The partitions' folds (:func:`mobeval.engines.partition.merged_folds`) merged into one
+    accumulator; the first input error raised (the smallest unit key's, as the local engine
+    streams units in key order), and an input that gave no row named."""
+    states = merged_folds(folds)
     errors = [state["error"] for state in states if state["error"] is not None]
     if errors:
-        # The error of the smallest unit key (the local engine streams units in key order).
         with contextlib.suppress(TypeError):  # keys with nulls: any of the errors will do
             errors.sort(key=lambda item: (item[0] is None, item[0] or ()))
         raise rebuild_error(errors[0][1])
@@ -512,6 +510,7 @@ def _collect_states(scored: DataFrame, labels: dict[str, str]):
 def _finish(
     spark: SparkSession,
     scored: DataFrame,
+    folds,
     scorer,
     sections: list[str],
     *,
@@ -520,32 +519,34 @@ def _finish(
     city: str,
     model: str,
 ) -> tuple[pl.DataFrame, dict, dict]:
-    """Merge the folds into ``scorer``, compute the summary, then write (or collect) the
-    sections."""
-    scorer.accumulator = _collect_states(scored, labels)
-    summary = scorer.summary()
-    if out is None:
-        tables = {
-            section: pl.from_arrow(
-                scored.where(F.col(section).isNotNull()).select(f"{section}.*").toArrow()
-            )
-            for section in sections
-        }
-        return summary, tables, {}
+    """Write (or collect) the sections, which runs the scoring (its folds arrive in ``folds``),
+    merge the folds into ``scorer`` and compute the summary; then commit: the summary is
+    written by the driver, and every section renamed into place, the summary last."""
     files = _Files(spark)
-    root = as_uri(out).rstrip("/")
-    staging = f"{root}/{STAGING}/city={city}/model={model}"
-    files.remove_staged(staging, root)
+    root = None if out is None else as_uri(out).rstrip("/")
+    staging = None if out is None else f"{root}/{STAGING}/city={city}/model={model}"
+    tables = {}
     try:
+        if staging is not None:
+            files.remove_staged(staging, root)
         try:
             for section in sections:
                 part = scored.where(F.col(section).isNotNull()).select(f"{section}.*")
-                part.write.mode("overwrite").parquet(f"{staging}/{section}")
-            rows = [tuple(row) for row in summary.iter_rows()]
-            summary_frame = spark.createDataFrame(rows, "metric string, value double, n long")
-            summary_frame.coalesce(1).write.mode("overwrite").parquet(f"{staging}/{SUMMARY}")
-        except Exception as error:  # noqa: BLE001 - OUT not writable, no connector...
-            raise _failure(error, "Spark could not write the results", path=root) from None
+                if staging is None:
+                    tables[section] = pl.from_arrow(part.toArrow())
+                else:
+                    part.write.mode("overwrite").parquet(f"{staging}/{section}")
+        except Exception as error:  # noqa: BLE001 - an executor's failure: explained if known
+            path = f"{labels['truth']} / {labels['predictions']}"
+            doing = "Spark could not read, score or write the results"
+            raise _failure(error, doing, path=path) from None
+        scorer.accumulator = _merged(folds.value, labels)
+        summary = scorer.summary()
+        if staging is None:
+            return summary, tables, {}
+        buffer = io.BytesIO()
+        summary.write_parquet(buffer)
+        files.write_bytes(f"{staging}/{SUMMARY}/part-00000.parquet", buffer.getvalue())
         outputs = {}
         for section in [*sections, SUMMARY]:
             files.keep_data_files(f"{staging}/{section}", root)
@@ -555,7 +556,8 @@ def _finish(
             files.replace(f"{staging}/{section}", final, aside=aside, root=root)
             outputs[section] = final
     finally:
-        files.remove_staged(staging, root)
+        if staging is not None:
+            files.remove_staged(staging, root)
     return summary, {}, outputs
 
 
@@ -627,15 +629,17 @@ class SparkEngine:
             input_order=plan.input_order,
         )
         n_partitions = _partition_count(self.spark, [truth, predictions], self.partitions)
-        scored = _score(
-            self.spark, combined, job, spark_schema, key=plan.key, n_partitions=n_partitions
-        )
+
+        def scoring(folds) -> DataFrame:
+            score = functools.partial(score_partition, job, folds)
+            return _score(combined, score, spark_schema, key=plan.key, n_partitions=n_partitions)
+
         sources = {"truth": truth, "predictions": predictions}
         fingerprints = {side: source.fingerprint() for side, source in sources.items()}
         labels = {side: source.label for side, source in sources.items()}
         model = where["model"] or default_model_name(as_uri(predictions.label))
         return self._finished(
-            scored,
+            scoring,
             job.scorer(),
             list(plan.sections),
             labels,
@@ -662,31 +666,41 @@ class SparkEngine:
         job = dataclasses.replace(
             job, output=arrow_schema, n_classes=n_classes, threads=_task_cpus(self.spark)
         )
-        scored = (
-            self.spark.range(len(ranges), numPartitions=len(ranges))
-            .mapInArrow(functools.partial(score_rows, job, ranges), spark_schema)
-            .persist(StorageLevel.MEMORY_AND_DISK)
-        )
+
+        def scoring(folds) -> DataFrame:
+            score = functools.partial(score_rows, job, ranges, folds)
+            return self.spark.range(len(ranges), numPartitions=len(ranges)).mapInArrow(
+                score, spark_schema
+            )
+
         label = input_name(job.logits)
         labels = {"truth": input_name(job.targets) or label, "predictions": label}
         model = where["model"] or default_model_name(label)
         fingerprints = job.fingerprints(self.fingerprint)
         return self._finished(
-            scored, job.scorer(), ["per_unit"], labels, fingerprints, {**where, "model": model}
+            scoring, job.scorer(), ["per_unit"], labels, fingerprints, {**where, "model": model}
         )
 
-    def _finished(self, scored, scorer, sections, labels, fingerprints, where) -> Evaluation:
-        """Merge the folds, then write (or collect) the sections; the result. Quiet (no log
-        below ERROR) unless the engine's ``progress`` asks for it or stderr is a terminal."""
+    def _finished(self, scoring, scorer, sections, labels, fingerprints, where) -> Evaluation:
+        """Score (``scoring(folds)``: the scored DataFrame, its partitions' folds added to
+        ``folds``), write (or collect) the sections, merge the folds; the result. A single section
+        is written in the pass that scores it; several are scored once into Spark's cache. Quiet
+        (no log below ERROR) unless the engine's ``progress`` asks for it or stderr is a
+        terminal."""
         started = time.perf_counter()
         quiet = is_quiet(self.progress)
         city = check_name(where["city"] or DEFAULT_CITY, "city")
         model = check_name(where["model"], "model")
+        folds = self.spark.sparkContext.accumulator([], FoldList())
+        scored = scoring(folds)
+        if len(sections) > 1:
+            scored = scored.persist(StorageLevel.MEMORY_AND_DISK)
         try:
             with _out_lock(self.spark, where["out"]), quiet_log(self.spark, quiet):
                 summary, tables, outputs = _finish(
                     self.spark,
                     scored,
+                    folds,
                     scorer,
                     sections,
                     labels=labels,
@@ -695,7 +709,8 @@ class SparkEngine:
                     model=model,
                 )
         finally:
-            scored.unpersist()
+            if len(sections) > 1:
+                scored.unpersist()
         return Evaluation(
             city=city,
             model=model,
