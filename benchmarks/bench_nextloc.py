@@ -2,6 +2,7 @@
 
     python benchmarks/bench_nextloc.py [--samples 1000000] [--candidates 100] [--repeat 3]
                                        [--ranx-samples 100000] [--ranx-repeat 1]
+    python benchmarks/bench_nextloc.py --process-only [--samples 1000000] [--repeat 5]
 
 Inputs are synthetic, sorted Parquet files from ``datagen.nextloc_files`` (cached in bench_data/).
 Every measurement runs in its own fresh Python process; "best of N" is the minimum over N processes.
@@ -28,6 +29,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -89,6 +91,15 @@ def worker_read(pred: str) -> dict:
     frame = pl.read_parquet(pred)
     seconds = time.perf_counter() - t0
     return {"read_s": seconds, "rows": frame.height}
+
+
+def worker_read_both(truth: str, pred: str) -> dict:
+    """The read-only process: both Parquet files read whole, nothing else."""
+    import polars as pl
+
+    t0 = time.perf_counter()
+    rows = pl.read_parquet(truth).height + pl.read_parquet(pred).height
+    return {"read_s": time.perf_counter() - t0, "rows": rows}
 
 
 def worker_ranx(truth: str, pred: str) -> dict:
@@ -194,6 +205,7 @@ def worker_profile(truth: str, pred: str, top: int) -> dict:
 WORKERS = {
     "mobeval": worker_mobeval,
     "read": worker_read,
+    "read_both": worker_read_both,
     "ranx": worker_ranx,
     "profile": worker_profile,
 }
@@ -260,6 +272,40 @@ def row(label: str, seconds: float, note: str = "") -> str:
     return f"  {label:<58} {seconds:>9.2f} s  {note}"
 
 
+def process_only(args) -> None:
+    """Whole mobeval process vs read-only process, alternating; medians of the process times."""
+    for line in machine_info():
+        print(line)
+    code = snapshot_pipeline(tempfile.mkdtemp(prefix="bench-nextloc-code-"))
+    atexit.register(shutil.rmtree, code, True)
+    truth, pred = (str(p) for p in nextloc_files(args.samples, args.candidates))
+    rows = args.samples * args.candidates
+    print(f"{args.samples:,} samples x {args.candidates} candidates = {rows:,} rows; {pred}")
+    mob = {"convention": "mobeval", "chunk_rows": args.chunk_rows}
+    with tempfile.TemporaryDirectory(prefix="bench-nextloc-numba-") as cache:
+        spawn("mobeval", cache, truth=truth, pred=pred, **mob)  # untimed: fills the cache
+        reads, runs = [], []
+        for _ in range(args.repeat):
+            reads.append(spawn("read_both", cache, truth=truth, pred=pred))
+            runs.append(spawn("mobeval", cache, truth=truth, pred=pred, **mob))
+    median = statistics.median
+    read_s = median(r["process_s"] for r in reads)
+    run_s = median(r["process_s"] for r in runs)
+    print(f"  {'process':<52} {'median':>8}  all")
+    print(
+        f"  {'read both Parquet files (pl.read_parquet x 2)':<52} {read_s:>7.2f}s  "
+        + ", ".join(f"{r['process_s']:.2f}" for r in reads)
+    )
+    print(
+        f"  {'mobeval evaluate_nextloc, warm, out= written':<52} {run_s:>7.2f}s  "
+        + ", ".join(f"{r['process_s']:.2f}" for r in runs)
+        + f"  (evaluate() alone: {median(r['evaluate_s'] for r in runs):.2f} s)"
+    )
+    ratio = run_s / read_s
+    print(f"  ratio {ratio:.2f}x (goal <= 1.5x: {'MET' if ratio <= 1.5 else 'missed'})")
+    print(f"load average at end (1/5/15 min): {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=1_000_000)
@@ -274,11 +320,20 @@ def main() -> None:
         metavar="TOP",
         help="only print a cProfile (top TOP entries) of one warm evaluate_nextloc at full size",
     )
+    parser.add_argument(
+        "--process-only",
+        action="store_true",
+        help="only the issue-13 row: whole mobeval process vs a process that only reads both "
+        "Parquet files, alternating, --repeat times each, medians",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         spec = json.loads(args.worker)
         print(json.dumps(WORKERS[spec.pop("kind")](**spec)))
+        return
+    if args.process_only:
+        process_only(args)
         return
     if args.profile:
         code = snapshot_pipeline(tempfile.mkdtemp(prefix="bench-nextloc-code-"))

@@ -156,28 +156,29 @@ def _unit_rank_bounds(locations, preference, start, stop, target, tie_policy):
 @njit(parallel=True, cache=True)
 def _rank_bounds(offsets, locations, preference, targets, tie_policy, n_blocks, low, span):
     """Rank bounds of every unit (:func:`_unit_rank_bounds`) and, when ``span`` > 0, whether the
-    unit's list holds a location twice, in the same pass: each block of units marks the row where
-    it last saw each id (``locations - low`` indexes a marker array of ``span`` slots; a mark at or
-    after the unit's first row is a copy within the unit)."""
+    unit's list holds a location twice, in one parallel pass over blocks of units: each block
+    first marks the row where it last saw each id (``locations - low`` indexes a marker array of
+    ``span`` slots; a mark at or after the unit's first row is a copy within the unit), then ranks
+    its units (one kernel call and one pass over the chunk instead of two of each)."""
     n_units = offsets.shape[0] - 1
     lo = np.full(n_units, np.inf)
     hi = np.full(n_units, np.inf)
     repeated = np.zeros(n_units, dtype=np.bool_)
     n_blocks = max(1, min(n_units, n_blocks))
     for block in prange(n_blocks):
+        first = block * n_units // n_blocks
+        last = (block + 1) * n_units // n_blocks
         seen = np.full(span, -1, dtype=np.int64)
-        for u in range(block * n_units // n_blocks, (block + 1) * n_units // n_blocks):
+        for u in range(first if span > 0 else last, last):
             start = offsets[u]
-            stop = offsets[u + 1]
-            if span > 0:
-                for i in range(start, stop):
-                    slot = locations[i] - low
-                    if seen[slot] >= start:
-                        repeated[u] = True
-                        break
-                    seen[slot] = i
+            for i in range(start, offsets[u + 1]):
+                slot = locations[i] - low
+                if seen[slot] >= start:
+                    repeated[u] = True
+                seen[slot] = i
+        for u in range(first, last):
             lo[u], hi[u] = _unit_rank_bounds(
-                locations, preference, start, stop, targets[u], tie_policy
+                locations, preference, offsets[u], offsets[u + 1], targets[u], tie_policy
             )
     return lo, hi, repeated
 
