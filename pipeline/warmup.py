@@ -1,11 +1,11 @@
 """Fill the Numba cache before the first real run: ``mobeval warmup [--family ...]``.
 
 mobeval's kernels are compiled by Numba on their first call and cached on disk (``cache=True``):
-next to their sources (``pipeline/kernels/__pycache__``) when that folder is writable, else in
-``NUMBA_CACHE_DIR`` if it is set (Numba's own rule: the variable, when set, always wins). A fresh
-machine, container or Spark executor therefore pays the compilation once per cache folder; this
-module pays it ahead of time, e.g. while a container image is built, or once on a shared folder
-that every executor names in ``NUMBA_CACHE_DIR``.
+in ``NUMBA_CACHE_DIR`` if it is set, else next to their sources (``pipeline/kernels/__pycache__``)
+when that folder is writable, else in the user's cache folder (``~/.cache/numba``), Numba's
+order. A fresh machine, container or Spark executor therefore pays the compilation once per cache
+folder; this module pays it ahead of time, e.g. while a container image is built, or once on a
+shared folder that every executor names in ``NUMBA_CACHE_DIR``.
 
 It compiles what real runs use, by making real runs: each family's public ``evaluate_*`` function
 on a tiny input, once per preset and per option that reaches other kernels (list-form predictions
@@ -130,15 +130,19 @@ def warmup(families: list[str] | tuple[str, ...] = FAMILY_NAMES) -> dict[str, fl
 
 
 def cache_location() -> str:
-    """Where this process's Numba cache is written: ``NUMBA_CACHE_DIR``, else the kernels'
-    ``__pycache__`` folder."""
+    """Where this process's Numba cache is written (Numba's own order): ``NUMBA_CACHE_DIR``, else
+    the kernels' ``__pycache__`` folder if it can be written, else the user's cache folder."""
+    import os
     from pathlib import Path
 
     import numba
+    from numba.misc.appdirs import AppDirs
 
     import mobeval.kernels
 
-    configured = numba.config.CACHE_DIR
-    if configured:
-        return configured
-    return str(Path(mobeval.kernels.__file__).parent / "__pycache__")
+    if numba.config.CACHE_DIR:
+        return numba.config.CACHE_DIR
+    kernels = Path(mobeval.kernels.__file__).parent
+    if os.access(kernels, os.W_OK):
+        return str(kernels / "__pycache__")
+    return AppDirs(appname="numba", appauthor=False).user_cache_dir
