@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mobeval.errors import InputError
+from mobeval.kernels.logits import cross_entropy_error_bound
 from mobeval.tasks.logits import score_logits
 
 SETTINGS = settings(max_examples=30, deadline=None)
@@ -107,7 +108,10 @@ def test_vs_oracle_and_chunk_invariance(problem, ties, chunk_rows, use_ignore):
     got = dict(zip(whole.summary["metric"], whole.summary["value"], strict=True))
     assert set(got) == set(want)
     for name, value in want.items():
-        assert abs(got[name] - value) <= 1e-12, (name, got[name], value)
+        tol = 1e-12
+        if name == "cross_entropy" and x.dtype == np.float32:  # float32 terms, as torch
+            tol = cross_entropy_error_bound(x.shape[1], value)
+        assert abs(got[name] - value) <= tol, (name, got[name], value)
     assert whole.summary["n"][0] == sum(1 for t in y if t != ignore)
 
 
@@ -131,7 +135,8 @@ def test_files_npy_and_parquet_agree(tmp_path):
     np.save(tmp_path / "y.npy", y)
     fixed = pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), 7)
     pq.write_table(pa.table({"logits": fixed, "target": y}), tmp_path / "fixed.parquet")
-    pl.DataFrame({"logits": x.tolist(), "y": y}).write_parquet(tmp_path / "list.parquet")
+    float32_lists = pl.Series(x.tolist(), dtype=pl.List(pl.Float32))  # the precision of x
+    pl.DataFrame({"logits": float32_lists, "y": y}).write_parquet(tmp_path / "list.parquet")
     ref = score_logits(x, y).summary
     assert score_logits(tmp_path / "x.npy", tmp_path / "y.npy", chunk_rows=9).summary.equals(ref)
     assert score_logits(str(tmp_path / "fixed.parquet"), "target", chunk_rows=8).summary.equals(ref)
