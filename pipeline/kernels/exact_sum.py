@@ -84,13 +84,40 @@ def _add_bits(bins, c, bits):
         bins[c, i + 1] += hi
 
 
+@njit(cache=True)
+def _block_bins(bits, start, stop, acc, cnt):
+    """Rows ``start`` to ``stop - 1`` of ``bits`` (float64 bit patterns) added into ``acc``
+    (n_cols x N_BINS, normalised at the end) and counted into ``cnt`` (+inf, -inf, not NaN)."""
+    n_cols = bits.shape[1]
+    since = 0
+    for r in range(start, stop):
+        for c in range(n_cols):
+            x = bits[r, c]
+            if (x >> 52) & _EXP_MASK == _EXP_MASK:  # inf or NaN
+                if x & _MANT_MASK == 0:  # inf: counted by sign; NaN: skipped
+                    cnt[1 if x < 0 else 0, c] += 1
+                    cnt[2, c] += 1
+                continue
+            cnt[2, c] += 1
+            _add_bits(acc, c, x)
+        since += 1  # a row adds at most one value to each column's bins
+        if since == CARRY_EVERY:
+            for c in range(n_cols):
+                _carry(acc, c)
+            since = 0
+    for c in range(n_cols):
+        _carry(acc, c)
+
+
 @njit(parallel=True, cache=True)
 def column_bins(values):
     """Exact sums of each column of ``values`` (n_rows x n_cols, float64, C-contiguous).
 
     Returns (bins[n_cols, N_BINS] int64, normalised: the column's exact finite sum is
     ``sum_j bins[c, j] * 2^(32 j - 1074)``; n_pos_inf[n_cols]; n_neg_inf[n_cols]; n_used[n_cols]
-    = values that are not NaN). NaN values are skipped.
+    = values that are not NaN). NaN values are skipped. Blocks of rows in parallel
+    (:func:`_block_bins`: the ``prange`` body is one call, so Numba's parallel compilation stays
+    small), then the blocks' bins added.
     """
     n_rows, n_cols = values.shape
     bits = values.view(np.int64)
@@ -99,32 +126,12 @@ def column_bins(values):
     block_counts = np.zeros((n_blocks, 3, n_cols), dtype=np.int64)
     for b in prange(n_blocks):
         start = b * BLOCK_ROWS
-        stop = min(start + BLOCK_ROWS, n_rows)
-        acc = block_bins[b]
-        cnt = block_counts[b]
-        since = 0
-        for r in range(start, stop):
-            for c in range(n_cols):
-                x = bits[r, c]
-                if (x >> 52) & _EXP_MASK == _EXP_MASK:  # inf or NaN
-                    if x & _MANT_MASK == 0:  # inf: counted by sign; NaN: skipped
-                        cnt[1 if x < 0 else 0, c] += 1
-                        cnt[2, c] += 1
-                    continue
-                cnt[2, c] += 1
-                _add_bits(acc, c, x)
-            since += 1  # a row adds at most one value to each column's bins
-            if since == CARRY_EVERY:
-                for c in range(n_cols):
-                    _carry(acc, c)
-                since = 0
-        for c in range(n_cols):
-            _carry(acc, c)
+        _block_bins(bits, start, min(start + BLOCK_ROWS, n_rows), block_bins[b], block_counts[b])
     # Add the blocks' bins: normalised bins are < 2^32 and a block's top bin is tiny (< 2^16 rows
     # times 2^-14, plus one), so even 2^30 blocks cannot overflow; then normalise once more.
     out = np.zeros((n_cols, N_BINS), dtype=np.int64)
     counts = np.zeros((3, n_cols), dtype=np.int64)
-    for c in prange(n_cols):
+    for c in range(n_cols):
         for b in range(n_blocks):
             for j in range(N_BINS):
                 out[c, j] += block_bins[b, c, j]

@@ -71,27 +71,32 @@ def single_target_metrics(rank_lo, rank_hi, metrics, cutoffs):
     return _single_target_metrics(rank_lo, rank_hi, metrics, cutoffs)
 
 
+@njit(cache=True)
+def _unit_metrics(values, u, lo, hi, metrics, cutoffs):
+    """Row u of :func:`_single_target_metrics` (ranks ``lo`` to ``hi``, each equally likely)."""
+    if lo == np.inf:
+        return
+    n_ranks = hi - lo + 1.0
+    for j in range(metrics.shape[0]):
+        if n_ranks == 1.0:
+            values[u, j] = _value_at_rank(metrics[j], cutoffs[j], lo)
+        else:
+            total = 0.0
+            r = lo
+            # ranks past a cutoff add 0.0, which leaves the sum's bits unchanged: stop there
+            last = hi if cutoffs[j] == NO_CUTOFF else min(hi, float(cutoffs[j]))
+            while r <= last:
+                total += _value_at_rank(metrics[j], cutoffs[j], r)
+                r += 1.0
+            values[u, j] = total / n_ranks
+
+
 @njit(parallel=True, cache=True)
 def _single_target_metrics(rank_lo, rank_hi, metrics, cutoffs):
+    """Every unit's values, units in parallel; the loop body is one call, so Numba's parallel
+    compilation stays small."""
     n_units = rank_lo.shape[0]
-    n_columns = metrics.shape[0]
-    values = np.zeros((n_units, n_columns))
+    values = np.zeros((n_units, metrics.shape[0]))
     for u in prange(n_units):
-        lo = rank_lo[u]
-        if lo == np.inf:
-            continue
-        hi = rank_hi[u]
-        n_ranks = hi - lo + 1.0
-        for j in range(n_columns):
-            if n_ranks == 1.0:
-                values[u, j] = _value_at_rank(metrics[j], cutoffs[j], lo)
-            else:
-                total = 0.0
-                r = lo
-                # ranks past a cutoff add 0.0, which leaves the sum's bits unchanged: stop there
-                last = hi if cutoffs[j] == NO_CUTOFF else min(hi, float(cutoffs[j]))
-                while r <= last:
-                    total += _value_at_rank(metrics[j], cutoffs[j], r)
-                    r += 1.0
-                values[u, j] = total / n_ranks
+        _unit_metrics(values, u, rank_lo[u], rank_hi[u], metrics, cutoffs)
     return values
