@@ -560,3 +560,14 @@ def test_a_path_spark_cannot_read_and_the_log_level_restored(spark, tmp_path):
     assert message.startswith("s3a://no-bucket/truth.parquet: ")
     assert "no file system" in message and "hadoop-aws" in message
     assert "S3AFileSystem not found" in message
+
+
+def test_progress_counts_the_rows_scored_on_the_driver(spark, capsys):
+    """With progress asked for, the driver's progress line ends on every prediction row."""
+    tky = REPO_ROOT / "data_samples" / "nextloc" / "tky"
+    rows = pl.read_parquet(tky / "markov.parquet").height
+    evaluate_nextloc(
+        tky / "truth.parquet", tky / "markov.parquet", spark=spark, progress=True, partitions=3
+    )
+    last = capsys.readouterr().err.strip().split("\r")[-1]
+    assert last.startswith("default/markov scoring") and f" {rows:,} rows" in last

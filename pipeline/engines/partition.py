@@ -4,11 +4,13 @@ A partition is a stream of Arrow record batches holding the rows of whole units 
 unit is in the same partition: the engine hash-partitions by the unit key) sorted by the unit key.
 Each row is either a truth row or a prediction row::
 
-    <key columns, normalised>  __side (0 truth, 1 prediction)  __truth: struct  __pred: struct
+    <key columns, normalised>  __side (0 truth, 1 prediction)  __truth:<c>...  __pred:<c>...
 
-``__truth`` / ``__pred`` hold the source columns the task's input plan reads, as read. The partition
-is cut into chunks of whole units (:class:`mobeval.io.chunking.SortedUnitChunks`, so memory is one
-chunk, not one partition), each side goes through the plan's own normalising expressions and then
+``__truth:<c>`` / ``__pred:<c>`` hold the source columns the task's input plan reads, as read
+(nulls on the other side's rows: a flat table, cheaper to shuffle and to hand to Python than a
+struct per side). The partition is cut into chunks of whole units
+(:class:`mobeval.io.chunking.SortedUnitChunks`, so memory is one chunk, not one partition), each
+side goes through the plan's own normalising expressions and then
 the same scorer class the local engine uses (:class:`mobeval.tasks.nextloc.NextlocScorer`,
 :class:`mobeval.tasks.trajectory.TrajectoryScorer`, :class:`mobeval.tasks.recs.RecsScorer`):
 kernels are shared, not copied.
@@ -413,8 +415,11 @@ def merged_folds(folds: list[tuple[int, bytes]]) -> list[dict]:
     return [pickle.loads(blob) for blob in dict(reversed(folds)).values()]
 
 
-def _side(chunk: pl.DataFrame, side: int, column: str) -> pl.DataFrame:
-    return chunk.filter(pl.col(SIDE) == side).select(pl.col(column)).unnest(column)
+def _side(chunk: pl.DataFrame, side: int, prefix: str) -> pl.DataFrame:
+    """One side's rows of a chunk, its source columns (``prefix:name``) under their own names."""
+    columns = [c for c in chunk.columns if c.startswith(f"{prefix}:")]
+    rows = chunk.filter(pl.col(SIDE) == side).select(columns)
+    return rows.rename({c: c.removeprefix(f"{prefix}:") for c in columns})
 
 
 def section_batch(schema: pa.Schema, section: str, value: pl.DataFrame) -> pa.RecordBatch:

@@ -41,6 +41,7 @@ import os
 import re
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path, PurePosixPath
 
@@ -74,6 +75,7 @@ from mobeval.io.writers import (
     require_staged,
     write_text_atomic,
 )
+from mobeval.progress import Progress
 
 try:
     from pyspark import StorageLevel
@@ -411,38 +413,40 @@ def _key_exprs(key: list[str], left: dict, right: dict) -> list:
 def _combined(
     truth: _Input, pred: _Input, key: list[str], truth_columns, pred_columns, *, input_order: bool
 ):
-    """Truth and prediction rows in one table: keys, side, one struct of source columns per side,
-    and with ``input_order`` the prediction rows' input position (file, then position in the file:
-    Spark's row ids grow along a file's splits) so that a unit's rows can be put back in the
-    local engine's order after the shuffle (the input-order tie policies and next-location
+    """Truth and prediction rows in one flat table: keys, side, each side's source columns under
+    its prefix (``__truth:location``, ``__pred:score``: nulls on the other side's rows), and with
+    ``input_order`` the prediction rows' input position (file, then position in the file: Spark's
+    row ids grow along a file's splits) so that a unit's rows can be put back in the local
+    engine's order after the shuffle (the input-order tie policies and next-location
     ``duplicates="drop"`` depend on it)."""
     keys = _key_exprs(key, truth.columns, pred.columns)
-    truth_struct = F.struct(*[_col(c) for c in truth_columns])
-    pred_struct = F.struct(*[_col(c) for c in pred_columns])
-    truth_type = truth.frame.select(truth_struct.alias(TRUTH)).schema[TRUTH].dataType
-    pred_type = pred.frame.select(pred_struct.alias(PRED)).schema[PRED].dataType
-    position = []
-    if input_order:
-        position = [F.col("_metadata.file_path").alias(FILE), F.monotonically_increasing_id()]
-    left = truth.frame.select(
-        *keys,
-        F.lit(TRUTH_SIDE).cast("byte").alias(SIDE),
-        truth_struct.alias(TRUTH),
-        F.lit(None).cast(pred_type).alias(PRED),
-        *(
-            [F.lit(None).cast("string").alias(FILE), F.lit(None).cast("long").alias(ROW)]
-            if input_order
-            else []
-        ),
-    )
-    right = pred.frame.select(
-        *keys,
-        F.lit(PRED_SIDE).cast("byte").alias(SIDE),
-        F.lit(None).cast(truth_type).alias(TRUTH),
-        pred_struct.alias(PRED),
-        *([position[0], position[1].alias(ROW)] if input_order else []),
-    )
-    return left.unionByName(right)
+    sides = ((truth, truth_columns, TRUTH), (pred, pred_columns, PRED))
+    types = {
+        (prefix, c): source.frame.schema[c].dataType
+        for source, names, prefix in sides
+        for c in names
+    }
+    position = [
+        F.col("_metadata.file_path").alias(FILE),
+        F.monotonically_increasing_id().alias(ROW),
+    ]
+    frames = []
+    for side, (source, _, _) in zip((TRUTH_SIDE, PRED_SIDE), sides, strict=True):
+        columns = [
+            _col(c).alias(f"{prefix}:{c}")
+            if source is own
+            else F.lit(None).cast(types[prefix, c]).alias(f"{prefix}:{c}")
+            for own, names, prefix in sides
+            for c in names
+        ]
+        if input_order:
+            columns += (
+                position
+                if side == PRED_SIDE
+                else [F.lit(None).cast("string").alias(FILE), F.lit(None).cast("long").alias(ROW)]
+            )
+        frames.append(source.frame.select(*keys, F.lit(side).cast("byte").alias(SIDE), *columns))
+    return frames[0].unionByName(frames[1])
 
 
 def _arrow_output(sections: dict[str, dict]) -> tuple[StructType, pa.Schema]:
@@ -559,6 +563,38 @@ def _finish(
         if staging is not None:
             files.remove_staged(staging, root)
     return summary, {}, outputs
+
+
+@contextlib.contextmanager
+def _rows_scored(folds, meter: Progress, every: float = 0.5):
+    """While the body runs, ``meter`` (the local engine's progress line, when enabled) shows the
+    prediction rows scored so far: each partition's count, read from its fold as it reaches the
+    driver."""
+    if not meter.enabled:
+        yield
+        return
+    done = threading.Event()
+    seen = [0]
+
+    def catch_up() -> None:
+        arrived = list(folds.value)
+        for state in merged_folds(arrived[seen[0] :]):
+            meter.advance(state["rows"]["predictions"])
+        seen[0] = len(arrived)
+
+    def watch() -> None:
+        while not done.wait(every):
+            catch_up()
+
+    watcher = threading.Thread(target=watch, name="mobeval-progress", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
+        catch_up()
+        meter.close()
 
 
 def _out_lock(spark: SparkSession, out):
@@ -695,8 +731,13 @@ class SparkEngine:
         scored = scoring(folds)
         if len(sections) > 1:
             scored = scored.persist(StorageLevel.MEMORY_AND_DISK)
+        meter = Progress(f"{city}/{model}", None, enabled=self.progress)
         try:
-            with _out_lock(self.spark, where["out"]), quiet_log(self.spark, quiet):
+            with (
+                _out_lock(self.spark, where["out"]),
+                quiet_log(self.spark, quiet),
+                _rows_scored(folds, meter),
+            ):
                 summary, tables, outputs = _finish(
                     self.spark,
                     scored,
