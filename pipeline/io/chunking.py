@@ -22,6 +22,7 @@ import pyarrow as pa
 from mobeval.errors import InputError
 from mobeval.io.arrays import kernel_array
 from mobeval.kernels.keys import key_order as integer_key_order
+from mobeval.kernels.keys import unit_offsets
 
 BUCKET_COLUMN = "__mobeval_bucket"
 HASH_SEED = 20251122
@@ -238,5 +239,20 @@ def read_bucket(path: Path | None, key: list[str]) -> pl.DataFrame:
     if path is None:
         return pl.DataFrame()
     with pa.ipc.open_stream(path) as reader:
-        table = reader.read_all()
-    return pl.from_arrow(table).sort(key, maintain_order=True)
+        frame = pl.from_arrow(reader.read_all())
+    matrix = key_matrix(frame, key)
+    if matrix is None:
+        return frame.sort(key, maintain_order=True)
+    return frame[grouped_order(matrix)]
+
+
+def grouped_order(keys: np.ndarray) -> np.ndarray:
+    """The stable sorting permutation of ``keys`` (rows x columns int64) whose equal keys mostly
+    come in runs (a bucket holds each input batch's rows of a unit together): the runs are
+    sorted (``np.lexsort``, stable), not the rows, so the cost grows with the number of runs."""
+    starts = unit_offsets(keys)
+    runs = keys[starts[:-1]]
+    order = np.lexsort(runs.T[::-1])
+    lengths = np.diff(starts)[order]
+    first_out = np.cumsum(lengths) - lengths
+    return np.arange(keys.shape[0]) + np.repeat(starts[:-1][order] - first_out, lengths)
