@@ -1,17 +1,21 @@
 """GEO-BLEU / DTW throughput on synthetic HuMob-like data (uid-days per second).
 
-    python benchmarks/bench_geobleu.py [--uids 3000] [--days 15] [--seed 0]
+    python benchmarks/bench_geobleu.py [--uids 3000] [--days 15] [--seed 0] [--repeat 5]
 
 Each uid has ``--days`` days of 20..48 steps; the reference wanders around a home cell and the
 generated trajectory is the reference plus noise. "cold" runs in a fresh subprocess with an empty
-NUMBA_CACHE_DIR (import + JIT compile + run); "warm" is a second run in this process.
+NUMBA_CACHE_DIR (import + JIT compile + run); "warm" is ``--repeat`` more runs in this process
+(median and fastest). The SHA-256 of the per-day GEO-BLEU and DTW values (float64 bytes) is
+printed, so that two versions of the code can be compared bit for bit.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -49,10 +53,12 @@ def run(n_uids: int, n_days: int, seed: int) -> dict:
     offsets, gx, gy, rx, ry, uid_offsets = synthetic(n_uids, n_days, seed)
     n_days_total = offsets.size - 1
     t0 = time.perf_counter()
-    gb = mean_per_unit(uid_offsets, geobleu_days(offsets, gx, gy, rx, ry, 5, 0.5, False))
+    gb_days = geobleu_days(offsets, gx, gy, rx, ry, 5, 0.5, False)
+    gb = mean_per_unit(uid_offsets, gb_days)
     t_gb = time.perf_counter() - t0
     t0 = time.perf_counter()
-    dt = mean_per_unit(uid_offsets, dtw_days(offsets, gx, gy, rx, ry, 2.0))
+    dtw = dtw_days(offsets, gx, gy, rx, ry, 2.0)
+    dt = mean_per_unit(uid_offsets, dtw)
     t_dtw = time.perf_counter() - t0
     return {
         "uid_days": n_days_total,
@@ -64,6 +70,7 @@ def run(n_uids: int, n_days: int, seed: int) -> dict:
         "dtw_uid_days_per_s": n_days_total / t_dtw,
         "mean_geobleu": float(gb.mean()),
         "mean_dtw": float(dt.mean()),
+        "sha256": hashlib.sha256(gb_days.tobytes() + dtw.tobytes()).hexdigest()[:16],
     }
 
 
@@ -72,12 +79,14 @@ def main() -> None:
     parser.add_argument("--uids", type=int, default=3000)
     parser.add_argument("--days", type=int, default=15)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(run(args.uids, args.days, args.seed)))
         return
 
+    start_load = " ".join(f"{v:.2f}" for v in os.getloadavg())
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
         cmd = [
@@ -96,22 +105,32 @@ def main() -> None:
         cold_total = time.perf_counter() - t0
     cold = json.loads(out)
     run(2, 2, args.seed)  # compile (or load from the cache) in this process
-    warm = run(args.uids, args.days, args.seed)
+    warm = [run(args.uids, args.days, args.seed) for _ in range(args.repeat)]
+    first = warm[0]
     print(
-        f"{args.uids} uids x {args.days} days = {warm['uid_days']:,} uid-days, "
-        f"{warm['rows']:,} rows; {os.cpu_count()} cores"
+        f"{args.uids} uids x {args.days} days = {first['uid_days']:,} uid-days, "
+        f"{first['rows']:,} rows; {os.cpu_count()} cores; load average at start {start_load}"
     )
     print(
         f"cold (fresh cache, subprocess, {cold_total:.1f} s in all): "
         f"GEO-BLEU {cold['geobleu_uid_days_per_s']:,.0f} uid-days/s ({cold['geobleu_s']:.2f} s), "
         f"DTW {cold['dtw_uid_days_per_s']:,.0f} uid-days/s ({cold['dtw_s']:.2f} s)"
     )
+    both = [w["geobleu_s"] + w["dtw_s"] for w in warm]
+    for name, key in (("GEO-BLEU", "geobleu_s"), ("DTW", "dtw_s")):
+        seconds = [w[key] for w in warm]
+        print(
+            f"warm {name}: median {statistics.median(seconds):.2f} s "
+            f"({first['uid_days'] / statistics.median(seconds):,.0f} uid-days/s), "
+            f"fastest {min(seconds):.2f} s; runs {', '.join(f'{v:.2f}' for v in seconds)}"
+        )
+    print(f"warm GEO-BLEU + DTW: median {statistics.median(both):.2f} s, fastest {min(both):.2f} s")
+    digests = {w["sha256"] for w in warm} | {cold["sha256"]}
     print(
-        f"warm: GEO-BLEU {warm['geobleu_uid_days_per_s']:,.0f} uid-days/s "
-        f"({warm['geobleu_s']:.2f} s), DTW {warm['dtw_uid_days_per_s']:,.0f} uid-days/s "
-        f"({warm['dtw_s']:.2f} s)"
+        f"city means: GEO-BLEU {first['mean_geobleu']:.6f}, DTW {first['mean_dtw']:.3f} km; "
+        f"per-day values sha256 {', '.join(sorted(digests))}"
     )
-    print(f"city means: GEO-BLEU {warm['mean_geobleu']:.6f}, DTW {warm['mean_dtw']:.3f} km")
+    print(f"load average at end {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
 
 
 if __name__ == "__main__":
