@@ -9,8 +9,9 @@ Metrics (``r_i`` the 1-based rank of target ``y_i`` under the tie policy, ``N`` 
 * ``f1_weighted`` / ``f1_macro``: F1 of the top-1 prediction per class, ``F1_c = 2 tp_c /
   (n_true_c + n_pred_c)``, over the labels present in the targets or the predictions, averaged with
   weights ``n_true_c`` or equally (``sklearn.metrics.f1_score(average="weighted" | "macro")``).
-* ``cross_entropy = (1/N) sum_i -log softmax(x_i)[y_i]``, natural log, stable log-sum-exp in float64
-  (``torch.nn.functional.cross_entropy``, reduction "mean"). A ``-inf`` target logit (or logits
+* ``cross_entropy = (1/N) sum_i -log softmax(x_i)[y_i]``, natural log, stable log-sum-exp with
+  terms in the logits' precision (``torch.nn.functional.cross_entropy``, reduction "mean"; the
+  float32 error bound: :mod:`mobeval.kernels.logits`). A ``-inf`` target logit (or logits
   so far apart that the loss overflows) gives that row ``+inf``, and the mean is ``+inf``; a row
   with a NaN or ``+inf`` logit, or (with cross_entropy) only ``-inf`` logits, is an InputError.
 
