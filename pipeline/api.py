@@ -64,6 +64,8 @@ def engine_for(
     ``spark``; an engine object is used as it is. ``partitions``: Spark's hash partitions (Spark
     only)."""
     if engine is not None and not isinstance(engine, str):
+        if spark is not None or partitions is not None:
+            raise ConfigError("spark= and partitions= belong to the engine; give one or the other")
         return engine
     if engine not in (None, *ENGINES):
         raise ConfigError(f"engine must be one of {list(ENGINES)}, got {engine!r}")
