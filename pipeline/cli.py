@@ -60,6 +60,51 @@ EXAMPLES = {
 }
 
 
+#: The scoring commands, one per family, and their help.
+SCORING = {
+    "nextloc": "score next-location top-K predictions",
+    "trajectory": "score generated trajectories: GEO-BLEU and DTW per uid and day",
+    "recs": "score recommendation lists against ratings",
+    "logits": "score a logits matrix against integer targets",
+}
+#: The input flags of the scoring commands, in ``--help`` order: (command, flag, the API
+#: argument it gives, help).
+INPUT_FLAGS = (
+    ("nextloc", "--truth", "truth", "truth: key columns + location"),
+    ("nextloc", "--pred", "predictions", "predictions (long or list form)"),
+    ("trajectory", "--generated", "generated", "uid,d,t,x,y (Parquet/CSV/CSV.gz)"),
+    ("trajectory", "--reference", "reference", "uid,d,t,x,y of the real trips"),
+    ("recs", "--ratings", "ratings", "user_id, item_id, rating (the truth)"),
+    ("recs", "--recs", "recs", "user_id, item_id (+ rank / score): the lists"),
+    ("logits", "--logits", "logits", "[N, C] floats: .npy or Parquet list"),
+    (
+        "logits",
+        "--targets",
+        "targets",
+        "[N] integers: .npy, Parquet, or a column of the logits' Parquet",
+    ),
+)
+#: The scoring commands that read TREC files too (``--input-format trec``): the option whose
+#: flag ``--input-format`` follows, and its help.
+TREC_INPUTS = {
+    "nextloc": (
+        "order_by",
+        "trec: --truth is TREC qrels (each query's relevant docno is its true location), "
+        "--pred a TREC run; docnos integers, the key qid",
+    ),
+    "recs": (
+        "key",
+        "trec: --ratings is TREC qrels (qid iter docno rel), --recs a TREC run (qid Q0 "
+        "docno rank score tag); auto: told by the file's suffix or first line",
+    ),
+}
+
+
+def _input_flags(command: str) -> list[tuple[str, str, str]]:
+    """(flag, API argument, help) of each input flag of a scoring ``command``."""
+    return [row[1:] for row in INPUT_FLAGS if row[0] == command]
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with usage errors on one line, like every other error (exit 2)."""
 
@@ -175,56 +220,16 @@ def build_parser() -> argparse.ArgumentParser:
         dest="command", required=True, metavar="COMMAND", title="commands (mobeval COMMAND --help)"
     )
 
-    nextloc = _command(commands, "nextloc", "score next-location top-K predictions", "nextloc")
-    nextloc.add_argument("--truth", required=True, help="truth: key columns + location")
-    nextloc.add_argument("--pred", required=True, help="predictions (long or list form)")
-    add_family_options(
-        nextloc,
-        "nextloc",
-        after={
-            "order_by": _input_format(
-                "trec: --truth is TREC qrels (each query's relevant docno is its true location), "
-                "--pred a TREC run; docnos integers, the key qid"
-            )
-        },
-    )
-    _add_output_options(nextloc)
-
-    trajectory = _command(
-        commands,
-        "trajectory",
-        "score generated trajectories: GEO-BLEU and DTW per uid and day",
-        "trajectory",
-    )
-    trajectory.add_argument("--generated", required=True, help="uid,d,t,x,y (Parquet/CSV/CSV.gz)")
-    trajectory.add_argument("--reference", required=True, help="uid,d,t,x,y of the real trips")
-    add_family_options(trajectory, "trajectory")
-    _add_output_options(trajectory)
-
-    recs = _command(commands, "recs", "score recommendation lists against ratings", "recs")
-    recs.add_argument("--ratings", required=True, help="user_id, item_id, rating (the truth)")
-    recs.add_argument("--recs", required=True, help="user_id, item_id (+ rank / score): the lists")
-    add_family_options(
-        recs,
-        "recs",
-        after={
-            "key": _input_format(
-                "trec: --ratings is TREC qrels (qid iter docno rel), --recs a TREC run (qid Q0 "
-                "docno rank score tag); auto: told by the file's suffix or first line"
-            )
-        },
-    )
-    _add_output_options(recs)
-
-    logits = _command(commands, "logits", "score a logits matrix against integer targets", "logits")
-    logits.add_argument("--logits", required=True, help="[N, C] floats: .npy or Parquet list")
-    logits.add_argument(
-        "--targets",
-        required=True,
-        help="[N] integers: .npy, Parquet, or a column of the logits' Parquet",
-    )
-    add_family_options(logits, "logits")
-    _add_output_options(logits)
+    for family, help_text in SCORING.items():
+        command = _command(commands, family, help_text, family)
+        for flag, _, input_help in _input_flags(family):
+            command.add_argument(flag, required=True, help=input_help)
+        after = None
+        if family in TREC_INPUTS:
+            option, trec_help = TREC_INPUTS[family]
+            after = {option: _input_format(trec_help)}
+        add_family_options(command, family, after=after)
+        _add_output_options(command)
 
     validate = _command(commands, "validate", "check a HuMob / GIS Cup submission file")
     validate.add_argument(
@@ -661,40 +666,29 @@ def main(argv: list[str] | None = None) -> int:
     return EXIT_BAD_INPUT
 
 
+def _trec_inputs(family: str, inputs: dict, options: dict) -> dict:
+    """``--input-format trec``: the truth read as TREC qrels, the model as a TREC run; for
+    next-location scoring, the key the files' ``qid`` unless ``--key`` names another."""
+    from mobeval.io.trec import TrecSource
+
+    truth, model = FAMILIES[family].truth, FAMILIES[family].model
+    if family == "nextloc" and options["key"] == FAMILIES[family].option("key").flag.default:
+        options["key"] = ["qid"]
+    return {
+        truth: TrecSource.open(inputs[truth], "qrels", task=family),
+        model: TrecSource.open(inputs[model], "run", task=family),
+    }
+
+
 def _run(args) -> int:
     progress = False if getattr(args, "quiet", False) else None
-    if args.command == "nextloc":
-        options = family_options(args, "nextloc")
-        inputs = {"truth": args.truth, "predictions": args.pred}
-        if args.input_format == "trec":
-            from mobeval.io.trec import TrecSource
-
-            inputs = {
-                "truth": TrecSource.open(args.truth, "qrels", task="nextloc"),
-                "predictions": TrecSource.open(args.pred, "run", task="nextloc"),
-            }
-            if options["key"] == FAMILIES["nextloc"].option("key").flag.default:
-                options["key"] = ["qid"]  # TREC files' key, unless --key names another
-        _evaluate(args, progress, "nextloc", inputs, options)
-    elif args.command == "trajectory":
-        options = family_options(args, "trajectory")
-        inputs = {"reference": args.reference, "generated": args.generated}
-        _evaluate(args, progress, "trajectory", inputs, options)
-    elif args.command == "recs":
-        options = family_options(args, "recs")
-        inputs = {"ratings": args.ratings, "recs": args.recs}
-        if args.input_format == "trec":
-            from mobeval.io.trec import TrecSource
-
-            inputs = {
-                "ratings": TrecSource.open(args.ratings, "qrels"),
-                "recs": TrecSource.open(args.recs, "run"),
-            }
-        _evaluate(args, progress, "recs", inputs, options)
-    elif args.command == "logits":
-        options = family_options(args, "logits")
-        inputs = {"logits": args.logits, "targets": args.targets}
-        _evaluate(args, progress, "logits", inputs, options)
+    if args.command in SCORING:
+        family = args.command
+        options = family_options(args, family)
+        inputs = {name: getattr(args, flag[2:]) for flag, name, _ in _input_flags(family)}
+        if getattr(args, "input_format", "auto") == "trec":
+            inputs = _trec_inputs(family, inputs, options)
+        _evaluate(args, progress, family, inputs, options)
     elif args.command == "validate":
         from mobeval.validate.humob import validate_submission
 

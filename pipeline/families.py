@@ -205,29 +205,34 @@ def _choice(name: str) -> Option:
     )
 
 
+def _cutoffs(name: str, help: str, **settings) -> Option:
+    """The cutoffs of a family's ranking metrics (``k``: of those named @k; ``cutoffs``: of those
+    named without it), 1, 5 and 10 unless given."""
+    flag = Flag("ints", [1, 5, 10])
+    return Option(name, "cutoffs", (1, 5, 10), help, flag=flag, defines=False, **settings)
+
+
+def _metrics(default: tuple | None, help: str, **settings) -> Option:
+    """The metrics a family computes (``default`` None: the help text says which)."""
+    flag = Flag("names") if default is None else Flag("names", list(default))
+    return Option("metrics", "strings", default, help, flag=flag, defines=False, **settings)
+
+
+def _error_unless(name: str, help: str, choices, switch: str, on: str, **settings) -> Option:
+    """An input check that fails ("error") unless its command-line ``switch`` (a flag without a
+    value) sets it to ``on``."""
+    flag = Flag(switch=switch, on=on)
+    return Option(name, "string", "error", help, choices, flag=flag, **settings)
+
+
 NEXTLOC = Family(
     "nextloc",
     "next-location scoring",
     "truth",
     "predictions",
     (
-        Option(
-            "k",
-            "cutoffs",
-            (1, 5, 10),
-            "cutoffs of the metrics named @k",
-            single=True,
-            flag=Flag("ints", [1, 5, 10]),
-            defines=False,
-        ),
-        Option(
-            "metrics",
-            "strings",
-            None,
-            "e.g. acc@k,ndcg@k,mrr (default: every top-K metric and mrr)",
-            flag=Flag("names"),
-            defines=False,
-        ),
+        _cutoffs("k", "cutoffs of the metrics named @k", single=True),
+        _metrics(None, "e.g. acc@k,ndcg@k,mrr (default: every top-K metric and mrr)"),
         Option("convention", "string", "mobeval", PRESET_HELP, lambda: sorted(_nextloc.PRESETS)),
         Option(
             "ties",
@@ -294,13 +299,12 @@ NEXTLOC = Family(
             "what ranks long-form predictions with both a score and a rank (auto: the score)",
             lambda: _nextloc_task.ORDER_CHOICES,
         ),
-        Option(
+        _error_unless(
             "unmatched",
-            "string",
-            "error",
             "drop (and count) predictions whose sample is not in the truth",
             lambda: _nextloc_task.UNMATCHED,
-            flag=Flag(switch="--drop-unmatched", on="drop"),
+            "--drop-unmatched",
+            "drop",
             defines=False,
         ),
     ),
@@ -321,14 +325,7 @@ TRAJECTORY = Family(
     "reference",
     "generated",
     (
-        Option(
-            "metrics",
-            "strings",
-            ("geobleu", "dtw"),
-            "geobleu, dtw or both",
-            flag=Flag("names", ["geobleu", "dtw"]),
-            defines=False,
-        ),
+        _metrics(("geobleu", "dtw"), "geobleu, dtw or both"),
         Option(
             "convention",
             "string",
@@ -354,22 +351,20 @@ TRAJECTORY = Family(
             _trajectory.EXPS,
             preset=True,
         ),
-        Option(
+        _error_unless(
             "on_mismatch",
-            "string",
-            "error",
             "skip (and count) uids whose (d, t) steps differ, not fail",
             lambda: _trajectory_task.ON_MISMATCH,
-            flag=Flag(switch="--skip-mismatched", on="skip"),
+            "--skip-mismatched",
+            "skip",
             defines=False,
         ),
-        Option(
+        _error_unless(
             "out_of_grid",
-            "string",
-            "error",
             "score x/y outside 1..200 (e.g. 999) as the reference does",
             lambda: _trajectory_task.OUT_OF_GRID,
-            flag=Flag(switch="--score-out-of-grid", on="score"),
+            "--score-out-of-grid",
+            "score",
         ),
     ),
     lambda: _trajectory.TRAJECTORY_PRESETS,
@@ -388,24 +383,12 @@ RECS = Family(
     "ratings",
     "recs",
     (
-        Option(
-            "metrics",
-            "strings",
+        _metrics(
             _recs.DEFAULT_METRICS,
             "e.g. precision,recall,f1,ndcg@10,map,mrr,hit_rate,r-precision,rmse",
             single=True,
-            flag=Flag("names", list(_recs.DEFAULT_METRICS)),
-            defines=False,
         ),
-        Option(
-            "cutoffs",
-            "cutoffs",
-            (1, 5, 10),
-            "cutoffs of the metrics named without @k",
-            nullable=True,
-            flag=Flag("ints", [1, 5, 10]),
-            defines=False,
-        ),
+        _cutoffs("cutoffs", "cutoffs of the metrics named without @k", nullable=True),
         Option(
             "convention",
             "string",
@@ -463,22 +446,11 @@ LOGITS = Family(
     "targets",
     "logits",
     (
-        Option(
-            "k",
-            "cutoffs",
-            (1, 5, 10),
-            "cutoffs of the metrics named @k",
-            flag=Flag("ints", [1, 5, 10]),
-            defines=False,
-        ),
-        Option(
-            "metrics",
-            "strings",
+        _cutoffs("k", "cutoffs of the metrics named @k"),
+        _metrics(
             None,
             "any of acc@k, mrr, ndcg@k, f1_weighted, f1_macro, cross_entropy (default: all)",
             single=True,
-            flag=Flag("names"),
-            defines=False,
         ),
         Option(
             "convention",
