@@ -421,11 +421,8 @@ def _combined(
     ``duplicates="drop"`` depend on it)."""
     keys = _key_exprs(key, truth.columns, pred.columns)
     sides = ((truth, truth_columns, TRUTH), (pred, pred_columns, PRED))
-    types = {
-        (prefix, c): source.frame.schema[c].dataType
-        for source, names, prefix in sides
-        for c in names
-    }
+    schemas = {prefix: source.frame.schema for source, _, prefix in sides}  # one JVM call each
+    types = {(prefix, c): schemas[prefix][c].dataType for _, names, prefix in sides for c in names}
     position = [
         F.col("_metadata.file_path").alias(FILE),
         F.monotonically_increasing_id().alias(ROW),
