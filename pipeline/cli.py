@@ -523,6 +523,8 @@ def print_summaries(
     and markdown give one table per city (metrics as rows, models as columns; counts as
     integers, the rest with 6 decimals), csv one row per city, model and metric, json one
     object: ``{"results": [...]}`` for a ``job``, the one result's object for a single command."""
+    from mobeval.compare import whole_tables
+
     if fmt == "json":
         objects = [_result_object(*result) for result in results]
         print(_json_text({"results": objects} if job else objects[0]))
@@ -544,14 +546,8 @@ def print_summaries(
         for city, model, metric, v, _ in rows
     ]
     long = pl.DataFrame(shown, schema=["city", "model", "metric", "value"], orient="row")
-    with pl.Config(
-        tbl_rows=-1,
-        tbl_cols=-1,
-        tbl_hide_dataframe_shape=True,
-        tbl_hide_column_data_types=True,
-        fmt_str_lengths=200,
-        tbl_formatting="MARKDOWN" if fmt == "markdown" else "UTF8_FULL_CONDENSED",
-    ):
+    style = "MARKDOWN" if fmt == "markdown" else "UTF8_FULL_CONDENSED"
+    with whole_tables(fmt_str_lengths=200, tbl_formatting=style):
         cities = long.partition_by("city", as_dict=True, maintain_order=True).items()
         for i, ((city,), part) in enumerate(cities):
             table = part.pivot(on="model", index="metric", values="value", maintain_order=True)

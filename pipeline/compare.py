@@ -867,6 +867,19 @@ def _write(out: Path, frame: pl.DataFrame) -> None:
     remove_staged(out / STAGING / f"compare-{token}", out)
 
 
+def whole_tables(**settings) -> pl.Config:
+    """Polars' printing set to show a table whole (every row and column, without its shape and
+    column types), with ``settings`` (:class:`polars.Config`'s) beside: the tables mobeval prints
+    (``compare``, the summaries of the scoring commands)."""
+    return pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+        **settings,
+    )
+
+
 def print_comparison(frame: pl.DataFrame, file=None) -> None:
     """One table per city: metric, model vs baseline, n, means, difference, relative change,
     bootstrap interval and the corrected p-values of the tests run."""
@@ -883,15 +896,7 @@ def print_comparison(frame: pl.DataFrame, file=None) -> None:
             return "-"
         return f"{value:.1e}" if value < 0.001 else f"{value:.4f}"
 
-    with pl.Config(
-        tbl_rows=-1,
-        tbl_cols=-1,
-        tbl_hide_dataframe_shape=True,
-        tbl_hide_column_data_types=True,
-        float_precision=4,
-        fmt_str_lengths=40,
-        tbl_width_chars=250,
-    ):
+    with whole_tables(float_precision=4, fmt_str_lengths=40, tbl_width_chars=250):
         for (city,), part in frame.partition_by("city", as_dict=True, maintain_order=True).items():
             confidence = part["confidence"][0]
             table = part.select(
