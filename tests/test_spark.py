@@ -98,6 +98,7 @@ def assert_same_outputs(spark_out: Path, local_out: Path, key: list[str]) -> Non
         ("nextloc_sample.toml", ["sample_id"]),
         ("trajectory_sample.toml", ["uid"]),
         ("recs_sample.toml", ["user_id"]),
+        ("logits_sample.toml", ["row"]),
     ],
 )
 def test_sample_jobs_give_the_local_outputs(spark, tmp_path, job_file, key):
