@@ -127,6 +127,17 @@ class City:
     figures: list[Figure] = field(default_factory=list)
 
 
+def _style(ax, title: str, xlabel: str, ylabel: str | None = None, *, legend=True) -> None:
+    """Every plot's look: a small title, the axis labels, a light grid, the models' legend."""
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel(xlabel)
+    if ylabel is not None:
+        ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    if legend:
+        ax.legend(fontsize=8)
+
+
 def _tables(metrics: list[str]) -> list[Table]:
     """One table per cutoff grid: the families sharing the same cutoffs together, each family's
     rows in cutoff order; the metrics without a cutoff in a last table."""
@@ -365,12 +376,14 @@ class Report:
         ]
 
     @staticmethod
-    def _png(plt, figure) -> bytes:
+    def _figure(plt, figure, name: str, caption: str) -> Figure:
+        """``figure`` drawn as a PNG (100 dpi, no software stamp: the same bytes every time),
+        then closed."""
         buffer = io.BytesIO()
         figure.tight_layout()
         figure.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
         plt.close(figure)
-        return buffer.getvalue()
+        return Figure(name, caption, buffer.getvalue())
 
     def _curves(self, plt, city: City) -> Figure | None:
         families: dict[str, list[tuple[int, str]]] = {}
@@ -390,18 +403,13 @@ class Report:
             for model in city.models:
                 ys = [city.values[model].get(m, math.nan) for _, m in points]
                 ax.plot(ks, ys, marker="o", label=model)
-            ax.set_title(f"{name}@k", fontsize=10)
-            ax.set_xlabel("k")
+            _style(ax, f"{name}@k", "k", legend=False)
             ax.set_xticks(ks)
-            ax.grid(alpha=0.3)
         for ax in list(axes.flat)[n:]:
             ax.axis("off")
         axes.flat[0].legend(fontsize=8)
-        return Figure(
-            f"{city.name}-curves.png",
-            f"city={city.name}: metric@k per model",
-            self._png(plt, figure),
-        )
+        caption = f"city={city.name}: metric@k per model"
+        return self._figure(plt, figure, f"{city.name}-curves.png", caption)
 
     def _per_unit_metrics(self, city: City) -> list[str]:
         """The per-unit metrics of the CDF and scatter plots (at most two)."""
@@ -449,16 +457,9 @@ class Report:
                 ax.step(np.concatenate([values[:1], values]), share, where="post", label=model)
                 del values, share
             word = _UNIT_WORDS.get(city.task, "units")
-            ax.set_title(f"{metric}: CDF over {word}", fontsize=10)
-            ax.set_xlabel(metric)
-            ax.set_ylabel("share of " + word)
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=8)
-        return Figure(
-            f"{city.name}-cdf.png",
-            f"city={city.name}: distribution (CDF) of per-unit values per model",
-            self._png(plt, figure),
-        )
+            _style(ax, f"{metric}: CDF over {word}", metric, "share of " + word)
+        caption = f"city={city.name}: distribution (CDF) of per-unit values per model"
+        return self._figure(plt, figure, f"{city.name}-cdf.png", caption)
 
     def _per_day(self, plt, city: City) -> Figure | None:
         if city.task != "trajectory":
@@ -486,16 +487,9 @@ class Report:
         if not drawn:
             plt.close(figure)
             return None
-        ax.set_title(f"city={city.name}: GEO-BLEU per day (mean over uids)", fontsize=10)
-        ax.set_xlabel("day d")
-        ax.set_ylabel("GEO-BLEU")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-        return Figure(
-            f"{city.name}-per-day.png",
-            f"city={city.name}: city GEO-BLEU per day",
-            self._png(plt, figure),
-        )
+        _style(ax, f"city={city.name}: GEO-BLEU per day (mean over uids)", "day d", "GEO-BLEU")
+        caption = f"city={city.name}: city GEO-BLEU per day"
+        return self._figure(plt, figure, f"{city.name}-per-day.png", caption)
 
     def _scatter(self, plt, city: City) -> Figure | None:
         from mobeval.compare import _unit_keys
@@ -530,16 +524,12 @@ class Report:
         ax.scatter(x, y, s=size, alpha=alpha, edgecolors="none")
         low, high = float(min(x.min(), y.min())), float(max(x.max(), y.max()))
         ax.plot([low, high], [low, high], color="grey", linewidth=0.8, linestyle="--")
-        ax.set_xlabel(f"{city.baseline} (baseline)")
-        ax.set_ylabel(other)
-        ax.set_title(f"{metric} per unit, paired", fontsize=10)
-        ax.grid(alpha=0.3)
-        return Figure(
-            f"{city.name}-scatter.png",
+        _style(ax, f"{metric} per unit, paired", f"{city.baseline} (baseline)", other, legend=False)
+        caption = (
             f"city={city.name}: {metric} of {other} vs {city.baseline}, paired by unit "
-            f"({joined.height} shown)",
-            self._png(plt, figure),
+            f"({joined.height} shown)"
         )
+        return self._figure(plt, figure, f"{city.name}-scatter.png", caption)
 
     # ---- methods --------------------------------------------------------------------------
 
