@@ -217,9 +217,14 @@ def precision_at_r_multiples(off, rel, level, num_rel, num_rel_ret, multiples):
 
 
 @njit(cache=True)
-def _gain_table(q, rel_levels, level_count, custom_level, custom_gain):
-    """One query's gain levels: (gain, documents at that level) for the judged levels
-    ``0..level_count-1`` (gain = level unless given) and the given levels above."""
+def _gain_table(levels, custom_level, custom_gain):
+    """One query's gain levels: (gain, documents at that level) for the judged levels up to its
+    highest judged one (``levels[j]``: its documents judged ``j``; gain = level unless given)
+    and the given levels above."""
+    level_count = 0
+    for lv in range(levels.size):
+        if levels[lv] > 0:
+            level_count = lv + 1
     size = level_count + custom_level.size
     gains = np.empty(size)
     counts = np.zeros(size, dtype=np.int64)
@@ -230,7 +235,7 @@ def _gain_table(q, rel_levels, level_count, custom_level, custom_gain):
             if custom_level[c] == lv:
                 g = custom_gain[c]
         gains[n] = g
-        counts[n] = rel_levels[q, lv]
+        counts[n] = levels[lv]
         n += 1
     for c in range(custom_level.size):
         if custom_level[c] >= level_count:
@@ -238,17 +243,6 @@ def _gain_table(q, rel_levels, level_count, custom_level, custom_gain):
             counts[n] = 0
             n += 1
     return gains[:n], counts[:n]
-
-
-@njit(cache=True)
-def _level_counts(rel_levels):
-    nq = rel_levels.shape[0]
-    out = np.zeros(nq, dtype=np.int64)
-    for q in range(nq):
-        for lv in range(rel_levels.shape[1]):
-            if rel_levels[q, lv] > 0:
-                out[q] = lv + 1
-    return out
 
 
 @njit(cache=True)
@@ -262,16 +256,24 @@ def _gain_of(r, custom_level, custom_gain):
 
 
 @njit(cache=True)
+def _sampled(total, points, dcg, idcg):
+    """Rndcg's running sum and count of ndcg values with ``dcg / idcg`` added (when
+    ``idcg > 0``)."""
+    if idcg > 0.0:
+        return total + dcg / idcg, points + 1
+    return total, points
+
+
+@njit(cache=True)
 def gain_scores(off, rel, level, num_rel, rel_levels, custom_level, custom_gain):
     """Per query: ndcg, dcg, ideal dcg, ndcg_rel, Rndcg and G with graded gains (a judged level's
     gain is the level unless ``custom_level``/``custom_gain`` say otherwise; unjudged: 0)."""
     nq = off.size - 1
     out = np.zeros((nq, 6))
-    counts_of = _level_counts(rel_levels)
     for q in range(nq):
         start = off[q]
         n = off[q + 1] - start
-        gains, counts = _gain_table(q, rel_levels, counts_of[q], custom_level, custom_gain)
+        gains, counts = _gain_table(rel_levels[q], custom_level, custom_gain)
         order = np.argsort(-gains, kind="mergesort")
         top = gains[order[0]] if gains.size > 0 else 0.0
         npos = 0
@@ -327,9 +329,7 @@ def gain_scores(off, rel, level, num_rel, rel_levels, custom_level, custom_gain)
                 g = _gain_of(rel[start + i], custom_level, custom_gain)
                 current = ideal[i] if i < npos else 0.0
                 if old != current:
-                    if run_idcg > 0.0:
-                        total += run_dcg / run_idcg
-                        points += 1
+                    total, points = _sampled(total, points, run_dcg, run_idcg)
                     old = current
                 if g != 0.0:
                     run_dcg += g / math.log2(i + 2.0)
@@ -342,15 +342,11 @@ def gain_scores(off, rel, level, num_rel, rel_levels, custom_level, custom_gain)
                     if g != 0.0:
                         run_dcg += g / math.log2(i + 2.0)
                     i += 1
-                if run_idcg > 0.0:
-                    total += run_dcg / run_idcg
-                    points += 1
+                total, points = _sampled(total, points, run_dcg, run_idcg)
             while current > 0.0:
                 current = ideal[i] if i < npos else 0.0
                 if old != current:
-                    if run_idcg > 0.0:
-                        total += run_dcg / run_idcg
-                        points += 1
+                    total, points = _sampled(total, points, run_dcg, run_idcg)
                     old = current
                 if current > 0.0:
                     run_idcg += current / math.log2(i + 2.0)
@@ -380,11 +376,8 @@ def rbp_scores(off, rel, rel_levels, custom_level, custom_gain, persistence):
     residual (the most unjudged documents could add; 0 when every document is judged)."""
     nq = off.size - 1
     out = np.zeros((nq, 2))
-    counts_of = _level_counts(rel_levels)
     for q in range(nq):
-        start = off[q]
-        n = off[q + 1] - start
-        gains, _counts = _gain_table(q, rel_levels, counts_of[q], custom_level, custom_gain)
+        gains, _counts = _gain_table(rel_levels[q], custom_level, custom_gain)
         lo = np.inf
         hi = -np.inf
         for g in gains:
@@ -395,8 +388,8 @@ def rbp_scores(off, rel, rel_levels, custom_level, custom_gain, persistence):
         weight = 1.0
         resid = 0.0
         unj = 0
-        for i in range(n):
-            r = rel[start + i]
+        for i in range(off[q], off[q + 1]):
+            r = rel[i]
             g = _gain_of(r, custom_level, custom_gain)
             if rescale and r >= 0:
                 g = (g - lo) / (hi - lo)
@@ -418,13 +411,12 @@ def ndcg_at(off, rel, rel_levels, cutoffs):
     nc = cutoffs.size
     out = np.zeros((nq, nc))
     for q in range(nq):
-        start = off[q]
-        n = off[q + 1] - start
+        ranked = rel[off[q] : off[q + 1]]
         for c in range(nc):
             k = cutoffs[c]
             dcg = 0.0
-            for i in range(min(k, n)):
-                r = rel[start + i]
+            for i in range(min(k, ranked.size)):
+                r = ranked[i]
                 if r > 0:
                     dcg += r / math.log2(i + 2.0)
             ideal = 0.0
@@ -464,6 +456,25 @@ def relstrings(off, rel, length):
 
 
 @njit(cache=True)
+def _grouped(codes, ngroups):
+    """A counting sort of rows by group code (a code < 0: the row is left out): ``start``
+    (``ngroups + 1`` offsets) and ``rows``, the rows of group ``g`` at ``start[g]:start[g + 1]``
+    in their order."""
+    counts = np.zeros(ngroups + 1, dtype=np.int64)
+    for i in range(codes.size):
+        if codes[i] >= 0:
+            counts[codes[i] + 1] += 1
+    start = np.cumsum(counts)
+    fill = start[:-1].copy()
+    rows = np.empty(start[-1], dtype=np.int64)
+    for i in range(codes.size):
+        if codes[i] >= 0:
+            rows[fill[codes[i]]] = i
+            fill[codes[i]] += 1
+    return start, rows
+
+
+@njit(cache=True)
 def rank_and_judge(q, d, score, nq, ndocs, qrels_q, qrels_d, qrels_rel, max_docs, judged_only):
     """Each query's list in trec_eval's order (score descending, then docno descending: ``d`` is
     the docno's rank in byte order), cut to ``max_docs`` (< 0: no cut), each document's judgment
@@ -474,28 +485,8 @@ def rank_and_judge(q, d, score, nq, ndocs, qrels_q, qrels_d, qrels_rel, max_docs
 
     ``q``: query code per run line (-1: not a qrels query, skipped); ``qrels_*``: one judgment a
     row. Grouping is a counting sort by query; each list is sorted on its own."""
-    n = q.size
-    counts = np.zeros(nq + 1, dtype=np.int64)
-    for i in range(n):
-        if q[i] >= 0:
-            counts[q[i] + 1] += 1
-    start = np.cumsum(counts)
-    fill = start[:-1].copy()
-    rows = np.empty(start[-1], dtype=np.int64)
-    for i in range(n):
-        if q[i] >= 0:
-            rows[fill[q[i]]] = i
-            fill[q[i]] += 1
-    # the qrels grouped by query too
-    qcounts = np.zeros(nq + 1, dtype=np.int64)
-    for i in range(qrels_q.size):
-        qcounts[qrels_q[i] + 1] += 1
-    qstart = np.cumsum(qcounts)
-    qfill = qstart[:-1].copy()
-    qrows = np.empty(qrels_q.size, dtype=np.int64)
-    for i in range(qrels_q.size):
-        qrows[qfill[qrels_q[i]]] = i
-        qfill[qrels_q[i]] += 1
+    start, rows = _grouped(q, nq)
+    qstart, qrows = _grouped(qrels_q, nq)
     stamp = np.full(ndocs, -1, dtype=np.int64)
     judged = np.zeros(ndocs, dtype=np.int64)
     seen = np.full(ndocs, -1, dtype=np.int64)
