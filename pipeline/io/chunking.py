@@ -239,7 +239,8 @@ def read_bucket(path: Path | None, key: list[str]) -> pl.DataFrame:
     if path is None:
         return pl.DataFrame()
     with pa.ipc.open_stream(path) as reader:
-        frame = pl.from_arrow(reader.read_all())
+        # one chunk per column: a gather from the many small parts written is 3x slower
+        frame = pl.from_arrow(reader.read_all().combine_chunks())
     matrix = key_matrix(frame, key)
     if matrix is None:
         return frame.sort(key, maintain_order=True)
