@@ -7,6 +7,11 @@ generated trajectory is the reference plus noise. "cold" runs in a fresh subproc
 NUMBA_CACHE_DIR (import + JIT compile + run); "warm" is ``--repeat`` more runs in this process
 (median and fastest). The SHA-256 of the per-day GEO-BLEU and DTW values (float64 bytes) is
 printed, so that two versions of the code can be compared bit for bit.
+
+``--profile``: where one GEO-BLEU pass spends its time, in CPU seconds of one thread: the per-day
+loop of ``geobleu_days`` run three times, stopped after the proximities, after the n-gram weights
+(with each row's first largest weight), and complete (the greedy matching); the differences are
+the stages' costs.
 """
 
 from __future__ import annotations
@@ -74,14 +79,73 @@ def run(n_uids: int, n_days: int, seed: int) -> dict:
     }
 
 
+def profile(n_uids: int, n_days: int, seed: int) -> None:
+    """Print the CPU seconds of the stages of one GEO-BLEU pass (module docstring)."""
+    from numba import njit
+
+    from mobeval.kernels import geobleu as kernel
+
+    @njit
+    def stages(day_offsets, gen_x, gen_y, ref_x, ref_y, table, max_n, upto):
+        longest = np.diff(day_offsets).max()
+        prox = np.empty(longest * longest)
+        weights = np.empty(longest * longest)
+        rows = np.empty(4 * longest, dtype=np.int64)
+        used_j = np.empty(longest, dtype=np.bool_)
+        total = 0.0
+        for day in range(day_offsets.size - 1):
+            s, e = day_offsets[day], day_offsets[day + 1]
+            size = e - s
+            for i in range(size):
+                for j in range(size):
+                    dx = np.int64(ref_x[s + j]) - np.int64(gen_x[s + i])
+                    dy = np.int64(ref_y[s + j]) - np.int64(gen_y[s + i])
+                    prox[i * size + j] = table[dx * dx + dy * dy]
+            for n in range(1, (min(max_n, size) + 1) if upto > 0 else 1):
+                m = size - n + 1
+                if n == 1:
+                    kernel._row_maxima(prox, size, m, m, rows)
+                else:
+                    previous = prox if n == 2 else weights
+                    kernel._next_weights(
+                        previous, prox, weights, (n - 1) * (size + 1), size, m, m, rows
+                    )
+                w = prox if n == 1 else weights
+                total += kernel._greedy_sum(w, size, m, m, rows, used_j) if upto > 1 else rows[0]
+        return total
+
+    offsets, gx, gy, rx, ry, _ = synthetic(n_uids, n_days, seed)
+    table = kernel._proximity_table(kernel.proximity_table_size(gx, gy, rx, ry), 0.5)
+    names = ("proximities", "n-gram weights + row maxima", "greedy matching")
+    seconds = []
+    for upto in range(3):
+        stages(offsets[:3], gx, gy, rx, ry, table, 5, upto)  # compile
+        runs = []
+        for _ in range(3):
+            t0 = time.process_time()
+            stages(offsets, gx, gy, rx, ry, table, 5, upto)
+            runs.append(time.process_time() - t0)
+        seconds.append(min(runs))
+    print(
+        f"GEO-BLEU stages, one thread, CPU seconds (fastest of 3), {offsets.size - 1:,} uid-days:"
+    )
+    for i, name in enumerate(names):
+        print(f"  {name:30s} {seconds[i] - (seconds[i - 1] if i else 0.0):6.2f} s")
+    print(f"  {'all':30s} {seconds[-1]:6.2f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--uids", type=int, default=3000)
     parser.add_argument("--days", type=int, default=15)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--profile", action="store_true", help="CPU seconds per stage")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.profile:
+        profile(args.uids, args.days, args.seed)
+        return
     if args.worker:
         print(json.dumps(run(args.uids, args.days, args.seed)))
         return
