@@ -12,7 +12,6 @@ import tomllib
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 import pytest
 
 from mobeval import api
@@ -20,32 +19,9 @@ from mobeval.cli import main
 from mobeval.errors import ConfigError, OptionError
 from mobeval.jobs import OPTION_KINDS, load_job, run_job
 from mobeval.metrics.recs import OPTION_CHOICES as RECS_CHOICES
+from tests.helpers import GENERATED, LOGITS, PRED, RATINGS, RECS, REFERENCE, TARGETS, TRUTH
 
 # --------------------------------------------------------------------------- small valid inputs
-
-TRUTH = pl.DataFrame({"sample_id": [1, 2, 3], "location": [10, 20, 30]})
-PRED = pl.DataFrame(
-    {
-        "sample_id": [1, 1, 2, 2, 3, 3],
-        "location": [10, 11, 20, 21, 31, 30],
-        "score": [0.9, 0.1, 0.8, 0.2, 0.7, 0.3],
-    }
-)
-REFERENCE = pl.DataFrame(
-    [(u, d, t, 10 + t, 20 + u) for u in (1, 2) for d, t in [(60, 0), (60, 1), (61, 5)]],
-    schema=["uid", "d", "t", "x", "y"],
-    orient="row",
-)
-RATINGS = pl.DataFrame(
-    {
-        "user_id": [1, 1, 1, 2, 2],
-        "item_id": [10, 11, 12, 10, 13],
-        "rating": [5.0, 3.0, 4.0, 2.0, 5.0],
-    }
-)
-RECS = pl.DataFrame(
-    {"user_id": [1, 1, 2, 2], "item_id": [10, 12, 13, 11], "score": [0.9, 0.5, 0.8, 0.1]}
-)
 
 #: family -> (truth file, model file, the CLI's truth and model flags)
 FILES = {
@@ -68,11 +44,11 @@ def inputs(tmp_path_factory) -> Path:
     TRUTH.write_parquet(root / "truth.parquet")
     PRED.write_parquet(root / "pred.parquet")
     REFERENCE.write_parquet(root / "reference.parquet")
-    REFERENCE.with_columns(pl.col("x") + 1).write_parquet(root / "generated.parquet")
+    GENERATED.write_parquet(root / "generated.parquet")
     RATINGS.write_parquet(root / "ratings.parquet")
     RECS.write_parquet(root / "recs.parquet")
-    np.save(root / "targets.npy", np.array([0, 2, 1, 3], dtype=np.int64))
-    np.save(root / "logits.npy", np.arange(16, dtype=np.float64).reshape(4, 4) % 5)
+    np.save(root / "targets.npy", TARGETS)
+    np.save(root / "logits.npy", LOGITS)
     return root
 
 

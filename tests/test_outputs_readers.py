@@ -6,7 +6,6 @@ column two results share has one type, and each model's rows are the values it w
 
 from __future__ import annotations
 
-import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
@@ -14,34 +13,9 @@ from polars.testing import assert_frame_equal
 from mobeval import api
 from mobeval.families import FAMILIES
 from mobeval.io.outputs import scan_outputs
+from tests.helpers import GENERATED, LOGITS, PRED, RATINGS, RECS, REFERENCE, TARGETS, TRUTH
 
 duckdb = pytest.importorskip("duckdb", reason="pip install 'mobeval[test]' (DuckDB)")
-
-TRUTH = pl.DataFrame({"sample_id": [1, 2, 3], "location": [10, 20, 30]})
-PRED = pl.DataFrame(
-    {
-        "sample_id": [1, 1, 2, 2, 3, 3],
-        "location": [10, 11, 20, 21, 31, 30],
-        "score": [0.9, 0.1, 0.8, 0.8, 0.7, 0.3],
-    }
-)
-REFERENCE = pl.DataFrame(
-    [(u, d, t, 10 + t, 20 + u) for u in (1, 2) for d, t in [(60, 0), (60, 1), (61, 5)]],
-    schema=["uid", "d", "t", "x", "y"],
-    orient="row",
-)
-RATINGS = pl.DataFrame(
-    {
-        "user_id": [1, 1, 1, 2, 2],
-        "item_id": [10, 11, 12, 10, 13],
-        "rating": [5.0, 3.0, 4.0, 2.0, 5.0],
-    }
-)
-RECS = pl.DataFrame(
-    {"user_id": [1, 1, 2, 2], "item_id": [10, 12, 13, 11], "score": [0.9, 0.5, 0.8, 0.1]}
-)
-TARGETS = np.array([0, 2, 1, 3], dtype=np.int64)
-LOGITS = np.arange(16, dtype=np.float64).reshape(4, 4) % 5
 
 #: family -> (truth, model input, the key of its per-unit rows, two models' options)
 CASES = {
@@ -53,7 +27,7 @@ CASES = {
     ),
     "trajectory": (
         REFERENCE,
-        REFERENCE.with_columns(pl.col("x") + 1),
+        GENERATED,
         ["uid"],
         [{}, {"metrics": ["dtw"]}],
     ),
