@@ -59,3 +59,41 @@ def sample_value(name, candidates, target, ties):
     if not ranks:
         return metric_at_rank(name, None)
     return sum(metric_at_rank(name, r) for r in ranks) / len(ranks)
+
+
+def geobleu_precisions(gen, ref, prox, max_n=5):
+    """GEO-BLEU's n-gram precisions, n = 1 .. min(max_n, len(gen), len(ref)), as the spec words
+    calc_geobleu_orig: an n-gram pair's weight is the product of its point proximities
+    ``prox(a, b)`` left to right; the pairs are sorted by weight, descending and stable; the
+    first is taken and every pair sharing its i or its j deleted, until none is left; the
+    precision is the sum of the weights taken, in the order taken, over len(gen) - n + 1."""
+    p = []
+    for n in range(1, min(max_n, len(gen), len(ref)) + 1):
+        edges = []
+        for i in range(len(gen) - n + 1):
+            for j in range(len(ref) - n + 1):
+                w = prox(gen[i], ref[j])
+                for k in range(1, n):
+                    w = w * prox(gen[i + k], ref[j + k])
+                edges.append(((i, j), float(w)))
+        edges.sort(key=lambda e: e[1], reverse=True)
+        total = 0.0
+        while edges:
+            (bi, bj), w = edges[0]
+            total += w
+            edges = [e for e in edges if e[0][0] != bi and e[0][1] != bj]
+        p.append(total / float(len(gen) - n + 1))
+    return p
+
+
+def geobleu_gmean(p, len_gen, len_ref):
+    """GEO-BLEU from its precisions ``p``: BP * exp(mean of log p) with libm's exp and log, one
+    log added after the other (0 when a precision is 0); BP = 1 when len_gen > len_ref, else
+    exp(1 - len_ref / len_gen)."""
+    bp = 1.0 if len_gen > len_ref else math.exp(1.0 - len_ref / float(len_gen))
+    if any(v == 0.0 for v in p):
+        return 0.0
+    total = 0.0
+    for v in p:
+        total += math.log(v)
+    return bp * math.exp(total / len(p))

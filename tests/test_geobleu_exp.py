@@ -31,6 +31,8 @@ from mobeval.metrics.trajectory import (
     geobleu_day_values,
     numpy_proximity_table,
 )
+from tests.oracles import geobleu_gmean as libm_gmean
+from tests.oracles import geobleu_precisions
 
 BETA = 0.5
 GRID = 200
@@ -98,16 +100,6 @@ def numpy_prox(a, b):
     return np.exp(-BETA * (np.sqrt((b[0] - a[0]) ** 2.0 + (b[1] - a[1]) ** 2.0) / 1.0))
 
 
-def libm_gmean(p, len_gen, len_ref):
-    bp = 1.0 if len_gen > len_ref else math.exp(1.0 - len_ref / float(len_gen))
-    if any(v == 0.0 for v in p):
-        return 0.0
-    total = 0.0
-    for v in p:
-        total += math.log(v)
-    return bp * math.exp(total / len(p))
-
-
 def numpy_gmean(p, len_gen, len_ref):
     """BP * scipy's gmean, as the reference: np.exp(np.mean(np.log(p)))."""
     bp = 1.0 if len_gen > len_ref else np.exp(1.0 - len_ref / float(len_gen))
@@ -116,26 +108,9 @@ def numpy_gmean(p, len_gen, len_ref):
 
 
 def oracle(gen, ref, prox, gmean, max_n=5):
-    """calc_geobleu_orig in plain Python with the given point proximity and gmean: n-gram weight
-    = product of point proximities left to right, stable sort descending, take the first pair,
-    delete every pair sharing its i or j, sum in acceptance order."""
-    p = []
-    for n in range(1, min(max_n, len(gen), len(ref)) + 1):
-        edges = []
-        for i in range(len(gen) - n + 1):
-            for j in range(len(ref) - n + 1):
-                w = prox(gen[i], ref[j])
-                for k in range(1, n):
-                    w = w * prox(gen[i + k], ref[j + k])
-                edges.append(((i, j), float(w)))
-        edges.sort(key=lambda e: e[1], reverse=True)
-        total = 0.0
-        while edges:
-            (bi, bj), w = edges[0]
-            total += w
-            edges = [e for e in edges if e[0][0] != bi and e[0][1] != bj]
-        p.append(total / float(len(gen) - n + 1))
-    return float(gmean(p, len(gen), len(ref)))
+    """calc_geobleu_orig in plain Python with the given point proximity and gmean (the greedy
+    matching: :func:`tests.oracles.geobleu_precisions`)."""
+    return float(gmean(geobleu_precisions(gen, ref, prox, max_n), len(gen), len(ref)))
 
 
 def humob_days(seed: int, n_days: int) -> list[tuple[list, list]]:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from mobeval.kernels.geobleu import mean_per_unit
 from mobeval.metrics.trajectory import dtw, geobleu
 from mobeval.tasks.trajectory import score_trajectory_frame
+from tests.oracles import geobleu_gmean, geobleu_precisions
 
 SETTINGS = settings(max_examples=150, deadline=None)
 cells = st.integers(min_value=1, max_value=12)  # a small grid: many ties and near-ties
@@ -23,30 +24,7 @@ def oracle_geobleu(gen, ref, max_n=5, beta=0.5):
     def prox(a, b):
         return math.exp(-beta * math.sqrt((b[0] - a[0]) ** 2.0 + (b[1] - a[1]) ** 2.0))
 
-    n_max = min(max_n, len(gen), len(ref))
-    logs = []
-    for n in range(1, n_max + 1):
-        edges = []
-        for i in range(len(gen) - n + 1):
-            for j in range(len(ref) - n + 1):
-                w = prox(gen[i], ref[j])
-                for k in range(1, n):
-                    w = w * prox(gen[i + k], ref[j + k])
-                edges.append(((i, j), w))
-        edges.sort(key=lambda e: e[1], reverse=True)
-        total = 0.0
-        while edges:
-            (bi, bj), w = edges[0]
-            total += w
-            edges = [e for e in edges if e[0][0] != bi and e[0][1] != bj]
-        logs.append(total / float(len(gen) - n + 1))
-    bp = 1.0 if len(gen) > len(ref) else math.exp(1.0 - len(ref) / float(len(gen)))
-    if any(p == 0.0 for p in logs):
-        return 0.0
-    log_sum = 0.0
-    for p in logs:
-        log_sum += math.log(p)
-    return bp * math.exp(log_sum / len(logs))
+    return geobleu_gmean(geobleu_precisions(gen, ref, prox, max_n), len(gen), len(ref))
 
 
 def oracle_dtw(gen, ref, scale=2.0):
