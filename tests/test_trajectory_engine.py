@@ -111,24 +111,16 @@ def test_bad_generated_input(tmp_path, mutate, message):
         evaluate_trajectory(reference, path)
 
 
+def _cli(case: str, *more: str) -> int:
+    """``mobeval trajectory`` on a golden case's two files (quiet), with ``more`` arguments."""
+    files = ["--reference", str(folder(case) / "reference.parquet")]
+    files += ["--generated", str(folder(case) / "generated.parquet")]
+    return main(["trajectory", *files, *more, "--quiet"])
+
+
 def test_cli_writes_every_section(tmp_path, capsys):
     out = tmp_path / "out"
-    code = main(
-        [
-            "trajectory",
-            "--reference",
-            str(folder("readme_bulk_example") / "reference.parquet"),
-            "--generated",
-            str(folder("readme_bulk_example") / "generated.parquet"),
-            "--city",
-            "X",
-            "--model",
-            "m",
-            "--out",
-            str(out),
-            "--quiet",
-        ]
-    )
+    code = _cli("readme_bulk_example", "--city", "X", "--model", "m", "--out", str(out))
     assert code == 0
     for section in ("summary", "per_unit", "per_day"):
         assert (out / section / "city=X" / "model=m").is_dir()
@@ -141,18 +133,7 @@ def test_cli_writes_every_section(tmp_path, capsys):
 
 def test_cli_rejects_a_mismatch_with_no_output(tmp_path, capsys):
     out = tmp_path / "out"
-    code = main(
-        [
-            "trajectory",
-            "--reference",
-            str(folder("mismatched_steps") / "reference.parquet"),
-            "--generated",
-            str(folder("mismatched_steps") / "generated.parquet"),
-            "--out",
-            str(out),
-            "--quiet",
-        ]
-    )
+    code = _cli("mismatched_steps", "--out", str(out))
     assert code == 2
     assert "uid 11001" in capsys.readouterr().err
     assert not (out / "summary").exists()
