@@ -40,15 +40,21 @@ def _dcg(gains, base):
     return math.fsum(g / (math.log(i + 2) / math.log(base)) for i, g in enumerate(gains))
 
 
-def _oracle_user(lst, truth, o, k):
-    """Every metric of one user at cutoff k (None = whole list), straight from the definitions."""
+def _relevant(truth, o):
+    """A user's relevance threshold (user_mean: the mean of their ratings; None: every rated item)
+    and their relevant items (rated at or above it)."""
     ratings = list(truth.values())
     thr = o["relevant_threshold"]
     if thr == "user_mean":
         thr = sum(ratings) / len(ratings) if ratings else math.inf
     elif thr is None:
         thr = -math.inf
-    rel = {i for i, r in truth.items() if r >= thr}
+    return thr, {i for i, r in truth.items() if r >= thr}
+
+
+def _oracle_user(lst, truth, o, k):
+    """Every metric of one user at cutoff k (None = whole list), straight from the definitions."""
+    thr, rel = _relevant(truth, o)
     undefined = 0.0 if o["no_relevant"] == "zero" else math.nan
     cut = lst if k is None else lst[:k]
     dup = o["duplicates"]
@@ -80,7 +86,7 @@ def _oracle_user(lst, truth, o, k):
         idcg = _dcg(ideal, o["log_base"])
         out["ndcg"] = math.nan if not rated or idcg == 0 else _dcg(actual, o["log_base"]) / idcg
     else:
-        ideal = sorted((_gain(r, r >= thr, o) for r in ratings), reverse=True)
+        ideal = sorted((_gain(r, r >= thr, o) for r in truth.values()), reverse=True)
         idcg = _dcg(ideal if k is None else ideal[:k], o["log_base"])
         out["ndcg"] = _dcg(gains_list, o["log_base"]) / idcg if idcg > 0 else undefined
     if not rel:
@@ -101,13 +107,7 @@ def _oracle_user(lst, truth, o, k):
 
 
 def _oracle_extra(lst, truth, scores, o):
-    ratings = list(truth.values())
-    thr = o["relevant_threshold"]
-    if thr == "user_mean":
-        thr = sum(ratings) / len(ratings) if ratings else math.inf
-    elif thr is None:
-        thr = -math.inf
-    rel = {i for i, r in truth.items() if r >= thr}
+    _, rel = _relevant(truth, o)
     r_len = len(rel)
     cut = lst[:r_len]
     tp = sum(i in rel for i in cut) if o["duplicates"] == "count_each" else len(set(cut) & rel)
