@@ -235,6 +235,17 @@ def _copy(out: Path, tmp_path: Path) -> Path:
     return target
 
 
+def _rewrite(folder: Path, change) -> pl.DataFrame:
+    """Replace the Parquet files of a result's folder by one holding ``change(their rows)``, the
+    rows returned."""
+    parts = sorted(folder.glob("*.parquet"))
+    frame = change(pl.read_parquet(parts))
+    for part in parts:
+        part.unlink()
+    frame.write_parquet(parts[0])
+    return frame
+
+
 def _edit_manifest(out: Path, change) -> None:
     path = out / "manifest.json"
     document = json.loads(path.read_text())
@@ -244,20 +255,8 @@ def _edit_manifest(out: Path, change) -> None:
 
 def test_end_to_end_cli(nextloc_out, tmp_path, capsys):
     out = _copy(nextloc_out, tmp_path)
-    code = main(
-        [
-            "compare",
-            str(out),
-            "--city",
-            "tky",
-            "--baseline",
-            "markov",
-            "--resamples",
-            "200",
-            "--permutations",
-            "500",
-        ]
-    )
+    options = "--city tky --baseline markov --resamples 200 --permutations 500"
+    code = main(["compare", str(out), *options.split()])
     assert code == 0
     printed = capsys.readouterr().out
     assert "city=tky" in printed and "popularity vs markov" in printed
@@ -277,11 +276,10 @@ def test_row_order_does_not_matter(nextloc_out, tmp_path):
     options = dict(city="nyc", resamples=100, permutations=300, seed=4)
     before = compare(nextloc_out, log=None, **options)
     out = _copy(nextloc_out, tmp_path)
-    folder = out / "per_unit/city=nyc/model=popularity"
-    frame = pl.read_parquet(sorted(folder.glob("*.parquet")))
-    for part in folder.glob("*.parquet"):
-        part.unlink()
-    frame.sample(fraction=1.0, shuffle=True, seed=1).write_parquet(folder / "part-00000.parquet")
+    _rewrite(
+        out / "per_unit/city=nyc/model=popularity",
+        lambda f: f.sample(fraction=1.0, shuffle=True, seed=1),
+    )
     after = compare(out, log=None, **options)
     assert before.equals(after)
     # a metric alone gets the numbers it gets beside the others (shared resamples and signs)
@@ -304,22 +302,23 @@ def test_refuses_different_options(nextloc_out, tmp_path):
 
 def test_refuses_different_units_unless_intersect(nextloc_out, tmp_path):
     out = _copy(nextloc_out, tmp_path)
-    folder = out / "per_unit/city=tky/model=popularity"
-    frame = pl.read_parquet(sorted(folder.glob("*.parquet")))
-    for part in folder.glob("*.parquet"):
-        part.unlink()
-    kept = frame.slice(5)  # as if 5 samples had been skipped: its summary is over the others
-    kept.write_parquet(folder / "part-00000.parquet")
-    path = next((out / "summary/city=tky/model=popularity").glob("*.parquet"))
-    summary = pl.read_parquet(path)
-    means = {c: kept[c].mean() for c in kept.columns if c in set(summary["metric"])}
-    summary.with_columns(
-        pl.col("metric")
-        .replace_strict(means, default=None)
-        .fill_null(pl.col("value"))
-        .alias("value"),
-        pl.when(pl.col("metric").is_in(list(means))).then(2995).otherwise(pl.col("n")).alias("n"),
-    ).write_parquet(path)
+    # as if 5 samples had been skipped: its summary is over the others
+    kept = _rewrite(out / "per_unit/city=tky/model=popularity", lambda f: f.slice(5))
+
+    def over_the_others(summary):
+        means = {c: kept[c].mean() for c in kept.columns if c in set(summary["metric"])}
+        return summary.with_columns(
+            pl.col("metric")
+            .replace_strict(means, default=None)
+            .fill_null(pl.col("value"))
+            .alias("value"),
+            pl.when(pl.col("metric").is_in(list(means)))
+            .then(2995)
+            .otherwise(pl.col("n"))
+            .alias("n"),
+        )
+
+    _rewrite(out / "summary/city=tky/model=popularity", over_the_others)
     with pytest.raises(InputError, match="5 only in markov, 0 only in popularity"):
         compare(out, city="tky", metrics="acc@1", resamples=10, log=None)
     notes = []
@@ -351,14 +350,15 @@ def test_refuses_single_model_missing_per_unit_unknown_names(nextloc_out, tmp_pa
 def test_unpairable_metric_left_out_or_refused(nextloc_out, tmp_path):
     out = _copy(nextloc_out, tmp_path)
     for model in ("markov", "popularity"):  # make ndcg@10 an aggregate: not the mean
-        path = next((out / f"summary/city=tky/model={model}").glob("*.parquet"))
-        summary = pl.read_parquet(path).with_columns(
-            pl.when(pl.col("metric") == "ndcg@10")
-            .then(0.5)
-            .otherwise(pl.col("value"))
-            .alias("value")
+        _rewrite(
+            out / f"summary/city=tky/model={model}",
+            lambda s: s.with_columns(
+                pl.when(pl.col("metric") == "ndcg@10")
+                .then(0.5)
+                .otherwise(pl.col("value"))
+                .alias("value")
+            ),
         )
-        summary.write_parquet(path)
     notes = []
     table = compare(out, city="tky", resamples=10, permutations=10, log=notes.append)
     assert "ndcg@10" not in table["metric"].to_list()
