@@ -46,6 +46,13 @@ def _summary(recs, truth, metrics, convention, **options) -> dict:
     return dict(got.summary().select("metric", "value").iter_rows())
 
 
+def _assert_per_user(got: dict, want: dict, tolerance: float) -> None:
+    """Every value of ``want`` (user -> metric -> value) in ``got`` within ``tolerance``."""
+    for user, values in want.items():
+        for name, value in values.items():
+            assert got[user][name] == pytest.approx(value, abs=tolerance), (user, name)
+
+
 def _dcg(gains):
     return math.fsum(g / math.log2(i + 2) for i, g in enumerate(gains))
 
@@ -99,9 +106,7 @@ PYTREC_NEG = {
 def test_negative_judgments_are_gain_zero_and_not_relevant_under_trec_eval():
     recs, truth = _frames(RUN_NEG, QRELS_NEG)
     got = _per_user(recs, truth, list(PYTREC_NEG["q1"]), "trec_eval")
-    for q, want in PYTREC_NEG.items():
-        for name, value in want.items():
-            assert got[q][name] == pytest.approx(value, abs=EXACT), (q, name)
+    _assert_per_user(got, PYTREC_NEG, EXACT)
     # the plain formula: DCG of the gains > 0 in score order, ideal DCG of the judgments > 0
     ideal = _dcg([4, 2, 1])
     assert got["q1"]["ndcg"] == pytest.approx(_dcg([0, 0, 2, 0, 1, 0]) / ideal, abs=EXACT)
@@ -119,9 +124,7 @@ def test_negative_judgments_with_relevance_level_zero():
     recs, truth = _frames(RUN_NEG, QRELS_NEG)
     names = [*printed["q1"], "ndcg"]
     got = _per_user(recs, truth, names, "trec_eval", relevant_threshold=0.0)
-    for q, want in printed.items():
-        for name, value in want.items():
-            assert got[q][name] == pytest.approx(value, abs=5e-5), (q, name)
+    _assert_per_user(got, printed, 5e-5)
     assert got["q1"]["map"] == pytest.approx((1 / 3 + 2 / 5 + 3 / 6) / 4, abs=EXACT)
     assert got["q3"]["ndcg"] == 0.0  # the one relevant item has gain 0
     summary = _summary(recs, truth, ["map"], "trec_eval", relevant_threshold=0.0)
@@ -152,19 +155,21 @@ def test_negative_gain_keep_is_opt_in_and_every_preset_clamps():
 # usnistgov/trec_eval m_set_F.c: set_F.x = (x + 1) P R / (R + x P) over the whole retrieved set,
 # 0 when nothing relevant is retrieved. pytrec_eval.RelevanceEvaluator(QRELS_NEG, {"set_F.x"}):
 PYTREC_SET_F = {
-    "f1": {"q1": 0.4444444444444444, "q2": 0.5, "q3": 0.0},
-    "f0.5": {"q1": 0.4, "q2": 0.42857142857142855, "q3": 0.0},
-    "f2": {"q1": 0.5, "q2": 0.6000000000000001, "q3": 0.0},
-    "f0.25": {"q1": 0.3703703703703703, "q2": 0.3846153846153846, "q3": 0.0},
+    "q1": {"f1": 0.4444444444444444, "f0.5": 0.4, "f2": 0.5, "f0.25": 0.3703703703703703},
+    "q2": {
+        "f1": 0.5,
+        "f0.5": 0.42857142857142855,
+        "f2": 0.6000000000000001,
+        "f0.25": 0.3846153846153846,
+    },
+    "q3": {"f1": 0.0, "f0.5": 0.0, "f2": 0.0, "f0.25": 0.0},
 }
 
 
 def test_trec_eval_set_F_does_not_square_its_parameter():
     recs, truth = _frames(RUN_NEG, QRELS_NEG)
-    got = _per_user(recs, truth, list(PYTREC_SET_F), "trec_eval")
-    for name, want in PYTREC_SET_F.items():
-        for q, value in want.items():
-            assert got[q][name] == pytest.approx(value, abs=1e-15), (q, name)
+    got = _per_user(recs, truth, list(PYTREC_SET_F["q1"]), "trec_eval")
+    _assert_per_user(got, PYTREC_SET_F, 1e-15)
     # q1: P = 2/6, R = 2/3
     p, r = 2 / 6, 2 / 3
     assert got["q1"]["f0.5"] == pytest.approx(1.5 * p * r / (r + 0.5 * p), abs=EXACT)
@@ -309,9 +314,7 @@ RANX_TIED = {
 def test_drop_keeps_the_last_score_like_ranx_pytrec_eval_and_ir_measures():
     recs, truth = _frames(DUP_RUN, DUP_QRELS)
     got = _per_user(recs, truth, list(DICT_TOOLS["q1"]), "trec_eval", duplicates="drop")
-    for q, want in DICT_TOOLS.items():
-        for name, value in want.items():
-            assert got[q][name] == pytest.approx(value, abs=EXACT), (q, name)
+    _assert_per_user(got, DICT_TOOLS, EXACT)
     # q1 as a dict: a 0.95, x 0.9, b 0.8, c 0.7, y 0.6 (the first copy's 0.5 would put a last)
     assert got["q1"]["ndcg@3"] == pytest.approx(_dcg([1, 0, 2]) / _dcg([2, 1, 1]), abs=EXACT)
 
@@ -321,9 +324,7 @@ def test_drop_keeps_the_first_place_and_moves_the_rest_up():
     recs = recs.with_columns(pl.lit(1.0).alias("score"))
     names = list(RANX_TIED["q1"])
     got = _per_user(recs, truth, names, "trec_eval", duplicates="drop", order="input")
-    for q, want in RANX_TIED.items():
-        for name, value in want.items():
-            assert got[q][name] == pytest.approx(value, abs=5e-9), (q, name)
+    _assert_per_user(got, RANX_TIED, 5e-9)
     assert got["q2"]["map"] == pytest.approx((1 + 2 / 3) / 2, abs=EXACT)  # d z e
     # first_only leaves the copy's slot as a miss: d z (d) e, which no dict-based tool does
     kept = _per_user(recs, truth, ["map"], "trec_eval", duplicates="first_only", order="input")
