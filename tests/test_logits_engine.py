@@ -13,7 +13,7 @@ import pytest
 from mobeval.api import evaluate_logits
 from mobeval.cli import main
 from tests.conftest import GOLDEN, REPO_ROOT
-from tests.test_logits_golden import _TIES, TOL, _metric
+from tests.test_logits_golden import _TIES, TOL, _metric, scored_as_expected
 
 FOLDER = GOLDEN / "ranking" / "logits_basic"
 SAMPLES = REPO_ROOT / "data_samples" / "logits"
@@ -23,14 +23,7 @@ SAMPLES = REPO_ROOT / "data_samples" / "logits"
 @pytest.mark.parametrize("chunk_rows", [200 * 7, 10**8])
 def test_golden_through_evaluate_logits(ties, chunk_rows):
     expected = json.loads((FOLDER / "expected.json").read_text())["expected"]
-    result = evaluate_logits(
-        FOLDER / "logits.npy",
-        FOLDER / "targets.npy",
-        k=(1, 3, 5, 10),
-        ties=ties,
-        percent=True,
-        chunk_rows=chunk_rows,
-    )
+    result = evaluate_logits(**scored_as_expected(FOLDER, ties), chunk_rows=chunk_rows)
     checked = 0
     for entry in expected:
         if _TIES.get(entry["system"], "optimistic") != ties:

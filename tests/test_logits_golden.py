@@ -29,6 +29,12 @@ def case(golden_dir):
     return folder, expected
 
 
+def scored_as_expected(folder, ties: str) -> dict:
+    """The inputs and options of the expected entries (their ``ties`` policy given)."""
+    files = {"logits": folder / "logits.npy", "targets": folder / "targets.npy"}
+    return {**files, "k": (1, 3, 5, 10), "ties": ties, "percent": True}
+
+
 def _metric(entry: dict) -> str:
     metric, params = entry["metric"], entry["params"]
     if metric == "f1_top1":
@@ -43,13 +49,7 @@ def test_every_entry(case):
     runs = {}
     for ties in ("optimistic", "pessimistic", "index"):
         runs[ties] = score_logits(
-            folder / "logits.npy",
-            folder / "targets.npy",
-            k=(1, 3, 5, 10),
-            ties=ties,
-            percent=True,
-            per_sample=True,
-            chunk_rows=700,
+            **scored_as_expected(folder, ties), per_sample=True, chunk_rows=700
         )
     for entry in expected:
         scores = runs[_TIES.get(entry["system"], "optimistic")]
