@@ -69,40 +69,37 @@ def _same(ours: float, theirs: float) -> bool:
     return ours == theirs or abs(ours - theirs) <= 1e-12 * abs(theirs)
 
 
+def _scipy_p(test, baseline, model) -> float:
+    """SciPy's p-value of ``test`` (scipy.stats.ttest_rel, wilcoxon...), its warnings silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return float(test(baseline, model).pvalue)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_paired_t_equals_scipy(name):
     baseline, model = CASES[name]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        expected = float(scipy_stats.ttest_rel(baseline, model).pvalue)
+    expected = _scipy_p(scipy_stats.ttest_rel, baseline, model)
     assert _same(paired_t(model - baseline), expected), (paired_t(model - baseline), expected)
 
 
 def test_paired_t_degenerate_like_scipy():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for a, b in ((np.ones(5), np.ones(5)), (np.zeros(1), np.ones(1))):
-            expected = float(scipy_stats.ttest_rel(a, b).pvalue)
-            assert _same(paired_t(b - a), expected)
+    for a, b in ((np.ones(5), np.ones(5)), (np.zeros(1), np.ones(1))):
+        assert _same(paired_t(b - a), _scipy_p(scipy_stats.ttest_rel, a, b))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_wilcoxon_equals_scipy(name):
     baseline, model = CASES[name]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        expected = float(scipy_stats.wilcoxon(baseline, model).pvalue)
+    expected = _scipy_p(scipy_stats.wilcoxon, baseline, model)
     ours, _ = wilcoxon(model - baseline)
     assert _same(ours, expected), (ours, expected)
 
 
 def test_wilcoxon_all_zero_like_scipy():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for n in (8, 20, 60):
-            a = np.arange(n, dtype=float)
-            expected = float(scipy_stats.wilcoxon(a, a.copy()).pvalue)
-            assert _same(wilcoxon(a - a)[0], expected)
+    for n in (8, 20, 60):
+        a = np.arange(n, dtype=float)
+        assert _same(wilcoxon(a - a)[0], _scipy_p(scipy_stats.wilcoxon, a, a.copy()))
 
 
 def _enumerate(d: list[float]) -> float:
@@ -246,6 +243,15 @@ def _rewrite(folder: Path, change) -> pl.DataFrame:
     return frame
 
 
+def _refused_for_tky(out: Path, message: str) -> None:
+    """Comparing city tky of ``out`` is refused with ``message`` in Python (a ConfigError) and on
+    the command line (exit 2), nothing written."""
+    with pytest.raises(ConfigError, match=message):
+        compare(out, city="tky", log=None)
+    assert main(["compare", str(out), "--city", "tky"]) == 2
+    assert not (out / "compare").exists()
+
+
 def _edit_manifest(out: Path, change) -> None:
     path = out / "manifest.json"
     document = json.loads(path.read_text())
@@ -294,10 +300,7 @@ def test_refuses_different_options(nextloc_out, tmp_path):
     _edit_manifest(
         out, lambda r: r["city=tky/model=markov"]["config"].update(convention="trec_eval")
     )
-    with pytest.raises(ConfigError, match="different options .convention"):
-        compare(out, city="tky", log=None)
-    assert main(["compare", str(out), "--city", "tky"]) == 2
-    assert not (out / "compare").exists()
+    _refused_for_tky(out, "different options .convention")
 
 
 def test_refuses_different_units_unless_intersect(nextloc_out, tmp_path):
@@ -341,10 +344,7 @@ def test_refuses_single_model_missing_per_unit_unknown_names(nextloc_out, tmp_pa
     with pytest.raises(InputError, match="no per-unit outputs"):
         compare(out, city="nyc", log=None)
     _edit_manifest(out, lambda r: r.pop("city=tky/model=popularity"))
-    with pytest.raises(ConfigError, match="single model"):
-        compare(out, city="tky", log=None)
-    assert main(["compare", str(out), "--city", "tky"]) == 2
-    assert not (out / "compare").exists()
+    _refused_for_tky(out, "single model")
 
 
 def test_unpairable_metric_left_out_or_refused(nextloc_out, tmp_path):
