@@ -14,8 +14,7 @@ is ``log(sum_j exp(x_j - m)) + m - x_t`` (stable log-sum-exp), its terms in the 
 * float32 logits (as ``torch.nn.functional.cross_entropy`` computes them): ``d_j = x_j - m`` in
   float32 and :func:`exp_f32`, a polynomial exp of fused multiply-adds that vectorises (libm's
   is one call per logit); the terms are added in float64, then ``log`` and ``+ m - x_t`` in
-  float64. Its error bound,
-  :func:`cross_entropy_error_bound`: with ``u = 2**-24`` and ``C`` classes,
+  float64. Its error bound (:func:`cross_entropy_error_bound`), with ``u = 2**-24``, ``C`` classes:
   ``|ce - CE| <= (ln C + EXP_ERROR / u + 0.01) * u + 2**-50 * |CE|``, where CE is the exact
   cross-entropy of the float32 logits. Sources: ``d_j``'s rounding, ``|delta_j| <= u |x_j - m|``,
   moves the sum by at most ``u * sum_j p_j (m - x_j) <= u * H(p) <= u ln C`` relatively (``p``
@@ -49,7 +48,7 @@ _LOG2E = _F32(1.0 / math.log(2.0))
 _LN2_HI = _F32(0.693359375)
 _LN2_LO = _F32(math.log(2.0) - 0.693359375)
 _ROUND = _F32(1.5 * 2.0**23)  # (v + _ROUND) - _ROUND rounds v to an integer, |v| < 2**22
-_LOWEST = _F32(-87.5)  # e**-87.5 = 1.0e-38 > 2**-126: 2**k stays a normal float32
+_LOWEST = _F32(-87.5)  # then k >= round(-87.5 / ln 2) = -126: 2**k stays a normal float32
 _ONE = _F32(1.0)
 _TAYLOR = tuple(_F32(1.0 / math.factorial(k)) for k in range(2, 8))
 _T2, _T3, _T4, _T5, _T6, _T7 = _TAYLOR
