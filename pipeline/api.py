@@ -4,6 +4,8 @@
 >>> result = evaluate_nextloc("truth.parquet", "deepmove.parquet", k=[1, 5], convention="libcity")
 >>> result.summary                      # Polars DataFrame: metric, value, n
 >>> result.per_unit                     # one row per sample (when not written to ``out``)
+>>> evaluate_nextloc("truth.parquet", "deepmove.parquet", per_unit=False).summary  # the summary
+...                                     # alone: memory bounded by the chunk, whatever the input
 """
 
 from __future__ import annotations
@@ -119,6 +121,7 @@ def _arguments(
     engine: str | Engine | None = None,
     spark=None,
     partitions: int | None = None,
+    per_unit: bool = True,
     **options,
 ) -> None:
     """The keyword arguments every ``evaluate_<family>`` takes besides its two inputs.
@@ -130,11 +133,26 @@ def _arguments(
     a terminal). ``engine``: ``"local"`` (default) or ``"spark"``; a SparkSession as ``spark``
     means Spark (paths every executor can read, ``out`` any path Spark can write, the same
     numbers: docs/spark.md); ``partitions``: Spark's partitions (default: the default
-    parallelism, or one per 64 MiB of input if more). ``**options``: the family's options
-    (:mod:`mobeval.families`)."""
+    parallelism, or one per 64 MiB of input if more). ``per_unit=False``: the summary alone, each
+    chunk's per-unit values let go as soon as they are folded into it (neither written nor kept:
+    memory is bounded by ``chunk_rows`` however large the input; the local engine, without
+    ``out``). ``**options``: the family's options (:mod:`mobeval.families`)."""
 
 
-_WHERE = ("out", "city", "model", "chunk_rows", "progress")
+_WHERE = ("out", "city", "model", "chunk_rows", "progress", "per_unit")
+
+
+def _checked_per_unit(per_unit: object, out, runner: Engine) -> bool:
+    """``per_unit`` if it is a bool that this call can honour, else a ConfigError: without
+    per-unit values nothing goes to ``out`` (a summary there without its per-unit sections would
+    sit beside an earlier result's), and only the local engine lets them go chunk by chunk."""
+    if not isinstance(per_unit, bool):
+        raise ConfigError(f"per_unit must be True or False, got {per_unit!r}")
+    if not per_unit and out is not None:
+        raise ConfigError("per_unit=False writes nothing: give out= (and per-unit values) or not")
+    if not per_unit and runner.name != "local":
+        raise ConfigError(f"per_unit=False is for the local engine, not {runner.name!r}")
+    return per_unit
 
 
 def _evaluation(family: str, build: Callable) -> Callable[..., Evaluation]:
@@ -158,6 +176,7 @@ def _evaluation(family: str, build: Callable) -> Callable[..., Evaluation]:
         given = bound.arguments
         values = option_values(family, given["options"])
         runner = engine_for(given["engine"], given["spark"], given["partitions"], given["progress"])
+        _checked_per_unit(given["per_unit"], given["out"], runner)
         where = {name: given[name] for name in _WHERE}
         return build(runner, given[inputs[0].name], given[inputs[1].name], values, where)
 

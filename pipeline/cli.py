@@ -591,8 +591,8 @@ def _evaluate_checked(args, progress, family, inputs, options, chunking):
 
     evaluate = getattr(api, f"evaluate_{family}")
     place = {"city": args.city, "model": args.model, "progress": progress, **chunking}
-    if args.out is None:
-        return evaluate(**inputs, **place, **options)
+    if args.out is None:  # print only: no per-unit values kept, memory bounded by the chunk
+        return evaluate(**inputs, **place, per_unit=False, **options)
     with output_lock(args.out):
         manifest = api.Manifest(Path(args.out), {"command": args.command, **options})
         evaluation = evaluate(**inputs, out=args.out, **place, **options)

@@ -46,7 +46,8 @@ class Evaluation:
     """What one (city, model) evaluation produced.
 
     ``summary``: metric, value, n. ``tables``: the per-unit tables by section ("per_unit", and
-    "per_day" for trajectories) when not written to ``out``; ``outputs``: section -> directory.
+    "per_day" for trajectories) when neither written to ``out`` nor dropped (``per_unit=False``);
+    ``outputs``: section -> directory.
     """
 
     city: str
@@ -59,7 +60,8 @@ class Evaluation:
 
     @property
     def per_unit(self) -> pl.DataFrame | None:
-        """One row per unit (sample, uid, user); None when written to ``out``."""
+        """One row per unit (sample, uid, user); None when written to ``out`` or dropped
+        (``per_unit=False``)."""
         return self.tables.get("per_unit")
 
     def value(self, metric: str) -> float:
@@ -101,7 +103,7 @@ class Engine(Protocol):
         """An input: ``label``, ``schema()`` (Polars types), ``fingerprint()``."""
 
     def run(self, plan: Plan, truth, predictions, where: dict) -> Evaluation:
-        """Score a keyed plan; ``where``: out, city, model, chunk_rows, progress."""
+        """Score a keyed plan; ``where``: out, city, model, chunk_rows, progress, per_unit."""
 
     def run_rows(self, job, where: dict) -> Evaluation:
         """Score a logits job (rows paired by position); ``where`` as :meth:`run`."""
@@ -153,10 +155,15 @@ class _Run:
     """One (city, model) result in the making on this machine: its sink (staged under ``out`` and
     committed, or kept in memory), its progress line and its clock. As a context manager it holds
     ``out``'s lock (:func:`mobeval.io.writers.output_lock`) and discards every part written when
-    the body raises. City and model must be plain names."""
+    the body raises. City and model must be plain names. Without ``per_unit`` each chunk's
+    per-unit parts are let go as they come (neither written nor kept: memory stays one chunk's,
+    whatever the input's size); the summary alone is the result."""
 
-    def __init__(self, out, city: str | None, model: str, total_rows, progress) -> None:
+    def __init__(
+        self, out, city: str | None, model: str, total_rows, progress, per_unit: bool = True
+    ) -> None:
         self.out = None if out is None else Path(out)
+        self.per_unit = per_unit
         self.city = check_name(city or DEFAULT_CITY, "city")
         self.model = check_name(model, "model")
         #: Where the local engine puts its hash buckets: inside the staging area, which the next
@@ -178,6 +185,8 @@ class _Run:
         self.sink = self._new_sink()
 
     def add(self, parts: dict[str, pl.DataFrame] | None) -> None:
+        if not self.per_unit:
+            return
         for section, frame in (parts or {}).items():
             self.sink.add_part(section, frame)
 
@@ -243,7 +252,9 @@ class LocalEngine:
         model = where["model"] or default_model_name(predictions)
         chunk_rows = checked_chunk_rows(where["chunk_rows"])
         total = predictions.row_count_estimate()
-        with _Run(where["out"], where["city"], model, total, where["progress"]) as run:
+        with _Run(
+            where["out"], where["city"], model, total, where["progress"], where["per_unit"]
+        ) as run:
             scorer = plan.job.scorer()
             rows = {"truth": 0, "predictions": 0}
             for item in stream_pairs(
@@ -273,7 +284,9 @@ class LocalEngine:
     def run_rows(self, job, where: dict) -> Evaluation:
         """Every logits chunk, in row order, through one accumulator."""
         model = where["model"] or default_model_name(job.logits)
-        with _Run(where["out"], where["city"], model, None, where["progress"]) as run:
+        with _Run(
+            where["out"], where["city"], model, None, where["progress"], where["per_unit"]
+        ) as run:
             accumulator = job.accumulator()
             for n_rows, frame in job.chunks(accumulator):
                 run.add({"per_unit": frame})
