@@ -15,11 +15,13 @@ is ``log(sum_j exp(x_j - m)) + m - x_t`` (stable log-sum-exp), its terms in the 
   float32 and :func:`exp_f32`, a polynomial exp of fused multiply-adds that vectorises (libm's
   is one call per logit); the terms are added in float64, then ``log`` and ``+ m - x_t`` in
   float64. Its error bound (:func:`cross_entropy_error_bound`), with ``u = 2**-24``, ``C`` classes:
-  ``|ce - CE| <= (ln C + EXP_ERROR / u + 0.01) * u + 2**-50 * |CE|``, where CE is the exact
+  ``|ce - CE| <= (ln C + EXP_ERROR / u + 0.01) * u + C * 2**-53 + 2**-50 * |CE|``, CE the exact
   cross-entropy of the float32 logits. Sources: ``d_j``'s rounding, ``|delta_j| <= u |x_j - m|``,
   moves the sum by at most ``u * sum_j p_j (m - x_j) <= u * H(p) <= u ln C`` relatively (``p``
   the softmax, ``H`` its entropy); each term's exp is within ``EXP_ERROR`` (relative); the float64
-  sum, log and additions add ``C * 2**-53`` relative to the sum and a few float64 roundings.
+  sum adds at most ``(C - 1) * 2**-53`` relatively (the ``C * 2**-53``); ``0.01 u`` covers the
+  few float64 roundings of log and additions, second-order terms and the terms below
+  ``e**-87.5`` (next paragraph).
 
 Those rounding and exp errors are ~1e-7 relative: next to them a term below ``e**-87.5`` (which
 counts as ``e**-87.5``, < 1.1e-38) is nothing. A NaN or ``+inf`` anywhere in a row flags the row
@@ -110,7 +112,9 @@ def cross_entropy_error_bound(n_classes: int, ce: float) -> float:
     """Largest ``|computed - exact|`` cross-entropy of a row of ``n_classes`` float32 logits
     whose exact cross-entropy is ``ce`` (module docstring)."""
     u = 2.0**-24
-    return (math.log(n_classes) + EXP_ERROR / u + 0.01) * u + 2.0**-50 * abs(ce)
+    return (
+        (math.log(n_classes) + EXP_ERROR / u + 0.01) * u + n_classes * 2.0**-53 + 2.0**-50 * abs(ce)
+    )
 
 
 @njit(cache=True)
