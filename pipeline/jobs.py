@@ -20,8 +20,11 @@ Task types (``TASK_TYPES``): ``nextloc`` (``truth`` = true next locations, model
 ``.npy`` or a Parquet file's ``targets_column``, models = logits ``.npy`` / Parquet files); their
 options are the keyword arguments of the matching ``evaluate_*`` function of :mod:`mobeval.api`.
 
-Paths are relative to the job file. ``mobeval run JOB --resume`` skips every (city, model) whose
-outputs are complete for the same options and the same input fingerprints, and redoes the rest.
+Paths are relative to the job file; a URL (``s3://bucket/key``, ``memory://x``, Spark's
+``s3a://`` or ``dbfs:/``) is kept as given. The local engine reads URLs through fsspec
+(:mod:`mobeval.io.remote`), the Spark engine through Hadoop. ``mobeval run JOB --resume``
+skips every (city, model) whose outputs are complete for the same options and the same input
+fingerprints, and redoes the rest.
 """
 
 from __future__ import annotations
@@ -39,7 +42,8 @@ from mobeval.engines.base import Engine
 from mobeval.engines.local import DEFAULT_CHUNK_ROWS, checked_chunk_rows
 from mobeval.errors import ConfigError, InputError, OptionError
 from mobeval.families import FAMILIES
-from mobeval.io.sources import Source
+from mobeval.io.remote import filesystem, url_scheme
+from mobeval.io.sources import as_source
 from mobeval.io.writers import check_name
 from mobeval.options import check_options
 from mobeval.report_job import ReportSpec, check_report_table, run_report
@@ -133,8 +137,8 @@ def _shown(value: object) -> str:
 class TaskSpec:
     type: str
     city: str
-    truth: Path
-    models: dict[str, Path]
+    truth: Path | str  # a path (the job file's folder joined) or a URL as given
+    models: dict[str, Path | str]
     options: dict = field(default_factory=dict)
 
 
@@ -197,8 +201,8 @@ def load_job(path: str | Path, *, out: str | Path | None = None) -> JobSpec:
         report = check_report_table(path, document["report"], specs)
     job = JobSpec(path, out_path, chunk_rows, specs, report)
     for kind, where, input_path in task_inputs(job):  # every input in place before any model runs
-        if not is_uri(input_path):  # a URI is looked for by the Spark engine, before it runs
-            _check_input(kind, input_path, where)
+        if not is_uri(input_path):  # a URL: looked for by the engine that reads it, before it runs
+            check_input(kind, input_path, where)
     return job
 
 
@@ -235,9 +239,10 @@ def _task(path: Path, base: Path, index: int, task: dict) -> TaskSpec:
     return TaskSpec(
         type=kind,
         city=check_name(task.get("city", "default"), f"{where}.city"),
-        truth=base / task["truth"],
+        truth=_job_path(base, task["truth"]),
         models={
-            check_name(name, f"{where}.models"): base / value for name, value in models.items()
+            check_name(name, f"{where}.models"): _job_path(base, value)
+            for name, value in models.items()
         },
         options=options,
     )
@@ -247,13 +252,19 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
 
 
 def is_uri(path: str | Path) -> bool:
-    """Whether a job path names another file system (``s3a://b/k``, ``dbfs:/Volumes/v``; joined
-    to the job file's folder as ``/jobs/s3a:/b/k``): only the Spark engine reads those."""
+    """Whether a job path names another file system (``s3://b/k``, ``memory://x``,
+    ``dbfs:/Volumes/v``; also once joined to a folder, ``/jobs/s3a:/b/k``)."""
     text = str(path)
     return "://" in text or any(_SCHEME.fullmatch(part) for part in PurePosixPath(text).parts)
 
 
 def task_inputs(job: JobSpec) -> Iterator[tuple[str, str, Path]]:
+def _job_path(base: Path, value: str) -> Path | str:
+    """A job file's input: a URL as given (never joined to the job file's folder), anything else
+    relative to that folder."""
+    return value if is_uri(value) else base / value
+
+
     """(task type, the entry as a message names it, path) of every truth and model of a job."""
     for index, task in enumerate(job.tasks):
         where = f"{job.path}: tasks[{index}]"
@@ -262,20 +273,32 @@ def task_inputs(job: JobSpec) -> Iterator[tuple[str, str, Path]]:
             yield task.type, f"{where}.models.{name}", model_path
 
 
-def _check_input(kind: str, path: Path, where: str) -> None:
-    """A cheap look, nothing read: a file exists, a directory holds a file of a known format, a
-    glob matches a file (logits' ``.npy`` / Parquet: a file). ConfigError naming ``where``."""
-    if kind == "logits":
-        if not path.is_file():
-            raise ConfigError(f"{where}: {path}: no such file")
-        return
+def check_input(kind: str, path: Path | str, where: str) -> None:
+    """A cheap look through the code that reads inputs (:func:`mobeval.io.sources.as_source`;
+    at most a text file's first line is read): a file exists, a directory holds a file of a
+    known format, a glob matches a file, locally or at a URL (logits' ``.npy`` / Parquet: a
+    file). ConfigError naming ``where`` and the input."""
     try:
-        Source.resolve(path)
+        if kind != "logits":
+            as_source(path)
+        elif not _is_file(path):
+            raise InputError("no such file", path=path)
     except InputError as error:  # its text names the path
         raise ConfigError(f"{where}: {error}") from None
 
 
 def run_job(
+def _is_file(path: Path | str) -> bool:
+    """Whether ``path`` (local, or a URL: :func:`mobeval.io.remote.filesystem`) is a file."""
+    if url_scheme(str(path)) is None:
+        return Path(path).is_file()
+    fs, inside = filesystem(str(path))
+    try:
+        return fs.isfile(inside)
+    except Exception as error:  # noqa: BLE001 - network and permission errors of any fs
+        raise InputError(f"cannot reach this URL ({error})", path=path) from None
+
+
     job: JobSpec,
     *,
     resume: bool = False,

@@ -300,14 +300,26 @@ class LocalEngine:
         return output_lock(out)
 
     def check_inputs(self, inputs) -> None:
-        from mobeval.jobs import is_uri
+        """Every URL of a job looked for as it will be read (through fsspec:
+        :func:`mobeval.jobs.check_input`; the local paths were ``load_job``'s to check). A URI
+        that fsspec cannot open (Hadoop's ``dbfs:/``, a scheme whose package is missing) is
+        refused with the hint that the Spark engine reads it."""
+        from mobeval.io.remote import filesystem, url_scheme
+        from mobeval.jobs import check_input, is_uri
 
-        for _, where, path in inputs:
-            if is_uri(path):
+        for kind, where, path in inputs:
+            if not is_uri(path):
+                continue
+            try:
+                if url_scheme(str(path)) is None:
+                    raise InputError("a path on another file system", path=path)
+                filesystem(str(path))
+            except InputError as error:
                 raise ConfigError(
-                    f"{where}: {path}: a path on another file system, which the local engine "
-                    "cannot read (run the job with --engine spark)"
-                )
+                    f"{where}: {error}; the local engine cannot read it (run the job with "
+                    "--engine spark)"
+                ) from None
+            check_input(kind, path, where)
 
     def fingerprint(self, path) -> list[dict]:
         return fingerprint(path)
