@@ -258,13 +258,13 @@ def is_uri(path: str | Path) -> bool:
     return "://" in text or any(_SCHEME.fullmatch(part) for part in PurePosixPath(text).parts)
 
 
-def task_inputs(job: JobSpec) -> Iterator[tuple[str, str, Path]]:
 def _job_path(base: Path, value: str) -> Path | str:
     """A job file's input: a URL as given (never joined to the job file's folder), anything else
     relative to that folder."""
     return value if is_uri(value) else base / value
 
 
+def task_inputs(job: JobSpec) -> Iterator[tuple[str, str, Path]]:
     """(task type, the entry as a message names it, path) of every truth and model of a job."""
     for index, task in enumerate(job.tasks):
         where = f"{job.path}: tasks[{index}]"
@@ -287,7 +287,6 @@ def check_input(kind: str, path: Path | str, where: str) -> None:
         raise ConfigError(f"{where}: {error}") from None
 
 
-def run_job(
 def _is_file(path: Path | str) -> bool:
     """Whether ``path`` (local, or a URL: :func:`mobeval.io.remote.filesystem`) is a file."""
     if url_scheme(str(path)) is None:
@@ -299,6 +298,7 @@ def _is_file(path: Path | str) -> bool:
         raise InputError(f"cannot reach this URL ({error})", path=path) from None
 
 
+def run_job(
     job: JobSpec,
     *,
     resume: bool = False,
