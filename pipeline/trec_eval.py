@@ -29,13 +29,13 @@ import argparse
 import math
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 
 from mobeval.errors import ConfigError, InputError
-from mobeval.io.trec import iter_run, read_qrels
+from mobeval.io.text import READ_ERRORS, open_binary, read_error_reason
+from mobeval.io.trec import iter_run, located, read_qrels
 from mobeval.kernels import trec as K
 
 LONG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -490,12 +490,17 @@ MISSING_ZSCORE = -1000000.0
 
 
 def read_zscores(path) -> dict[tuple[str, str], tuple[float, float]]:
-    """-Z's file: ``qid measure mean stddev`` a line (whitespace separated)."""
+    """-Z's file: ``qid measure mean stddev`` a line (whitespace separated), plain or gzip, at a
+    local path or a URL."""
     table = {}
     try:
-        text = Path(path).read_text()
-    except (OSError, UnicodeDecodeError) as error:
+        with open_binary(*located(path)) as stream:
+            text = stream.read().decode("utf-8")
+    except UnicodeDecodeError as error:
         raise InputError(f"not a readable z-scores file ({error})", path=path) from None
+    except READ_ERRORS as error:
+        reason = read_error_reason(error)
+        raise InputError(f"not a readable z-scores file ({reason})", path=path) from None
     for number, line in enumerate(text.splitlines(), 1):
         fields = line.split()
         if not fields or fields[0].startswith("#"):
@@ -604,11 +609,12 @@ def sequential_sum(values: np.ndarray, axis: int = 0):
     return np.take(np.cumsum(values, axis=axis), -1, axis=axis)
 
 
-def _read_run_for_scoring(path) -> pl.DataFrame:
-    """qid, docno, score of every run line, and the tag of the last one (trec_eval's runid);
-    the rank field and the other tags are let go block by block."""
+def _read_run_for_scoring(spec) -> pl.DataFrame:
+    """qid, docno, score of every run line (a local path or a URL), and the tag of the last one
+    (trec_eval's runid); the rank field and the other tags are let go block by block."""
     frames, tag = [], None
-    for frame in iter_run(path):
+    path, fs = located(spec)
+    for frame in iter_run(path, filesystem=fs):
         if frame.height:
             tag = frame["tag"][-1]
             frames.append(frame.select("qid", "docno", "score"))
@@ -678,12 +684,12 @@ def _evaluate_groups(qrels: pl.DataFrame, run: pl.DataFrame, measures, opts, pat
 
 
 def run_trec_eval(qrels_path, run_path, opts: Options) -> str:
-    """The whole command: read, rank, score, format."""
+    """The whole command: read, rank, score, format. The files are plain or gzip, at local paths
+    or URLs (:mod:`mobeval.io.remote`)."""
     measures = resolve_measures(opts.measures)
     _check_format(measures, opts)
-    for path in (qrels_path, run_path):
-        if not Path(path).is_file():
-            raise InputError("no such file", path=path)
+    for path in (qrels_path, run_path, *([opts.zscores] if opts.zscores is not None else [])):
+        located(path)  # every file there before any is read
     grouped = opts.rel_format == "qrels_jg"
     qrels = read_qrels(qrels_path, keep_iter=grouped)
     run = _read_run_for_scoring(run_path)
@@ -698,8 +704,12 @@ def run_trec_eval(qrels_path, run_path, opts: Options) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """trec_eval's options, spelled as trec_eval spells them."""
-    parser.add_argument("qrels", help="qrels file: qid iter docno rel (plain or .gz)")
-    parser.add_argument("run", help="run file: qid Q0 docno rank score tag (plain or .gz)")
+    parser.add_argument(
+        "qrels", help="qrels file: qid iter docno rel (plain or .gz; a path or a URL)"
+    )
+    parser.add_argument(
+        "run", help="run file: qid Q0 docno rank score tag (plain or .gz; a path or a URL)"
+    )
     parser.add_argument(
         "-m",
         dest="measures",

@@ -230,6 +230,61 @@ def test_gzip_inputs_read_as_plain(tmp_path, capsys):
     assert plain[1] == (DATA / "gen1.aq.txt").read_text()
 
 
+@pytest.fixture
+def memory_folder():
+    """A fresh folder of fsspec's in-memory file system (``memory://``), removed afterwards."""
+    fsspec = pytest.importorskip("fsspec")
+    fs = fsspec.filesystem("memory")
+    root = f"memory://trec-{random.Random().getrandbits(32):08x}"
+    yield fs, root
+    fs.rm(root, recursive=True)
+
+
+def test_files_at_urls_read_as_local_ones(tmp_path, capsys, memory_folder):
+    """QRELS, a gzipped RUN and -Z's file at URLs give the lines of the same local files; a
+    missing URL is one line naming it (exit 2)."""
+    fs, root = memory_folder
+    qrels, run = write_inputs(tmp_path, "hand")
+    fs.pipe(f"{root}/hand.qrels", qrels.read_bytes())
+    fs.pipe(f"{root}/hand.run.gz", gzip.compress(run.read_bytes()))
+    fs.pipe(f"{root}/zscores", (tmp_path / "zscores").read_bytes())
+    options = ["-m", "all_trec", "-q", "-Z"]
+    local = ours([*options, str(tmp_path / "zscores"), str(qrels), str(run)], capsys)
+    remote = ours(
+        [*options, f"{root}/zscores", f"{root}/hand.qrels", f"{root}/hand.run.gz"], capsys
+    )
+    assert remote == local
+    assert local[1] == (DATA / "hand.aqZ.txt").read_text()
+    missing = f"{root}/nothing.run"
+    assert ours([f"{root}/hand.qrels", missing], capsys) == (
+        2,
+        "",
+        f"mobeval: error: {missing}: no such file\n",
+    )
+
+
+def test_input_format_trec_reads_urls_and_gzip(tmp_path, capsys, memory_folder):
+    """``--input-format trec`` with a qrels and a gzipped run at URLs: the summary of the same
+    local files, for ``recs`` and ``nextloc``."""
+    fs, root = memory_folder
+    for name, options in (
+        ("gen1", ["recs", "--convention", "trec_eval", "--metrics", "precision@5,ndcg@10"]),
+        ("known_item", ["nextloc", "--k", "1,5", "--metrics", "acc@1,acc@5,mrr"]),
+    ):
+        qrels, run = write_inputs(tmp_path, name)
+        fs.pipe(f"{root}/{name}.qrels", qrels.read_bytes())
+        fs.pipe(f"{root}/{name}.run.gz", gzip.compress(run.read_bytes()))
+        truth, model = ("--ratings", "--recs") if options[0] == "recs" else ("--truth", "--pred")
+        argv = [*options, "--input-format", "trec", "--model", "m", "--format", "csv", "--quiet"]
+        printed = []
+        for files in ((qrels, run), (f"{root}/{name}.qrels", f"{root}/{name}.run.gz")):
+            capsys.readouterr()
+            assert main([*argv, truth, str(files[0]), model, str(files[1])]) == 0
+            printed.append(capsys.readouterr().out)
+        assert printed[0] == printed[1]
+        assert len(printed[0].splitlines()) > 3  # the header and every metric's row
+
+
 def _split_oracle(text: str, fields: int) -> list[list[str]]:
     """Plain Python: each non-blank, non-comment line split on whitespace."""
     rows = []

@@ -80,6 +80,15 @@ def _located(spec) -> tuple[object, object | None, bool]:
         raise InputError(f"cannot reach this URL ({error})", path=spec) from None
 
 
+def located(spec) -> tuple[object, object | None]:
+    """(path, fsspec file system or None) of the TREC file at ``spec``, a local path or a URL;
+    InputError ``no such file`` naming ``spec`` if there is none."""
+    path, fs, is_file = _located(spec)
+    if not is_file:
+        raise InputError("no such file", path=spec)
+    return path, fs
+
+
 def sniff(path: str | os.PathLike) -> str | None:
     """``"run"``, ``"qrels"`` or None: what the first data line of ``path`` (a local path or a
     URL) looks like."""
@@ -246,18 +255,21 @@ def _concat(frames: list[pl.DataFrame], schema: dict) -> pl.DataFrame:
     return pl.concat(frames, rechunk=True) if frames else pl.DataFrame(schema=schema)
 
 
-def read_run(path, *, block_bytes: int = BLOCK_BYTES) -> pl.DataFrame:
-    """A whole run (see :func:`iter_run`)."""
+def read_run(spec, *, block_bytes: int = BLOCK_BYTES) -> pl.DataFrame:
+    """A whole run at a local path or a URL (see :func:`iter_run`)."""
     schema = {"qid": pl.String, "docno": pl.String, "rank": pl.Int64, "score": pl.Float64}
-    return _concat(list(iter_run(path, block_bytes=block_bytes)), schema | {"tag": pl.String})
+    path, fs = located(spec)
+    frames = iter_run(path, block_bytes=block_bytes, filesystem=fs)
+    return _concat(list(frames), schema | {"tag": pl.String})
 
 
-def read_qrels(path, *, block_bytes: int = BLOCK_BYTES, keep_iter: bool = False) -> pl.DataFrame:
-    """Whole qrels (see :func:`iter_qrels`)."""
+def read_qrels(spec, *, block_bytes: int = BLOCK_BYTES, keep_iter: bool = False) -> pl.DataFrame:
+    """Whole qrels at a local path or a URL (see :func:`iter_qrels`)."""
     schema = {"qid": pl.String, "docno": pl.String, "rel": pl.Int64}
     if keep_iter:
         schema = {"qid": pl.String, "iter": pl.String, "docno": pl.String, "rel": pl.Int64}
-    frames = iter_qrels(path, block_bytes=block_bytes, keep_iter=keep_iter)
+    path, fs = located(spec)
+    frames = iter_qrels(path, block_bytes=block_bytes, keep_iter=keep_iter, filesystem=fs)
     return _concat(list(frames), schema)
 
 
@@ -280,9 +292,7 @@ class TrecSource:
     def open(cls, spec, kind: str | None = None, *, task: str = "recs") -> TrecSource:
         """The TREC file at ``spec`` (a local path or a URL); ``kind`` None: told by its first
         data line."""
-        path, fs, is_file = _located(spec)
-        if not is_file:
-            raise InputError("no such file", path=spec)
+        path, fs = located(spec)
         found = sniff(spec)
         if kind is None:
             kind = found
