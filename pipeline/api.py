@@ -149,7 +149,9 @@ def _checked_per_unit(per_unit: object, out, runner: Engine) -> bool:
     if not isinstance(per_unit, bool):
         raise ConfigError(f"per_unit must be True or False, got {per_unit!r}")
     if not per_unit and out is not None:
-        raise ConfigError("per_unit=False writes nothing: give out= (and per-unit values) or not")
+        raise ConfigError(
+            "per_unit=False is for runs without out= (an OUT holds every section of a result)"
+        )
     if not per_unit and runner.name != "local":
         raise ConfigError(f"per_unit=False is for the local engine, not {runner.name!r}")
     return per_unit

@@ -66,7 +66,7 @@ def test_summary_alone_same_numbers_nothing_held(family, parts_kept):
 
 def test_per_unit_false_is_refused_where_it_cannot_hold(tmp_path):
     evaluate, truth, predictions, options = CASES["nextloc"]
-    with pytest.raises(ConfigError, match="per_unit=False writes nothing"):
+    with pytest.raises(ConfigError, match="per_unit=False is for runs without out="):
         evaluate(truth, predictions, out=tmp_path / "out", per_unit=False, **options)
     assert not (tmp_path / "out").exists()
     with pytest.raises(ConfigError, match="per_unit must be True or False, got 'no'"):
