@@ -11,6 +11,8 @@ rows (benchmarks/datagen.py, cached under bench_data/). Printed, in seconds (med
   load from their cache, the JVM runs its code paths for the first time);
 * the fixed cost of one (city, model) result: a tiny evaluation (the 3000-sample sample city),
   warm (listing, schemas, the scoring job, the writes and renames);
+* the fixed cost per result in a job of ``--models`` models of that tiny city (one truth: the
+  Spark engine scores them in one Spark job), the job's time divided by the models;
 * on the large input: mobeval on Spark; Spark's own floor, the same rows (truth and predictions,
   the columns mobeval reads) repartitioned by the key into as many partitions and sorted within
   them, into the ``noop`` sink; the local engine (Numba threads = ``--cores``);
@@ -46,6 +48,7 @@ def main() -> None:
     parser.add_argument("--candidates", type=int, default=50)
     parser.add_argument("--cores", type=int, default=2, help="Spark local[N] and Numba threads")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--models", type=int, default=10, help="models in the tiny job")
     args = parser.parse_args()
     truth, pred = nextloc_files(args.samples, args.candidates)
     rows = args.samples * args.candidates
@@ -70,6 +73,7 @@ def run(args, truth: Path, pred: Path, scratch: Path) -> dict[str, float]:
 
     from mobeval.api import evaluate_nextloc
     from mobeval.engines.spark import BYTES_PER_PARTITION
+    from mobeval.jobs import load_job, run_job
 
     assert Path(evaluate_nextloc.__code__.co_filename).is_relative_to(scratch)  # the snapshot
     numba.set_num_threads(args.cores)
@@ -96,6 +100,23 @@ def run(args, truth: Path, pred: Path, scratch: Path) -> dict[str, float]:
         out = scratch / f"spark{next(runs)}"
         evaluate_nextloc(truth_path, pred_path, out=out, spark=spark, progress=False, **OPTIONS)
         return time.perf_counter() - started
+
+    job_file = scratch / "tiny_job.toml"
+    models = "\n".join(
+        f'm{i} = "{sample / ("markov" if i % 2 else "popularity")}.parquet"'
+        for i in range(args.models)
+    )
+    job_file.write_text(
+        f'[[tasks]]\ntype = "nextloc"\ncity = "tky"\ntruth = "{sample / "truth.parquet"}"\n'
+        f'k = [1, 5, 10]\nconvention = "libcity"\n[tasks.models]\n{models}\n'
+    )
+
+    def job_run() -> float:
+        """A job of ``--models`` tiny results sharing a truth, per result."""
+        started = time.perf_counter()
+        out = scratch / f"job{next(runs)}"
+        run_job(load_job(job_file, out=out), spark=spark, progress=False, log=lambda _: None)
+        return (time.perf_counter() - started) / args.models
 
     def local_run() -> float:
         started = time.perf_counter()
@@ -125,9 +146,10 @@ def run(args, truth: Path, pred: Path, scratch: Path) -> dict[str, float]:
         sample / "truth.parquet", sample / "markov.parquet"
     )
     floor_run()  # the JVM's first pass over the large file
-    times: dict[str, list[float]] = {"tiny": [], "large": [], "floor": [], "local": []}
+    times: dict[str, list[float]] = {"tiny": [], "job": [], "large": [], "floor": [], "local": []}
     for _ in range(args.repeat):
         times["tiny"].append(spark_run(sample / "truth.parquet", sample / "markov.parquet"))
+        times["job"].append(job_run())
         times["large"].append(spark_run(truth, pred))
         times["floor"].append(floor_run())
         times["local"].append(local_run())
@@ -135,6 +157,7 @@ def run(args, truth: Path, pred: Path, scratch: Path) -> dict[str, float]:
     size_part = median["large"] - median["tiny"]
     results |= {
         "fixed cost per result (tiny evaluation, warm)": median["tiny"],
+        f"  in a job of {args.models} tiny models of one truth, per result": median["job"],
         f"mobeval on Spark local[{args.cores}], large": median["large"],
         "  of which size-dependent (large - tiny)": size_part,
         f"Spark's floor: repartition({partitions}) + sort, noop sink": median["floor"],

@@ -29,6 +29,7 @@ fingerprints, and redoes the rest.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 import tomllib
@@ -330,6 +331,7 @@ def run_job(
         )
         for index, task in enumerate(job.tasks):
             task_type = TASK_TYPES[task.type]
+            pending = []  # (model, config, call): the engine runs them (Spark: together)
             for model, prediction_path in task.models.items():
                 config = {"type": task.type, "city": task.city, "model": model, **task.options}
                 if resume:
@@ -340,28 +342,32 @@ def run_job(
                     if manifest.is_complete(task.city, model, config, inputs):
                         log(f"{task.city}/{model}: complete, skipped (--resume)")
                         continue
+                call = functools.partial(
+                    task_type.evaluate,
+                    **{
+                        task_type.truth_argument: task.truth,
+                        task_type.model_argument: prediction_path,
+                    },
+                    out=root,
+                    city=task.city,
+                    model=model,
+                    chunk_rows=job.chunk_rows,
+                    progress=progress,
+                    **task.options,
+                )
+                pending.append((model, config, call))
+            evaluations = runner.run_all([call for _, _, call in pending])
+            for model, config, _ in pending:
                 started = time.perf_counter()
                 try:
-                    evaluation = task_type.evaluate(
-                        **{
-                            task_type.truth_argument: task.truth,
-                            task_type.model_argument: prediction_path,
-                        },
-                        out=root,
-                        city=task.city,
-                        model=model,
-                        chunk_rows=job.chunk_rows,
-                        progress=progress,
-                        engine=runner,
-                        **task.options,
-                    )
+                    evaluation = next(evaluations)
                 except OptionError as error:  # an option's value: name the job entry
                     where = f"{job.path}: tasks[{index}].{error.option}"
                     raise ConfigError(error.spelled(where)) from None
                 except ConfigError as error:
                     raise ConfigError(f"{job.path}: tasks[{index}]: {error}") from None
                 manifest.record(evaluation, config, task.type)
-                seconds = time.perf_counter() - started
+                seconds = max(time.perf_counter() - started, evaluation.seconds)
                 on = "" if runner.name == "local" else f" ({runner.name})"
                 log(f"{task.city}/{model}: done in {seconds:.2f}s{on}")
                 results.append(evaluation)

@@ -325,6 +325,67 @@ def test_bad_nextloc_input_fails_with_the_local_message(spark, tmp_path, make):
     assert not (out / "summary").exists() and not (out / "per_unit").exists()
 
 
+def _models_job(tmp_path: Path, models: dict[str, pl.DataFrame], truth: pl.DataFrame) -> Path:
+    """A job of one city: ``truth`` and each model's predictions (a ``.csv`` name: CSV)."""
+    truth.write_parquet(tmp_path / "truth.parquet")
+    lines = []
+    for name, frame in models.items():
+        file = tmp_path / name
+        frame.write_csv(file) if name.endswith(".csv") else frame.write_parquet(file)
+        lines.append(f'"{name.split(".")[0]}" = "{name}"')
+    job = tmp_path / "job.toml"
+    job.write_text(
+        '[[tasks]]\ntype = "nextloc"\ncity = "c"\ntruth = "truth.parquet"\nk = [1, 3]\n'
+        'ties = "input"\nunmatched = "drop"\n[tasks.models]\n' + "\n".join(lines) + "\n"
+    )
+    return job
+
+
+def test_a_jobs_models_of_one_truth_scored_together_give_the_local_outputs(spark, tmp_path):
+    """Four models of one truth: three Parquet (their rows share the Spark job: one shuffle), one
+    CSV (other types: a job of its own), under the input-order ties (each model's rows put back
+    in its own file order)."""
+    truth, predictions = _tied_predictions(seed=21)
+    rng = np.random.default_rng(21)
+    models = {
+        f"m{i}.parquet": predictions.sample(fraction=1.0, shuffle=True, seed=i).with_columns(
+            score=pl.Series(rng.integers(0, 3, predictions.height).astype(float))
+        )
+        for i in range(3)
+    }
+    models["m3.csv"] = predictions.with_columns(pl.col("location").cast(pl.Int32))
+    job = _models_job(tmp_path, models, truth)
+    local = run_job(load_job(job, out=tmp_path / "local"), progress=False, log=lambda _: None)
+    on_spark = run_job(load_job(job, out=tmp_path / "spark"), log=lambda _: None, spark=spark)
+    assert [e.model for e in on_spark] == [e.model for e in local] == ["m0", "m1", "m2", "m3"]
+    for spark_result, local_result in zip(on_spark, local, strict=True):
+        assert_same_summary(spark_result.summary, local_result.summary)
+    assert_same_outputs(tmp_path / "spark", tmp_path / "local", ["sample_id"])
+
+
+def test_a_bad_model_among_several_stops_the_job_where_the_local_engine_does(spark, tmp_path):
+    """The second of three models of one truth has a NaN score: the first is committed (and in
+    the manifest), the error is the local engine's, the third is not written."""
+    truth, predictions = _tied_predictions(seed=22)
+    bad = predictions.with_columns(
+        pl.when(pl.col("sample_id") == 123).then(float("nan")).otherwise("score").alias("score")
+    )
+    models = {"a.parquet": predictions, "b.parquet": bad, "c.parquet": predictions}
+    job = _models_job(tmp_path, models, truth)
+    errors = {}
+    for engine, options in (("local", {"progress": False}), ("spark", {"spark": spark})):
+        with pytest.raises(InputError) as raised:
+            run_job(load_job(job, out=tmp_path / engine), log=lambda _: None, **options)
+        errors[engine] = str(raised.value)
+        out = tmp_path / engine
+        written = sorted(p.name for p in (out / "summary" / "city=c").iterdir())
+        assert written == ["model=a"]
+        assert '"a"' in (out / "manifest.json").read_text()
+        assert not (out / "per_unit" / "city=c" / "model=c").exists()
+    assert errors["spark"] == errors["local"] and "b.parquet" in errors["spark"]
+    assert_same_outputs(tmp_path / "spark", tmp_path / "local", ["sample_id"])
+
+
 def test_trajectory_mismatch_fails_with_the_local_message(spark, tmp_path):
     case = GOLDEN / "geobleu" / "mismatched_steps"
     with pytest.raises(InputError) as local:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,6 +108,10 @@ class Engine(Protocol):
 
     def run_rows(self, job, where: dict) -> Evaluation:
         """Score a logits job (rows paired by position); ``where`` as :meth:`run`."""
+
+    def run_all(self, calls) -> Iterator[Evaluation]:
+        """The evaluations of ``calls`` (functions of an engine, each evaluating one result:
+        ``call(engine=self)``), in order; Spark scores those that share a truth together."""
 
     def location(self, path):
         """An output folder as this engine names it (Spark: a URI)."""
@@ -280,6 +285,11 @@ class LocalEngine:
                     raise InputError("holds no rows: nothing to evaluate", path=source.label)
             inputs = {"truth": truth.fingerprint(), "predictions": predictions.fingerprint()}
             return run.finish(scorer.summary(), inputs)
+
+    def run_all(self, calls) -> Iterator[Evaluation]:
+        """One call after the other."""
+        for call in calls:
+            yield call(engine=self)
 
     def run_rows(self, job, where: dict) -> Evaluation:
         """Every logits chunk, in row order, through one accumulator."""

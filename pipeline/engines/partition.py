@@ -2,16 +2,19 @@
 
 A partition is a stream of Arrow record batches holding the rows of whole units (every row of a
 unit is in the same partition: the engine hash-partitions by the unit key) sorted by the unit key.
-Each row is either a truth row or a prediction row::
+Each row is a truth row or a prediction row of one of the results scored together (the models
+of a job that share a truth: :class:`PartitionJobs`)::
 
-    <key columns, normalised>  __side (0 truth, 1 prediction)  __truth:<c>...  __pred:<c>...
+    <key columns, normalised>  __side (0 truth, 1 + i result i)  __both:<c>...  __truth:<c>...
+    __pred:<c>...
 
-``__truth:<c>`` / ``__pred:<c>`` hold the source columns the task's input plan reads, as read
-(nulls on the other side's rows: a flat table, cheaper to shuffle and to hand to Python than a
-struct per side). The partition is cut into chunks of whole units
-(:class:`mobeval.io.chunking.SortedUnitChunks`, so memory is one chunk, not one partition), each
-side goes through the plan's own normalising expressions and then
-the same scorer class the local engine uses (:class:`mobeval.tasks.nextloc.NextlocScorer`,
+holding the source columns the task's input plan reads, as read: a column both sides read with
+one type once (``__both:location``), a side's own column under its prefix (null on the other
+side's rows), a key column that is the source column as it is not again (a flat table, cheaper
+to shuffle and to hand to Python than a struct per side). The partition is cut into chunks of
+whole units (:class:`mobeval.io.chunking.SortedUnitChunks`, so memory is one chunk, not one
+partition), each side goes through the plan's own normalising expressions and then the same
+scorer class the local engine uses (:class:`mobeval.tasks.nextloc.NextlocScorer`,
 :class:`mobeval.tasks.trajectory.TrajectoryScorer`, :class:`mobeval.tasks.recs.RecsScorer`):
 kernels are shared, not copied.
 
@@ -70,6 +73,8 @@ TRUTH = "__truth"
 PRED = "__pred"
 TRUTH_SIDE = 0
 PRED_SIDE = 1
+BOTH = "__both"
+MODEL = "__model"
 
 
 @dataclass(frozen=True)
@@ -345,10 +350,10 @@ def score_rows(job: LogitsPartitionJob, ranges, folds, batches: Iterator[pa.Reco
             for n_rows, frame in job.chunks(accumulator, first, stop):
                 rows["truth"] += n_rows
                 rows["predictions"] += n_rows
-                yield section_batch(job.output, "per_unit", frame)
+                yield section_batch(job.output, "per_unit", frame, 0)
     except InputError as exc:
         error = ((first,), error_state(exc))
-    folds.add(fold_state(accumulator, rows, error))
+    folds.add(fold_state([{"accumulator": accumulator, "rows": rows, "error": error}]))
 
 
 def task_threads(default: int) -> int:
@@ -365,27 +370,61 @@ def task_threads(default: int) -> int:
     return max(1, min(cpus, numba.config.NUMBA_NUM_THREADS))
 
 
-def score_partition(job, folds, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Score one partition (see the module docstring); the function Spark's mapInArrow calls.
-    Its fold goes to ``folds`` (a Spark accumulator of :class:`FoldList`)."""
-    numba.set_num_threads(task_threads(job.threads))
-    scorer = job.scorer()
-    rows = {"truth": 0, "predictions": 0}
-    error = None
+@dataclass(frozen=True)
+class PartitionJobs:
+    """The partition jobs of results that share a truth, scored in one pass (one read of the
+    truth, one shuffle): result ``i``'s prediction rows carry side ``PRED_SIDE + i`` and its
+    output rows ``MODEL = i``. ``columns``: for the truth, then the predictions, where each
+    source column lies in the partition's rows (``{"location": "__both:location", "score":
+    "__pred:score", "sample_id": "sample_id"}``). ``key``, ``output`` (the Arrow schema of the
+    output batches: the ``MODEL`` column, then a struct per section), ``chunk_rows`` (rows of all
+    results together per chunk) and ``threads`` are the group's; each job scores its own
+    result."""
+
+    jobs: tuple
+    key: list[str]
+    columns: tuple[dict, dict]
+    output: pa.Schema
+    chunk_rows: int
+    threads: int
+
+
+def score_partition(group: PartitionJobs, folds, batches: Iterator[pa.RecordBatch]):
+    """Score one partition for every result of ``group`` (see the module docstring); the function
+    Spark's mapInArrow calls. A result that meets bad input stops there (its first error is kept)
+    and the others go on. The partition's folds, one per result, go to ``folds`` (a Spark
+    accumulator of :class:`FoldList`)."""
+    numba.set_num_threads(task_threads(group.threads))
+    scorers = [job.scorer() for job in group.jobs]
+    rows = [{"truth": 0, "predictions": 0} for _ in group.jobs]
+    errors: list = [None] * len(group.jobs)
     chunk_key = None
     frames = (pl.from_arrow(batch) for batch in batches if batch.num_rows)
     try:
-        for chunk in SortedUnitChunks(frames, job.key, job.chunk_rows):
-            chunk_key = key_at(chunk, job.key, 0)
-            truth = _side(chunk, TRUTH_SIDE, TRUTH)
-            pred = _side(chunk, PRED_SIDE, PRED)
-            rows["truth"] += truth.height
-            rows["predictions"] += pred.height
-            for section, frame in (job.score(scorer, truth, pred) or {}).items():
-                yield section_batch(job.output, section, frame)
-    except InputError as exc:
-        error = (chunk_key, error_state(exc))
-    folds.add(fold_state(scorer.accumulator, rows, error))
+        for chunk in SortedUnitChunks(frames, group.key, group.chunk_rows):
+            chunk_key = key_at(chunk, group.key, 0)
+            sides = _sides(chunk, group.columns, len(group.jobs))
+            truth = sides[TRUTH_SIDE]
+            for index, (job, scorer) in enumerate(zip(group.jobs, scorers, strict=True)):
+                if errors[index] is not None:
+                    continue
+                pred = sides[PRED_SIDE + index]
+                rows[index]["truth"] += truth.height
+                rows[index]["predictions"] += pred.height
+                try:
+                    scored = job.score(scorer, truth, pred) or {}
+                except InputError as exc:
+                    errors[index] = (chunk_key, error_state(exc))
+                    continue
+                for section, frame in scored.items():
+                    yield section_batch(group.output, section, frame, index)
+    except InputError as exc:  # the chunker's (a key's order or nulls): every result's
+        errors = [error or (chunk_key, error_state(exc)) for error in errors]
+    states = [
+        {"accumulator": scorer.accumulator, "rows": counted, "error": error}
+        for scorer, counted, error in zip(scorers, rows, errors, strict=True)
+    ]
+    folds.add(fold_state(states))
 
 
 class FoldList:
@@ -400,30 +439,39 @@ class FoldList:
         return folds
 
 
-def fold_state(accumulator, rows: dict, error) -> list[tuple[int, bytes]]:
-    """A partition's fold as the driver receives it: [(the partition's number, the pickled
-    ``{"accumulator", "rows", "error"}``)]."""
+def fold_state(states: list[dict]) -> list[tuple[int, bytes]]:
+    """A partition's folds as the driver receives them: [(the partition's number, the pickled
+    list of ``{"accumulator", "rows", "error"}``, one per result)]."""
     from pyspark import TaskContext
 
-    state = {"accumulator": accumulator, "rows": rows, "error": error}
-    blob = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+    blob = pickle.dumps(states, protocol=pickle.HIGHEST_PROTOCOL)
     return [(TaskContext.get().partitionId(), blob)]
 
 
-def merged_folds(folds: list[tuple[int, bytes]]) -> list[dict]:
-    """One fold per partition (the first of a partition computed twice), unpickled."""
+def merged_folds(folds: list[tuple[int, bytes]]) -> list[list[dict]]:
+    """One entry per partition (the first of a partition computed twice), unpickled: the
+    partition's folds, one per result."""
     return [pickle.loads(blob) for blob in dict(reversed(folds)).values()]
 
 
-def _side(chunk: pl.DataFrame, side: int, prefix: str) -> pl.DataFrame:
-    """One side's rows of a chunk, its source columns (``prefix:name``) under their own names."""
-    columns = [c for c in chunk.columns if c.startswith(f"{prefix}:")]
-    rows = chunk.filter(pl.col(SIDE) == side).select(columns)
-    return rows.rename({c: c.removeprefix(f"{prefix}:") for c in columns})
+def _sides(chunk: pl.DataFrame, columns: tuple[dict, dict], results: int) -> list[pl.DataFrame]:
+    """A chunk's rows by side (the truth, then each result's predictions), each side's source
+    columns under their own names (``columns``: :class:`PartitionJobs`'s); a side without rows
+    is empty."""
+    truth, pred = (
+        [pl.col(column).alias(name) for name, column in layout.items()] for layout in columns
+    )
+    return [
+        chunk.filter(pl.col(SIDE) == side).select(truth if side == TRUTH_SIDE else pred)
+        for side in range(PRED_SIDE + results)
+    ]
 
 
-def section_batch(schema: pa.Schema, section: str, value: pl.DataFrame) -> pa.RecordBatch:
-    """One output batch: ``value`` in the ``section`` column, nulls in the others."""
+def section_batch(
+    schema: pa.Schema, section: str, value: pl.DataFrame, result: int
+) -> pa.RecordBatch:
+    """One output batch: ``result`` (the result's index in its group) in the ``MODEL`` column,
+    ``value`` in the ``section`` column, nulls in the other sections."""
     field = schema.field(section)
     fields = [field.type.field(i) for i in range(field.type.num_fields)]
     table = value.select([f.name for f in fields]).to_arrow().cast(pa.schema(fields))
@@ -431,7 +479,14 @@ def section_batch(schema: pa.Schema, section: str, value: pl.DataFrame) -> pa.Re
     filled = pa.StructArray.from_arrays(
         [column.combine_chunks() for column in table.columns], fields=fields
     )
-    arrays = [filled if f.name == section else pa.nulls(n, type=f.type) for f in schema]
+    arrays = [
+        pa.array(np.full(n, result, dtype=np.int32))
+        if f.name == MODEL
+        else filled
+        if f.name == section
+        else pa.nulls(n, type=f.type)
+        for f in schema
+    ]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
@@ -452,6 +507,7 @@ __all__ = [
     "LogitsPartitionJob",
     "LogitsScorer",
     "NextlocPartitionJob",
+    "PartitionJobs",
     "RecsFold",
     "RecsPartitionJob",
     "RecsPartitionScorer",

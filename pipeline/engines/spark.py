@@ -36,6 +36,7 @@ import contextlib
 import dataclasses
 import functools
 import io
+import itertools
 import math
 import os
 import re
@@ -43,6 +44,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 import polars as pl
@@ -51,12 +53,15 @@ import pyarrow as pa
 from mobeval.engines.base import DEFAULT_CITY, Evaluation, default_model_name
 from mobeval.engines.local import checked_chunk_rows
 from mobeval.engines.partition import (
+    BOTH,
+    MODEL,
     PRED,
     PRED_SIDE,
     SIDE,
     TRUTH,
     TRUTH_SIDE,
     FoldList,
+    PartitionJobs,
     SparkNotInstalled,
     merged_folds,
     rebuild_error,
@@ -82,7 +87,7 @@ try:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
-    from pyspark.sql.types import StructType
+    from pyspark.sql.types import IntegralType, LongType, StructType
 except ImportError as error:  # pragma: no cover - depends on the installation
     raise SparkNotInstalled(
         f"the Spark engine needs PySpark 4 ({error}): pip install 'mobeval[spark]'"
@@ -401,54 +406,91 @@ def _col(name: str):
     return F.col("`" + name.replace("`", "``") + "`")
 
 
-def _key_exprs(key: list[str], left: dict, right: dict) -> list:
+def _key_exprs(key: list[str], *schemas: dict) -> list:
     """Key columns as Spark hashes them: integers of any width as long (as the plan casts them)."""
     exprs = []
     for column in key:
-        both_integer = left[column].is_integer() and right[column].is_integer()
-        exprs.append(_col(column).cast("long").alias(column) if both_integer else _col(column))
+        integers = all(schema[column].is_integer() for schema in schemas)
+        exprs.append(_col(column).cast("long").alias(column) if integers else _col(column))
     return exprs
 
 
+def _layout(key: list[str], names: dict[str, list[str]], types: dict) -> dict[str, dict]:
+    """Where each side's source columns lie in the flat table: ``{side prefix: {source column:
+    table column}}``. A key column serves a side whose column has the key's type (as hashed:
+    integers as long); a column both sides read with one type is one ``__both:`` column;
+    anything else is the side's own (``__truth:c``, ``__pred:c``: null on the other side's
+    rows)."""
+    integer = {c: all(isinstance(types[side, c], IntegralType) for side in names) for c in key}
+    layout = {side: {} for side in names}
+    for side, columns in names.items():
+        for c in columns:
+            other = PRED if side == TRUTH else TRUTH
+            same = c in names[other] and types[other, c] == types[side, c]
+            if c in key and (types[side, c] == LongType() if integer[c] else same):
+                layout[side][c] = c
+            elif same:
+                layout[side][c] = f"{BOTH}:{c}"
+            else:
+                layout[side][c] = f"{side}:{c}"
+    return layout
+
+
 def _combined(
-    truth: _Input, pred: _Input, key: list[str], truth_columns, pred_columns, *, input_order: bool
+    truth: _Input,
+    preds: list[_Input],
+    key: list[str],
+    truth_columns,
+    pred_columns,
+    *,
+    input_order: bool,
 ):
-    """Truth and prediction rows in one flat table: keys, side, each side's source columns under
-    its prefix (``__truth:location``, ``__pred:score``: nulls on the other side's rows), and with
-    ``input_order`` the prediction rows' input position (file, then position in the file: Spark's
-    row ids grow along a file's splits) so that a unit's rows can be put back in the local
-    engine's order after the shuffle (the input-order tie policies and next-location
-    ``duplicates="drop"`` depend on it)."""
-    keys = _key_exprs(key, truth.columns, pred.columns)
-    sides = ((truth, truth_columns, TRUTH), (pred, pred_columns, PRED))
-    schemas = {prefix: source.frame.schema for source, _, prefix in sides}  # one JVM call each
-    types = {(prefix, c): schemas[prefix][c].dataType for _, names, prefix in sides for c in names}
+    """Truth and every result's prediction rows in one flat table, and its layout
+    (:func:`_layout`): keys, side (the truth 0, result ``i``'s predictions ``PRED_SIDE + i``),
+    the source columns (``location``, read by both sides, once: ``__both:location``; one side's
+    own: ``__pred:score``, null on the truth's rows), and with ``input_order`` the prediction
+    rows' input position (file, then position in the file: Spark's row ids grow along a file's
+    splits) so that a unit's rows can be put back in the local engine's order after the shuffle
+    (the input-order tie policies and next-location ``duplicates="drop"`` depend on it). The
+    results' predictions share their columns: their types must agree (:func:`_group_key`)."""
+    schemas = {TRUTH: truth.frame.schema, PRED: preds[0].frame.schema}  # one JVM call each
+    names = {TRUTH: list(truth_columns), PRED: list(pred_columns)}
+    types = {(side, c): schemas[side][c].dataType for side in names for c in names[side]}
+    layout = _layout(key, names, types)
+    keys = _key_exprs(key, truth.columns, *[pred.columns for pred in preds])
     position = [
         F.col("_metadata.file_path").alias(FILE),
         F.monotonically_increasing_id().alias(ROW),
     ]
+    table = {}  # table column -> (side whose source holds it, source column), in order
+    for side in (TRUTH, PRED):
+        for c, column in layout[side].items():
+            if column not in key:
+                table.setdefault(column, (side, c))
+    sides = [(TRUTH_SIDE, truth, TRUTH)]
+    sides += [(PRED_SIDE + index, pred, PRED) for index, pred in enumerate(preds)]
     frames = []
-    for side, (source, _, _) in zip((TRUTH_SIDE, PRED_SIDE), sides, strict=True):
+    for side, source, own in sides:
         columns = [
-            _col(c).alias(f"{prefix}:{c}")
-            if source is own
-            else F.lit(None).cast(types[prefix, c]).alias(f"{prefix}:{c}")
-            for own, names, prefix in sides
-            for c in names
+            _col(c).alias(column)
+            if layout[own].get(c) == column
+            else F.lit(None).cast(types[holder, c]).alias(column)
+            for column, (holder, c) in table.items()
         ]
         if input_order:
             columns += (
                 position
-                if side == PRED_SIDE
+                if own == PRED
                 else [F.lit(None).cast("string").alias(FILE), F.lit(None).cast("long").alias(ROW)]
             )
-        frames.append(source.frame.select(*keys, F.lit(side).cast("byte").alias(SIDE), *columns))
-    return frames[0].unionByName(frames[1])
+        frames.append(source.frame.select(*keys, F.lit(side).cast("int").alias(SIDE), *columns))
+    return functools.reduce(DataFrame.unionByName, frames), layout
 
 
 def _arrow_output(sections: dict[str, dict]) -> tuple[StructType, pa.Schema]:
-    """The mapInArrow schema: a struct column per section (Polars types given)."""
-    fields = []
+    """The mapInArrow schema: the result's index in its group (``MODEL``), then a struct column
+    per section (Polars types given)."""
+    fields = [pa.field(MODEL, pa.int32(), nullable=False)]
     for section, schema in sections.items():
         arrow = pl.DataFrame(schema=schema).to_arrow().schema
         fields.append(pa.field(section, pa.struct(list(arrow))))
@@ -459,7 +501,9 @@ def _arrow_output(sections: dict[str, dict]) -> tuple[StructType, pa.Schema]:
 def _partition_count(spark: SparkSession, inputs: list[_Input], partitions: int | None) -> int:
     if partitions is not None:
         return partitions
-    size = sum(size for source in inputs for _, size, _ in source.files)
+    size = sum(
+        size for source in {id(s): s for s in inputs}.values() for _, size, _ in source.files
+    )
     return max(spark.sparkContext.defaultParallelism, math.ceil(size / BYTES_PER_PARTITION))
 
 
@@ -483,11 +527,12 @@ def _score(combined: DataFrame, score, spark_schema: StructType, *, key, n_parti
     )
 
 
-def _merged(folds: list, labels: dict[str, str]):
-    """The partitions' folds (:func:`mobeval.engines.partition.merged_folds`) merged into one
-    accumulator; the first input error raised (the smallest unit key's, as the local engine
-    streams units in key order), and an input that gave no row named."""
-    states = merged_folds(folds)
+def _merged(folds: list, index: int, labels: dict[str, str]):
+    """Result ``index``'s folds from every partition (:func:`mobeval.engines.partition.
+    merged_folds`) merged into one accumulator; the first input error raised (the smallest unit
+    key's, as the local engine streams units in key order), and an input that gave no row
+    named."""
+    states = [partition[index] for partition in merged_folds(folds)]
     errors = [state["error"] for state in states if state["error"] is not None]
     if errors:
         with contextlib.suppress(TypeError):  # keys with nulls: any of the errors will do
@@ -508,58 +553,105 @@ def _merged(folds: list, labels: dict[str, str]):
     return accumulator
 
 
-def _finish(
+@dataclasses.dataclass
+class _Result:
+    """One (city, model) of a group: its scorer (the driver's: folds merged into it), the labels
+    and fingerprints of its inputs, its model name."""
+
+    scorer: object
+    labels: dict[str, str]
+    fingerprints: dict[str, list]
+    model: str
+
+
+def _staged_section(
+    files: _Files, staging: str, section: str, index: int, schema: dict | None
+) -> str:
+    """Where result ``index``'s rows of ``section`` lie in a group's staging area (Spark writes
+    them partitioned by ``MODEL``); a result with no row there gets an empty Parquet file of the
+    section's schema."""
+    staged = f"{staging}/{section}/{MODEL}={index}"
+    if schema is not None and not files.exists(staged):
+        buffer = io.BytesIO()
+        pl.DataFrame(schema=schema).write_parquet(buffer)
+        files.write_bytes(f"{staged}/part-00000.parquet", buffer.getvalue())
+    return staged
+
+
+def _finished_group(
     spark: SparkSession,
     scored: DataFrame,
     folds,
-    scorer,
-    sections: list[str],
+    results: list[_Result],
+    sections: dict[str, dict],
     *,
-    labels: dict[str, str],
     out,
     city: str,
-    model: str,
-) -> tuple[pl.DataFrame, dict, dict]:
-    """Write (or collect) the sections, which runs the scoring (its folds arrive in ``folds``),
-    merge the folds into ``scorer`` and compute the summary; then commit: the summary is
-    written by the driver, and every section renamed into place, the summary last."""
+    started: float,
+):
+    """Write (or collect) the sections of every result of a group, which runs the scoring (its
+    folds arrive in ``folds``); then, result by result, in order: merge its folds, compute its
+    summary, commit it (the summary written by the driver, every section renamed into place,
+    the summary last) and yield its :class:`Evaluation`. A result that fails (bad input) raises
+    there: the results before it are committed, those after it are not (as a job run one result
+    at a time stops at the first failure); the group's staging area is removed whatever
+    happens."""
     files = _Files(spark)
     root = None if out is None else as_uri(out).rstrip("/")
-    staging = None if out is None else f"{root}/{STAGING}/city={city}/model={model}"
+    staging = None if out is None else f"{root}/{STAGING}/city={city}/model={results[0].model}"
+    labels = results[0].labels
     tables = {}
     try:
         if staging is not None:
             files.remove_staged(staging, root)
         try:
             for section in sections:
-                part = scored.where(F.col(section).isNotNull()).select(f"{section}.*")
+                part = scored.where(F.col(section).isNotNull()).select(MODEL, f"{section}.*")
                 if staging is None:
                     tables[section] = pl.from_arrow(part.toArrow())
                 else:
-                    part.write.mode("overwrite").parquet(f"{staging}/{section}")
+                    part.write.mode("overwrite").partitionBy(MODEL).parquet(f"{staging}/{section}")
         except Exception as error:  # noqa: BLE001 - an executor's failure: explained if known
-            path = f"{labels['truth']} / {labels['predictions']}"
+            path = f"{labels['truth']} / {', '.join(r.labels['predictions'] for r in results)}"
             doing = "Spark could not read, score or write the results"
             raise _failure(error, doing, path=path) from None
-        scorer.accumulator = _merged(folds.value, labels)
-        summary = scorer.summary()
-        if staging is None:
-            return summary, tables, {}
-        buffer = io.BytesIO()
-        summary.write_parquet(buffer)
-        files.write_bytes(f"{staging}/{SUMMARY}/part-00000.parquet", buffer.getvalue())
-        outputs = {}
-        for section in [*sections, SUMMARY]:
-            files.keep_data_files(f"{staging}/{section}", root)
-        for section in [*sections, SUMMARY]:  # the summary last: it marks the result complete
-            final = f"{root}/{partition_path(section, city, model)}"
-            aside = f"{staging}/replaced-{section}"
-            files.replace(f"{staging}/{section}", final, aside=aside, root=root)
-            outputs[section] = final
+        for index, result in enumerate(results):
+            result.scorer.accumulator = _merged(folds.value, index, result.labels)
+            summary = result.scorer.summary()
+            own, outputs = {}, {}
+            if staging is None:
+                own = {
+                    section: table.filter(pl.col(MODEL) == index).drop(MODEL)
+                    for section, table in tables.items()
+                }
+            else:
+                buffer = io.BytesIO()
+                summary.write_parquet(buffer)
+                summary_at = f"{staging}/{SUMMARY}/{MODEL}={index}/part-00000.parquet"
+                files.write_bytes(summary_at, buffer.getvalue())
+                staged = {
+                    section: _staged_section(files, staging, section, index, sections.get(section))
+                    for section in [*sections, SUMMARY]
+                }
+                for section in staged:
+                    files.keep_data_files(staged[section], root)
+                for section in staged:  # the summary last: it marks the result complete
+                    final = f"{root}/{partition_path(section, city, result.model)}"
+                    aside = f"{staging}/replaced-{section}"
+                    files.replace(staged[section], final, aside=aside, root=root)
+                    outputs[section] = final
+            yield Evaluation(
+                city=city,
+                model=result.model,
+                summary=summary,
+                tables=own,
+                outputs=outputs,
+                inputs=result.fingerprints,
+                seconds=time.perf_counter() - started,
+            )
     finally:
         if staging is not None:
             files.remove_staged(staging, root)
-    return summary, {}, outputs
 
 
 @contextlib.contextmanager
@@ -575,8 +667,8 @@ def _rows_scored(folds, meter: Progress, every: float = 0.5):
 
     def catch_up() -> None:
         arrived = list(folds.value)
-        for state in merged_folds(arrived[seen[0] :]):
-            meter.advance(state["rows"]["predictions"])
+        for states in merged_folds(arrived[seen[0] :]):
+            meter.advance(sum(state["rows"]["predictions"] for state in states))
         seen[0] = len(arrived)
 
     def watch() -> None:
@@ -605,6 +697,56 @@ def _positive(value, name: str) -> int | None:
     if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
         return value
     raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+
+
+class _Planner:
+    """An engine that keeps what it is asked to run instead of running it (:meth:`SparkEngine.
+    run_all`); inputs are read by the Spark engine, each path once (a job's truth is read once
+    for all its models)."""
+
+    name = "spark"
+
+    def __init__(self, engine: SparkEngine) -> None:
+        self.engine = engine
+        self.files = engine.files
+        self.runs: list[tuple] = []
+        self._sources: dict = {}
+
+    def source(self, data, *, names: tuple[str, ...] | None = None) -> _Input:
+        if not isinstance(data, str | os.PathLike):
+            return self.engine.source(data, names=names)
+        known = (as_uri(data), names)
+        if known not in self._sources:
+            self._sources[known] = self.engine.source(data, names=names)
+        return self._sources[known]
+
+    def run(self, plan, truth: _Input, predictions: _Input, where: dict) -> None:
+        self.runs.append(("keyed", plan, truth, predictions, where))
+
+    def run_rows(self, job, where: dict) -> None:
+        self.runs.append(("rows", job, where))
+
+
+def _group_key(run: tuple):
+    """What results must share to be scored in one Spark job: the truth input, the key, the
+    input columns and the predictions' types of them (their rows share columns), the sections,
+    the tie handling and where the results go. Logits runs are never grouped."""
+    if run[0] == "rows":
+        return ("rows", id(run))
+    _, plan, truth, predictions, where = run
+    inputs = plan.inputs
+    pred_types = tuple(predictions.columns[c] for c in inputs.pred_columns)
+    shared = {name: value for name, value in where.items() if name != "model"}
+    return (
+        id(truth),
+        tuple(plan.key),
+        tuple(inputs.truth_columns),
+        tuple(inputs.pred_columns),
+        repr(pred_types),
+        repr(plan.sections),
+        plan.input_order,
+        repr(sorted(shared.items(), key=lambda item: item[0])),
+    )
 
 
 class SparkEngine:
@@ -644,41 +786,81 @@ class SparkEngine:
 
     def run(self, plan, truth: _Input, predictions: _Input, where: dict) -> Evaluation:
         """Truth and predictions in one table, hash-partitioned by the plan's key and sorted
-        within partitions, scored by the plan's partition job."""
+        within partitions, scored by the plan's partition job (a group of one:
+        :meth:`run_group`)."""
+        [evaluation] = self.run_group([(plan, truth, predictions, where)])
+        return evaluation
+
+    def run_all(self, calls):
+        """Evaluations in the order of ``calls`` (each a function of an engine that evaluates one
+        result: ``call(engine=...)``), the results that share a truth scored together: each call
+        is first made on a :class:`_Planner`, which reads the inputs (the truth once) and keeps the
+        plan; then every run of consecutive keyed plans of one truth, compatible inputs and one
+        OUT is one Spark job (:meth:`run_group`). A call that fails while planning stops there:
+        the results before it are evaluated, then its error raised."""
+        planner = _Planner(self)
+        failure = None
+        for call in calls:
+            try:
+                call(engine=planner)
+            except Exception as error:  # noqa: BLE001 - raised once the earlier results are in
+                failure = error
+                break
+        for _, runs in itertools.groupby(planner.runs, key=_group_key):
+            runs = list(runs)
+            if runs[0][0] == "rows":
+                yield from (self.run_rows(job, where) for _, job, where in runs)
+            else:
+                yield from self.run_group([run[1:] for run in runs])
+        if failure is not None:
+            raise failure
+
+    def run_group(self, runs: list[tuple]) -> Iterator[Evaluation]:
+        """Score ``runs`` ((plan, truth, predictions, where), sharing the truth input, the key, the
+        input columns and their types, the sections and ``where`` but the model) in one Spark job:
+        the truth and every result's predictions in one table (:func:`_combined`), one shuffle,
+        one write per section partitioned by result; then each result's folds merged and its
+        sections committed, result by result (:func:`_finished_group`)."""
+        plan, truth, _, where = runs[0]
+        preds = [run[2] for run in runs]
         spark_schema, arrow_schema = _arrow_output(plan.sections)
-        job = dataclasses.replace(
-            plan.job,
-            output=arrow_schema,
-            chunk_rows=checked_chunk_rows(where["chunk_rows"]),
-            threads=_task_cpus(self.spark),
-        )
         inputs = plan.inputs
-        combined = _combined(
+        combined, layout = _combined(
             truth,
-            predictions,
+            preds,
             plan.key,
             inputs.truth_columns,
             inputs.pred_columns,
             input_order=plan.input_order,
         )
-        n_partitions = _partition_count(self.spark, [truth, predictions], self.partitions)
+        n_partitions = _partition_count(self.spark, [truth, *preds], self.partitions)
+        group = PartitionJobs(
+            jobs=tuple(run[0].job for run in runs),
+            key=plan.key,
+            columns=(layout[TRUTH], layout[PRED]),
+            output=arrow_schema,
+            chunk_rows=checked_chunk_rows(where["chunk_rows"]),
+            threads=_task_cpus(self.spark),
+        )
 
         def scoring(folds) -> DataFrame:
-            score = functools.partial(score_partition, job, folds)
+            score = functools.partial(score_partition, group, folds)
             return _score(combined, score, spark_schema, key=plan.key, n_partitions=n_partitions)
 
-        sources = {"truth": truth, "predictions": predictions}
-        fingerprints = {side: source.fingerprint() for side, source in sources.items()}
-        labels = {side: source.label for side, source in sources.items()}
-        model = where["model"] or default_model_name(as_uri(predictions.label))
-        return self._finished(
-            scoring,
-            job.scorer(),
-            list(plan.sections),
-            labels,
-            fingerprints,
-            {**where, "model": model},
-        )
+        results = []
+        for run_plan, _, pred, run_where in runs:
+            sources = {"truth": truth, "predictions": pred}
+            results.append(
+                _Result(
+                    scorer=run_plan.job.scorer(),
+                    labels={side: source.label for side, source in sources.items()},
+                    fingerprints={side: source.fingerprint() for side, source in sources.items()},
+                    model=check_name(
+                        run_where["model"] or default_model_name(as_uri(pred.label)), "model"
+                    ),
+                )
+            )
+        return self._finished(scoring, results, plan.sections, where)
 
     def run_rows(self, job, where: dict) -> Evaluation:
         """Logits: the rows cut into ranges of whole chunks, one range per task; each task reads
@@ -695,7 +877,8 @@ class SparkEngine:
         ranges = row_ranges(
             n_rows, job.chunk_rows, self.partitions or self.spark.sparkContext.defaultParallelism
         )
-        spark_schema, arrow_schema = _arrow_output({"per_unit": job.per_unit_schema()})
+        sections = {"per_unit": job.per_unit_schema()}
+        spark_schema, arrow_schema = _arrow_output(sections)
         job = dataclasses.replace(
             job, output=arrow_schema, n_classes=n_classes, threads=_task_cpus(self.spark)
         )
@@ -707,57 +890,58 @@ class SparkEngine:
             )
 
         label = input_name(job.logits)
-        labels = {"truth": input_name(job.targets) or label, "predictions": label}
-        model = where["model"] or default_model_name(label)
-        fingerprints = job.fingerprints(self.fingerprint)
-        return self._finished(
-            scoring, job.scorer(), ["per_unit"], labels, fingerprints, {**where, "model": model}
+        result = _Result(
+            scorer=job.scorer(),
+            labels={"truth": input_name(job.targets) or label, "predictions": label},
+            fingerprints=job.fingerprints(self.fingerprint),
+            model=check_name(where["model"] or default_model_name(label), "model"),
         )
+        [evaluation] = self._finished(scoring, [result], sections, where)
+        return evaluation
 
-    def _finished(self, scoring, scorer, sections, labels, fingerprints, where) -> Evaluation:
+    def _finished(self, scoring, results, sections, where) -> Iterator[Evaluation]:
         """Score (``scoring(folds)``: the scored DataFrame, its partitions' folds added to
-        ``folds``), write (or collect) the sections, merge the folds; the result. A single section
-        is written in the pass that scores it; several are scored once into Spark's cache. Quiet
-        (no log below ERROR) unless the engine's ``progress`` asks for it or stderr is a
-        terminal."""
+        ``folds``), write (or collect) the sections, merge the folds; the results, one by one
+        (:func:`_finished_group`). A single section is written in the pass that scores it;
+        several are scored once into Spark's cache. Quiet (no log below ERROR) unless the
+        engine's ``progress`` asks for it or stderr is a terminal."""
         started = time.perf_counter()
         quiet = is_quiet(self.progress)
         city = check_name(where["city"] or DEFAULT_CITY, "city")
-        model = check_name(where["model"], "model")
         folds = self.spark.sparkContext.accumulator([], FoldList())
         scored = scoring(folds)
         if len(sections) > 1:
             scored = scored.persist(StorageLevel.MEMORY_AND_DISK)
-        meter = Progress(f"{city}/{model}", None, enabled=self.progress)
+        models = ",".join(result.model for result in results)
+        meter = Progress(f"{city}/{models}", None, enabled=self.progress)
+        evaluations, failure = [], None
         try:
             with (
                 _out_lock(self.spark, where["out"]),
                 quiet_log(self.spark, quiet),
                 _rows_scored(folds, meter),
             ):
-                summary, tables, outputs = _finish(
+                for evaluation in _finished_group(
                     self.spark,
                     scored,
                     folds,
-                    scorer,
+                    results,
                     sections,
-                    labels=labels,
                     out=where["out"],
                     city=city,
-                    model=model,
-                )
+                    started=started,
+                ):
+                    evaluations.append(evaluation)
+        except Exception as error:  # noqa: BLE001 - raised once the results before it are out
+            if not evaluations:
+                raise
+            failure = error
         finally:
             if len(sections) > 1:
                 scored.unpersist()
-        return Evaluation(
-            city=city,
-            model=model,
-            summary=summary,
-            tables=tables,
-            outputs=outputs,
-            inputs=fingerprints,
-            seconds=time.perf_counter() - started,
-        )
+        yield from evaluations
+        if failure is not None:
+            raise failure
 
     def location(self, path) -> str:
         return as_uri(path).rstrip("/")
