@@ -109,6 +109,21 @@ def test_a_scheme_the_local_engine_cannot_open_points_to_spark(tmp_path, bucket)
     assert "unknown URL scheme nosuch://" in message and "--engine spark" in message
 
 
+def test_a_hadoop_path_is_left_to_spark(tmp_path, bucket):
+    """``dbfs:/...`` (a scheme and one slash) is no fsspec URL: kept as given, and refused by the
+    local engine before any model runs."""
+    path = _nextloc_job(tmp_path, bucket, markov="dbfs:/Volumes/lake/markov.parquet")
+    job = load_job(path)
+    assert job.tasks[0].models["markov"] == "dbfs:/Volumes/lake/markov.parquet"
+    with pytest.raises(ConfigError) as caught:
+        run_job(job, log=lambda _: None)
+    assert str(caught.value) == (
+        f"{path}: tasks[0].models.markov: dbfs:/Volumes/lake/markov.parquet: a path on another "
+        "file system; the local engine cannot read it (run the job with --engine spark)"
+    )
+    assert not (tmp_path / "out").exists()
+
+
 def test_logits_and_trec_files_at_urls(tmp_path, bucket):
     path = _job(
         tmp_path,
