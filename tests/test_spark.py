@@ -386,6 +386,23 @@ def test_a_bad_model_among_several_stops_the_job_where_the_local_engine_does(spa
     assert_same_outputs(tmp_path / "spark", tmp_path / "local", ["sample_id"])
 
 
+@pytest.mark.parametrize(
+    ("ratings", "recs", "kind", "named"),
+    [
+        ("recbole/ratings.inter", "recbole/bpr.tsv", "RecBole atomic", 0),  # .inter: its name
+        ("nextloc/tky/truth.parquet", "recbole/bpr.tsv", "RecBole atomic", 1),  # typed header
+        ("trec/qrels.txt", "trec/run.txt.gz", "TREC run or qrels", 0),  # its first line
+    ],
+)
+def test_formats_only_the_local_engine_reads_are_refused_by_name(spark, ratings, recs, kind, named):
+    samples = REPO_ROOT / "data_samples"
+    with pytest.raises(InputError) as raised:
+        evaluate_recs(samples / ratings, samples / recs, spark=spark)
+    message = str(raised.value)
+    assert f"a {kind} file, which the Spark engine does not read" in message
+    assert message.startswith(str(samples / (ratings, recs)[named]))
+
+
 def test_trajectory_mismatch_fails_with_the_local_message(spark, tmp_path):
     case = GOLDEN / "geobleu" / "mismatched_steps"
     with pytest.raises(InputError) as local:

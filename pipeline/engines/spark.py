@@ -71,7 +71,10 @@ from mobeval.engines.partition import (
 )
 from mobeval.engines.spark_failures import explain
 from mobeval.errors import ConfigError, InputError, MobevalError
+from mobeval.io import recbole
 from mobeval.io.logits import input_name, is_targets_column
+from mobeval.io.sources import CSV_SUFFIXES, KINDS, PARQUET_SUFFIXES, Source, as_source
+from mobeval.io.trec import TrecSource
 from mobeval.io.writers import (
     STAGING,
     check_name,
@@ -93,8 +96,6 @@ except ImportError as error:  # pragma: no cover - depends on the installation
         f"the Spark engine needs PySpark 4 ({error}): pip install 'mobeval[spark]'"
     ) from error
 
-PARQUET_SUFFIXES = (".parquet", ".pq")
-CSV_SUFFIXES = (".csv", ".csv.gz", ".txt", ".txt.gz")
 FILE = "__file"
 ROW = "__row"
 #: Input bytes per partition when ``partitions`` is not given (Parquet: compressed bytes).
@@ -322,12 +323,38 @@ class _Input:
 
 
 def _format_of(name: str) -> str | None:
+    """A file's format told from its name, by the local engine's suffixes
+    (:mod:`mobeval.io.sources`): ``parquet``, ``recbole`` (``.inter``), ``csv``."""
     name = name.lower()
     if name.endswith(PARQUET_SUFFIXES):
         return "parquet"
+    if name.endswith(recbole.SUFFIXES):
+        return "recbole"
     if name.endswith(CSV_SUFFIXES):
         return "csv"
     return None
+
+
+def _refuse_local_only(files: _Files, uri: str, found: list, label: str) -> None:
+    """An InputError naming the format when the input is one that only the local engine reads:
+    a RecBole atomic file (by its name, anywhere; or, on the driver's disk, a text file whose
+    first line is RecBole's typed header) or a TREC run or qrels (on the driver's disk: told by
+    :func:`mobeval.io.sources.as_source`'s own rules, which read the first line)."""
+    kind = "RecBole atomic" if any(_format_of(name) == "recbole" for name, _, _ in found) else None
+    local = files.local_path(uri)
+    if kind is None and local is not None:
+        try:
+            source = as_source(local)
+        except InputError:
+            return  # not a format of the local engine's either: Spark's own checks follow
+        kind = KINDS.get(getattr(source, "format", None)) if isinstance(source, Source) else None
+        kind = "TREC run or qrels" if isinstance(source, TrecSource) else kind
+    if kind in ("RecBole atomic", "TREC run or qrels"):
+        raise InputError(
+            f"a {kind} file, which the Spark engine does not read (it reads Parquet and CSV): "
+            "evaluate it on the local engine, or write it as Parquet first",
+            path=label,
+        )
 
 
 def _polars_schema(schema: StructType) -> dict:
@@ -362,6 +389,7 @@ def _read(spark: SparkSession, path, *, names: tuple[str, ...] | None = None) ->
         pattern = any(ch in uri for ch in "*?[{")
         message = "no file matches this pattern" if pattern else "no such file or directory"
         raise InputError(message, path=label)
+    _refuse_local_only(files, uri, found, label)
     formats = {_format_of(name) for name, _, _ in found}
     if None in formats:
         bad = next(name for name, _, _ in found if _format_of(name) is None)
