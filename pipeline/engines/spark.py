@@ -5,12 +5,13 @@
 ``engine="spark"``). Per (city, model)::
 
     spark.read (Parquet / CSV)  ->  the task's input plan: columns checked on the driver, with the
-    local engine's messages  ->  truth and prediction rows in one table (a side tag, the source
-    columns in a struct per side)  ->  repartition(n, *key) (Spark's hash partitioning: a unit is
-    whole in one partition whatever the file layout)  ->  sortWithinPartitions(*key, side, file,
-    row)  ->  mapInArrow(score_partition)  (mobeval.engines.partition: the local engine's scorer
-    classes and Numba kernels, Numba threads = spark.task.cpus)  ->  per-partition folds merged on
-    the driver (exact sums)  ->  summary; per-unit sections written by Spark under
+    local engine's messages  ->  truth and prediction rows in one flat table (a side tag, the
+    source columns: :func:`_combined`; a job's models of one truth all in it, one side each)  ->
+    repartition(n, *key) (Spark's hash partitioning: a unit is whole in one partition whatever
+    the file layout)  ->  sortWithinPartitions(*key, side, file, row)  ->
+    mapInArrow(score_partition)  (mobeval.engines.partition: the local engine's scorer classes
+    and Numba kernels, Numba threads = spark.task.cpus)  ->  per-partition folds merged on the
+    driver (exact sums)  ->  summary; per-unit sections written by Spark under
     OUT/.staging/city=<c>/model=<m>/ and renamed into OUT/<section>/city=<c>/model=<m> (summary
     last) with the Hadoop FileSystem API  ->  OUT/manifest.json.
 
