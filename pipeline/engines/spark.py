@@ -190,10 +190,17 @@ class _Files:
     def __init__(self, spark: SparkSession) -> None:
         self.jvm = spark.sparkContext._jvm
         self.conf = spark.sparkContext._jsc.hadoopConfiguration()
+        self._systems: dict[str, object] = {}  # scheme://authority -> its FileSystem
 
     def _path(self, uri: str):
+        """Hadoop's Path of ``uri`` and its FileSystem (one look-up per scheme and authority: a
+        result's commit makes some twenty calls on the same one)."""
         path = self.jvm.org.apache.hadoop.fs.Path(uri)
-        return path, path.getFileSystem(self.conf)
+        root = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://[^/]*|[A-Za-z][A-Za-z0-9+.-]*:", uri)
+        where = root.group(0) if root else ""  # no scheme: the default file system
+        if where not in self._systems:
+            self._systems[where] = path.getFileSystem(self.conf)
+        return path, self._systems[where]
 
     def exists(self, uri: str) -> bool:
         path, fs = self._path(uri)
