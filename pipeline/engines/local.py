@@ -66,6 +66,11 @@ def _canonical(batches, select, key: list[str], label: str):
         yield frame
 
 
+def _canonical_batches(source, columns, select, key: list[str], batch_rows: int):
+    """``source``'s batches of ``batch_rows`` rows, reduced to their canonical columns."""
+    return _canonical(source.iter_batches(columns, batch_rows), select, key, source.label)
+
+
 def read_ahead(batches, depth: int = READ_AHEAD):
     """The items of ``batches``, produced by a thread that runs at most ``depth`` items ahead of
     the consumer. An exception in the thread is raised in the consumer, at the item where it
@@ -178,20 +183,10 @@ def _sorted_pairs(truth_source, pred_source, plan, key, chunk_rows, progress, un
         key,
     )
     predictions = read_ahead(
-        _canonical(
-            pred_source.iter_batches(plan.pred_columns, batch_rows),
-            plan.pred_select,
-            key,
-            pred_source.label,
-        )
+        _canonical_batches(pred_source, plan.pred_columns, plan.pred_select, key, batch_rows)
     )
     truth = SortedLookup(
-        _canonical(
-            truth_source.iter_batches(plan.truth_columns, batch_rows),
-            plan.truth_select,
-            key,
-            truth_source.label,
-        ),
+        _canonical_batches(truth_source, plan.truth_columns, plan.truth_select, key, batch_rows),
         key,
         truth_source.label,
         unique=unique_truth,
@@ -217,11 +212,8 @@ def _bucketed_pairs(
         root = Path(directory)
         pred_paths = write_buckets(
             read_ahead(
-                _canonical(
-                    pred_source.iter_batches(plan.pred_columns, batch_rows),
-                    plan.pred_select,
-                    key,
-                    pred_source.label,
+                _canonical_batches(
+                    pred_source, plan.pred_columns, plan.pred_select, key, batch_rows
                 )
             ),
             key,
@@ -229,11 +221,8 @@ def _bucketed_pairs(
             root / "predictions",
         )
         truth_paths = write_buckets(
-            _canonical(
-                truth_source.iter_batches(plan.truth_columns, batch_rows),
-                plan.truth_select,
-                key,
-                truth_source.label,
+            _canonical_batches(
+                truth_source, plan.truth_columns, plan.truth_select, key, batch_rows
             ),
             key,
             n_buckets,

@@ -72,9 +72,8 @@ from mobeval.engines.partition import (
 )
 from mobeval.engines.spark_failures import explain
 from mobeval.errors import ConfigError, InputError, MobevalError
-from mobeval.io import recbole
 from mobeval.io.logits import input_name, is_targets_column
-from mobeval.io.sources import CSV_SUFFIXES, KINDS, PARQUET_SUFFIXES, Source, as_source
+from mobeval.io.sources import KINDS, Source, as_source, format_of
 from mobeval.io.trec import TrecSource
 from mobeval.io.writers import (
     STAGING,
@@ -296,7 +295,7 @@ class _Files:
                 entry = listing.next()
                 inside = str(entry.getPath().toUri().getPath()).removeprefix(root)
                 hidden = any(part.startswith((".", "_")) for part in inside.split("/"))
-                if not hidden and _format_of(inside):  # a directory's data files, as locally
+                if not hidden and format_of(inside):  # a directory's data files, as locally
                     found.append(_file_entry(entry))
         return sorted(found)
 
@@ -330,25 +329,12 @@ class _Input:
         return [{"path": uri, "size": size, "mtime": mtime} for uri, size, mtime in self.files]
 
 
-def _format_of(name: str) -> str | None:
-    """A file's format told from its name, by the local engine's suffixes
-    (:mod:`mobeval.io.sources`): ``parquet``, ``recbole`` (``.inter``), ``csv``."""
-    name = name.lower()
-    if name.endswith(PARQUET_SUFFIXES):
-        return "parquet"
-    if name.endswith(recbole.SUFFIXES):
-        return "recbole"
-    if name.endswith(CSV_SUFFIXES):
-        return "csv"
-    return None
-
-
 def _refuse_local_only(files: _Files, uri: str, found: list, label: str) -> None:
     """An InputError naming the format when the input is one that only the local engine reads:
     a RecBole atomic file (by its name, anywhere; or, on the driver's disk, a text file whose
     first line is RecBole's typed header) or a TREC run or qrels (on the driver's disk: told by
     :func:`mobeval.io.sources.as_source`'s own rules, which read the first line)."""
-    kind = "RecBole atomic" if any(_format_of(name) == "recbole" for name, _, _ in found) else None
+    kind = "RecBole atomic" if any(format_of(name) == "recbole" for name, _, _ in found) else None
     local = files.local_path(uri)
     if kind is None and local is not None:
         try:
@@ -398,9 +384,9 @@ def _read(spark: SparkSession, path, *, names: tuple[str, ...] | None = None) ->
         message = "no file matches this pattern" if pattern else "no such file or directory"
         raise InputError(message, path=label)
     _refuse_local_only(files, uri, found, label)
-    formats = {_format_of(name) for name, _, _ in found}
+    formats = {format_of(name) for name, _, _ in found}
     if None in formats:
-        bad = next(name for name, _, _ in found if _format_of(name) is None)
+        bad = next(name for name, _, _ in found if format_of(name) is None)
         raise InputError("unknown file type (expected .parquet, .csv or .csv.gz)", path=bad)
     if len(formats) > 1:
         raise InputError("mixes Parquet and CSV files; give one format", path=label)

@@ -53,7 +53,7 @@ READ_ERRORS = (pa.ArrowException, ValueError, *TEXT_ERRORS, pl.exceptions.PanicE
 KINDS = {"parquet": "Parquet", "csv": "CSV", "recbole": "RecBole atomic"}
 
 
-def _format_of(name: str) -> str | None:
+def format_of(name: str) -> str | None:
     """A file's format told from its name: ``parquet``, ``recbole`` (``.inter``), ``csv``."""
     name = name.lower()
     if name.endswith(PARQUET_SUFFIXES):
@@ -99,12 +99,12 @@ class Source:
         label = str(spec)
         filesystem = None
         if url_scheme(label):
-            filesystem, files = remote_files(label, lambda p: _format_of(p) is not None)
+            filesystem, files = remote_files(label, lambda p: format_of(p) is not None)
         else:
             files = _local_files(Path(local_path(label)), label)
         formats, headers = [], []
         for path in files:
-            kind = _format_of(str(path))
+            kind = format_of(str(path))
             header = None
             if kind is None or kind == "recbole" or str(path).lower().endswith(TEXT_SUFFIXES):
                 header = recbole.parse_header(_first_line(path, filesystem, kind))
@@ -300,7 +300,7 @@ class SpooledSource(Source):
 
 def _local_files(path: Path, label: str) -> list[Path]:
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file() and _format_of(p.name))
+        files = sorted(p for p in path.rglob("*") if p.is_file() and format_of(p.name))
         if not files:
             raise InputError("directory holds no .parquet, .csv or .inter files", path=label)
         return files
