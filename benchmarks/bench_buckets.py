@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 from datagen import nextloc_files, snapshot_pipeline
+from measure import load
 from rss_nextloc import shuffled_copy
 
 GOAL = 1.5
@@ -103,7 +104,7 @@ def main() -> None:
     truth, pred = nextloc_files(args.samples, args.candidates)
     shuffled = shuffled_copy(pred, args.candidates)
     rows = args.samples * args.candidates
-    print(f"{os.cpu_count()} CPUs; load average at start (1/5/15 min): {_load()}")
+    print(f"{os.cpu_count()} CPUs; load average at start (1/5/15 min): {load()}")
     print(
         f"{args.samples:,} samples x {args.candidates} candidates = {rows:,} rows; "
         f"chunk_rows {args.chunk_rows:,}; {args.repeat} runs each, alternating\n"
@@ -137,13 +138,9 @@ def main() -> None:
         for u, s in zip(runs["unsorted"], runs["sorted"], strict=True)
     )
     print(f"  identical results (summary bit for bit, per-sample rows): {'YES' if same else 'NO'}")
-    print(f"\nload average at end (1/5/15 min): {_load()}")
+    print(f"\nload average at end (1/5/15 min): {load()}")
     if not same:
         sys.exit(1)
-
-
-def _load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from datagen import snapshot_pipeline
+from measure import load
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 GOAL_S = 3.0
@@ -57,7 +58,7 @@ def main() -> None:
     scratch = tempfile.mkdtemp(prefix="bench-coldstart-")
     atexit.register(shutil.rmtree, scratch, ignore_errors=True)
     snapshot_pipeline(str(Path(scratch) / "code"))
-    print(f"{os.cpu_count()} CPUs; load average at start (1/5/15 min): {_load()}")
+    print(f"{os.cpu_count()} CPUs; load average at start (1/5/15 min): {load()}")
     print(f"code: snapshot of pipeline/ in {scratch}/code\n")
     print(
         f"  {'family':<11} {'cold':>8} {'compiled':>9} {'warm':>8} {'after warmup':>13}"
@@ -83,11 +84,7 @@ def main() -> None:
             f"  {family:<11} {med(cold):>7.1f}s {compiled:>9} {med(warm):>7.1f}s "
             f"{med(after):>12.1f}s {med(warmup):>7.1f}s  {verdict}"
         )
-    print(f"\nload average at end (1/5/15 min): {_load()}")
-
-
-def _load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"\nload average at end (1/5/15 min): {load()}")
 
 
 if __name__ == "__main__":

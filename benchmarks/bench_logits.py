@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from measure import load
 
 from mobeval.tasks.logits import DEFAULT_CHUNK_ROWS, score_logits
 
@@ -64,10 +65,6 @@ def timed(fn) -> float:
     t0 = time.perf_counter()
     fn()
     return time.perf_counter() - t0
-
-
-def load() -> str:
-    return " ".join(f"{v:.2f}" for v in os.getloadavg())
 
 
 def main() -> None:
