@@ -260,16 +260,24 @@ def test_list_form_and_rank_column_as_dicts(data, ties, form):
     check_against_oracle(result, runs, truth, ties, False, False)
 
 
-@pytest.mark.parametrize("scale", [1, 10**12 + 7])
-def test_many_samples_share_locations(scale):
+INT64_EDGES = [-(2**63), -(2**63) + 1, -1, 0, 1, 2**31, 2**32, 2**62, 2**63 - 2, 2**63 - 1, 7]
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [list(range(11)), [i * (10**12 + 7) for i in range(11)], INT64_EDGES],
+    ids=["narrow", "wide", "int64-edges"],
+)
+def test_many_samples_share_locations(ids):
     """Hundreds of samples per chunk over the same few locations: many samples per block of the
-    kernel's marker array (ids spanning few values) or sorted lists (a wide span)."""
-    rng = random.Random(scale)
+    kernel's marker array (ids spanning few values) or sorted lists (a wide span, up to the whole
+    int64 range, whose width overflows int64)."""
+    rng = random.Random(ids[1])
     samples, truth = {}, {}
     for sample in range(600):
         n = rng.randint(0, 30)
-        samples[sample] = [(rng.randint(0, 9) * scale, float(rng.randint(0, 3))) for _ in range(n)]
-        truth[sample] = rng.randint(0, 10) * scale
+        samples[sample] = [(rng.choice(ids[:10]), float(rng.randint(0, 3))) for _ in range(n)]
+        truth[sample] = rng.choice(ids)
     runs = {s: dict_run(pairs) for s, pairs in samples.items() if pairs}
     for preset, ties, aggregate in (("ranx", "input", False), ("mobeval", "id_asc", True)):
         result = evaluate_nextloc(

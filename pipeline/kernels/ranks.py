@@ -261,8 +261,9 @@ def _dict_entries(
     if locations.shape[0] == 0:
         return counts
     low = locations.min()
-    span = locations.max() - low + 1
-    if span <= MARKER_RANGE:
+    width = locations.max() - low  # wraps below 0 when the ids span 2^63 values or more
+    span = width + 1
+    if 0 <= width < MARKER_RANGE:
         n_blocks = max(1, min(n_units, n_blocks))
         for block in prange(n_blocks):
             seen = np.full(span, -1, dtype=np.int64)
