@@ -135,25 +135,23 @@ def _arguments(
     numbers: docs/spark.md); ``partitions``: Spark's partitions (default: the default
     parallelism, or one per 64 MiB of input if more). ``per_unit=False``: the summary alone, each
     chunk's per-unit values let go as soon as they are folded into it (neither written nor kept:
-    memory is bounded by ``chunk_rows`` however large the input; the local engine, without
-    ``out``). ``**options``: the family's options (:mod:`mobeval.families`)."""
+    memory is bounded by ``chunk_rows`` however large the input; without ``out``).
+    ``**options``: the family's options (:mod:`mobeval.families`)."""
 
 
 _WHERE = ("out", "city", "model", "chunk_rows", "progress", "per_unit")
 
 
-def _checked_per_unit(per_unit: object, out, runner: Engine) -> bool:
+def _checked_per_unit(per_unit: object, out) -> bool:
     """``per_unit`` if it is a bool that this call can honour, else a ConfigError: without
     per-unit values nothing goes to ``out`` (a summary there without its per-unit sections would
-    sit beside an earlier result's), and only the local engine lets them go chunk by chunk."""
+    sit beside an earlier result's)."""
     if not isinstance(per_unit, bool):
         raise ConfigError(f"per_unit must be True or False, got {per_unit!r}")
     if not per_unit and out is not None:
         raise ConfigError(
             "per_unit=False is for runs without out= (an OUT holds every section of a result)"
         )
-    if not per_unit and runner.name != "local":
-        raise ConfigError(f"per_unit=False is for the local engine, not {runner.name!r}")
     return per_unit
 
 
@@ -178,7 +176,7 @@ def _evaluation(family: str, build: Callable) -> Callable[..., Evaluation]:
         given = bound.arguments
         values = option_values(family, given["options"])
         runner = engine_for(given["engine"], given["spark"], given["partitions"], given["progress"])
-        _checked_per_unit(given["per_unit"], given["out"], runner)
+        _checked_per_unit(given["per_unit"], given["out"])
         where = {name: given[name] for name in _WHERE}
         return build(runner, given[inputs[0].name], given[inputs[1].name], values, where)
 

@@ -246,13 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("job", help="job file (TOML)")
     run.add_argument("--resume", action="store_true", help="skip results already complete")
     run.add_argument("--out", default=None, help="output directory (overrides the job's)")
-    run.add_argument(
-        "--engine",
-        choices=["local", "spark"],
-        default="local",
-        help="local, or spark: Apache Spark (pip install 'mobeval[spark]'; docs/spark.md); "
-        "default: local",
-    )
+    _add_engine_option(run)
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_format_option(run)
 
@@ -462,8 +456,19 @@ def _add_output_options(command: argparse.ArgumentParser) -> None:
         default=None,
         help=f"rows per chunk, the memory budget (logits: values; default: {DEFAULT_CHUNK_ROWS})",
     )
+    _add_engine_option(command)
     command.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_format_option(command)
+
+
+def _add_engine_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--engine",
+        choices=["local", "spark"],
+        default="local",
+        help="local, or spark: Apache Spark (pip install 'mobeval[spark]'; docs/spark.md); "
+        "default: local",
+    )
 
 
 def _log(text: str) -> None:
@@ -587,15 +592,19 @@ def _evaluate(args, progress, family: str, inputs: dict, options: dict) -> None:
 
 def _evaluate_checked(args, progress, family, inputs, options, chunking):
     from mobeval import api
-    from mobeval.io.writers import output_lock
 
     evaluate = getattr(api, f"evaluate_{family}")
-    place = {"city": args.city, "model": args.model, "progress": progress, **chunking}
+    runner = api.engine_for(args.engine, progress=progress)
+    place = {"city": args.city, "model": args.model, "progress": progress, "engine": runner}
+    place |= chunking
     if args.out is None:  # print only: no per-unit values kept, memory bounded by the chunk
         return evaluate(**inputs, **place, per_unit=False, **options)
-    with output_lock(args.out):
-        manifest = api.Manifest(Path(args.out), {"command": args.command, **options})
-        evaluation = evaluate(**inputs, out=args.out, **place, **options)
+    out = runner.location(args.out)  # Spark: a URI
+    with runner.lock(out):
+        manifest = api.Manifest(
+            out, {"command": args.command, **options}, files=runner.files, engine=runner.name
+        )
+        evaluation = evaluate(**inputs, out=out, **place, **options)
         manifest.record(evaluation, options, args.command)
     return evaluation
 

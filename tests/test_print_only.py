@@ -71,12 +71,6 @@ def test_per_unit_false_is_refused_where_it_cannot_hold(tmp_path):
     assert not (tmp_path / "out").exists()
     with pytest.raises(ConfigError, match="per_unit must be True or False, got 'no'"):
         evaluate(truth, predictions, per_unit="no", **options)
-    with pytest.raises(ConfigError, match="per_unit=False is for the local engine"):
-        evaluate(truth, predictions, per_unit=False, engine=_OtherEngine(), **options)
-
-
-class _OtherEngine(base.LocalEngine):
-    name = "spark"  # any engine but the local one; never run
 
 
 def test_the_command_line_without_out_keeps_no_per_unit_value(parts_kept, capsys):

@@ -650,3 +650,132 @@ def test_progress_counts_the_rows_scored_on_the_driver(spark, capsys):
     )
     last = capsys.readouterr().err.strip().split("\r")[-1]
     assert last.startswith("default/markov scoring") and f" {rows:,} rows" in last
+
+
+SAMPLES = REPO_ROOT / "data_samples"
+PRINT_ONLY = {
+    "nextloc": (evaluate_nextloc, "nextloc/tky/truth.parquet", "nextloc/tky/markov.parquet", {}),
+    "trajectory": (
+        evaluate_trajectory,
+        "humob/reference_test.csv.gz",
+        "humob/weekly_repeat.csv.gz",
+        {},
+    ),
+    "recs": (evaluate_recs, "recs/ratings.parquet", "recs/mf.parquet", {"cutoffs": [5, 10]}),
+    "logits": (evaluate_logits, "logits/gru.npy", "logits/targets.npy", {}),
+}
+
+
+@pytest.mark.parametrize("family", sorted(PRINT_ONLY))
+def test_print_only_on_spark_gives_the_local_summary_and_keeps_nothing(spark, family):
+    evaluate, truth, predictions, options = PRINT_ONLY[family]
+    local = evaluate(SAMPLES / truth, SAMPLES / predictions, per_unit=False, **options)
+    alone = evaluate(
+        SAMPLES / truth, SAMPLES / predictions, per_unit=False, partitions=3, spark=spark, **options
+    )
+    assert alone.summary.equals(local.summary)  # exact sums: the same bits
+    assert alone.tables == {} and alone.per_unit is None and alone.outputs == {}
+
+
+def test_the_command_line_on_spark_without_out_prints_the_local_summary(spark, capsys, tmp_path):
+    from mobeval.cli import main
+
+    tky = SAMPLES / "nextloc" / "tky"
+    command = [
+        "nextloc",
+        "--truth",
+        str(tky / "truth.parquet"),
+        "--pred",
+        str(tky / "markov.parquet"),
+    ]
+    command += ["--k", "1,5", "--convention", "libcity", "--quiet"]
+    assert main(command) == 0
+    local = capsys.readouterr().out
+    assert main([*command, "--engine", "spark"]) == 0
+    assert capsys.readouterr().out == local and "acc@5" in local
+    out = tmp_path / "out"  # and with --out: the local engine's summary, written by Spark
+    assert main([*command, "--engine", "spark", "--out", str(out)]) == 0
+    assert capsys.readouterr().out == local
+    assert '"engine": "spark"' in (out / "manifest.json").read_text()
+    written = pl.read_parquet(out / "summary" / "city=default" / "model=markov")
+    assert_same_summary(
+        written,
+        evaluate_nextloc(
+            tky / "truth.parquet", tky / "markov.parquet", k=[1, 5], convention="libcity"
+        ).summary,
+    )
+
+
+@pytest.fixture
+def lake(spark, tmp_path):
+    """``viewfs://lake/data/``: a folder of tmp_path seen through Hadoop's view file system, a
+    scheme that is not the driver's local one (as s3a:// or abfss:// are not), which every
+    executor of local[2] reads."""
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    settings = {
+        "fs.viewfs.mounttable.lake.link./data": (tmp_path / "lake").as_uri(),
+        "fs.viewfs.impl.disable.cache": "true",  # each test's own mount table
+    }
+    for name, value in settings.items():
+        conf.set(name, value)
+    (tmp_path / "lake").mkdir()
+    yield tmp_path / "lake"
+    for name in settings:
+        conf.unset(name)
+
+
+@pytest.mark.parametrize(
+    ("ratings", "recs", "kind", "named"),
+    [
+        ("trec/qrels.txt", "trec/run.txt.gz", "TREC run or qrels", 0),  # its first data line
+        ("recs/ratings.parquet", "trec/run.txt.gz", "TREC run or qrels", 1),  # gzipped
+        ("recs/ratings.parquet", "trec/qrels.txt", "TREC run or qrels", 1),
+        ("recs/ratings.parquet", "recbole/bpr.tsv", "RecBole atomic", 1),  # its typed header
+        ("recbole/ratings.inter", "recs/mf.parquet", "RecBole atomic", 0),  # its name
+    ],
+)
+def test_formats_at_a_remote_uri_are_told_as_the_local_engine_tells_them(
+    spark, lake, ratings, recs, kind, named
+):
+    inputs = []
+    for index, name in enumerate((ratings, recs)):
+        target = lake / f"{index}-{Path(name).name}"
+        shutil.copy(SAMPLES / name, target)
+        inputs.append(f"viewfs://lake/data/{target.name}")
+    with pytest.raises(InputError) as raised:
+        evaluate_recs(*inputs, spark=spark)
+    message = str(raised.value)
+    assert message.startswith(f"{inputs[named]}: a {kind} file, which the Spark engine does not")
+
+
+def test_a_trec_run_of_any_name_at_a_remote_uri_is_told_by_its_first_line(spark, lake):
+    shutil.copy(SAMPLES / "recs" / "ratings.parquet", lake / "ratings.parquet")
+    shutil.copy(SAMPLES / "trec" / "run.txt.gz", lake / "bm25.run")  # no format in its name
+    with pytest.raises(InputError, match="bm25.run: a TREC run or qrels file, which the Spark"):
+        evaluate_recs(
+            "viewfs://lake/data/ratings.parquet", "viewfs://lake/data/bm25.run", spark=spark
+        )
+    shutil.copy(SAMPLES / "recs" / "mf.parquet", lake / "mf.parquet")  # what it does read
+    remote = evaluate_recs(
+        "viewfs://lake/data/ratings.parquet", "viewfs://lake/data/mf.parquet", spark=spark
+    )
+    local = evaluate_recs(SAMPLES / "recs" / "ratings.parquet", SAMPLES / "recs" / "mf.parquet")
+    assert remote.summary.equals(local.summary)
+
+
+def test_an_fsspec_memory_url_is_refused_by_spark_in_words(spark):
+    fsspec = pytest.importorskip("fsspec")
+    memory = fsspec.filesystem("memory")
+    memory.pipe("/spark-test/ratings.parquet", (SAMPLES / "recs" / "ratings.parquet").read_bytes())
+    try:
+        with pytest.raises(InputError) as raised:
+            evaluate_recs(
+                "memory://spark-test/ratings.parquet", SAMPLES / "recs" / "mf.parquet", spark=spark
+            )
+    finally:
+        memory.rm("/spark-test", recursive=True)
+    message = str(raised.value)
+    assert message.startswith("memory://spark-test/ratings.parquet: memory:// is a file system")
+    assert "local engine" in message
+    said = "Spark said: org.apache.hadoop.fs.UnsupportedFileSystemException: No FileSystem for"
+    assert f'{said} scheme "memory"' in message

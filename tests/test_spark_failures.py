@@ -43,7 +43,7 @@ Caused by: {MISSING}
 def test_the_worker_lines_are_its_exception_not_the_frames():
     assert worker_lines(WORKER_IMPORT_ERROR) == ["ModuleNotFoundError: No module named 'mobeval'"]
     assert worker_lines(JVM_ERROR) == [
-        "An error occurred while calling o225.getFileSystem.",
+        f"java.lang.RuntimeException: {MISSING}",
         f"Caused by: {MISSING}",
     ]
 
@@ -84,6 +84,12 @@ def test_the_worker_lines_are_its_exception_not_the_frames():
             "spark.executor.memoryOverhead",
         ),
         (JVM_ERROR, "no file system", "spark.jars.packages"),
+        (
+            "An error occurred while calling o28.getFileSystem.\n: org.apache.hadoop.fs."
+            'UnsupportedFileSystemException: No FileSystem for scheme "memory"',
+            "inside this Python process",
+            "local engine",
+        ),
         (
             "java.nio.file.AccessDeniedException: s3a://lake/t.parquet: getFileStatus on "
             "s3a://lake/t.parquet: 403 Forbidden",

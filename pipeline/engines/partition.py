@@ -18,7 +18,8 @@ scorer class the local engine uses (:class:`mobeval.tasks.nextloc.NextlocScorer`
 :class:`mobeval.tasks.trajectory.TrajectoryScorer`, :class:`mobeval.tasks.recs.RecsScorer`):
 kernels are shared, not copied.
 
-Output batches carry one section per row: a ``per_unit`` (and ``per_day``) struct. At the end of
+Output batches carry one section per row: a ``per_unit`` (and ``per_day``) struct, the sections
+the output schema holds (none in a print-only run: the per-unit rows are let go). At the end of
 the partition its fold goes back to the driver through a Spark accumulator (``folds``, a
 :class:`FoldList`): the scorer's accumulator (the exact fold of the per-unit rows of the
 partition), the rows read per side, and the first input error if one was raised, tagged with the
@@ -350,7 +351,8 @@ def score_rows(job: LogitsPartitionJob, ranges, folds, batches: Iterator[pa.Reco
             for n_rows, frame in job.chunks(accumulator, first, stop):
                 rows["truth"] += n_rows
                 rows["predictions"] += n_rows
-                yield section_batch(job.output, "per_unit", frame, 0)
+                if "per_unit" in job.output.names:  # not when print-only
+                    yield section_batch(job.output, "per_unit", frame, 0)
     except InputError as exc:
         error = ((first,), error_state(exc))
     folds.add(fold_state([{"accumulator": accumulator, "rows": rows, "error": error}]))
@@ -377,8 +379,8 @@ class PartitionJobs:
     output rows ``MODEL = i``. ``columns``: for the truth, then the predictions, where each
     source column lies in the partition's rows (``{"location": "__both:location", "score":
     "__pred:score", "sample_id": "sample_id"}``). ``key``, ``output`` (the Arrow schema of the
-    output batches: the ``MODEL`` column, then a struct per section), ``chunk_rows`` (rows of all
-    results together per chunk) and ``threads`` are the group's; each job scores its own
+    output batches: the ``MODEL`` column, then a struct per section kept), ``chunk_rows`` (rows
+    of all results together per chunk) and ``threads`` are the group's; each job scores its own
     result."""
 
     jobs: tuple
@@ -417,7 +419,8 @@ def score_partition(group: PartitionJobs, folds, batches: Iterator[pa.RecordBatc
                     errors[index] = (chunk_key, error_state(exc))
                     continue
                 for section, frame in scored.items():
-                    yield section_batch(group.output, section, frame, index)
+                    if section in group.output.names:  # none when print-only
+                        yield section_batch(group.output, section, frame, index)
     except InputError as exc:  # the chunker's (a key's order or nulls): every result's
         errors = [error or (chunk_key, error_state(exc)) for error in errors]
     states = [

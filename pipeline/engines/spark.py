@@ -45,6 +45,7 @@ import sys
 import tempfile
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
@@ -73,8 +74,10 @@ from mobeval.engines.partition import (
 from mobeval.engines.spark_failures import explain
 from mobeval.errors import ConfigError, InputError, MobevalError
 from mobeval.io.logits import input_name, is_targets_column
-from mobeval.io.sources import KINDS, Source, as_source, format_of
-from mobeval.io.trec import TrecSource
+from mobeval.io.recbole import parse_header
+from mobeval.io.sources import PARQUET_SUFFIXES, TEXT_SUFFIXES, format_of
+from mobeval.io.text import GZIP_MAGIC
+from mobeval.io.trec import first_data_line, kind_of_line
 from mobeval.io.writers import (
     STAGING,
     check_name,
@@ -101,6 +104,8 @@ ROW = "__row"
 #: Input bytes per partition when ``partitions`` is not given (Parquet: compressed bytes).
 BYTES_PER_PARTITION = 64 << 20
 SUMMARY = "summary"
+#: Bytes read on the driver to tell a TREC file by its first data line, and RecBole's header.
+HEAD_BYTES, LINE_BYTES = 1 << 20, 1 << 16
 
 
 #: Spark's log for a quiet session mobeval starts (log4j2): errors only, on stderr.
@@ -270,6 +275,28 @@ class _Files:
         finally:
             stream.close()
 
+    def is_file(self, uri: str) -> bool:
+        path, fs = self._path(uri)
+        return bool(fs.exists(path)) and bool(fs.getFileStatus(path).isFile())
+
+    def head(self, uri: str, size: int) -> bytes:
+        """The file's first ``size`` bytes, gunzipped (the first ``size`` of those) when it starts
+        with gzip's magic bytes whatever its name, as the local engine opens text files
+        (:func:`mobeval.io.text.open_binary`); a damaged gzip stream gives what came out of it."""
+        path, fs = self._path(uri)
+        stream = fs.open(path)
+        try:
+            data = bytes(stream.readNBytes(size))
+        finally:
+            stream.close()
+        if data[:2] != GZIP_MAGIC:
+            return data
+        gunzip = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            return gunzip.decompress(data, size)
+        except zlib.error:
+            return b""
+
     def read_text(self, uri: str) -> str | None:
         path, fs = self._path(uri)
         if not fs.exists(path):
@@ -329,26 +356,25 @@ class _Input:
         return [{"path": uri, "size": size, "mtime": mtime} for uri, size, mtime in self.files]
 
 
-def _refuse_local_only(files: _Files, uri: str, found: list, label: str) -> None:
-    """An InputError naming the format when the input is one that only the local engine reads:
-    a RecBole atomic file (by its name, anywhere; or, on the driver's disk, a text file whose
-    first line is RecBole's typed header) or a TREC run or qrels (on the driver's disk: told by
-    :func:`mobeval.io.sources.as_source`'s own rules, which read the first line)."""
-    kind = "RecBole atomic" if any(format_of(name) == "recbole" for name, _, _ in found) else None
-    local = files.local_path(uri)
-    if kind is None and local is not None:
-        try:
-            source = as_source(local)
-        except InputError:
-            return  # not a format of the local engine's either: Spark's own checks follow
-        kind = KINDS.get(getattr(source, "format", None)) if isinstance(source, Source) else None
-        kind = "TREC run or qrels" if isinstance(source, TrecSource) else kind
-    if kind in ("RecBole atomic", "TREC run or qrels"):
-        raise InputError(
-            f"a {kind} file, which the Spark engine does not read (it reads Parquet and CSV): "
-            "evaluate it on the local engine, or write it as Parquet first",
-            path=label,
-        )
+def _local_only_format(files: _Files, uri: str, found: list) -> str | None:
+    """The name of the input's format when it is one that only the local engine reads, told by
+    its rules (:func:`mobeval.io.sources.as_source`) on any file system Spark reads, the files'
+    first bytes read on the driver: a single file (not named Parquet) whose first data line is a
+    TREC run's or qrels' (:func:`mobeval.io.trec.kind_of_line`, within its first MiB), or a
+    RecBole atomic file (named ``.inter``, or named ``.txt`` or not by format and starting with
+    RecBole's typed header: :func:`mobeval.io.recbole.parse_header`); else None."""
+    single = not uri.lower().endswith(PARQUET_SUFFIXES) and files.is_file(uri)
+    if single and kind_of_line(first_data_line(io.BytesIO(files.head(uri, HEAD_BYTES)))):
+        return "TREC run or qrels"
+    for name, _, _ in found:
+        named = format_of(name)
+        if named == "recbole":
+            return "RecBole atomic"
+        if named is None or name.lower().endswith(TEXT_SUFFIXES):
+            first = io.BytesIO(files.head(name, LINE_BYTES)).readline(LINE_BYTES)
+            if parse_header(first.decode("utf-8", errors="replace")) is not None:
+                return "RecBole atomic"
+    return None
 
 
 def _polars_schema(schema: StructType) -> dict:
@@ -383,7 +409,16 @@ def _read(spark: SparkSession, path, *, names: tuple[str, ...] | None = None) ->
         pattern = any(ch in uri for ch in "*?[{")
         message = "no file matches this pattern" if pattern else "no such file or directory"
         raise InputError(message, path=label)
-    _refuse_local_only(files, uri, found, label)
+    try:
+        local_only = _local_only_format(files, uri, found)
+    except Exception as error:  # noqa: BLE001 - a Py4J error: no access...
+        raise _failure(error, "cannot read this path", path=label) from None
+    if local_only is not None:
+        raise InputError(
+            f"a {local_only} file, which the Spark engine does not read (it reads Parquet and "
+            "CSV): evaluate it on the local engine, or write it as Parquet first",
+            path=label,
+        )
     formats = {format_of(name) for name, _, _ in found}
     if None in formats:
         bad = next(name for name, _, _ in found if format_of(name) is None)
@@ -627,6 +662,8 @@ def _finished_group(
         if staging is not None:
             files.remove_staged(staging, root)
         try:
+            if not sections:  # print-only (per_unit=False): scored into no sink
+                scored.write.format("noop").mode("overwrite").save()
             for section in sections:
                 part = scored.where(F.col(section).isNotNull()).select(MODEL, f"{section}.*")
                 if staging is None:
@@ -845,7 +882,8 @@ class SparkEngine:
         sections committed, result by result (:func:`_finished_group`)."""
         plan, truth, _, where = runs[0]
         preds = [run[2] for run in runs]
-        spark_schema, arrow_schema = _arrow_output(plan.sections)
+        sections = plan.sections if where["per_unit"] else {}
+        spark_schema, arrow_schema = _arrow_output(sections)
         inputs = plan.inputs
         combined, layout = _combined(
             truth,
@@ -882,7 +920,7 @@ class SparkEngine:
                     ),
                 )
             )
-        return self._finished(scoring, results, plan.sections, where)
+        return self._finished(scoring, results, sections, where)
 
     def run_rows(self, job, where: dict) -> Evaluation:
         """Logits: the rows cut into ranges of whole chunks, one range per task; each task reads
@@ -899,7 +937,7 @@ class SparkEngine:
         ranges = row_ranges(
             n_rows, job.chunk_rows, self.partitions or self.spark.sparkContext.defaultParallelism
         )
-        sections = {"per_unit": job.per_unit_schema()}
+        sections = {"per_unit": job.per_unit_schema()} if where["per_unit"] else {}
         spark_schema, arrow_schema = _arrow_output(sections)
         job = dataclasses.replace(
             job, output=arrow_schema, n_classes=n_classes, threads=_task_cpus(self.spark)

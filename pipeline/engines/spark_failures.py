@@ -71,6 +71,13 @@ FAILURES = (
         "holds one chunk) or lower chunk_rows",
     ),
     Failure(
+        r'No FileSystem for scheme "memory"',
+        "memory:// is a file system inside this Python process (fsspec's), which Spark cannot read",
+        "give Spark paths on a file system every executor reads, or evaluate on the local engine "
+        "(it reads fsspec URLs)",
+        input=True,
+    ),
+    Failure(
         r"No FileSystem for scheme|ClassNotFoundException: Class org\.apache\.hadoop\.fs\.|"
         r"UnsupportedFileSystemException",
         "Spark has no file system for this path's scheme",
@@ -103,7 +110,8 @@ SHOWN_LINES, SHOWN_WIDTH = 3, 200
 def worker_lines(text: str, limit: int = SHOWN_LINES) -> list[str]:
     """The first lines of the worker's own error inside a Spark exception's text: the exception
     lines after a Python traceback's last frame (``ModuleNotFoundError: No module named ...``),
-    else the JVM's first line and its ``Caused by:`` lines; each cut at SHOWN_WIDTH."""
+    else the JVM's first exception line (after Py4J's ``An error occurred while calling ...``)
+    and its ``Caused by:`` lines; each cut at SHOWN_WIDTH."""
     lines = [line.rstrip() for line in text.splitlines() if line.strip()]
     found = []
     if any(line.startswith("Traceback (most recent call last)") for line in lines):
@@ -112,7 +120,8 @@ def worker_lines(text: str, limit: int = SHOWN_LINES) -> list[str]:
         tail = [line for line in frames if not line.startswith((" ", "\t"))]
         found = [line for line in tail if not line.startswith(("SQLSTATE", " SQLSTATE"))]
     if not found:
-        head = [line for line in lines if not line.lstrip().startswith(("at ", "..."))]
+        skipped = ("at ", "...", "An error occurred while calling")
+        head = [line.removeprefix(": ") for line in lines if not line.lstrip().startswith(skipped)]
         caused = [line for line in head if line.startswith("Caused by:")]
         found = [*head[:1], *caused]
     unique = list(dict.fromkeys(line.strip() for line in found))

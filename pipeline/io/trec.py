@@ -41,14 +41,20 @@ def _first_data_line(path, filesystem=None) -> str | None:
     guard = nullcontext() if filesystem is None else client_errors(path, READ_ERRORS)
     try:
         with guard, open_binary(path, filesystem) as stream:
-            for number, raw in enumerate(stream, 1):
-                text = raw.decode("utf-8", errors="replace").strip()
-                if text and not text.startswith("#"):
-                    return text
-                if number > 1000:
-                    return None
+            return first_data_line(stream)
     except READ_ERRORS:
         return None
+
+
+def first_data_line(lines) -> str | None:
+    """The first of ``lines`` (bytes) that is neither blank nor a ``#`` comment, stripped, if
+    one of the first 1000 is."""
+    for number, raw in enumerate(lines, 1):
+        text = raw.decode("utf-8", errors="replace").strip()
+        if text and not text.startswith("#"):
+            return text
+        if number > 1000:
+            return None
     return None
 
 
@@ -93,9 +99,11 @@ def sniff(path: str | os.PathLike) -> str | None:
     """``"run"``, ``"qrels"`` or None: what the first data line of ``path`` (a local path or a
     URL) looks like."""
     path, fs, is_file = _located(path)
-    if not is_file:
-        return None
-    line = _first_data_line(path, fs)
+    return kind_of_line(_first_data_line(path, fs)) if is_file else None
+
+
+def kind_of_line(line: str | None) -> str | None:
+    """``"run"``, ``"qrels"`` or None: what a file whose first data line is ``line`` is."""
     if line is None:
         return None
     fields = line.split()
