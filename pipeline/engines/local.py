@@ -24,6 +24,7 @@ from mobeval.io.chunking import (
     key_at,
     key_order,
     read_bucket,
+    sorted_by_key,
     write_buckets,
 )
 from mobeval.progress import Progress
@@ -203,39 +204,46 @@ def _sorted_pairs(truth_source, pred_source, plan, key, chunk_rows, progress, un
 def _bucketed_pairs(
     truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth, temp_dir
 ):
+    """Unsorted inputs: if the predictions fit in one chunk, both inputs are sorted in memory
+    (one pair, no file written); else both are spread over hash buckets on disk, and each bucket
+    comes back sorted (memory: about one bucket, ``chunk_rows`` rows)."""
     n_buckets = bucket_count(pred_source.row_count_estimate(), chunk_rows)
     batch_rows = max(1, min(chunk_rows, 1_000_000))
+    predictions = read_ahead(
+        _canonical_batches(pred_source, plan.pred_columns, plan.pred_select, key, batch_rows)
+    )
+    truth = _canonical_batches(truth_source, plan.truth_columns, plan.truth_select, key, batch_rows)
+    if n_buckets == 1:
+        progress.restart("scoring")
+        pairs = [(sorted_by_key(_concat(predictions), key), sorted_by_key(_concat(truth), key))]
+    else:
+        pairs = _spilled(predictions, truth, key, n_buckets, progress, temp_dir)
+    for chunk, truth_rows in pairs:
+        if unique_truth:
+            _reject_duplicate_truth(truth_rows, key, truth_source.label)
+        yield chunk, truth_rows
+        progress.advance(chunk.height)
+
+
+def _concat(batches) -> pl.DataFrame:
+    """Every batch in one frame (no batch: an empty frame)."""
+    frames = [batch for batch in batches if batch.height]
+    return pl.concat(frames, rechunk=False) if frames else pl.DataFrame()
+
+
+def _spilled(predictions, truth, key, n_buckets, progress, temp_dir):
+    """Both inputs spread over ``n_buckets`` hash buckets in a folder in ``temp_dir``; yields each
+    bucket's (predictions, truth) sorted by key; the folder is removed at the end."""
     progress.restart("bucketing")
     if temp_dir is not None:
         Path(temp_dir).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="mobeval-buckets-", dir=temp_dir) as directory:
         root = Path(directory)
-        pred_paths = write_buckets(
-            read_ahead(
-                _canonical_batches(
-                    pred_source, plan.pred_columns, plan.pred_select, key, batch_rows
-                )
-            ),
-            key,
-            n_buckets,
-            root / "predictions",
-        )
-        truth_paths = write_buckets(
-            _canonical_batches(
-                truth_source, plan.truth_columns, plan.truth_select, key, batch_rows
-            ),
-            key,
-            n_buckets,
-            root / "truth",
-        )
+        pred_paths = write_buckets(predictions, key, n_buckets, root / "predictions")
+        truth_paths = write_buckets(truth, key, n_buckets, root / "truth")
         progress.restart("scoring")
         for pred_path, truth_path in zip(pred_paths, truth_paths, strict=True):
-            chunk = read_bucket(pred_path, key)
-            truth = read_bucket(truth_path, key)
-            if unique_truth:
-                _reject_duplicate_truth(truth, key, truth_source.label)
-            yield chunk, truth
-            progress.advance(chunk.height)
+            yield read_bucket(pred_path, key), read_bucket(truth_path, key)
 
 
 def _reject_duplicate_truth(truth: pl.DataFrame, key, label) -> None:

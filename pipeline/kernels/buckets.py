@@ -1,0 +1,56 @@
+"""Hash buckets of integer keys: which bucket each row goes to, and the rows grouped by bucket.
+
+A row's bucket is a hash of its key modulo the number of buckets, so every row of a unit lands in
+the same bucket. The hash of a key ``(k_1 .. k_c)`` (int64 columns) is ``h_c``, with ``h_0`` a
+constant and ``h_j = mix(k_j xor h_{j-1})``, where ``mix`` is the SplitMix64 finaliser (Steele,
+Lea & Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014): a bijection of the
+64-bit integers whose output bits each depend on every input bit, so consecutive ids spread evenly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+SEED = np.uint64(0x9E3779B97F4A7C15)
+
+
+@njit(cache=True)
+def _mix(x):
+    """SplitMix64's finaliser (uint64 -> uint64, a bijection)."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@njit(cache=True)
+def key_buckets(keys, n_buckets):
+    """Per row of ``keys`` (n_rows x n_columns int64): its bucket in ``[0, n_buckets)``, the
+    key's hash (see the module) modulo ``n_buckets``."""
+    n_rows, n_columns = keys.shape
+    buckets = np.empty(n_rows, dtype=np.int64)
+    modulus = np.uint64(n_buckets)
+    for row in range(n_rows):
+        h = SEED
+        for column in range(n_columns):
+            h = _mix(np.uint64(keys[row, column]) ^ h)
+        buckets[row] = np.int64(h % modulus)
+    return buckets
+
+
+@njit(cache=True)
+def bucket_order(buckets, n_buckets):
+    """The rows grouped by bucket, stable (a counting sort): ``order`` lists bucket 0's rows in
+    input order, then bucket 1's...; bucket ``b``'s rows are ``order[bounds[b]:bounds[b + 1]]``."""
+    bounds = np.zeros(n_buckets + 1, dtype=np.int64)
+    for bucket in buckets:
+        bounds[bucket + 1] += 1
+    for b in range(n_buckets):
+        bounds[b + 1] += bounds[b]
+    position = bounds[:-1].copy()
+    order = np.empty(len(buckets), dtype=np.int64)
+    for row in range(len(buckets)):
+        bucket = buckets[row]
+        order[position[bucket]] = row
+        position[bucket] += 1
+    return order, bounds
