@@ -24,7 +24,7 @@ added into int64 bins of 32 bits each (bin ``j`` weighs ``2^(32 j)``): its low p
 ``(m * 2^(p mod 32)) mod 2^32`` into bin ``p // 32`` and its high part ``m >> (32 - p mod 32)``
 (``< 2^52``) into the next. Integer addition is associative, so any chunking and any order give the
 same integer, hence the same bits; a column's state is ``sum_j bins[j] * 2^(32 j - 1074)`` exactly.
-The rows are folded in parallel by blocks, the blocks' bins added (integers again), and
+The rows are folded by blocks (on threads), the blocks' bins added (integers again), and
 :class:`ExactColumnSums` keeps the exact total as a Python ``int``; the final rounding is Python's
 correctly rounded integer true division (``Fraction.__float__``).
 """
@@ -35,7 +35,9 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
+
+from mobeval.kernels.blocks import readonly, run_blocks
 
 BIN_BITS = 32
 # Bins 0..64 receive the parts of finite values: p // 32 <= 2045 // 32 = 63, and the high part goes
@@ -53,7 +55,7 @@ _HIDDEN = 1 << 52
 _LOW_MASK = (1 << BIN_BITS) - 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _carry(bins, c):
     """Normalise bins[c] in place: bins[c, :-1] in [0, 2^32), the sign in the top bin (exact)."""
     for j in range(N_BINS - 1):
@@ -62,7 +64,7 @@ def _carry(bins, c):
         bins[c, j + 1] += k
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add_bits(bins, c, bits):
     """Add the finite float64 whose bit pattern is ``bits`` (an int64) into ``bins[c]`` (exact)."""
     e = (bits >> 52) & _EXP_MASK  # 0..2046 here (2047 = inf/NaN is handled by the caller)
@@ -109,36 +111,34 @@ def _block_bins(bits, start, stop, acc, cnt):
         _carry(acc, c)
 
 
-@njit(parallel=True, cache=True)
-def column_bins(values):
-    """Exact sums of each column of ``values`` (n_rows x n_cols, float64, C-contiguous).
+@njit(nogil=True, cache=True)
+def _blocks_bins(bits, block_bins, block_counts, first, last):
+    """Blocks ``first`` to ``last - 1`` of ``BLOCK_ROWS`` rows of ``bits`` (:func:`_block_bins`:
+    block b's bins into ``block_bins[b]``, its counts into ``block_counts[b]``)."""
+    n_rows = bits.shape[0]
+    for b in range(first, last):
+        start = b * BLOCK_ROWS
+        _block_bins(bits, start, min(start + BLOCK_ROWS, n_rows), block_bins[b], block_counts[b])
 
-    Returns (bins[n_cols, N_BINS] int64, normalised: the column's exact finite sum is
-    ``sum_j bins[c, j] * 2^(32 j - 1074)``; n_pos_inf[n_cols]; n_neg_inf[n_cols]; n_used[n_cols]
-    = values that are not NaN). NaN values are skipped. Blocks of rows in parallel
-    (:func:`_block_bins`: the ``prange`` body is one call, so Numba's parallel compilation stays
-    small), then the blocks' bins added.
+
+def column_bins(values):
+    """Exact sums of each column of ``values`` (n_rows x n_cols float64).
+
+    Returns (bins[n_cols, N_BINS] int64: the column's exact finite sum is ``sum_j bins[c, j] *
+    2^(32 j - 1074)``; n_pos_inf[n_cols]; n_neg_inf[n_cols]; n_used[n_cols] = values that are not
+    NaN). NaN values are skipped. Blocks of ``BLOCK_ROWS`` rows on threads
+    (:func:`mobeval.kernels.blocks.run_blocks`), then the blocks' bins added: a block's bins are
+    normalised (< 2^32, its top bin tiny: < 2^16 rows times 2^-14, plus one), so even 2^30 blocks
+    add up without an int64 overflow.
     """
-    n_rows, n_cols = values.shape
-    bits = values.view(np.int64)
+    bits = readonly(values, np.float64).view(np.int64)
+    n_rows, n_cols = bits.shape
     n_blocks = (n_rows + BLOCK_ROWS - 1) // BLOCK_ROWS
     block_bins = np.zeros((n_blocks, n_cols, N_BINS), dtype=np.int64)
     block_counts = np.zeros((n_blocks, 3, n_cols), dtype=np.int64)
-    for b in prange(n_blocks):
-        start = b * BLOCK_ROWS
-        _block_bins(bits, start, min(start + BLOCK_ROWS, n_rows), block_bins[b], block_counts[b])
-    # Add the blocks' bins: normalised bins are < 2^32 and a block's top bin is tiny (< 2^16 rows
-    # times 2^-14, plus one), so even 2^30 blocks cannot overflow; then normalise once more.
-    out = np.zeros((n_cols, N_BINS), dtype=np.int64)
-    counts = np.zeros((3, n_cols), dtype=np.int64)
-    for c in range(n_cols):
-        for b in range(n_blocks):
-            for j in range(N_BINS):
-                out[c, j] += block_bins[b, c, j]
-            for k in range(3):
-                counts[k, c] += block_counts[b, k, c]
-        _carry(out, c)
-    return out, counts[0], counts[1], counts[2]
+    run_blocks(_blocks_bins, n_blocks, bits, block_bins, block_counts)
+    counts = block_counts.sum(axis=0)
+    return block_bins.sum(axis=0), counts[0], counts[1], counts[2]
 
 
 def bins_to_int(bins: np.ndarray) -> int:
@@ -176,8 +176,7 @@ class ExactColumnSums:
 
     def add(self, values: np.ndarray) -> None:
         """Fold a (n_rows x n_cols) float64 block, columns in ``names`` order; NaN is skipped."""
-        # C-contiguous and writable: one Numba specialisation whatever the caller passes.
-        values = np.require(values, np.float64, ["C", "W"]).reshape(-1, len(self.names))
+        values = np.asarray(values, dtype=np.float64).reshape(-1, len(self.names))
         bins, pos_inf, neg_inf, n_used = column_bins(values)
         for c in range(len(self.names)):
             self._totals[c] += bins_to_int(bins[c])

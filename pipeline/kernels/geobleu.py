@@ -40,13 +40,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from mobeval.kernels.blocks import readonly, run_blocks
 from mobeval.kernels.pairwise import pairwise_sum
 
 #: Largest squared-distance lookup table we build (entries); beyond that, compute directly.
 MAX_TABLE = 1 << 22
-#: uid-days per parallel work block (each block allocates its scratch buffers once).
+#: Fewest uid-days per block of work on a thread (a block allocates its scratch buffers once).
 BLOCK = 32
 #: Largest n-gram order N (a day has at most 48 half-hour steps; this bounds the buffers).
 MAX_ORDER = 128
@@ -55,15 +56,13 @@ MAX_ORDER = 128
 # --------------------------------------------------------------------------- point distances
 
 
-@njit(cache=True)
-def _coord_span(gen_x, gen_y, ref_x, ref_y):
-    """Largest |coordinate difference| possible between any generated and reference point."""
-    lo = np.int64(0)
-    hi = np.int64(0)
-    if gen_x.size > 0:
-        lo = min(gen_x.min(), gen_y.min(), ref_x.min(), ref_y.min())
-        hi = max(gen_x.max(), gen_y.max(), ref_x.max(), ref_y.max())
-    return np.int64(hi) - np.int64(lo)
+def _coord_span(gen_x, gen_y, ref_x, ref_y) -> int:
+    """Largest |coordinate difference| possible between any generated and reference point
+    (0 without generated points)."""
+    if gen_x.size == 0:
+        return 0
+    arrays = (gen_x, gen_y, ref_x, ref_y)
+    return max(int(a.max()) for a in arrays) - min(int(a.min()) for a in arrays)
 
 
 @njit(cache=True)
@@ -74,20 +73,20 @@ def _proximity(dx, dy, beta):
     return math.exp(-beta * math.sqrt(fx * fx + fy * fy))
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def _proximity_table(size, beta):
     """prox for every squared distance k = dx**2 + dy**2 < size (same bits as direct)."""
     table = np.empty(size)
-    for k in prange(size):
+    for k in range(size):
         table[k] = math.exp(-beta * math.sqrt(float(k)))
     return table
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def _distance_table(size, scale):
     """sqrt(k) / scale for every squared distance k < size (same bits as direct)."""
     table = np.empty(size)
-    for k in prange(size):
+    for k in range(size):
         table[k] = math.sqrt(float(k)) / scale
     return table
 
@@ -363,53 +362,42 @@ def _dtw_seq(gx, gy, rx, ry, scale, free_start, table, prev, cur):
 # --------------------------------------------------------------------------- batch entry points
 
 
-@njit(cache=True)
-def _day_sizes(day_offsets):
-    """(longest day, total generated x reference point pairs over all days)."""
-    longest = 0
-    pairs = 0
-    for i in range(day_offsets.size - 1):
-        length = day_offsets[i + 1] - day_offsets[i]
-        longest = max(longest, length)
-        pairs += length * length
-    return longest, pairs
-
-
-@njit(cache=True)
-def _table_size(span, pairs):
-    """Entries of a lookup table by squared distance (2 * span**2 + 1).
+def _table_size(day_offsets, gen_x, gen_y, ref_x, ref_y) -> int:
+    """Entries of a lookup table by squared distance (2 * span**2 + 1) for a batch of days.
 
     0 (compute directly) when the table would exceed MAX_TABLE or the number of point pairs to
-    evaluate, so that a single uid does not pay for a city-sized table.
+    evaluate (sum over days of length**2), so that a single uid does not pay for a city-sized
+    table.
     """
-    size = 2 * span * span + 1
+    size = 2 * _coord_span(gen_x, gen_y, ref_x, ref_y) ** 2 + 1
+    pairs = int((np.diff(day_offsets) ** 2).sum())
     return size if size <= MAX_TABLE and size <= pairs else 0
 
 
-@njit(cache=True)
-def proximity_table_size(gen_x, gen_y, ref_x, ref_y):
+def proximity_table_size(gen_x, gen_y, ref_x, ref_y) -> int:
     """Entries a proximity table needs to cover every point pair: 2 * span**2 + 1."""
     if gen_x.size == 0 or ref_x.size == 0:
         return 1  # no pair
-    span = _coord_span(gen_x, gen_y, ref_x, ref_y)
-    return 2 * span * span + 1
+    return 2 * _coord_span(gen_x, gen_y, ref_x, ref_y) ** 2 + 1
 
 
-@njit(cache=True)
-def _geobleu_block(
-    b, day_offsets, gen_x, gen_y, ref_x, ref_y, max_n, beta, optimal, table, out, pn_out, n_out
-):
-    """Days b*BLOCK .. of a batch: GEO-BLEU into ``out`` when ``pn_out`` has no row, else p_1..p_N
-    into the rows of ``pn_out`` and N into ``n_out``. Allocates the block's scratch once."""
+@njit(nogil=True, cache=True)
+def _geobleu_units(
+    day_offsets, gen_x, gen_y, ref_x, ref_y, max_n, beta, optimal, table, out, pn_out, n_out,
+    first, last,
+):  # fmt: skip
+    """Days ``first`` to ``last - 1`` of a batch: GEO-BLEU into ``out`` when ``pn_out`` has no
+    row, else p_1..p_N into the rows of ``pn_out`` and N into ``n_out``. Allocates its scratch
+    once, for its longest day."""
     longest = 0
-    for day in range(b * BLOCK, min(day_offsets.size - 1, (b + 1) * BLOCK)):
+    for day in range(first, last):
         longest = max(longest, day_offsets[day + 1] - day_offsets[day])
     prox = np.empty(longest * longest)
     weights = np.empty(longest * longest)
     rows = np.empty(4 * longest, dtype=np.int64)
     used_j = np.empty(longest, dtype=np.bool_)
     pn = np.empty(max_n)
-    for day in range(b * BLOCK, min(day_offsets.size - 1, (b + 1) * BLOCK)):
+    for day in range(first, last):
         s = day_offsets[day]
         e = day_offsets[day + 1]
         gx, gy, rx, ry = gen_x[s:e], gen_y[s:e], ref_x[s:e], ref_y[s:e]
@@ -424,32 +412,33 @@ def _geobleu_block(
             )  # fmt: skip
 
 
-@njit(parallel=True, cache=True)
+def _points(day_offsets, gen_x, gen_y, ref_x, ref_y):
+    """The batch's arrays as the kernels take them: read-only, C-contiguous int64."""
+    return tuple(readonly(a, np.int64) for a in (day_offsets, gen_x, gen_y, ref_x, ref_y))
+
+
 def geobleu_days(day_offsets, gen_x, gen_y, ref_x, ref_y, max_n, beta, optimal):
     """GEO-BLEU of every uid-day; day i is rows ``day_offsets[i]:day_offsets[i+1]``.
 
     Rows are sorted by (uid, d, t) and aligned position by position between the generated and
     the reference arrays, so every day has equal lengths (BP = 1) and N = min(max_n, L).
     Returns float64[n_days]. ``optimal`` selects the maximum-weight matching (non-reference).
-    Every exp and log is libm's (see :func:`geobleu_pn_days` for other ones).
+    Every exp and log is libm's (see :func:`geobleu_pn_days` for other ones). Days in blocks on
+    threads (:func:`mobeval.kernels.blocks.run_blocks`).
     """
-    n_days = day_offsets.size - 1
-    out = np.empty(max(n_days, 0))
-    span = _coord_span(gen_x, gen_y, ref_x, ref_y)
-    _, pairs = _day_sizes(day_offsets)
-    table = _proximity_table(_table_size(span, pairs), beta)
-    no_rows = np.empty((0, max_n))
-    no_counts = np.empty(0, dtype=np.int64)
-    n_blocks = (n_days + BLOCK - 1) // BLOCK
-    for b in prange(n_blocks):
-        _geobleu_block(
-            b, day_offsets, gen_x, gen_y, ref_x, ref_y, max_n, beta, optimal, table, out,
-            no_rows, no_counts,
-        )  # fmt: skip
+    points = _points(day_offsets, gen_x, gen_y, ref_x, ref_y)
+    n_days = max(points[0].size - 1, 0)
+    out = np.empty(n_days)
+    table = _proximity_table(_table_size(*points), float(beta))
+    args = (int(max_n), float(beta), bool(optimal), table, out, _NO_ROWS, _NO_COUNTS)
+    run_blocks(_geobleu_units, n_days, *points, *args, grain=BLOCK)
     return out
 
 
-@njit(parallel=True, cache=True)
+_NO_ROWS = np.empty((0, 0))
+_NO_COUNTS = np.empty(0, dtype=np.int64)
+
+
 def geobleu_pn_days(day_offsets, gen_x, gen_y, ref_x, ref_y, max_n, optimal, table):
     """p_1 .. p_N of every uid-day, with the proximities read from ``table`` (by dx**2 + dy**2).
 
@@ -458,71 +447,79 @@ def geobleu_pn_days(day_offsets, gen_x, gen_y, ref_x, ref_y, max_n, optimal, tab
     exp(mean(log p)) with whatever exp and log it must reproduce. ``table`` must cover every
     point pair (:func:`proximity_table_size` entries).
     """
-    n_days = day_offsets.size - 1
-    if table.size < proximity_table_size(gen_x, gen_y, ref_x, ref_y):
+    points = _points(day_offsets, gen_x, gen_y, ref_x, ref_y)
+    table = readonly(table, np.float64)
+    if table.size < proximity_table_size(*points[1:]):
         raise ValueError("the proximity table does not cover every point pair")
-    pn_out = np.ones((max(n_days, 0), max_n))
-    n_out = np.zeros(max(n_days, 0), dtype=np.int64)
-    out = np.empty(0)
-    n_blocks = (n_days + BLOCK - 1) // BLOCK
-    for b in prange(n_blocks):
-        _geobleu_block(
-            b, day_offsets, gen_x, gen_y, ref_x, ref_y, max_n, 0.0, optimal, table, out,
-            pn_out, n_out,
-        )  # fmt: skip
+    n_days = max(points[0].size - 1, 0)
+    pn_out = np.ones((n_days, int(max_n)))
+    n_out = np.zeros(n_days, dtype=np.int64)
+    args = (int(max_n), 0.0, bool(optimal), table, np.empty(0), pn_out, n_out)
+    run_blocks(_geobleu_units, n_days, *points, *args, grain=BLOCK)
     return pn_out, n_out
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def mean_rows(values, counts):
     """np.mean of ``values[i, :counts[i]]`` for every row i bit for bit;
     NaN for a row of no value."""
     n_rows = values.shape[0]
     out = np.empty(n_rows)
-    for i in prange(n_rows):
+    for i in range(n_rows):
         n = counts[i]
         out[i] = pairwise_sum(values[i], 0, n) / n if n > 0 else np.nan
     return out
 
 
-@njit(parallel=True, cache=True)
+@njit(nogil=True, cache=True)
+def _dtw_units(day_offsets, gen_x, gen_y, ref_x, ref_y, scale, free_start, table, out, first, last):
+    """DTW of days ``first`` to ``last - 1`` into ``out`` (scratch allocated once)."""
+    longest = 0
+    for day in range(first, last):
+        longest = max(longest, day_offsets[day + 1] - day_offsets[day])
+    prev = np.empty(longest + 1)
+    cur = np.empty(longest + 1)
+    for day in range(first, last):
+        s = day_offsets[day]
+        e = day_offsets[day + 1]
+        out[day] = _dtw_seq(
+            gen_x[s:e], gen_y[s:e], ref_x[s:e], ref_y[s:e], scale, free_start, table, prev, cur
+        )
+
+
 def dtw_days(day_offsets, gen_x, gen_y, ref_x, ref_y, scale, free_start=False):
     """DTW (``D[0,0] = 0``, cost = dist / scale, not normalised) of every uid-day.
 
     Same layout as :func:`geobleu_days`. Returns float64[n_days]. ``free_start=True`` gives the
     pre-2025 reference (``D[0, :] = 0``).
     """
-    n_days = day_offsets.size - 1
-    out = np.empty(max(n_days, 0))
-    span = _coord_span(gen_x, gen_y, ref_x, ref_y)
-    longest, pairs = _day_sizes(day_offsets)
-    table = _distance_table(_table_size(span, pairs), scale)
-    n_blocks = (n_days + BLOCK - 1) // BLOCK
-    for b in prange(n_blocks):
-        prev = np.empty(longest + 1)
-        cur = np.empty(longest + 1)
-        for day in range(b * BLOCK, min(n_days, (b + 1) * BLOCK)):
-            s = day_offsets[day]
-            e = day_offsets[day + 1]
-            out[day] = _dtw_seq(
-                gen_x[s:e], gen_y[s:e], ref_x[s:e], ref_y[s:e], scale, free_start, table, prev, cur
-            )
+    points = _points(day_offsets, gen_x, gen_y, ref_x, ref_y)
+    n_days = max(points[0].size - 1, 0)
+    out = np.empty(n_days)
+    table = _distance_table(_table_size(*points), float(scale))
+    args = (float(scale), bool(free_start), table, out)
+    run_blocks(_dtw_units, n_days, *points, *args, grain=BLOCK)
     return out
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
+def _mean_per_unit(unit_offsets, values):
+    """:func:`mean_per_unit` on read-only arrays."""
+    n_units = unit_offsets.size - 1
+    out = np.empty(max(n_units, 0))
+    for u in range(n_units):
+        s = unit_offsets[u]
+        n = unit_offsets[u + 1] - s
+        out[u] = pairwise_sum(values, s, n) / n if n > 0 else np.nan
+    return out
+
+
 def mean_per_unit(unit_offsets, values):
     """np.mean of ``values[unit_offsets[u]:unit_offsets[u+1]]`` for every unit, bit for bit.
 
     np.mean = (0.0 + pairwise_sum(values)) / count; an empty unit gives NaN.
     """
-    n_units = unit_offsets.size - 1
-    out = np.empty(max(n_units, 0))
-    for u in prange(n_units):
-        s = unit_offsets[u]
-        n = unit_offsets[u + 1] - s
-        out[u] = pairwise_sum(values, s, n) / n if n > 0 else np.nan
-    return out
+    return _mean_per_unit(readonly(unit_offsets, np.int64), readonly(values, np.float64))
 
 
 # --------------------------------------------------------------------------- single pairs
@@ -550,12 +547,17 @@ def geobleu_seq(gen_x, gen_y, ref_x, ref_y, max_n, beta, optimal):
     )
 
 
-@njit(cache=True)
 def geobleu_pn_seq(gen_x, gen_y, ref_x, ref_y, max_n, optimal, table):
     """p_1 .. p_N of one pair with the proximities read from ``table`` (see
     :func:`geobleu_pn_days`): (pn float64[max_n], N). Lg must be > 0; N = 0 when Lr == 0."""
     if table.size < proximity_table_size(gen_x, gen_y, ref_x, ref_y):
         raise ValueError("the proximity table does not cover every point pair")
+    return _geobleu_pn_seq(gen_x, gen_y, ref_x, ref_y, max_n, optimal, table)
+
+
+@njit(cache=True)
+def _geobleu_pn_seq(gen_x, gen_y, ref_x, ref_y, max_n, optimal, table):
+    """:func:`geobleu_pn_seq` once its table is checked."""
     size = max(gen_x.size * ref_x.size, 1)
     longest = max(gen_x.size, ref_x.size, 1)
     pn = np.ones(max_n)

@@ -32,7 +32,9 @@ A sample whose list does not hold the target gets lo = hi = +inf (a miss).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
+
+from mobeval.kernels.blocks import readonly, run_blocks
 
 ID_ASC = 0
 ID_DESC_STR = 1
@@ -154,12 +156,12 @@ def _unit_rank_bounds(locations, preference, start, stop, target, tie_policy):
     return lo, (greater + tied + 1.0 if tie_policy == AVERAGE else lo)
 
 
-@njit(cache=True)
-def _rank_block(offsets, locations, preference, targets, tie_policy, first, last, low, span, out):
-    """Units ``first`` to ``last - 1`` of :func:`_rank_bounds`: when ``span`` > 0, first mark the
-    row where each id was last seen (``locations - low`` indexes a marker array of ``span`` slots;
-    a mark at or after the unit's first row is a copy within the unit: ``out[2, u]`` = 1), then
-    the rank bounds ``out[0, u]``, ``out[1, u]``."""
+@njit(nogil=True, cache=True)
+def _rank_units(offsets, locations, preference, targets, tie_policy, low, span, out, first, last):
+    """Rank bounds of units ``first`` to ``last - 1`` into ``out[0, u]``, ``out[1, u]``; when
+    ``span`` > 0, first mark the row where each id was last seen (``locations - low`` indexes a
+    marker array of ``span`` slots; a mark at or after the unit's first row is a copy within the
+    unit: ``out[2, u]`` = 1). Run on blocks of units by :func:`target_rank_bounds`."""
     seen = np.full(span, -1, dtype=np.int64)
     for u in range(first if span > 0 else last, last):
         start = offsets[u]
@@ -172,24 +174,6 @@ def _rank_block(offsets, locations, preference, targets, tie_policy, first, last
         out[0, u], out[1, u] = _unit_rank_bounds(
             locations, preference, offsets[u], offsets[u + 1], targets[u], tie_policy
         )
-
-
-@njit(parallel=True, cache=True)
-def _rank_bounds(offsets, locations, preference, targets, tie_policy, n_blocks, low, span):
-    """Rank bounds of every unit and whether its list holds a location twice (rows 0, 1 and 2 of
-    the result), in one parallel pass over blocks of units (:func:`_rank_block`). The loop body is
-    one call, so Numba's parallel compilation stays small (about a fifth of the time it takes
-    with the block's loops written inside the ``prange``)."""
-    n_units = offsets.shape[0] - 1
-    out = np.zeros((3, n_units))
-    n_blocks = max(1, min(n_units, n_blocks))
-    for block in prange(n_blocks):
-        first = block * n_units // n_blocks
-        last = (block + 1) * n_units // n_blocks
-        _rank_block(
-            offsets, locations, preference, targets, tie_policy, first, last, low, span, out
-        )
-    return out
 
 
 @njit(cache=True)
@@ -218,8 +202,12 @@ def target_rank_bounds(
 
     ``preference`` is higher-is-better (score, or -rank). Returns (lo, hi, duplicate): lo and hi
     float64 arrays, +inf for a miss. The duplicate check shares the rank pass when the ids span at
-    most ``MARKER_RANGE`` values; wider ids take :func:`first_duplicate_unit`'s sort.
+    most ``MARKER_RANGE`` values; wider ids take :func:`first_duplicate_unit`'s sort. Units in
+    ``n_blocks`` blocks on threads (:func:`mobeval.kernels.blocks.run_blocks`).
     """
+    offsets, locations, targets = (readonly(a, np.int64) for a in (offsets, locations, targets))
+    preference = readonly(preference, np.float64)
+    n_units = offsets.shape[0] - 1
     low, span = 0, 0
     duplicate = -1
     if check_duplicates and locations.shape[0]:
@@ -227,7 +215,9 @@ def target_rank_bounds(
         span = int(locations.max()) - low + 1
         if span > MARKER_RANGE:
             duplicate, span = first_duplicate_unit(offsets, locations, n_blocks), 0
-    out = _rank_bounds(offsets, locations, preference, targets, tie_policy, n_blocks, low, span)
+    out = np.zeros((3, n_units))
+    args = (offsets, locations, preference, targets, int(tie_policy), low, span, out)
+    run_blocks(_rank_units, n_units, *args, grain=UNITS_PER_BLOCK, n_blocks=n_blocks)
     sorted_units = np.flatnonzero(np.isnan(out[0]))
     if sorted_units.size:
         _sorted_ranks(offsets, locations, preference, targets, tie_policy, sorted_units, out)
@@ -238,9 +228,75 @@ def target_rank_bounds(
 
 
 MARKER_RANGE = 1 << 22  # ids spanning fewer values than this use a marker array (32 MiB per block)
+UNITS_PER_BLOCK = 1024  # fewer units than this are ranked in one block (no thread)
 
 
-@njit(parallel=True, cache=True)
+@njit(nogil=True, cache=True)
+def _dict_units(
+    offsets,
+    locations,
+    preference,
+    keep_last_value,
+    packed,
+    out_locations,
+    out_preference,
+    low,
+    span,
+    counts,
+    first,
+    last,
+):
+    """Units ``first`` to ``last - 1`` of :func:`_dict_entries`: ``counts[u]``, and with
+    ``packed`` their entries. ``span`` > 0: the ids lie in ``low .. low + span - 1`` and a marker
+    array indexed by id says where each id's entry went (an entry of unit u lies at or after u's
+    first position, and the units run in order, so an older mark is never taken for one of u's);
+    ``span`` = 0: each list is sorted, stably."""
+    write = packed.shape[0] > 0
+    if span > 0:
+        seen = np.full(span, -1, dtype=np.int64)
+        for u in range(first, last):
+            base = packed[u] if write else offsets[u]
+            at = base
+            for i in range(offsets[u], offsets[u + 1]):
+                slot = locations[i] - low
+                entry = seen[slot]
+                if entry >= base:  # a copy: the entry keeps its place, maybe takes the value
+                    if write and keep_last_value:
+                        out_preference[entry] = preference[i]
+                else:
+                    seen[slot] = at
+                    if write:
+                        out_locations[at] = locations[i]
+                        out_preference[at] = preference[i]
+                    at += 1
+            counts[u] = at - base
+        return
+    for u in range(first, last):
+        start = offsets[u]
+        n = offsets[u + 1] - start
+        values = locations[start : start + n]
+        order = np.argsort(values, kind="mergesort")  # stable: a group's rows in row order
+        is_first = np.zeros(n, dtype=np.bool_)
+        last_row = np.arange(n)  # the row whose value the entry at a first row takes
+        g = 0
+        while g < n:
+            end = g
+            while end + 1 < n and values[order[end + 1]] == values[order[g]]:
+                end += 1
+            is_first[order[g]] = True
+            if keep_last_value:
+                last_row[order[g]] = order[end]
+            g = end + 1
+        at = packed[u] if write else start
+        for i in range(n):
+            if is_first[i]:
+                if write:
+                    out_locations[at] = values[i]
+                    out_preference[at] = preference[start + last_row[i]]
+                at += 1
+        counts[u] = at - (packed[u] if write else start)
+
+
 def _dict_entries(
     offsets, locations, preference, keep_last_value, n_blocks, packed, out_locations, out_preference
 ):
@@ -252,62 +308,20 @@ def _dict_entries(
     only counts, reading and writing nothing else.
 
     When the ids span at most ``MARKER_RANGE`` values, each block of units (``n_blocks``: a few per
-    thread) marks where each id's entry went in an array indexed by id, O(L) per unit (an entry of
-    unit u lies at or after u's first position, and a block's units run in order, so an older mark
-    is never taken for one of u's); otherwise each list is sorted, stably (O(L log L))."""
+    thread) marks where each id's entry went in an array indexed by id, O(L) per unit; otherwise
+    each list is sorted, stably (O(L log L)) (:func:`_dict_units`, on threads:
+    :func:`mobeval.kernels.blocks.run_blocks`)."""
+    offsets, locations, packed = (readonly(a, np.int64) for a in (offsets, locations, packed))
+    preference = readonly(preference, np.float64)
     n_units = offsets.shape[0] - 1
-    write = packed.shape[0] > 0
     counts = np.zeros(n_units, dtype=np.int64)
     if locations.shape[0] == 0:
         return counts
-    low = locations.min()
-    width = locations.max() - low  # wraps below 0 when the ids span 2^63 values or more
-    span = width + 1
-    if 0 <= width < MARKER_RANGE:
-        n_blocks = max(1, min(n_units, n_blocks))
-        for block in prange(n_blocks):
-            seen = np.full(span, -1, dtype=np.int64)
-            for u in range(block * n_units // n_blocks, (block + 1) * n_units // n_blocks):
-                base = packed[u] if write else offsets[u]
-                at = base
-                for i in range(offsets[u], offsets[u + 1]):
-                    slot = locations[i] - low
-                    entry = seen[slot]
-                    if entry >= base:  # a copy: the entry keeps its place, maybe takes the value
-                        if write and keep_last_value:
-                            out_preference[entry] = preference[i]
-                    else:
-                        seen[slot] = at
-                        if write:
-                            out_locations[at] = locations[i]
-                            out_preference[at] = preference[i]
-                        at += 1
-                counts[u] = at - base
-    else:
-        for u in prange(n_units):
-            start = offsets[u]
-            n = offsets[u + 1] - start
-            values = locations[start : start + n]
-            order = np.argsort(values, kind="mergesort")  # stable: a group's rows in row order
-            first = np.zeros(n, dtype=np.bool_)
-            last = np.arange(n)  # the row whose value the entry at a first row takes
-            g = 0
-            while g < n:
-                end = g
-                while end + 1 < n and values[order[end + 1]] == values[order[g]]:
-                    end += 1
-                first[order[g]] = True
-                if keep_last_value:
-                    last[order[g]] = order[end]
-                g = end + 1
-            at = packed[u] if write else start
-            for i in range(n):
-                if first[i]:
-                    if write:
-                        out_locations[at] = values[i]
-                        out_preference[at] = preference[start + last[i]]
-                    at += 1
-            counts[u] = at - (packed[u] if write else start)
+    low = int(locations.min())
+    span = int(locations.max()) - low + 1  # Python integers: no overflow whatever the ids
+    args = (offsets, locations, preference, bool(keep_last_value), packed)
+    args += (out_locations, out_preference, low, span if span <= MARKER_RANGE else 0, counts)
+    run_blocks(_dict_units, n_units, *args, grain=UNITS_PER_BLOCK, n_blocks=n_blocks)
     return counts
 
 

@@ -24,7 +24,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
+
+from mobeval.kernels.blocks import readonly, run_blocks
 
 ACC = 0
 PRECISION = 1
@@ -36,6 +38,7 @@ NDCG = 6
 NO_CUTOFF = 0
 #: Every metric code this kernel computes; any other is refused before the kernel runs.
 CODES = frozenset({ACC, PRECISION, RECALL, F1, MRR, MAP, NDCG})
+UNITS_PER_BLOCK = 16384  # fewer units than this are scored in one block (no thread)
 
 
 @njit(cache=True)
@@ -68,35 +71,35 @@ def single_target_metrics(rank_lo, rank_hi, metrics, cutoffs):
         raise ValueError(f"unknown top-K metric code(s) {unknown}; known: {sorted(CODES)}")
     if (cutoffs < 0).any():
         raise ValueError(f"a cutoff is negative: {cutoffs.tolist()}")
-    return _single_target_metrics(rank_lo, rank_hi, metrics, cutoffs)
-
-
-@njit(cache=True)
-def _unit_metrics(values, u, lo, hi, metrics, cutoffs):
-    """Row u of :func:`_single_target_metrics` (ranks ``lo`` to ``hi``, each equally likely)."""
-    if lo == np.inf:
-        return
-    n_ranks = hi - lo + 1.0
-    for j in range(metrics.shape[0]):
-        if n_ranks == 1.0:
-            values[u, j] = _value_at_rank(metrics[j], cutoffs[j], lo)
-        else:
-            total = 0.0
-            r = lo
-            # ranks past a cutoff add 0.0, which leaves the sum's bits unchanged: stop there
-            last = hi if cutoffs[j] == NO_CUTOFF else min(hi, float(cutoffs[j]))
-            while r <= last:
-                total += _value_at_rank(metrics[j], cutoffs[j], r)
-                r += 1.0
-            values[u, j] = total / n_ranks
-
-
-@njit(parallel=True, cache=True)
-def _single_target_metrics(rank_lo, rank_hi, metrics, cutoffs):
-    """Every unit's values, units in parallel; the loop body is one call, so Numba's parallel
-    compilation stays small."""
+    rank_lo, rank_hi = readonly(rank_lo, np.float64), readonly(rank_hi, np.float64)
+    metrics, cutoffs = readonly(metrics, np.int64), readonly(cutoffs, np.int64)
     n_units = rank_lo.shape[0]
     values = np.zeros((n_units, metrics.shape[0]))
-    for u in prange(n_units):
-        _unit_metrics(values, u, rank_lo[u], rank_hi[u], metrics, cutoffs)
+    args = (rank_lo, rank_hi, metrics, cutoffs, values)
+    run_blocks(_single_target_units, n_units, *args, grain=UNITS_PER_BLOCK)
     return values
+
+
+@njit(nogil=True, cache=True)
+def _single_target_units(rank_lo, rank_hi, metrics, cutoffs, values, first, last):
+    """Rows ``first`` to ``last - 1`` of the values, unit u's ranks ``rank_lo[u]`` to
+    ``rank_hi[u]`` each equally likely (:func:`single_target_metrics` runs it on blocks of units
+    on threads: :func:`mobeval.kernels.blocks.run_blocks`)."""
+    for u in range(first, last):
+        lo = rank_lo[u]
+        hi = rank_hi[u]
+        if lo == np.inf:
+            continue
+        n_ranks = hi - lo + 1.0
+        for j in range(metrics.shape[0]):
+            if n_ranks == 1.0:
+                values[u, j] = _value_at_rank(metrics[j], cutoffs[j], lo)
+            else:
+                total = 0.0
+                r = lo
+                # ranks past a cutoff add 0.0, which leaves the sum's bits unchanged: stop there
+                last_rank = hi if cutoffs[j] == NO_CUTOFF else min(hi, float(cutoffs[j]))
+                while r <= last_rank:
+                    total += _value_at_rank(metrics[j], cutoffs[j], r)
+                    r += 1.0
+                values[u, j] = total / n_ranks

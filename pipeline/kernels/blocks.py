@@ -1,0 +1,74 @@
+"""Parallel kernels without ``parallel=True``: a serial kernel run over blocks of units on threads.
+
+Every parallel kernel of mobeval scores units (samples, users, uid-days, rows) independently and
+writes each unit's values to that unit's own slots. Numba's ``prange`` parallelises such a loop,
+but at a price paid on every empty cache: the parfor lowering builds a second function (the
+gufunc), compiles it with every function it calls linked in and optimised again, and links the
+threading layer's launch code. Measured on a 2-vCPU VM, the ``prange`` wrapper of the
+next-location rank kernel alone took 1.9-3.2 s to compile on top of the serial kernel inside it,
+and the next-location job compiled in about half the time with every ``parallel=True`` dropped.
+
+So each such kernel is a plain serial ``@njit(nogil=True, cache=True)`` function of a range of
+units, ``kernel(*arrays, first, last)`` scoring units ``first`` to ``last - 1``, and
+:func:`run_blocks` calls it on blocks of units from ``numba.get_num_threads()`` Python threads
+(the count ``NUMBA_NUM_THREADS`` and ``numba.set_num_threads`` set, as for ``prange``). A compiled
+function that releases the GIL runs on as many cores as there are threads; the blocks go to the
+threads as they come free (dynamic scheduling, as ``prange``'s). Each unit is computed by the same
+code whatever block it falls in, and writes only its own outputs, so the results have the same
+bits for any number of threads or blocks. Small inputs (one block) run in the calling thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import numba
+import numpy as np
+
+#: Blocks per thread: enough for the threads to even out units of unequal cost.
+BLOCKS_PER_THREAD = 4
+
+
+def block_count(n_units: int, grain: int, n_blocks: int | None = None) -> int:
+    """Blocks to split ``n_units`` into: ``n_blocks`` (default ``BLOCKS_PER_THREAD`` per thread),
+    but no block of fewer than ``grain`` units, and at least one block."""
+    if n_blocks is None:
+        n_blocks = BLOCKS_PER_THREAD * numba.get_num_threads()
+    return max(1, min(n_blocks, -(-n_units // max(grain, 1))))
+
+
+def run_blocks(
+    kernel: Callable[..., None],
+    n_units: int,
+    *args,
+    grain: int = 1,
+    n_blocks: int | None = None,
+) -> None:
+    """``kernel(*args, first, last)`` over consecutive blocks covering units ``0 .. n_units - 1``
+    (:func:`block_count` of them), on ``numba.get_num_threads()`` threads; with one block or one
+    thread, a single call in the calling thread. ``kernel`` must be compiled with ``nogil=True``
+    (else the threads take turns) and write only the outputs of the units it is given. A
+    kernel's exception is raised here."""
+    threads = numba.get_num_threads()
+    blocks = block_count(n_units, grain, n_blocks)
+    if blocks == 1 or threads == 1:
+        kernel(*args, 0, n_units)
+        return
+    bounds = [(b * n_units // blocks, (b + 1) * n_units // blocks) for b in range(blocks)]
+    with ThreadPoolExecutor(min(blocks, threads)) as pool:
+        for _ in pool.map(lambda bound: kernel(*args, *bound), bounds):
+            pass
+
+
+def readonly(values, dtype) -> np.ndarray:
+    """``values`` as a C-contiguous, read-only array of ``dtype`` (copied only when needed).
+
+    Numba compiles one specialisation per argument type, and a read-only array, a strided one or
+    another dtype is another type: kernels' Python wrappers pass every input they only read
+    through this, so that one run compiles each kernel once, whatever its callers hand it."""
+    array = np.ascontiguousarray(values, dtype=dtype)
+    if array.flags.writeable:
+        array = array.view()  # a view, so the caller's own array stays writable
+        array.flags.writeable = False
+    return array
