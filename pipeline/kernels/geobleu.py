@@ -326,7 +326,9 @@ def _geobleu_seq(gx, gy, rx, ry, max_n, beta, optimal, table, prox, weights, row
             return 0.0
         pn[n] = math.log(pn[n])
     bp = 1.0 if lg > lr else math.exp(1.0 - lr / float(lg))
-    return bp * math.exp(pairwise_sum(pn, 0, n_max) / n_max)  # gmean = exp(np.mean(log p))
+    # gmean = exp(np.mean(log p)); the start as an int64 variable, not the literal 0 (each literal
+    # argument would compile its own specialisation of pairwise_sum)
+    return bp * math.exp(pairwise_sum(pn, np.int64(0), n_max) / n_max)
 
 
 @njit(cache=True)
@@ -467,7 +469,7 @@ def mean_rows(values, counts):
     out = np.empty(n_rows)
     for i in range(n_rows):
         n = counts[i]
-        out[i] = pairwise_sum(values[i], 0, n) / n if n > 0 else np.nan
+        out[i] = pairwise_sum(values[i], np.int64(0), n) / n if n > 0 else np.nan
     return out
 
 
@@ -504,7 +506,7 @@ def dtw_days(day_offsets, gen_x, gen_y, ref_x, ref_y, scale, free_start=False):
 
 @njit(cache=True)
 def _mean_per_unit(unit_offsets, values):
-    """:func:`mean_per_unit` on read-only arrays."""
+    """:func:`mean_per_unit` once its arrays are typed."""
     n_units = unit_offsets.size - 1
     out = np.empty(max(n_units, 0))
     for u in range(n_units):
@@ -519,7 +521,9 @@ def mean_per_unit(unit_offsets, values):
 
     np.mean = (0.0 + pairwise_sum(values)) / count; an empty unit gives NaN.
     """
-    return _mean_per_unit(readonly(unit_offsets, np.int64), readonly(values, np.float64))
+    # values writable, as the scratch arrays pairwise_sum also sums: one specialisation of it
+    values = np.require(values, np.float64, ["C", "W"])
+    return _mean_per_unit(readonly(unit_offsets, np.int64), values)
 
 
 # --------------------------------------------------------------------------- single pairs

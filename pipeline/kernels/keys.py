@@ -48,7 +48,7 @@ def match_sorted(units, truth):
     for j in range(1, n_truth):
         if _compare(truth, j, truth, j - 1) <= 0:
             return index, used, False
-    j = 0
+    j = np.int64(0)  # not the literal 0: _compare would compile a specialisation for it
     for u in range(n_units):
         if u > 0 and _compare(units, u, units, u - 1) < 0:
             return index, used, False

@@ -34,10 +34,12 @@ import math
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, prange, types
+from numba import njit, types
 from numba.extending import intrinsic, overload
 
-#: Rows per parallel work block (each block allocates its scratch row once).
+from mobeval.kernels.blocks import readonly, run_blocks
+
+#: Fewest rows per block of work on a thread (a block allocates its scratch row once).
 BLOCK = 64
 #: Values per block of the counting loop (the arg-max is searched in one block at the end).
 SCAN_BLOCK = 512
@@ -222,52 +224,62 @@ def _scan(row, bits, lo, hi, x, top, top_at):
     return greater, equal, n_nan, top, top_at
 
 
-@njit(parallel=True, cache=True)
 def logits_rows(logits, targets, with_ce):
     """Per row: the counts ``g``, ``e_<``, ``e_>`` (int64), top-1 class, cross-entropy, bad flag.
 
     Rows whose target is negative are skipped (counts -1, cross-entropy NaN, top-1 -1); without
-    ``with_ce`` the cross-entropy is NaN.
+    ``with_ce`` the cross-entropy is NaN. Rows in blocks on threads (:func:`_logits_units`,
+    :func:`mobeval.kernels.blocks.run_blocks`); the matrix is passed read-only, so that a mapped
+    ``.npy`` file and an array in memory share one compiled kernel per dtype.
     """
-    n, n_classes = logits.shape
-    n_greater = np.empty(n, dtype=np.int64)
-    n_lower = np.empty(n, dtype=np.int64)
-    n_higher = np.empty(n, dtype=np.int64)
-    top1 = np.empty(n, dtype=np.int64)
+    logits = readonly(logits, logits.dtype)
+    targets = readonly(targets, np.int64)
+    n = logits.shape[0]
+    n_greater, n_lower, n_higher, top1 = (np.empty(n, dtype=np.int64) for _ in range(4))
     ce = np.empty(n)
     bad = np.zeros(n, dtype=np.bool_)
-    for b in prange((n + BLOCK - 1) // BLOCK):
-        scratch = np.empty(n_classes if with_ce else 0, dtype=logits.dtype)
-        for i in range(b * BLOCK, min(n, (b + 1) * BLOCK)):
-            t = targets[i]
-            ce[i] = np.nan
-            if t < 0:
-                n_greater[i] = -1
-                n_lower[i] = -1
-                n_higher[i] = -1
-                top1[i] = -1
-                continue
-            row = logits[i]
-            bits = _bits(row)
-            x = row[t]
-            greater, equal_before, n_nan, top, top_at = _scan(
-                row, bits, 0, t, x, _lowest_key(bits), -1
-            )
-            if _order_key(bits[t]) > top:
-                top, top_at = _order_key(bits[t]), t
-            more, equal_after, more_nan, top, top_at = _scan(
-                row, bits, t + 1, n_classes, x, top, top_at
-            )
-            n_greater[i] = greater + more
-            n_lower[i] = equal_before
-            n_higher[i] = equal_after
-            n_nan += more_nan
-            best = top_at
-            while _order_key(bits[best]) != top:
-                best += 1
-            top1[i] = best
-            m = row[best]
-            bad[i] = n_nan > 0 or x != x or m == np.inf
-            if with_ce and not bad[i] and m != -np.inf:
-                ce[i] = _log_sum_exp_shifted(row, m, scratch) + (np.float64(m) - np.float64(x))
-    return n_greater, n_lower, n_higher, top1, ce, bad
+    outputs = (n_greater, n_lower, n_higher, top1, ce, bad)
+    run_blocks(_logits_units, n, logits, targets, bool(with_ce), *outputs, grain=BLOCK)
+    return outputs
+
+
+@njit(nogil=True, cache=True)
+def _logits_units(
+    logits, targets, with_ce, n_greater, n_lower, n_higher, top1, ce, bad, first, last
+):
+    """Rows ``first`` to ``last - 1`` of :func:`logits_rows` (one scratch row for them all)."""
+    n_classes = logits.shape[1]
+    scratch = np.empty(n_classes if with_ce else 0, dtype=logits.dtype)
+    for i in range(first, last):
+        t = targets[i]
+        ce[i] = np.nan
+        if t < 0:
+            n_greater[i] = -1
+            n_lower[i] = -1
+            n_higher[i] = -1
+            top1[i] = -1
+            continue
+        row = logits[i]
+        bits = _bits(row)
+        x = row[t]
+        start, none = np.int64(0), np.int64(-1)  # not literals: one specialisation of _scan
+        greater, equal_before, n_nan, top, top_at = _scan(
+            row, bits, start, t, x, _lowest_key(bits), none
+        )
+        if _order_key(bits[t]) > top:
+            top, top_at = _order_key(bits[t]), t
+        more, equal_after, more_nan, top, top_at = _scan(
+            row, bits, t + 1, n_classes, x, top, top_at
+        )
+        n_greater[i] = greater + more
+        n_lower[i] = equal_before
+        n_higher[i] = equal_after
+        n_nan += more_nan
+        best = top_at
+        while _order_key(bits[best]) != top:
+            best += 1
+        top1[i] = best
+        m = row[best]
+        bad[i] = n_nan > 0 or x != x or m == np.inf
+        if with_ce and not bad[i] and m != -np.inf:
+            ce[i] = _log_sum_exp_shifted(row, m, scratch) + (np.float64(m) - np.float64(x))

@@ -38,8 +38,9 @@ import math
 from typing import NamedTuple, get_type_hints
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from mobeval.kernels.blocks import readonly, run_blocks
 from mobeval.kernels.pairwise import pairwise_sum
 
 FULL = np.iinfo(np.int64).max  # cutoff meaning "the whole list"
@@ -54,6 +55,7 @@ N_CUT_STATS = 8
 # per-user outputs: usr[u, stat]
 NREL, RP_TP, RP_DEN, RPREC, MSE, MAE, RMSE = range(7)
 N_USER_STATS = 7
+USERS_PER_BLOCK = 256  # fewer users than this are scored in one block (no thread)
 
 
 class StatsRules(NamedTuple):
@@ -149,7 +151,6 @@ def _ideal_dcg(gains_asc, k, discounts):
     return s
 
 
-@njit(parallel=True, cache=True)
 def recs_user_stats(
     rec_off, rec_items, rec_scores, tru_off, tru_items, tru_ratings, cutoffs, discounts, rules
 ):
@@ -158,8 +159,44 @@ def recs_user_stats(
     ``discounts[i]`` is ``log_b(i + 2)``; ``rules``: a :class:`StatsRules` (``.checked()``). The
     user-mean threshold is summed as numpy does. Users with no relevant item get NaN
     (``rules.nan_if_no_relevant``) or 0 for the relevance-based metrics. Returns
-    ``(cut[U, N_CUT_STATS, K], usr[U, N_USER_STATS], first_duplicate_position[U])``.
+    ``(cut[U, N_CUT_STATS, K], usr[U, N_USER_STATS], first_duplicate_position[U])``. Users in
+    blocks on threads (:func:`_user_stats`, :func:`mobeval.kernels.blocks.run_blocks`).
     """
+    ints = (rec_off, rec_items, tru_off, tru_items, cutoffs)
+    rec_off, rec_items, tru_off, tru_items, cutoffs = (readonly(a, np.int64) for a in ints)
+    floats = (rec_scores, tru_ratings, discounts)
+    rec_scores, tru_ratings, discounts = (readonly(a, np.float64) for a in floats)
+    n_users = rec_off.shape[0] - 1
+    n_cut = cutoffs.shape[0]
+    cut = np.empty((n_users, N_CUT_STATS, n_cut))
+    usr = np.empty((n_users, N_USER_STATS))
+    dup_pos = np.full(n_users, -1, dtype=np.int64)
+    seen = np.zeros(tru_items.shape[0], dtype=np.bool_)  # a user's truth rows are its own
+    args = (rec_off, rec_items, rec_scores, tru_off, tru_items, tru_ratings, cutoffs, discounts)
+    run_blocks(_user_stats, n_users, *args, rules, cut, usr, dup_pos, seen, grain=USERS_PER_BLOCK)
+    return cut, usr, dup_pos
+
+
+@njit(nogil=True, cache=True)
+def _user_stats(
+    rec_off,
+    rec_items,
+    rec_scores,
+    tru_off,
+    tru_items,
+    tru_ratings,
+    cutoffs,
+    discounts,
+    rules,
+    cut,
+    usr,
+    dup_pos,
+    seen,
+    first,
+    last,
+):
+    """Users ``first`` to ``last - 1`` of :func:`recs_user_stats` into ``cut``, ``usr`` and
+    ``dup_pos`` (``seen``: a flag per truth row, False on entry)."""
     rel_threshold = rules.rel_threshold
     user_mean_threshold = rules.user_mean_threshold
     gain_mode = rules.gain_mode
@@ -171,14 +208,9 @@ def recs_user_stats(
     precision_over_k = rules.precision_over_k
     ap_mode = rules.ap_mode
     nan_if_no_relevant = rules.nan_if_no_relevant
-    n_users = rec_off.shape[0] - 1
     n_cut = cutoffs.shape[0]
-    cut = np.empty((n_users, N_CUT_STATS, n_cut))
-    usr = np.empty((n_users, N_USER_STATS))
-    dup_pos = np.full(n_users, -1, dtype=np.int64)
-    seen = np.zeros(tru_items.shape[0], dtype=np.bool_)
     undefined = np.nan if nan_if_no_relevant else 0.0
-    for u in prange(n_users):
+    for u in range(first, last):
         r0 = rec_off[u]
         n_list = rec_off[u + 1] - r0
         t0 = tru_off[u]
@@ -324,4 +356,3 @@ def recs_user_stats(
             usr[u, MSE] = np.nan
             usr[u, MAE] = np.nan
             usr[u, RMSE] = np.nan
-    return cut, usr, dup_pos
