@@ -183,8 +183,14 @@ def _sorted_pairs(truth_source, pred_source, plan, key, chunk_rows, progress, un
         ),
         key,
     )
-    predictions = read_ahead(
-        _canonical_batches(pred_source, plan.pred_columns, plan.pred_select, key, batch_rows)
+    # a thread reads, checks and cuts the predictions into chunks while the previous one is scored
+    chunks = read_ahead(
+        SortedUnitChunks(
+            _canonical_batches(pred_source, plan.pred_columns, plan.pred_select, key, batch_rows),
+            key,
+            chunk_rows,
+        ),
+        depth=1,
     )
     truth = SortedLookup(
         _canonical_batches(truth_source, plan.truth_columns, plan.truth_select, key, batch_rows),
@@ -192,7 +198,7 @@ def _sorted_pairs(truth_source, pred_source, plan, key, chunk_rows, progress, un
         truth_source.label,
         unique=unique_truth,
     )
-    for chunk in SortedUnitChunks(predictions, key, chunk_rows):
+    for chunk in chunks:
         last = key_at(chunk, key, chunk.height - 1)
         yield chunk, truth.take_through(last)
         progress.advance(chunk.height)
@@ -233,7 +239,8 @@ def _concat(batches) -> pl.DataFrame:
 
 def _spilled(predictions, truth, key, n_buckets, progress, temp_dir):
     """Both inputs spread over ``n_buckets`` hash buckets in a folder in ``temp_dir``; yields each
-    bucket's (predictions, truth) sorted by key; the folder is removed at the end."""
+    bucket's (predictions, truth) sorted by key, the next one read by a thread meanwhile (memory:
+    up to three buckets); the folder is removed at the end."""
     progress.restart("bucketing")
     if temp_dir is not None:
         Path(temp_dir).mkdir(parents=True, exist_ok=True)
@@ -242,8 +249,9 @@ def _spilled(predictions, truth, key, n_buckets, progress, temp_dir):
         pred_paths = write_buckets(predictions, key, n_buckets, root / "predictions")
         truth_paths = write_buckets(truth, key, n_buckets, root / "truth")
         progress.restart("scoring")
-        for pred_path, truth_path in zip(pred_paths, truth_paths, strict=True):
-            yield read_bucket(pred_path, key), read_bucket(truth_path, key)
+        pairs = zip(pred_paths, truth_paths, strict=True)
+        # the next bucket is read and sorted while this one is scored
+        yield from read_ahead(((read_bucket(p, key), read_bucket(t, key)) for p, t in pairs), 1)
 
 
 def _reject_duplicate_truth(truth: pl.DataFrame, key, label) -> None:

@@ -91,7 +91,8 @@ class SortedUnitChunks:
     """Iterate a key-sorted batch stream as chunks of whole units, ``chunk_rows`` rows or more.
 
     Each row's key is compared with the previous row's once, as its batch arrives; a chunk is cut
-    at the last unit start of the rows gathered, and the rows after it carry over."""
+    at the last unit start of the rows gathered, and the rows after it carry over. A chunk holds
+    one Arrow chunk per column (kernels then read its columns without a copy)."""
 
     def __init__(self, batches: Iterator[pl.DataFrame], key: list[str], chunk_rows: int) -> None:
         self.batches = batches
@@ -133,9 +134,9 @@ class SortedUnitChunks:
             frame = pl.concat(pending, rechunk=False)
             carry = frame.slice(cut)
             pending, starts, rows = [carry], [flags[cut:]], carry.height
-            yield frame.slice(0, cut)
+            yield frame.slice(0, cut).rechunk()
         if rows:
-            yield pl.concat(pending, rechunk=False)
+            yield pl.concat(pending).rechunk()
 
 
 class SortedLookup:
