@@ -35,7 +35,7 @@ import polars as pl
 
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.text import READ_ERRORS, open_binary, read_error_reason
-from mobeval.io.trec import iter_run, located, read_qrels
+from mobeval.io.trec import iter_run, located, read_qrels, split_fields
 from mobeval.kernels import trec as K
 
 LONG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -502,7 +502,7 @@ def read_zscores(path) -> dict[tuple[str, str], tuple[float, float]]:
         reason = read_error_reason(error)
         raise InputError(f"not a readable z-scores file ({reason})", path=path) from None
     for number, line in enumerate(text.splitlines(), 1):
-        fields = line.split()
+        fields = split_fields(line)
         if not fields or fields[0].startswith("#"):
             continue
         try:

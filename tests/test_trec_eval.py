@@ -329,6 +329,27 @@ def test_a_bad_line_is_named(kind, text, line, field, tmp_path):
     assert str(path) in message and f"line {line}:" in message and f"'{field}'" in message
 
 
+NOT_C_SPACE = "".join(chr(c) for c in range(1, 32) if chr(c) not in "\t\n\r\x0b\x0c")
+
+
+@pytest.mark.parametrize("inside", ["\x1f", "\x1c\x1e", NOT_C_SPACE], ids=["us", "fs-rs", "all"])
+def test_control_bytes_belong_to_the_field(inside, tmp_path, capsys):
+    """trec_eval splits fields on C's whitespace only: a control byte such as \\x1f (which
+    Python's str.split takes for a space) is part of the document id. Documents renamed with such
+    bytes in both files score as documents renamed with letters (every control byte at once
+    takes the readers' slowest path)."""
+    qrels, run = write_inputs(tmp_path, "hand")
+    printed = []
+    for name, mark in (("letters", "Q" * len(inside)), ("control", inside)):
+        for path in (qrels, run):
+            text = path.read_text().replace(" a ", f" a{mark}z ").replace(" c ", f" {mark}c ")
+            (tmp_path / f"{name}.{path.name}").write_text(text)
+        files = [str(tmp_path / f"{name}.{path.name}") for path in (qrels, run)]
+        printed.append(ours(["-m", "all_trec", "-q", *files], capsys))
+    assert printed[0][0] == 0
+    assert printed[1] == printed[0]
+
+
 def test_cli_bad_line_exit_2(tmp_path, capsys):
     qrels, run = write_inputs(tmp_path, "hand")
     run.write_text(run.read_text() + "q1 Q0 f 9\n")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -37,6 +38,18 @@ QRELS_AS_RATINGS = {"qid": "user_id", "docno": "item_id", "rel": "rating"}
 BLOCK_BYTES = 1 << 24
 
 
+# Field separators of trec_eval's C reader: C's isspace() but the newline. Python's str.split()
+# also splits on \x1c-\x1f and Unicode spaces, which trec_eval keeps inside a field.
+C_SPACE = " \t\r\f\v"
+_C_SPACE_RUN = r"[ \t\r\f\v]+"  # the same characters, for Python and Polars
+
+
+def split_fields(line: str) -> list[str]:
+    """The fields of ``line`` as trec_eval splits them (runs of :data:`C_SPACE`)."""
+    line = line.strip(C_SPACE)
+    return re.split(_C_SPACE_RUN, line) if line else []
+
+
 def _first_data_line(path, filesystem=None) -> str | None:
     guard = nullcontext() if filesystem is None else client_errors(path, READ_ERRORS)
     try:
@@ -50,7 +63,7 @@ def first_data_line(lines) -> str | None:
     """The first of ``lines`` (bytes) that is neither blank nor a ``#`` comment, stripped, if
     one of the first 1000 is."""
     for number, raw in enumerate(lines, 1):
-        text = raw.decode("utf-8", errors="replace").strip()
+        text = raw.decode("utf-8", errors="replace").strip(C_SPACE + "\n")
         if text and not text.startswith("#"):
             return text
         if number > 1000:
@@ -106,7 +119,7 @@ def kind_of_line(line: str | None) -> str | None:
     """``"run"``, ``"qrels"`` or None: what a file whose first data line is ``line`` is."""
     if line is None:
         return None
-    fields = line.split()
+    fields = split_fields(line)
     if len(fields) >= 6 and _is_int(fields[3]) and _is_number(fields[4]):
         return "run"
     if len(fields) == 4 and _is_int(fields[3]):
@@ -114,29 +127,46 @@ def kind_of_line(line: str | None) -> str | None:
     return None
 
 
+# Bytes that hardly ever occur in text, tried in turn as the separator of a one-column CSV read
+# (a block's lines, whole): the first one absent from the block is used.
+_LINE_SEPARATORS = [chr(c) for c in range(1, 32) if chr(c) not in "\t\n\r\x0b\x0c"]
+
+
 def _line_fields(block: bytes) -> pl.DataFrame:
-    lines = pl.read_csv(
-        io.BytesIO(block),
-        has_header=False,
-        separator="\x1f",
-        quote_char=None,
-        new_columns=["line"],
-        schema={"line": pl.String},
-        encoding="utf8-lossy",
-    )
-    text = pl.col("line").str.replace_all(r"[ \t\r\f\v]+", " ").str.strip_chars(" ")
+    separator = next((s for s in _LINE_SEPARATORS if s.encode() not in block), None)
+    if separator is None:  # every control byte occurs: split the lines in Python
+        lines = pl.DataFrame(
+            {"line": block.decode("utf-8", errors="replace").split("\n")},
+            schema={"line": pl.String},
+        )
+    else:
+        lines = _read_lines(block, separator)
+    text = pl.col("line").str.replace_all(_C_SPACE_RUN, " ").str.strip_chars(" ")
     frame = lines.select(text.alias("line"))
     frame = frame.filter((pl.col("line") != "") & ~pl.col("line").str.starts_with("#"))
     return frame.select(pl.col("line").str.split(" ").alias("f"))
 
 
+def _read_lines(block: bytes, separator: str) -> pl.DataFrame:
+    """The lines of ``block`` as one String column ``line`` (``separator`` absent from it)."""
+    return pl.read_csv(
+        io.BytesIO(block),
+        has_header=False,
+        separator=separator,
+        quote_char=None,
+        new_columns=["line"],
+        schema={"line": pl.String},
+        encoding="utf8-lossy",
+    )
+
+
 def _bad_line(path: Path, block: bytes, first_line: int, kind: str) -> InputError:
     """The first bad line of ``block``, checked line by line as the fast path checks it."""
     for offset, raw in enumerate(block.split(b"\n")):
-        text = raw.decode("utf-8", errors="replace").strip()
+        text = raw.decode("utf-8", errors="replace").strip(C_SPACE)
         if not text or text.startswith("#"):
             continue
-        problem = _line_problem(text.split(), kind)
+        problem = _line_problem(split_fields(text), kind)
         if problem:
             field, why = problem
             return InputError(
