@@ -41,6 +41,7 @@ import numpy as np
 from numba import njit
 
 from mobeval.kernels.blocks import readonly, run_blocks
+from mobeval.kernels.heapsort import sort_indices
 from mobeval.kernels.pairwise import pairwise_sum
 
 FULL = np.iinfo(np.int64).max  # cutoff meaning "the whole list"
@@ -133,12 +134,22 @@ def _gain(rating, relevant, mode, threshold, clamp_negative):
 @njit(cache=True)
 def _first_repeat(items, lo, hi):
     """0-based list position of the first item that already occurred earlier in ``items[lo:hi]``."""
-    order = np.argsort(items[lo:hi], kind="mergesort")
+    order = np.arange(hi - lo)
+    sort_indices(items[lo:hi], order)  # by item, then position: a stable sort
     first = -1
     for i in range(1, hi - lo):
         if items[lo + order[i]] == items[lo + order[i - 1]] and (first < 0 or order[i] < first):
             first = order[i]
     return first
+
+
+@njit(cache=True)
+def _ascending(values):
+    """``values`` sorted ascending, a new array (:func:`sort_indices`: the DCG of the sorted gains
+    does not depend on the order of equal ones)."""
+    order = np.arange(values.shape[0])
+    sort_indices(values, order)
+    return values[order]
 
 
 @njit(cache=True)
@@ -231,7 +242,7 @@ def _user_stats(
                 ideal[j - t0] = _gain(
                     tru_ratings[j], relevant, gain_mode, gain_threshold, clamp_negative
                 )
-        ideal = np.sort(ideal)
+        ideal = _ascending(ideal)
 
         # running counters over list positions
         tp = 0  # hits counted for the confusion metrics
@@ -307,7 +318,7 @@ def _user_stats(
             at_dcg_rated[c] = dcg_rated
         if rp_tp < 0:
             rp_tp = tp
-        rated_asc = np.sort(rated_gains[:n_rated])
+        rated_asc = _ascending(rated_gains[:n_rated])
 
         for c in range(n_cut):
             k = cutoffs[c]
