@@ -9,7 +9,7 @@ import pytest
 
 from mobeval.api import evaluate_nextloc
 from mobeval.io.chunking import bucket_ids
-from mobeval.kernels.buckets import bucket_order, key_buckets
+from mobeval.kernels.buckets import bucket_order, claim_runs, key_buckets
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:
@@ -52,10 +52,8 @@ def test_string_keys_share_a_bucket():
         assert by_user.setdefault(user, bucket) == bucket
 
 
-@pytest.mark.parametrize("chunk_rows", [7, 50, 10**6], ids=["buckets", "few-buckets", "in-memory"])
-def test_unsorted_input_gives_the_sorted_numbers(chunk_rows):
-    rng = np.random.default_rng(5)
-    n_samples, candidates = 60, 6
+def _inputs(seed: int = 5, n_samples: int = 60, candidates: int = 6):
+    rng = np.random.default_rng(seed)
     truth = pl.DataFrame(
         {"sample_id": np.arange(n_samples) - 30, "location": rng.integers(0, 8, n_samples)}
     )
@@ -66,12 +64,111 @@ def test_unsorted_input_gives_the_sorted_numbers(chunk_rows):
             "score": rng.integers(0, 3, n_samples * candidates).astype(float),
         }
     )
-    options = {"k": [1, 3], "metrics": ["acc@k", "ndcg@k", "mrr"], "ties": "input"}
-    whole = evaluate_nextloc(truth, predictions, chunk_rows=10**6, **options)
-    order = rng.permutation(n_samples) - 30  # samples shuffled, each one's rows in input order
-    shuffled = pl.concat([predictions.filter(pl.col("sample_id") == s) for s in order.tolist()])
-    again = evaluate_nextloc(
-        truth.reverse(), shuffled, chunk_rows=chunk_rows, progress=False, **options
-    )
+    return truth, predictions
+
+
+def _units_shuffled(predictions: pl.DataFrame, seed: int) -> pl.DataFrame:
+    """The samples in a random order, each sample's rows together and in input order."""
+    samples = np.random.default_rng(seed).permutation(predictions["sample_id"].unique().to_numpy())
+    return pl.concat([predictions.filter(pl.col("sample_id") == s) for s in samples.tolist()])
+
+
+OPTIONS = {"k": [1, 3], "metrics": ["acc@k", "ndcg@k", "mrr"], "ties": "input"}
+
+
+def _paths_taken(monkeypatch) -> list[str]:
+    """Which unsorted path each evaluation takes: grouped streaming, in memory, or buckets."""
+    import mobeval.engines.local as local
+
+    taken: list[str] = []
+    paths = {"_grouped_pairs": "grouped", "_in_memory": "in memory", "_spilled": "buckets"}
+    for name, path in paths.items():
+        original = getattr(local, name)
+
+        def spy(*args, _original=original, _path=path, **kwargs):
+            taken.append(_path)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(local, name, spy)
+    return taken
+
+
+@pytest.mark.parametrize(
+    ("chunk_rows", "rows_apart", "path"),
+    [
+        (100, False, "grouped"),  # the truth (60 rows) fits: streamed, each chunk sorted
+        (7, False, "buckets"),  # the truth does not fit
+        (10**6, True, "in memory"),  # a sample's rows apart: not grouped; everything fits
+        (50, True, "buckets"),
+    ],
+)
+def test_unsorted_input_gives_the_sorted_numbers(monkeypatch, chunk_rows, rows_apart, path):
+    truth, predictions = _inputs()
+    whole = evaluate_nextloc(truth, predictions, chunk_rows=10**6, **OPTIONS)
+    shuffled = _units_shuffled(predictions, seed=3)
+    if rows_apart:  # the first sample's last row moved to the end
+        first = shuffled.head(1)["sample_id"].item()
+        rows = shuffled.with_row_index().filter(pl.col("sample_id") == first)["index"].to_list()
+        shuffled = pl.concat(
+            [shuffled.filter(pl.int_range(pl.len()) != rows[-1]), shuffled[rows[-1]]]
+        )
+    taken = _paths_taken(monkeypatch)
+    again = evaluate_nextloc(truth.reverse(), shuffled, chunk_rows=chunk_rows, **OPTIONS)
+    assert taken == [path]
     assert again.summary.equals(whole.summary)
     assert again.per_unit.sort("sample_id").equals(whole.per_unit)
+
+
+def test_grouped_input_with_a_sample_not_in_the_truth_goes_over_buckets(monkeypatch):
+    truth, predictions = _inputs()
+    shuffled = _units_shuffled(predictions, seed=4)
+    taken = _paths_taken(monkeypatch)
+    options = {**OPTIONS, "unmatched": "drop", "chunk_rows": 100}
+    result = evaluate_nextloc(truth.filter(pl.col("sample_id") != 0), shuffled, **options)
+    assert taken == ["buckets"]
+    assert result.value("predictions_without_truth_dropped") == 1
+    assert result.value("samples") == 59
+
+
+def _claims_oracle(batches, truth):
+    """Plain Python: the runs of equal keys across the batches, each claiming its truth row."""
+    claimed, previous = set(), None
+    for number, batch in enumerate(batches):
+        for row, key in enumerate(map(tuple, batch.tolist())):
+            if key == previous:
+                continue
+            previous = key
+            if key not in truth or key in claimed:
+                return number, row, claimed
+            claimed.add(key)
+    return None, None, claimed
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_claim_runs_is_the_plain_check(seed):
+    rng = np.random.default_rng(seed)
+    columns = int(rng.integers(1, 3))
+    truth_keys = np.unique(rng.integers(-4, 5, size=(12, columns)), axis=0)
+    units = truth_keys[rng.permutation(len(truth_keys))]
+    if seed % 3 == 0:  # a key that is not in the truth
+        units = np.concatenate([units, np.full((1, columns), 99)])
+    if seed % 3 == 1:  # a unit's rows apart
+        units = np.concatenate([units, units[:1]])
+    rows = np.repeat(units, rng.integers(1, 4, size=len(units)), axis=0)
+    batches = np.array_split(rows, int(rng.integers(1, 5)))
+    truth = _readonly(truth_keys.astype(np.int64))
+    claimed = np.zeros(len(truth), dtype=np.bool_)
+    failed, last = None, None
+    for number, batch in enumerate(batches):
+        keys = _readonly(np.ascontiguousarray(batch, dtype=np.int64))
+        continued = last is not None and len(keys) > 0 and bool((keys[0] == last).all())
+        row = claim_runs(keys, truth, claimed, continued)
+        if row >= 0:
+            failed = (number, row)
+            break
+        if len(keys):
+            last = keys[-1]
+    number, row, expected = _claims_oracle(batches, set(map(tuple, truth_keys.tolist())))
+    assert failed == (None if number is None else (number, row))
+    if failed is None:
+        assert {tuple(k) for k in truth_keys[claimed].tolist()} == expected

@@ -12,6 +12,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from mobeval.errors import ConfigError, InputError
@@ -22,11 +23,14 @@ from mobeval.io.chunking import (
     bucket_count,
     format_key,
     key_at,
+    key_matrix,
     key_order,
     read_bucket,
     sorted_by_key,
     write_buckets,
 )
+from mobeval.kernels.buckets import claim_runs
+from mobeval.kernels.keys import match_sorted, unit_offsets
 from mobeval.progress import Progress
 
 DEFAULT_CHUNK_ROWS = 2_000_000
@@ -156,6 +160,11 @@ def stream_pairs(
         return
     except NotSorted:
         yield "restart"
+    truth = _truth_in_memory(truth_source, plan, key, chunk_rows) if unique_truth else None
+    claimed = None if truth is None else _claimed_truth(pred_source, plan, key, truth, chunk_rows)
+    if claimed is not None:
+        yield from _grouped_pairs(pred_source, plan, key, chunk_rows, progress, truth, claimed)
+        return
     yield from _bucketed_pairs(
         truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth, temp_dir
     )
@@ -173,7 +182,7 @@ def _check_sorted(batches, key: list[str]) -> None:
 
 
 def _sorted_pairs(truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth):
-    batch_rows = max(1, min(chunk_rows, 1_000_000))
+    batch_rows = _batch_rows(chunk_rows)
     # A sample whose truth row has not been seen is only known to be unmatched if the truth is
     # sorted;
     # the truth is small (one row per sample), so check it first, key columns only.
@@ -207,6 +216,67 @@ def _sorted_pairs(truth_source, pred_source, plan, key, chunk_rows, progress, un
         yield pl.DataFrame(), rest
 
 
+def _batch_rows(chunk_rows: int) -> int:
+    return max(1, min(chunk_rows, 1_000_000))
+
+
+def _truth_in_memory(truth_source, plan, key, chunk_rows) -> pl.DataFrame | None:
+    """The truth (one row per unit) sorted by key, if it fits in one chunk and its key is
+    integer; else None."""
+    if truth_source.row_count_estimate() > chunk_rows:
+        return None
+    batches = _canonical_batches(
+        truth_source, plan.truth_columns, plan.truth_select, key, _batch_rows(chunk_rows)
+    )
+    truth = sorted_by_key(_concat(batches), key)
+    if truth.height == 0 or key_matrix(truth, key) is None:
+        return None
+    _reject_duplicate_truth(truth, key, truth_source.label)
+    return truth
+
+
+def _claimed_truth(pred_source, plan, key, truth, chunk_rows) -> np.ndarray | None:
+    """Per row of ``truth``, whether a unit of the predictions has its key, if the predictions
+    hold each unit's rows together (in any key order) and every unit has a truth row; else None.
+    Reads the key columns only (:func:`mobeval.kernels.buckets.claim_runs`)."""
+    truth_keys = key_matrix(truth, key)
+    claimed = np.zeros(truth.height, dtype=np.bool_)
+    select = [expression for expression in plan.pred_select if expression.meta.output_name() in key]
+    last = None
+    for batch in _canonical_batches(pred_source, key, select, key, _batch_rows(chunk_rows)):
+        if batch.height == 0:
+            continue
+        keys = key_matrix(batch, key)
+        continued = last is not None and bool((keys[0] == last).all())
+        if claim_runs(keys, truth_keys, claimed, continued) >= 0:
+            return None
+        last = keys[-1].copy()
+    return claimed
+
+
+def _grouped_pairs(pred_source, plan, key, chunk_rows, progress, truth, claimed):
+    """Predictions that hold each unit's rows together, in any key order, and a truth in memory:
+    streamed in chunks of whole units as in the sorted case, each chunk sorted by key (its units
+    are runs: :func:`mobeval.io.chunking.grouped_order`) and paired with its units' truth rows;
+    then the truth rows no unit claimed. Memory: a chunk, and the truth."""
+    truth_keys = key_matrix(truth, key)
+    batches = _canonical_batches(
+        pred_source, plan.pred_columns, plan.pred_select, key, _batch_rows(chunk_rows)
+    )
+    progress.restart("scoring")
+    for chunk in read_ahead(SortedUnitChunks(batches, key, chunk_rows, grouped=True), depth=1):
+        keys = key_matrix(chunk, key)
+        index, _, _ = match_sorted(keys[unit_offsets(keys)[:-1]], truth_keys)
+        yield (
+            chunk,
+            truth[index[index >= 0]],
+        )  # every unit has its truth row, unless the file changed
+        progress.advance(chunk.height)
+    rest = truth.filter(pl.Series(~claimed))
+    if rest.height:
+        yield pl.DataFrame(), rest
+
+
 def _bucketed_pairs(
     truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth, temp_dir
 ):
@@ -214,14 +284,14 @@ def _bucketed_pairs(
     (one pair, no file written); else both are spread over hash buckets on disk, and each bucket
     comes back sorted (memory: about one bucket, ``chunk_rows`` rows)."""
     n_buckets = bucket_count(pred_source.row_count_estimate(), chunk_rows)
-    batch_rows = max(1, min(chunk_rows, 1_000_000))
+    batch_rows = _batch_rows(chunk_rows)
     predictions = read_ahead(
         _canonical_batches(pred_source, plan.pred_columns, plan.pred_select, key, batch_rows)
     )
     truth = _canonical_batches(truth_source, plan.truth_columns, plan.truth_select, key, batch_rows)
     if n_buckets == 1:
         progress.restart("scoring")
-        pairs = [(sorted_by_key(_concat(predictions), key), sorted_by_key(_concat(truth), key))]
+        pairs = _in_memory(predictions, truth, key)
     else:
         pairs = _spilled(predictions, truth, key, n_buckets, progress, temp_dir)
     for chunk, truth_rows in pairs:
@@ -229,6 +299,11 @@ def _bucketed_pairs(
             _reject_duplicate_truth(truth_rows, key, truth_source.label)
         yield chunk, truth_rows
         progress.advance(chunk.height)
+
+
+def _in_memory(predictions, truth, key) -> list[tuple[pl.DataFrame, pl.DataFrame]]:
+    """Both inputs whole, sorted by key: one pair."""
+    return [(sorted_by_key(_concat(predictions), key), sorted_by_key(_concat(truth), key))]
 
 
 def _concat(batches) -> pl.DataFrame:

@@ -92,24 +92,35 @@ class SortedUnitChunks:
 
     Each row's key is compared with the previous row's once, as its batch arrives; a chunk is cut
     at the last unit start of the rows gathered, and the rows after it carry over. A chunk holds
-    one Arrow chunk per column (kernels then read its columns without a copy)."""
+    one Arrow chunk per column (kernels then read its columns without a copy).
 
-    def __init__(self, batches: Iterator[pl.DataFrame], key: list[str], chunk_rows: int) -> None:
+    With ``grouped`` the stream need only hold each unit's rows together, in any key order (the
+    caller has checked it: :func:`mobeval.kernels.buckets.claim_runs`); each chunk is sorted."""
+
+    def __init__(
+        self,
+        batches: Iterator[pl.DataFrame],
+        key: list[str],
+        chunk_rows: int,
+        *,
+        grouped: bool = False,
+    ) -> None:
         self.batches = batches
         self.key = key
         self.chunk_rows = chunk_rows
+        self.grouped = grouped
         self.last_key: tuple | None = None
 
     def _starts(self, batch: pl.DataFrame) -> np.ndarray:
         """Whether each row of ``batch`` starts a unit, given the stream so far; NotSorted if a
         key decreases."""
         order = key_order(batch, self.key).to_numpy()
-        if (order < 0).any():
+        if not self.grouped and (order < 0).any():
             raise NotSorted
         starts = order != 0
         first = key_at(batch, self.key, 0)
         if self.last_key is not None:
-            if first < self.last_key:
+            if first < self.last_key and not self.grouped:
                 raise NotSorted
             starts[0] = first != self.last_key
         self.last_key = key_at(batch, self.key, batch.height - 1)
@@ -134,9 +145,13 @@ class SortedUnitChunks:
             frame = pl.concat(pending, rechunk=False)
             carry = frame.slice(cut)
             pending, starts, rows = [carry], [flags[cut:]], carry.height
-            yield frame.slice(0, cut).rechunk()
+            yield self._whole(frame.slice(0, cut))
         if rows:
-            yield pl.concat(pending).rechunk()
+            yield self._whole(pl.concat(pending))
+
+    def _whole(self, chunk: pl.DataFrame) -> pl.DataFrame:
+        """The chunk in one Arrow chunk per column; sorted by key if the stream is grouped."""
+        return sorted_by_key(chunk, self.key) if self.grouped else chunk.rechunk()
 
 
 class SortedLookup:

@@ -1,4 +1,5 @@
-"""Hash buckets of integer keys: which bucket each row goes to, and the rows grouped by bucket.
+"""Unsorted input with integer keys: hash buckets (which bucket each row goes to, the rows grouped
+by bucket), and the check that a stream holds each unit's rows together (:func:`claim_runs`).
 
 A row's bucket is a hash of its key modulo the number of buckets, so every row of a unit lands in
 the same bucket. The hash of a key ``(k_1 .. k_c)`` (int64 columns) is ``h_c``, with ``h_0`` a
@@ -54,3 +55,47 @@ def bucket_order(buckets, n_buckets):
         order[position[bucket]] = row
         position[bucket] += 1
     return order, bounds
+
+
+@njit(cache=True)
+def _find(keys, row, table):
+    """The row of ``table`` (strictly increasing, lexicographic) equal to ``keys[row]``, or -1."""
+    lo, hi = 0, table.shape[0]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        sign = 0
+        for column in range(table.shape[1]):
+            if table[mid, column] != keys[row, column]:
+                sign = 1 if table[mid, column] > keys[row, column] else -1
+                break
+        if sign == 0:
+            return mid
+        if sign < 0:
+            lo = mid + 1
+        else:
+            hi = mid
+    return -1
+
+
+@njit(cache=True)
+def claim_runs(keys, truth, claimed, continued):
+    """Claim, for each run of equal keys in ``keys`` (n x c int64, a batch of a stream; with
+    ``continued`` its first run continues the previous batch's last one and is skipped), the truth
+    row holding its key (``truth``: strictly increasing, lexicographic): ``claimed[j]`` becomes
+    True. Returns the first row whose run has no truth row or one claimed before (its unit is not
+    together in the stream, or not in the truth), or -1 when every run was claimed."""
+    for row in range(keys.shape[0]):
+        if row > 0 or continued:
+            previous = row - 1 if row > 0 else 0
+            same = True
+            for column in range(keys.shape[1]):
+                if keys[row, column] != keys[previous, column]:
+                    same = False
+                    break
+            if same:
+                continue
+        j = _find(keys, row, truth)
+        if j < 0 or claimed[j]:
+            return row
+        claimed[j] = True
+    return -1
