@@ -1,21 +1,26 @@
-"""Unsorted input: next location over hash buckets beside the sorted path and Polars' own
+"""Unsorted input: next location on shuffled copies beside the sorted path and Polars' own
 partitioned sink, in one run.
 
     python benchmarks/bench_buckets.py [--samples 300000] [--candidates 100] [--repeat 3]
+                                       [--chunk-rows 2000000] [--baseline REV]
 
-Inputs: the sorted synthetic files of ``datagen.nextloc_files`` and a copy of the predictions whose
-samples are shuffled (``rss_nextloc.shuffled_copy``: row groups reversed, samples permuted within
-each, every sample's rows still together), so mobeval finds them unsorted at once and goes over
-hash buckets. Each measurement is a fresh process, the three kinds alternating, after one untimed
-run of each mobeval kind (which fills the Numba cache); the medians are printed with their ratios:
+Inputs: the sorted synthetic files of ``datagen.nextloc_files`` and two unsorted copies of the
+predictions (``rss_nextloc.unsorted_copy``, row groups reversed): "grouped", the samples permuted
+within each row group, every sample's rows still together (mobeval streams it again, each chunk
+sorted in memory, as the truth fits in one chunk), and "scattered", the rows permuted within each
+row group, a sample's rows apart (mobeval goes over hash buckets on disk). Each measurement is a
+fresh process, the kinds alternating, after one untimed run of each mobeval kind (which fills the
+Numba cache); the medians are printed with their ratios:
 
-* sorted: ``evaluate_nextloc(truth, pred, out=...)`` on the sorted file (streaming);
-* unsorted: the same on the shuffled file (bucketing both inputs, then scoring bucket by bucket);
-* peer: Polars alone on the shuffled predictions, doing the bucketing part of that work with its
+* sorted / grouped / scattered: ``evaluate_nextloc(truth, pred, out=...)`` on that file;
+* peer: Polars alone on the scattered predictions, doing the bucketing part of that work with its
   partitioned sink (``sink_parquet(pl.PartitionBy(key=hash % B))``, B as mobeval chooses), then
   reading each bucket back sorted by sample, as mobeval must before scoring.
 
-Both mobeval runs must give the same summary (bit for bit) and the same per-sample table (compared
+``--baseline REV`` also runs the three mobeval kinds with the ``pipeline/`` of git revision REV
+(``git archive``), alternating with the current code: before and after in one run.
+
+Every mobeval run must give the sorted run's summary (bit for bit) and per-sample table (compared
 by an order-independent sum of row hashes). Runs from a snapshot of pipeline/.
 """
 
@@ -35,7 +40,7 @@ from pathlib import Path
 
 from datagen import nextloc_files, snapshot_pipeline
 from measure import load
-from rss_nextloc import shuffled_copy
+from rss_nextloc import unsorted_copy
 
 GOAL = 1.5
 
@@ -75,12 +80,27 @@ def worker_peer(pred: str, chunk_rows: int) -> dict:
     return {"seconds": seconds, "rows": rows, "buckets": n_buckets}
 
 
-def spawn(kind: str, **kwargs) -> dict:
+def spawn(kind: str, code: str | None = None, **kwargs) -> dict:
+    """One worker in a fresh process; ``code``: a folder holding another ``mobeval`` package."""
+    env = dict(os.environ)
+    if code is not None:
+        env["PYTHONPATH"] = os.pathsep.join([code, env.get("PYTHONPATH", "")])
     cmd = [sys.executable, __file__, "--worker", json.dumps({"kind": kind, **kwargs})]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         sys.exit(f"worker {kind} failed:\n{proc.stderr}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def baseline_code(revision: str, folder: Path) -> str:
+    """``pipeline/`` of git revision ``revision`` copied into ``folder`` as ``mobeval``."""
+    root = Path(__file__).resolve().parents[1]
+    archive = subprocess.run(
+        ["git", "-C", str(root), "archive", revision, "pipeline"], capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "x", "-C", str(folder)], input=archive, check=True)
+    (folder / "pipeline").rename(folder / "mobeval")
+    return str(folder)
 
 
 def main() -> None:
@@ -89,6 +109,7 @@ def main() -> None:
     parser.add_argument("--candidates", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--chunk-rows", type=int, default=2_000_000)
+    parser.add_argument("--baseline", help="git revision whose pipeline/ runs beside the current")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -101,41 +122,55 @@ def main() -> None:
     scratch = tempfile.mkdtemp(prefix="bench-buckets-")
     atexit.register(shutil.rmtree, scratch, ignore_errors=True)
     snapshot_pipeline(str(Path(scratch) / "code"))
+    codes = {"": None}
+    if args.baseline:
+        folder = Path(scratch) / "baseline"
+        folder.mkdir()
+        codes = {"base ": baseline_code(args.baseline, folder), **codes}
     truth, pred = nextloc_files(args.samples, args.candidates)
-    shuffled = shuffled_copy(pred, args.candidates)
+    files = {
+        "sorted": pred,
+        "grouped": unsorted_copy(pred, args.candidates, "grouped"),
+        "scattered": unsorted_copy(pred, args.candidates, "scattered"),
+    }
     rows = args.samples * args.candidates
     print(f"{os.cpu_count()} CPUs; load average at start (1/5/15 min): {load()}")
+    if args.baseline:
+        print(f"base: pipeline/ of {args.baseline}; the others: the current pipeline/")
     print(
         f"{args.samples:,} samples x {args.candidates} candidates = {rows:,} rows; "
         f"chunk_rows {args.chunk_rows:,}; {args.repeat} runs each, alternating\n"
     )
-    runs: dict[str, list[dict]] = {"sorted": [], "unsorted": [], "peer": []}
     common = {"chunk_rows": args.chunk_rows}
-    for path in (pred, shuffled):  # untimed: the snapshot's kernels compile into its cache
-        spawn("mobeval", truth=str(truth), pred=str(path), **common)
-    for _ in range(args.repeat):
-        runs["sorted"].append(spawn("mobeval", truth=str(truth), pred=str(pred), **common))
-        runs["unsorted"].append(spawn("mobeval", truth=str(truth), pred=str(shuffled), **common))
-        runs["peer"].append(spawn("peer", pred=str(shuffled), **common))
+    runs: dict[str, list[dict]] = {}
+    for _ in range(args.repeat + 1):  # the first round is untimed: it fills each code's cache
+        for version, code in codes.items():
+            for kind, path in files.items():
+                result = spawn("mobeval", code, truth=str(truth), pred=str(path), **common)
+                runs.setdefault(version + kind, []).append(result)
+        runs.setdefault("peer", []).append(spawn("peer", pred=str(files["scattered"]), **common))
+    runs = {name: results[1:] for name, results in runs.items()}
     med = {name: statistics.median(r["seconds"] for r in results) for name, results in runs.items()}
-    notes = {
-        "sorted": "evaluate_nextloc, sorted file (streaming)",
-        "unsorted": "evaluate_nextloc, shuffled file (hash buckets)",
-        "peer": f"Polars PartitionBy sink + sorted read-back, {runs['peer'][0]['buckets']} buckets",
-    }
+    buckets = runs["peer"][0]["buckets"]
     for name, seconds in med.items():
         every = ", ".join(f"{r['seconds']:.2f}" for r in runs[name])
-        print(f"  {name:<9} {seconds:>7.2f} s  {notes[name]} (all: {every})")
-    ratio = med["unsorted"] / med["sorted"]
-    verdict = "MET" if ratio <= GOAL else "missed"
-    print(f"\n  unsorted / sorted      {ratio:5.2f}x  (goal <= {GOAL}x: {verdict})")
-    print(
-        f"  unsorted / peer        {med['unsorted'] / med['peer']:5.2f}x  "
-        "(peer: the bucketing alone, no scoring)"
-    )
+        print(f"  {name:<16} {seconds:>7.2f} s  (all: {every})")
+    print(f"  (peer: Polars PartitionBy sink + sorted read-back, {buckets} buckets, no scoring)\n")
+    for version in codes:
+        for kind in ("grouped", "scattered"):
+            ratio = med[version + kind] / med[version + "sorted"]
+            verdict = "MET" if ratio <= GOAL else "missed"
+            label = f"{version}{kind} / sorted"
+            print(f"  {label:<24} {ratio:5.2f}x  (goal <= {GOAL}x: {verdict})")
+        label = f"{version}scattered / peer"
+        print(f"  {label:<24} {med[version + 'scattered'] / med['peer']:5.2f}x")
+    reference = runs["sorted"][0]
     same = all(
-        u["summary"] == s["summary"] and (u["rows"], u["digest"]) == (s["rows"], s["digest"])
-        for u, s in zip(runs["unsorted"], runs["sorted"], strict=True)
+        r["summary"] == reference["summary"]
+        and (r["rows"], r["digest"]) == (reference["rows"], reference["digest"])
+        for name, results in runs.items()
+        if name != "peer"
+        for r in results
     )
     print(f"  identical results (summary bit for bit, per-sample rows): {'YES' if same else 'NO'}")
     print(f"\nload average at end (1/5/15 min): {load()}")

@@ -9,10 +9,12 @@ separate measuring process whose only child is that evaluation, so no other proc
 The Numba cache is populated first (an untimed run of each small case), so compilation memory is
 not part of any case; each case also reports its run time.
 
-"sorted" inputs stream chunk by chunk. "unsorted" predictions (a copy whose row groups are written
-in reverse order, samples shuffled within each row group, every sample's rows still contiguous) are
-detected as not sorted and re-read through the hash-bucket path. A tiny case (1,000 samples) shows
-the fixed cost of the interpreter, Polars, Numba and the loaded kernels.
+"sorted" inputs stream chunk by chunk. Two unsorted copies (``unsorted_copy``: row groups written
+in reverse order) are detected as not sorted: "grouped" (samples shuffled within each row group,
+every sample's rows still together) is then streamed again, each chunk sorted in memory (the truth,
+1 M rows at most here, fits in one chunk); "scattered" (rows shuffled within each row group, a
+sample's rows apart) goes over hash buckets on disk. A tiny case (1,000 samples) shows the fixed
+cost of the interpreter, Polars, Numba and the loaded kernels.
 """
 
 from __future__ import annotations
@@ -34,12 +36,15 @@ from datagen import nextloc_files, snapshot_pipeline
 KS = (1, 5, 10)
 
 
-def shuffled_copy(pred: Path, n_candidates: int, seed: int = 0) -> Path:
-    """The predictions with sample order made non-monotonic, one row group in memory at a time."""
+def unsorted_copy(pred: Path, n_candidates: int, kind: str = "grouped", seed: int = 0) -> Path:
+    """The predictions out of key order, one row group in memory at a time: row groups in reverse
+    order, and within each either the samples permuted, every sample's rows still together
+    (``grouped``), or the rows themselves permuted, a sample's rows apart (``scattered``)."""
     import numpy as np
     import pyarrow.parquet as pq
 
-    target = pred.with_name(pred.name.replace("_pred.parquet", "_pred_shuffled.parquet"))
+    suffix = {"grouped": "_pred_shuffled.parquet", "scattered": "_pred_scattered.parquet"}[kind]
+    target = pred.with_name(pred.name.replace("_pred.parquet", suffix))
     if target.exists():
         return target
     rng = np.random.default_rng(seed)
@@ -50,8 +55,11 @@ def shuffled_copy(pred: Path, n_candidates: int, seed: int = 0) -> Path:
             table = source.read_row_group(group)
             if table.num_rows % n_candidates:
                 raise ValueError(f"row group {group} does not hold whole samples")
-            blocks = rng.permutation(table.num_rows // n_candidates)
-            rows = (blocks[:, None] * n_candidates + np.arange(n_candidates)).ravel()
+            if kind == "scattered":
+                rows = rng.permutation(table.num_rows)
+            else:
+                blocks = rng.permutation(table.num_rows // n_candidates)
+                rows = (blocks[:, None] * n_candidates + np.arange(n_candidates)).ravel()
             writer.write_table(table.take(rows))
     partial.rename(target)
     return target
@@ -105,7 +113,7 @@ def main() -> None:
     parser.add_argument("--small", type=int, default=100_000, help="samples in the small case")
     parser.add_argument("--large", type=int, default=1_000_000, help="samples in the large case")
     parser.add_argument("--chunk-rows", type=int, default=2_000_000)
-    parser.add_argument("--no-unsorted", action="store_true", help="skip the hash-bucket cases")
+    parser.add_argument("--no-unsorted", action="store_true", help="skip the unsorted cases")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -127,8 +135,10 @@ def main() -> None:
     for n in (args.small, args.large):
         cases.append((f"{n * c / 1e6:g} M rows", "sorted", n, files[n][1]))
     if not args.no_unsorted:
-        for n in (args.small, args.large):
-            cases.append((f"{n * c / 1e6:g} M rows", "unsorted", n, shuffled_copy(files[n][1], c)))
+        for kind in ("grouped", "scattered"):
+            for n in (args.small, args.large):
+                copy = unsorted_copy(files[n][1], c, kind)
+                cases.append((f"{n * c / 1e6:g} M rows", kind, n, copy))
     print(f"inputs ready in {time.perf_counter() - t0:.1f} s; chunk_rows = {args.chunk_rows:,}")
 
     results = {}
@@ -154,7 +164,7 @@ def main() -> None:
         )
     print()
     small, large = f"{args.small * c / 1e6:g} M rows", f"{args.large * c / 1e6:g} M rows"
-    for order in ("sorted", "unsorted"):
+    for order in ("sorted", "grouped", "scattered"):
         if (small, order) not in results:
             continue
         ratio = (
