@@ -3,6 +3,7 @@
     python benchmarks/bench_nextloc.py [--samples 1000000] [--candidates 100] [--repeat 3]
                                        [--ranx-samples 100000] [--ranx-repeat 1]
     python benchmarks/bench_nextloc.py --process-only [--samples 1000000] [--repeat 5]
+                                       [--baseline REV]
 
 Inputs are synthetic, sorted Parquet files from ``datagen.nextloc_files`` (cached in bench_data/).
 Every measurement runs in its own fresh Python process; "best of N" is the minimum over N processes.
@@ -37,6 +38,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
+from bench_buckets import baseline_code
 from datagen import nextloc_files, snapshot_pipeline
 
 KS = (1, 5, 10)
@@ -214,9 +216,12 @@ WORKERS = {
 # -- driver ------------------------------------------------------------------------------------
 
 
-def spawn(kind: str, cache_dir: str, **kwargs) -> dict:
-    """Run one worker in a fresh process; adds its wall time ("process_s", start to exit)."""
+def spawn(kind: str, cache_dir: str, code: str | None = None, **kwargs) -> dict:
+    """Run one worker in a fresh process; adds its wall time ("process_s", start to exit).
+    ``code``: a folder holding another ``mobeval`` package, imported instead of the snapshot."""
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
+    if code is not None:
+        env["PYTHONPATH"] = os.pathsep.join([code, env.get("PYTHONPATH", "")])
     cmd = [sys.executable, __file__, "--worker", json.dumps({"kind": kind, **kwargs})]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -273,36 +278,51 @@ def row(label: str, seconds: float, note: str = "") -> str:
 
 
 def process_only(args) -> None:
-    """Whole mobeval process vs read-only process, alternating; medians of the process times."""
+    """Whole mobeval process vs read-only process, alternating; medians of the process times.
+    With ``--baseline REV`` the pipeline/ of git revision REV runs too, in the same rotation."""
     for line in machine_info():
         print(line)
     code = snapshot_pipeline(tempfile.mkdtemp(prefix="bench-nextloc-code-"))
     atexit.register(shutil.rmtree, code, True)
+    versions = {"mobeval": None}
+    if args.baseline:
+        folder = Path(tempfile.mkdtemp(prefix="bench-nextloc-base-"))
+        atexit.register(shutil.rmtree, folder, True)
+        versions = {f"base {args.baseline}": baseline_code(args.baseline, folder), **versions}
     truth, pred = (str(p) for p in nextloc_files(args.samples, args.candidates))
     rows = args.samples * args.candidates
     print(f"{args.samples:,} samples x {args.candidates} candidates = {rows:,} rows; {pred}")
-    mob = {"convention": "mobeval", "chunk_rows": args.chunk_rows}
-    with tempfile.TemporaryDirectory(prefix="bench-nextloc-numba-") as cache:
-        spawn("mobeval", cache, truth=truth, pred=pred, **mob)  # untimed: fills the cache
-        reads, runs = [], []
+    mob = {"truth": truth, "pred": pred, "convention": "mobeval", "chunk_rows": args.chunk_rows}
+    reads, runs = [], {version: [] for version in versions}
+    with tempfile.TemporaryDirectory(prefix="bench-nextloc-numba-") as caches:
+        cache = {version: str(Path(caches) / str(n)) for n, version in enumerate(versions)}
+        for version, folder in versions.items():  # untimed: fills each version's cache
+            spawn("mobeval", cache[version], folder, **mob)
         for _ in range(args.repeat):
-            reads.append(spawn("read_both", cache, truth=truth, pred=pred))
-            runs.append(spawn("mobeval", cache, truth=truth, pred=pred, **mob))
+            reads.append(spawn("read_both", caches, truth=truth, pred=pred))
+            for version, folder in versions.items():
+                runs[version].append(spawn("mobeval", cache[version], folder, **mob))
     median = statistics.median
     read_s = median(r["process_s"] for r in reads)
-    run_s = median(r["process_s"] for r in runs)
     print(f"  {'process':<52} {'median':>8}  all")
     print(
         f"  {'read both Parquet files (pl.read_parquet x 2)':<52} {read_s:>7.2f}s  "
         + ", ".join(f"{r['process_s']:.2f}" for r in reads)
     )
-    print(
-        f"  {'mobeval evaluate_nextloc, warm, out= written':<52} {run_s:>7.2f}s  "
-        + ", ".join(f"{r['process_s']:.2f}" for r in runs)
-        + f"  (evaluate() alone: {median(r['evaluate_s'] for r in runs):.2f} s)"
-    )
-    ratio = run_s / read_s
-    print(f"  ratio {ratio:.2f}x (goal <= 1.5x: {'MET' if ratio <= 1.5 else 'missed'})")
+    for version, results in runs.items():
+        run_s = median(r["process_s"] for r in results)
+        label = f"{version} evaluate_nextloc, warm, out= written"
+        print(
+            f"  {label:<52} {run_s:>7.2f}s  "
+            + ", ".join(f"{r['process_s']:.2f}" for r in results)
+            + f"  (evaluate() alone: {median(r['evaluate_s'] for r in results):.2f} s)"
+        )
+    for version, results in runs.items():
+        ratio = median(r["process_s"] for r in results) / read_s
+        verdict = "MET" if ratio <= 1.5 else "missed"
+        print(f"  {version}: ratio {ratio:.2f}x (goal <= 1.5x: {verdict})")
+    summaries = {json.dumps(r["summary"], sort_keys=True) for rs in runs.values() for r in rs}
+    print(f"  same summary in every run: {'YES' if len(summaries) == 1 else 'NO'}")
     print(f"load average at end (1/5/15 min): {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
@@ -325,6 +345,11 @@ def main() -> None:
         action="store_true",
         help="only the issue-13 row: whole mobeval process vs a process that only reads both "
         "Parquet files, alternating, --repeat times each, medians",
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="with --process-only: also run the pipeline/ of git revision REV, alternating",
     )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
