@@ -29,6 +29,7 @@ import atexit
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -223,13 +224,16 @@ def spawn(kind: str, cache_dir: str, code: str | None = None, **kwargs) -> dict:
     if code is not None:
         env["PYTHONPATH"] = os.pathsep.join([code, env.get("PYTHONPATH", "")])
     cmd = [sys.executable, __file__, "--worker", json.dumps({"kind": kind, **kwargs})]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     process_s = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         sys.exit(f"worker {kind} failed:\n{proc.stderr}")
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     result["process_s"] = process_s
+    result["cpu_s"] = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     return result
 
 
@@ -304,10 +308,12 @@ def process_only(args) -> None:
                 runs[version].append(spawn("mobeval", cache[version], folder, **mob))
     median = statistics.median
     read_s = median(r["process_s"] for r in reads)
-    print(f"  {'process':<52} {'median':>8}  all")
+    read_cpu = median(r["cpu_s"] for r in reads)
+    print(f"  {'process':<52} {'median':>8}  all  (CPU: user + sys, median)")
     print(
         f"  {'read both Parquet files (pl.read_parquet x 2)':<52} {read_s:>7.2f}s  "
         + ", ".join(f"{r['process_s']:.2f}" for r in reads)
+        + f"  (CPU {read_cpu:.2f} s)"
     )
     for version, results in runs.items():
         run_s = median(r["process_s"] for r in results)
@@ -315,12 +321,16 @@ def process_only(args) -> None:
         print(
             f"  {label:<52} {run_s:>7.2f}s  "
             + ", ".join(f"{r['process_s']:.2f}" for r in results)
-            + f"  (evaluate() alone: {median(r['evaluate_s'] for r in results):.2f} s)"
+            + f"  (evaluate() alone: {median(r['evaluate_s'] for r in results):.2f} s;"
+            + f" CPU {median(r['cpu_s'] for r in results):.2f} s)"
         )
     for version, results in runs.items():
         ratio = median(r["process_s"] for r in results) / read_s
+        cpu_ratio = median(r["cpu_s"] for r in results) / read_cpu
         verdict = "MET" if ratio <= 1.5 else "missed"
-        print(f"  {version}: ratio {ratio:.2f}x (goal <= 1.5x: {verdict})")
+        print(
+            f"  {version}: ratio {ratio:.2f}x (goal <= 1.5x: {verdict}); CPU ratio {cpu_ratio:.2f}x"
+        )
     summaries = {json.dumps(r["summary"], sort_keys=True) for rs in runs.values() for r in rs}
     print(f"  same summary in every run: {'YES' if len(summaries) == 1 else 'NO'}")
     print(f"load average at end (1/5/15 min): {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
