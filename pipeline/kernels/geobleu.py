@@ -19,7 +19,10 @@ The reference's matching is *greedy*: all pairs (i, j), listed i-major, are stab
 descending (ties keep (i, j) order); the list is scanned and (i, j) is accepted when neither i nor
 j is used yet; the accepted weights are summed sequentially in acceptance order. ``optimal=True``
 replaces it by a maximum-weight one-to-one assignment (Hungarian algorithm); that is *not* the
-reference metric and is offered only to measure how much greedy matching loses.
+reference metric and is offered only to measure how much greedy matching loses. The batch
+kernels receive ``optimal`` as True or None (:func:`_matching`): Numba removes a branch on ``x is
+None`` when the argument is None before it compiles anything, so a run of the greedy matching
+never compiles the Hungarian algorithm (about a quarter of the GEO-BLEU kernel's compile time).
 
 DTW (``calc_dtw_orig``, scale 2 so that the unit is km)::
 
@@ -302,12 +305,15 @@ def _geobleu_pn(gx, gy, rx, ry, max_n, beta, optimal, table, prox, weights, rows
             previous = prox if n == 2 else weights
             _next_weights(previous, prox, weights, (n - 1) * (lr + 1), lr, m1, m2, rows)
         w = prox if n == 1 else weights
-        total = _optimal_sum(w, lr, m1, m2) if optimal else _greedy_sum(w, lr, m1, m2, rows, used_j)
+        if optimal is None or not optimal:  # None: Numba prunes the other branch (module doc)
+            total = _greedy_sum(w, lr, m1, m2, rows, used_j)
+        else:
+            total = _optimal_sum(w, lr, m1, m2)
         pn[n - 1] = total / float(m1)
     return n_max
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _geobleu_seq(gx, gy, rx, ry, max_n, beta, optimal, table, prox, weights, rows, used_j, pn):
     """GEO-BLEU of one generated sequence against one reference, with libm's log and exp.
 
@@ -385,33 +391,56 @@ def proximity_table_size(gen_x, gen_y, ref_x, ref_y) -> int:
 
 @njit(nogil=True, cache=True)
 def _geobleu_units(
-    day_offsets, gen_x, gen_y, ref_x, ref_y, max_n, beta, optimal, table, out, pn_out, n_out,
-    first, last,
-):  # fmt: skip
-    """Days ``first`` to ``last - 1`` of a batch: GEO-BLEU into ``out`` when ``pn_out`` has no
-    row, else p_1..p_N into the rows of ``pn_out`` and N into ``n_out``. Allocates its scratch
-    once, for its longest day."""
-    longest = 0
-    for day in range(first, last):
-        longest = max(longest, day_offsets[day + 1] - day_offsets[day])
-    prox = np.empty(longest * longest)
-    weights = np.empty(longest * longest)
-    rows = np.empty(4 * longest, dtype=np.int64)
-    used_j = np.empty(longest, dtype=np.bool_)
-    pn = np.empty(max_n)
+    day_offsets, gen_x, gen_y, ref_x, ref_y, max_n, beta, optimal, table, out, first, last
+):
+    """GEO-BLEU of days ``first`` to ``last - 1`` into ``out`` (scratch allocated once, for the
+    longest day)."""
+    prox, weights, rows, used_j, pn = _scratch(day_offsets, max_n, first, last)
     for day in range(first, last):
         s = day_offsets[day]
         e = day_offsets[day + 1]
-        gx, gy, rx, ry = gen_x[s:e], gen_y[s:e], ref_x[s:e], ref_y[s:e]
-        if pn_out.shape[0] == 0:
-            out[day] = _geobleu_seq(
-                gx, gy, rx, ry, max_n, beta, optimal, table, prox, weights, rows, used_j, pn
-            )
-        else:
-            n_out[day] = _geobleu_pn(
-                gx, gy, rx, ry, max_n, beta, optimal, table, prox, weights, rows, used_j,
-                pn_out[day],
-            )  # fmt: skip
+        out[day] = _geobleu_seq(
+            gen_x[s:e], gen_y[s:e], ref_x[s:e], ref_y[s:e], max_n, beta, optimal, table, prox,
+            weights, rows, used_j, pn,
+        )  # fmt: skip
+
+
+@njit(nogil=True, cache=True)
+def _pn_units(
+    day_offsets, gen_x, gen_y, ref_x, ref_y, max_n, optimal, table, pn_out, n_out, first, last
+):
+    """p_1..p_N of days ``first`` to ``last - 1`` into the rows of ``pn_out`` and N into
+    ``n_out`` (scratch allocated once, for the longest day)."""
+    prox, weights, rows, used_j, _ = _scratch(day_offsets, max_n, first, last)
+    for day in range(first, last):
+        s = day_offsets[day]
+        e = day_offsets[day + 1]
+        n_out[day] = _geobleu_pn(
+            gen_x[s:e], gen_y[s:e], ref_x[s:e], ref_y[s:e], max_n, 0.0, optimal, table, prox,
+            weights, rows, used_j, pn_out[day],
+        )  # fmt: skip
+
+
+@njit(cache=True, inline="always")
+def _scratch(day_offsets, max_n, first, last):
+    """Scratch buffers of :func:`_geobleu_pn` for the longest of days ``first`` to ``last - 1``:
+    prox, weights, rows, used_j, pn."""
+    longest = 0
+    for day in range(first, last):
+        longest = max(longest, day_offsets[day + 1] - day_offsets[day])
+    return (
+        np.empty(longest * longest),
+        np.empty(longest * longest),
+        np.empty(4 * longest, dtype=np.int64),
+        np.empty(longest, dtype=np.bool_),
+        np.empty(max_n),
+    )
+
+
+def _matching(optimal):
+    """The ``optimal`` argument of the kernels: True, or None for the greedy matching, so that a
+    run of the reference's matching does not compile the Hungarian algorithm (module doc)."""
+    return True if optimal else None
 
 
 def _points(day_offsets, gen_x, gen_y, ref_x, ref_y):
@@ -432,13 +461,9 @@ def geobleu_days(day_offsets, gen_x, gen_y, ref_x, ref_y, max_n, beta, optimal):
     n_days = max(points[0].size - 1, 0)
     out = np.empty(n_days)
     table = _proximity_table(_table_size(*points), float(beta))
-    args = (int(max_n), float(beta), bool(optimal), table, out, _NO_ROWS, _NO_COUNTS)
+    args = (int(max_n), float(beta), _matching(optimal), table, out)
     run_blocks(_geobleu_units, n_days, *points, *args, grain=BLOCK)
     return out
-
-
-_NO_ROWS = np.empty((0, 0))
-_NO_COUNTS = np.empty(0, dtype=np.int64)
 
 
 def geobleu_pn_days(day_offsets, gen_x, gen_y, ref_x, ref_y, max_n, optimal, table):
@@ -456,8 +481,8 @@ def geobleu_pn_days(day_offsets, gen_x, gen_y, ref_x, ref_y, max_n, optimal, tab
     n_days = max(points[0].size - 1, 0)
     pn_out = np.ones((n_days, int(max_n)))
     n_out = np.zeros(n_days, dtype=np.int64)
-    args = (int(max_n), 0.0, bool(optimal), table, np.empty(0), pn_out, n_out)
-    run_blocks(_geobleu_units, n_days, *points, *args, grain=BLOCK)
+    args = (int(max_n), _matching(optimal), table, pn_out, n_out)
+    run_blocks(_pn_units, n_days, *points, *args, grain=BLOCK)
     return pn_out, n_out
 
 
