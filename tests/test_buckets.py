@@ -9,7 +9,7 @@ import pytest
 
 from mobeval.api import evaluate_nextloc
 from mobeval.io.chunking import bucket_ids
-from mobeval.kernels.buckets import bucket_order, claim_runs, key_buckets
+from mobeval.kernels.buckets import bucket_order, claim_runs, key_buckets, radix_order
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:
@@ -172,3 +172,14 @@ def test_claim_runs_is_the_plain_check(seed):
     assert failed == (None if number is None else (number, row))
     if failed is None:
         assert {tuple(k) for k in truth_keys[claimed].tolist()} == expected
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_radix_order_is_the_stable_sort(seed):
+    rng = np.random.default_rng(seed)
+    extremes = np.array([np.iinfo(np.int64).min, -(2**40), -1, 0, 1, 2**33, np.iinfo(np.int64).max])
+    columns = int(rng.integers(1, 4))
+    values = np.concatenate([extremes, rng.integers(-(2**62), 2**62, size=20), np.arange(-5, 5)])
+    keys = rng.choice(values, size=(int(rng.integers(0, 300)), columns))
+    expected = sorted(range(len(keys)), key=lambda row: tuple(keys[row].tolist()))
+    assert radix_order(keys).tolist() == expected

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from mobeval.errors import InputError
 from mobeval.io.arrays import kernel_array
-from mobeval.kernels.buckets import bucket_order, key_buckets
+from mobeval.kernels.buckets import bucket_order, key_buckets, radix_order
 from mobeval.kernels.keys import key_order as integer_key_order
 from mobeval.kernels.keys import unit_offsets
 
@@ -279,12 +279,13 @@ def sorted_by_key(frame: pl.DataFrame, key: list[str]) -> pl.DataFrame:
 
 
 def grouped_order(keys: np.ndarray) -> np.ndarray:
-    """The stable sorting permutation of ``keys`` (rows x columns int64) whose equal keys mostly
+    """The stable sorting permutation of ``keys`` (rows x columns int64), whose equal keys often
     come in runs (a bucket holds each input batch's rows of a unit together): the runs are
-    sorted (``np.lexsort``, stable), not the rows, so the cost grows with the number of runs."""
+    sorted (:func:`mobeval.kernels.buckets.radix_order`, stable), not the rows."""
     starts = unit_offsets(keys)
-    runs = keys[starts[:-1]]
-    order = np.lexsort(runs.T[::-1])
+    order = radix_order(keys[starts[:-1]])
+    if len(order) == keys.shape[0]:
+        return order  # every run is one row
     lengths = np.diff(starts)[order]
     first_out = np.cumsum(lengths) - lengths
     return np.arange(keys.shape[0]) + np.repeat(starts[:-1][order] - first_out, lengths)
