@@ -108,8 +108,8 @@ def numba_sort_rank(values, position, tie_policy):
 @njit(cache=True)
 def _unit_rank_bounds(locations, preference, start, stop, target, tie_policy):
     """(lo, hi) rank bounds of ``target`` in one unit's list ``[start, stop)``; +inf if absent;
-    NaN where a ranx policy must run Numba's sort (a tied target in a list of more than
-    ``NUMBA_SMALL_SORT`` items: :func:`_sorted_ranks`)."""
+    NaN where a second pass places a tied target: a string policy (:func:`_string_ranks`) or a
+    ranx policy on a list of more than ``NUMBA_SMALL_SORT`` items (:func:`_sorted_ranks`)."""
     position = -1
     for i in range(start, stop):
         if locations[i] == target:
@@ -130,23 +130,16 @@ def _unit_rank_bounds(locations, preference, start, stop, target, tie_policy):
             if tie_policy == ID_ASC:
                 if locations[i] < target:
                     tied_before += 1
-            elif tie_policy == ID_DESC_STR:
-                if string_order(locations[i], target) > 0:
-                    tied_before += 1
-            elif tie_policy == ID_ASC_STR:
-                if string_order(locations[i], target) < 0:
-                    tied_before += 1
             elif tie_policy in (INPUT, RANX, RANX_COMPARABLE, RANX_DICT) and (
                 # input order; ranx's plain-dict sort reverses it on short lists
                 (i > position) if tie_policy == RANX_DICT else (i < position)
             ):
                 tied_before += 1
-    if (
-        tie_policy in (RANX, RANX_COMPARABLE, RANX_DICT)
-        and tied > 0
-        and stop - start > NUMBA_SMALL_SORT
+    if tied > 0 and (
+        tie_policy in (ID_DESC_STR, ID_ASC_STR)
+        or (tie_policy in (RANX, RANX_COMPARABLE, RANX_DICT) and stop - start > NUMBA_SMALL_SORT)
     ):
-        return np.nan, np.nan  # placed by Numba's sort: see _sorted_ranks
+        return np.nan, np.nan  # placed by _string_ranks or _sorted_ranks
     if tie_policy in (OPTIMISTIC, AVERAGE):
         lo = greater + 1.0
     elif tie_policy == PESSIMISTIC:
@@ -193,6 +186,29 @@ def _sorted_ranks(offsets, locations, preference, targets, tie_policy, units, ou
         out[1, u] = rank
 
 
+@njit(cache=True)
+def _string_ranks(offsets, locations, preference, targets, tie_policy, units, out):
+    """``out[0, u]`` = ``out[1, u]`` = the rank of each unit u of ``units`` whose target is tied,
+    under ``ID_DESC_STR`` or ``ID_ASC_STR``: ties ordered by the ids' decimal strings
+    (:func:`string_order`). Its own function, compiled only by a run that meets such a unit."""
+    order = 1 if tie_policy == ID_DESC_STR else -1  # string_order of a tied id placed first
+    for u in units:
+        start = offsets[u]
+        position = start
+        while locations[position] != targets[u]:
+            position += 1
+        value = preference[position]
+        rank = 1.0
+        for i in range(start, offsets[u + 1]):
+            v = preference[i]
+            if v > value or (
+                v == value and i != position and string_order(locations[i], targets[u]) == order
+            ):
+                rank += 1.0
+        out[0, u] = rank
+        out[1, u] = rank
+
+
 def target_rank_bounds(
     offsets, locations, preference, targets, tie_policy, n_blocks, check_duplicates
 ):
@@ -218,9 +234,10 @@ def target_rank_bounds(
     out = np.zeros((3, n_units))
     args = (offsets, locations, preference, targets, int(tie_policy), low, span, out)
     run_blocks(_rank_units, n_units, *args, grain=UNITS_PER_BLOCK, n_blocks=n_blocks)
-    sorted_units = np.flatnonzero(np.isnan(out[0]))
-    if sorted_units.size:
-        _sorted_ranks(offsets, locations, preference, targets, tie_policy, sorted_units, out)
+    later = np.flatnonzero(np.isnan(out[0]))  # tied targets a second pass places
+    if later.size:
+        second = _string_ranks if tie_policy in (ID_DESC_STR, ID_ASC_STR) else _sorted_ranks
+        second(offsets, locations, preference, targets, int(tie_policy), later, out)
     if span > 0:
         flagged = np.flatnonzero(out[2])
         duplicate = int(flagged[0]) if flagged.size else -1
