@@ -1,8 +1,15 @@
 """The local engine: stream both inputs in chunks of whole units through a task's partition scorer.
 
 Sorted inputs stream directly (memory: one chunk). If either input turns out not to be sorted by the
-key, everything computed so far is thrown away and both inputs are spread over hash buckets in a
-temporary directory first (memory: one bucket, about ``chunk_rows`` rows).
+key, everything computed so far is thrown away and the inputs are read again, the cheapest way that
+keeps memory bounded by the chunk:
+
+* predictions that hold each unit's rows together (in any key order), with a truth of one row per
+  unit that fits in one chunk (integer keys): streamed again in chunks of whole units, each sorted
+  in memory and paired with its truth rows (a first pass over the key columns checks it);
+* predictions that fit in one chunk: both inputs read whole and sorted in memory;
+* otherwise both inputs are spread over hash buckets in a temporary directory first (memory: one
+  bucket, about ``chunk_rows`` rows, and the next one being read).
 """
 
 from __future__ import annotations
@@ -267,10 +274,8 @@ def _grouped_pairs(pred_source, plan, key, chunk_rows, progress, truth, claimed)
     for chunk in read_ahead(SortedUnitChunks(batches, key, chunk_rows, grouped=True), depth=1):
         keys = key_matrix(chunk, key)
         index, _, _ = match_sorted(keys[unit_offsets(keys)[:-1]], truth_keys)
-        yield (
-            chunk,
-            truth[index[index >= 0]],
-        )  # every unit has its truth row, unless the file changed
+        # every unit has its truth row (claimed), unless the file changed since
+        yield chunk, truth[index[index >= 0]]
         progress.advance(chunk.height)
     rest = truth.filter(pl.Series(~claimed))
     if rest.height:
