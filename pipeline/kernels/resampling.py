@@ -25,7 +25,9 @@ the random indices and signs, and each column's numbers are the same as when it 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
+
+from mobeval.kernels.blocks import readonly, run_blocks
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MUL1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -39,6 +41,8 @@ _ONE = np.uint64(1)
 #: Stream purposes: a bootstrap resample and a sign flip with the same index draw different bits.
 BOOTSTRAP = 1
 SIGNFLIP = 2
+#: Fewest resamples (or sign flips) per block of work on a thread.
+RESAMPLES_PER_BLOCK = 64
 
 
 @njit(cache=True)
@@ -69,17 +73,26 @@ def flip_sum(d, mask):
     return s
 
 
-@njit(parallel=True, cache=True)
 def bootstrap_means(d, resamples, seed):
     """The column means of each of ``resamples`` bootstrap resamples of the rows of ``d``
     (float64[n, m] -> float64[resamples, m]); ``n < 2**32``. Every column of a row drawn is added
-    in draw order, so a column's numbers are the same whatever columns are beside it."""
+    in draw order, so a column's numbers are the same whatever columns are beside it. Resamples
+    in blocks on threads (:func:`mobeval.kernels.blocks.run_blocks`)."""
+    d = readonly(d, np.float64)
+    out = np.empty((resamples, d.shape[1]), dtype=np.float64)
+    run_blocks(_bootstrap_units, resamples, d, int(seed), out, grain=RESAMPLES_PER_BLOCK)
+    return out
+
+
+@njit(nogil=True, cache=True)
+def _bootstrap_units(d, seed, out, first, last):
+    """Resamples ``first`` to ``last - 1`` of :func:`bootstrap_means` into ``out``."""
     n, columns = d.shape
     units = np.uint64(n)
-    out = np.empty((resamples, columns), dtype=np.float64)
-    for r in prange(resamples):
+    totals = np.empty(columns, dtype=np.float64)
+    for r in range(first, last):
         state = stream_state(seed, r, BOOTSTRAP)
-        totals = np.zeros(columns, dtype=np.float64)
+        totals[:] = 0.0
         for _ in range(n):
             state += _GOLDEN
             j = ((_mix(state) >> _S32) * units) >> _S32
@@ -87,34 +100,46 @@ def bootstrap_means(d, resamples, seed):
                 totals[c] += d[j, c]
         for c in range(columns):
             out[r, c] = totals[c] / n
-    return out
 
 
-@njit(parallel=True, cache=True)
 def signflip_count_exact(d, threshold):
     """How many of the ``2**n`` sign vectors give ``|flip_sum| >= threshold`` (n <= 30)."""
-    n = d.size
-    total = np.int64(1) << n
-    hits = np.zeros(total, dtype=np.uint8)
-    for mask in prange(total):
+    d = readonly(d, np.float64)
+    hits = np.zeros(1 << d.size, dtype=np.uint8)
+    run_blocks(_signflip_exact_units, hits.size, d, float(threshold), hits, grain=1 << 12)
+    return int(hits.sum(dtype=np.int64))
+
+
+@njit(nogil=True, cache=True)
+def _signflip_exact_units(d, threshold, hits, first, last):
+    """``hits[mask]`` = 1 where ``|flip_sum(d, mask)| >= threshold``, masks ``first`` to
+    ``last - 1``."""
+    for mask in range(first, last):
         if abs(flip_sum(d, mask)) >= threshold:
             hits[mask] = 1
-    count = np.int64(0)
-    for mask in range(total):
-        count += hits[mask]
-    return count
 
 
-@njit(parallel=True, cache=True)
 def signflip_count_mc(d, permutations, seed, threshold):
     """Per column of ``d`` (float64[n, m]), how many of ``permutations`` random sign vectors of
     the rows give ``|sum(s d)| >= threshold`` (float64[m]); one sign vector per permutation serves
     every column, so a column's count does not depend on the columns beside it."""
+    d = readonly(d, np.float64)
+    threshold = readonly(threshold, np.float64)
+    hits = np.zeros((permutations, d.shape[1]), dtype=np.uint8)
+    args = (d, int(seed), threshold, hits)
+    run_blocks(_signflip_mc_units, permutations, *args, grain=RESAMPLES_PER_BLOCK)
+    return hits.sum(axis=0, dtype=np.int64)
+
+
+@njit(nogil=True, cache=True)
+def _signflip_mc_units(d, seed, threshold, hits, first, last):
+    """Permutations ``first`` to ``last - 1`` of :func:`signflip_count_mc`: ``hits[p, c]`` = 1
+    where sign vector p gives ``|sum(s d[:, c])| >= threshold[c]``."""
     n, columns = d.shape
-    hits = np.zeros((permutations, columns), dtype=np.uint8)
-    for p in prange(permutations):
+    sums = np.empty(columns, dtype=np.float64)
+    for p in range(first, last):
         state = stream_state(seed, p, SIGNFLIP)
-        sums = np.zeros(columns, dtype=np.float64)
+        sums[:] = 0.0
         start = 0
         while start < n:
             state += _GOLDEN
@@ -129,8 +154,3 @@ def signflip_count_mc(d, permutations, seed, threshold):
         for c in range(columns):
             if abs(sums[c]) >= threshold[c]:
                 hits[p, c] = 1
-    counts = np.zeros(columns, dtype=np.int64)
-    for p in range(permutations):
-        for c in range(columns):
-            counts[c] += hits[p, c]
-    return counts
