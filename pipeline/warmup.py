@@ -10,11 +10,10 @@ shared folder that every executor names in ``NUMBA_CACHE_DIR``.
 It compiles what real runs use, by making real runs: each family's public ``evaluate_*`` function
 on a tiny input, once per preset and per option that reaches other kernels (list-form predictions
 and ``duplicates="drop"`` for next location, optimal matching and NumPy's exp for trajectories,
-float32 and float64 logits in memory and from ``.npy`` files, which are mapped read-only: Numba
-compiles a read-only array apart from a writable one). Next-location, recs and trajectory inputs
-reach the kernels with the same types whatever their source (Parquet, CSV or a DataFrame:
-:func:`mobeval.io.arrays.kernel_array`), so a run after a warm-up loads every kernel from the
-cache and compiles none (``tests/test_warmup.py``).
+float32 and float64 logits). The kernels' Python wrappers hand Numba one type per argument
+whatever the input's source, dtype, layout or writability (a Parquet file, a CSV, a DataFrame, a
+mapped ``.npy``: :func:`mobeval.kernels.blocks.readonly`), so a run after a warm-up loads every
+kernel from the cache and compiles none (``tests/test_warmup.py``).
 """
 
 from __future__ import annotations
@@ -87,9 +86,6 @@ def _trajectory() -> None:
 
 
 def _logits() -> None:
-    import tempfile
-    from pathlib import Path
-
     from mobeval.api import evaluate_logits
     from mobeval.families import FAMILIES
 
@@ -97,17 +93,9 @@ def _logits() -> None:
     logits = rng.normal(size=(8, 12))
     logits[0, :] = 0.0  # ties
     targets = np.arange(8) % 12
-    with tempfile.TemporaryDirectory(prefix="mobeval-warmup-") as folder:
-        inputs = []
+    for convention in FAMILIES["logits"].presets():
         for dtype in (np.float64, np.float32):
-            path = Path(folder) / f"logits-{np.dtype(dtype).name}.npy"
-            np.save(path, logits.astype(dtype))
-            inputs += [logits.astype(dtype), path]  # in memory, and a (read-only) mapped file
-        np.save(Path(folder) / "targets.npy", targets)
-        for convention in FAMILIES["logits"].presets():
-            for data in inputs:
-                truth = targets if isinstance(data, np.ndarray) else Path(folder) / "targets.npy"
-                evaluate_logits(data, truth, convention=convention, progress=False)
+            evaluate_logits(logits.astype(dtype), targets, convention=convention, progress=False)
 
 
 WARMERS: dict[str, Callable[[], None]] = {
