@@ -1,10 +1,13 @@
 """Key-aligned chunking: cut row streams into chunks that keep every unit (sample, user, uid) whole.
 
-Two ways, chosen by the engine:
+Three ways, chosen by the engine (:mod:`mobeval.engines.local`):
 
 * **sorted streaming**: when the rows arrive sorted by the key (the usual case for files written by
   a model's evaluation loop), chunks are cut at unit boundaries on the fly; memory holds one chunk.
-  If a row is found out of order, :class:`NotSorted` is raised and the engine switches to buckets.
+  If a row is found out of order, :class:`NotSorted` is raised and the engine switches to another
+  way.
+* **grouped streaming**: rows that hold each unit together in any key order are cut the same way
+  (``SortedUnitChunks(..., grouped=True)``), and each chunk is sorted in memory.
 * **hash buckets**: rows are spread over B temporary files (Arrow IPC) by a hash of the key;
   every unit lands whole in one bucket, and each bucket (about input / B rows) is sorted in memory.
 """
