@@ -52,6 +52,7 @@ import numpy as np
 import polars as pl
 
 from mobeval.errors import ConfigError, InputError
+from mobeval.io.outputs import read_section, read_summary, section_schema
 from mobeval.kernels import resampling
 
 TESTS = ("paired-t", "wilcoxon", "randomization")
@@ -379,8 +380,7 @@ class _Out:
         return files
 
     def summary(self, result: _Result) -> pl.DataFrame:
-        files = self.section_files(result, "summary")
-        return pl.read_parquet(files, hive_partitioning=False)
+        return read_summary(self.section_files(result, "summary"))
 
 
 def _unit_keys(result: _Result, unit: str) -> tuple[str, list[str], str]:
@@ -421,7 +421,7 @@ class _Side:
 
 
 def _read_keys(files: list[Path], keys: list[str], label: str) -> pl.DataFrame:
-    schema = pl.read_parquet_schema(files[0])
+    schema = section_schema(files)
     missing = [k for k in keys if k not in schema]
     if missing:
         raise InputError(
@@ -429,7 +429,7 @@ def _read_keys(files: list[Path], keys: list[str], label: str) -> pl.DataFrame:
             path=files[0].parent,
             column=missing[0],
         )
-    frame = pl.read_parquet(files, columns=keys, hive_partitioning=False).with_row_index("__row")
+    frame = read_section(files, keys).with_row_index("__row")
     duplicated = frame.select(keys).is_duplicated()
     if duplicated.any():
         first = frame.filter(duplicated).row(0, named=True)
@@ -442,8 +442,7 @@ def _read_keys(files: list[Path], keys: list[str], label: str) -> pl.DataFrame:
 
 
 def _read_column(files: list[Path], name: str) -> np.ndarray:
-    column = pl.read_parquet(files, columns=[name], hive_partitioning=False)[name]
-    return column.cast(pl.Float64).to_numpy()
+    return read_section(files, [name])[name].cast(pl.Float64).to_numpy()
 
 
 # --------------------------------------------------------------------------------------------
@@ -510,7 +509,7 @@ def _load_side(
     section, keys, _ = _unit_keys(result, unit)
     files = source.section_files(result, section)
     summary = source.summary(result)
-    schema = pl.read_parquet_schema(files[0])
+    schema = section_schema(files)
     label = f"city={result.city}/model={result.model}"
     key_frame = _read_keys(files, keys, label)
     percent = _percent_metrics(result)

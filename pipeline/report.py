@@ -39,6 +39,7 @@ import numpy as np
 import polars as pl
 
 from mobeval.errors import ConfigError, InputError
+from mobeval.io.outputs import read_section, section_schema
 from mobeval.report_methods import (
     Method,
     cutoff_of,
@@ -268,7 +269,7 @@ class Report:
         path = self.out / "compare" / f"city={city.name}" / "part-0.parquet"
         frame = None
         if path.is_file():
-            stored = pl.read_parquet(path, hive_partitioning=False)
+            stored = read_section([path])
             stored = stored.filter(pl.col("baseline") == city.baseline)
             others = set(city.models) - {city.baseline}
             if others and others <= set(stored["model"].to_list()):
@@ -418,7 +419,7 @@ class Report:
             files = self._source.section_files(result, "per_unit")
         except InputError:
             return []
-        schema = pl.read_parquet_schema(files[0])
+        schema = section_schema(files)
         columns = [m for m in city.metrics if m in schema and schema[m].is_numeric()]
         if city.task == "trajectory":
             return [m for m in ("geobleu", "dtw") if m in columns]
@@ -436,9 +437,9 @@ class Report:
             files = self._source.section_files(result, "per_unit")
         except InputError:
             return None
-        if metric not in pl.read_parquet_schema(files[0]):
+        if metric not in section_schema(files):
             return None
-        column = pl.read_parquet(files, columns=[metric], hive_partitioning=False)[metric]
+        column = read_section(files, [metric])[metric]
         values = column.cast(pl.Float64).to_numpy()
         return values[~np.isnan(values)]
 
@@ -472,15 +473,13 @@ class Report:
                 files = self._source.section_files(result, "per_day")
             except InputError:
                 continue
-            if "geobleu" not in pl.read_parquet_schema(files[0]):
+            if "geobleu" not in section_schema(files):
                 continue
             days = (
-                pl.scan_parquet(files, hive_partitioning=False)
-                .select("d", "geobleu")
+                read_section(files, ["d", "geobleu"])
                 .group_by("d")
                 .agg(pl.col("geobleu").mean())
                 .sort("d")
-                .collect()
             )
             ax.plot(days["d"].to_numpy(), days["geobleu"].to_numpy(), marker=".", label=model)
             drawn = True
@@ -507,11 +506,7 @@ class Report:
                 files = self._source.section_files(result, section)
             except (ConfigError, InputError):
                 return None
-            frames.append(
-                pl.read_parquet(files, columns=[*keys, metric], hive_partitioning=False).rename(
-                    {metric: model}
-                )
-            )
+            frames.append(read_section(files, [*keys, metric]).rename({metric: model}))
         joined = frames[0].join(frames[1], on=keys, how="inner").drop_nans().drop_nulls()
         del frames
         if joined.height == 0:

@@ -39,3 +39,69 @@ def scan_outputs(out: str | Path, section: str = "summary") -> pl.LazyFrame:
     return pl.concat(scans, how="diagonal_relaxed").select(
         "city", "model", pl.exclude("city", "model")
     )
+
+
+# --------------------------------------------------------------------------------------------
+# One result's section, read back by compare and report
+
+
+def _unreadable(files: list[Path], columns: list[str] | None, error: Exception) -> InputError:
+    """The error of reading ``files``, naming the first file that cannot be read alone (a
+    damaged file, or one without one of ``columns``)."""
+    for path in files:
+        try:
+            pl.read_parquet(path, columns=columns, hive_partitioning=False)
+        except (pl.exceptions.PolarsError, OSError) as own:
+            error = own
+            break
+    else:
+        path = files[0].parent  # each file reads alone: they do not agree with each other
+    reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    if isinstance(error, pl.exceptions.ColumnNotFoundError):
+        column = next((c for c in columns or [] if f'"{c}"' in str(error)), None)
+        return InputError("column missing from this output file", path=path, column=column)
+    return InputError(f"not a readable mobeval output file ({reason})", path=path)
+
+
+def read_section(files: list[Path], columns: list[str] | None = None) -> pl.DataFrame:
+    """The Parquet ``files`` of one result's section (``columns`` of them, or all) as one table;
+    InputError naming the file for a damaged file, a missing column or files that disagree."""
+    try:
+        return pl.read_parquet(files, columns=columns, hive_partitioning=False)
+    except (pl.exceptions.PolarsError, OSError) as error:
+        raise _unreadable(files, columns, error) from None
+
+
+def section_schema(files: list[Path]) -> pl.Schema:
+    """The columns and types of a section's first file (InputError naming it when damaged)."""
+    try:
+        return pl.read_parquet_schema(files[0])
+    except (pl.exceptions.PolarsError, OSError) as error:
+        raise _unreadable(files[:1], None, error) from None
+
+
+#: The columns every summary file holds, and what their types must be.
+SUMMARY_COLUMNS = {"metric": "string", "value": "numeric", "n": "integer"}
+
+
+def read_summary(files: list[Path]) -> pl.DataFrame:
+    """A result's summary (metric, value, n, ...), its three columns checked (InputError naming
+    the file and the column otherwise)."""
+    summary = read_section(files)
+    for name, kind in SUMMARY_COLUMNS.items():
+        dtype = summary.schema.get(name)
+        fits = dtype is not None and (
+            dtype == pl.String
+            if kind == "string"
+            else dtype.is_integer()
+            if kind == "integer"
+            else dtype.is_numeric()
+        )
+        if not fits:
+            why = "is missing" if dtype is None else f"is {dtype}"
+            raise InputError(
+                f"a summary's {name} column must be {kind}; this one {why}",
+                path=files[0].parent,
+                column=name,
+            )
+    return summary
