@@ -398,6 +398,11 @@ class Manifest:
     def _output_dir(self, section: str, city: str, model: str) -> str:
         return f"{self.out}/{partition_path(section, city, model)}"
 
+    def _file_sizes(self, section: str, city: str, model: str) -> dict[str, int]:
+        """{file name: size} of a result's section as it is on disk now."""
+        listing = self.files.data_files(self._output_dir(section, city, model))
+        return {uri.rstrip("/").rsplit("/", 1)[-1]: size for uri, size, _ in listing}
+
     def record(self, evaluation: Evaluation, config: dict, task: str) -> None:
         """Mark one result complete (its directories must be in place), merged into the
         manifest as it is on disk now."""
@@ -418,6 +423,7 @@ class Manifest:
             "config_hash": config_hash(config, evaluation.inputs),
             "inputs": evaluation.inputs,
             "outputs": {s: partition_path(s, city, model) for s in evaluation.outputs},
+            "files": {s: self._file_sizes(s, city, model) for s in evaluation.outputs},
             "seconds": round(evaluation.seconds, 3),
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
@@ -425,18 +431,27 @@ class Manifest:
 
     def is_complete(self, city: str, model: str, config: dict, inputs: dict) -> bool:
         """Whether the result is recorded complete for this config and these inputs, and every
-        one of its section directories exists under this OUT."""
+        one of its section directories exists under this OUT holding the files it was written
+        with, of the sizes written (a deleted, truncated or added file means score it again;
+        manifests written before the sizes were recorded check the directories only)."""
         entry = self.results.get(f"city={city}/model={model}")
-        return bool(
-            entry
+        if not (
+            isinstance(entry, dict)
             and entry.get("status") == "complete"
             and entry.get("config_hash") == config_hash(config, inputs)
-            and entry.get("outputs")
-            and all(
-                self.files.exists(self._output_dir(section, city, model))
-                for section in entry["outputs"]
-            )
-        )
+            and isinstance(entry.get("outputs"), dict)
+            and entry["outputs"]
+        ):
+            return False
+        recorded = entry.get("files")
+        for section in entry["outputs"]:
+            if not self.files.exists(self._output_dir(section, city, model)):
+                return False
+            if isinstance(recorded, dict) and recorded.get(section) != self._file_sizes(
+                section, city, model
+            ):
+                return False
+        return True
 
     def save(self) -> None:
         document = {"job": self.job, "versions": package_versions(), "results": self.results}

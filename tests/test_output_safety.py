@@ -476,6 +476,27 @@ def test_resume_on_a_copy_skips_what_is_there_and_redoes_what_is_missing(tmp_pat
     }
 
 
+@pytest.mark.parametrize("damage", ["truncated", "deleted", "added"])
+def test_resume_redoes_a_result_whose_files_changed(tmp_path, sample_out, damage):
+    """A part file truncated, deleted (its folder kept) or a file added since the result was
+    committed: the manifest's file sizes no longer match, so --resume scores it again."""
+    out = tmp_path / "moved"
+    shutil.copytree(sample_out, out)
+    folder = out / "per_unit" / "city=tky" / "model=popularity"
+    part = folder / "part-00000.parquet"
+    if damage == "truncated":
+        part.write_bytes(part.read_bytes()[:500])
+    elif damage == "deleted":
+        part.unlink()
+    else:
+        shutil.copy(part, folder / "part-00001.parquet")
+    log = []
+    run_job(load_job(SAMPLE_JOB, out=out), resume=True, log=log.append)
+    assert sum("skipped" in line for line in log) == 3
+    assert any(line.startswith("tky/popularity: done") for line in log)
+    assert_same_outputs(out, sample_out)
+
+
 def test_resume_reads_a_manifest_of_absolute_paths_against_the_current_out(tmp_path, sample_out):
     """Manifests written before paths were relative name the old OUT; only the sections count."""
     out = tmp_path / "moved"

@@ -240,6 +240,12 @@ class LocalFiles:
     def exists(self, path: str) -> bool:
         return Path(path).exists()
 
+    def data_files(self, path: str) -> list[tuple[str, int, float]]:
+        """(path, size, mtime) of the files under the folder ``path``, sorted (as the Spark
+        engine's Hadoop listing gives them)."""
+        found = [(f, f.stat()) for f in Path(path).rglob("*") if f.is_file()]
+        return sorted((str(f), status.st_size, status.st_mtime) for f, status in found)
+
 
 class LocalEngine:
     """This process: both inputs streamed in chunks of whole units (sorted, or over hash buckets:
