@@ -693,6 +693,14 @@ def test_the_command_line_on_spark_without_out_prints_the_local_summary(spark, c
     local = capsys.readouterr().out
     assert main([*command, "--engine", "spark"]) == 0
     assert capsys.readouterr().out == local and "acc@5" in local
+    trec = [
+        "--truth",
+        str(SAMPLES / "trec" / "qrels.txt"),
+        "--pred",
+        str(SAMPLES / "trec/run.txt.gz"),
+    ]
+    assert main(["nextloc", *trec, "--input-format", "trec", "--engine", "spark"]) == 2
+    assert "qrels.txt: a TREC run or qrels file, which the Spark engine" in capsys.readouterr().err
     out = tmp_path / "out"  # and with --out: the local engine's summary, written by Spark
     assert main([*command, "--engine", "spark", "--out", str(out)]) == 0
     assert capsys.readouterr().out == local

@@ -77,7 +77,7 @@ from mobeval.io.logits import input_name, is_targets_column
 from mobeval.io.recbole import parse_header
 from mobeval.io.sources import PARQUET_SUFFIXES, TEXT_SUFFIXES, format_of
 from mobeval.io.text import GZIP_MAGIC
-from mobeval.io.trec import first_data_line, kind_of_line
+from mobeval.io.trec import TrecSource, first_data_line, kind_of_line
 from mobeval.io.writers import (
     STAGING,
     check_name,
@@ -377,6 +377,14 @@ def _local_only_format(files: _Files, uri: str, found: list) -> str | None:
     return None
 
 
+def _local_only(kind: str, label: str) -> InputError:
+    return InputError(
+        f"a {kind} file, which the Spark engine does not read (it reads Parquet and CSV): "
+        "evaluate it on the local engine, or write it as Parquet first",
+        path=label,
+    )
+
+
 def _polars_schema(schema: StructType) -> dict:
     arrow = to_arrow_schema(schema)
     return dict(pl.from_arrow(arrow.empty_table()).schema)
@@ -393,6 +401,8 @@ def _read(spark: SparkSession, path, *, names: tuple[str, ...] | None = None) ->
     Spark DataFrame as it is."""
     if isinstance(path, DataFrame):
         return _Input("<Spark DataFrame>", path, _polars_schema(path.schema), [])
+    if isinstance(path, TrecSource):  # the command line's --input-format trec
+        raise _local_only("TREC run or qrels", path.label)
     if not isinstance(path, str | os.PathLike):
         raise ConfigError(
             f"the Spark engine reads paths (a file, a directory or a glob that Spark can read) "
@@ -414,11 +424,7 @@ def _read(spark: SparkSession, path, *, names: tuple[str, ...] | None = None) ->
     except Exception as error:  # noqa: BLE001 - a Py4J error: no access...
         raise _failure(error, "cannot read this path", path=label) from None
     if local_only is not None:
-        raise InputError(
-            f"a {local_only} file, which the Spark engine does not read (it reads Parquet and "
-            "CSV): evaluate it on the local engine, or write it as Parquet first",
-            path=label,
-        )
+        raise _local_only(local_only, label)
     formats = {format_of(name) for name, _, _ in found}
     if None in formats:
         bad = next(name for name, _, _ in found if format_of(name) is None)
