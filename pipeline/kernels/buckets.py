@@ -1,11 +1,15 @@
 """Unsorted input with integer keys: hash buckets (which bucket each row goes to, the rows grouped
-by bucket), and the check that a stream holds each unit's rows together (:func:`claim_runs`).
+by bucket), the check that a stream holds each unit's rows together (:func:`claim_runs`), and a
+stable radix sort of key rows (:func:`radix_order`).
 
 A row's bucket is a hash of its key modulo the number of buckets, so every row of a unit lands in
 the same bucket. The hash of a key ``(k_1 .. k_c)`` (int64 columns) is ``h_c``, with ``h_0`` a
 constant and ``h_j = mix(k_j xor h_{j-1})``, where ``mix`` is the SplitMix64 finaliser (Steele,
 Lea & Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014): a bijection of the
 64-bit integers whose output bits each depend on every input bit, so consecutive ids spread evenly.
+
+Each function is a Python wrapper that passes the keys read-only as C-contiguous int64 (one
+compiled specialisation whatever the caller's array) and allocates the outputs with NumPy.
 """
 
 from __future__ import annotations
@@ -13,7 +17,20 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from mobeval.kernels.blocks import readonly
+
 SEED = np.uint64(0x9E3779B97F4A7C15)
+FLIP = np.uint64(1 << 63)  # the sign bit: flipped, the unsigned order of int64 is the signed one
+DIGITS = 1 << 16
+
+
+def key_buckets(keys, n_buckets: int) -> np.ndarray:
+    """Per row of ``keys`` (n_rows x n_columns int64): its bucket in ``[0, n_buckets)``, the
+    key's hash (see the module) modulo ``n_buckets``."""
+    keys = readonly(keys, np.int64)
+    buckets = np.empty(keys.shape[0], dtype=np.int64)
+    _key_buckets(keys, np.uint64(n_buckets), buckets)
+    return buckets
 
 
 @njit(cache=True)
@@ -25,36 +42,32 @@ def _mix(x):
 
 
 @njit(cache=True)
-def key_buckets(keys, n_buckets):
-    """Per row of ``keys`` (n_rows x n_columns int64): its bucket in ``[0, n_buckets)``, the
-    key's hash (see the module) modulo ``n_buckets``."""
-    n_rows, n_columns = keys.shape
-    buckets = np.empty(n_rows, dtype=np.int64)
-    modulus = np.uint64(n_buckets)
-    for row in range(n_rows):
+def _key_buckets(keys, modulus, buckets):
+    for row in range(keys.shape[0]):
         h = SEED
-        for column in range(n_columns):
+        for column in range(keys.shape[1]):
             h = _mix(np.uint64(keys[row, column]) ^ h)
         buckets[row] = np.int64(h % modulus)
-    return buckets
+
+
+def bucket_order(buckets, n_buckets: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows grouped by bucket, stable (a counting sort): ``order`` lists bucket 0's rows in
+    input order, then bucket 1's...; bucket ``b``'s rows are ``order[bounds[b]:bounds[b + 1]]``."""
+    buckets = readonly(buckets, np.int64)
+    bounds = np.zeros(n_buckets + 1, dtype=np.int64)
+    np.cumsum(np.bincount(buckets, minlength=n_buckets), out=bounds[1:])
+    order = np.empty(len(buckets), dtype=np.int64)
+    _place(buckets, bounds[:-1].copy(), order)
+    return order, bounds
 
 
 @njit(cache=True)
-def bucket_order(buckets, n_buckets):
-    """The rows grouped by bucket, stable (a counting sort): ``order`` lists bucket 0's rows in
-    input order, then bucket 1's...; bucket ``b``'s rows are ``order[bounds[b]:bounds[b + 1]]``."""
-    bounds = np.zeros(n_buckets + 1, dtype=np.int64)
-    for bucket in buckets:
-        bounds[bucket + 1] += 1
-    for b in range(n_buckets):
-        bounds[b + 1] += bounds[b]
-    position = bounds[:-1].copy()
-    order = np.empty(len(buckets), dtype=np.int64)
+def _place(buckets, position, order):
+    """Each row at its bucket's next free position (``position``: each bucket's first)."""
     for row in range(len(buckets)):
         bucket = buckets[row]
         order[position[bucket]] = row
         position[bucket] += 1
-    return order, bounds
 
 
 @njit(cache=True)
@@ -77,13 +90,17 @@ def _find(keys, row, table):
     return -1
 
 
-@njit(cache=True)
-def claim_runs(keys, truth, claimed, continued):
+def claim_runs(keys, truth, claimed: np.ndarray, continued: bool) -> int:
     """Claim, for each run of equal keys in ``keys`` (n x c int64, a batch of a stream; with
     ``continued`` its first run continues the previous batch's last one and is skipped), the truth
-    row holding its key (``truth``: strictly increasing, lexicographic): ``claimed[j]`` becomes
-    True. Returns the first row whose run has no truth row or one claimed before (its unit is not
-    together in the stream, or not in the truth), or -1 when every run was claimed."""
+    row holding its key (``truth``: strictly increasing, lexicographic): ``claimed[j]`` (bool)
+    becomes True. Returns the first row whose run has no truth row or one claimed before (its unit
+    is not together in the stream, or not in the truth), or -1 when every run was claimed."""
+    return _claim_runs(readonly(keys, np.int64), readonly(truth, np.int64), claimed, continued)
+
+
+@njit(cache=True)
+def _claim_runs(keys, truth, claimed, continued):
     for row in range(keys.shape[0]):
         if row > 0 or continued:
             previous = row - 1 if row > 0 else 0
@@ -101,33 +118,46 @@ def claim_runs(keys, truth, claimed, continued):
     return -1
 
 
-@njit(cache=True)
-def radix_order(keys):
+def radix_order(keys) -> np.ndarray:
     """The stable sorting permutation of ``keys`` (n x c int64, compared lexicographically): an
     LSD radix sort (Knuth, TAOCP vol. 3, section 5.2.5) by 16-bit digits, last column first, each
     value's sign bit flipped so that the unsigned order is the signed one; a digit equal on every
     row is skipped (ids below 2^32 take two passes). O(n) per pass, where a comparison sort
     (``np.lexsort``) takes O(n log n)."""
+    keys = readonly(keys, np.int64)
+    order = np.arange(keys.shape[0], dtype=np.int64)
+    if len(order) < 2:
+        return order
+    spare = np.empty_like(order)
+    counts = np.empty(DIGITS + 1, dtype=np.int64)
+    return spare if _radix_passes(keys, order, spare, counts) else order
+
+
+@njit(cache=True)
+def _radix_passes(keys, order, spare, counts):
+    """The passes of :func:`radix_order`, moving the permutation between ``order`` and ``spare``;
+    True when it ends in ``spare``."""
     n_rows, n_columns = keys.shape
-    order = np.arange(n_rows)
-    spare = np.empty(n_rows, dtype=np.int64)
-    counts = np.empty(65537, dtype=np.int64)
-    flip = np.uint64(1) << np.uint64(63)
+    in_spare = False
+    mask = np.uint64(DIGITS - 1)
     for column in range(n_columns - 1, -1, -1):
         for shift in range(0, 64, 16):
-            counts[:] = 0
+            source, target = (spare, order) if in_spare else (order, spare)
+            for digit in range(DIGITS + 1):
+                counts[digit] = 0
             for row in range(n_rows):
-                value = np.uint64(keys[row, column]) ^ flip
-                counts[((value >> np.uint64(shift)) & np.uint64(0xFFFF)) + 1] += 1
-            if counts.max() == n_rows:
+                value = np.uint64(keys[row, column]) ^ FLIP
+                counts[((value >> np.uint64(shift)) & mask) + 1] += 1
+            first = ((np.uint64(keys[0, column]) ^ FLIP) >> np.uint64(shift)) & mask
+            if counts[first + 1] == n_rows:
                 continue  # every row has this digit: the order stays
-            for digit in range(65536):
+            for digit in range(DIGITS):
                 counts[digit + 1] += counts[digit]
             for i in range(n_rows):
-                row = order[i]
-                value = np.uint64(keys[row, column]) ^ flip
-                digit = (value >> np.uint64(shift)) & np.uint64(0xFFFF)
-                spare[counts[digit]] = row
+                row = source[i]
+                value = np.uint64(keys[row, column]) ^ FLIP
+                digit = (value >> np.uint64(shift)) & mask
+                target[counts[digit]] = row
                 counts[digit] += 1
-            order, spare = spare, order
-    return order
+            in_spare = not in_spare
+    return in_spare
