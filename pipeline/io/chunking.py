@@ -25,6 +25,7 @@ import pyarrow as pa
 from mobeval.errors import InputError
 from mobeval.io.arrays import kernel_array
 from mobeval.kernels.buckets import bucket_order, key_buckets, radix_order
+from mobeval.kernels.cuts import last_unit_start
 from mobeval.kernels.keys import key_order as integer_key_order
 from mobeval.kernels.keys import unit_offsets
 
@@ -93,8 +94,9 @@ def unit_starts(frame: pl.DataFrame, key: list[str]) -> pl.Series:
 class SortedUnitChunks:
     """Iterate a key-sorted batch stream as chunks of whole units, ``chunk_rows`` rows or more.
 
-    Each row's key is compared with the previous row's once, as its batch arrives; a chunk is cut
-    at the last unit start of the rows gathered, and the rows after it carry over. A chunk holds
+    Each row's key is compared with the previous row's once, as its batch arrives (one pass:
+    :func:`mobeval.kernels.cuts.last_unit_start`); a chunk is cut at the last unit start of the
+    rows gathered, and the rows after it carry over. A chunk holds
     one Arrow chunk per column (kernels then read its columns without a copy).
 
     With ``grouped`` the stream need only hold each unit's rows together, in any key order (the
@@ -114,41 +116,43 @@ class SortedUnitChunks:
         self.grouped = grouped
         self.last_key: tuple | None = None
 
-    def _starts(self, batch: pl.DataFrame) -> np.ndarray:
-        """Whether each row of ``batch`` starts a unit, given the stream so far; NotSorted if a
-        key decreases."""
-        order = key_order(batch, self.key).to_numpy()
-        if not self.grouped and (order < 0).any():
-            raise NotSorted
-        starts = order != 0
+    def _last_start(self, batch: pl.DataFrame) -> int:
+        """The last row of ``batch`` that starts a unit, given the stream so far (-1 if every row
+        continues the stream's last unit); NotSorted if a key decreases (unless grouped)."""
+        matrix = key_matrix(batch, self.key)
+        if matrix is not None:
+            last, decreased = last_unit_start(matrix)
+        else:
+            order = key_order(batch, self.key).to_numpy()
+            last, decreased = int(np.flatnonzero(order)[-1]), bool((order < 0).any())
         first = key_at(batch, self.key, 0)
         if self.last_key is not None:
-            if first < self.last_key and not self.grouped:
-                raise NotSorted
-            starts[0] = first != self.last_key
+            decreased = decreased or first < self.last_key
+            if last == 0 and first == self.last_key:
+                last = -1
+        if decreased and not self.grouped:
+            raise NotSorted
         self.last_key = key_at(batch, self.key, batch.height - 1)
-        return starts
+        return last
 
     def __iter__(self) -> Iterator[pl.DataFrame]:
         pending: list[pl.DataFrame] = []
-        starts: list[np.ndarray] = []
-        rows = 0
+        rows = cut = 0  # cut: the last unit start in the pending rows (0: none after the first)
         for batch in self.batches:
             if batch.height == 0:
                 continue
-            starts.append(self._starts(batch))
+            last = self._last_start(batch)
+            if last >= 0:
+                cut = rows + last
             pending.append(batch)
             rows += batch.height
-            if rows < self.chunk_rows:
-                continue
-            flags = np.concatenate(starts)
-            cut = len(flags) - 1 - int(np.argmax(flags[::-1]))  # the last unit start
-            if cut == 0:
-                continue  # one unit larger than a chunk: keep reading
+            if rows < self.chunk_rows or cut == 0:
+                continue  # cut == 0: one unit larger than a chunk, keep reading
             frame = pl.concat(pending, rechunk=False)
             carry = frame.slice(cut)
-            pending, starts, rows = [carry], [flags[cut:]], carry.height
+            pending, rows = [carry], carry.height
             yield self._whole(frame.slice(0, cut))
+            cut = 0
         if rows:
             yield self._whole(pl.concat(pending))
 
