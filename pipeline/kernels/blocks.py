@@ -13,9 +13,10 @@ units, ``kernel(*arrays, first, last)`` scoring units ``first`` to ``last - 1``,
 :func:`run_blocks` calls it on blocks of units from ``numba.get_num_threads()`` Python threads
 (the count ``NUMBA_NUM_THREADS`` and ``numba.set_num_threads`` set, as for ``prange``). A compiled
 function that releases the GIL runs on as many cores as there are threads; the blocks go to the
-threads as they come free (dynamic scheduling, as ``prange``'s). Each unit is computed by the same
-code whatever block it falls in, and writes only its own outputs, so the results have the same
-bits for any number of threads or blocks. Small inputs (one block) run in the calling thread.
+threads as they come free (a thread that finishes early takes the next block). Each unit is
+computed by the same code whatever block it falls in, and writes only its own outputs, so the
+results have the same bits for any number of threads or blocks. Small inputs (one block) run in
+the calling thread.
 """
 
 from __future__ import annotations
