@@ -290,9 +290,9 @@ def grouped_order(keys: np.ndarray) -> np.ndarray:
     come in runs (a bucket holds each input batch's rows of a unit together): the runs are
     sorted (:func:`mobeval.kernels.buckets.radix_order`, stable), not the rows."""
     starts = unit_offsets(keys)
+    if 2 * (len(starts) - 1) > keys.shape[0]:
+        return radix_order(keys)  # runs of about one row: sorting the rows themselves is cheaper
     order = radix_order(keys[starts[:-1]])
-    if len(order) == keys.shape[0]:
-        return order  # every run is one row
     lengths = np.diff(starts)[order]
     first_out = np.cumsum(lengths) - lengths
     return np.arange(keys.shape[0]) + np.repeat(starts[:-1][order] - first_out, lengths)
