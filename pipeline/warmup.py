@@ -10,10 +10,11 @@ shared folder that every executor names in ``NUMBA_CACHE_DIR``.
 It compiles what real runs use, by making real runs: each family's public ``evaluate_*`` function
 on a tiny input, once per preset and per option that reaches other kernels (list-form predictions
 and ``duplicates="drop"`` for next location, optimal matching and NumPy's exp for trajectories,
-float32 and float64 logits). The kernels' Python wrappers hand Numba one type per argument
-whatever the input's source, dtype, layout or writability (a Parquet file, a CSV, a DataFrame, a
-mapped ``.npy``: :func:`mobeval.kernels.blocks.readonly`), so a run after a warm-up loads every
-kernel from the cache and compiles none (``tests/test_warmup.py``).
+float32 and float64 logits), and on predictions out of key order read each of the three ways.
+The kernels' Python wrappers hand Numba one type per argument whatever the input's source, dtype,
+layout or writability (a Parquet file, a CSV, a DataFrame, a mapped ``.npy``:
+:func:`mobeval.kernels.blocks.readonly`), so a run after a warm-up loads every kernel from the
+cache and compiles none (``tests/test_warmup.py``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,18 @@ import numpy as np
 import polars as pl
 
 FAMILY_NAMES = ("nextloc", "recs", "trajectory", "logits")
+
+
+def _unsorted(evaluate, truth: pl.DataFrame, predictions: pl.DataFrame, key: str) -> None:
+    """``evaluate`` on predictions out of key order, the three ways the local engine reads them
+    (:mod:`mobeval.engines.local`): each unit's rows together in another order (streamed again,
+    each chunk sorted), then rows of units interleaved, fitting in one chunk (sorted in memory)
+    and not (hash buckets)."""
+    grouped = predictions.sort(key, descending=True, maintain_order=True)
+    place = pl.int_range(pl.len()).over(key)
+    scattered = predictions.sort(place, pl.col(key), descending=[False, True])
+    for frame, chunk_rows in ((grouped, 5), (scattered, 10**6), (scattered, 5)):
+        evaluate(truth, frame, chunk_rows=chunk_rows, progress=False)
 
 
 def _nextloc() -> None:
@@ -44,6 +57,7 @@ def _nextloc() -> None:
         for predictions in (long, lists, lists.drop("scores")):
             evaluate_nextloc(truth, predictions, convention=convention, progress=False)
     evaluate_nextloc(truth, long, duplicates="drop", progress=False)
+    _unsorted(evaluate_nextloc, truth, long, "sample_id")
 
 
 def _recs() -> None:
@@ -62,6 +76,7 @@ def _recs() -> None:
     )
     for convention in FAMILIES["recs"].presets():
         evaluate_recs(ratings, recs, convention=convention, progress=False)
+    _unsorted(evaluate_recs, ratings, recs.drop("rank"), "user_id")
 
 
 def _trajectory() -> None:
@@ -83,6 +98,7 @@ def _trajectory() -> None:
                     exp=exp,
                     progress=False,
                 )
+    _unsorted(evaluate_trajectory, reference, generated, "uid")
 
 
 def _logits() -> None:
