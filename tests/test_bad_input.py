@@ -577,6 +577,11 @@ CASES = [
         ("targets.npy", "outside", "row 2"),
     ),
     Case(
+        "logits/negative padding target",
+        lambda d: logits(d, y=np.array([0, 1, -100, 3])),
+        ("targets.npy", "target -100 outside", "left out by --ignore-target", "row 2"),
+    ),
+    Case(
         "logits/target beyond int64",
         lambda d: logits(d, y=np.array([0, 1, HUGE, 3], dtype=np.uint64)),
         ("targets.npy", f"target {HUGE} outside", "row 2"),

@@ -353,8 +353,12 @@ class LogitsAccumulator:
             out &= targets != self.ignore_target
         if out.any():
             i = int(np.flatnonzero(out)[0])
+            hint = ""
+            if targets[i] < 0 and self.ignore_target is None:
+                hint = "; a padding target (PyTorch's ignore_index) is left out by ignore_target"
             raise InputError(
-                f"target {targets[i]} outside [0, {width}) (the logits have {width} classes)",
+                f"target {targets[i]} outside [0, {width}) (the logits have {width} classes)"
+                + hint,
                 path=targets_at[0],
                 column=targets_at[1],
                 key=f"row {first_row + i}",
