@@ -40,6 +40,7 @@ from mobeval.engines.partition import (
 from mobeval.errors import ConfigError, InputError, MobevalError
 from mobeval.families import RECS, resolved_options, with_options
 from mobeval.io.logits import rows_per_chunk
+from mobeval.io.sources import columns_present
 from mobeval.io.writers import partition_path
 from mobeval.metrics.nextloc import INPUT_ORDER_TIES
 from mobeval.metrics.recs import parse_recs_metrics
@@ -87,7 +88,7 @@ def _require_columns(source, columns) -> dict[str, pl.DataType]:
     missing = [c for c in columns if c not in schema]
     if missing:
         raise InputError(
-            f"missing column; columns present: {list(schema)}", path=source.label, column=missing[0]
+            f"missing column; {columns_present(schema)}", path=source.label, column=missing[0]
         )
     return schema
 

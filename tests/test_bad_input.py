@@ -356,6 +356,16 @@ CASES = [
         ("truth.csv", "column 'location'", "not UTF-8"),
     ),
     Case(
+        "nextloc/semicolon-separated CSV",
+        lambda d: nextloc(d, truth=b"sample_id;location\n1;10\n", truth_name="truth.csv"),
+        ("truth.csv", "column 'sample_id'", "separated by semicolons; CSV files need commas"),
+    ),
+    Case(
+        "recs/tab-separated CSV",
+        lambda d: recs(d, ratings=b"user_id\titem_id\trating\n1\t10\t5\n", ratings_name="r.csv"),
+        ("r.csv", "column 'user_id'", "separated by tabs; CSV files need commas"),
+    ),
+    Case(
         "nextloc/non-UTF-8 column name",
         lambda d: nextloc(d, truth=b"sample_id,loc\xb9tion\n1,10\n", truth_name="truth.csv"),
         ("truth.csv", "unreadable column names"),

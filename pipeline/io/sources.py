@@ -53,6 +53,18 @@ READ_ERRORS = (pa.ArrowException, ValueError, *TEXT_ERRORS, pl.exceptions.PanicE
 KINDS = {"parquet": "Parquet", "csv": "CSV", "recbole": "RecBole atomic"}
 
 
+def columns_present(names) -> str:
+    """``columns present: [...]`` for a missing-column message; when a CSV header was read as
+    one column whose name holds another separator, the likely cause as well."""
+    names = list(names)
+    text = f"columns present: {names}"
+    if len(names) == 1:
+        for mark, word in ((";", "semicolons"), ("\t", "tabs"), ("|", "vertical bars")):
+            if mark in names[0]:
+                return f"{text}: the header looks separated by {word}; CSV files need commas"
+    return text
+
+
 def format_of(name: str) -> str | None:
     """A file's format told from its name: ``parquet``, ``recbole`` (``.inter``), ``csv``."""
     name = name.lower()

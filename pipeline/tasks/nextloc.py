@@ -24,6 +24,7 @@ import polars as pl
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.arrays import kernel_array
 from mobeval.io.chunking import format_key, key_at, key_matrix, unit_starts
+from mobeval.io.sources import columns_present
 from mobeval.kernels.exact_sum import ExactColumnSums
 from mobeval.kernels.keys import match_sorted, unit_offsets
 from mobeval.kernels.ranks import drop_repeated, target_rank_bounds
@@ -125,7 +126,7 @@ def _check_key(schema: dict, key: tuple[str, ...], label: str) -> None:
     for column in key:
         if column not in schema:
             raise InputError(
-                f"missing key column; columns present: {list(schema)}", path=label, column=column
+                f"missing key column; {columns_present(schema)}", path=label, column=column
             )
 
 
@@ -191,7 +192,7 @@ def plan_inputs(
         return InputPlan([*key, truth_location], truth_select, columns, select, True, order)
     raise InputError(
         f"no '{location}' column (long form) nor '{locations}' list column (list form); "
-        f"columns present: {list(pred_schema)}",
+        f"{columns_present(pred_schema)}",
         path=pred_label,
         column=location,
     )
@@ -199,9 +200,7 @@ def plan_inputs(
 
 def _require(schema: dict, column: str, label: str, kind: str, predicate) -> None:
     if column not in schema:
-        raise InputError(
-            f"missing column; columns present: {list(schema)}", path=label, column=column
-        )
+        raise InputError(f"missing column; {columns_present(schema)}", path=label, column=column)
     if not predicate(schema[column]):
         raise InputError(
             f"expected {kind} values, found {schema[column]}", path=label, column=column
