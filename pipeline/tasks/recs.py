@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from mobeval.errors import ConfigError, InputError
+from mobeval.io.sources import columns_present
 from mobeval.kernels import recs as K
 from mobeval.kernels.exact_sum import ExactColumnSums
 from mobeval.metrics import drop_duplicates_hint
@@ -371,7 +372,9 @@ def _columns(df: pl.DataFrame, cols: list[str], path: object | None) -> pl.DataF
     """The needed columns, checked for presence and nulls."""
     missing = [c for c in cols if c not in df.columns]
     if missing:
-        raise InputError(f"missing column(s) {missing}; found {df.columns}", path=path)
+        raise InputError(
+            f"missing column; {columns_present(df.columns)}", path=path, column=missing[0]
+        )
     df = df.select(cols)
     for c in cols:
         if df[c].null_count():

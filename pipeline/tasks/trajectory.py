@@ -19,6 +19,7 @@ import polars as pl
 
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.arrays import kernel_array
+from mobeval.io.sources import columns_present
 from mobeval.kernels.exact_sum import ExactColumnSums
 from mobeval.kernels.geobleu import dtw_days, mean_per_unit
 from mobeval.metrics.trajectory import EXPS, TrajectoryConvention, geobleu_day_values, resolve
@@ -67,7 +68,7 @@ def _clean(frame: pl.DataFrame, path: object, side: str) -> pl.DataFrame:
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
         raise InputError(
-            f"missing column(s) {', '.join(missing)}; found {', '.join(frame.columns)}",
+            f"missing column; {columns_present(frame.columns)}",
             path=where,
             column=missing[0],
         )
