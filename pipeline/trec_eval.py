@@ -702,6 +702,17 @@ def run_trec_eval(qrels_path, run_path, opts: Options) -> str:
     return format_report(judged, results, None, opts)
 
 
+def _long(text: str) -> int:
+    """An integer option as trec_eval's C ``long`` holds it (64 bits)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if not -(2**63) <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"{text} is beyond a 64-bit integer")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """trec_eval's options, spelled as trec_eval spells them."""
     parser.add_argument(
@@ -723,10 +734,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-c", dest="complete", action="store_true", help="average over every qrels query"
     )
-    parser.add_argument("-l", dest="level", type=int, default=1, help="relevance level (1)")
-    parser.add_argument("-M", dest="max_docs", type=int, default=None, help="max docs per query")
+    parser.add_argument("-l", dest="level", type=_long, default=1, help="relevance level (1)")
+    parser.add_argument("-M", dest="max_docs", type=_long, default=None, help="max docs per query")
     parser.add_argument("-J", dest="judged_only", action="store_true", help="judged docs only")
-    parser.add_argument("-N", dest="num_docs", type=int, default=0, help="docs in collection")
+    parser.add_argument("-N", dest="num_docs", type=_long, default=0, help="docs in collection")
     parser.add_argument(
         "-R",
         dest="rel_format",

@@ -350,6 +350,21 @@ def test_control_bytes_belong_to_the_field(inside, tmp_path, capsys):
     assert printed[1] == printed[0]
 
 
+@pytest.mark.parametrize("flag", ["-M", "-l", "-N"])
+def test_integer_options_hold_in_64_bits(flag, tmp_path, capsys):
+    """trec_eval reads -M, -l and -N into a C long: 2^63 and beyond are refused in one line;
+    the extremes of 64 bits run."""
+    qrels, run = write_inputs(tmp_path, "hand")
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stopped:  # argparse's usage error
+        main(["trec_eval", f"{flag}{2**63}", str(qrels), str(run)])
+    out, err = capsys.readouterr()
+    assert (stopped.value.code, out) == (2, "") and "beyond a 64-bit integer" in err
+    assert len(err.splitlines()) == 1 and "internal error" not in err
+    for value in (2**63 - 1, -(2**63)):
+        assert ours([f"{flag}{value}", str(qrels), str(run)], capsys)[0] == 0
+
+
 def test_cli_bad_line_exit_2(tmp_path, capsys):
     qrels, run = write_inputs(tmp_path, "hand")
     run.write_text(run.read_text() + "q1 Q0 f 9\n")
