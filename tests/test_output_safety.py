@@ -16,6 +16,7 @@ import sys
 import threading
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -589,6 +590,15 @@ def test_cli_refuses_a_chunk_rows_that_is_not_positive(tmp_path, capsys, value):
     error = capsys.readouterr().err
     assert f"--chunk-rows must be a positive integer, got {value}" in error
     assert not out.exists()
+
+
+def test_api_takes_a_numpy_integer_chunk_rows():
+    truth, pred = TKY / "truth.parquet", TKY / "markov.parquet"
+    expected = evaluate_nextloc(truth, pred, chunk_rows=5000)
+    assert evaluate_nextloc(truth, pred, chunk_rows=np.int64(5000)).summary.equals(expected.summary)
+    for value in (np.int64(0), np.bool_(True), np.float64(5000)):
+        with pytest.raises(ConfigError, match="chunk_rows must be a positive integer"):
+            evaluate_nextloc(truth, pred, chunk_rows=value)
 
 
 @pytest.mark.parametrize("value", [0, -5, 2.5, True])

@@ -14,6 +14,7 @@ keeps memory bounded by the chunk:
 
 from __future__ import annotations
 
+import numbers
 import queue
 import tempfile
 import threading
@@ -49,8 +50,8 @@ READ_AHEAD = 2
 def checked_chunk_rows(value: object, option: str = "chunk_rows") -> int:
     """``value`` if it is a positive integer, else a ConfigError naming ``option`` (the one check
     of the chunk size: the CLI's ``--chunk-rows``, a job's ``chunk_rows``, the API's)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-        return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1:
+        return int(value)  # a NumPy integer too
     raise ConfigError(f"{option} must be a positive integer, got {value!r}")
 
 
