@@ -21,3 +21,14 @@ def golden_dir() -> Path:
     if not GOLDEN.is_dir():
         pytest.fail(f"golden data not found at {GOLDEN}; set MOBEVAL_SHARED to the shared folder")
     return GOLDEN
+
+
+@pytest.fixture(scope="session")
+def nextloc_sample_out(tmp_path_factory) -> Path:
+    """The output folder of ``jobs/nextloc_sample.toml`` (2 cities x 2 models), made once per
+    session: read it, or copy it before changing it."""
+    from mobeval.jobs import load_job, run_job
+
+    out = tmp_path_factory.mktemp("nextloc_sample") / "out"
+    run_job(load_job(REPO_ROOT / "jobs/nextloc_sample.toml", out=out), log=lambda _: None)
+    return out

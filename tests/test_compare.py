@@ -213,19 +213,6 @@ def test_same_seed_same_numbers_for_any_thread_count():
 # End to end on the sample job's output
 
 
-@pytest.fixture(scope="module")
-def nextloc_out(tmp_path_factory):
-    from mobeval.jobs import load_job, run_job
-
-    out = tmp_path_factory.mktemp("cmp") / "nextloc"
-    run_job(
-        load_job(ROOT / "jobs/nextloc_sample.toml", out=str(out)),
-        progress=False,
-        log=lambda _: None,
-    )
-    return out
-
-
 def _copy(out: Path, tmp_path: Path) -> Path:
     target = tmp_path / "copy"
     shutil.copytree(out, target)
@@ -259,8 +246,8 @@ def _edit_manifest(out: Path, change) -> None:
     path.write_text(json.dumps(document))
 
 
-def test_end_to_end_cli(nextloc_out, tmp_path, capsys):
-    out = _copy(nextloc_out, tmp_path)
+def test_end_to_end_cli(nextloc_sample_out, tmp_path, capsys):
+    out = _copy(nextloc_sample_out, tmp_path)
     options = "--city tky --baseline markov --resamples 200 --permutations 500"
     code = main(["compare", str(out), *options.split()])
     assert code == 0
@@ -278,10 +265,10 @@ def test_end_to_end_cli(nextloc_out, tmp_path, capsys):
     assert not (out / ".staging").exists()
 
 
-def test_row_order_does_not_matter(nextloc_out, tmp_path):
+def test_row_order_does_not_matter(nextloc_sample_out, tmp_path):
     options = dict(city="nyc", resamples=100, permutations=300, seed=4)
-    before = compare(nextloc_out, log=None, **options)
-    out = _copy(nextloc_out, tmp_path)
+    before = compare(nextloc_sample_out, log=None, **options)
+    out = _copy(nextloc_sample_out, tmp_path)
     _rewrite(
         out / "per_unit/city=nyc/model=popularity",
         lambda f: f.sample(fraction=1.0, shuffle=True, seed=1),
@@ -289,22 +276,22 @@ def test_row_order_does_not_matter(nextloc_out, tmp_path):
     after = compare(out, log=None, **options)
     assert before.equals(after)
     # a metric alone gets the numbers it gets beside the others (shared resamples and signs)
-    alone = compare(nextloc_out, metrics=["ndcg@10"], log=None, correction="none", **options)
+    alone = compare(nextloc_sample_out, metrics=["ndcg@10"], log=None, correction="none", **options)
     beside = before.filter(pl.col("metric") == "ndcg@10")
     columns = ["ci_low", "ci_high", "p_t", "p_wilcoxon", "p_randomization", "mean_model"]
     assert alone.select(columns).equals(beside.select(columns))
 
 
-def test_refuses_different_options(nextloc_out, tmp_path):
-    out = _copy(nextloc_out, tmp_path)
+def test_refuses_different_options(nextloc_sample_out, tmp_path):
+    out = _copy(nextloc_sample_out, tmp_path)
     _edit_manifest(
         out, lambda r: r["city=tky/model=markov"]["config"].update(convention="trec_eval")
     )
     _refused_for_tky(out, "different options .convention")
 
 
-def test_refuses_different_units_unless_intersect(nextloc_out, tmp_path):
-    out = _copy(nextloc_out, tmp_path)
+def test_refuses_different_units_unless_intersect(nextloc_sample_out, tmp_path):
+    out = _copy(nextloc_sample_out, tmp_path)
     # as if 5 samples had been skipped: its summary is over the others
     kept = _rewrite(out / "per_unit/city=tky/model=popularity", lambda f: f.slice(5))
 
@@ -332,8 +319,8 @@ def test_refuses_different_units_unless_intersect(nextloc_out, tmp_path):
     assert any("2995 common samples" in note for note in notes)
 
 
-def test_refuses_single_model_missing_per_unit_unknown_names(nextloc_out, tmp_path):
-    out = _copy(nextloc_out, tmp_path)
+def test_refuses_single_model_missing_per_unit_unknown_names(nextloc_sample_out, tmp_path):
+    out = _copy(nextloc_sample_out, tmp_path)
     with pytest.raises(ConfigError, match="no model 'deepmove'"):
         compare(out, baseline="deepmove", log=None)
     with pytest.raises(ConfigError, match="no metric 'acc@7'"):
@@ -347,8 +334,8 @@ def test_refuses_single_model_missing_per_unit_unknown_names(nextloc_out, tmp_pa
     _refused_for_tky(out, "single model")
 
 
-def test_unpairable_metric_left_out_or_refused(nextloc_out, tmp_path):
-    out = _copy(nextloc_out, tmp_path)
+def test_unpairable_metric_left_out_or_refused(nextloc_sample_out, tmp_path):
+    out = _copy(nextloc_sample_out, tmp_path)
     for model in ("markov", "popularity"):  # make ndcg@10 an aggregate: not the mean
         _rewrite(
             out / f"summary/city=tky/model={model}",

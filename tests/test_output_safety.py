@@ -123,14 +123,6 @@ def cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "mobeval.cli", *args]
 
 
-@pytest.fixture(scope="module")
-def sample_out(tmp_path_factory) -> Path:
-    """The sample job's complete output folder (copy it before changing it)."""
-    out = tmp_path_factory.mktemp("sample") / "out"
-    run_job(load_job(SAMPLE_JOB, out=out), log=lambda _: None)
-    return out
-
-
 # ---------------------------------------------------------------------------------------------
 # Names
 
@@ -196,9 +188,11 @@ def test_cli_refuses_names_that_escape(tmp_path, capsys, victim, option, value):
     assert snapshot(tmp_path) == before  # the victim survives, OUT is not even created
 
 
-def test_cli_names_are_checked_before_an_existing_out_is_touched(tmp_path, sample_out, victim):
+def test_cli_names_are_checked_before_an_existing_out_is_touched(
+    tmp_path, nextloc_sample_out, victim
+):
     out = tmp_path / "out"
-    shutil.copytree(sample_out, out)
+    shutil.copytree(nextloc_sample_out, out)
     before = snapshot(tmp_path)
     assert main([*nextloc_args(out), "--model", "x/../../../../victim"]) == 2
     assert snapshot(tmp_path) == before
@@ -319,9 +313,9 @@ WRITING_COMMANDS = {
 
 
 @pytest.mark.parametrize("command", sorted(WRITING_COMMANDS))
-def test_every_writing_command_refuses_an_out_in_use(tmp_path, capsys, sample_out, command):
+def test_every_writing_command_refuses_an_out_in_use(tmp_path, capsys, nextloc_sample_out, command):
     out = tmp_path / "out"
-    shutil.copytree(sample_out, out)
+    shutil.copytree(nextloc_sample_out, out)
     handle = hold_lock(out)
     try:
         before = snapshot(tmp_path)
@@ -454,9 +448,11 @@ def test_a_killed_run_resumes_to_a_clean_runs_outputs_and_leaves_nothing(tmp_pat
     assert list(temp.iterdir()) == []
 
 
-def test_resume_on_a_copy_skips_what_is_there_and_redoes_what_is_missing(tmp_path, sample_out):
+def test_resume_on_a_copy_skips_what_is_there_and_redoes_what_is_missing(
+    tmp_path, nextloc_sample_out
+):
     out = tmp_path / "moved"
-    shutil.copytree(sample_out, out)
+    shutil.copytree(nextloc_sample_out, out)
     shutil.rmtree(out / "per_unit" / "city=nyc" / "model=markov")
     kept = out / "summary" / "city=tky" / "model=popularity" / "part-00000.parquet"
     stamp = kept.stat().st_mtime_ns
@@ -469,7 +465,7 @@ def test_resume_on_a_copy_skips_what_is_there_and_redoes_what_is_missing(tmp_pat
     ]
     assert any(line.startswith("nyc/markov: done") for line in log)
     assert kept.stat().st_mtime_ns == stamp
-    assert_same_outputs(out, sample_out)
+    assert_same_outputs(out, nextloc_sample_out)
     manifest = json.loads((out / "manifest.json").read_text())
     recorded = manifest["results"]["city=nyc/model=markov"]["outputs"]
     assert recorded == {
@@ -479,11 +475,11 @@ def test_resume_on_a_copy_skips_what_is_there_and_redoes_what_is_missing(tmp_pat
 
 
 @pytest.mark.parametrize("damage", ["truncated", "deleted", "added"])
-def test_resume_redoes_a_result_whose_files_changed(tmp_path, sample_out, damage):
+def test_resume_redoes_a_result_whose_files_changed(tmp_path, nextloc_sample_out, damage):
     """A part file truncated, deleted (its folder kept) or a file added since the result was
     committed: the manifest's file sizes no longer match, so --resume scores it again."""
     out = tmp_path / "moved"
-    shutil.copytree(sample_out, out)
+    shutil.copytree(nextloc_sample_out, out)
     folder = out / "per_unit" / "city=tky" / "model=popularity"
     part = folder / "part-00000.parquet"
     if damage == "truncated":
@@ -496,23 +492,25 @@ def test_resume_redoes_a_result_whose_files_changed(tmp_path, sample_out, damage
     run_job(load_job(SAMPLE_JOB, out=out), resume=True, log=log.append)
     assert sum("skipped" in line for line in log) == 3
     assert any(line.startswith("tky/popularity: done") for line in log)
-    assert_same_outputs(out, sample_out)
+    assert_same_outputs(out, nextloc_sample_out)
 
 
-def test_resume_reads_a_manifest_of_absolute_paths_against_the_current_out(tmp_path, sample_out):
+def test_resume_reads_a_manifest_of_absolute_paths_against_the_current_out(
+    tmp_path, nextloc_sample_out
+):
     """Manifests written before paths were relative name the old OUT; only the sections count."""
     out = tmp_path / "moved"
-    shutil.copytree(sample_out, out)
+    shutil.copytree(nextloc_sample_out, out)
     manifest = json.loads((out / "manifest.json").read_text())
     for entry in manifest["results"].values():
-        entry["outputs"] = {s: str(sample_out / p) for s, p in entry["outputs"].items()}
+        entry["outputs"] = {s: str(nextloc_sample_out / p) for s, p in entry["outputs"].items()}
     (out / "manifest.json").write_text(json.dumps(manifest))
     shutil.rmtree(out / "summary" / "city=tky" / "model=markov")
     log = []
     run_job(load_job(SAMPLE_JOB, out=out), resume=True, log=log.append)
     assert sum("skipped" in line for line in log) == 3
     assert any(line.startswith("tky/markov: done") for line in log)
-    assert_same_outputs(out, sample_out)
+    assert_same_outputs(out, nextloc_sample_out)
 
 
 def test_manifest_has_the_mode_of_the_data_files(tmp_path):
@@ -526,10 +524,10 @@ def test_manifest_has_the_mode_of_the_data_files(tmp_path):
 @pytest.mark.parametrize("content", [b"{", b"[]", b'{"results": 3}', b"\xff"])
 @pytest.mark.parametrize("command", ["nextloc", "run"])
 def test_a_corrupt_manifest_stops_the_run_before_any_work(
-    tmp_path, capsys, sample_out, content, command
+    tmp_path, capsys, nextloc_sample_out, content, command
 ):
     out = tmp_path / "out"
-    shutil.copytree(sample_out, out)
+    shutil.copytree(nextloc_sample_out, out)
     (out / "manifest.json").write_bytes(content)
     before = snapshot(out)
     if command == "nextloc":

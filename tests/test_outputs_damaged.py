@@ -15,21 +15,14 @@ import pytest
 
 from mobeval.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
 RESULT = "city=tky/model=popularity"
 
 
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory):
+def scored(nextloc_sample_out, tmp_path_factory):
     """The next-location sample job's OUT, with the stored comparison of city tky."""
-    from mobeval.jobs import load_job, run_job
-
     out = tmp_path_factory.mktemp("damaged") / "out"
-    run_job(
-        load_job(ROOT / "jobs/nextloc_sample.toml", out=str(out)),
-        progress=False,
-        log=lambda _: None,
-    )
+    shutil.copytree(nextloc_sample_out, out)
     assert main(["compare", str(out), "--city", "tky", "--resamples", "50"]) == 0
     return out
 
