@@ -396,6 +396,13 @@ def main() -> None:
     print(f"metrics: {', '.join(MOBEVAL_METRICS)} with k = {', '.join(map(str, KS))}")
     print()
     mob = {"convention": "mobeval", "chunk_rows": args.chunk_rows}
+    # the ranx-size subset, under ranx's convention
+    on_subset = {
+        "truth": sub_truth,
+        "pred": sub_pred,
+        "convention": "ranx",
+        "chunk_rows": args.chunk_rows,
+    }
 
     with tempfile.TemporaryDirectory(prefix="bench-nextloc-numba-") as cache:
         # cold start (empty cache: every kernel compiles), then warm start (same cache)
@@ -403,28 +410,11 @@ def main() -> None:
         warm_start = spawn("mobeval", cache, truth=truth, pred=pred, **mob)
         # ranx's kernels are cached too, so that its timings exclude compilation like ours
         spawn("ranx", cache, truth=tiny_truth, pred=tiny_pred)
-        spawn(
-            "mobeval",
-            cache,
-            truth=sub_truth,
-            pred=sub_pred,
-            convention="ranx",
-            chunk_rows=args.chunk_rows,
-        )
+        spawn("mobeval", cache, **on_subset)
 
         full = [spawn("mobeval", cache, truth=truth, pred=pred, **mob) for _ in range(args.repeat)]
         floor = [spawn("read", cache, pred=pred) for _ in range(args.repeat)]
-        sub_mob = [
-            spawn(
-                "mobeval",
-                cache,
-                truth=sub_truth,
-                pred=sub_pred,
-                convention="ranx",
-                chunk_rows=args.chunk_rows,
-            )
-            for _ in range(args.repeat)
-        ]
+        sub_mob = [spawn("mobeval", cache, **on_subset) for _ in range(args.repeat)]
         sub_floor = [spawn("read", cache, pred=sub_pred) for _ in range(args.repeat)]
         ranx = [
             spawn("ranx", cache, truth=sub_truth, pred=sub_pred) for _ in range(args.ranx_repeat)
