@@ -80,24 +80,21 @@ def section_schema(files: list[Path]) -> pl.Schema:
         raise _unreadable(files[:1], None, error) from None
 
 
-#: The columns every summary file holds, and what their types must be.
-SUMMARY_COLUMNS = {"metric": "string", "value": "numeric", "n": "integer"}
+#: The columns every summary file holds: the kind of type each must have, and its test.
+SUMMARY_COLUMNS = {
+    "metric": ("string", lambda dtype: dtype == pl.String),
+    "value": ("numeric", lambda dtype: dtype.is_numeric()),
+    "n": ("integer", lambda dtype: dtype.is_integer()),
+}
 
 
 def read_summary(files: list[Path]) -> pl.DataFrame:
     """A result's summary (metric, value, n, ...), its three columns checked (InputError naming
     the file and the column otherwise)."""
     summary = read_section(files)
-    for name, kind in SUMMARY_COLUMNS.items():
+    for name, (kind, fits) in SUMMARY_COLUMNS.items():
         dtype = summary.schema.get(name)
-        fits = dtype is not None and (
-            dtype == pl.String
-            if kind == "string"
-            else dtype.is_integer()
-            if kind == "integer"
-            else dtype.is_numeric()
-        )
-        if not fits:
+        if dtype is None or not fits(dtype):
             why = "is missing" if dtype is None else f"is {dtype}"
             raise InputError(
                 f"a summary's {name} column must be {kind}; this one {why}",
