@@ -2,7 +2,7 @@
 
 Reference: yahoojapan/geobleu, commit d9efb0f (``geobleu/seq_eval.py``), the GIS Cup 2025 metric;
 paper: T. Shimizu et al., "GEO-BLEU: similarity measure for geospatial sequences", SIGSPATIAL 2022.
-The definition we follow is ``specs/geobleu.md`` (in our own words); this module reproduces it
+The definition we follow is ``docs/geobleu.md`` (in our own words); this module reproduces it
 operation by operation so that every uid-day value has the reference's bits.
 
 GEO-BLEU of a generated sequence ``g`` (length ``Lg``) against a reference ``r`` (length ``Lr``)::

@@ -5,7 +5,7 @@ A metric name is lowercase ``name@5`` (one cutoff), ``name@k`` (every requested 
 ``mrr``.
 
 Where reference systems disagree, the difference is an option of :class:`NextlocConvention`, and a
-preset is a named bundle of options (see ``../shared/specs/ranking_conventions.md``):
+preset is a named bundle of options (see ``docs/conventions.md``):
 
 =============  ===========  =========  =================  ======================  ==========
 preset         ties         f1         samples w/o preds  k > #candidates         duplicates

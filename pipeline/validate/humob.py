@@ -1,7 +1,7 @@
 """HuMob / GIS Cup submission validator that reports every error instead of the first one.
 
 Rules of the reference ``validator.py`` (yahoojapan/geobleu d9efb0f for 2025, its 2024 version
-for 2024), written from ``specs/geobleu.md``:
+for 2024), written from ``docs/geobleu.md``:
 
 * line 0 may be a header starting with ``uid,`` (any other line must be data);
 * every line has exactly 5 comma-separated fields, each all digits after stripping trailing
