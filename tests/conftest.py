@@ -7,7 +7,7 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 GOLDEN = REPO_ROOT / "tests" / "golden"
-"""What the reference systems returned on the inputs beside it (provenance: ``golden/README.md``)."""
+"""What the reference systems returned on the inputs beside it (see ``golden/README.md``)."""
 
 
 @pytest.fixture(scope="session")
