@@ -848,15 +848,20 @@ def _corrected(frame: pl.DataFrame, tests: list[str], correction: str) -> pl.Dat
 def _write(out: Path, frame: pl.DataFrame) -> None:
     """``OUT/compare/city=<c>/part-0.parquet`` per city, staged in ``OUT/.staging`` and moved into
     place (a previous comparison of the city moved aside first, then deleted): whole or absent.
-    The caller holds OUT's lock."""
-    from mobeval.io.writers import STAGING, remove_staged, write_parquet
+    The caller holds OUT's lock; every city's folder is checked before anything is written
+    (:func:`mobeval.io.writers.checked_destination`: never through a link that leaves OUT)."""
+    from mobeval.io.writers import STAGING, checked_destination, remove_staged, write_parquet
 
     token = secrets.token_hex(4)
-    for (city,), part in frame.partition_by("city", as_dict=True, maintain_order=True).items():
+    parts = frame.partition_by("city", as_dict=True, maintain_order=True).items()
+    finals = {
+        city: checked_destination(out / "compare" / f"city={city}", out) for (city,), _ in parts
+    }
+    for (city,), part in parts:
         staged = out / STAGING / f"compare-{token}" / f"city={city}"
         staged.mkdir(parents=True, exist_ok=True)
         write_parquet(part.drop("city"), staged / "part-0.parquet")
-        final = out / "compare" / f"city={city}"
+        final = finals[city]
         final.parent.mkdir(parents=True, exist_ok=True)
         aside = out / STAGING / f"compare-{token}" / f"replaced-city={city}"
         with contextlib.suppress(FileNotFoundError):

@@ -28,8 +28,6 @@ import html
 import io
 import math
 import os
-import secrets
-import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -581,28 +579,40 @@ class Report:
         return _render_html(self, standalone=False)
 
     def save(self, path: str | os.PathLike, format: str | None = None) -> Path:
-        """Write the report to ``path`` (format from ``format`` or the suffix: .tex, .md, .html);
-        Markdown and LaTeX get their plots in ``<stem>_files/`` beside. Written whole: staged in
-        a temporary folder, then moved into place (under OUT's lock when inside OUT)."""
-        path = Path(path)
-        if format is None:
-            format = _SUFFIX_FORMATS.get(path.suffix.lower())
-            if format is None:
-                raise ConfigError(
-                    f"--output: {path}: cannot tell the format from the suffix (.tex, .md, .html)"
-                )
+        """Write the report to ``path`` (format from ``format`` or the suffix: .tex, .md, .html,
+        which must match ``format`` when both are given); Markdown and LaTeX get their plots in
+        ``<stem>_files/`` beside. ``path`` may lie anywhere but over or under what OUT owns
+        (its manifest, lock, staging area and results) and never through a link that leaves
+        OUT (:func:`mobeval.io.writers.report_destination`). Written whole or not at all: staged
+        in a temporary folder (:class:`mobeval.io.writers.ScratchFolder`: removed on every way
+        out, or by the next report after a kill), then moved into place (under OUT's lock when
+        inside OUT); the folders made for it are removed again if it fails."""
+        from mobeval.io.writers import (
+            STAGING,
+            ScratchFolder,
+            made_parents,
+            output_lock,
+            report_destination,
+        )
+
+        named = _SUFFIX_FORMATS.get(Path(path).suffix.lower())
+        if format is None and named is None:
+            raise ConfigError(
+                f"--output: {path}: cannot tell the format from the suffix (.tex, .md, .html)"
+            )
+        format = format or named
         if format not in FORMATS:
             raise ConfigError(f"--format: {format!r}: choose among {', '.join(FORMATS)}")
-        from mobeval.io.writers import STAGING, output_lock
-
+        if named != format:
+            suffixes = ", ".join(s for s, f in _SUFFIX_FORMATS.items() if f == format)
+            raise ConfigError(f"--output: {path}: a {format} report's name ends in {suffixes}")
+        path = Path(path)
+        report_destination(path, self.out)
         inside = _inside(path, self.out)
         lock = output_lock(self.out) if inside else contextlib.nullcontext()
-        with lock:
-            path.parent.mkdir(parents=True, exist_ok=True)
+        with lock, made_parents([path]):
             root = (self.out / STAGING) if inside else path.parent
-            staged = root / f".report-{secrets.token_hex(4)}"
-            staged.mkdir(parents=True)
-            try:
+            with ScratchFolder(root, ".report-") as staged:
                 files_name = f"{path.stem}_files"
                 if format == "html":
                     text = self.to_html()
@@ -618,13 +628,10 @@ class Report:
                         for figure in city.figures:
                             (folder / figure.name).write_bytes(figure.png)
                     final = path.parent / files_name
-                    if final.exists():
-                        aside = staged / "replaced"
-                        os.replace(final, aside)
+                    if final.exists() or final.is_symlink():
+                        os.replace(final, staged / "replaced")
                     os.replace(folder, final)
                 os.replace(staged / path.name, path)
-            finally:
-                shutil.rmtree(staged, ignore_errors=True)
         return path
 
 

@@ -79,7 +79,7 @@ def test_damaged_result_is_one_line_naming_the_file(scored, damage, command, tmp
     shutil.rmtree(out / "compare")  # report compares again, reading every per-unit file
     change, named, words = DAMAGES[damage]
     change(out)
-    report = tmp_path / "report"
+    report = tmp_path / "report.html"
     argv = {
         "compare": ["compare", str(out), "--city", "tky", "--resamples", "50"],
         "report": ["report", str(out), "--no-plots", "--output", str(report)],
@@ -102,7 +102,7 @@ def test_stored_comparison_that_is_not_parquet(scored, tmp_path, capsys):
     shutil.copytree(scored, out)
     stored = out / "compare" / "city=tky" / "part-0.parquet"
     stored.write_bytes(b"PAR1 not really")
-    report = tmp_path / "report"
+    report = tmp_path / "report.html"
     capsys.readouterr()
     assert main(["report", str(out), "--no-plots", "--output", str(report)]) == 2
     err = capsys.readouterr().err

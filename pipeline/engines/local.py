@@ -37,6 +37,7 @@ from mobeval.io.chunking import (
     sorted_by_key,
     write_buckets,
 )
+from mobeval.io.writers import ScratchFolder
 from mobeval.kernels.buckets import claim_runs
 from mobeval.kernels.keys import match_sorted, unit_offsets
 from mobeval.progress import Progress
@@ -323,10 +324,7 @@ def _spilled(predictions, truth, key, n_buckets, progress, temp_dir):
     bucket's (predictions, truth) sorted by key, the next one read by a thread meanwhile (memory:
     up to three buckets); the folder is removed at the end."""
     progress.restart("bucketing")
-    if temp_dir is not None:
-        Path(temp_dir).mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="mobeval-buckets-", dir=temp_dir) as directory:
-        root = Path(directory)
+    with ScratchFolder(temp_dir or tempfile.gettempdir(), "mobeval-buckets-") as root:
         pred_paths = write_buckets(predictions, key, n_buckets, root / "predictions")
         truth_paths = write_buckets(truth, key, n_buckets, root / "truth")
         progress.restart("scoring")

@@ -20,20 +20,19 @@ Anything else is refused with :class:`InputTypeError`, whose message lists what 
 
 from __future__ import annotations
 
-import shutil
 import sys
 import tempfile
 import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from numbers import Number
-from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mobeval.errors import InputError
+from mobeval.io.writers import ScratchFolder
 
 ACCEPTED = (
     "a path or URL (Parquet file, directory or glob; CSV; TREC run or qrels; RecBole .inter), "
@@ -273,25 +272,31 @@ def _numbers(values: list, units: list, items: list, label: str) -> pl.Series:
 def spooled(stream, label: str):
     """A one-pass Arrow stream (a RecordBatchReader, or any ``__arrow_c_stream__``) written batch
     by batch to a temporary Parquet file, as a :class:`mobeval.io.sources.Source` of that file
-    (the engine reads an input more than once). The folder goes when the source is collected."""
+    (the engine reads an input more than once). The folder (:class:`ScratchFolder`) goes when the
+    source is collected, at once if the stream fails, or with the next spool after a kill."""
     from mobeval.io.sources import Source, SpooledSource
 
     reader = stream if isinstance(stream, pa.RecordBatchReader) else None
+    folder = None
     try:
         reader = reader or pa.RecordBatchReader.from_stream(stream)
         schema = plain_schema(reader.schema)
-        directory = Path(tempfile.mkdtemp(prefix="mobeval-stream-"))
-        path = directory / "stream.parquet"
+        folder = ScratchFolder(tempfile.gettempdir(), "mobeval-stream-")
+        path = folder.path / "stream.parquet"
         rows = 0
         with pq.ParquetWriter(path, schema) as writer:
             for batch in reader:
                 writer.write_batch(pa.RecordBatch.from_arrays(batch.columns, schema=schema))
                 rows += batch.num_rows
-    except (pa.ArrowException, OSError) as error:
-        raise InputError(f"could not read the Arrow stream ({error})", path=label) from None
+    except BaseException as error:
+        if folder is not None:
+            folder.close()
+        if isinstance(error, pa.ArrowException | OSError):
+            raise InputError(f"could not read the Arrow stream ({error})", path=label) from None
+        raise
     base = Source.resolve(path)
     source = SpooledSource(label, base.files, base.format, rows=rows)
-    weakref.finalize(source, shutil.rmtree, directory, True)
+    weakref.finalize(source, folder.close)
     return source
 
 

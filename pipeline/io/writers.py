@@ -5,8 +5,10 @@ Layout under OUT::
     OUT/summary/city=<c>/model=<m>/part-00000.parquet  metric, value, n
     OUT/per_unit/city=<c>/model=<m>/part-00000.parquet one row per unit (sample, uid, user)
     OUT/manifest.json                                  job, versions, input fingerprints, timings
+    OUT/compare/city=<c>/part-0.parquet                the stored comparison (mobeval compare)
     OUT/.lock                                          while a run holds OUT (flock), its pid
     OUT/.staging/                                      work in progress, emptied by every run
+    OUT/report/                                        the report's default folder (mobeval report)
 
 City and model names are path pieces, so they must be plain names (:func:`check_name`). A run
 holds an exclusive lock on ``OUT/.lock`` for its whole duration (:func:`output_lock`); a second run
@@ -17,17 +19,31 @@ directory is moved into place with ``os.replace`` (the summary last; a result it
 moved aside into the staging area and deleted afterwards), and the manifest records it as complete.
 Nothing outside ``OUT/.staging/`` is ever deleted (:func:`remove_staged`) but the run's own lock
 file, and OUT itself if the run created it and left it empty.
+
+This module is the one place that decides what a command may write, replace and remove:
+
+* inside OUT, a path reached only through folders that stay inside OUT (:func:`checked_destination`:
+  a symbolic link on the way that leaves OUT is refused, naming it; the lock file is opened
+  without following a link; a linked ``OUT/.staging`` is refused);
+* a report anywhere but over or under what OUT owns (:data:`OWNED`, :func:`report_destination`);
+* temporary folders outside OUT (a report's staging beside its target, Arrow stream spools, hash
+  buckets) are :class:`ScratchFolder`: removed on every way out, and by the next one of their kind
+  when their process was killed;
+* standard output is written whole or the command fails (:func:`checked_stdout`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import posixpath
 import re
 import secrets
 import shutil
+import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -38,6 +54,10 @@ from mobeval.errors import ConfigError, OutputInUse
 SECTIONS_LAST = "summary"
 STAGING = ".staging"
 LOCK = ".lock"
+MANIFEST = "manifest.json"
+#: What OUT owns at its top level: the manifest, the lock, the staging area and the result
+#: sections. Only the commands that make them write there; a report never goes over or under one.
+OWNED = (MANIFEST, LOCK, STAGING, "summary", "per_unit", "per_day", "compare")
 
 #: A plain name: letters, digits and ``_ - . + =``, not starting with a dot (so never ``.``,
 #: ``..`` or a hidden file), at most 200 characters; no path separator, no control character.
@@ -96,6 +116,54 @@ def remove_staged(path: str | os.PathLike, out: str | os.PathLike) -> None:
         target.unlink()
 
 
+def _within(path: Path, root: Path) -> bool:
+    return path == root or path.is_relative_to(root)
+
+
+def checked_destination(path: str | os.PathLike, out: str | os.PathLike) -> Path:
+    """``path``, which a command is about to write, replace or remove, checked to lie inside
+    ``out`` (lexically: no ``..`` out of it) and to be reached only through folders that stay
+    inside OUT once resolved: a folder on the way that is a symbolic link leaving OUT is a
+    ConfigError naming it. The last piece is not followed (a link there is replaced or removed
+    itself, never its target). Returns ``path`` absolute and normalised."""
+    top = Path(os.path.abspath(out))
+    target = Path(os.path.normpath(os.path.abspath(path)))
+    if target == top or not target.is_relative_to(top):
+        raise ConfigError(f"{path}: not inside the output folder {out}: refusing to write there")
+    root, folder = top.resolve(), top
+    for piece in target.relative_to(top).parts[:-1]:
+        folder = folder / piece
+        if not _within(folder.resolve(), root):
+            raise ConfigError(
+                f"{folder}: a symbolic link to {folder.resolve()}, outside the output folder "
+                f"{out}: mobeval writes only inside it (remove the link)"
+            )
+    return target
+
+
+def report_destination(path: str | os.PathLike, out: str | os.PathLike) -> Path:
+    """``path``, where a report of ``out`` is to be written (with its ``<stem>_files`` folder
+    beside), checked: outside OUT anywhere; inside OUT (lexically, or once its folder is
+    resolved) through no link that leaves OUT (:func:`checked_destination`) and never over or
+    under what OUT owns (:data:`OWNED`: the manifest, the lock, the staging area, the results):
+    a ConfigError naming ``--output`` and the path otherwise."""
+    top = Path(os.path.abspath(out))
+    target = Path(os.path.normpath(os.path.abspath(path)))
+    if target.is_relative_to(top):
+        checked_destination(target, out)
+    resolved, root = target.parent.resolve() / target.name, top.resolve()
+    if _within(resolved, root):
+        pieces = resolved.relative_to(root).parts
+        if not pieces or pieces[0] in OWNED:
+            owned = pieces[0] if pieces else "."
+            raise ConfigError(
+                f"--output: {path}: {owned} belongs to the output folder {out} (its manifest, "
+                "lock, staging area and results): write the report elsewhere, e.g. in "
+                f"{Path(out) / 'report'}"
+            )
+    return target
+
+
 def _empty_staging(out: Path) -> None:
     """Delete everything under ``OUT/.staging`` and the folder itself (the lock holder's right)."""
     staging = out / STAGING
@@ -110,12 +178,20 @@ _HELD: dict[tuple[Path, int], int] = {}
 
 
 def _acquire(out: Path) -> int:
-    """An open ``OUT/.lock`` holding the lock, with this process's id written in it."""
+    """An open ``OUT/.lock`` holding the lock, with this process's id written in it. The file is
+    opened without following a symbolic link (a linked lock is refused, naming it); if the pid
+    cannot be written whole (a full disk), the lock file is removed again and the OSError names
+    it."""
     lock = out / LOCK
     while True:
         try:
-            handle = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+            handle = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o666)
         except OSError as error:
+            if error.errno == errno.ELOOP:
+                raise ConfigError(
+                    f"{lock}: a symbolic link: mobeval's lock file must be a plain file in the "
+                    "output folder (remove the link)"
+                ) from None
             raise ConfigError(
                 f"{out}: cannot use this output folder ({error.strerror or error})"
             ) from None
@@ -129,11 +205,25 @@ def _acquire(out: Path) -> int:
                 "wait for it or choose another --out"
             ) from None
         with contextlib.suppress(FileNotFoundError):
-            if os.stat(lock).st_ino == os.fstat(handle).st_ino:
-                os.ftruncate(handle, 0)
-                os.pwrite(handle, f"{os.getpid()}\n".encode(), 0)
+            if os.stat(lock, follow_symlinks=False).st_ino == os.fstat(handle).st_ino:
+                _write_pid(handle, lock)
                 return handle
         os.close(handle)  # its holder removed that file as we opened it: take the new one
+
+
+def _write_pid(handle: int, lock: Path) -> None:
+    """This process's id written whole into the lock file we hold; otherwise the file is
+    removed, the handle closed (the lock released) and an OSError names the lock file."""
+    pid = f"{os.getpid()}\n".encode()
+    try:
+        os.ftruncate(handle, 0)
+        if os.pwrite(handle, pid, 0) != len(pid):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
+        os.close(handle)
+        raise OSError(error.errno, error.strerror, str(lock)) from None
 
 
 @contextlib.contextmanager
@@ -158,19 +248,27 @@ def output_lock(out: str | os.PathLike):
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise ConfigError(f"{out}: cannot use this output folder ({error.strerror})") from None
-    handle = _acquire(out)
-    _HELD[key] = 1
     try:
-        _empty_staging(out)
-        yield out
-    finally:
-        del _HELD[key]
+        handle = _acquire(out)
+        _HELD[key] = 1
         try:
+            if (out / STAGING).is_symlink():
+                raise ConfigError(
+                    f"{out / STAGING}: a symbolic link: mobeval's staging area must be a folder "
+                    "inside the output folder (remove the link)"
+                )
             _empty_staging(out)
-            with contextlib.suppress(FileNotFoundError):  # OUT removed under the run's feet
-                os.unlink(out / LOCK)
+            yield out
         finally:
-            os.close(handle)  # releases the lock
+            del _HELD[key]
+            try:
+                if not (out / STAGING).is_symlink():
+                    _empty_staging(out)
+                with contextlib.suppress(FileNotFoundError):  # OUT removed under the run's feet
+                    os.unlink(out / LOCK)
+            finally:
+                os.close(handle)  # releases the lock
+    finally:
         if created:
             with contextlib.suppress(OSError):
                 out.rmdir()  # only if empty: a run that wrote nothing leaves nothing
@@ -202,19 +300,23 @@ def write_text_atomic(text: str, path: Path) -> None:
     os.replace(temporary, path)
 
 
-def _make_parents(paths) -> None:
-    """Make the parent folder of every path; if one cannot be made, remove again the folders
-    made here (so a failed commit leaves OUT as it was) and raise."""
+@contextlib.contextmanager
+def made_parents(paths):
+    """Make the parent folder of every path for the ``with`` block; if one cannot be made, or the
+    block fails, the folders made here that are still empty are removed again (so a failed
+    commit or report leaves the folders as they were)."""
     made: list[Path] = []
     try:
         for path in paths:
-            for folder in reversed(path.parents):
+            for folder in reversed(Path(path).parents):
                 if not folder.exists():
                     folder.mkdir()
                     made.append(folder)
-    except OSError:
+        yield
+    except BaseException:
         for folder in reversed(made):
-            folder.rmdir()
+            with contextlib.suppress(OSError):  # not empty: it holds what was moved in
+                folder.rmdir()
         raise
 
 
@@ -271,15 +373,18 @@ class StagedResult:
         self._wait()
         placed = {}
         sections = sorted(self.parts, key=lambda name: name == SECTIONS_LAST)
-        finals = {s: self.out / partition_path(s, self.city, self.model) for s in sections}
-        _make_parents(finals.values())
-        for section, final in finals.items():
-            aside = self.root / f"replaced-{section}"
-            with contextlib.suppress(FileNotFoundError):
-                os.replace(final, aside)
-            os.replace(self.root / section, final)
-            remove_staged(aside, self.out)
-            placed[section] = str(final)
+        finals = {
+            s: checked_destination(self.out / partition_path(s, self.city, self.model), self.out)
+            for s in sections
+        }
+        with made_parents(finals.values()):
+            for section, final in finals.items():
+                aside = self.root / f"replaced-{section}"
+                with contextlib.suppress(FileNotFoundError):
+                    os.replace(final, aside)
+                os.replace(self.root / section, final)
+                remove_staged(aside, self.out)
+                placed[section] = str(self.out / partition_path(section, self.city, self.model))
         self.discard()
         return placed
 
@@ -288,3 +393,140 @@ class StagedResult:
         with contextlib.suppress(Exception):  # discarding anyway: a failed write does not matter
             self._wait()
         remove_staged(self.root, self.out)
+
+
+class ScratchFolder:
+    """A temporary folder ``parent/<prefix><random>`` for one command's work outside OUT's
+    staging area, removed by :meth:`close` (or leaving a ``with`` block) on every way out. While
+    open it holds an ``flock`` on the folder itself, which the operating system releases when the
+    process dies, even by SIGKILL: so a folder of the same prefix whose lock is free is what a
+    killed run left, and a new ScratchFolder removes it (never one another live run holds)."""
+
+    def __init__(self, parent: str | os.PathLike, prefix: str) -> None:
+        parent = Path(parent)
+        parent.mkdir(parents=True, exist_ok=True)
+        _remove_leftovers(parent, prefix)
+        while True:
+            path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+            handle = _locked_folder(path)
+            if handle is not None:  # else a leftover sweep took it as we made it: make another
+                break
+        self.path, self._handle = path, handle
+
+    def close(self) -> None:
+        """Remove the folder and what it holds (once; later calls do nothing)."""
+        if self._handle is None:
+            return
+        shutil.rmtree(self.path, ignore_errors=True)
+        os.close(self._handle)
+        self._handle = None
+
+    def __enter__(self) -> Path:
+        return self.path
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _locked_folder(path: Path) -> int | None:
+    """An open handle on folder ``path`` holding its exclusive ``flock``; None if the folder is
+    gone, is not a plain folder, or another process holds the lock."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if os.stat(path, follow_symlinks=False).st_ino == os.fstat(handle).st_ino:
+            return handle
+    except OSError:
+        pass
+    os.close(handle)
+    return None
+
+
+def _remove_leftovers(parent: Path, prefix: str) -> None:
+    """Remove every ``parent/<prefix>*`` folder whose lock is free: a killed run's leftovers."""
+    with contextlib.suppress(OSError):
+        for entry in parent.iterdir():
+            if entry.name.startswith(prefix):
+                handle = _locked_folder(entry)
+                if handle is not None:
+                    shutil.rmtree(entry, ignore_errors=True)
+                    os.close(handle)
+
+
+STDOUT = "<stdout>"
+
+
+class _CheckedStream:
+    """A text stream in front of ``stream`` (standard output) that writes whole or raises an
+    OSError naming :data:`STDOUT`. Python's own buffered stream may drop what a short write left
+    over (a nearly full disk keeps the first 4 KiB and reports nothing), so when ``stream`` has a
+    file descriptor the text is kept here (up to :data:`_PENDING_BYTES`, or line by line on a
+    terminal) and written with ``os.write`` until every byte is taken. After a failure what is
+    left goes to the null device, so the interpreter's own flush at exit does not fail again."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+        self._pending: list[str] = []
+        self._size = 0
+        try:
+            self._fd = stream.fileno()
+            self._terminal = stream.isatty()
+        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+            self._fd = None
+
+    def write(self, text: str) -> int:
+        if self._fd is None:
+            try:
+                return self._stream.write(text)
+            except OSError as error:
+                self._failed(error)
+        self._pending.append(text)
+        self._size += len(text)
+        if self._terminal or self._size >= _PENDING_BYTES:
+            self.flush()
+        return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+            if self._fd is not None and self._pending:
+                encoding = self._stream.encoding or "utf-8"
+                data = "".join(self._pending).encode(encoding, self._stream.errors or "strict")
+                self._pending, self._size = [], 0
+                while data:
+                    data = data[os.write(self._fd, data) :]
+        except OSError as error:
+            self._failed(error)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+    def _failed(self, error: OSError):
+        self._pending, self._size = [], 0
+        with contextlib.suppress(OSError, ValueError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self._stream.fileno())
+            os.close(null)
+        raise OSError(error.errno, error.strerror or str(error), STDOUT) from None
+
+
+#: Text :class:`_CheckedStream` keeps before writing it out.
+_PENDING_BYTES = 1 << 20
+
+
+@contextlib.contextmanager
+def checked_stdout():
+    """Standard output for the ``with`` block, written whole or failing: flushed at the end, and
+    a write or flush that fails (a full disk, a pipe closed early, a file size limit: any write
+    that ends short fails on the next one) raises an OSError naming :data:`STDOUT`."""
+    stream = sys.stdout
+    checked = _CheckedStream(stream)
+    sys.stdout = checked
+    try:
+        yield checked
+        checked.flush()
+    finally:
+        sys.stdout = stream
