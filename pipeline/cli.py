@@ -5,20 +5,24 @@ only: the submission is invalid; 2 bad input or usage: a file that cannot be rea
 sense, a wrong option or job value, an output folder that cannot be written (read-only, full,
 a file) -- one line ``mobeval: error: ...`` on stderr; 3 an internal error, a bug in mobeval and
 never the input's fault (one line ``mobeval: internal error: ...``; ``MOBEVAL_DEBUG=1`` shows the
-traceback); 130 interrupted (Ctrl-C).
+traceback); 130 interrupted (Ctrl-C, SIGTERM). Standard output is written whole or the
+command fails: a write to it that fails or ends short (a full disk, a closed pipe) is exit 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import csv
 import json
 import math
 import os
 import re
+import signal
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import polars as pl
@@ -640,12 +644,34 @@ def _os_error_text(error: OSError) -> str:
     return f"{where}: {reason}"
 
 
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """SIGTERM raises KeyboardInterrupt for the ``with`` block (in the main thread), as Ctrl-C
+    does: every ``finally`` and ``with`` on the way out runs, so a terminated command removes its
+    temporary files and folders and releases OUT's lock (exit 130, ``mobeval: interrupted``)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; the exit code (see the module docstring). Every failure is one line on
     stderr, never a traceback."""
+    from mobeval.io.writers import checked_stdout
+
     args = build_parser().parse_args(argv)  # usage errors: one line, SystemExit(2)
     try:
-        return _run(args)
+        with _terminate_as_interrupt(), checked_stdout():  # stdout whole, or exit 2
+            return _run(args)
     except MobevalError as error:
         message = _one_line(error)
         if args.command in FAMILIES:  # what a message suggests, as the flag to type
