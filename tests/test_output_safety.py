@@ -13,19 +13,29 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 import pytest
 
-from mobeval.api import Evaluation, Manifest, default_model_name, evaluate_nextloc
+from mobeval.api import (
+    Evaluation,
+    Manifest,
+    default_model_name,
+    evaluate_nextloc,
+    evaluate_recs,
+)
 from mobeval.cli import main
 from mobeval.errors import ConfigError, MobevalError, OutputInUse
+from mobeval.io.objects import object_source
 from mobeval.io.writers import (
     PLAIN_NAME,
     STAGING,
+    ScratchFolder,
     check_name,
     output_lock,
     plain_name,
@@ -619,3 +629,350 @@ def test_a_section_path_that_cannot_be_made_moves_nothing(tmp_path, capsys):
     assert capsys.readouterr().err.startswith("mobeval: error:")
     assert not (out / "per_unit").exists()
     assert (out / "summary").read_text() == "not a folder"
+
+
+# ---------------------------------------------------------------------------------------------
+# What a command may write and remove: inside OUT, never over OUT's own files, never through a
+# link that leaves OUT (mobeval.io.writers: checked_destination, report_destination)
+
+
+def one_error_line(capsys) -> str:
+    error = capsys.readouterr().err
+    assert error.startswith("mobeval: error:") and error.count("\n") == 1, error
+    return error
+
+
+@pytest.fixture
+def scored_out(tmp_path, nextloc_sample_out) -> Path:
+    """A copy of the next-location sample job's OUT, in ``tmp_path/out``."""
+    out = tmp_path / "out"
+    shutil.copytree(nextloc_sample_out, out)
+    return out
+
+
+REPORT = ["--format", "markdown", "--no-plots", "--no-compare"]
+OWNED_TARGETS = [
+    "manifest.json",
+    ".lock",
+    ".staging/r.md",
+    "summary/r.md",
+    "summary/city=tky/model=markov/part-00000.parquet",
+    "per_unit/city=tky/model=markov/r.md",
+    "compare/r.md",
+]
+
+
+@pytest.mark.parametrize("target", OWNED_TARGETS)
+@pytest.mark.parametrize("fmt", ["markdown", "html"])
+def test_a_report_is_never_written_over_or_under_outs_own_files(scored_out, capsys, target, fmt):
+    before = snapshot(scored_out.parent)
+    output = scored_out / target
+    assert main(["report", str(scored_out), "--format", fmt, "--output", str(output)]) == 2
+    assert str(output) in one_error_line(capsys)
+    assert snapshot(scored_out.parent) == before
+
+
+def test_a_report_through_a_link_into_out_is_refused_too(scored_out, capsys):
+    link = scored_out.parent / "results"
+    link.symlink_to(scored_out / "summary")
+    before = snapshot(scored_out)
+    assert main(["report", str(scored_out), *REPORT, "--output", str(link / "r.md")]) == 2
+    assert "summary belongs to the output folder" in one_error_line(capsys)
+    assert snapshot(scored_out) == before
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [("report.txt", "html"), ("report.md", "html"), ("report.html", "latex"), ("r", "markdown")],
+)
+def test_a_report_suffix_must_match_its_format(scored_out, capsys, name, fmt):
+    before = snapshot(scored_out.parent)
+    output = scored_out.parent / name
+    assert main(["report", str(scored_out), "--format", fmt, "--output", str(output)]) == 2
+    assert str(output) in one_error_line(capsys)
+    assert snapshot(scored_out.parent) == before
+
+
+@pytest.mark.parametrize("target", ["notes/r.md", "r.md", "report/r.md"])
+def test_a_report_may_go_anywhere_else_in_out(scored_out, capsys, target):
+    assert main(["report", str(scored_out), *REPORT, "--output", str(scored_out / target)]) == 0
+    assert (scored_out / target).read_text().startswith("#")
+    assert_no_leftovers(scored_out)
+
+
+def linked_out(out: Path, name: str, victim: Path) -> None:
+    """``out/name`` made a symbolic link to ``victim`` (a folder outside OUT)."""
+    (out / name).parent.mkdir(parents=True, exist_ok=True)
+    if (out / name).exists():
+        shutil.rmtree(out / name)
+    (out / name).symlink_to(victim)
+
+
+LINKED = {
+    "compare": ["compare", "{out}", "--resamples", "20"],
+    "report": ["report", "{out}", *REPORT],
+    "report --output": ["report", "{out}", *REPORT, "--output", "{out}/notes/r.md"],
+    "nextloc": nextloc_args(Path("{out}"), "--city", "tky", "--model", "markov"),
+    "run --resume": ["run", str(SAMPLE_JOB), "--out", "{out}", "--resume", "--quiet"],
+}
+#: Which folder of OUT each command goes through (linked out in the test), beside .staging.
+LINKED_FOLDERS = {
+    "compare": "compare",
+    "report": "report",
+    "report --output": "notes",
+    "nextloc": "summary/city=tky",
+    "run --resume": "per_unit",
+}
+
+
+@pytest.mark.parametrize("command", sorted(LINKED))
+@pytest.mark.parametrize("linked", ["own folder", ".staging"])
+def test_no_command_writes_or_removes_through_a_link_leaving_out(
+    scored_out, capsys, victim, command, linked
+):
+    """The victim holds what the command would write there (a city folder of a comparison, a
+    report, a result) and is left as it was: exit 2 naming the link."""
+    name = LINKED_FOLDERS[command] if linked == "own folder" else STAGING
+    for mimic in ("city=tky", "model=markov", "report.md", "r.md", "city=tky/model=markov"):
+        (victim / mimic).mkdir(parents=True, exist_ok=True)
+        (victim / mimic / "precious.txt").write_text("keep me")
+    if command == "run --resume":  # a result to redo: its files changed
+        shutil.rmtree(scored_out / "summary" / "city=tky" / "model=markov")
+    linked_out(scored_out, name, victim)
+    before = snapshot(victim)
+    args = [arg.replace("{out}", str(scored_out)) for arg in LINKED[command]]
+    assert main(args) == 2
+    error = one_error_line(capsys)
+    assert f"{scored_out / name}: a symbolic link" in error
+    assert snapshot(victim) == before
+    assert not (scored_out / ".lock").exists()
+
+
+@pytest.mark.parametrize("command", ["nextloc", "compare", "report"])
+def test_a_linked_lock_file_is_refused_and_its_target_untouched(
+    scored_out, capsys, victim, command
+):
+    (scored_out / ".lock").symlink_to(victim / "precious.txt")
+    args = {
+        "nextloc": nextloc_args(scored_out),
+        "compare": ["compare", str(scored_out), "--resamples", "20"],
+        "report": ["report", str(scored_out), *REPORT],
+    }[command]
+    before = snapshot(scored_out)
+    assert main(args) == 2
+    assert f"{scored_out / '.lock'}: a symbolic link" in one_error_line(capsys)
+    assert (victim / "precious.txt").read_text() == "keep me"
+    assert snapshot(scored_out) == before
+
+
+# ---------------------------------------------------------------------------------------------
+# Every output complete or the command fails: a full disk never gives exit 0
+
+
+TREC = SAMPLES / "trec"
+TREC_EVAL = ["trec_eval", "-q", str(TREC / "qrels.txt"), str(TREC / "run.txt.gz")]
+
+#: Runs argv[2:] with its standard output on file argv[1] limited to 4 KiB (RLIMIT_FSIZE: the
+#: first write ends short, as on a nearly full disk, the next fails).
+NEARLY_FULL = """
+import resource, signal, subprocess, sys
+
+def limited():
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+with open(sys.argv[1], "wb") as stdout:
+    done = subprocess.run(sys.argv[2:], stdout=stdout, preexec_fn=limited)
+sys.exit(done.returncode)
+"""
+
+PRINTING = {
+    "trec_eval": TREC_EVAL,
+    "nextloc": nextloc_args(Path("unused"))[:5] + ["--format", "csv", "--quiet"],
+    "recs": ["recs", *WRITING_COMMANDS["recs"], "--quiet", "--format", "json"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(PRINTING))
+def test_standard_output_on_a_full_disk_is_exit_2_naming_it(command):
+    """``/dev/full``: every write fails with ENOSPC."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            cli(*PRINTING[command]), stdout=full, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT
+        )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == "mobeval: error: <stdout>: No space left on device\n"
+
+
+def test_standard_output_that_ends_short_is_exit_2_not_a_silent_truncation(tmp_path):
+    whole = subprocess.run(cli(*TREC_EVAL), capture_output=True, cwd=REPO_ROOT)
+    assert whole.returncode == 0 and len(whole.stdout) > 8192
+    driver, output = tmp_path / "nearly_full.py", tmp_path / "stdout.txt"
+    driver.write_text(NEARLY_FULL)
+    done = subprocess.run(
+        [sys.executable, str(driver), str(output), *cli(*TREC_EVAL)],
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO_ROOT,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == "mobeval: error: <stdout>: File too large\n"
+    assert whole.stdout.startswith(output.read_bytes())
+
+
+def test_a_write_to_standard_output_that_ends_short_then_fails_is_exit_2(
+    tmp_path, monkeypatch, capsys
+):
+    """A patched ``os.write`` takes half of the first write to standard output, then fails."""
+    stdout = open(tmp_path / "stdout.txt", "w")  # noqa: SIM115
+    monkeypatch.setattr(sys, "stdout", stdout)
+    real_write, calls = os.write, []
+
+    def short_then_full(fd, data):
+        if fd != stdout.fileno():
+            return real_write(fd, data)
+        calls.append(len(data))
+        if len(calls) > 1:
+            raise OSError(28, os.strerror(28))
+        return real_write(fd, data[: len(data) // 2])
+
+    monkeypatch.setattr(os, "write", short_then_full)
+    assert main(TREC_EVAL) == 2
+    monkeypatch.undo()
+    stdout.close()
+    assert capsys.readouterr().err == "mobeval: error: <stdout>: No space left on device\n"
+    assert len(calls) == 2
+
+
+@pytest.mark.parametrize("written", ["fails", "short"])
+def test_a_lock_whose_pid_cannot_be_written_is_removed(tmp_path, monkeypatch, capsys, written):
+    def pwrite(handle, data, offset):
+        if written == "fails":
+            raise OSError(28, os.strerror(28))
+        return 1
+
+    monkeypatch.setattr(os, "pwrite", pwrite)
+    out = tmp_path / "out"
+    assert main(nextloc_args(out)) == 2
+    assert f"{out / '.lock'}: No space left on device" in one_error_line(capsys)
+    assert not out.exists()
+    existing = tmp_path / "existing"
+    existing.mkdir()
+    with pytest.raises(OSError, match="No space left on device"), output_lock(existing):
+        pass
+    assert list(existing.iterdir()) == []
+
+
+@pytest.mark.parametrize("inside", [True, False])
+def test_a_report_that_cannot_be_written_leaves_no_folder_and_nothing_half_written(
+    scored_out, monkeypatch, capsys, inside
+):
+    real_write_text = Path.write_text
+
+    def full(self, text, *args, **kwargs):
+        real_write_text(self, text[: len(text) // 2], *args, **kwargs)
+        raise OSError(28, os.strerror(28), str(self))
+
+    monkeypatch.setattr(Path, "write_text", full)
+    root = scored_out if inside else scored_out.parent / "elsewhere"
+    before = snapshot(scored_out.parent)
+    output = ["--output", str(root / "reports" / "r.md")]
+    assert main(["report", str(scored_out), *REPORT, *(output if not inside else [])]) == 2
+    assert "No space left on device" in one_error_line(capsys)
+    assert snapshot(scored_out.parent) == before
+
+
+# ---------------------------------------------------------------------------------------------
+# Temporary files and folders: removed on every way out; after kill -9, by the next run
+
+#: Runs the CLI (argv[2:]) with ``Report.to_markdown`` patched to SIGKILL the process (argv[1]
+#: == "kill") or to print "rendering" and wait for SIGTERM (argv[1] == "pause").
+REPORT_DRIVER = """
+import os, signal, sys, time
+from mobeval import cli, report
+
+def stopped(self, *args, **kwargs):
+    if sys.argv[1] == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    print("rendering", flush=True, file=sys.stderr)
+    time.sleep(60)
+
+report.Report.to_markdown = stopped
+sys.exit(cli.main(sys.argv[2:]))
+"""
+
+
+def staged_reports(folder: Path) -> list[Path]:
+    return sorted(folder.glob(".report-*"))
+
+
+def test_a_killed_report_outside_out_leaves_a_folder_the_next_report_removes(scored_out):
+    driver, target = scored_out.parent / "driver.py", scored_out.parent / "reports" / "r.md"
+    driver.write_text(REPORT_DRIVER)
+    args = ["report", str(scored_out), *REPORT, "--output", str(target)]
+    killed = subprocess.run(
+        [sys.executable, str(driver), "kill", *args], capture_output=True, cwd=REPO_ROOT
+    )
+    assert killed.returncode == -signal.SIGKILL
+    assert len(staged_reports(target.parent)) == 1
+    again = subprocess.run(cli(*args), capture_output=True, text=True, cwd=REPO_ROOT)
+    assert again.returncode == 0, again.stderr
+    assert staged_reports(target.parent) == []
+    assert target.is_file()
+
+
+def test_a_terminated_report_removes_its_temporary_folder(scored_out):
+    driver, target = scored_out.parent / "driver.py", scored_out.parent / "reports" / "r.md"
+    driver.write_text(REPORT_DRIVER)
+    args = ["report", str(scored_out), *REPORT, "--output", str(target)]
+    running = subprocess.Popen(
+        [sys.executable, str(driver), "pause", *args],
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO_ROOT,
+    )
+    assert running.stderr.readline() == "rendering\n"
+    assert len(staged_reports(target.parent)) == 1
+    running.send_signal(signal.SIGTERM)
+    assert running.wait(timeout=60) == 130
+    assert running.stderr.read() == "mobeval: interrupted\n"
+    assert not target.parent.exists()  # made for the report, removed with it
+
+
+def test_a_live_temporary_folder_is_never_taken_for_a_leftover(tmp_path):
+    """A folder whose lock another run holds stays; one whose lock is free (its process was
+    killed) goes when the next folder of its kind is made; each goes when closed."""
+    live = ScratchFolder(tmp_path, "mobeval-stream-")
+    (live.path / "stream.parquet").write_text("in use")
+    left = tmp_path / "mobeval-stream-killed"
+    left.mkdir()
+    (left / "stream.parquet").write_text("left by kill -9")
+    (tmp_path / "other-killed").mkdir()
+    with ScratchFolder(tmp_path, "mobeval-stream-") as path:
+        assert sorted(tmp_path.iterdir()) == sorted([live.path, path, tmp_path / "other-killed"])
+    live.close()
+    assert list(tmp_path.iterdir()) == [tmp_path / "other-killed"]
+
+
+def failing_stream(schema: pa.Schema, batch: pa.RecordBatch):
+    """An Arrow stream whose producer fails after its first batch."""
+
+    def batches():
+        yield batch
+        raise ValueError("the producer failed")
+
+    return pa.RecordBatchReader.from_batches(schema, batches())
+
+
+def test_an_arrow_stream_whose_producer_fails_leaves_no_spool(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    ratings = pl.read_parquet(SAMPLES / "recs" / "ratings.parquet").to_arrow()
+    (batch,) = ratings.slice(0, 100).to_batches()
+    for _ in range(2):
+        with pytest.raises((MobevalError, ValueError), match="producer failed"):
+            evaluate_recs(failing_stream(ratings.schema, batch), SAMPLES / "recs" / "mf.parquet")
+        assert list(tmp_path.iterdir()) == []
+    stream = object_source(pa.RecordBatchReader.from_batches(ratings.schema, [batch]))
+    assert len(list(tmp_path.glob("mobeval-stream-*/stream.parquet"))) == 1
+    del stream
+    assert list(tmp_path.iterdir()) == []
