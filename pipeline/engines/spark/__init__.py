@@ -71,7 +71,7 @@ from mobeval.engines.partition import (
     score_partition,
     score_rows,
 )
-from mobeval.engines.spark_failures import explain
+from mobeval.engines.spark.failures import explain
 from mobeval.errors import ConfigError, InputError, MobevalError
 from mobeval.io.logits import input_name, is_targets_column
 from mobeval.io.recbole import parse_header
@@ -450,7 +450,7 @@ def _read(spark: SparkSession, path, *, names: tuple[str, ...] | None = None) ->
 
 def _failure(error: BaseException, doing: str, *, path: str) -> MobevalError:
     """What to raise for an exception Spark threw while ``doing`` something with ``path``: the
-    explained failure (:func:`mobeval.engines.spark_failures.explain`: an InputError naming the
+    explained failure (:func:`mobeval.engines.spark.failures.explain`: an InputError naming the
     path when the path is the problem, a ConfigError when the setup is), else an InputError with
     the exception's first line."""
     explained = explain(str(error))
