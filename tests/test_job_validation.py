@@ -412,7 +412,7 @@ def test_a_uri_is_left_to_the_spark_engine_and_refused_by_the_local_one(tmp_path
 
 def test_spark_looks_for_every_uri_before_any_model_runs(tmp_path, inputs, monkeypatch):
     pytest.importorskip("pyspark", reason="PySpark is not installed: pip install 'mobeval[spark]'")
-    spark_engine = pytest.importorskip("mobeval.engines.spark")
+    spark_engine = pytest.importorskip("mobeval.engines.spark.engine")
     asked = []
 
     class NoFiles:  # a file system where nothing exists; the session is never used
@@ -423,7 +423,7 @@ def test_spark_looks_for_every_uri_before_any_model_runs(tmp_path, inputs, monke
             asked.append(uri)
             return []
 
-    monkeypatch.setattr(spark_engine, "_Files", NoFiles)
+    monkeypatch.setattr(spark_engine, "Files", NoFiles)
     job = load_job(_uri_job(tmp_path, inputs))
     with pytest.raises(ConfigError, match=r"tasks\[0\]\.models\.lake: s3a://lake/tky/deepmove"):
         run_job(job, engine="spark", log=lambda _: None)

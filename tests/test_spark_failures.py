@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from mobeval.engines.spark_failures import FAILURES, explain, worker_lines
-from tests.conftest import REPO_ROOT
+pytest.importorskip("pyspark", reason="PySpark is not installed: pip install 'mobeval[spark]'")
+from mobeval.engines.spark.failures import FAILURES, explain, worker_lines  # noqa: E402
+from tests.conftest import REPO_ROOT  # noqa: E402
 
 WORKER_IMPORT_ERROR = """\
 An exception was thrown from the Python worker:

@@ -3,8 +3,9 @@
 Spark reports a problem on an executor as a long Java exception whose message embeds the Python
 worker's traceback (or the JVM's ``Caused by:`` chain). :func:`explain` matches that text against
 :data:`FAILURES` (the first pattern that matches wins) and returns one line: the cause, the
-setting to change, and the first lines of the worker's own error (:func:`worker_lines`). No
-PySpark here: the table is plain data, tested without a JVM.
+setting to change, and the first lines of the worker's own error (:func:`worker_lines`).
+:func:`spark_error` turns such an exception into the error mobeval raises (an input's or the
+setup's). No PySpark here: the table is plain data, tested without a JVM.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass
+
+from mobeval.errors import ConfigError, InputError, MobevalError
 
 
 @dataclass(frozen=True)
@@ -140,4 +143,22 @@ def explain(text: str) -> tuple[Failure, str] | None:
     return None
 
 
-__all__ = ["FAILURES", "Failure", "explain", "worker_lines"]
+def spark_error(error: BaseException, doing: str, *, path: str) -> MobevalError:
+    """What to raise for an exception Spark threw while ``doing`` something with ``path``: the
+    explained failure (:func:`explain`: an InputError naming the path when the path is the
+    problem, a ConfigError when the setup is), else an InputError with the exception's first
+    line."""
+    explained = explain(str(error))
+    if explained is None:
+        return InputError(f"{doing} ({first_line(error)})", path=path)
+    failure, message = explained
+    return InputError(message, path=path) if failure.input else ConfigError(message)
+
+
+def first_line(error: BaseException) -> str:
+    """The first line of an exception's text (at most 300 characters), or its type's name."""
+    text = str(error).strip().splitlines()
+    return text[0][:300] if text else type(error).__name__
+
+
+__all__ = ["FAILURES", "Failure", "explain", "first_line", "spark_error", "worker_lines"]

@@ -1,0 +1,188 @@
+"""From scored partitions to results: the sections of a group's results written by Spark (or
+collected) in the pass that scores them, each result's folds merged on the driver into its
+scorer (exact sums), its summary computed, and its files committed under OUT (staged, then
+renamed into place, the summary last) (:func:`finished_group`); and the progress line fed by the
+folds as they reach the driver (:func:`rows_scored`)."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import threading
+import time
+
+import polars as pl
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from mobeval.engines.base import Evaluation
+from mobeval.engines.partition import MODEL, merged_folds, rebuild_error
+from mobeval.engines.spark.failures import spark_error
+from mobeval.engines.spark.files import Files, as_uri
+from mobeval.errors import InputError
+from mobeval.io.writers import STAGING, partition_path
+from mobeval.progress import Progress
+
+SUMMARY = "summary"
+
+
+def _merged(folds: list, index: int, labels: dict[str, str]):
+    """Result ``index``'s folds from every partition (:func:`mobeval.engines.partition.
+    merged_folds`) merged into one accumulator; the first input error raised (the smallest unit
+    key's, as the local engine streams units in key order), and an input that gave no row
+    named."""
+    states = [partition[index] for partition in merged_folds(folds)]
+    errors = [state["error"] for state in states if state["error"] is not None]
+    if errors:
+        with contextlib.suppress(TypeError):  # keys with nulls: any of the errors will do
+            errors.sort(key=lambda item: (item[0] is None, item[0] or ()))
+        raise rebuild_error(errors[0][1])
+    rows = {"truth": 0, "predictions": 0}
+    accumulator = None
+    for state in states:
+        for side, count in state["rows"].items():
+            rows[side] += count
+        if accumulator is None:
+            accumulator = state["accumulator"]
+        else:
+            accumulator.merge(state["accumulator"])
+    for side in ("truth", "predictions"):
+        if rows[side] == 0:
+            raise InputError("holds no rows: nothing to evaluate", path=labels[side])
+    return accumulator
+
+
+@dataclasses.dataclass
+class Result:
+    """One (city, model) of a group: its scorer (the driver's: folds merged into it), the labels
+    and fingerprints of its inputs, its model name."""
+
+    scorer: object
+    labels: dict[str, str]
+    fingerprints: dict[str, list]
+    model: str
+
+
+def _staged_section(
+    files: Files, staging: str, section: str, index: int, schema: dict | None
+) -> str:
+    """Where result ``index``'s rows of ``section`` lie in a group's staging area (Spark writes
+    them partitioned by ``MODEL``); a result with no row there gets an empty Parquet file of the
+    section's schema."""
+    staged = f"{staging}/{section}/{MODEL}={index}"
+    if schema is not None and not files.exists(staged):
+        buffer = io.BytesIO()
+        pl.DataFrame(schema=schema).write_parquet(buffer)
+        files.write_bytes(f"{staged}/part-00000.parquet", buffer.getvalue())
+    return staged
+
+
+def finished_group(
+    spark: SparkSession,
+    scored: DataFrame,
+    folds,
+    results: list[Result],
+    sections: dict[str, dict],
+    *,
+    out,
+    city: str,
+    started: float,
+):
+    """Write (or collect) the sections of every result of a group, which runs the scoring (its
+    folds arrive in ``folds``); then, result by result, in order: merge its folds, compute its
+    summary, commit it (the summary written by the driver, every section renamed into place,
+    the summary last) and yield its :class:`Evaluation`. A result that fails (bad input) raises
+    there: the results before it are committed, those after it are not (as a job run one result
+    at a time stops at the first failure); the group's staging area is removed whatever
+    happens."""
+    files = Files(spark)
+    root = None if out is None else as_uri(out).rstrip("/")
+    staging = None if out is None else f"{root}/{STAGING}/city={city}/model={results[0].model}"
+    labels = results[0].labels
+    tables = {}
+    try:
+        if staging is not None:
+            files.remove_staged(staging, root)
+        try:
+            if not sections:  # print-only (per_unit=False): scored into no sink
+                scored.write.format("noop").mode("overwrite").save()
+            for section in sections:
+                part = scored.where(F.col(section).isNotNull()).select(MODEL, f"{section}.*")
+                if staging is None:
+                    tables[section] = pl.from_arrow(part.toArrow())
+                else:
+                    part.write.mode("overwrite").partitionBy(MODEL).parquet(f"{staging}/{section}")
+        except Exception as error:  # noqa: BLE001 - an executor's failure: explained if known
+            path = f"{labels['truth']} / {', '.join(r.labels['predictions'] for r in results)}"
+            doing = "Spark could not read, score or write the results"
+            raise spark_error(error, doing, path=path) from None
+        for index, result in enumerate(results):
+            result.scorer.accumulator = _merged(folds.value, index, result.labels)
+            summary = result.scorer.summary()
+            own, outputs = {}, {}
+            if staging is None:
+                own = {
+                    section: table.filter(pl.col(MODEL) == index).drop(MODEL)
+                    for section, table in tables.items()
+                }
+            else:
+                buffer = io.BytesIO()
+                summary.write_parquet(buffer)
+                summary_at = f"{staging}/{SUMMARY}/{MODEL}={index}/part-00000.parquet"
+                files.write_bytes(summary_at, buffer.getvalue())
+                staged = {
+                    section: _staged_section(files, staging, section, index, sections.get(section))
+                    for section in [*sections, SUMMARY]
+                }
+                for section in staged:
+                    files.keep_data_files(staged[section], root)
+                for section in staged:  # the summary last: it marks the result complete
+                    final = f"{root}/{partition_path(section, city, result.model)}"
+                    aside = f"{staging}/replaced-{section}"
+                    files.replace(staged[section], final, aside=aside, root=root)
+                    outputs[section] = final
+            yield Evaluation(
+                city=city,
+                model=result.model,
+                summary=summary,
+                tables=own,
+                outputs=outputs,
+                inputs=result.fingerprints,
+                seconds=time.perf_counter() - started,
+            )
+    finally:
+        if staging is not None:
+            files.remove_staged(staging, root)
+
+
+@contextlib.contextmanager
+def rows_scored(folds, meter: Progress, every: float = 0.5):
+    """While the body runs, ``meter`` (the local engine's progress line, when enabled) shows the
+    prediction rows scored so far: each partition's count, read from its fold as it reaches the
+    driver."""
+    if not meter.enabled:
+        yield
+        return
+    done = threading.Event()
+    seen = [0]
+
+    def catch_up() -> None:
+        arrived = list(folds.value)
+        for states in merged_folds(arrived[seen[0] :]):
+            meter.advance(sum(state["rows"]["predictions"] for state in states))
+        seen[0] = len(arrived)
+
+    def watch() -> None:
+        while not done.wait(every):
+            catch_up()
+
+    watcher = threading.Thread(target=watch, name="mobeval-progress", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
+        catch_up()
+        meter.close()

@@ -1,0 +1,82 @@
+"""The Spark session the engine runs on: starting one (quiet or not), Spark's log level for the
+length of a run, and the session's settings the engine reads (``spark.task.cpus``)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from mobeval.engines.spark.failures import explain, first_line
+from mobeval.errors import ConfigError
+from mobeval.io.writers import write_text_atomic
+
+#: Spark's log for a quiet session mobeval starts (log4j2): errors only, on stderr.
+QUIET_LOG4J2 = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = stderr
+appender.stderr.type = Console
+appender.stderr.name = stderr
+appender.stderr.target = SYSTEM_ERR
+appender.stderr.layout.type = PatternLayout
+appender.stderr.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+"""
+
+
+def is_quiet(progress: bool | None) -> bool:
+    """Whether a run is quiet: ``progress=False`` (``--quiet``), or not asked and stderr is not a
+    terminal."""
+    return progress is False or (progress is None and not sys.stderr.isatty())
+
+
+def spark_session(app_name: str = "mobeval", *, quiet: bool = False) -> SparkSession:
+    """``SparkSession.builder.getOrCreate()``; started from a plain ``python`` (not spark-submit,
+    not a notebook with a session), the workers run this interpreter unless PYSPARK_PYTHON says
+    otherwise. ``quiet``: a session started here shows no stage progress bars
+    (``spark.ui.showConsoleProgress``) and logs errors only, from its start (its driver JVM reads
+    :data:`QUIET_LOG4J2`); a session already running keeps its settings."""
+    builder = SparkSession.builder.appName(app_name)
+    if "PYSPARK_GATEWAY_PORT" not in os.environ and SparkSession.getActiveSession() is None:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        if quiet:
+            config = Path(tempfile.gettempdir()) / "mobeval-spark-quiet-log4j2.properties"
+            if not config.is_file() or config.read_text() != QUIET_LOG4J2:
+                write_text_atomic(QUIET_LOG4J2, config)
+            builder = builder.config("spark.ui.showConsoleProgress", "false").config(
+                "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={config}"
+            )
+    try:
+        return builder.getOrCreate()
+    except Exception as error:  # noqa: BLE001 - no Java, a bad master URL...
+        explained = explain(str(error))
+        raise ConfigError(
+            f"could not start Spark: {explained[1]}"
+            if explained
+            else f"could not start Spark ({first_line(error)}); Spark 4 needs Java 17 or later "
+            "(JAVA_HOME or java on PATH)"
+        ) from None
+
+
+@contextlib.contextmanager
+def quiet_log(spark: SparkSession, quiet: bool):
+    """With ``quiet``: Spark's log at ERROR for the body, the session's own level restored
+    afterwards (whatever the body raised)."""
+    if not quiet:
+        yield
+        return
+    context = spark.sparkContext
+    level = str(context._jvm.org.apache.logging.log4j.LogManager.getRootLogger().getLevel())
+    context.setLogLevel("ERROR")
+    try:
+        yield
+    finally:
+        context.setLogLevel(level)
+
+
+def task_cpus(spark: SparkSession) -> int:
+    """The cores of one Spark task (``spark.task.cpus``): the Numba threads of a partition."""
+    return int(spark.sparkContext.getConf().get("spark.task.cpus", "1"))
