@@ -34,7 +34,8 @@ import numpy as np
 import polars as pl
 
 from mobeval.errors import ConfigError, InputError
-from mobeval.io.text import READ_ERRORS, open_binary, read_error_reason
+from mobeval.io.numbers import integer_problem, real_problem
+from mobeval.io.text import READ_ERRORS, open_binary, read_error_reason, universal_newlines
 from mobeval.io.trec import iter_run, located, read_qrels, split_fields
 from mobeval.kernels import trec as K
 
@@ -182,36 +183,100 @@ class Measure:
     printable: str | None  # the parameter text given with -m, None for the defaults
 
 
+@dataclass(frozen=True)
+class Domain:
+    """What each parameter of a measure may be: an integer (:func:`~mobeval.io.numbers.
+    integer_problem`) or a finite real (:func:`~mobeval.io.numbers.real_problem`) from ``low``
+    to ``high`` (``high`` itself excluded when ``open_high``), said as ``text`` in a message;
+    ``count``: how many parameters there must be (None: any)."""
+
+    text: str
+    integer: bool = False
+    low: float = -math.inf
+    high: float = math.inf
+    open_high: bool = False
+    count: int | None = None
+
+    def problem(self, value: str) -> str | None:
+        """Why the text ``value`` is not in the domain, or None."""
+        problem = (integer_problem if self.integer else real_problem)(value)
+        if problem is not None:
+            return problem
+        number = int(value) if self.integer else float(value)
+        if number < self.low or number > self.high or (self.open_high and number == self.high):
+            return "is out of range"
+        return None
+
+
+CUTOFFS = Domain("cutoffs are whole numbers from 1 to 2^63-1", integer=True, low=1)
+FRACTIONS_DOMAIN = Domain("recall levels are numbers from 0 to 1", low=0.0, high=1.0)
+#: measure (or parameter kind) -> the domain of its parameters; a pair measure's gains are finite
+#: reals and its levels integers (:func:`_pair_params`).
+DOMAINS = {
+    "long_cut": CUTOFFS,
+    "iprec_at_recall": FRACTIONS_DOMAIN,
+    "11pt_avg": FRACTIONS_DOMAIN,
+    "Rprec_mult": Domain("multiples of R are numbers >= 0", low=0.0),
+    "Rprec_mult_avgjg": Domain("multiples of R are numbers >= 0", low=0.0),
+    "relstring": Domain(
+        "the length is one whole number from 0 to 2^63-1", integer=True, low=0, count=1
+    ),
+    "utility": Domain("utility takes 4 finite coefficients", count=4),
+    "set_F": Domain("beta is one number >= 0", low=0.0, count=1),
+}
+GAINS = Domain("gains are finite numbers")
+PERSISTENCE = Domain(
+    "rbp's persistence p is a number from 0 to below 1", low=0.0, high=1.0, open_high=True
+)
+
+
+def _checked(name: str, text: str, domain: Domain, values: list[str]) -> None:
+    """ConfigError naming the first of ``values`` outside ``domain`` (or their count)."""
+    if domain.count is not None and len(values) != domain.count:
+        raise ConfigError(f"-m {name}.{text}: {len(values)} parameters; {domain.text}")
+    for value in values:
+        problem = domain.problem(value)
+        if problem is not None:
+            raise ConfigError(f"-m {name}.{text}: {value!r} {problem} ({domain.text})")
+
+
 def _long_params(name: str, text: str) -> tuple:
-    try:
-        values = sorted(int(float(t)) if t.strip() else 0 for t in text.split(","))
-    except ValueError:
-        raise ConfigError(f"-m {name}.{text}: cutoffs must be numbers") from None
-    if values[0] <= 0:
-        raise ConfigError(f"-m {name}.{text}: cutoffs must be > 0")
+    parts = text.split(",")
+    _checked(name, text, CUTOFFS, parts)
+    values = sorted(int(t) for t in parts)
     if len(set(values)) != len(values):
         raise ConfigError(f"-m {name}.{text}: duplicate cutoffs")
     return tuple(values)
 
 
 def _double_params(name: str, text: str, *, sort: bool) -> tuple:
-    try:
-        values = [float(t) if t.strip() else 0.0 for t in text.split(",")]
-    except ValueError:
-        raise ConfigError(f"-m {name}.{text}: parameters must be numbers") from None
+    parts = text.split(",")
+    _checked(name, text, DOMAINS[name], parts)
+    values = [float(t) for t in parts]
+    if sort and len(set(values)) != len(values):
+        raise ConfigError(f"-m {name}.{text}: duplicate cutoffs")
     return tuple(sorted(values) if sort else values)
 
 
 def _pair_params(name: str, text: str) -> tuple:
+    """``level=gain`` pairs (a level an integer within 64 bits, a gain a finite number), and for
+    rbp and rbp_resid ``p=persistence``."""
     pairs = []
     for part in text.split(","):
         key, sep, value = part.partition("=")
         if not sep or not key:
             raise ConfigError(f"-m {name}.{text}: parameters must be level=gain pairs")
-        try:
-            pairs.append((key, float(value)))
-        except ValueError:
-            raise ConfigError(f"-m {name}.{text}: {value!r} is not a number") from None
+        if key == "p" and name in ("rbp", "rbp_resid"):
+            _checked(name, text, PERSISTENCE, [value])
+        elif integer_problem(key) is None:
+            _checked(name, text, GAINS, [value])
+        else:
+            keys = "p=persistence or level=gain" if name.startswith("rbp") else "level=gain"
+            raise ConfigError(
+                f"-m {name}.{text}: {key!r} is not a relevance level (an integer within 64 "
+                f"bits); parameters are {keys} pairs"
+            )
+        pairs.append((key, float(value)))
     return tuple(pairs)
 
 
@@ -267,7 +332,8 @@ class Judged:
     qids: list[str]
     off: np.ndarray
     rel: np.ndarray
-    rel_levels: np.ndarray
+    rel_levels: np.ndarray  # [nq, levels]: judged documents of each query at each level
+    level_values: np.ndarray  # the levels: 0 and every judged level >= 0, ascending
     scored: np.ndarray  # bool per query: scored (has run lines, or -c)
     bogus: np.ndarray  # bool per query: scored under -c without run lines
     positive_judgments: int  # qrels lines with rel > 0 (num_rel's summary under -c)
@@ -325,23 +391,24 @@ def judge(qrels: pl.DataFrame, run: pl.DataFrame, opts: Options, *, paths=("qrel
         raise InputError(f"query {qid} retrieves document {docno} twice", path=paths[1])
     qrels = qrels.with_columns(q=pl.Series(qrels_q))
     judged = qrels.filter(pl.col("rel") >= 0)
-    top = int(judged["rel"].max()) if judged.height else 0
-    levels = np.zeros((nq, top + 1), dtype=np.int64)
-    np.add.at(levels, (judged["q"].to_numpy(), judged["rel"].to_numpy()), 1)
+    judged_rel = judged["rel"].to_numpy()
+    level_values = np.unique(np.concatenate([np.zeros(1, dtype=np.int64), judged_rel]))
+    levels = np.zeros((nq, level_values.size), dtype=np.int64)
+    np.add.at(levels, (judged["q"].to_numpy(), np.searchsorted(level_values, judged_rel)), 1)
     scored = np.ones(nq, dtype=bool) if opts.complete else has_run
     runid = run["tag"][-1] if "tag" in run.columns else "run"
     positive = int((qrels["rel"] > 0).sum())
-    return Judged(qids.to_list(), off, rel, levels, scored, bogus, positive, runid)
+    return Judged(qids.to_list(), off, rel, levels, level_values, scored, bogus, positive, runid)
 
 
 def _gains(params: tuple) -> tuple[np.ndarray, np.ndarray, float]:
-    """Level=gain pairs (levels that are integers >= 0) and the ``p`` of rbp."""
+    """The level=gain pairs of levels >= 0 (a judgment below 0 is unjudged, of gain 0) and the
+    ``p`` of rbp, from parameters :func:`_pair_params` checked."""
     levels, gains, persistence = [], [], 0.9
     for key, value in params:
-        text = key.lstrip("+-")
         if key == "p":
             persistence = value
-        elif text.isdigit() and not key.startswith("-"):
+        elif int(key) >= 0:
             levels.append(int(key))
             gains.append(value)
     return np.array(levels, dtype=np.int64), np.array(gains, dtype=np.float64), persistence
@@ -351,8 +418,7 @@ def evaluate(judged: Judged, measures: list[Measure], opts: Options):
     """Per measure: (names, kind, per-query values [nq, k] or strings) for all qrels queries."""
     off, rel, levels = judged.off, judged.rel, judged.rel_levels
     level = opts.level
-    lv = levels.shape[1]
-    split = min(max(level, 0), lv)
+    split = int(np.searchsorted(judged.level_values, max(level, 0)))  # first level >= -l
     num_rel = levels[:, split:].sum(axis=1)
     num_nonrel = levels[:, :split].sum(axis=1)
     base = K.base_counts(off, rel, level)
@@ -419,25 +485,23 @@ def evaluate(judged: Judged, measures: list[Measure], opts: Options):
             else:
                 value = unj / cut
         elif n == "ndcg_cut":
-            value = K.ndcg_at(off, rel, levels, np.array(p, dtype=np.int64))
+            value = K.ndcg_at(off, rel, levels, judged.level_values, np.array(p, dtype=np.int64))
         elif n == "Rprec_mult":
             value = K.precision_at_r_multiples(
                 off, rel, level, num_rel, num_rel_ret, np.array(p, dtype=np.float64)
             )
         elif n in ("G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg"):
             cl, cg, _ = _gains(p)
-            scores = K.gain_scores(off, rel, level, num_rel, levels, cl, cg)
+            scores = K.gain_scores(off, rel, level, num_rel, levels, judged.level_values, cl, cg)
             col = {"ndcg": 0, "dcg": 1, "ideal_dcg": 2, "ndcg_rel": 3, "Rndcg": 4, "G": 5}[n]
             value = scores[:, col][:, None]
         elif n in ("rbp", "rbp_resid"):
             cl, cg, persistence = _gains(p)
-            scores = K.rbp_scores(off, rel, levels, cl, cg, persistence)
+            scores = K.rbp_scores(off, rel, levels, judged.level_values, cl, cg, persistence)
             value = scores[:, 0 if n == "rbp" else 1][:, None].copy()
             if n == "rbp_resid":
                 value[num_ret == 0] = 0.0
         elif n == "utility":
-            if len(p) != 4:
-                raise ConfigError("-m utility: needs 4 coefficients")
             a, b, c, d = p
             nrr, nret = num_rel_ret.astype(np.float64), num_ret.astype(np.float64)
             value = a * nrr + b * (nret - nrr) + c * (num_rel - nrr)
@@ -459,8 +523,8 @@ def evaluate(judged: Judged, measures: list[Measure], opts: Options):
             value[num_rel_ret == 0] = 0.0
             value = value[:, None]
         elif n == "relstring":
-            length = int(p[0])
-            raw = K.relstrings(off, rel, length)
+            longest = int(np.diff(off).max(initial=0))
+            raw = K.relstrings(off, rel, min(int(p[0]), longest))
             text = [bytes(row).rstrip(b"\0").decode() for row in raw]
             out.append((names, "relstring", text))
             continue
@@ -495,23 +559,26 @@ def read_zscores(path) -> dict[tuple[str, str], tuple[float, float]]:
     table = {}
     try:
         with open_binary(*located(path)) as stream:
-            text = stream.read().decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise InputError(f"not a readable z-scores file ({error})", path=path) from None
+            text = universal_newlines(stream.read()).decode("latin-1")  # qids as bytes
     except READ_ERRORS as error:
         reason = read_error_reason(error)
         raise InputError(f"not a readable z-scores file ({reason})", path=path) from None
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(text.split("\n"), 1):
         fields = split_fields(line)
         if not fields or fields[0].startswith("#"):
             continue
-        try:
-            qid, measure, mean, stddev = fields
-            table[qid, measure] = (float(mean), float(stddev))
-        except ValueError:
+        if len(fields) != 4:
             raise InputError(
                 f"line {number}: expected 'qid measure mean stddev' ({line[:80]!r})", path=path
-            ) from None
+            )
+        qid, measure, mean, stddev = fields
+        for name, value in (("mean", mean), ("stddev", stddev)):
+            problem = real_problem(value)
+            if problem is not None:
+                raise InputError(
+                    f"line {number}: {name} {value!r} {problem}", path=path, column=name
+                )
+        table[qid, measure] = (float(mean), float(stddev))
     return table
 
 
@@ -614,7 +681,7 @@ def _read_run_for_scoring(spec) -> pl.DataFrame:
     (trec_eval's runid); the rank field and the other tags are let go block by block."""
     frames, tag = [], None
     path, fs = located(spec)
-    for frame in iter_run(path, filesystem=fs):
+    for frame in iter_run(path, filesystem=fs, as_bytes=True):
         if frame.height:
             tag = frame["tag"][-1]
             frames.append(frame.select("qid", "docno", "score"))
@@ -678,20 +745,29 @@ def _evaluate_groups(qrels: pl.DataFrame, run: pl.DataFrame, measures, opts, pat
     bogus[member[inner.bogus]] = True
     positive = int((qrels["rel"] > 0).sum())
     outer = Judged(
-        real, inner.off, inner.rel, inner.rel_levels, scored, bogus, positive, inner.runid
+        real,
+        inner.off,
+        inner.rel,
+        inner.rel_levels,
+        inner.level_values,
+        scored,
+        bogus,
+        positive,
+        inner.runid,
     )
     return outer, results
 
 
 def run_trec_eval(qrels_path, run_path, opts: Options) -> str:
     """The whole command: read, rank, score, format. The files are plain or gzip, at local paths
-    or URLs (:mod:`mobeval.io.remote`)."""
+    or URLs (:mod:`mobeval.io.remote`). Identifiers are read as bytes, each one character
+    (:mod:`mobeval.io.trec`'s ``as_bytes``): ``.encode("latin-1")`` gives the text's bytes."""
     measures = resolve_measures(opts.measures)
     _check_format(measures, opts)
     for path in (qrels_path, run_path, *([opts.zscores] if opts.zscores is not None else [])):
         located(path)  # every file there before any is read
     grouped = opts.rel_format == "qrels_jg"
-    qrels = read_qrels(qrels_path, keep_iter=grouped)
+    qrels = read_qrels(qrels_path, keep_iter=grouped, as_bytes=True)
     run = _read_run_for_scoring(run_path)
     paths = (str(qrels_path), str(run_path))
     if grouped:
@@ -762,5 +838,7 @@ def main_from_args(args) -> int:
         zscores=args.zscores,
         rel_format=args.rel_format,
     )
-    sys.stdout.write(run_trec_eval(args.qrels, args.run, opts))
+    report = run_trec_eval(args.qrels, args.run, opts).encode("latin-1")  # the files' bytes
+    sys.stdout.flush()
+    sys.stdout.buffer.write(report)
     return 0

@@ -17,6 +17,7 @@ as trec_eval 9.0 did.
 from __future__ import annotations
 
 import gzip
+import math
 import random
 import subprocess
 import sys
@@ -491,3 +492,202 @@ def test_averages_add_in_query_order_as_trec_evals_loops():
         rows.append(total)
     assert sequential_sum(values, axis=1).tolist() == rows
     assert sequential_sum(np.zeros(0)) == 0.0
+
+
+# ------------------------------------------------------------------ numbers, line ends, bytes
+
+NUMBERS_QRELS = "q1 0 a 1\nq1 0 b 0\nq1 0 c 2\nq2 0 x 1\n"
+NUMBERS_RUN = "q1 Q0 a 1 0.5 t\nq1 Q0 b 2 0.4 t\nq1 Q0 c 3 0.3 t\nq2 Q0 x 1 1 t\n"
+
+
+def _recs(qrels: Path, run: Path, tmp_path: Path, capsys) -> tuple[int, str, str]:
+    capsys.readouterr()
+    argv = ["recs", "--ratings", str(qrels), "--recs", str(run), "--convention", "trec_eval"]
+    code = main([*argv, "--metrics", "precision@2", "--out", str(tmp_path / "out"), "--quiet"])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize(
+    ("kind", "line", "text", "field"),
+    [
+        ("qrels", "q1 0 c 99999999999999999999", "beyond a 64-bit integer", "rel"),
+        ("qrels", "q1 0 c -9223372036854775809", "beyond a 64-bit integer", "rel"),
+        ("qrels", "q1 0 c 99999999999999999999.5", "beyond a 64-bit integer", "rel"),
+        ("qrels", "q1 0 c nan", "NaN", "rel"),
+        ("qrels", "q1 0 c -inf", "infinite", "rel"),
+        ("run", "q1 Q0 c 3 nan t", "NaN", "score"),
+        ("run", "q1 Q0 c 3 -inf t", "infinite", "score"),
+        ("run", "q1 Q0 c 3 1e400 t", "beyond float64", "score"),
+    ],
+)
+def test_a_number_outside_its_type_is_named_by_both_faces(
+    kind, line, text, field, tmp_path, capsys
+):
+    """A relevance beyond int64 (once read as 0), a NaN or infinite relevance or score: the
+    same error (file, line 3, field; exit 2) from ``mobeval trec_eval`` and ``mobeval recs``."""
+    qrels, run = tmp_path / "j.qrels", tmp_path / "r.run"
+    qrels.write_text(NUMBERS_QRELS)
+    run.write_text(NUMBERS_RUN)
+    bad = qrels if kind == "qrels" else run
+    lines = bad.read_text().splitlines()
+    lines[2] = line
+    bad.write_text("\n".join(lines) + "\n")
+    for code, out, err in (
+        ours([str(qrels), str(run)], capsys),
+        _recs(qrels, run, tmp_path, capsys),
+    ):
+        assert (code, out) == (2, ""), err
+        assert err.startswith(f"mobeval: error: {bad}: column '{field}': line 3: "), err
+        assert text in err and len(err.splitlines()) == 1
+
+
+def _ndcg_oracle(levels_by_query: list[list[int]]) -> float:
+    """Plain Python: mean ndcg of lists whose judged levels are given in rank order, every
+    judged document retrieved (gain = level, discount log2(rank + 1))."""
+    values = []
+    for levels in levels_by_query:
+        dcg = sum(g / math.log2(i + 2) for i, g in enumerate(levels) if g > 0)
+        ideal = sorted((g for g in levels if g > 0), reverse=True)
+        values.append(dcg / sum(g / math.log2(i + 2) for i, g in enumerate(ideal)))
+    return sum(values) / len(values)
+
+
+@pytest.mark.parametrize("level", [10**9, 2**63 - 1])
+def test_any_64_bit_relevance_is_a_level(level, tmp_path, capsys):
+    """A judgment of 10^9 or 2^63-1 (an internal error, or the OOM killer, while levels were a
+    dense table) is a level like any other: map and ndcg as a plain oracle computes them."""
+    qrels, run = tmp_path / "j.qrels", tmp_path / "r.run"
+    qrels.write_text(NUMBERS_QRELS.replace("c 2", f"c {level}"))
+    run.write_text(NUMBERS_RUN)
+    code, out, err = ours(["-m", "map", "-m", "ndcg", str(qrels), str(run)], capsys)
+    assert code == 0, err
+    values = dict(line.split("\tall\t") for line in out.splitlines())
+    assert values["map                   "] == f"{((1 + 2 / 3) / 2 + 1) / 2:.4f}"
+    assert values["ndcg                  "] == f"{_ndcg_oracle([[1, 0, level], [1]]):.4f}"
+
+
+def _dense_gain_table(counts: dict[int, int], custom: dict[int, float]):
+    """Plain Python: trec_eval's table, every level from 0 to the highest judged one (gain =
+    level unless given), then the given levels above: (gains, [(gain, count) judged])."""
+    top = max((lv for lv, n in counts.items() if n > 0), default=-1)
+    levels = list(range(top + 1)) + sorted(lv for lv in custom if lv > top)
+    gains = [custom.get(lv, float(lv)) for lv in levels]
+    judged = sorted((custom.get(lv, float(lv)), n) for lv, n in counts.items() if n > 0)
+    return gains, judged
+
+
+def test_the_sparse_gain_table_bounds_as_trec_evals_dense_one():
+    """The judged counts, the highest gain and the range of gains of the sparse table (which
+    ndcg, Rndcg and rbp's rescaling read) are those of trec_eval's dense one."""
+    from mobeval.kernels.trec import _gain_table
+
+    rng = random.Random(11)
+    for _ in range(300):
+        judged_levels = rng.sample(range(0, 40), rng.randint(0, 5))
+        counts = {lv: rng.randint(0, 3) for lv in judged_levels}
+        custom = {rng.randint(0, 45): rng.uniform(-3, 50) for _ in range(rng.randint(0, 4))}
+        values = np.array(sorted({0, *counts}), dtype=np.int64)
+        row = np.array([counts.get(int(v), 0) for v in values], dtype=np.int64)
+        cl = np.array(list(custom), dtype=np.int64)
+        cg = np.array(list(custom.values()), dtype=np.float64)
+        gains, got = _gain_table(row, values, cl, cg)
+        dense, judged = _dense_gain_table(counts, custom)
+        assert sorted((g, n) for g, n in zip(gains, got, strict=True) if n > 0) == judged
+        assert (min(gains, default=None), max(gains, default=None)) == (
+            min(dense, default=None),
+            max(dense, default=None),
+        )
+
+
+@pytest.mark.parametrize(
+    "measure",
+    [
+        "P.inf",
+        "P.1e30",
+        "P.0",
+        "P.5,5",
+        "P.5,",
+        "ndcg_cut.9223372036854775808",
+        "relstring.nan",
+        "relstring.-1",
+        "ndcg.1=nan",
+        "ndcg.1=inf",
+        "ndcg.x=1",
+        "ndcg.99999999999999999999=1",
+        "rbp.p=1.5",
+        "rbp.p=1",
+        "rbp.p=-0.1",
+        "iprec_at_recall.nan",
+        "iprec_at_recall.1.5",
+        "11pt_avg.-0.1",
+        "utility.1,2",
+        "utility.nan,1,1,1",
+        "set_F.-1",
+        "Rprec_mult.inf",
+    ],
+)
+def test_a_measure_parameter_outside_its_domain_is_a_usage_error(measure, tmp_path, capsys):
+    qrels, run = write_inputs(tmp_path, "hand")
+    code, out, err = ours(["-m", measure, str(qrels), str(run)], capsys)
+    assert (code, out) == (2, ""), err
+    assert err.startswith(f"mobeval: error: -m {measure}: ") and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("measure", ["P.9223372036854775807", "Rprec_mult.1e300"])
+def test_the_extremes_of_a_domain_run(measure, tmp_path, capsys):
+    """A cutoff far beyond every list: no relevant document per cutoff, 0 to 4 decimals."""
+    qrels, run = write_inputs(tmp_path, "hand")
+    code, out, err = ours(["-m", measure, str(qrels), str(run)], capsys)
+    assert code == 0, err
+    assert out.splitlines()[0].endswith("\tall\t0.0000")
+
+
+@pytest.mark.parametrize("end", ["\r\n", "\r"], ids=["crlf", "cr"])
+def test_cr_and_crlf_line_ends_read_as_lf(end, tmp_path, capsys):
+    """The same files with CR LF or CR-only line ends: trec_eval's output for the LF files (a
+    CR-only run was one line); read in small blocks, the lines of the LF files; and a bad line
+    is named by its number."""
+    qrels, run = write_inputs(tmp_path, "gen1")
+    for path in (qrels, run):
+        path.with_name(f"{path.name}.{len(end)}").write_bytes(
+            path.read_bytes().replace(b"\n", end.encode())
+        )
+    other = [str(p.with_name(f"{p.name}.{len(end)}")) for p in (qrels, run)]
+    assert ours(["-m", "all_trec", "-q", *other], capsys)[1] == (DATA / "gen1.aq.txt").read_text()
+    for size in (7, 64, 1 << 16):  # reads that cut a CR LF in two
+        assert read_run(other[1], block_bytes=size).equals(read_run(run))
+        assert read_qrels(other[0], block_bytes=size).equals(read_qrels(qrels))
+    bad = tmp_path / "bad.run"
+    bad.write_bytes(end.join(["q1 Q0 a 1 0.5 t", "q1 Q0 b 2 x t", ""]).encode())
+    code, _, err = ours([other[0], str(bad)], capsys)
+    assert code == 2 and "line 2:" in err and "'score'" in err
+
+
+def test_docnos_are_bytes_as_trec_evals(tmp_path, capsysbinary):
+    """Latin-1 docnos and qids that differ by one byte are different (they were one replacement
+    character: "judges document d? twice"); the output prints qids as their bytes and scores as
+    the same files with ASCII names in the same byte order. ``recs`` keeps ids as text: such a
+    file is an error naming its line."""
+    qrels = b"q\xe9 0 d\xe8 1\nq\xe9 0 d\xe9 0\nq\xe9 0 e 1\nq2 0 d\xe9 1\n"
+    run = b"q\xe9 Q0 d\xe8 1 1 t\nq\xe9 Q0 d\xe9 2 1 t\nq\xe9 Q0 e 3 1 t\nq2 Q0 d\xe8 1 1 t\n"
+    ascii_names = {b"\xe8": b"y", b"\xe9": b"z"}  # \xe8 < \xe9 as y < z
+    printed = []
+    for name, names in (("latin", {}), ("ascii", ascii_names)):
+        files = []
+        for kind, data in (("qrels", qrels), ("run", run)):
+            for old, new in names.items():
+                data = data.replace(b"d" + old, b"d" + new)
+            files.append(tmp_path / f"{name}.{kind}")
+            files[-1].write_bytes(data)
+        capsysbinary.readouterr()
+        assert main(["trec_eval", "-q", "-m", "map", "-m", "P.2", *map(str, files)]) == 0
+        printed.append(capsysbinary.readouterr().out)
+    assert b"\tq\xe9\t" in printed[0]
+    assert printed[0] == printed[1]
+    capsysbinary.readouterr()
+    files = [str(tmp_path / "latin.qrels"), str(tmp_path / "latin.run")]
+    argv = ["recs", "--ratings", files[0], "--recs", files[1], "--metrics", "precision@2"]
+    assert main([*argv, "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    err = capsysbinary.readouterr().err.decode()
+    assert "line 1: byte 0xe9 is not UTF-8" in err and files[0] in err

@@ -1,7 +1,8 @@
 """Plain or gzipped text files: read as bytes in blocks of whole lines (TREC files), whole and
 checked to be UTF-8 (a HuMob submission), or as blocks of integer CSV columns (the HuMob
 validator's dataset). A file is gunzipped when it starts with gzip's magic bytes, whatever its
-name.
+name. A line ends with LF, CR LF or a lone CR (:func:`universal_newlines`): a file written with
+CR ends only has as many lines as the same file written with LF.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from collections.abc import Iterator
 from contextlib import nullcontext
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 
 from mobeval.errors import InputError
@@ -47,49 +47,74 @@ def read_error_reason(error: BaseException) -> str:
     return str(error) or type(error).__name__
 
 
+def universal_newlines(data: bytes) -> bytes:
+    """``data`` with every line end (CR LF, or a CR alone) written as LF."""
+    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in data else data
+
+
+def whole_lines(stream, block_bytes: int) -> Iterator[bytes]:
+    """The lines of a binary ``stream`` in blocks of whole lines, about ``block_bytes`` at a
+    time, every line ended by one LF (:func:`universal_newlines`); a last line without an end
+    gets one, a blank last line is dropped."""
+    rest = b""
+    while chunk := stream.read(block_bytes):
+        data = rest + chunk
+        held = data.endswith(b"\r")  # perhaps the CR of a CR LF the read cut in two
+        data = universal_newlines(data[:-1] if held else data)
+        cut = data.rfind(b"\n") + 1
+        block, rest = data[:cut], data[cut:] + (b"\r" if held else b"")
+        if block:
+            yield block
+    rest = universal_newlines(rest)
+    if rest.strip():
+        yield rest if rest.endswith(b"\n") else rest + b"\n"
+
+
 def line_blocks(
     path: Path, block_bytes: int, unreadable: str, filesystem=None
 ) -> Iterator[tuple[bytes, int]]:
-    """Whole lines, about ``block_bytes`` at a time, each block with the number of its first line
-    (from 1); a last line without a newline gets one. A file that cannot be read is an InputError
-    ``"<unreadable> (<reason>)"`` naming ``path``. ``filesystem``: as :func:`open_binary`'s."""
+    """:func:`whole_lines` of the file at ``path``, each block with the number of its first line
+    (from 1). A file that cannot be read is an InputError ``"<unreadable> (<reason>)"`` naming
+    ``path``. ``filesystem``: as :func:`open_binary`'s."""
     line = 1
-    rest = b""
     guard = nullcontext() if filesystem is None else client_errors(path, READ_ERRORS)
     try:
         with guard, open_binary(path, filesystem) as stream:
-            while chunk := stream.read(block_bytes):
-                data = rest + chunk
-                cut = data.rfind(b"\n") + 1
-                block, rest = data[:cut], data[cut:]
-                if block:
-                    yield block, line
-                    line += block.count(b"\n")
+            for block in whole_lines(stream, block_bytes):
+                yield block, line
+                line += block.count(b"\n")
     except READ_ERRORS as error:
         raise InputError(f"{unreadable} ({read_error_reason(error)})", path=path) from None
-    if rest.strip():
-        yield rest + b"\n", line
+
+
+def first_non_utf8(data: bytes) -> tuple[int, int] | None:
+    """(the byte, the 0-based index of its line) of the first byte of ``data`` that is not
+    UTF-8 text, or None when ``data`` is UTF-8."""
+    if data.isascii():
+        return None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return data[error.start], data.count(b"\n", 0, error.start)
+    return None
 
 
 def read_utf8(path: Path, what: str) -> bytes:
-    """The whole file as bytes (gunzipped), checked to be UTF-8 text. A file that cannot be read
-    is an InputError ``"cannot read <what> (<reason>)"``; a byte that is not UTF-8 one naming
-    it and its 0-based line index."""
+    """The whole file as bytes (gunzipped, :func:`universal_newlines`), checked to be UTF-8
+    text. A file that cannot be read is an InputError ``"cannot read <what> (<reason>)"``; a
+    byte that is not UTF-8 one naming it and its 0-based line index."""
     try:
         with open_binary(path) as stream:
-            data = stream.read()
+            data = universal_newlines(stream.read())
     except READ_ERRORS as error:
         raise InputError(f"cannot read {what} ({read_error_reason(error)})", path=path) from None
-    if data and np.frombuffer(data, dtype=np.uint8).max() >= 0x80:
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as error:
-            line = data.count(b"\n", 0, error.start)
-            raise InputError(
-                f"not a UTF-8 text (CSV) file: byte 0x{data[error.start]:02x} at line index "
-                f"{line} cannot be decoded",
-                path=path,
-            ) from None
+    bad = first_non_utf8(data)
+    if bad is not None:
+        raise InputError(
+            f"not a UTF-8 text (CSV) file: byte 0x{bad[0]:02x} at line index {bad[1]} cannot be "
+            "decoded",
+            path=path,
+        )
     return data
 
 

@@ -3,11 +3,23 @@
 * run: ``qid Q0 docno rank score tag`` (six fields; trec_eval ignores anything after the sixth);
 * qrels: ``qid iter docno rel`` (exactly four fields, ``rel`` an integer).
 
-Fields may be separated by any run of spaces or tabs. Blank lines and lines whose first non-blank
-character is ``#`` are skipped, as trec_eval does. A file is recognised from its first data line
-(:func:`sniff`): six or more fields with an integer rank and a numeric score make a run, four with
-an integer relevance make qrels. A bad line is one :class:`InputError` naming the file, the line
-number and the field.
+Fields may be separated by any run of spaces or tabs; a line ends with LF, CR LF or a lone CR.
+Blank lines and lines whose first non-blank character is ``#`` are skipped, as trec_eval does. A
+file is recognised from its first data line (:func:`sniff`): six or more fields with an integer
+rank and a numeric score make a run, four with an integer relevance make qrels. A bad line is one
+:class:`InputError` naming the file, the line number and the field.
+
+Numbers are read by :mod:`mobeval.io.numbers`: a score is a finite real (NaN has no place in a
+ranking, trec_eval's sort leaving it anywhere; ``inf`` and ``1e400`` none in mobeval's sums), so
+``mobeval trec_eval`` and ``mobeval recs`` refuse the same run lines; a relevance is an integer
+within 64 bits, or a finite decimal cut to the integer before its point or exponent as trec_eval's
+``atol`` cuts it (``1.7`` -> 1), that integer within 64 bits too.
+
+Identifiers (qid, docno, tag): with ``as_bytes`` (``mobeval trec_eval``) each byte is one
+character (Latin-1), so identifiers compare and sort as their bytes, as trec_eval compares them,
+and print back as the bytes they were (``str.encode("latin-1")``); otherwise (``recs``,
+``nextloc``: identifiers are text in their outputs) a file must be UTF-8, and a byte that is not
+is an error naming its line.
 
 Blocks of lines are split by Polars (whitespace normalised with one regex pass, then split on a
 single space); only a block holding a bad line is looked at again, line by line, to name it.
@@ -26,8 +38,15 @@ from pathlib import Path
 import polars as pl
 
 from mobeval.errors import InputError
+from mobeval.io.numbers import (
+    INT64_RANGE,
+    integer_column,
+    integer_problem,
+    real_column,
+    real_problem,
+)
 from mobeval.io.remote import client_errors, file_size, filesystem, local_path, url_scheme
-from mobeval.io.text import READ_ERRORS, line_blocks, open_binary
+from mobeval.io.text import READ_ERRORS, first_non_utf8, line_blocks, open_binary, whole_lines
 
 RUN_FIELDS = ("qid", "iter", "docno", "rank", "score", "tag")
 QRELS_FIELDS = ("qid", "iter", "docno", "rel")
@@ -59,32 +78,34 @@ def _first_data_line(path, filesystem=None) -> str | None:
         return None
 
 
-def first_data_line(lines) -> str | None:
-    """The first of ``lines`` (bytes) that is neither blank nor a ``#`` comment, stripped, if
-    one of the first 1000 is."""
-    for number, raw in enumerate(lines, 1):
-        text = raw.decode("utf-8", errors="replace").strip(C_SPACE + "\n")
-        if text and not text.startswith("#"):
-            return text
-        if number > 1000:
-            return None
+def first_data_line(stream) -> str | None:
+    """The first line of a binary ``stream`` that is neither blank nor a ``#`` comment,
+    stripped, if one of the first 1000 is (lines ended as :func:`~mobeval.io.text.whole_lines`
+    ends them)."""
+    number = 0
+    for block in whole_lines(stream, 1 << 16):
+        for raw in block.split(b"\n")[:-1]:
+            text = raw.decode("utf-8", errors="replace").strip(C_SPACE)
+            if text and not text.startswith("#"):
+                return text
+            number += 1
+            if number > 1000:
+                return None
     return None
 
 
 def _is_int(text: str) -> bool:
+    """Whether ``text`` looks like an integer (sniffing only; reading: mobeval.io.numbers)."""
     return text.lstrip("+-").isdigit()
 
 
 def _is_number(text: str) -> bool:
+    """Whether ``text`` looks like a number (sniffing only; reading: mobeval.io.numbers)."""
     try:
         float(text)
     except ValueError:
         return False
     return True
-
-
-def _is_finite(text: str) -> bool:
-    return _is_number(text) and abs(float(text)) < 2.0**62
 
 
 def _located(spec) -> tuple[object, object | None, bool]:
@@ -132,11 +153,29 @@ def kind_of_line(line: str | None) -> str | None:
 _LINE_SEPARATORS = [chr(c) for c in range(1, 32) if chr(c) not in "\t\n\r\x0b\x0c"]
 
 
+def _polars_text(path, block: bytes, first_line: int, as_bytes: bool) -> bytes:
+    """``block`` as the UTF-8 text Polars reads: ASCII as it is; with ``as_bytes`` every byte one
+    character (Latin-1, written in UTF-8); otherwise checked to be UTF-8, a byte that is not an
+    InputError naming its line."""
+    if block.isascii():
+        return block
+    if as_bytes:
+        return block.decode("latin-1").encode("utf-8")
+    bad = first_non_utf8(block)
+    if bad is not None:
+        raise InputError(
+            f"line {first_line + bad[1]}: byte 0x{bad[0]:02x} is not UTF-8 (recs and nextloc "
+            "keep identifiers as text; mobeval trec_eval reads them as bytes)",
+            path=path,
+        )
+    return block
+
+
 def _line_fields(block: bytes) -> pl.DataFrame:
     separator = next((s for s in _LINE_SEPARATORS if s.encode() not in block), None)
     if separator is None:  # every control byte occurs: split the lines in Python
         lines = pl.DataFrame(
-            {"line": block.decode("utf-8", errors="replace").split("\n")},
+            {"line": block.decode("utf-8").split("\n")},
             schema={"line": pl.String},
         )
     else:
@@ -156,14 +195,13 @@ def _read_lines(block: bytes, separator: str) -> pl.DataFrame:
         quote_char=None,
         new_columns=["line"],
         schema={"line": pl.String},
-        encoding="utf8-lossy",
     )
 
 
 def _bad_line(path: Path, block: bytes, first_line: int, kind: str) -> InputError:
     """The first bad line of ``block``, checked line by line as the fast path checks it."""
     for offset, raw in enumerate(block.split(b"\n")):
-        text = raw.decode("utf-8", errors="replace").strip(C_SPACE)
+        text = raw.decode("utf-8").strip(C_SPACE)
         if not text or text.startswith("#"):
             continue
         problem = _line_problem(split_fields(text), kind)
@@ -180,14 +218,25 @@ def _line_problem(fields: list[str], kind: str) -> tuple[str, str] | None:
         if len(fields) < 6:
             name = RUN_FIELDS[len(fields)]
             return name, f"{len(fields)} fields; a run line has 6 (qid Q0 docno rank score tag)"
-        if not _is_number(fields[4]):
-            return "score", f"score {fields[4]!r} is not a number"
-        return None
+        problem = real_problem(fields[4])
+        return ("score", f"score {fields[4]!r} {problem}") if problem else None
     if len(fields) != 4:
         name = QRELS_FIELDS[min(len(fields), 3)]
         return name, f"{len(fields)} fields; a qrels line has 4 (qid iter docno rel)"
-    if not _is_int(fields[3]) and not _is_finite(fields[3]):  # as _relevance
-        return "rel", f"relevance {fields[3]!r} is not a number"
+    problem = _relevance_problem(fields[3])
+    return ("rel", f"relevance {fields[3]!r} {problem}") if problem else None
+
+
+def _relevance_problem(text: str) -> str | None:
+    """Why ``text`` is not a judgment :func:`_relevance` reads, or None (its Python form)."""
+    if integer_problem(text) is None:
+        return None
+    problem = real_problem(text)
+    if problem is not None:
+        return problem
+    digits = re.match(r"[+-]?[0-9]+", text)
+    if digits is not None and integer_problem(digits.group()) is not None:
+        return f"is beyond {INT64_RANGE}"
     return None
 
 
@@ -209,13 +258,12 @@ def _single_spaced_run(block: bytes) -> pl.DataFrame | None:
             quote_char=None,
             schema=_RUN_TEXT,
             truncate_ragged_lines=True,
-            encoding="utf8-lossy",
         )
     except (pl.exceptions.PolarsError, ValueError):
         return None
     frame = frame.with_columns(
         pl.col("rank").cast(pl.Int64, strict=False),
-        pl.col("score").cast(pl.Float64, strict=False),
+        real_column(pl.col("score")),
     )
     fields = ("qid", "iter", "docno", "score", "tag")
     bad = pl.any_horizontal(pl.col(*fields).is_null()) | pl.col("qid").str.starts_with("#")
@@ -224,14 +272,17 @@ def _single_spaced_run(block: bytes) -> pl.DataFrame | None:
     return frame.select("qid", "docno", "rank", "score", "tag")
 
 
-def iter_run(path, *, block_bytes: int = BLOCK_BYTES, filesystem=None) -> Iterator[pl.DataFrame]:
+def iter_run(
+    path, *, block_bytes: int = BLOCK_BYTES, filesystem=None, as_bytes: bool = False
+) -> Iterator[pl.DataFrame]:
     """A run as DataFrames of ``qid, docno, rank, score, tag`` (strings, rank Int64 when it is an
     integer, score Float64), block by block. ``rank`` is kept for list orders that use it; a rank
     that is not an integer is null (trec_eval ignores it). ``filesystem``: an fsspec file system
-    holding ``path`` (None: a local file)."""
+    holding ``path`` (None: a local file); ``as_bytes``: identifiers as bytes (see the module)."""
     path = Path(path) if filesystem is None else path
     blocks = line_blocks(path, block_bytes, "not a readable TREC file", filesystem)
-    for block, first_line in blocks:
+    for raw, first_line in blocks:
+        block = _polars_text(path, raw, first_line, as_bytes)
         fast = _single_spaced_run(block)
         if fast is not None:
             yield fast
@@ -245,7 +296,7 @@ def iter_run(path, *, block_bytes: int = BLOCK_BYTES, filesystem=None) -> Iterat
             pl.col("f").list.get(3, null_on_oob=True).cast(pl.Int64, strict=False).alias("rank"),
             pl.col("f").list.get(4, null_on_oob=True).alias("score_text"),
             pl.col("f").list.get(5, null_on_oob=True).alias("tag"),
-        ).with_columns(pl.col("score_text").cast(pl.Float64, strict=False).alias("score"))
+        ).with_columns(real_column(pl.col("score_text")).alias("score"))
         bad = (pl.col("n") < 6) | pl.col("score").is_null()
         if parsed.select(bad.any()).item():
             raise _bad_line(path, block, first_line, "run")
@@ -253,24 +304,30 @@ def iter_run(path, *, block_bytes: int = BLOCK_BYTES, filesystem=None) -> Iterat
 
 
 def _relevance(text: pl.Expr) -> pl.Expr:
-    """A judgment as trec_eval reads it (C's atol: the leading digits): an integer, or a number
-    cut to the integer written before its point or exponent (``1.0`` -> 1, ``0.5`` -> 0, ``2e1``
-    -> 2); null when the text is not a number at all."""
-    whole = text.str.strip_prefix("+").cast(pl.Int64, strict=False)
-    finite = text.cast(pl.Float64, strict=False).is_finite()
-    leading = text.str.extract(r"^([+-]?\d+)", 1).cast(pl.Int64, strict=False).fill_null(0)
-    return pl.coalesce(whole, pl.when(finite).then(leading))
+    """A judgment as trec_eval reads it (C's atol: the leading digits): an integer, or a finite
+    number cut to the integer written before its point or exponent (``1.0`` -> 1, ``0.5`` -> 0,
+    ``2e1`` -> 2); null when the text is not a finite number or that integer is beyond 64 bits
+    (:func:`_relevance_problem` says why)."""
+    digits = text.str.extract(r"^([+-]?[0-9]+)", 1)
+    leading = pl.when(digits.is_null()).then(0).otherwise(integer_column(digits))
+    return pl.coalesce(integer_column(text), pl.when(real_column(text).is_not_null()).then(leading))
 
 
 def iter_qrels(
-    path, *, block_bytes: int = BLOCK_BYTES, keep_iter: bool = False, filesystem=None
+    path,
+    *,
+    block_bytes: int = BLOCK_BYTES,
+    keep_iter: bool = False,
+    filesystem=None,
+    as_bytes: bool = False,
 ) -> Iterator[pl.DataFrame]:
     """Qrels as DataFrames of ``qid, docno`` (strings) and ``rel`` (Int64), block by block;
     ``keep_iter``: the second field too (``iter``, trec_eval's judgment group under -R qrels_jg);
-    ``filesystem`` as :func:`iter_run`'s."""
+    ``filesystem`` and ``as_bytes`` as :func:`iter_run`'s."""
     path = Path(path) if filesystem is None else path
     blocks = line_blocks(path, block_bytes, "not a readable TREC file", filesystem)
-    for block, first_line in blocks:
+    for raw, first_line in blocks:
+        block = _polars_text(path, raw, first_line, as_bytes)
         fields = _line_fields(block)
         parsed = fields.select(
             pl.col("f").list.len().alias("n"),
@@ -293,21 +350,25 @@ def _concat(frames: list[pl.DataFrame], schema: dict) -> pl.DataFrame:
     return pl.concat(frames, rechunk=True) if frames else pl.DataFrame(schema=schema)
 
 
-def read_run(spec, *, block_bytes: int = BLOCK_BYTES) -> pl.DataFrame:
+def read_run(spec, *, block_bytes: int = BLOCK_BYTES, as_bytes: bool = False) -> pl.DataFrame:
     """A whole run at a local path or a URL (see :func:`iter_run`)."""
     schema = {"qid": pl.String, "docno": pl.String, "rank": pl.Int64, "score": pl.Float64}
     path, fs = located(spec)
-    frames = iter_run(path, block_bytes=block_bytes, filesystem=fs)
+    frames = iter_run(path, block_bytes=block_bytes, filesystem=fs, as_bytes=as_bytes)
     return _concat(list(frames), schema | {"tag": pl.String})
 
 
-def read_qrels(spec, *, block_bytes: int = BLOCK_BYTES, keep_iter: bool = False) -> pl.DataFrame:
+def read_qrels(
+    spec, *, block_bytes: int = BLOCK_BYTES, keep_iter: bool = False, as_bytes: bool = False
+) -> pl.DataFrame:
     """Whole qrels at a local path or a URL (see :func:`iter_qrels`)."""
     schema = {"qid": pl.String, "docno": pl.String, "rel": pl.Int64}
     if keep_iter:
         schema = {"qid": pl.String, "iter": pl.String, "docno": pl.String, "rel": pl.Int64}
     path, fs = located(spec)
-    frames = iter_qrels(path, block_bytes=block_bytes, keep_iter=keep_iter, filesystem=fs)
+    frames = iter_qrels(
+        path, block_bytes=block_bytes, keep_iter=keep_iter, filesystem=fs, as_bytes=as_bytes
+    )
     return _concat(list(frames), schema)
 
 

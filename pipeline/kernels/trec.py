@@ -5,7 +5,8 @@ Every kernel takes the ranked judgments of all queries at once: ``off`` (``nq + 
 ``NONPOOL`` for a document the qrels do not list, ``UNJUDGED`` for a negative judgment), and
 returns one row per query. ``level`` is the relevance level (``-l``): relevant means
 ``rel >= level``. ``num_rel[q]`` counts the judged documents at or above the level and
-``rel_levels[q, j]`` the judged documents at level ``j`` (levels ``>= 0`` only).
+``rel_levels[q, j]`` the judged documents at level ``level_values[j]`` (the distinct judged
+levels ``>= 0`` and 0, ascending: a level may be any int64, only those judged cost memory).
 
 Definitions follow trec_eval's documentation and its test outputs (its test/ folder); the code is
 written from those definitions, not taken from trec_eval.
@@ -190,7 +191,8 @@ def interpolated_precision(off, rel, level, num_rel, num_rel_ret, fractions):
 def precision_at_r_multiples(off, rel, level, num_rel, num_rel_ret, multiples):
     """Per query and multiple m: precision in the top k = int(m * num_rel + 0.9) documents; a
     list shorter than k counts as padded with nonrelevant documents. (Walked from the bottom of
-    the list up, as trec_eval does, which matters only for a level below 0.)"""
+    the list up, as trec_eval does, which matters only for a level below 0.) ``multiples``:
+    finite, >= 0, ascending; a k beyond the list stays a float (it may be beyond int64)."""
     nq = off.size - 1
     nm = multiples.size
     out = np.zeros((nq, nm))
@@ -198,11 +200,13 @@ def precision_at_r_multiples(off, rel, level, num_rel, num_rel_ret, multiples):
     for q in range(nq):
         start = off[q]
         n = off[q + 1] - start
-        for m in range(nm):
-            cut[m] = int(multiples[m] * num_rel[q] + 0.9)
         c = nm - 1
+        for m in range(nm):
+            k = math.floor(multiples[m] * num_rel[q] + 0.9)
+            cut[m] = int(k) if k <= n else n + 1
+            if k > n:
+                out[q, m] = num_rel_ret[q] / k
         while c >= 0 and cut[c] > n:
-            out[q, c] = num_rel_ret[q] / cut[c]
             c -= 1
         found = num_rel_ret[q]
         i = n
@@ -217,30 +221,51 @@ def precision_at_r_multiples(off, rel, level, num_rel, num_rel_ret, multiples):
 
 
 @njit(cache=True)
-def _gain_table(levels, custom_level, custom_gain):
-    """One query's gain levels: (gain, documents at that level) for the judged levels up to its
-    highest judged one (``levels[j]``: its documents judged ``j``; gain = level unless given)
-    and the given levels above."""
-    level_count = 0
-    for lv in range(levels.size):
-        if levels[lv] > 0:
-            level_count = lv + 1
-    size = level_count + custom_level.size
+def _is_named(value, judged, custom_level):
+    """Whether ``value`` is one of ``judged`` (ascending) or of ``custom_level``."""
+    j = np.searchsorted(judged, value)
+    return (j < judged.size and judged[j] == value) or bool((custom_level == value).any())
+
+
+@njit(cache=True)
+def _gain_table(levels, level_values, custom_level, custom_gain):
+    """One query's gain levels: (gain, documents at that level), as trec_eval's table of every
+    level from 0 to the query's highest judged one T (gain = level unless given) and the given
+    levels above. Kept sparse: the judged levels up to T (``levels[j]``: its documents judged
+    ``level_values[j]``), the given levels, and of the other levels between 0 and T (none
+    judged, each of gain = its level) the lowest and the highest, which bound their gains: the
+    table's judged counts, highest gain and range of gains are trec_eval's."""
+    upto = 0
+    for j in range(levels.size):
+        if levels[j] > 0:
+            upto = j + 1
+    top = level_values[upto - 1] if upto > 0 else -1
+    size = upto + custom_level.size + 2
     gains = np.empty(size)
     counts = np.zeros(size, dtype=np.int64)
     n = 0
-    for lv in range(level_count):
-        g = float(lv)
+    for j in range(upto):
+        g = float(level_values[j])
         for c in range(custom_level.size):
-            if custom_level[c] == lv:
+            if custom_level[c] == level_values[j]:
                 g = custom_gain[c]
         gains[n] = g
-        counts[n] = levels[lv]
+        counts[n] = levels[j]
         n += 1
+    judged = level_values[:upto]
     for c in range(custom_level.size):
-        if custom_level[c] >= level_count:
+        if not _is_named(custom_level[c], judged, custom_level[:0]):  # not in the loop above
             gains[n] = custom_gain[c]
-            counts[n] = 0
+            n += 1
+    low = 1
+    while low < top and _is_named(low, judged, custom_level):
+        low += 1
+    high = top - 1
+    while high > low and _is_named(high, judged, custom_level):
+        high -= 1
+    for unnamed in (low, high):
+        if 0 < unnamed < top:
+            gains[n] = float(unnamed)
             n += 1
     return gains[:n], counts[:n]
 
@@ -265,7 +290,7 @@ def _sampled(total, points, dcg, idcg):
 
 
 @njit(cache=True)
-def gain_scores(off, rel, level, num_rel, rel_levels, custom_level, custom_gain):
+def gain_scores(off, rel, level, num_rel, rel_levels, level_values, custom_level, custom_gain):
     """Per query: ndcg, dcg, ideal dcg, ndcg_rel, Rndcg and G with graded gains (a judged level's
     gain is the level unless ``custom_level``/``custom_gain`` say otherwise; unjudged: 0)."""
     nq = off.size - 1
@@ -273,7 +298,7 @@ def gain_scores(off, rel, level, num_rel, rel_levels, custom_level, custom_gain)
     for q in range(nq):
         start = off[q]
         n = off[q + 1] - start
-        gains, counts = _gain_table(rel_levels[q], custom_level, custom_gain)
+        gains, counts = _gain_table(rel_levels[q], level_values, custom_level, custom_gain)
         order = np.argsort(-gains, kind="mergesort")
         top = gains[order[0]] if gains.size > 0 else 0.0
         npos = 0
@@ -371,13 +396,13 @@ def gain_scores(off, rel, level, num_rel, rel_levels, custom_level, custom_gain)
 
 
 @njit(cache=True)
-def rbp_scores(off, rel, rel_levels, custom_level, custom_gain, persistence):
+def rbp_scores(off, rel, rel_levels, level_values, custom_level, custom_gain, persistence):
     """Per query: rank-biased precision (gains rescaled to [0, 1] when outside it) and its
     residual (the most unjudged documents could add; 0 when every document is judged)."""
     nq = off.size - 1
     out = np.zeros((nq, 2))
     for q in range(nq):
-        gains, _counts = _gain_table(rel_levels[q], custom_level, custom_gain)
+        gains, _counts = _gain_table(rel_levels[q], level_values, custom_level, custom_gain)
         lo = np.inf
         hi = -np.inf
         for g in gains:
@@ -405,7 +430,7 @@ def rbp_scores(off, rel, rel_levels, custom_level, custom_gain, persistence):
 
 
 @njit(cache=True)
-def ndcg_at(off, rel, rel_levels, cutoffs):
+def ndcg_at(off, rel, rel_levels, level_values, cutoffs):
     """Per query and cutoff k: dcg of the top k (gain = judged level) over the ideal dcg of k."""
     nq = off.size - 1
     nc = cutoffs.size
@@ -425,7 +450,7 @@ def ndcg_at(off, rel, rel_levels, cutoffs):
                 for _ in range(rel_levels[q, lv]):
                     if pos >= k:
                         break
-                    ideal += lv / math.log2(pos + 2.0)
+                    ideal += level_values[lv] / math.log2(pos + 2.0)
                     pos += 1
             out[q, c] = dcg / ideal if ideal > 0.0 else dcg
     return out

@@ -169,8 +169,8 @@ def _bad_line_message(text: str) -> tuple[int | None, str]:
 
 
 def _parse_submission(data: bytes, errors: _Errors) -> tuple[pl.DataFrame, int]:
-    """Rows (line, uid, d, t, x, y) of the well-formed lines; format errors go to ``errors``."""
-    data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")  # universal newlines
+    """Rows (line, uid, d, t, x, y) of the well-formed lines of ``data`` (lines ended by LF, as
+    :func:`~mobeval.io.text.read_utf8` gives them); format errors go to ``errors``."""
     buf = np.frombuffer(data, dtype=np.uint8)
     starts, _, stripped = _line_bounds(buf)
     n_lines = starts.size
