@@ -463,14 +463,15 @@ class _CheckedStream:
     """A text stream in front of ``stream`` (standard output) that writes whole or raises an
     OSError naming :data:`STDOUT`. Python's own buffered stream may drop what a short write left
     over (a nearly full disk keeps the first 4 KiB and reports nothing), so when ``stream`` has a
-    file descriptor the text is kept here (up to :data:`_PENDING_BYTES`, or line by line on a
-    terminal) and written with ``os.write`` until every byte is taken. After a failure what is
-    left goes to the null device, so the interpreter's own flush at exit does not fail again."""
+    file descriptor the bytes are kept here (up to :data:`_PENDING_BYTES`, or line by line on a
+    terminal) and written with ``os.write`` until every byte is taken; ``buffer`` takes bytes
+    the same way (``trec_eval`` prints its files' own bytes). After a failure what is left goes
+    to the null device, so the interpreter's own flush at exit does not fail again."""
 
     def __init__(self, stream) -> None:
         self._stream = stream
-        self._pending: list[str] = []
-        self._size = 0
+        self._pending = bytearray()
+        self.buffer = _CheckedBytes(self)
         try:
             self._fd = stream.fileno()
             self._terminal = stream.isatty()
@@ -483,19 +484,27 @@ class _CheckedStream:
                 return self._stream.write(text)
             except OSError as error:
                 self._failed(error)
-        self._pending.append(text)
-        self._size += len(text)
-        if self._terminal or self._size >= _PENDING_BYTES:
-            self.flush()
+        encoding = self._stream.encoding or "utf-8"
+        self.write_bytes(text.encode(encoding, self._stream.errors or "strict"))
         return len(text)
+
+    def write_bytes(self, data: bytes) -> int:
+        if self._fd is None:
+            try:
+                return self._stream.buffer.write(data)
+            except OSError as error:
+                self._failed(error)
+        self._pending += data
+        if self._terminal or len(self._pending) >= _PENDING_BYTES:
+            self.flush()
+        return len(data)
 
     def flush(self) -> None:
         try:
             self._stream.flush()
-            if self._fd is not None and self._pending:
-                encoding = self._stream.encoding or "utf-8"
-                data = "".join(self._pending).encode(encoding, self._stream.errors or "strict")
-                self._pending, self._size = [], 0
+            if self._fd is not None:
+                data = memoryview(bytes(self._pending))
+                self._pending.clear()
                 while data:
                     data = data[os.write(self._fd, data) :]
         except OSError as error:
@@ -505,7 +514,7 @@ class _CheckedStream:
         return getattr(self._stream, name)
 
     def _failed(self, error: OSError):
-        self._pending, self._size = [], 0
+        self._pending.clear()
         with contextlib.suppress(OSError, ValueError):
             null = os.open(os.devnull, os.O_WRONLY)
             os.dup2(null, self._stream.fileno())
@@ -513,7 +522,21 @@ class _CheckedStream:
         raise OSError(error.errno, error.strerror or str(error), STDOUT) from None
 
 
-#: Text :class:`_CheckedStream` keeps before writing it out.
+class _CheckedBytes:
+    """The binary side (``sys.stdout.buffer``) of a :class:`_CheckedStream`: the same bytes, in
+    order with the text, written whole or failing."""
+
+    def __init__(self, text: _CheckedStream) -> None:
+        self._text = text
+
+    def write(self, data: bytes) -> int:
+        return self._text.write_bytes(data)
+
+    def flush(self) -> None:
+        self._text.flush()
+
+
+#: Bytes :class:`_CheckedStream` keeps before writing it out.
 _PENDING_BYTES = 1 << 20
 
 
