@@ -240,7 +240,7 @@ def _truth_in_memory(truth_source, plan, key, chunk_rows) -> pl.DataFrame | None
     truth = sorted_by_key(_concat(batches), key)
     if truth.height == 0 or key_matrix(truth, key) is None:
         return None
-    _reject_duplicate_truth(truth, key, truth_source.label)
+    reject_duplicate_truth(truth, key, truth_source.label)
     return truth
 
 
@@ -303,7 +303,7 @@ def _bucketed_pairs(
         pairs = _spilled(predictions, truth, key, n_buckets, progress, temp_dir)
     for chunk, truth_rows in pairs:
         if unique_truth:
-            _reject_duplicate_truth(truth_rows, key, truth_source.label)
+            reject_duplicate_truth(truth_rows, key, truth_source.label)
         yield chunk, truth_rows
         progress.advance(chunk.height)
 
@@ -333,7 +333,7 @@ def _spilled(predictions, truth, key, n_buckets, progress, temp_dir):
         yield from read_ahead(((read_bucket(p, key), read_bucket(t, key)) for p, t in pairs), 1)
 
 
-def _reject_duplicate_truth(truth: pl.DataFrame, key, label) -> None:
+def reject_duplicate_truth(truth: pl.DataFrame, key, label) -> None:
     if truth.height == 0:
         return
     duplicated = truth.select(key).is_duplicated()

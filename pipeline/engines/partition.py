@@ -46,7 +46,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mobeval.engines.local import _reject_duplicate_truth
+from mobeval.engines.local import reject_duplicate_truth
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.chunking import SortedUnitChunks, key_at
 from mobeval.io.logits import (
@@ -103,7 +103,7 @@ class NextlocPartitionJob:
 
     def score(self, scorer: NextlocScorer, truth: pl.DataFrame, pred: pl.DataFrame):
         truth = truth.select(scorer.plan.truth_select)
-        _reject_duplicate_truth(truth, self.key, self.truth_label)
+        reject_duplicate_truth(truth, self.key, self.truth_label)
         return scorer.score(pred.select(scorer.plan.pred_select), truth)
 
 
