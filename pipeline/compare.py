@@ -52,7 +52,13 @@ import numpy as np
 import polars as pl
 
 from mobeval.errors import ConfigError, InputError
-from mobeval.io.outputs import read_section, read_summary, section_schema
+from mobeval.io.outputs import (
+    RESULT_NAME,
+    read_manifest,
+    read_section,
+    read_summary,
+    section_schema,
+)
 from mobeval.kernels import resampling
 
 TESTS = ("paired-t", "wilcoxon", "randomization")
@@ -325,12 +331,8 @@ def _effective_options(task: str, config: dict) -> dict:
 
 def _truth_fingerprint(entry: dict) -> str:
     """The truth input's fingerprint without its path and time (a copy elsewhere is the same)."""
-    truth = (entry.get("inputs") or {}).get("truth") or []
-    kept = [
-        {k: v for k, v in part.items() if k not in ("path", "mtime")}
-        for part in truth
-        if isinstance(part, dict)
-    ]
+    truth = entry["inputs"].get("truth", [])
+    kept = [{k: v for k, v in part.items() if k not in ("path", "mtime")} for part in truth]
     return json.dumps(kept, sort_keys=True)
 
 
@@ -342,31 +344,21 @@ class _Out:
         path = self.out / "manifest.json"
         if not path.is_file():
             raise InputError("no manifest.json: not a mobeval output folder", path=self.out)
-        try:
-            results = json.loads(path.read_text()).get("results", {})
-            if not isinstance(results, dict):
-                raise ValueError("'results' is not an object")
-        except (ValueError, AttributeError, OSError) as error:
-            raise InputError(f"not a readable mobeval manifest ({error})", path=path) from None
         self.cities: dict[str, dict[str, _Result]] = {}
-        for name, entry in results.items():
-            if not isinstance(entry, dict) or entry.get("status") != "complete":
+        for name, entry in read_manifest(path).items():
+            if entry["status"] != "complete":
                 continue
-            city, _, model = name.partition("/")
-            if not (city.startswith("city=") and model.startswith("model=")):
-                continue
-            city, model = city[5:], model[6:]
-            task = str(entry.get("task") or entry.get("config", {}).get("type", ""))
-            config = dict(entry.get("config") or {})
+            city, model = RESULT_NAME.fullmatch(name).groups()
+            config = entry["config"]
             self.cities.setdefault(city, {})[model] = _Result(
-                city, model, task, config, entry, _effective_options(task, config)
+                city, model, entry["task"], config, entry, _effective_options(entry["task"], config)
             )
 
     def section_files(self, result: _Result, section: str) -> list[Path]:
         """The Parquet files of one section of a result (InputError when absent). The section
         must be among the manifest's outputs of the result; it is looked for under this OUT
         (as ``--resume`` does, so a moved OUT, or an older manifest's absolute paths, work)."""
-        listed = section in (result.entry.get("outputs") or {})
+        listed = section in result.entry["outputs"]
         folder = self.out / section / f"city={result.city}" / f"model={result.model}"
         files = sorted(folder.glob("*.parquet")) if listed and folder.is_dir() else []
         if not files:
@@ -552,6 +544,14 @@ def _alignment(
     """Row positions of the common units in each side, in unit-key order; the counts of units
     on one side only (an InputError when there are some and not ``intersect``)."""
     keys = [c for c in a.keys.columns if c != "__row"]
+    for key in keys:
+        if a.keys.schema[key] != b.keys.schema[key]:
+            raise InputError(
+                f"unit keys of type {b.keys.schema[key]}, {a.keys.schema[key]} in "
+                f"{a.files[0].parent}: the results cannot be paired (score them again)",
+                path=b.files[0].parent,
+                column=key,
+            )
     joined = a.keys.rename({"__row": "__a"}).join(
         b.keys.rename({"__row": "__b"}), on=keys, how="full", coalesce=True, nulls_equal=True
     )
