@@ -375,20 +375,32 @@ class _Out:
         return read_summary(self.section_files(result, "summary"))
 
 
+#: The units other than its default one that a task's results can be paired on (``unit``), and
+#: why the others' cannot.
+OTHER_UNITS = {"trajectory": ("uid", "day")}
+UNIT_REFUSED = {
+    "day": "only trajectory results have per-day values",
+    "uid": "its units are paired by default (leave the unit out)",
+}
+
+
+def unit_refused(task: str, unit: str) -> str | None:
+    """Why results of ``task`` cannot be paired by ``unit`` (one of :data:`UNITS`), or None."""
+    if unit == "default" or unit in OTHER_UNITS.get(task, ()):
+        return None
+    return UNIT_REFUSED[unit]
+
+
 def _unit_keys(result: _Result, unit: str) -> tuple[str, list[str], str]:
     """(section, key columns, unit name) of a result's paired units."""
-    if unit == "day":
-        if result.task != "trajectory":
-            raise ConfigError(
-                f"--unit day: city={result.city}/model={result.model} is a {result.task} result; "
-                "only trajectory results have per-day values"
-            )
-        return "per_day", ["uid", "d"], "uid-day"
-    if unit == "uid" and result.task != "trajectory":
+    refused = unit_refused(result.task, unit)
+    if refused is not None:
         raise ConfigError(
-            f"--unit uid: city={result.city}/model={result.model} is a {result.task} result; "
-            "leave --unit out to pair its units"
+            f"--unit {unit}: city={result.city}/model={result.model} is a {result.task} result; "
+            f"{refused}"
         )
+    if unit == "day":
+        return "per_day", ["uid", "d"], "uid-day"
     if result.task == "nextloc":
         return "per_unit", list(result.options.get("key") or ["sample_id"]), "sample"
     if result.task == "trajectory":
