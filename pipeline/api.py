@@ -41,6 +41,7 @@ from mobeval.errors import ConfigError, InputError, MobevalError
 from mobeval.families import RECS, resolved_options, with_options
 from mobeval.io.logits import rows_per_chunk
 from mobeval.io.outputs import read_manifest
+from mobeval.io.remote import url_timeout
 from mobeval.io.sources import columns_present
 from mobeval.io.writers import partition_path
 from mobeval.metrics.nextloc import INPUT_ORDER_TIES
@@ -124,6 +125,7 @@ def _arguments(
     spark=None,
     partitions: int | None = None,
     per_unit: bool = True,
+    url_timeout: float | None = None,
     **options,
 ) -> None:
     """The keyword arguments every ``evaluate_<family>`` takes besides its two inputs.
@@ -138,6 +140,9 @@ def _arguments(
     parallelism, or one per 64 MiB of input if more). ``per_unit=False``: the summary alone, each
     chunk's per-unit values let go as soon as they are folded into it (neither written nor kept:
     memory is bounded by ``chunk_rows`` however large the input; without ``out``).
+    ``url_timeout``: the seconds an input at a URL may keep the run waiting, to connect and for
+    each next piece of data, before it fails naming the URL (default: 30, or an enclosing
+    :func:`mobeval.io.remote.url_timeout` block's; the local engine's fsspec reads).
     ``**options``: the family's options (:mod:`mobeval.families`)."""
 
 
@@ -180,7 +185,8 @@ def _evaluation(family: str, build: Callable) -> Callable[..., Evaluation]:
         runner = engine_for(given["engine"], given["spark"], given["partitions"], given["progress"])
         _checked_per_unit(given["per_unit"], given["out"])
         where = {name: given[name] for name in _WHERE}
-        return build(runner, given[inputs[0].name], given[inputs[1].name], values, where)
+        with url_timeout(given["url_timeout"]):
+            return build(runner, given[inputs[0].name], given[inputs[1].name], values, where)
 
     evaluate.__name__ = evaluate.__qualname__ = f"evaluate_{family}"
     evaluate.__doc__ = f"{build.__doc__}\n\n    Other arguments: :func:`mobeval.api._arguments`."

@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.objects import InputTypeError
-from mobeval.io.remote import client_errors, filesystem, local_path, url_scheme
+from mobeval.io.remote import client_errors, filesystem, local_path, url_error, url_scheme
 
 TARGETS_COLUMN = "target"
 #: The most bytes of a remote ``.npy`` file read for its header (magic, length, dict).
@@ -175,7 +175,7 @@ def _located(source) -> tuple[object, object | None]:
     try:
         found = fs.isfile(inside)
     except Exception as error:  # noqa: BLE001 - network and permission errors of any fs
-        raise InputError(f"cannot reach this URL ({error})", path=source) from None
+        raise url_error(source, error) from None
     if not found:
         raise InputError("no such file", path=source)
     return str(source), fs

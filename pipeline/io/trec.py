@@ -26,7 +26,14 @@ from pathlib import Path
 import polars as pl
 
 from mobeval.errors import InputError
-from mobeval.io.remote import client_errors, file_size, filesystem, local_path, url_scheme
+from mobeval.io.remote import (
+    client_errors,
+    file_size,
+    filesystem,
+    local_path,
+    url_error,
+    url_scheme,
+)
 from mobeval.io.text import READ_ERRORS, line_blocks, open_binary
 
 RUN_FIELDS = ("qid", "iter", "docno", "rank", "score", "tag")
@@ -96,7 +103,7 @@ def _located(spec) -> tuple[object, object | None, bool]:
     try:
         return str(spec), fs, fs.isfile(inside)
     except Exception as error:  # noqa: BLE001 - network and permission errors of any fs
-        raise InputError(f"cannot reach this URL ({error})", path=spec) from None
+        raise url_error(spec, error) from None
 
 
 def located(spec) -> tuple[object, object | None]:
