@@ -308,17 +308,25 @@ class _Result:
     options: dict = field(default_factory=dict)
 
 
-def _effective_options(task: str, config: dict) -> dict:
+def _effective_options(task: str, config: dict, where: str) -> dict:
     """The options of a result that define its metrics: the family's defaults updated with what
     the manifest recorded, without the options that only select metrics, name inputs or say how
     they are read (``defines=False`` in :mod:`mobeval.families`), and without unset (None)
-    ones."""
+    ones. The recorded options are checked as a run checks them
+    (:func:`mobeval.options.check_options`): a damaged one is an InputError naming ``where``
+    (the manifest's entry)."""
     from mobeval.families import FAMILIES
+    from mobeval.options import check_options
 
     family = FAMILIES.get(task)
     if family is None:
         return {}
-    merged = family.values(config)
+    recorded = {name: value for name, value in config.items() if name in family.names}
+    try:
+        check_options(task, recorded)
+    except ConfigError as error:
+        raise InputError(f"{where}: {error}") from None
+    merged = family.values(recorded)
     if isinstance(merged.get("key"), str):
         merged["key"] = [merged["key"]]
     options = {}
@@ -349,9 +357,11 @@ class _Out:
             if entry["status"] != "complete":
                 continue
             city, model = RESULT_NAME.fullmatch(name).groups()
-            config = entry["config"]
+            task, config = entry["task"], entry["config"]
+            where = f"{path}: results[{json.dumps(name)}].config"
+            options = _effective_options(task, config, where)
             self.cities.setdefault(city, {})[model] = _Result(
-                city, model, entry["task"], config, entry, _effective_options(entry["task"], config)
+                city, model, task, config, entry, options
             )
 
     def section_files(self, result: _Result, section: str) -> list[Path]:

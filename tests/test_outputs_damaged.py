@@ -211,6 +211,37 @@ def test_damaged_manifest_is_one_line_naming_it(scored, damage, command, tmp_pat
     assert tree(tmp_path) == before
 
 
+#: name: (a recorded option changed, the words of the message): an option a run would refuse
+CONFIG_DAMAGES = {
+    "key a number": ({"key": 5}, "key=5: expected a list of names"),
+    "k a string": ({"k": "5"}, "k='5': "),
+    "unknown convention": ({"convention": "nope"}, "convention="),
+    "metrics a number": ({"metrics": 3}, "metrics=3: "),
+}
+
+
+@pytest.mark.parametrize("command", ["compare", "report"])
+@pytest.mark.parametrize("damage", sorted(CONFIG_DAMAGES))
+def test_recorded_options_a_run_would_refuse(scored, damage, command, tmp_path, capsys):
+    """A result's ``config`` holds the options as typed: one a run would refuse is named with
+    the manifest and the result, exit 2 (was an internal error for key = 5)."""
+    out = tmp_path / "out"
+    shutil.copytree(scored, out)
+    change, words = CONFIG_DAMAGES[damage]
+    damage_manifest(out, _entry(lambda e: e["config"].update(change)))
+    before = tree(tmp_path)
+    argv = {
+        "compare": ["compare", str(out), "--city", "tky", "--resamples", "50"],
+        "report": ["report", str(out), "--no-plots", "--output", str(tmp_path / "report")],
+    }[command]
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    head = f"mobeval: error: {out / 'manifest.json'}: {ENTRY}.config: {words}"
+    assert err.startswith(head) and len(err.splitlines()) == 1, err
+    assert tree(tmp_path) == before
+
+
 @pytest.mark.parametrize("damage", ["config a string", "no task", "a file size as text"])
 def test_damaged_manifest_in_python(scored, damage, tmp_path):
     """The same InputError from every Python reader of OUT: compare, Report, the run's
