@@ -40,6 +40,8 @@ from mobeval.engines.partition import (
 from mobeval.errors import ConfigError, InputError, MobevalError
 from mobeval.families import RECS, resolved_options, with_options
 from mobeval.io.logits import rows_per_chunk
+from mobeval.io.outputs import read_manifest
+from mobeval.io.remote import url_timeout
 from mobeval.io.sources import columns_present
 from mobeval.io.writers import partition_path
 from mobeval.metrics.nextloc import INPUT_ORDER_TIES
@@ -123,6 +125,7 @@ def _arguments(
     spark=None,
     partitions: int | None = None,
     per_unit: bool = True,
+    url_timeout: float | None = None,
     **options,
 ) -> None:
     """The keyword arguments every ``evaluate_<family>`` takes besides its two inputs.
@@ -137,6 +140,9 @@ def _arguments(
     parallelism, or one per 64 MiB of input if more). ``per_unit=False``: the summary alone, each
     chunk's per-unit values let go as soon as they are folded into it (neither written nor kept:
     memory is bounded by ``chunk_rows`` however large the input; without ``out``).
+    ``url_timeout``: the seconds an input at a URL may keep the run waiting, to connect and for
+    each next piece of data, before it fails naming the URL (default: 30, or an enclosing
+    :func:`mobeval.io.remote.url_timeout` block's; the local engine's fsspec reads).
     ``**options``: the family's options (:mod:`mobeval.families`)."""
 
 
@@ -179,7 +185,8 @@ def _evaluation(family: str, build: Callable) -> Callable[..., Evaluation]:
         runner = engine_for(given["engine"], given["spark"], given["partitions"], given["progress"])
         _checked_per_unit(given["per_unit"], given["out"])
         where = {name: given[name] for name in _WHERE}
-        return build(runner, given[inputs[0].name], given[inputs[1].name], values, where)
+        with url_timeout(given["url_timeout"]):
+            return build(runner, given[inputs[0].name], given[inputs[1].name], values, where)
 
     evaluate.__name__ = evaluate.__qualname__ = f"evaluate_{family}"
     evaluate.__doc__ = f"{build.__doc__}\n\n    Other arguments: :func:`mobeval.api._arguments`."
@@ -370,10 +377,11 @@ class Manifest:
     """``OUT/manifest.json``: the job, package versions, input fingerprints and timings per
     result. ``files`` reads and writes it (local files by default; Hadoop's for Spark).
 
-    Made while holding OUT's lock, before anything is computed: an unreadable manifest stops the
-    run here. Output directories are recorded relative to OUT and looked for under the current
-    OUT, so ``--resume`` works on a copy of OUT moved elsewhere (older manifests, which stored
-    absolute paths, are read the same way: only their sections count)."""
+    Made while holding OUT's lock, before anything is computed: an unreadable or damaged
+    manifest (:func:`mobeval.io.outputs.read_manifest`) stops the run here. Output directories
+    are recorded relative to OUT and looked for under the current OUT, so ``--resume`` works on
+    a copy of OUT moved elsewhere (older manifests, which stored absolute paths, are read the
+    same way: only their sections count)."""
 
     def __init__(self, out, job: dict, *, files=None, engine: str = "local") -> None:
         self.files = files or LocalFiles()
@@ -384,17 +392,8 @@ class Manifest:
         self.engine = engine
 
     def _read(self) -> dict[str, dict]:
-        try:
-            text = self.files.read_text(self.path)
-            results = json.loads(text).get("results", {}) if text is not None else {}
-            if not isinstance(results, dict):
-                raise ValueError("'results' is not an object")
-        except (ValueError, AttributeError, OSError) as error:
-            raise ConfigError(
-                f"{self.path}: not a readable mobeval manifest ({_first_line(error)}); move it "
-                "aside or delete it (without it, --resume recomputes every result)"
-            ) from None
-        return results
+        remedy = "; move it aside or delete it (without it, --resume recomputes every result)"
+        return read_manifest(self.path, self.files.read_text, remedy)
 
     def _output_dir(self, section: str, city: str, model: str) -> str:
         return f"{self.out}/{partition_path(section, city, model)}"
@@ -437,10 +436,9 @@ class Manifest:
         manifests written before the sizes were recorded check the directories only)."""
         entry = self.results.get(f"city={city}/model={model}")
         if not (
-            isinstance(entry, dict)
-            and entry.get("status") == "complete"
-            and entry.get("config_hash") == config_hash(config, inputs)
-            and isinstance(entry.get("outputs"), dict)
+            entry is not None
+            and entry["status"] == "complete"
+            and entry["config_hash"] == config_hash(config, inputs)
             and entry["outputs"]
         ):
             return False
@@ -448,7 +446,7 @@ class Manifest:
         for section in entry["outputs"]:
             if not self.files.exists(self._output_dir(section, city, model)):
                 return False
-            if isinstance(recorded, dict) and recorded.get(section) != self._file_sizes(
+            if recorded is not None and recorded.get(section) != self._file_sizes(
                 section, city, model
             ):
                 return False
@@ -467,11 +465,6 @@ def _resolved_options(task: str, config: dict) -> dict | None:
         return resolved_options(task, config)
     except Exception:  # noqa: BLE001 - informative only; the result itself is complete
         return None
-
-
-def _first_line(error: BaseException) -> str:
-    lines = str(error).strip().splitlines()
-    return lines[0][:200] if lines else type(error).__name__
 
 
 __all__ = [

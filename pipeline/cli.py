@@ -251,6 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--resume", action="store_true", help="skip results already complete")
     run.add_argument("--out", default=None, help="output directory (overrides the job's)")
     _add_engine_option(run)
+    _add_url_timeout_option(run)
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_format_option(run)
 
@@ -329,6 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
     from mobeval.trec_eval import add_arguments as add_trec_eval_arguments
 
     add_trec_eval_arguments(trec)
+    _add_url_timeout_option(trec)
     from mobeval.warmup import FAMILY_NAMES
 
     warmup = _command(
@@ -461,8 +463,23 @@ def _add_output_options(command: argparse.ArgumentParser) -> None:
         help=f"rows per chunk, the memory budget (logits: values; default: {DEFAULT_CHUNK_ROWS})",
     )
     _add_engine_option(command)
+    _add_url_timeout_option(command)
     command.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_format_option(command)
+
+
+def _add_url_timeout_option(command: argparse.ArgumentParser) -> None:
+    from mobeval.io.remote import DEFAULT_URL_TIMEOUT
+
+    command.add_argument(
+        "--url-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how long an input at a URL (http, s3...) may keep the command waiting, to connect "
+        "and for each next piece of data, before it fails naming the URL "
+        f"(default: {DEFAULT_URL_TIMEOUT:g}; a job file's url_timeout)",
+    )
 
 
 def _add_engine_option(command: argparse.ArgumentParser) -> None:
@@ -666,11 +683,16 @@ def _terminate_as_interrupt():
 def main(argv: list[str] | None = None) -> int:
     """Run one command; the exit code (see the module docstring). Every failure is one line on
     stderr, never a traceback."""
+    from mobeval.io.remote import url_timeout
     from mobeval.io.writers import checked_stdout
 
     args = build_parser().parse_args(argv)  # usage errors: one line, SystemExit(2)
     try:
-        with _terminate_as_interrupt(), checked_stdout():  # stdout whole, or exit 2
+        with (
+            _terminate_as_interrupt(),
+            checked_stdout(),  # stdout whole, or exit 2
+            url_timeout(getattr(args, "url_timeout", None), "--url-timeout"),
+        ):
             return _run(args)
     except MobevalError as error:
         message = _one_line(error)
@@ -729,7 +751,7 @@ def _run(args) -> int:
     elif args.command == "run":
         from mobeval.jobs import load_job, run_job
 
-        job = load_job(args.job, out=args.out)
+        job = load_job(args.job, out=args.out, url_timeout=args.url_timeout)
         evaluations = run_job(
             job, resume=args.resume, progress=progress, log=_log, engine=args.engine
         )

@@ -52,7 +52,13 @@ import numpy as np
 import polars as pl
 
 from mobeval.errors import ConfigError, InputError
-from mobeval.io.outputs import read_section, read_summary, section_schema
+from mobeval.io.outputs import (
+    RESULT_NAME,
+    read_manifest,
+    read_section,
+    read_summary,
+    section_schema,
+)
 from mobeval.kernels import resampling
 
 TESTS = ("paired-t", "wilcoxon", "randomization")
@@ -302,17 +308,25 @@ class _Result:
     options: dict = field(default_factory=dict)
 
 
-def _effective_options(task: str, config: dict) -> dict:
+def _effective_options(task: str, config: dict, where: str) -> dict:
     """The options of a result that define its metrics: the family's defaults updated with what
     the manifest recorded, without the options that only select metrics, name inputs or say how
     they are read (``defines=False`` in :mod:`mobeval.families`), and without unset (None)
-    ones."""
+    ones. The recorded options are checked as a run checks them
+    (:func:`mobeval.options.check_options`): a damaged one is an InputError naming ``where``
+    (the manifest's entry)."""
     from mobeval.families import FAMILIES
+    from mobeval.options import check_options
 
     family = FAMILIES.get(task)
     if family is None:
         return {}
-    merged = family.values(config)
+    recorded = {name: value for name, value in config.items() if name in family.names}
+    try:
+        check_options(task, recorded)
+    except ConfigError as error:
+        raise InputError(f"{where}: {error}") from None
+    merged = family.values(recorded)
     if isinstance(merged.get("key"), str):
         merged["key"] = [merged["key"]]
     options = {}
@@ -325,12 +339,8 @@ def _effective_options(task: str, config: dict) -> dict:
 
 def _truth_fingerprint(entry: dict) -> str:
     """The truth input's fingerprint without its path and time (a copy elsewhere is the same)."""
-    truth = (entry.get("inputs") or {}).get("truth") or []
-    kept = [
-        {k: v for k, v in part.items() if k not in ("path", "mtime")}
-        for part in truth
-        if isinstance(part, dict)
-    ]
+    truth = entry["inputs"].get("truth", [])
+    kept = [{k: v for k, v in part.items() if k not in ("path", "mtime")} for part in truth]
     return json.dumps(kept, sort_keys=True)
 
 
@@ -342,31 +352,23 @@ class _Out:
         path = self.out / "manifest.json"
         if not path.is_file():
             raise InputError("no manifest.json: not a mobeval output folder", path=self.out)
-        try:
-            results = json.loads(path.read_text()).get("results", {})
-            if not isinstance(results, dict):
-                raise ValueError("'results' is not an object")
-        except (ValueError, AttributeError, OSError) as error:
-            raise InputError(f"not a readable mobeval manifest ({error})", path=path) from None
         self.cities: dict[str, dict[str, _Result]] = {}
-        for name, entry in results.items():
-            if not isinstance(entry, dict) or entry.get("status") != "complete":
+        for name, entry in read_manifest(path).items():
+            if entry["status"] != "complete":
                 continue
-            city, _, model = name.partition("/")
-            if not (city.startswith("city=") and model.startswith("model=")):
-                continue
-            city, model = city[5:], model[6:]
-            task = str(entry.get("task") or entry.get("config", {}).get("type", ""))
-            config = dict(entry.get("config") or {})
+            city, model = RESULT_NAME.fullmatch(name).groups()
+            task, config = entry["task"], entry["config"]
+            where = f"{path}: results[{json.dumps(name)}].config"
+            options = _effective_options(task, config, where)
             self.cities.setdefault(city, {})[model] = _Result(
-                city, model, task, config, entry, _effective_options(task, config)
+                city, model, task, config, entry, options
             )
 
     def section_files(self, result: _Result, section: str) -> list[Path]:
         """The Parquet files of one section of a result (InputError when absent). The section
         must be among the manifest's outputs of the result; it is looked for under this OUT
         (as ``--resume`` does, so a moved OUT, or an older manifest's absolute paths, work)."""
-        listed = section in (result.entry.get("outputs") or {})
+        listed = section in result.entry["outputs"]
         folder = self.out / section / f"city={result.city}" / f"model={result.model}"
         files = sorted(folder.glob("*.parquet")) if listed and folder.is_dir() else []
         if not files:
@@ -383,20 +385,32 @@ class _Out:
         return read_summary(self.section_files(result, "summary"))
 
 
+#: The units other than its default one that a task's results can be paired on (``unit``), and
+#: why the others' cannot.
+OTHER_UNITS = {"trajectory": ("uid", "day")}
+UNIT_REFUSED = {
+    "day": "only trajectory results have per-day values",
+    "uid": "its units are paired by default (leave the unit out)",
+}
+
+
+def unit_refused(task: str, unit: str) -> str | None:
+    """Why results of ``task`` cannot be paired by ``unit`` (one of :data:`UNITS`), or None."""
+    if unit == "default" or unit in OTHER_UNITS.get(task, ()):
+        return None
+    return UNIT_REFUSED[unit]
+
+
 def _unit_keys(result: _Result, unit: str) -> tuple[str, list[str], str]:
     """(section, key columns, unit name) of a result's paired units."""
-    if unit == "day":
-        if result.task != "trajectory":
-            raise ConfigError(
-                f"--unit day: city={result.city}/model={result.model} is a {result.task} result; "
-                "only trajectory results have per-day values"
-            )
-        return "per_day", ["uid", "d"], "uid-day"
-    if unit == "uid" and result.task != "trajectory":
+    refused = unit_refused(result.task, unit)
+    if refused is not None:
         raise ConfigError(
-            f"--unit uid: city={result.city}/model={result.model} is a {result.task} result; "
-            "leave --unit out to pair its units"
+            f"--unit {unit}: city={result.city}/model={result.model} is a {result.task} result; "
+            f"{refused}"
         )
+    if unit == "day":
+        return "per_day", ["uid", "d"], "uid-day"
     if result.task == "nextloc":
         return "per_unit", list(result.options.get("key") or ["sample_id"]), "sample"
     if result.task == "trajectory":
@@ -552,6 +566,14 @@ def _alignment(
     """Row positions of the common units in each side, in unit-key order; the counts of units
     on one side only (an InputError when there are some and not ``intersect``)."""
     keys = [c for c in a.keys.columns if c != "__row"]
+    for key in keys:
+        if a.keys.schema[key] != b.keys.schema[key]:
+            raise InputError(
+                f"unit keys of type {b.keys.schema[key]}, {a.keys.schema[key]} in "
+                f"{a.files[0].parent}: the results cannot be paired (score them again)",
+                path=b.files[0].parent,
+                column=key,
+            )
     joined = a.keys.rename({"__row": "__a"}).join(
         b.keys.rename({"__row": "__b"}), on=keys, how="full", coalesce=True, nulls_equal=True
     )

@@ -4,6 +4,7 @@ A job file::
 
     out = "../out/nextloc_sample"       # relative to the job file; --out overrides
     chunk_rows = 2000000                  # optional
+    url_timeout = 30                      # optional: seconds a URL input may wait (--url-timeout)
 
     [[tasks]]
     type = "nextloc"                      # the evaluation family
@@ -43,7 +44,7 @@ from mobeval.engines.base import Engine
 from mobeval.engines.local import DEFAULT_CHUNK_ROWS, checked_chunk_rows
 from mobeval.errors import ConfigError, InputError, OptionError
 from mobeval.families import FAMILIES
-from mobeval.io.remote import filesystem, url_scheme
+from mobeval.io.remote import checked_url_timeout, filesystem, url_error, url_scheme, url_timeout
 from mobeval.io.sources import as_source
 from mobeval.io.writers import check_name
 from mobeval.options import check_options
@@ -66,7 +67,7 @@ TASK_TYPES: dict[str, TaskType] = {
     for name, family in FAMILIES.items()
 }
 COMMON_KEYS = {"type", "city", "truth", "models"}
-JOB_KEYS = {"out", "chunk_rows", "tasks", "report"}
+JOB_KEYS = {"out", "chunk_rows", "url_timeout", "tasks", "report"}
 
 
 def _is_int(value: object) -> bool:
@@ -150,10 +151,14 @@ class JobSpec:
     chunk_rows: int
     tasks: tuple[TaskSpec, ...]
     report: ReportSpec | None = None  # the [report] table: compare + report after the last model
+    url_timeout: float | None = None  # seconds (mobeval.io.remote.url_timeout); None: the default
 
 
-def load_job(path: str | Path, *, out: str | Path | None = None) -> JobSpec:
-    """Read and check a job file; every mistake is a ConfigError naming the file and the entry."""
+def load_job(
+    path: str | Path, *, out: str | Path | None = None, url_timeout: float | None = None
+) -> JobSpec:
+    """Read and check a job file; every mistake is a ConfigError naming the file and the entry.
+    ``out`` and ``url_timeout`` override the file's (``--out``, ``--url-timeout``)."""
     path = Path(path)
     try:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -182,6 +187,8 @@ def load_job(path: str | Path, *, out: str | Path | None = None) -> JobSpec:
     chunk_rows = checked_chunk_rows(
         document.get("chunk_rows", DEFAULT_CHUNK_ROWS), f"{path}: chunk_rows"
     )
+    if url_timeout is None and "url_timeout" in document:
+        url_timeout = checked_url_timeout(document["url_timeout"], f"{path}: url_timeout")
     tasks = document.get("tasks")
     if not tasks:
         raise ConfigError(f"{path}: no [[tasks]] entry")
@@ -200,7 +207,7 @@ def load_job(path: str | Path, *, out: str | Path | None = None) -> JobSpec:
     report = None
     if "report" in document:  # checked now, with the rest (mobeval.report_job)
         report = check_report_table(path, document["report"], specs)
-    job = JobSpec(path, out_path, chunk_rows, specs, report)
+    job = JobSpec(path, out_path, chunk_rows, specs, report, url_timeout)
     for kind, where, input_path in task_inputs(job):  # every input in place before any model runs
         if not is_uri(input_path):  # a URL: looked for by the engine that reads it, before it runs
             check_input(kind, input_path, where)
@@ -296,7 +303,7 @@ def _is_file(path: Path | str) -> bool:
     try:
         return fs.isfile(inside)
     except Exception as error:  # noqa: BLE001 - network and permission errors of any fs
-        raise InputError(f"cannot reach this URL ({error})", path=path) from None
+        raise url_error(path, error) from None
 
 
 def run_job(
@@ -317,60 +324,62 @@ def run_job(
     Spark any URI it can write). Every input is looked for before any model runs. Holds the output
     folder's lock throughout (:func:`mobeval.io.writers.output_lock`; with Spark where OUT is on
     the driver's disk): another run on the same folder is refused. The manifest is read before
-    anything is computed. The job's ``[report]`` is written when OUT is on this machine."""
+    anything is computed. The job's ``[report]`` is written when OUT is on this machine. URL
+    inputs wait at most the job's ``url_timeout`` (:func:`mobeval.io.remote.url_timeout`)."""
     runner = api.engine_for(engine, spark, partitions, progress)
-    runner.check_inputs(list(task_inputs(job)))
-    root = runner.location(out if out is not None else job.out)
-    results = []
-    with runner.lock(root):
-        manifest = Manifest(
-            root,
-            {"file": str(job.path), "chunk_rows": job.chunk_rows},
-            files=runner.files,
-            engine=runner.name,
-        )
-        for index, task in enumerate(job.tasks):
-            task_type = TASK_TYPES[task.type]
-            pending = []  # (model, config, call): the engine runs them (Spark: together)
-            for model, prediction_path in task.models.items():
-                config = {"type": task.type, "city": task.city, "model": model, **task.options}
-                if resume:
-                    inputs = {
-                        "truth": runner.fingerprint(task.truth),
-                        "predictions": runner.fingerprint(prediction_path),
-                    }
-                    if manifest.is_complete(task.city, model, config, inputs):
-                        log(f"{task.city}/{model}: complete, skipped (--resume)")
-                        continue
-                call = functools.partial(
-                    task_type.evaluate,
-                    **{
-                        task_type.truth_argument: task.truth,
-                        task_type.model_argument: prediction_path,
-                    },
-                    out=root,
-                    city=task.city,
-                    model=model,
-                    chunk_rows=job.chunk_rows,
-                    progress=progress,
-                    **task.options,
-                )
-                pending.append((model, config, call))
-            evaluations = runner.run_all([call for _, _, call in pending])
-            for model, config, _ in pending:
-                started = time.perf_counter()
-                try:
-                    evaluation = next(evaluations)
-                except OptionError as error:  # an option's value: name the job entry
-                    where = f"{job.path}: tasks[{index}].{error.option}"
-                    raise ConfigError(error.spelled(where)) from None
-                except ConfigError as error:
-                    raise ConfigError(f"{job.path}: tasks[{index}]: {error}") from None
-                manifest.record(evaluation, config, task.type)
-                seconds = max(time.perf_counter() - started, evaluation.seconds)
-                on = "" if runner.name == "local" else f" ({runner.name})"
-                log(f"{task.city}/{model}: done in {seconds:.2f}s{on}")
-                results.append(evaluation)
-        if job.report is not None and Path(str(root), "manifest.json").is_file():
-            run_report(job, log=log)  # compare every city, then write the report (a local OUT)
-    return results
+    with url_timeout(job.url_timeout):  # every read of a URL input, the checks included
+        runner.check_inputs(list(task_inputs(job)))
+        root = runner.location(out if out is not None else job.out)
+        results = []
+        with runner.lock(root):
+            manifest = Manifest(
+                root,
+                {"file": str(job.path), "chunk_rows": job.chunk_rows},
+                files=runner.files,
+                engine=runner.name,
+            )
+            for index, task in enumerate(job.tasks):
+                task_type = TASK_TYPES[task.type]
+                pending = []  # (model, config, call): the engine runs them (Spark: together)
+                for model, prediction_path in task.models.items():
+                    config = {"type": task.type, "city": task.city, "model": model, **task.options}
+                    if resume:
+                        inputs = {
+                            "truth": runner.fingerprint(task.truth),
+                            "predictions": runner.fingerprint(prediction_path),
+                        }
+                        if manifest.is_complete(task.city, model, config, inputs):
+                            log(f"{task.city}/{model}: complete, skipped (--resume)")
+                            continue
+                    call = functools.partial(
+                        task_type.evaluate,
+                        **{
+                            task_type.truth_argument: task.truth,
+                            task_type.model_argument: prediction_path,
+                        },
+                        out=root,
+                        city=task.city,
+                        model=model,
+                        chunk_rows=job.chunk_rows,
+                        progress=progress,
+                        **task.options,
+                    )
+                    pending.append((model, config, call))
+                evaluations = runner.run_all([call for _, _, call in pending])
+                for model, config, _ in pending:
+                    started = time.perf_counter()
+                    try:
+                        evaluation = next(evaluations)
+                    except OptionError as error:  # an option's value: name the job entry
+                        where = f"{job.path}: tasks[{index}].{error.option}"
+                        raise ConfigError(error.spelled(where)) from None
+                    except ConfigError as error:
+                        raise ConfigError(f"{job.path}: tasks[{index}]: {error}") from None
+                    manifest.record(evaluation, config, task.type)
+                    seconds = max(time.perf_counter() - started, evaluation.seconds)
+                    on = "" if runner.name == "local" else f" ({runner.name})"
+                    log(f"{task.city}/{model}: done in {seconds:.2f}s{on}")
+                    results.append(evaluation)
+            if job.report is not None and Path(str(root), "manifest.json").is_file():
+                run_report(job, log=log)  # compare every city, then write the report (a local OUT)
+        return results

@@ -64,7 +64,7 @@ class ReportSpec:
 
 def check_report_table(path: Path, table: object, tasks) -> ReportSpec:
     """The job's ``[report]`` table checked; ConfigError naming ``report.<key>``."""
-    from mobeval.compare import _checked_options
+    from mobeval.compare import _checked_options, unit_refused
     from mobeval.jobs import VALUE_KINDS, _shown
     from mobeval.report import TEST_NAMES, check_plotting, parse_formats
 
@@ -102,11 +102,19 @@ def check_report_table(path: Path, table: object, tasks) -> ReportSpec:
         raise ConfigError(f"{where}.test: {test!r}: choose among {', '.join(TEST_NAMES)}")
     if test is not None and test not in table.get("tests", _COMPARE_DEFAULTS["tests"]):
         raise ConfigError(f"{where}.test: {test!r} is not among report.tests")
+    cities: dict[str, set[str]] = {}
+    for task in tasks:
+        cities.setdefault(task.city, set()).update(task.models)
+    unit = table.get("unit", "default")
+    for index, task in enumerate(tasks):  # the tasks of the cities that will be compared
+        refused = unit_refused(task.type, unit) if len(cities[task.city]) > 1 else None
+        if refused is not None:
+            raise ConfigError(
+                f"{where}.unit: {unit!r}: tasks[{index}] (city {task.city!r}) is a {task.type} "
+                f"task; {refused}"
+            )
     baseline = table.get("baseline")
     if baseline is not None:
-        cities: dict[str, set[str]] = {}
-        for task in tasks:
-            cities.setdefault(task.city, set()).update(task.models)
         if not any(baseline in models for models in cities.values()):
             raise ConfigError(f"{where}.baseline: no model {baseline!r} in the job's tasks")
         for city, models in cities.items():

@@ -118,7 +118,8 @@ def test_compare_pairs_on_the_options_that_define_values(name):
     family = FAMILIES[name]
     defining = {o.name for o in family.options if o.defines}
     given = {o.name: o.default for o in family.options if o.default is not FROM_PRESET}
-    effective = _effective_options(name, {**given, "city": "c", "model": "m", "type": name})
+    config = {**given, "city": "c", "model": "m", "type": name}
+    effective = _effective_options(name, config, "manifest.json")
     assert set(effective) <= defining
     assert {n for n in defining if given.get(n) is not None} <= set(effective)
 

@@ -267,3 +267,96 @@ def test_logits_refused_and_gpu_tensors():
         evaluate_logits({"a": 1}, targets)
     with pytest.raises(InputError, match=r"tensor\.cpu\(\)"):
         evaluate_logits(OnGPU(), targets)
+
+
+# --- objects the readers cannot hold: an InputError naming the argument, never a traceback ----
+
+
+@pytest.mark.parametrize(
+    ("ratings", "words"),
+    [
+        ({1: {2**64: 1.0}}, "the item 18446744073709551616 is outside the 64-bit integers"),
+        ({2**63: {10: 1.0}}, "the unit 9223372036854775808 is outside the 64-bit integers"),
+        ({1: {-(2**63) - 1: 1.0}}, "the item -9223372036854775809 is outside"),
+        ({1: {np.uint64(2**64 - 1): 1.0}}, "the item 18446744073709551615 is outside"),
+        ({1: {1.5: 1.0}}, "the item 1.5 is a float; every item must be an integer"),
+        ({1: {None: 1.0}}, "the item None is a NoneType"),
+        ({1: {True: 1.0}}, "the item True is a bool"),
+        ({(1, 2): {10: 1.0}}, "the unit (1, 2) is a tuple"),
+        ({1: {10: 1j}}, "the value 1j is not a number"),
+        ({1: {10: 10**400}}, "is too large for a float64"),
+    ],
+)
+def test_dict_ids_and_values_the_readers_cannot_hold(ratings, words):
+    with pytest.raises(InputError, match="<dict>") as caught:
+        evaluate_recs(ratings, MF)
+    assert words in str(caught.value)
+
+
+def test_numpy_integer_ids_are_integers():
+    """A unit or item given as a NumPy integer is the same id as the Python integer."""
+    run = {1: {10: 1.0, 11: 0.5}, 2: {13: 0.2}}
+    ratings = {1: {10: 5.0}, 2: {13: 4.0}}
+    as_numpy = {np.int64(u): {np.int32(i): v for i, v in row.items()} for u, row in run.items()}
+    expected = evaluate_recs(ratings, run, convention="trec_eval").summary
+    assert evaluate_recs(ratings, as_numpy, convention="trec_eval").summary.equals(expected)
+
+
+class BadCapsule:
+    """``__arrow_c_stream__`` returning what is not a stream capsule."""
+
+    def __init__(self, returned) -> None:
+        self.returned = returned
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        return self.returned
+
+
+class FailingProducer:
+    """``__arrow_c_stream__`` whose producer raises (before the stream, or after one batch)."""
+
+    def __init__(self, after_one_batch: bool) -> None:
+        self.after_one_batch = after_one_batch
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        if not self.after_one_batch:
+            raise RuntimeError("the producer failed")
+        table = pq.read_table(MF)
+
+        def batches():
+            yield from table.to_batches(max_chunksize=10)[:1]
+            raise RuntimeError("the producer failed mid-stream")
+
+        reader = pa.RecordBatchReader.from_batches(table.schema, batches())
+        return reader.__arrow_c_stream__(requested_schema)
+
+
+@pytest.mark.parametrize(
+    "stream",
+    [BadCapsule("not a capsule"), BadCapsule(None), FailingProducer(False), FailingProducer(True)],
+    ids=["string", "none", "raises", "raises mid-stream"],
+)
+def test_a_bad_arrow_stream_is_named_and_leaves_nothing(stream, tmp_path, monkeypatch):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    with pytest.raises(InputError, match="could not read the Arrow stream") as caught:
+        evaluate_recs(RATINGS, stream)
+    assert str(caught.value).startswith(f"<{type(stream).__name__}>: ")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("logits", "targets", "words"),
+    [
+        (np.float64(3.0), np.arange(4), "the logits must be a 2-D array, got a single value"),
+        (np.array(3.0), np.arange(4), "the logits must be a 2-D array, got a single value"),
+        (np.zeros(4), np.arange(4), "the logits must be a 2-D array, got shape (4,)"),
+        (np.zeros((4, 2, 2)), np.arange(4), "the logits must be a 2-D array, got shape (4, 2, 2)"),
+        (np.zeros((4, 4)), np.array(1), "the targets must be a 1-D array, got a single value"),
+        (np.zeros((4, 4)), np.zeros((2, 2), int), "the targets must be a 1-D array, got shape"),
+        (ArrayOnly(np.array(2.0)), np.arange(4), "the logits must be a 2-D array"),
+    ],
+)
+def test_logits_arrays_of_other_shapes(logits, targets, words):
+    with pytest.raises(InputError) as caught:
+        evaluate_logits(logits, targets)
+    assert words in str(caught.value)

@@ -1,11 +1,15 @@
 """Inputs at fsspec URLs in the local engine, with fsspec's in-memory file system
 (``memory://``, no network): Parquet files, directories and globs, CSV.gz and RecBole files
 give the numbers of the same local files; unknown schemes, missing packages and missing files
-are one clear InputError."""
+are one clear InputError. A server that stalls (headers, then nothing: a local HTTP server
+thread) is an error naming the URL within the URL timeout, on every face."""
 
 from __future__ import annotations
 
+import http.server
 import importlib.util
+import threading
+import time
 import uuid
 
 import pytest
@@ -24,6 +28,8 @@ from mobeval.io.sources import as_source  # noqa: E402
 from tests.conftest import REPO_ROOT  # noqa: E402
 
 SAMPLES = REPO_ROOT / "data_samples"
+TARGETS = SAMPLES / "logits/targets.npy"
+RATINGS, MF = SAMPLES / "recs/ratings.parquet", SAMPLES / "recs/mf.parquet"
 
 
 @pytest.fixture
@@ -173,3 +179,134 @@ def test_read_failure_of_a_file_system_is_named(bucket, monkeypatch, name, read)
     with pytest.raises(InputError, match="cannot read this URL .SlowDown") as caught:
         read(f"{root}/{name}")
     assert f"{root}/{name}" in str(caught.value)
+
+
+# --------------------------------------------------------------------------------------------
+# A server that stalls: the URL timeout, on every face
+
+
+class Stalling(http.server.BaseHTTPRequestHandler):
+    """Answers HEAD with a length, and GET with its headers, then nothing until released."""
+
+    def do_HEAD(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "100000")
+        self.end_headers()
+
+    def do_GET(self):
+        self.do_HEAD()
+        self.wfile.flush()
+        self.server.released.wait(60)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def stalled():
+    """The base URL of a local HTTP server thread that stalls on every GET."""
+    pytest.importorskip("aiohttp")  # fsspec's HTTP file system runs on it
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stalling)
+    server.daemon_threads = True
+    server.released = threading.Event()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.released.set()
+    server.shutdown()
+    server.server_close()
+
+
+def _within(seconds: float, call) -> str:
+    """The message of the InputError ``call`` raises, checked to come within ``seconds``."""
+    started = time.monotonic()
+    with pytest.raises(InputError) as caught:
+        call()
+    assert time.monotonic() - started < seconds, "waited past the URL timeout"
+    return str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "name, read",
+    [
+        ("truth.parquet", lambda url: evaluate_nextloc(url, url, url_timeout=1)),
+        ("ratings.csv", lambda url: evaluate_recs(url, url, url_timeout=1)),
+        ("qrels.txt", lambda url: evaluate_recs(url, url, url_timeout=1)),
+        (
+            "gru.npy",
+            lambda url: evaluate_logits(url, SAMPLES / "logits/targets.npy", url_timeout=1),
+        ),
+    ],
+)
+def test_a_stalled_server_in_python(stalled, name, read):
+    message = _within(10, lambda: read(f"{stalled}/{name}"))
+    assert message.startswith(f"{stalled}/{name}: no answer within 1 s"), message
+
+
+def test_a_stalled_server_in_trec_eval_and_the_cli(stalled, capsys):
+    from mobeval.cli import main
+
+    for argv in (
+        ["trec_eval", "--url-timeout", "1", f"{stalled}/qrels.txt", f"{stalled}/run.txt"],
+        ["recs", "--ratings", f"{stalled}/r.parquet", "--recs", f"{stalled}/m.parquet"],
+    ):
+        argv += ["--url-timeout", "1"] if argv[0] == "recs" else []
+        started = time.monotonic()
+        assert main(argv) == 2
+        assert time.monotonic() - started < 10
+        err = capsys.readouterr().err
+        assert err.startswith(f"mobeval: error: {stalled}/") and "no answer within 1 s" in err
+
+
+def test_a_stalled_server_in_a_job(stalled, tmp_path, capsys):
+    from mobeval.cli import main
+
+    job = tmp_path / "job.toml"
+    job.write_text(
+        f'out = "{tmp_path / "out"}"\nurl_timeout = 1\n[[tasks]]\ntype = "recs"\n'
+        f'truth = "{stalled}/ratings.parquet"\n[tasks.models]\nmf = "{stalled}/mf.parquet"\n'
+    )
+    started = time.monotonic()
+    assert main(["run", str(job), "--quiet"]) == 2
+    assert time.monotonic() - started < 10
+    err = capsys.readouterr().err
+    assert f"{stalled}/ratings.parquet: no answer within 1 s" in err, err
+    assert not list((tmp_path / "out").glob("*/city=*"))
+
+
+def test_the_timeout_reaches_the_http_client():
+    """Without an option, an HTTP file system waits DEFAULT_URL_TIMEOUT seconds to connect and
+    between reads; url_timeout() changes it for the reads in its block."""
+    pytest.importorskip("aiohttp")
+    from mobeval.io.remote import DEFAULT_URL_TIMEOUT, filesystem, url_timeout
+
+    def waits(fs):
+        timeout = fs.client_kwargs["timeout"]
+        return timeout.connect, timeout.sock_read
+
+    assert waits(filesystem("http://127.0.0.1:9/x")[0]) == (DEFAULT_URL_TIMEOUT,) * 2
+    with url_timeout(2.5):
+        assert waits(filesystem("http://127.0.0.1:9/x")[0]) == (2.5, 2.5)
+
+
+@pytest.mark.parametrize("value", [0, -1, float("nan"), float("inf"), "30", True])
+def test_a_wrong_timeout_is_named_on_every_face(value, tmp_path, capsys):
+    from mobeval.cli import main
+    from mobeval.errors import ConfigError
+    from mobeval.jobs import load_job
+
+    with pytest.raises(ConfigError, match=r"^url_timeout: .* is not a positive number"):
+        evaluate_recs(RATINGS, MF, url_timeout=value)
+    job = tmp_path / "job.toml"
+    toml = {True: "true", "30": '"30"'}.get(value, repr(value))  # nan, inf: TOML floats
+    job.write_text(
+        f'out = "out"\nurl_timeout = {toml}\n[[tasks]]\ntype = "recs"\n'
+        f'truth = "{RATINGS}"\n[tasks.models]\nmf = "{MF}"\n'
+    )
+    with pytest.raises(ConfigError, match=r"job\.toml: url_timeout: .* is not a positive number"):
+        load_job(job)
+    if isinstance(value, float) or value in (0, -1):
+        argv = ["trec_eval", "--url-timeout", str(value), "q", "r"]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("mobeval: error: --url-timeout: ") and "positive number" in err

@@ -429,3 +429,54 @@ def test_spark_looks_for_every_uri_before_any_model_runs(tmp_path, inputs, monke
         run_job(job, engine="spark", log=lambda _: None)
     assert asked == ["s3a://lake/tky/deepmove/"]  # the local paths were load_job's to check
     assert not (tmp_path / "out").exists()
+
+
+# --------------------------------------------------------------------------- the [report] table
+
+#: (the [report] table's body, the key the message names, words of the message): each refused
+#: by load_job, naming the file and report.<key>, before any model runs.
+BAD_REPORT = [
+    ('unit = "day"', "unit", "tasks[0] (city 'c') is a nextloc task; only trajectory results"),
+    ('unit = "uid"', "unit", "is a nextloc task; its units are paired by default"),
+    ('unit = "week"', "unit", "'week': choose among default, uid, day"),
+    ('formats = ["pdf"]', "formats", "pdf"),
+    ('test = "t-test"', "test", "'t-test': choose among"),
+    ('tests = ["wilcoxon"]\ntest = "paired-t"', "test", "not among report.tests"),
+    ("resamples = -1", "resamples", "-1"),
+    ("confidence = 1.5", "confidence", "1.5"),
+    ('baseline = "nobody"', "baseline", "no model 'nobody'"),
+    ('plots = "yes"', "plots", "expected"),
+    ('colour = "red"', "colour", "unknown key 'colour'"),
+]
+
+
+def _report_job(tmp_path: Path, inputs: Path, family: str, report: str) -> Path:
+    """A job of one city with two models of ``family``, then ``[report]`` with ``report``."""
+    model = inputs / FILES[family][1]
+    job = _job(tmp_path, inputs, family, "", models={"first": model, "second": model})
+    plots = "" if "plots" in report else "plots = false\n"  # no matplotlib needed
+    job.write_text(job.read_text() + f"[report]\n{plots}{report}\n")
+    return job
+
+
+@pytest.mark.parametrize(("report", "key", "words"), BAD_REPORT, ids=[r for r, *_ in BAD_REPORT])
+def test_the_report_table_is_checked_when_the_job_is_loaded(
+    tmp_path, inputs, capsys, report, key, words
+):
+    job = _report_job(tmp_path, inputs, "nextloc", report)
+    where = "report" if key == "colour" else f"report.{key}"
+    with pytest.raises(ConfigError, match=rf"job\.toml: {where}: ") as info:
+        load_job(job)
+    assert words in str(info.value), info.value
+    line = _one_error_line(capsys, _call(["run", str(job), "--quiet"]))
+    assert f"job.toml: {where}: " in line and words in line, line
+    assert not (tmp_path / "out").exists()
+
+
+def test_report_units_of_trajectories_are_accepted(tmp_path, inputs):
+    """uid and day are units of trajectory results; a city with one model is not compared."""
+    for unit in ("uid", "day"):
+        assert load_job(_report_job(tmp_path, inputs, "trajectory", f'unit = "{unit}"')).report
+    job = _job(tmp_path, inputs, "nextloc", "")
+    job.write_text(job.read_text() + '[report]\nplots = false\nunit = "day"\n')
+    assert load_job(job).report.compare == {"unit": "day"}

@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.objects import InputTypeError
-from mobeval.io.remote import client_errors, filesystem, local_path, url_scheme
+from mobeval.io.remote import client_errors, filesystem, local_path, url_error, url_scheme
 
 TARGETS_COLUMN = "target"
 #: The most bytes of a remote ``.npy`` file read for its header (magic, length, dict).
@@ -120,10 +120,26 @@ def is_parquet(source: object) -> bool:
     return isinstance(source, str | os.PathLike) and str(source).lower().endswith(".parquet")
 
 
+#: The dimensions of each input: logits rows x classes, one target per row.
+DIMENSIONS = {"logits": 2, "targets": 1}
+
+
 def read_array(source: object, what: str, column: str = TARGETS_COLUMN) -> np.ndarray:
     """An array as is, a ``.npy`` file memory-mapped (read lazily by the chunk slices; at a URL,
     by byte ranges: :class:`RemoteNpy`), or the ``column`` of a Parquet file (read whole: one
-    integer per row)."""
+    integer per row); its dimensions checked (:data:`DIMENSIONS`: an InputError naming the
+    input otherwise, a 0-d array, a single number, included)."""
+    array = _read_array(source, what, column)
+    if array.ndim != DIMENSIONS[what]:
+        shape = f"shape {array.shape}" if array.ndim else "a single value (a 0-d array)"
+        raise InputError(
+            f"the {what} must be a {DIMENSIONS[what]}-D array, got {shape}",
+            path=input_name(source),
+        )
+    return array
+
+
+def _read_array(source: object, what: str, column: str) -> np.ndarray:
     if is_array(source):
         return as_array(source, what)
     if not isinstance(source, str | os.PathLike):
@@ -159,7 +175,7 @@ def _located(source) -> tuple[object, object | None]:
     try:
         found = fs.isfile(inside)
     except Exception as error:  # noqa: BLE001 - network and permission errors of any fs
-        raise InputError(f"cannot reach this URL ({error})", path=source) from None
+        raise url_error(source, error) from None
     if not found:
         raise InputError("no such file", path=source)
     return str(source), fs

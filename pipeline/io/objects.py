@@ -25,7 +25,7 @@ import tempfile
 import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from numbers import Number
+from numbers import Integral, Number
 
 import polars as pl
 import pyarrow as pa
@@ -243,57 +243,91 @@ class MappingSource:
         return [{"path": self.label, "rows": self.rows.height}]
 
 
+#: The integers an id may be (Polars' Int64).
+INT64 = range(-(2**63), 2**63)
+
+
+def _id_kind(value: object) -> str | None:
+    """``"integer"`` (a Python or NumPy integer, not a bool), ``"string"``, or None."""
+    if isinstance(value, str):
+        return "string"
+    return "integer" if isinstance(value, Integral) and not isinstance(value, bool) else None
+
+
 def _ids(values: list, label: str, role: str) -> pl.Series:
-    """Ids of one role as a Series: all integers (Int64) or all strings (String)."""
-    kinds = {type(v) for v in values}
-    if kinds <= {int} or kinds <= {str}:
-        return pl.Series(values, dtype=pl.Int64 if kinds == {int} else pl.String)
-    odd = next(v for v in values if type(v) is not type(values[0]))
-    raise InputError(
-        f"every {role} must be an integer, or every one a string; "
-        f"found {type(values[0]).__name__} and {type(odd).__name__}",
-        path=label,
-        key=odd,
-    )
+    """Ids of one role as a Series: all integers within int64 (Int64) or all strings (String);
+    the first id of another type, or past int64, is an InputError naming it."""
+    kind = _id_kind(values[0]) if values else "integer"
+    for value in values:
+        if _id_kind(value) is None:
+            raise InputError(
+                f"the {role} {value!r} is a {type(value).__name__}; every {role} must be an "
+                "integer, or every one a string",
+                path=label,
+                key=repr(value),
+            )
+        if _id_kind(value) != kind:
+            raise InputError(
+                f"every {role} must be an integer, or every one a string; "
+                f"found {type(values[0]).__name__} and {type(value).__name__}",
+                path=label,
+                key=repr(value),
+            )
+        if kind == "integer" and int(value) not in INT64:
+            raise InputError(
+                f"the {role} {value} is outside the 64-bit integers [-2**63, 2**63)",
+                path=label,
+                key=value,
+            )
+    if kind == "integer":
+        return pl.Series([int(v) for v in values], dtype=pl.Int64)
+    return pl.Series(values, dtype=pl.String)
 
 
 def _numbers(values: list, units: list, items: list, label: str) -> pl.Series:
-    """The values as float64; the first one that is not a number is an InputError."""
-    for i, value in enumerate(values):
-        if isinstance(value, bool | str | bytes) or not isinstance(value, Number):
+    """The values as float64; the first one that is not a real number, or too large for a
+    float64, is an InputError."""
+    numbers = []
+    for unit, item, value in zip(units, items, values, strict=True):
+        try:
+            if isinstance(value, bool) or not isinstance(value, Number):
+                raise TypeError
+            numbers.append(float(value))  # a complex number: TypeError
+        except (TypeError, OverflowError) as error:
+            why = "too large for a float64" if isinstance(error, OverflowError) else "not a number"
             raise InputError(
-                f"the value {value!r} is not a number",
-                path=label,
-                key=f"{units[i]!r}: {items[i]!r}",
-            )
-    return pl.Series(values, dtype=pl.Float64, strict=False)
+                f"the value {value!r} is {why}", path=label, key=f"{unit!r}: {item!r}"
+            ) from None
+    return pl.Series(numbers, dtype=pl.Float64)
 
 
 def spooled(stream, label: str):
     """A one-pass Arrow stream (a RecordBatchReader, or any ``__arrow_c_stream__``) written batch
     by batch to a temporary Parquet file, as a :class:`mobeval.io.sources.Source` of that file
     (the engine reads an input more than once). The folder (:class:`ScratchFolder`) goes when the
-    source is collected, at once if the stream fails, or with the next spool after a kill."""
+    source is collected, at once if the stream fails, or with the next spool after a kill.
+    Whatever the producer raises (a capsule that is not one, a failing batch) is an InputError
+    naming the input."""
     from mobeval.io.sources import Source, SpooledSource
 
-    reader = stream if isinstance(stream, pa.RecordBatchReader) else None
-    folder = None
+    folder = ScratchFolder(tempfile.gettempdir(), "mobeval-stream-")
+    path = folder.path / "stream.parquet"
+    rows = 0
     try:
+        reader = stream if isinstance(stream, pa.RecordBatchReader) else None
         reader = reader or pa.RecordBatchReader.from_stream(stream)
         schema = plain_schema(reader.schema)
-        folder = ScratchFolder(tempfile.gettempdir(), "mobeval-stream-")
-        path = folder.path / "stream.parquet"
-        rows = 0
         with pq.ParquetWriter(path, schema) as writer:
             for batch in reader:
                 writer.write_batch(pa.RecordBatch.from_arrays(batch.columns, schema=schema))
                 rows += batch.num_rows
     except BaseException as error:
-        if folder is not None:
-            folder.close()
-        if isinstance(error, pa.ArrowException | OSError):
-            raise InputError(f"could not read the Arrow stream ({error})", path=label) from None
-        raise
+        folder.close()
+        if not isinstance(error, Exception):
+            raise  # Ctrl-C, SIGTERM: the folder is gone, the interruption goes on
+        reason = (str(error).strip().splitlines() or [""])[0][:200]
+        message = f"could not read the Arrow stream ({type(error).__name__}: {reason})"
+        raise InputError(message, path=label) from None
     base = Source.resolve(path)
     source = SpooledSource(label, base.files, base.format, rows=rows)
     weakref.finalize(source, folder.close)

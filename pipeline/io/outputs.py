@@ -13,18 +13,24 @@ false``, so that a city named ``2024`` stays a string), Spark's ``mergeSchema``,
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import polars as pl
 
 from mobeval.errors import InputError
+from mobeval.io.writers import PLAIN_NAME
 
 
 def scan_outputs(out: str | Path, section: str = "summary") -> pl.LazyFrame:
     """Every result of ``section`` (``summary``, ``per_unit``, ``per_day``) under ``out`` as one
-    LazyFrame: the union of the files' columns (missing ones null; a column whose type differs
-    between files in their common supertype, e.g. Int32 and Int64 keys as Int64), ``city`` and
-    ``model`` first (strings, as written).
+    LazyFrame: the union of the files' columns (missing ones null; a numeric column whose type
+    differs between files in their common supertype, e.g. Int32 and Int64 keys as Int64), ``city``
+    and ``model`` first (strings, as written). A file that is not Parquet, or a column of two
+    kinds (a String key here, an Int64 one there), is an InputError naming the file and column.
 
     >>> scan_outputs("out/nextloc_sample", "per_unit").filter(pl.col("city") == "tky").collect()
     """
@@ -34,6 +40,16 @@ def scan_outputs(out: str | Path, section: str = "summary") -> pl.LazyFrame:
         raise InputError(
             f"no results in this folder (no {section}/city=*/model=*/*.parquet)", path=str(out)
         )
+    first_seen: dict[str, tuple[pl.DataType, Path]] = {}  # each column's type in its first file
+    for path in files:  # every footer read now: a damaged file is named here, not met later
+        for column, dtype in section_schema([path]).items():
+            first, where = first_seen.setdefault(column, (dtype, path))
+            if dtype != first and not (dtype.is_numeric() and first.is_numeric()):
+                raise InputError(
+                    f"{dtype} here, {first} in {where}: not one table (a damaged output?)",
+                    path=path,
+                    column=column,
+                )
     hive = {"city": pl.String, "model": pl.String}  # names as written: "2024" stays a string
     scans = [pl.scan_parquet(path, hive_partitioning=True, hive_schema=hive) for path in files]
     return pl.concat(scans, how="diagonal_relaxed").select(
@@ -102,3 +118,120 @@ def read_summary(files: list[Path]) -> pl.DataFrame:
                 column=name,
             )
     return summary
+
+
+# --------------------------------------------------------------------------------------------
+# The manifest, read back by compare, report and every run that writes to OUT
+
+
+class Each(NamedTuple):
+    """A JSON container (``dict`` or ``list``) whose every value is of the kind ``item``."""
+
+    container: type
+    item: object
+
+
+class Record(NamedTuple):
+    """A JSON object with these keys: ``required`` ones and ``optional`` ones, each of a kind
+    (other keys are let be)."""
+
+    required: dict[str, object]
+    optional: dict[str, object]
+
+
+#: One result of a manifest (:meth:`mobeval.api.Manifest.record`). Every manifest since the
+#: first has the required keys; ``engine``, ``resolved`` and ``files`` came later. A kind is a
+#: JSON type (``float``: any number, ``None``: null), a tuple of them, :class:`Each` or
+#: :class:`Record`.
+MANIFEST_RESULT = Record(
+    required={
+        "task": str,
+        "status": str,
+        "config": dict,
+        "config_hash": str,
+        "inputs": Each(dict, Each(list, dict)),
+        "outputs": Each(dict, str),
+        "seconds": float,
+        "finished": str,
+    },
+    optional={"engine": str, "resolved": (dict, None), "files": Each(dict, Each(dict, int))},
+)
+
+#: ``OUT/manifest.json`` as a whole.
+MANIFEST = Record(
+    required={},
+    optional={"job": dict, "versions": Each(dict, str), "results": Each(dict, MANIFEST_RESULT)},
+)
+
+#: The name of a result in the manifest: ``city=<c>/model=<m>``, both plain names.
+RESULT_NAME = re.compile(f"city=({PLAIN_NAME.pattern})/model=({PLAIN_NAME.pattern})")
+
+_JSON_NAMES = {dict: "an object", list: "an array", str: "a string", int: "an integer"}
+_JSON_NAMES |= {float: "a number", type(None): "null", bool: "true or false"}
+
+
+def _kind_name(kind: object) -> str:
+    if isinstance(kind, Each | Record):  # named tuples, not alternatives
+        return _kind_name(kind.container if isinstance(kind, Each) else dict)
+    if isinstance(kind, tuple):
+        return " or ".join(_kind_name(k) for k in kind)
+    return _JSON_NAMES[type(None) if kind is None else kind]
+
+
+def _fits(value: object, kind: object) -> bool:
+    """Whether ``value`` is of the JSON type of ``kind`` (its items not looked at)."""
+    if isinstance(kind, Each):
+        return isinstance(value, kind.container)
+    if isinstance(kind, Record):
+        return isinstance(value, dict)
+    if isinstance(kind, tuple):
+        return any(_fits(value, k) for k in kind)
+    if kind is None or isinstance(value, bool):  # JSON's true and false are not numbers
+        return value is kind
+    return isinstance(value, int | float) if kind is float else isinstance(value, kind)
+
+
+def misfit(value: object, kind: object, where: str = "") -> str | None:
+    """Where ``value`` (read from JSON; its path ``where``, ``results["x"].config``, empty for the
+    document) first departs from ``kind``, and how; None when all of it fits."""
+    if not _fits(value, kind):
+        return f"{where or 'the document'} is {_JSON_NAMES[type(value)]}, not {_kind_name(kind)}"
+    inner = []
+    if isinstance(kind, Each):
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        inner = [(item, kind.item, f"{where}[{json.dumps(name)}]") for name, item in items]
+    elif isinstance(kind, Record):
+        missing = [name for name in kind.required if name not in value]
+        if missing:
+            return f"{where} has no {json.dumps(missing[0])}"
+        kinds = kind.required | kind.optional
+        inner = [(value[n], kinds[n], f"{where}.{n}".lstrip(".")) for n in kinds if n in value]
+    return next((found for args in inner if (found := misfit(*args)) is not None), None)
+
+
+def _local_text(path: str) -> str | None:
+    return Path(path).read_text() if Path(path).exists() else None
+
+
+def read_manifest(
+    path: object, read_text: Callable[[str], str | None] = _local_text, remedy: str = ""
+) -> dict[str, dict]:
+    """The results of the manifest at ``path`` (``OUT/manifest.json``; ``read_text`` reads it,
+    None when there is none: no results), the whole document checked first (:data:`MANIFEST`,
+    :data:`RESULT_NAME`): every reader of a manifest reads it here. A damaged one is an
+    InputError naming the file, the first result and key that is wrong and how, then ``remedy``
+    (what the user may do)."""
+    try:
+        text = read_text(str(path))
+        document = {} if text is None else json.loads(text)
+    except (ValueError, OSError) as error:  # not UTF-8, not JSON, unreadable
+        reason = str(error).strip().splitlines()[0][:200] or type(error).__name__
+    else:
+        reason = misfit(document, MANIFEST)
+        if reason is None:
+            names = [n for n in document.get("results", {}) if not RESULT_NAME.fullmatch(n)]
+            if names:
+                reason = f"results[{json.dumps(names[0])}] is not named city=<c>/model=<m>"
+    if reason is not None:
+        raise InputError(f"not a readable mobeval manifest ({reason}){remedy}", path=path)
+    return document.get("results", {})

@@ -45,7 +45,14 @@ from mobeval.io.numbers import (
     real_column,
     real_problem,
 )
-from mobeval.io.remote import client_errors, file_size, filesystem, local_path, url_scheme
+from mobeval.io.remote import (
+    client_errors,
+    file_size,
+    filesystem,
+    local_path,
+    url_error,
+    url_scheme,
+)
 from mobeval.io.text import READ_ERRORS, first_non_utf8, line_blocks, open_binary, whole_lines
 
 RUN_FIELDS = ("qid", "iter", "docno", "rank", "score", "tag")
@@ -117,7 +124,7 @@ def _located(spec) -> tuple[object, object | None, bool]:
     try:
         return str(spec), fs, fs.isfile(inside)
     except Exception as error:  # noqa: BLE001 - network and permission errors of any fs
-        raise InputError(f"cannot reach this URL ({error})", path=spec) from None
+        raise url_error(spec, error) from None
 
 
 def located(spec) -> tuple[object, object | None]:

@@ -310,8 +310,6 @@ class LogitsAccumulator:
     def _check(self, logits, targets, first_row, path, targets_at):
         logits = np.asarray(logits)
         targets = np.asarray(targets)
-        if logits.ndim != 2:
-            raise InputError(f"logits must be a 2-D matrix, got shape {logits.shape}", path=path)
         if not np.issubdtype(logits.dtype, np.floating):
             raise InputError(f"logits must be float32 or float64, not {logits.dtype}", path=path)
         if logits.dtype not in (np.float32, np.float64):
