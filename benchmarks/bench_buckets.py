@@ -70,7 +70,7 @@ def worker_peer(pred: str, chunk_rows: int) -> dict:
     import polars as pl
 
     from mobeval.io.chunking import HASH_SEED, bucket_count
-    from mobeval.io.sources import as_source
+    from mobeval.io.inputs import as_source
 
     n_buckets = bucket_count(as_source(pred).row_count_estimate(), chunk_rows)
     with tempfile.TemporaryDirectory(prefix="bench-buckets-peer-") as folder:

@@ -39,7 +39,7 @@ WAYS = ("print-only", "--out", "kept", "read floor")
 def worker(way: str, truth: str, pred: str, chunk_rows: int) -> None:
     """One run of ``way``; what it prints is thrown away by the caller."""
     if way == "read floor":
-        from mobeval.io.sources import as_source
+        from mobeval.io.inputs import as_source
 
         for path, columns in (
             (truth, ["sample_id", "location"]),

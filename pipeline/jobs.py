@@ -31,21 +31,20 @@ fingerprints, and redoes the rest.
 from __future__ import annotations
 
 import functools
-import re
 import time
 import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from mobeval import api
 from mobeval.api import Evaluation, Manifest
 from mobeval.engines.base import Engine
 from mobeval.engines.local import DEFAULT_CHUNK_ROWS, checked_chunk_rows
-from mobeval.errors import ConfigError, InputError, OptionError
+from mobeval.errors import ConfigError, OptionError
 from mobeval.families import FAMILIES
-from mobeval.io.remote import checked_url_timeout, filesystem, url_error, url_scheme, url_timeout
-from mobeval.io.sources import as_source
+from mobeval.io.inputs import check_input, is_uri
+from mobeval.io.remote import checked_url_timeout, url_timeout
 from mobeval.io.writers import check_name
 from mobeval.options import check_options
 from mobeval.report_job import ReportSpec, check_report_table, run_report
@@ -256,16 +255,6 @@ def _task(path: Path, base: Path, index: int, task: dict) -> TaskSpec:
     )
 
 
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
-
-
-def is_uri(path: str | Path) -> bool:
-    """Whether a job path names another file system (``s3://b/k``, ``memory://x``,
-    ``dbfs:/Volumes/v``; also once joined to a folder, ``/jobs/s3a:/b/k``)."""
-    text = str(path)
-    return "://" in text or any(_SCHEME.fullmatch(part) for part in PurePosixPath(text).parts)
-
-
 def _job_path(base: Path, value: str) -> Path | str:
     """A job file's input: a URL as given (never joined to the job file's folder), anything else
     relative to that folder."""
@@ -279,31 +268,6 @@ def task_inputs(job: JobSpec) -> Iterator[tuple[str, str, Path]]:
         yield task.type, f"{where}.truth", task.truth
         for name, model_path in task.models.items():
             yield task.type, f"{where}.models.{name}", model_path
-
-
-def check_input(kind: str, path: Path | str, where: str) -> None:
-    """A cheap look through the code that reads inputs (:func:`mobeval.io.sources.as_source`;
-    at most a text file's first line is read): a file exists, a directory holds a file of a
-    known format, a glob matches a file, locally or at a URL (logits' ``.npy`` / Parquet: a
-    file). ConfigError naming ``where`` and the input."""
-    try:
-        if kind != "logits":
-            as_source(path)
-        elif not _is_file(path):
-            raise InputError("no such file", path=path)
-    except InputError as error:  # its text names the path
-        raise ConfigError(f"{where}: {error}") from None
-
-
-def _is_file(path: Path | str) -> bool:
-    """Whether ``path`` (local, or a URL: :func:`mobeval.io.remote.filesystem`) is a file."""
-    if url_scheme(str(path)) is None:
-        return Path(path).is_file()
-    fs, inside = filesystem(str(path))
-    try:
-        return fs.isfile(inside)
-    except Exception as error:  # noqa: BLE001 - network and permission errors of any fs
-        raise url_error(path, error) from None
 
 
 def run_job(

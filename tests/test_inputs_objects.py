@@ -90,7 +90,7 @@ def test_duckdb_relation(tmp_path):
     """A DuckDB relation (a real object with only the Arrow C stream in common with Arrow):
     spooled to a temporary Parquet file as it streams, removed with the source."""
     duckdb = pytest.importorskip("duckdb")
-    from mobeval.io.sources import as_source
+    from mobeval.io.inputs import as_source
 
     query = f"select * from '{MF}' order by user_id, rank"  # the file's order, made explicit
     got = evaluate_recs(RATINGS, duckdb.sql(query), chunk_rows=500)

@@ -14,7 +14,7 @@ import pytest
 
 from mobeval.api import evaluate_recs
 from mobeval.errors import InputError
-from mobeval.io.sources import as_source
+from mobeval.io.inputs import as_source
 from tests.conftest import REPO_ROOT
 
 SAMPLES = REPO_ROOT / "data_samples" / "recbole"

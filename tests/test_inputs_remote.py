@@ -24,7 +24,7 @@ from mobeval.api import (  # noqa: E402
     evaluate_trajectory,
 )
 from mobeval.errors import InputError  # noqa: E402
-from mobeval.io.sources import as_source  # noqa: E402
+from mobeval.io.inputs import as_source  # noqa: E402
 from tests.conftest import REPO_ROOT  # noqa: E402
 
 SAMPLES = REPO_ROOT / "data_samples"

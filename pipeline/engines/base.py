@@ -28,7 +28,8 @@ import polars as pl
 
 from mobeval.engines.local import checked_chunk_rows, stream_pairs
 from mobeval.errors import ConfigError, InputError
-from mobeval.io.sources import Source, as_source, fingerprint
+from mobeval.io.inputs import as_source, check_input, fingerprint, is_uri
+from mobeval.io.sources import Source
 from mobeval.io.writers import (
     STAGING,
     StagedResult,
@@ -317,11 +318,10 @@ class LocalEngine:
 
     def check_inputs(self, inputs) -> None:
         """Every URL of a job looked for as it will be read (through fsspec:
-        :func:`mobeval.jobs.check_input`; the local paths were ``load_job``'s to check). A URI
+        :func:`mobeval.io.inputs.check_input`; the local paths were ``load_job``'s to check). A URI
         that fsspec cannot open (Hadoop's ``dbfs:/``, a scheme whose package is missing) is
         refused with the hint that the Spark engine reads it."""
         from mobeval.io.remote import filesystem, url_scheme
-        from mobeval.jobs import check_input, is_uri
 
         for kind, where, path in inputs:
             if not is_uri(path):

@@ -244,7 +244,7 @@ class LogitsPartitionJob:
     def fingerprints(self, fingerprint=None) -> dict[str, list]:
         """The inputs' fingerprints (``fingerprint``: the engine's, default the local files')."""
         if fingerprint is None:
-            from mobeval.io.sources import fingerprint
+            from mobeval.io.inputs import fingerprint
         column = is_targets_column(self.targets)
         return {
             "truth": [{"column": self.targets}] if column else fingerprint(self.targets),

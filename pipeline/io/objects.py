@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mobeval.errors import InputError
+from mobeval.io.sources import Source, SpooledSource, plain_batch, plain_schema
 from mobeval.io.writers import ScratchFolder
 
 ACCEPTED = (
@@ -56,19 +57,6 @@ class InputTypeError(InputError, TypeError):
 
     def __init__(self, what: str, data: object, accepted: str = ACCEPTED) -> None:
         super().__init__(f"cannot read {what} of type {type(data).__name__}; expected {accepted}")
-
-
-def plain_schema(schema: pa.Schema) -> pa.Schema:
-    """``schema`` without its metadata and its fields' (Polars panics, printing a Rust backtrace,
-    on metadata bytes that are not UTF-8; mobeval reads none of it)."""
-    return pa.schema([field.remove_metadata() for field in schema])
-
-
-def plain_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """``batch`` with :func:`plain_schema` (itself when it has no metadata)."""
-    if batch.schema.metadata is None and all(f.metadata is None for f in batch.schema):
-        return batch
-    return pa.RecordBatch.from_arrays(batch.columns, schema=plain_schema(batch.schema))
 
 
 def _missing(columns, present, label: str) -> None:
@@ -308,8 +296,6 @@ def spooled(stream, label: str):
     source is collected, at once if the stream fails, or with the next spool after a kill.
     Whatever the producer raises (a capsule that is not one, a failing batch) is an InputError
     naming the input."""
-    from mobeval.io.sources import Source, SpooledSource
-
     folder = ScratchFolder(tempfile.gettempdir(), "mobeval-stream-")
     path = folder.path / "stream.parquet"
     rows = 0

@@ -1,8 +1,8 @@
-"""Input sources: a Parquet file, a directory or glob of Parquet files, a CSV file (optionally .gz),
-a RecBole atomic file (:mod:`mobeval.io.recbole`), a TREC run or qrels (:mod:`mobeval.io.trec`),
-each local or at a URL that fsspec opens (``s3://``, ``gs://``, ``az://``, ``hf://``,
-``memory://``: :mod:`mobeval.io.remote`), or a Python object (:mod:`mobeval.io.objects`). A source
-streams DataFrames with bounded memory; it never knows a metric.
+"""File sources: a Parquet file, a directory or glob of Parquet files, a CSV file (optionally
+.gz), a RecBole atomic file (:mod:`mobeval.io.recbole`), each local or at a URL that fsspec opens
+(``s3://``, ``gs://``, ``az://``, ``hf://``, ``memory://``: :mod:`mobeval.io.remote`). A source
+streams DataFrames with bounded memory; it never knows a metric. Which reader takes an input
+(these, a TREC file's, a Python object's) is decided in :mod:`mobeval.io.inputs`.
 
 Every source has ``label`` (what the user gave, for messages), ``schema()``, ``has_rows()``,
 ``row_count_estimate()``, ``iter_batches(columns, batch_rows)`` (may be called more than once)
@@ -27,11 +27,9 @@ import pyarrow.parquet as pq
 
 from mobeval.errors import InputError
 from mobeval.io import recbole
-from mobeval.io.objects import object_source, plain_batch, plain_schema
 from mobeval.io.remote import (
     client_errors,
     file_size,
-    filesystem,
     local_path,
     remote_files,
     url_scheme,
@@ -51,6 +49,19 @@ FINGERPRINT_BYTES = 1 << 16
 READ_ERRORS = (pa.ArrowException, ValueError, *TEXT_ERRORS, pl.exceptions.PanicException)
 #: How each format is named in messages.
 KINDS = {"parquet": "Parquet", "csv": "CSV", "recbole": "RecBole atomic"}
+
+
+def plain_schema(schema: pa.Schema) -> pa.Schema:
+    """``schema`` without its metadata and its fields' (Polars panics, printing a Rust backtrace,
+    on metadata bytes that are not UTF-8; mobeval reads none of it)."""
+    return pa.schema([field.remove_metadata() for field in schema])
+
+
+def plain_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` with :func:`plain_schema` (itself when it has no metadata)."""
+    if batch.schema.metadata is None and all(f.metadata is None for f in batch.schema):
+        return batch
+    return pa.RecordBatch.from_arrays(batch.columns, schema=plain_schema(batch.schema))
 
 
 def columns_present(names) -> str:
@@ -295,8 +306,8 @@ class Source:
         """Size, mtime and a SHA-256 of each file's Parquet footer (last 64 KiB) or first 64 KiB."""
         footer = self.format == "parquet"
         if self.filesystem is None:
-            return [_file_fingerprint(Path(path), footer=footer) for path in self.files]
-        return [_remote_fingerprint(self.filesystem, path, footer=footer) for path in self.files]
+            return [file_fingerprint(Path(path), footer=footer) for path in self.files]
+        return [remote_fingerprint(self.filesystem, path, footer=footer) for path in self.files]
 
 
 @dataclass(frozen=True)
@@ -326,7 +337,7 @@ def _local_files(path: Path, label: str) -> list[Path]:
     raise InputError("no such file or directory", path=label)
 
 
-def _file_fingerprint(path: Path, *, footer: bool) -> dict:
+def file_fingerprint(path: Path, *, footer: bool) -> dict:
     stat = path.stat()
     with open(path, "rb") as handle:
         if footer and stat.st_size > FINGERPRINT_BYTES:
@@ -340,8 +351,8 @@ def _file_fingerprint(path: Path, *, footer: bool) -> dict:
     }
 
 
-def _remote_fingerprint(filesystem, url: str, *, footer: bool) -> dict:
-    """As :func:`_file_fingerprint`, with the modification time the file system reports (its
+def remote_fingerprint(filesystem, url: str, *, footer: bool) -> dict:
+    """As :func:`file_fingerprint`, with the modification time the file system reports (its
     name differs between file systems: ``mtime``, ``LastModified``, ``updated``, ``created``)."""
     try:
         with client_errors(url, READ_ERRORS):
@@ -363,54 +374,5 @@ def _remote_fingerprint(filesystem, url: str, *, footer: bool) -> dict:
     }
 
 
-def fingerprint(data) -> list[dict]:
-    """What ``--resume`` compares for an input: a source's files (see :meth:`Source.fingerprint`),
-    a ``.npy`` file's size, mtime and first 64 KiB, or an in-memory array's shape and type."""
-    from mobeval.io.logits import is_array
-
-    if is_array(data):
-        shape = getattr(data, "shape", None)
-        return [
-            {
-                "path": "<array>",
-                "type": type(data).__name__,
-                "shape": None if shape is None else [int(n) for n in shape],
-                "dtype": str(getattr(data, "dtype", None)),
-            }
-        ]
-    if isinstance(data, str | os.PathLike) and str(data).lower().endswith(".npy"):
-        if url_scheme(str(data)):
-            return [_remote_fingerprint(filesystem(str(data))[0], str(data), footer=False)]
-        if not Path(data).is_file():
-            raise InputError("no such file", path=data)
-        return [_file_fingerprint(Path(data), footer=False)]
-    return as_source(data).fingerprint()
-
-
 def _is_number(text: str) -> bool:
     return text.strip().lstrip("-").replace(".", "", 1).isdigit()
-
-
-def _is_source(data) -> bool:
-    """Already a source (a :class:`Source`, a TREC file's, an object's...)."""
-    return all(
-        callable(getattr(type(data), name, None))
-        for name in ("schema", "has_rows", "iter_batches", "fingerprint", "row_count_estimate")
-    )
-
-
-def as_source(data, *, label: str | None = None, names=None):
-    """The source of an input: a path, glob, directory or URL (:meth:`Source.resolve`; a TREC
-    run or qrels told by its first line: :class:`mobeval.io.trec.TrecSource`), or a Python object
-    (:func:`mobeval.io.objects.object_source`: DataFrames, LazyFrames, Arrow objects, dicts of
-    dicts). ``names``: column names for header-less CSV files."""
-    if _is_source(data):
-        return data
-    if isinstance(data, str | os.PathLike):
-        from mobeval.io.trec import TrecSource, sniff
-
-        spec = local_path(data) if isinstance(data, str) else data
-        if not str(spec).lower().endswith(PARQUET_SUFFIXES) and sniff(spec):
-            return TrecSource.open(spec)  # a TREC run or qrels file, told by its first line
-        return Source.resolve(spec, names=names)
-    return object_source(data, label)

@@ -53,6 +53,7 @@ from mobeval.io.remote import (
     url_error,
     url_scheme,
 )
+from mobeval.io.sources import file_fingerprint, remote_fingerprint
 from mobeval.io.text import READ_ERRORS, first_non_utf8, line_blocks, open_binary, whole_lines
 
 RUN_FIELDS = ("qid", "iter", "docno", "rank", "score", "tag")
@@ -474,8 +475,6 @@ class TrecSource:
         return frame.with_columns(docno)
 
     def fingerprint(self) -> list[dict]:
-        from mobeval.io.sources import _file_fingerprint, _remote_fingerprint
-
         if self.filesystem is not None:
-            return [_remote_fingerprint(self.filesystem, self.path, footer=False)]
-        return [_file_fingerprint(self.path, footer=False)]
+            return [remote_fingerprint(self.filesystem, self.path, footer=False)]
+        return [file_fingerprint(self.path, footer=False)]

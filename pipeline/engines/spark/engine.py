@@ -306,7 +306,7 @@ class SparkEngine:
     def check_inputs(self, inputs) -> None:
         """Every URI of a job names data files (local paths were looked for by ``load_job``);
         logits are read by the executors with NumPy and pyarrow: a local or shared path."""
-        from mobeval.jobs import is_uri
+        from mobeval.io.inputs import is_uri
 
         files = None
         for kind, where, path in inputs:

@@ -48,7 +48,7 @@ class SparkInput:
 
 def _local_only_format(files: Files, uri: str, found: list) -> str | None:
     """The name of the input's format when it is one that only the local engine reads, told by
-    its rules (:func:`mobeval.io.sources.as_source`) on any file system Spark reads, the files'
+    its rules (:func:`mobeval.io.inputs.as_source`) on any file system Spark reads, the files'
     first bytes read on the driver: a single file (not named Parquet) whose first data line is a
     TREC run's or qrels' (:func:`mobeval.io.trec.kind_of_line`, within its first MiB), or a
     RecBole atomic file (named ``.inter``, or named ``.txt`` or not by format and starting with
