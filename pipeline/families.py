@@ -70,7 +70,7 @@ class Flag:
 class Option:
     """One option of a family.
 
-    ``kind``: its job-file type (a key of :data:`mobeval.jobs.VALUE_KINDS`). ``default``: the
+    ``kind``: its job-file type (a key of :data:`mobeval.job_values.VALUE_KINDS`). ``default``: the
     Python default (:data:`FROM_PRESET`: a field of the convention, set by the preset unless
     given). ``choices``: the allowed values (a callable: read when asked). ``preset``: a field of
     the family's convention, which every preset sets and this option overrides. ``single``

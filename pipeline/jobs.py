@@ -46,8 +46,9 @@ from mobeval.families import FAMILIES
 from mobeval.io.inputs import check_input, is_uri
 from mobeval.io.remote import checked_url_timeout, url_timeout
 from mobeval.io.writers import check_name
+from mobeval.job_values import VALUE_KINDS, all_items, is_int, is_str, shown
 from mobeval.options import check_options
-from mobeval.report_job import ReportSpec, check_report_table, run_report
+from mobeval.report.job import ReportSpec, check_report_table, run_report
 
 
 @dataclass(frozen=True)
@@ -69,42 +70,6 @@ COMMON_KEYS = {"type", "city", "truth", "models"}
 JOB_KEYS = {"out", "chunk_rows", "url_timeout", "tasks", "report"}
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _all(check: Callable[[object], bool]) -> Callable[[object], bool]:
-    return lambda value: isinstance(value, list) and all(check(item) for item in value)
-
-
-def _is_str(value: object) -> bool:
-    return isinstance(value, str)
-
-
-#: What a job option's value may be: (words for the message, check). TOML gives str, int, float,
-#: bool, list, dict (and dates); nothing is converted, so ``k = "5"`` or ``metrics = "mrr"``
-#: (a string where an array is expected) is an error naming the key, never read letter by letter.
-VALUE_KINDS: dict[str, tuple[str, Callable[[object], bool]]] = {
-    "string": ("a string", _is_str),
-    "strings": ('an array of strings, e.g. ["a", "b"]', _all(_is_str)),
-    "key": ("a string or an array of strings", lambda v: _is_str(v) or _all(_is_str)(v)),
-    "cutoffs": (
-        "an integer or an array of integers, e.g. [1, 5, 10]",
-        lambda v: _is_int(v) or _all(_is_int)(v),
-    ),
-    "boolean": ("true or false", lambda v: isinstance(v, bool)),
-    "integer": ("an integer", _is_int),
-    "number": ("a number", _is_number),
-    "threshold": ('a number or "user_mean"', lambda v: _is_number(v) or v == "user_mean"),
-    "mapping": (
-        'a table of name = "column"',
-        lambda v: isinstance(v, dict) and all(_is_str(x) for x in v.values()),
-    ),
-}
 #: The kind (a key of VALUE_KINDS) of every option of every task type (their definitions).
 OPTION_KINDS: dict[str, dict[str, str]] = {
     name: {option.name: option.kind for option in family.options}
@@ -119,19 +84,11 @@ def _checked_options(where: str, kind: str, options: dict) -> dict:
     for name, value in options.items():
         words, check = VALUE_KINDS[OPTION_KINDS[kind].get(name, "string")]
         if not check(value):
-            raise ConfigError(f"{where}.{name}: expected {words}, got {_shown(value)}")
-        if OPTION_KINDS[kind].get(name) == "cutoffs" and _is_int(value):
+            raise ConfigError(f"{where}.{name}: expected {words}, got {shown(value)}")
+        if OPTION_KINDS[kind].get(name) == "cutoffs" and is_int(value):
             value = [value]
         checked[name] = value
     return checked
-
-
-def _shown(value: object) -> str:
-    text = repr(value)
-    kind = type(value).__name__
-    kind = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}.get(kind, kind)
-    kind = {"list": "array", "dict": "table"}.get(kind, kind)
-    return f"{kind} {text if len(text) <= 60 else text[:60] + '...'}"
 
 
 @dataclass(frozen=True)
@@ -182,7 +139,7 @@ def load_job(
     if out_value is None:
         raise ConfigError(f"{path}: no 'out' directory (set it in the file or pass --out)")
     if not isinstance(out_value, str | Path):
-        raise ConfigError(f"{path}: out: expected a string (a folder), got {_shown(out_value)}")
+        raise ConfigError(f"{path}: out: expected a string (a folder), got {shown(out_value)}")
     chunk_rows = checked_chunk_rows(
         document.get("chunk_rows", DEFAULT_CHUNK_ROWS), f"{path}: chunk_rows"
     )
@@ -191,9 +148,9 @@ def load_job(
     tasks = document.get("tasks")
     if not tasks:
         raise ConfigError(f"{path}: no [[tasks]] entry")
-    if not _all(lambda task: isinstance(task, dict))(tasks):
+    if not all_items(lambda task: isinstance(task, dict))(tasks):
         raise ConfigError(
-            f"{path}: tasks: expected an array of tables ([[tasks]] entries), got {_shown(tasks)}"
+            f"{path}: tasks: expected an array of tables ([[tasks]] entries), got {shown(tasks)}"
         )
     specs = tuple(_task(path, base, index, task) for index, task in enumerate(tasks))
     seen = set()
@@ -204,7 +161,7 @@ def load_job(
             seen.add((spec.city, model))
     out_path = (Path(out_value) if out is not None else base / out_value).resolve()
     report = None
-    if "report" in document:  # checked now, with the rest (mobeval.report_job)
+    if "report" in document:  # checked now, with the rest (mobeval.report.job)
         report = check_report_table(path, document["report"], specs)
     job = JobSpec(path, out_path, chunk_rows, specs, report, url_timeout)
     for kind, where, input_path in task_inputs(job):  # every input in place before any model runs
@@ -228,12 +185,12 @@ def _task(path: Path, base: Path, index: int, task: dict) -> TaskSpec:
     models = task["models"]
     if not isinstance(models, dict) or not models:
         raise ConfigError(f"{where}: 'models' must be a table of name = path")
-    if not _is_str(task["truth"]):
-        raise ConfigError(f"{where}.truth: expected a path (a string), got {_shown(task['truth'])}")
+    if not is_str(task["truth"]):
+        raise ConfigError(f"{where}.truth: expected a path (a string), got {shown(task['truth'])}")
     for name, value in models.items():
-        if not _is_str(value):
+        if not is_str(value):
             raise ConfigError(
-                f"{where}.models.{name}: expected a path (a string), got {_shown(value)}"
+                f"{where}.models.{name}: expected a path (a string), got {shown(value)}"
             )
     options = {name: value for name, value in task.items() if name not in COMMON_KEYS}
     options = _checked_options(where, kind, options)

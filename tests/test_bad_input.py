@@ -28,7 +28,8 @@ import pytest
 
 from mobeval import cli
 from mobeval.cli import main
-from mobeval.jobs import OPTION_KINDS, TASK_TYPES, VALUE_KINDS
+from mobeval.job_values import VALUE_KINDS
+from mobeval.jobs import OPTION_KINDS, TASK_TYPES
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FUZZ_CASES = int(os.environ.get("MOBEVAL_FUZZ_CASES", "25"))

@@ -14,7 +14,8 @@ from mobeval import api
 from mobeval.cli import build_parser
 from mobeval.errors import OptionError
 from mobeval.families import FAMILIES, FROM_PRESET, resolved_options
-from mobeval.jobs import OPTION_KINDS, TASK_TYPES, VALUE_KINDS
+from mobeval.job_values import VALUE_KINDS
+from mobeval.jobs import OPTION_KINDS, TASK_TYPES
 from mobeval.metrics.nextloc import NextlocConvention
 from mobeval.metrics.recs import RecsConvention
 
@@ -113,13 +114,13 @@ def test_the_manifest_records_resolved_next_to_typed(tmp_path):
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_compare_pairs_on_the_options_that_define_values(name):
-    from mobeval.compare import _effective_options
+    from mobeval.compare.results import effective_options
 
     family = FAMILIES[name]
     defining = {o.name for o in family.options if o.defines}
     given = {o.name: o.default for o in family.options if o.default is not FROM_PRESET}
     config = {**given, "city": "c", "model": "m", "type": name}
-    effective = _effective_options(name, config, "manifest.json")
+    effective = effective_options(name, config, "manifest.json")
     assert set(effective) <= defining
     assert {n for n in defining if given.get(n) is not None} <= set(effective)
 

@@ -25,7 +25,7 @@ def test_import_mobeval_is_light_and_entry_points_load_on_use():
     assert out.splitlines() == [
         "False False",
         "mobeval.api mobeval.jobs",
-        "mobeval.report mobeval.validate.humob",
+        "mobeval.report.document mobeval.validate.humob",
     ]
 
 

@@ -23,9 +23,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mobeval.compare.comparison import checked_options, compare
+from mobeval.compare.pairing import unit_refused
 from mobeval.errors import ConfigError, InputError
+from mobeval.io.writers import output_lock
+from mobeval.job_values import VALUE_KINDS, shown
+from mobeval.report.document import parse_formats, write_reports
+from mobeval.report.plots import check_plotting
+from mobeval.report.tables import TEST_NAMES
 
-#: key -> kind (a key of mobeval.jobs.VALUE_KINDS)
+#: key -> kind (a key of mobeval.job_values.VALUE_KINDS)
 REPORT_KINDS = {
     "formats": "strings",
     "baseline": "string",
@@ -64,20 +71,17 @@ class ReportSpec:
 
 def check_report_table(path: Path, table: object, tasks) -> ReportSpec:
     """The job's ``[report]`` table checked; ConfigError naming ``report.<key>``."""
-    from mobeval.compare import _checked_options, unit_refused
-    from mobeval.jobs import VALUE_KINDS, _shown
-    from mobeval.report import TEST_NAMES, check_plotting, parse_formats
 
     where = f"{path}: report"
     if not isinstance(table, dict):
-        raise ConfigError(f"{where}: expected a table ([report]), got {_shown(table)}")
+        raise ConfigError(f"{where}: expected a table ([report]), got {shown(table)}")
     unknown = sorted(set(table) - set(REPORT_KINDS))
     if unknown:
         raise ConfigError(f"{where}: unknown key {unknown[0]!r}; allowed: {sorted(REPORT_KINDS)}")
     for name, value in table.items():
         words, check = VALUE_KINDS[REPORT_KINDS[name]]
         if not check(value):
-            raise ConfigError(f"{where}.{name}: expected {words}, got {_shown(value)}")
+            raise ConfigError(f"{where}.{name}: expected {words}, got {shown(value)}")
     try:
         formats = tuple(parse_formats(table.get("formats", ["html"])))
     except ConfigError as error:
@@ -86,7 +90,7 @@ def check_report_table(path: Path, table: object, tasks) -> ReportSpec:
         if name in table:  # one option at a time, so the message names it
             options = {**_COMPARE_DEFAULTS, name: table[name]}
             try:
-                _checked_options(
+                checked_options(
                     options["tests"],
                     options["correction"],
                     options["confidence"],
@@ -137,10 +141,6 @@ def run_report(job, *, log=print) -> list[Path]:
     """Compare every city of the job with two models or more (written to ``OUT/compare``; a
     city whose comparison is refused gets a note, and its report says why), then write the
     report in each format under ``OUT/report/``. Holds OUT's lock."""
-    from mobeval.compare import compare
-    from mobeval.io.writers import output_lock
-    from mobeval.report import write_reports
-
     spec: ReportSpec = job.report
     out = Path(job.out)
     cities: dict[str, set[str]] = {}

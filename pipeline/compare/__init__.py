@@ -1,0 +1,81 @@
+"""Paired comparison of models scored on the same units: ``mobeval compare OUT``.
+
+>>> from mobeval.compare import compare
+>>> table = compare("out/nextloc_sample", baseline="popularity")   # a polars DataFrame
+>>> compare("out/nextloc_sample", write=True)   # also OUT/compare/city=<c>/part-0.parquet
+
+For every city of OUT, every metric whose city value is the mean of its per-unit values, and every
+model against the baseline (or every pair), the per-unit values are paired by the unit key
+(samples, uids, uid-days, users, logits rows) and the differences ``d = model - baseline`` go
+through the chosen tests. One concern per module:
+
+* :mod:`~mobeval.compare.results`: OUT's complete results (:class:`~mobeval.compare.results.\
+  OutputFolder`), the options that define their metrics;
+* :mod:`~mobeval.compare.pairing`: the unit keys, each model's side, the common units;
+* :mod:`~mobeval.compare.significance`: the tests, on NumPy arrays of differences;
+* :mod:`~mobeval.compare.intervals`: the bootstrap interval;
+* :mod:`~mobeval.compare.corrections`: Holm, Bonferroni;
+* :mod:`~mobeval.compare.comparison`: :func:`compare` itself, its options, ``OUT/compare``;
+* :mod:`~mobeval.compare.printing`: the tables ``mobeval compare`` prints.
+
+Conventions (README "Compare models"):
+
+* ``paired-t``: ``scipy.stats.ttest_rel(baseline, model)``, two-sided: ``t = mean(d) /
+  sqrt(var(d, ddof=1) / n)``, Student's t with ``n - 1`` degrees of freedom; every difference zero
+  gives NaN (0/0), as scipy.
+* ``wilcoxon``: ``scipy.stats.wilcoxon(baseline, model)`` with its defaults: zero differences
+  dropped (``zero_method="wilcox"``), average ranks for tied ``|d|``, no continuity correction,
+  ``method="auto"``: the exact null distribution when n <= 50 with no ties and no zeros, the exact
+  sign-flip distribution of the rank sum when n <= 13 otherwise, else the normal approximation with
+  the tie correction (n counts the zeros in these thresholds, as scipy).
+* ``randomization``: Fisher's sign-flip test of the mean difference, two-sided: the share of sign
+  vectors ``s`` with ``|sum(s d)| >= |sum(d)| - 1e-9 max|d|`` (the tolerance absorbs rounding, so
+  that mathematically equal sums count). A zero difference changes no sum. Every sign vector of
+  the m non-zero differences when m <= 16 (or ``2**m <= permutations``): the exact p = count /
+  2**m, the share among all 2**n vectors; otherwise ``permutations`` random sign vectors of all n
+  units (shared by the metrics paired on the same units), p = (count + 1) / (permutations + 1).
+* Bootstrap: ``resamples`` resamples of the units with replacement; the percentile interval of the
+  resampled mean differences (``np.percentile``, linear interpolation), as
+  ``scipy.stats.bootstrap(method="percentile")``.
+* Random numbers: counter-based streams per (seed, resample index) in
+  :mod:`mobeval.kernels.resampling`, so a seed gives the same numbers for any thread count; the
+  units are in unit-key order, so the numbers do not depend on the row order of the files.
+* Corrections (``holm``, ``bonferroni``, ``none``) over every p-value of a city (models x metrics x
+  tests); a NaN p-value is left out of the family and stays NaN.
+"""
+
+from mobeval.compare.comparison import SCHEMA, checked_options, compare
+from mobeval.compare.corrections import CORRECTIONS, adjust
+from mobeval.compare.intervals import bootstrap_ci, bootstrap_cis
+from mobeval.compare.pairing import UNITS, unit_refused
+from mobeval.compare.printing import print_comparison, whole_tables
+from mobeval.compare.results import COUNT_ROWS
+from mobeval.compare.significance import (
+    P_COLUMNS,
+    TESTS,
+    paired_t,
+    randomization,
+    randomizations,
+    wilcoxon,
+)
+
+__all__ = [
+    "COUNT_ROWS",
+    "CORRECTIONS",
+    "P_COLUMNS",
+    "SCHEMA",
+    "TESTS",
+    "UNITS",
+    "adjust",
+    "bootstrap_ci",
+    "bootstrap_cis",
+    "checked_options",
+    "compare",
+    "paired_t",
+    "print_comparison",
+    "randomization",
+    "randomizations",
+    "unit_refused",
+    "whole_tables",
+    "wilcoxon",
+]

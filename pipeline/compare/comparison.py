@@ -1,0 +1,370 @@
+"""``compare()``: the comparison of OUT's models, city by city (every check first, then the
+statistics), its options checked, and its table written to ``OUT/compare``."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import secrets
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from mobeval.compare.corrections import CORRECTIONS, corrected
+from mobeval.compare.intervals import bootstrap_cis
+from mobeval.compare.pairing import (
+    UNITS,
+    alignment,
+    check_same_scoring,
+    load_side,
+    model_pairs,
+    read_column,
+    unit_keys,
+)
+from mobeval.compare.results import OutputFolder
+from mobeval.compare.significance import TESTS, paired_t, randomizations, wilcoxon
+from mobeval.errors import ConfigError, InputError
+
+#: Metrics read and resampled together (memory: units x this x 8 bytes per model).
+METRICS_AT_ONCE = 8
+
+SCHEMA = {
+    "city": pl.String,
+    "task": pl.String,
+    "unit": pl.String,
+    "metric": pl.String,
+    "baseline": pl.String,
+    "model": pl.String,
+    "n": pl.Int64,
+    "n_baseline_only": pl.Int64,
+    "n_model_only": pl.Int64,
+    "percent": pl.Boolean,
+    "mean_baseline": pl.Float64,
+    "mean_model": pl.Float64,
+    "diff": pl.Float64,
+    "rel_change_pct": pl.Float64,
+    "confidence": pl.Float64,
+    "ci_low": pl.Float64,
+    "ci_high": pl.Float64,
+    "resamples": pl.Int64,
+    "seed": pl.Int64,
+    "p_t": pl.Float64,
+    "p_wilcoxon": pl.Float64,
+    "wilcoxon_method": pl.String,
+    "p_randomization": pl.Float64,
+    "randomization_method": pl.String,
+    "permutations": pl.Int64,
+    "correction": pl.String,
+    "p_t_corrected": pl.Float64,
+    "p_wilcoxon_corrected": pl.Float64,
+    "p_randomization_corrected": pl.Float64,
+}
+
+
+def checked_options(tests, correction, confidence, resamples, permutations, seed, unit):
+    given = [tests] if isinstance(tests, str) else list(tests)
+    tests = [name.strip() for text in given for name in str(text).split(",") if name.strip()]
+    unknown = [t for t in tests if t not in TESTS]
+    if unknown or not tests:
+        raise ConfigError(f"--tests: {unknown or tests!r}: choose among {', '.join(TESTS)}")
+    if correction not in CORRECTIONS:
+        raise ConfigError(f"--correction: {correction!r}: choose among {', '.join(CORRECTIONS)}")
+    if not (isinstance(confidence, float | int) and 0 < confidence < 1):
+        raise ConfigError(f"--confidence: {confidence!r} is not between 0 and 1")
+    for option, value in (("--resamples", resamples), ("--permutations", permutations)):
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 10**9:
+            raise ConfigError(f"{option}: {value!r} is not an integer between 0 and 10^9")
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**63:
+        raise ConfigError(f"--seed: {seed!r} is not an integer between 0 and 2^63 - 1")
+    if unit not in UNITS:
+        raise ConfigError(f"--unit: {unit!r}: choose among {', '.join(UNITS)}")
+    return list(dict.fromkeys(tests))
+
+
+def _note(log: Callable[[str], None] | None, text: str) -> None:
+    if log is not None:
+        log(text)
+
+
+def _stderr(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
+def compare(
+    out: str | os.PathLike,
+    *,
+    city: str | None = None,
+    baseline: str | None = None,
+    metrics: Sequence[str] | str | None = None,
+    tests: Sequence[str] | str = TESTS,
+    resamples: int = 1000,
+    permutations: int = 10000,
+    seed: int = 0,
+    correction: str = "holm",
+    confidence: float = 0.95,
+    intersect: bool = False,
+    unit: str = "default",
+    write: bool = False,
+    log: Callable[[str], None] | None = _stderr,
+) -> pl.DataFrame:
+    """Compare the models of OUT's cities pairwise on their per-unit values (package docstring).
+
+    Args:
+        out: a mobeval output folder (with ``manifest.json``).
+        city: one city (default: every city with two models or more).
+        baseline: compare every model against this one (default: every pair, the earlier model
+            of the manifest as the baseline).
+        metrics: metric names (default: every metric that can be paired).
+        tests: among ``paired-t``, ``wilcoxon``, ``randomization``.
+        resamples: bootstrap resamples of the interval (0: none).
+        permutations: random sign vectors of the randomization test when it is not exact.
+        seed: of the bootstrap and of the sign flips.
+        correction: ``holm``, ``bonferroni`` or ``none``, over every p-value of a city.
+        confidence: of the bootstrap interval.
+        intersect: compare the units common to both models instead of refusing different sets.
+        unit: ``default`` (each task's unit), ``uid`` (trajectories), ``day`` (trajectories'
+            uid-days).
+        write: also write ``OUT/compare/city=<c>/part-0.parquet`` (holding OUT's lock).
+        log: where the notes go (metrics left out, cities skipped); None: nowhere.
+
+    Returns:
+        One row per (city, metric, baseline, model): :data:`SCHEMA`.
+
+    Raises:
+        ConfigError, InputError: what would mislead (different options, different units, one
+            model, missing per-unit outputs, an unknown baseline or metric); nothing is written.
+    """
+    tests = checked_options(tests, correction, confidence, resamples, permutations, seed, unit)
+    if isinstance(metrics, str):
+        metrics = [m.strip() for m in metrics.split(",") if m.strip()]
+    if write and not (Path(out) / "manifest.json").is_file():
+        raise InputError("no manifest.json: not a mobeval output folder", path=out)
+    arguments = (out, city, baseline, metrics, tests, resamples, permutations, seed, correction)
+    arguments += (confidence, intersect, unit, log)
+    if not write:
+        return _compare(*arguments)
+    from mobeval.io.writers import output_lock
+
+    with output_lock(out):
+        frame = _compare(*arguments)
+        _write(Path(out), frame)
+    return frame
+
+
+def _compare(
+    out,
+    city,
+    baseline,
+    metrics,
+    tests,
+    resamples,
+    permutations,
+    seed,
+    correction,
+    confidence,
+    intersect,
+    unit,
+    log,
+) -> pl.DataFrame:
+    source = OutputFolder(out)
+    if not source.cities:
+        raise InputError("no complete result in the manifest: nothing to compare", path=out)
+    if city is not None:
+        if city not in source.cities:
+            raise ConfigError(
+                f"--city: no results for city {city!r} in {out} (cities: "
+                f"{', '.join(source.cities)})"
+            )
+        cities = [city]
+    else:
+        cities = list(source.cities)
+    plans = []
+    for name in cities:
+        results = source.cities[name]
+        if len(results) < 2:
+            text = f"city={name} has a single model ({next(iter(results))}); a comparison needs two"
+            if city is not None or len(cities) == 1:
+                raise ConfigError(text)
+            _note(log, f"note: {text}: skipped")
+            continue
+        if baseline is not None and baseline not in results:
+            raise ConfigError(
+                f"--baseline: no model {baseline!r} in city={name} (models: {', '.join(results)})"
+            )
+        plans.append(name)
+    if not plans:
+        raise ConfigError(f"{out}: no city has two models to compare")
+    # Every check first (nothing is computed or written before they all pass).
+    prepared = []
+    for name in plans:
+        results = list(source.cities[name].values())
+        check_same_scoring(name, results)
+        sides, unpaired = {}, {}
+        for result in results:
+            side, left_out = load_side(source, result, unit, log)
+            sides[result.model] = side
+            for metric, reason in left_out.items():
+                unpaired.setdefault(metric, reason)
+        unit_name = unit_keys(results[0], unit)[2]
+        available = [
+            m
+            for m in sides[results[0].model].summary["metric"]
+            if all(m in s.columns for s in sides.values())
+        ]
+        if metrics is not None:
+            wanted = []
+            for metric in metrics:
+                if metric in unpaired:
+                    raise ConfigError(
+                        f"city={name}: metric {metric!r} cannot be paired: {unpaired[metric]}"
+                    )
+                if metric not in available:
+                    raise ConfigError(
+                        f"city={name}: no metric {metric!r} scored for every model (metrics: "
+                        f"{', '.join(available)})"
+                    )
+                wanted.append(metric)
+        else:
+            wanted = available
+            for metric, reason in unpaired.items():
+                _note(log, f"note: city={name}: {metric} left out: {reason}")
+            partial = {
+                m for side in sides.values() for m in side.columns if m not in available
+            } - set(unpaired)
+            for metric in sorted(partial):
+                _note(log, f"note: city={name}: {metric} left out: not scored for every model")
+        if not wanted:
+            raise ConfigError(f"city={name}: no metric can be paired")
+        pairs = model_pairs(list(sides), baseline)
+        alignments = {
+            (a, b): alignment(name, unit_name, sides[a], sides[b], intersect) for a, b in pairs
+        }
+        for (a, b), (_, _, only_a, only_b) in alignments.items():
+            if only_a or only_b:
+                common = alignments[(a, b)][0].size
+                _note(
+                    log,
+                    f"note: city={name}: {a} vs {b}: {common} common {unit_name}s compared "
+                    f"({only_a} only in {a}, {only_b} only in {b} left out)",
+                )
+        prepared.append((name, results[0].task, unit_name, sides, wanted, pairs, alignments))
+    frames = []
+    for name, task, unit_name, sides, wanted, pairs, alignments in prepared:
+        rows = {}
+        for first in range(0, len(wanted), METRICS_AT_ONCE):
+            group = wanted[first : first + METRICS_AT_ONCE]
+            values = {
+                model: {m: read_column(side.files, m) * side.scale[m] for m in group}
+                for model, side in sides.items()
+            }
+            for a, b in pairs:
+                ia, ib, only_a, only_b = alignments[(a, b)]
+                paired = {}
+                for metric in group:
+                    va, vb = values[a][metric][ia], values[b][metric][ib]
+                    nan_a, nan_b = np.isnan(va), np.isnan(vb)
+                    if (nan_a != nan_b).any() and not intersect:
+                        raise InputError(
+                            f"city={name}: {metric} has no value (NaN, left out of the mean) "
+                            f"for {int((nan_a & ~nan_b).sum())} {unit_name}s only in {a} and "
+                            f"{int((nan_b & ~nan_a).sum())} only in {b}; --intersect compares "
+                            f"the {int((~nan_a & ~nan_b).sum())} with both"
+                        )
+                    keep = ~(nan_a | nan_b)
+                    paired[metric] = (keep, va[keep], vb[keep])
+                # metrics with the same units resample together (the same numbers as alone)
+                batches: dict[bytes, list[str]] = {}
+                for metric, (keep, _, _) in paired.items():
+                    batches.setdefault(np.packbits(keep).tobytes(), []).append(metric)
+                for batch in batches.values():
+                    stats = _batch_stats(
+                        [paired[m][1] for m in batch],
+                        [paired[m][2] for m in batch],
+                        tests,
+                        resamples,
+                        permutations,
+                        seed,
+                        confidence,
+                    )
+                    for metric, values_of in zip(batch, stats, strict=True):
+                        percent = any(side.scale[metric] == 100.0 for side in sides.values())
+                        rows[(metric, a, b)] = (
+                            name, task, unit_name, metric, a, b, values_of["n"], only_a,
+                            only_b, percent, values_of["mean_a"], values_of["mean_b"],
+                            values_of["diff"], values_of["relative"], float(confidence),
+                            values_of["low"], values_of["high"], resamples, seed,
+                            values_of["p_t"], values_of["p_w"], values_of["w_method"],
+                            values_of["p_r"], values_of["r_method"], permutations, correction,
+                            None, None, None,
+                        )  # fmt: skip
+        ordered = [rows[(metric, a, b)] for metric in wanted for a, b in pairs]
+        frame = pl.DataFrame(ordered, schema=SCHEMA, orient="row")
+        frames.append(corrected(frame, tests, correction))
+    return pl.concat(frames)
+
+
+def _batch_stats(baselines, models, tests, resamples, permutations, seed, confidence) -> list[dict]:
+    """Means, interval and p-values of each metric of a batch paired on the same units."""
+    n = baselines[0].size
+    d = np.empty((n, len(baselines)), dtype=np.float64)
+    for c, (va, vb) in enumerate(zip(baselines, models, strict=True)):
+        d[:, c] = vb - va
+    low, high = bootstrap_cis(d, resamples, seed, confidence)
+    if "randomization" in tests:
+        p_r, r_methods = randomizations(d, permutations, seed)
+    out = []
+    for c, (va, vb) in enumerate(zip(baselines, models, strict=True)):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean_a = float(np.mean(va)) if n else math.nan
+            mean_b = float(np.mean(vb)) if n else math.nan
+            diff = mean_b - mean_a
+            relative = 100.0 * diff / abs(mean_a) if mean_a != 0 else math.nan
+        column = np.ascontiguousarray(d[:, c])
+        p_w, w_method = wilcoxon(column) if "wilcoxon" in tests else (None, None)
+        out.append(
+            {
+                "n": n,
+                "mean_a": mean_a,
+                "mean_b": mean_b,
+                "diff": diff,
+                "relative": relative,
+                "low": float(low[c]),
+                "high": float(high[c]),
+                "p_t": paired_t(column) if "paired-t" in tests else None,
+                "p_w": p_w,
+                "w_method": w_method,
+                "p_r": float(p_r[c]) if "randomization" in tests else None,
+                "r_method": r_methods[c] if "randomization" in tests else None,
+            }
+        )
+    return out
+
+
+def _write(out: Path, frame: pl.DataFrame) -> None:
+    """``OUT/compare/city=<c>/part-0.parquet`` per city, staged in ``OUT/.staging`` and moved into
+    place (a previous comparison of the city moved aside first, then deleted): whole or absent.
+    The caller holds OUT's lock; every city's folder is checked before anything is written
+    (:func:`mobeval.io.writers.checked_destination`: never through a link that leaves OUT)."""
+    from mobeval.io.writers import STAGING, checked_destination, remove_staged, write_parquet
+
+    token = secrets.token_hex(4)
+    parts = frame.partition_by("city", as_dict=True, maintain_order=True).items()
+    finals = {
+        city: checked_destination(out / "compare" / f"city={city}", out) for (city,), _ in parts
+    }
+    for (city,), part in parts:
+        staged = out / STAGING / f"compare-{token}" / f"city={city}"
+        staged.mkdir(parents=True, exist_ok=True)
+        write_parquet(part.drop("city"), staged / "part-0.parquet")
+        final = finals[city]
+        final.parent.mkdir(parents=True, exist_ok=True)
+        aside = out / STAGING / f"compare-{token}" / f"replaced-city={city}"
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(final, aside)
+        os.replace(staged, final)
+        remove_staged(aside, out)
+    remove_staged(out / STAGING / f"compare-{token}", out)

@@ -1,0 +1,203 @@
+"""The units two models are paired on: each result's unit keys, one model's side of a city
+(its files, keys and the metrics that can be paired), the results refused for being scored
+differently, and the row positions of the common units of two sides."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from mobeval.compare.results import COUNT_ROWS, OutputFolder, Result, truth_fingerprint
+from mobeval.errors import ConfigError, InputError
+from mobeval.io.outputs import read_section, section_schema
+
+UNITS = ("default", "uid", "day")
+#: The units other than its default one that a task's results can be paired on (``unit``), and
+#: why the others' cannot.
+OTHER_UNITS = {"trajectory": ("uid", "day")}
+UNIT_REFUSED = {
+    "day": "only trajectory results have per-day values",
+    "uid": "its units are paired by default (leave the unit out)",
+}
+
+
+def unit_refused(task: str, unit: str) -> str | None:
+    """Why results of ``task`` cannot be paired by ``unit`` (one of :data:`UNITS`), or None."""
+    if unit == "default" or unit in OTHER_UNITS.get(task, ()):
+        return None
+    return UNIT_REFUSED[unit]
+
+
+def unit_keys(result: Result, unit: str) -> tuple[str, list[str], str]:
+    """(section, key columns, unit name) of a result's paired units."""
+    refused = unit_refused(result.task, unit)
+    if refused is not None:
+        raise ConfigError(
+            f"--unit {unit}: city={result.city}/model={result.model} is a {result.task} result; "
+            f"{refused}"
+        )
+    if unit == "day":
+        return "per_day", ["uid", "d"], "uid-day"
+    if result.task == "nextloc":
+        return "per_unit", list(result.options.get("key") or ["sample_id"]), "sample"
+    if result.task == "trajectory":
+        return "per_unit", ["uid"], "uid"
+    if result.task == "recs":
+        return "per_unit", list(result.options.get("key") or ["user_id"])[:1], "user"
+    if result.task == "logits":
+        return "per_unit", ["row"], "row"
+    raise ConfigError(f"city={result.city}/model={result.model}: cannot compare {result.task!r}")
+
+
+@dataclass
+class Side:
+    """One model's paired material in a city: its files, unit keys and usable metrics."""
+
+    result: Result
+    files: list[Path]
+    keys: pl.DataFrame  # key columns + "__row" (position in the files' concatenation)
+    scale: dict[str, float]
+    columns: list[str]
+    summary: pl.DataFrame
+
+
+def _read_keys(files: list[Path], keys: list[str], label: str) -> pl.DataFrame:
+    schema = section_schema(files)
+    missing = [k for k in keys if k not in schema]
+    if missing:
+        raise InputError(
+            f"missing unit key column; columns: {list(schema)}",
+            path=files[0].parent,
+            column=missing[0],
+        )
+    frame = read_section(files, keys).with_row_index("__row")
+    duplicated = frame.select(keys).is_duplicated()
+    if duplicated.any():
+        first = frame.filter(duplicated).row(0, named=True)
+        raise InputError(
+            f"{label}: a unit appears twice",
+            path=files[0].parent,
+            key=", ".join(f"{k}={first[k]}" for k in keys),
+        )
+    return frame
+
+
+def read_column(files: list[Path], name: str) -> np.ndarray:
+    return read_section(files, [name])[name].cast(pl.Float64).to_numpy()
+
+
+def check_same_scoring(city: str, results: list[Result]) -> None:
+    """Refuse results of one city scored by different tasks, options or truths."""
+    first = results[0]
+    for other in results[1:]:
+        if other.task != first.task:
+            raise ConfigError(
+                f"city={city}: {first.model} is a {first.task} result and {other.model} a "
+                f"{other.task} one; compare results of one task"
+            )
+        names = sorted(set(first.options) | set(other.options))
+        for name in names:
+            a, b = first.options.get(name), other.options.get(name)
+            if a != b:
+                raise ConfigError(
+                    f"city={city}: {first.model} and {other.model} were scored under different "
+                    f"options ({name}: {json.dumps(a)} vs {json.dumps(b)}); their metrics do not "
+                    "mean the same thing, score them the same way to compare them"
+                )
+        if truth_fingerprint(first.entry) != truth_fingerprint(other.entry):
+            raise ConfigError(
+                f"city={city}: {first.model} and {other.model} were scored against different "
+                "truth files; compare models scored on the same truth"
+            )
+
+
+def _percent_metrics(result: Result) -> set[str]:
+    if result.task == "logits" and result.options.get("percent"):
+        from mobeval.tasks.logits import PERCENT_METRICS
+
+        return set(PERCENT_METRICS)
+    return set()
+
+
+def load_side(
+    source: OutputFolder, result: Result, unit: str, log: Callable[[str], None]
+) -> tuple[Side, dict[str, str]]:
+    """One model's side, and the metrics it cannot pair with the reason."""
+    section, keys, _ = unit_keys(result, unit)
+    files = source.section_files(result, section)
+    summary = source.summary(result)
+    schema = section_schema(files)
+    label = f"city={result.city}/model={result.model}"
+    key_frame = _read_keys(files, keys, label)
+    percent = _percent_metrics(result)
+    scale, columns, unpaired = {}, [], {}
+    for metric, value, n in summary.select("metric", "value", "n").iter_rows():
+        if metric in COUNT_ROWS or metric in keys:
+            continue
+        if metric not in schema or not schema[metric].is_numeric():
+            unpaired[metric] = "no per-unit values (aggregated over all units)"
+            continue
+        factor = 100.0 if metric.partition("@")[0] in percent else 1.0
+        if section == "per_unit":
+            values = read_column(files, metric) * factor
+            kept = values[~np.isnan(values)]
+            mean = math.fsum(kept) / kept.size if kept.size else math.nan
+            same = kept.size == n and (
+                (math.isnan(mean) and math.isnan(value))
+                or math.isclose(mean, value, rel_tol=1e-9, abs_tol=1e-12)
+            )
+            if not same:
+                unpaired[metric] = (
+                    "the city value is not the mean of the per-unit values (an aggregate, "
+                    "or another denominator)"
+                )
+                continue
+        scale[metric] = factor
+        columns.append(metric)
+    return Side(result, files, key_frame, scale, columns, summary), unpaired
+
+
+def model_pairs(models: list[str], baseline: str | None) -> list[tuple[str, str]]:
+    if baseline is not None:
+        return [(baseline, m) for m in models if m != baseline]
+    return [(a, b) for i, a in enumerate(models) for b in models[i + 1 :]]
+
+
+def alignment(
+    city: str, unit_name: str, a: Side, b: Side, intersect: bool
+) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Row positions of the common units in each side, in unit-key order; the counts of units
+    on one side only (an InputError when there are some and not ``intersect``)."""
+    keys = [c for c in a.keys.columns if c != "__row"]
+    for key in keys:
+        if a.keys.schema[key] != b.keys.schema[key]:
+            raise InputError(
+                f"unit keys of type {b.keys.schema[key]}, {a.keys.schema[key]} in "
+                f"{a.files[0].parent}: the results cannot be paired (score them again)",
+                path=b.files[0].parent,
+                column=key,
+            )
+    joined = a.keys.rename({"__row": "__a"}).join(
+        b.keys.rename({"__row": "__b"}), on=keys, how="full", coalesce=True, nulls_equal=True
+    )
+    only_a = int(joined["__b"].is_null().sum())
+    only_b = int(joined["__a"].is_null().sum())
+    common = joined.drop_nulls(["__a", "__b"]).sort(keys)
+    if (only_a or only_b) and not intersect:
+        raise InputError(
+            f"city={city}: {a.result.model} and {b.result.model} were scored on different "
+            f"{unit_name}s ({only_a} only in {a.result.model}, {only_b} only in "
+            f"{b.result.model}); --intersect compares the {common.height} common ones"
+        )
+    return (
+        common["__a"].to_numpy().astype(np.int64),
+        common["__b"].to_numpy().astype(np.int64),
+        only_a,
+        only_b,
+    )

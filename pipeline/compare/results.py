@@ -1,0 +1,118 @@
+"""Reading an OUT for a comparison (or a report): its manifest's complete results, the
+options that define each result's metrics, and each result's files."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from mobeval.errors import ConfigError, InputError
+from mobeval.io.outputs import RESULT_NAME, read_manifest, read_summary
+
+#: Summary rows that count things (not metrics).
+COUNT_ROWS = frozenset(
+    {
+        "samples",
+        "samples_without_predictions",
+        "predictions_without_truth_dropped",
+        "uids",
+        "uid_days",
+        "steps",
+        "uids_skipped",
+        "rows_out_of_grid",
+        "users",
+    }
+)
+
+
+@dataclass
+class Result:
+    """One (city, model) result of the manifest."""
+
+    city: str
+    model: str
+    task: str
+    config: dict
+    entry: dict
+    options: dict = field(default_factory=dict)
+
+
+def effective_options(task: str, config: dict, where: str) -> dict:
+    """The options of a result that define its metrics: the family's defaults updated with what
+    the manifest recorded, without the options that only select metrics, name inputs or say how
+    they are read (``defines=False`` in :mod:`mobeval.families`), and without unset (None)
+    ones. The recorded options are checked as a run checks them
+    (:func:`mobeval.options.check_options`): a damaged one is an InputError naming ``where``
+    (the manifest's entry)."""
+    from mobeval.families import FAMILIES
+    from mobeval.options import check_options
+
+    family = FAMILIES.get(task)
+    if family is None:
+        return {}
+    recorded = {name: value for name, value in config.items() if name in family.names}
+    try:
+        check_options(task, recorded)
+    except ConfigError as error:
+        raise InputError(f"{where}: {error}") from None
+    merged = family.values(recorded)
+    if isinstance(merged.get("key"), str):
+        merged["key"] = [merged["key"]]
+    options = {}
+    for name, value in merged.items():
+        if not family.option(name).defines or value is None:
+            continue
+        options[name] = json.loads(json.dumps(value, default=str))  # tuples -> lists
+    return options
+
+
+def truth_fingerprint(entry: dict) -> str:
+    """The truth input's fingerprint without its path and time (a copy elsewhere is the same)."""
+    truth = entry["inputs"].get("truth", [])
+    kept = [{k: v for k, v in part.items() if k not in ("path", "mtime")} for part in truth]
+    return json.dumps(kept, sort_keys=True)
+
+
+class OutputFolder:
+    """An output folder: its manifest's complete results and their per-unit tables."""
+
+    def __init__(self, out: str | os.PathLike) -> None:
+        self.out = Path(out)
+        path = self.out / "manifest.json"
+        if not path.is_file():
+            raise InputError("no manifest.json: not a mobeval output folder", path=self.out)
+        self.cities: dict[str, dict[str, Result]] = {}
+        for name, entry in read_manifest(path).items():
+            if entry["status"] != "complete":
+                continue
+            city, model = RESULT_NAME.fullmatch(name).groups()
+            task, config = entry["task"], entry["config"]
+            where = f"{path}: results[{json.dumps(name)}].config"
+            options = effective_options(task, config, where)
+            self.cities.setdefault(city, {})[model] = Result(
+                city, model, task, config, entry, options
+            )
+
+    def section_files(self, result: Result, section: str) -> list[Path]:
+        """The Parquet files of one section of a result (InputError when absent). The section
+        must be among the manifest's outputs of the result; it is looked for under this OUT
+        (as ``--resume`` does, so a moved OUT, or an older manifest's absolute paths, work)."""
+        listed = section in result.entry["outputs"]
+        folder = self.out / section / f"city={result.city}" / f"model={result.model}"
+        files = sorted(folder.glob("*.parquet")) if listed and folder.is_dir() else []
+        if not files:
+            what = {"per_day": "per-day", "summary": "summary"}.get(section, "per-unit")
+            raise InputError(
+                f"city={result.city}/model={result.model}: no {what} outputs "
+                f"({section}/city={result.city}/model={result.model}); score it again with "
+                "this mobeval to compare it",
+                path=self.out,
+            )
+        return files
+
+    def summary(self, result: Result) -> pl.DataFrame:
+        return read_summary(self.section_files(result, "summary"))

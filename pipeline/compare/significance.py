@@ -1,0 +1,141 @@
+"""The significance tests of a comparison, on NumPy arrays of paired differences
+``d = model - baseline``: the paired t-test, the Wilcoxon signed-rank test and Fisher's
+randomization (sign-flip) test, each as the package docstring of :mod:`mobeval.compare` states
+it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mobeval.kernels import resampling
+
+TESTS = ("paired-t", "wilcoxon", "randomization")
+#: p-value column of each test.
+P_COLUMNS = {"paired-t": "p_t", "wilcoxon": "p_wilcoxon", "randomization": "p_randomization"}
+#: Non-zero differences up to which the randomization test enumerates every sign vector.
+EXACT_MAX_NONZERO = 16
+#: Absolute tolerance of the randomization test, times max|d|.
+FLIP_TOLERANCE = 1e-9
+
+
+def paired_t(d: np.ndarray) -> float:
+    """Two-sided p-value of the paired t-test (``scipy.stats.ttest_rel``, to the last bits)."""
+    from scipy import special
+
+    d = np.asarray(d, dtype=np.float64)
+    n = d.size
+    if n == 0:
+        return math.nan
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.mean(d)
+        var = np.mean((d - mean) ** 2) * (np.float64(n) / np.float64(n - 1))
+        t = mean / np.sqrt(var / np.float64(n))
+        return float(2 * special.stdtr(np.float64(n - 1), -np.abs(t)))
+
+
+def _average_ranks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Average ranks (1-based) of ``values`` and the size of each tie group."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    sizes = np.diff(np.r_[starts, ordered.size])
+    group_rank = starts + 1 + (sizes - 1) / 2.0
+    ranks = np.empty(values.size, dtype=np.float64)
+    ranks[order] = np.repeat(group_rank, sizes)
+    return ranks, sizes
+
+
+def _signed_rank_pmf(n: int) -> np.ndarray:
+    """P(R+ = r), r = 0 .. n(n+1)/2, of the signed-rank statistic without ties (the recursion
+    scipy uses: each rank is positive with probability 1/2)."""
+    c = np.ones(1, dtype=np.float64)
+    for k in range(1, n + 1):
+        previous = c
+        c = np.zeros(k * (k + 1) // 2 + 1, dtype=np.float64)
+        m = len(previous)
+        c[:m] = previous * 0.5
+        c[-m:] += previous * 0.5
+    return c
+
+
+def wilcoxon(d: np.ndarray) -> tuple[float, str]:
+    """Two-sided p-value of the Wilcoxon signed-rank test with scipy's defaults, and the method
+    used (``exact``, ``permutation`` or ``asymptotic``)."""
+    from scipy import special
+
+    d = np.asarray(d, dtype=np.float64)
+    if d.size == 0:
+        return math.nan, "none"
+    nonzero = d[d != 0]
+    m = nonzero.size
+    ranks, sizes = _average_ranks(np.abs(nonzero))
+    r_plus = float(np.sum(ranks[nonzero > 0]))
+    has_ties = bool(np.any(sizes > 1))
+    if d.size > 50 or ((has_ties or m < d.size) and d.size > 13):
+        count = float(m)
+        mean = count * (count + 1.0) * 0.25
+        spread = count * (count + 1.0) * (2.0 * count + 1.0)
+        tie_correct = float(np.sum(sizes.astype(np.float64) ** 3 - sizes))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            se = np.sqrt((spread - tie_correct / 2) / 24)
+            z = (r_plus - mean) / se
+        return float(2 * special.ndtr(-np.abs(z))), "asymptotic"
+    if not has_ties and m == d.size:
+        pmf = _signed_rank_pmf(m)
+        centre = m * (m + 1) / 4
+        k_low, k_high = math.floor(r_plus), math.ceil(r_plus)
+        sf = pmf[k_low:].sum() if k_low <= centre else 1 - pmf[:k_low].sum()
+        cdf = pmf[: k_high + 1].sum() if k_high <= centre else 1 - pmf[k_high + 1 :].sum()
+        return float(np.clip(2 * min(sf, cdf), 0, 1)), "exact"
+    # ties or zeros, n <= 13: every sign vector of the non-zero differences (zeros only double
+    # each count, so the shares are those of all 2**n vectors)
+    masks = np.arange(2**m, dtype=np.int64)
+    positive = ((masks[:, None] >> np.arange(m)) & 1) == 0
+    null = positive.astype(np.float64) @ ranks if m else np.zeros(1)
+    gamma = abs(np.finfo(np.float64).eps * 100 * r_plus)
+    less = np.count_nonzero(null <= r_plus + gamma) / null.size
+    greater = np.count_nonzero(null >= r_plus - gamma) / null.size
+    return float(np.clip(min(less, greater) * 2, 0, 1)), "permutation"
+
+
+def randomization(d: np.ndarray, permutations: int, seed: int) -> tuple[float, str]:
+    """Two-sided p-value of Fisher's sign-flip test of the mean difference and its method
+    (``exact`` or ``monte-carlo``); see :mod:`mobeval.compare`."""
+    p, method = randomizations(np.asarray(d, dtype=np.float64)[:, None], permutations, seed)
+    return float(p[0]), method[0]
+
+
+def randomizations(d: np.ndarray, permutations: int, seed: int) -> tuple[np.ndarray, list[str]]:
+    """:func:`randomization` of every column of ``d`` (float64[n, m]): the exact test per column
+    where it applies, the Monte-Carlo one for the others together (the same numbers as one by
+    one: every column sees the same sign vectors)."""
+    d = np.ascontiguousarray(d, dtype=np.float64)
+    columns = d.shape[1]
+    pvalues = np.full(columns, math.nan)
+    methods = ["none"] * columns
+    thresholds = np.zeros(columns)
+    sampled = []
+    for c in range(columns):
+        nonzero = np.ascontiguousarray(d[d[:, c] != 0, c])
+        m = nonzero.size
+        if m == 0:
+            pvalues[c], methods[c] = (1.0 if d.shape[0] else math.nan), "exact"
+            continue
+        # the observed sum over the non-zero values is the sum over all (adding 0.0 is exact)
+        thresholds[c] = abs(resampling.flip_sum(nonzero, 0)) - FLIP_TOLERANCE * float(
+            np.max(np.abs(nonzero))
+        )
+        if m <= EXACT_MAX_NONZERO or (m < 62 and 2**m <= permutations):
+            count = resampling.signflip_count_exact(nonzero, thresholds[c])
+            pvalues[c], methods[c] = float(count) / float(2**m), "exact"
+        elif permutations >= 1:
+            sampled.append(c)
+    if sampled:
+        counts = resampling.signflip_count_mc(
+            np.ascontiguousarray(d[:, sampled]), permutations, seed, thresholds[sampled]
+        )
+        for c, count in zip(sampled, counts, strict=True):
+            pvalues[c], methods[c] = (count + 1) / (permutations + 1), "monte-carlo"
+    return pvalues, methods

@@ -1,0 +1,48 @@
+"""``mobeval report OUT``: the results of an output folder as LaTeX, Markdown or HTML.
+
+>>> from mobeval.report import Report
+>>> report = Report("out/nextloc_sample", baseline="markov")
+>>> report.save("out/nextloc_sample/report/report.html")   # or .md, .tex
+>>> report.to_markdown()                                    # a string; plots need a folder
+
+Per city: one table per cutoff grid (the metrics @1/@5/@10 together, the metrics without a
+cutoff together), one row per metric and one column per model, the best value per metric in
+bold (the lowest for dtw, mse, mae, rmse, cross_entropy), significance markers against the
+baseline from ``OUT/compare`` (computed with :func:`mobeval.compare.compare` when absent and
+``compute_compare``), and improvement columns as in the seed guide: the difference in points
+(percentage points for rates) and the relative change in %. Then plots (matplotlib, the
+``report`` extra): metric@k curves, the CDF of per-unit values, the city GEO-BLEU per day
+(trajectories), a paired scatter of two models' per-unit values; and a methods section generated
+from the manifest: every metric's definition, formula and the resolved parameters of this run
+(:mod:`mobeval.report.methods`).
+
+Per-unit data is read one metric column at a time (plus the unit keys for the scatter), so memory
+is bounded by one column per model, not by the number of metrics.
+
+One concern per module:
+
+* :mod:`~mobeval.report.document`: :class:`Report` (what each city holds, its cells, its
+  methods section, its file written whole), :func:`write_reports`;
+* :mod:`~mobeval.report.city`: what a report shows of one city, as data;
+* :mod:`~mobeval.report.tables`: the tables and cells every format shares;
+* :mod:`~mobeval.report.markdown`, :mod:`~mobeval.report.html`, :mod:`~mobeval.report.latex`:
+  one module per output format;
+* :mod:`~mobeval.report.plots`: the plots (matplotlib);
+* :mod:`~mobeval.report.methods`: what each metric is, the methods section's text;
+* :mod:`~mobeval.report.job`: a job file's ``[report]``.
+"""
+
+from mobeval.report.document import FORMATS, Report, parse_formats, write_reports
+from mobeval.report.plots import EXTRA_MESSAGE, ReportExtraMissing, check_plotting
+from mobeval.report.tables import TEST_NAMES
+
+__all__ = [
+    "EXTRA_MESSAGE",
+    "FORMATS",
+    "TEST_NAMES",
+    "Report",
+    "ReportExtraMissing",
+    "check_plotting",
+    "parse_formats",
+    "write_reports",
+]

@@ -1,0 +1,93 @@
+"""The report as one self-contained HTML page (plots embedded as base64 PNG)."""
+
+from __future__ import annotations
+
+import base64
+import html
+
+from mobeval.report.tables import cell, header, legend
+
+_CSS = """
+body { font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; margin: 2em auto;
+       max-width: 1100px; color: #222; line-height: 1.45; padding: 0 1em; }
+h1 { border-bottom: 2px solid #ccc; padding-bottom: .2em; }
+h2 { margin-top: 2em; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; margin: .6em 0 1.2em; font-size: 14px; }
+th, td { border: 1px solid #ccc; padding: 4px 10px; }
+th { background: #f3f3f3; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+caption { caption-side: top; text-align: left; font-weight: bold; padding: 4px 0; }
+figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
+figcaption { font-size: 13px; color: #555; }
+code.formula { display: block; background: #f7f7f7; padding: 6px 10px; margin: .4em 0; }
+.legend, .note { font-size: 13px; color: #444; }
+dl.params { display: grid; grid-template-columns: max-content auto; gap: 2px 12px;
+            font-size: 14px; }
+dl.params dt { font-weight: 600; } dl.params dd { margin: 0; }
+"""
+
+
+def render_html(report, standalone: bool = True) -> str:
+    """:meth:`mobeval.report.Report.to_html`'s page (``standalone=False``: a ``<div>`` for a
+    notebook)."""
+    if report.plots:
+        report.figures()
+    e = html.escape
+    parts = [f"<h1>{e(report.title)}</h1>", f"<p>Results of <code>{e(str(report.out))}</code>.</p>"]
+    for city in report.cities:
+        parts.append(f"<h2>city={e(city.name)}</h2><p><em>{e(header(city))}</em></p>")
+        others = [m for m in city.models if m != city.baseline] if city.baseline else []
+        for table in city.tables:
+            head = ["metric", *city.models, *[f"{m} vs {city.baseline}" for m in others]]
+            rows = []
+            for metric in table.metrics:
+                cells = [
+                    cell(report, city, m, metric, lambda t: f"<b>{t}</b>", e) for m in city.models
+                ]
+                cells += [e(report.improvement(city, m, metric)) for m in others]
+                rows.append(
+                    f"<tr><td>{e(metric)}</td>"
+                    + "".join(f'<td class="num">{c}</td>' for c in cells)
+                    + "</tr>"
+                )
+            parts.append(
+                f"<table><caption>{e(table.title)}</caption><tr>"
+                + "".join(f"<th>{e(h)}</th>" for h in head)
+                + "</tr>"
+                + "".join(rows)
+                + "</table>"
+            )
+        parts.append(f'<p class="legend">{e(legend(city))}</p>')
+        if city.note:
+            parts.append(f'<p class="note">Note: {e(city.note)}</p>')
+        for figure in city.figures:
+            data = base64.b64encode(figure.png).decode("ascii")
+            parts.append(
+                f'<figure><img alt="{e(figure.caption)}" src="data:image/png;base64,{data}">'
+                f"<figcaption>{e(figure.caption)}</figcaption></figure>"
+            )
+    parts.append("<h2>Methods</h2>")
+    for cities, task, _, entries in report.method_groups():
+        parts.append(f"<h3>{e(task)}: {e(', '.join('city=' + c for c in cities))}</h3>")
+        for entry in entries:
+            params = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in entry.parameters)
+            parts.append(
+                f"<h4>{e(entry.info.title)} <small>({e(', '.join(entry.metrics))})</small></h4>"
+                f"<p>{e(entry.info.definition)}</p>"
+                f'<code class="formula">{e(entry.info.text)}</code>'
+                f"<p>System value: {e(entry.info.aggregate)}.</p>"
+                f'<p>In this run:</p><dl class="params">{params}</dl>'
+            )
+    comparison = report.comparison_text()
+    if comparison:
+        parts.append("<h3>Comparison</h3><ul>")
+        parts += [f"<li>{e(line)}</li>" for line in comparison]
+        parts.append("</ul>")
+    body = "\n".join(parts)
+    if not standalone:
+        return f"<div><style>{_CSS}</style>{body}</div>"
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{e(report.title)}</title><style>{_CSS}</style></head><body>\n{body}\n"
+        "</body></html>\n"
+    )

@@ -1,0 +1,226 @@
+"""The report's plots (matplotlib, the ``report`` extra): metric@k curves, the CDF of per-unit
+values, the city GEO-BLEU per day (trajectories), a paired scatter of two models' per-unit
+values. Per-unit data is read one metric column at a time (plus the unit keys for the
+scatter), so memory is bounded by one column per model, not by the number of metrics."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+import polars as pl
+
+from mobeval.compare.pairing import unit_keys
+from mobeval.compare.results import OutputFolder
+from mobeval.errors import ConfigError, InputError
+from mobeval.io.outputs import read_section, section_schema
+from mobeval.report.city import UNIT_WORDS, City, Figure
+from mobeval.report.methods import cutoff_of
+
+EXTRA_MESSAGE = (
+    "plots need matplotlib: pip install 'mobeval[report]' (or --no-plots for tables and methods "
+    "only)"
+)
+
+
+class ReportExtraMissing(ConfigError):
+    """matplotlib is not installed and plots were asked for."""
+
+
+def _pyplot():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ReportExtraMissing(EXTRA_MESSAGE) from None
+    return plt
+
+
+def check_plotting() -> None:
+    """ReportExtraMissing (exit 2 on the command line) when matplotlib cannot be imported."""
+    _pyplot()
+
+
+def _style(ax, title: str, xlabel: str, ylabel: str | None = None, *, legend=True) -> None:
+    """Every plot's look: a small title, the axis labels, a light grid, the models' legend."""
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel(xlabel)
+    if ylabel is not None:
+        ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    if legend:
+        ax.legend(fontsize=8)
+
+
+def draw_figures(source: OutputFolder, cities: list[City]) -> None:
+    """Every city's plots, drawn into ``city.figures`` (ReportExtraMissing without
+    matplotlib)."""
+    plt = _pyplot()
+    for city in cities:
+        city.figures = [f for f in _city_figures(plt, source, city) if f is not None]
+
+
+def _city_figures(plt, source: OutputFolder, city: City) -> list[Figure | None]:
+    return [
+        _curves(plt, city),
+        _cdf(plt, source, city),
+        _per_day(plt, source, city),
+        _scatter(plt, source, city),
+    ]
+
+
+def _figure(plt, figure, name: str, caption: str) -> Figure:
+    """``figure`` drawn as a PNG (100 dpi, no software stamp: the same bytes every time),
+    then closed."""
+    buffer = io.BytesIO()
+    figure.tight_layout()
+    figure.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
+    plt.close(figure)
+    return Figure(name, caption, buffer.getvalue())
+
+
+def _curves(plt, city: City) -> Figure | None:
+    families: dict[str, list[tuple[int, str]]] = {}
+    for metric in city.metrics:
+        k = cutoff_of(metric)
+        if k is not None:
+            families.setdefault(metric.partition("@")[0], []).append((k, metric))
+    families = {f: sorted(v) for f, v in families.items() if len(v) >= 2}
+    if not families:
+        return None
+    n = len(families)
+    cols = min(n, 4)
+    rows = math.ceil(n / cols)
+    figure, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False)
+    for ax, (name, points) in zip(axes.flat, families.items(), strict=False):
+        ks = [k for k, _ in points]
+        for model in city.models:
+            ys = [city.values[model].get(m, math.nan) for _, m in points]
+            ax.plot(ks, ys, marker="o", label=model)
+        _style(ax, f"{name}@k", "k", legend=False)
+        ax.set_xticks(ks)
+    for ax in list(axes.flat)[n:]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=8)
+    caption = f"city={city.name}: metric@k per model"
+    return _figure(plt, figure, f"{city.name}-curves.png", caption)
+
+
+def _per_unit_metrics(source: OutputFolder, city: City) -> list[str]:
+    """The per-unit metrics of the CDF and scatter plots (at most two)."""
+    result = source.cities[city.name][city.models[0]]
+    try:
+        files = source.section_files(result, "per_unit")
+    except InputError:
+        return []
+    schema = section_schema(files)
+    columns = [m for m in city.metrics if m in schema and schema[m].is_numeric()]
+    if city.task == "trajectory":
+        return [m for m in ("geobleu", "dtw") if m in columns]
+    uncut = [m for m in columns if cutoff_of(m) is None]
+    cut = []
+    for family in ("ndcg", "mrr", "map", "acc", "precision", "recall"):
+        ks = [m for m in columns if m.partition("@")[0] == family and cutoff_of(m)]
+        if ks:
+            cut.append(max(ks, key=cutoff_of))
+    return (uncut + cut)[:2]
+
+
+def _column(source: OutputFolder, city: City, model: str, metric: str) -> np.ndarray | None:
+    result = source.cities[city.name][model]
+    try:
+        files = source.section_files(result, "per_unit")
+    except InputError:
+        return None
+    if metric not in section_schema(files):
+        return None
+    column = read_section(files, [metric])[metric]
+    values = column.cast(pl.Float64).to_numpy()
+    return values[~np.isnan(values)]
+
+
+def _cdf(plt, source: OutputFolder, city: City) -> Figure | None:
+    chosen = _per_unit_metrics(source, city)
+    if not chosen:
+        return None
+    figure, axes = plt.subplots(1, len(chosen), figsize=(5 * len(chosen), 3.4), squeeze=False)
+    for ax, metric in zip(axes.flat, chosen, strict=True):
+        for model in city.models:
+            values = _column(source, city, model, metric)  # one column at a time
+            if values is None or values.size == 0:
+                continue
+            values = np.sort(values)
+            share = np.arange(0, values.size + 1) / values.size
+            ax.step(np.concatenate([values[:1], values]), share, where="post", label=model)
+            del values, share
+        word = UNIT_WORDS.get(city.task, "units")
+        _style(ax, f"{metric}: CDF over {word}", metric, "share of " + word)
+    caption = f"city={city.name}: distribution (CDF) of per-unit values per model"
+    return _figure(plt, figure, f"{city.name}-cdf.png", caption)
+
+
+def _per_day(plt, source: OutputFolder, city: City) -> Figure | None:
+    if city.task != "trajectory":
+        return None
+    figure, ax = plt.subplots(figsize=(7, 3.2))
+    drawn = False
+    for model in city.models:
+        result = source.cities[city.name][model]
+        try:
+            files = source.section_files(result, "per_day")
+        except InputError:
+            continue
+        if "geobleu" not in section_schema(files):
+            continue
+        days = (
+            read_section(files, ["d", "geobleu"])
+            .group_by("d")
+            .agg(pl.col("geobleu").mean())
+            .sort("d")
+        )
+        ax.plot(days["d"].to_numpy(), days["geobleu"].to_numpy(), marker=".", label=model)
+        drawn = True
+    if not drawn:
+        plt.close(figure)
+        return None
+    _style(ax, f"city={city.name}: GEO-BLEU per day (mean over uids)", "day d", "GEO-BLEU")
+    caption = f"city={city.name}: city GEO-BLEU per day"
+    return _figure(plt, figure, f"{city.name}-per-day.png", caption)
+
+
+def _scatter(plt, source: OutputFolder, city: City) -> Figure | None:
+    chosen = _per_unit_metrics(source, city)
+    if city.baseline is None or not chosen:
+        return None
+    metric = chosen[0]
+    other = next(m for m in city.models if m != city.baseline)
+    frames = []
+    for model in (city.baseline, other):
+        result = source.cities[city.name][model]
+        try:
+            section, keys, _ = unit_keys(result, "default")
+            files = source.section_files(result, section)
+        except (ConfigError, InputError):
+            return None
+        frames.append(read_section(files, [*keys, metric]).rename({metric: model}))
+    joined = frames[0].join(frames[1], on=keys, how="inner").drop_nans().drop_nulls()
+    del frames
+    if joined.height == 0:
+        return None
+    if joined.height > 20000:  # every n-th unit: the picture, not the data
+        joined = joined.gather_every(math.ceil(joined.height / 20000))
+    x, y = joined[city.baseline].to_numpy(), joined[other].to_numpy()
+    figure, ax = plt.subplots(figsize=(4.4, 4.2))
+    size, alpha = (24, 0.8) if x.size <= 2000 else (6, 0.3)
+    ax.scatter(x, y, s=size, alpha=alpha, edgecolors="none")
+    low, high = float(min(x.min(), y.min())), float(max(x.max(), y.max()))
+    ax.plot([low, high], [low, high], color="grey", linewidth=0.8, linestyle="--")
+    _style(ax, f"{metric} per unit, paired", f"{city.baseline} (baseline)", other, legend=False)
+    caption = (
+        f"city={city.name}: {metric} of {other} vs {city.baseline}, paired by unit "
+        f"({joined.height} shown)"
+    )
+    return _figure(plt, figure, f"{city.name}-scatter.png", caption)

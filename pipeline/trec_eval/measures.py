@@ -1,0 +1,270 @@
+"""trec_eval's measures: their names and order, the nicknames (``official``, ``all_trec``,
+``set``), each measure's parameters (``-m P.5,10``) checked and resolved."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from mobeval.errors import ConfigError
+from mobeval.io.numbers import integer_problem, real_problem
+
+LONG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+FRACTIONS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+R_MULTIPLES = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
+
+#: name -> (parameter kind, default parameters), in trec_eval's order of measures.
+MEASURES: dict[str, tuple[str, tuple]] = {
+    "runid": ("none", ()),
+    "num_q": ("none", ()),
+    "num_ret": ("none", ()),
+    "num_rel": ("none", ()),
+    "num_rel_ret": ("none", ()),
+    "map": ("none", ()),
+    "gm_map": ("none", ()),
+    "Rprec": ("none", ()),
+    "bpref": ("none", ()),
+    "recip_rank": ("none", ()),
+    "iprec_at_recall": ("double_cut", FRACTIONS),
+    "P": ("long_cut", LONG_CUTS),
+    "relstring": ("double", (10.0,)),
+    "recall": ("long_cut", LONG_CUTS),
+    "infAP": ("none", ()),
+    "gm_bpref": ("none", ()),
+    "Rprec_mult": ("double_cut", R_MULTIPLES),
+    "utility": ("double", (1.0, -1.0, 0.0, 0.0)),
+    "11pt_avg": ("double", FRACTIONS),
+    "binG": ("none", ()),
+    "G": ("pair", ()),
+    "dcg": ("pair", ()),
+    "ideal_dcg": ("pair", ()),
+    "ndcg": ("pair", ()),
+    "ndcg_rel": ("pair", ()),
+    "Rndcg": ("pair", ()),
+    "ndcg_cut": ("long_cut", LONG_CUTS),
+    "map_cut": ("long_cut", LONG_CUTS),
+    "relative_P": ("long_cut", LONG_CUTS),
+    "success": ("long_cut", (1, 5, 10)),
+    "set_P": ("none", ()),
+    "set_relative_P": ("none", ()),
+    "set_recall": ("none", ()),
+    "set_map": ("none", ()),
+    "set_F": ("double", (1.0,)),
+    "num_nonrel_judged_ret": ("none", ()),
+    "map_avgjg": ("none", ()),
+    "P_avgjg": ("long_cut", LONG_CUTS),
+    "Rprec_mult_avgjg": ("double_cut", R_MULTIPLES),
+    "rbp": ("pair", ()),
+    "rbp_resid": ("pair", ()),
+    "unj": ("long_cut", (5, 10, 20)),
+}
+OFFICIAL = [
+    "runid",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "gm_map",
+    "Rprec",
+    "bpref",
+    "recip_rank",
+    "iprec_at_recall",
+    "P",
+]
+NICKNAMES = {
+    "official": OFFICIAL,
+    "all_trec": OFFICIAL
+    + [
+        "relstring",
+        "recall",
+        "unj",
+        "rbp",
+        "rbp_resid",
+        "infAP",
+        "gm_bpref",
+        "utility",
+        "11pt_avg",
+        "ndcg",
+        "relative_P",
+        "Rprec_mult",
+        "success",
+        "map_cut",
+        "ndcg_cut",
+        "ndcg_rel",
+        "Rndcg",
+        "binG",
+        "G",
+        "set_P",
+        "set_recall",
+        "set_relative_P",
+        "set_map",
+        "set_F",
+        "num_nonrel_judged_ret",
+    ],
+    "qrels_jg": ["runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"],
+    "set": [
+        "runid",
+        "num_q",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "utility",
+        "set_P",
+        "set_recall",
+        "set_relative_P",
+        "set_map",
+        "set_F",
+    ],
+}
+COUNTS = {"num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}
+
+
+@dataclass
+class Measure:
+    name: str
+    kind: str
+    params: tuple
+    printable: str | None  # the parameter text given with -m, None for the defaults
+
+
+@dataclass(frozen=True)
+class Domain:
+    """What each parameter of a measure may be: an integer (:func:`~mobeval.io.numbers.
+    integer_problem`) or a finite real (:func:`~mobeval.io.numbers.real_problem`) from ``low``
+    to ``high`` (``high`` itself excluded when ``open_high``), said as ``text`` in a message;
+    ``count``: how many parameters there must be (None: any)."""
+
+    text: str
+    integer: bool = False
+    low: float = -math.inf
+    high: float = math.inf
+    open_high: bool = False
+    count: int | None = None
+
+    def problem(self, value: str) -> str | None:
+        """Why the text ``value`` is not in the domain, or None."""
+        problem = (integer_problem if self.integer else real_problem)(value)
+        if problem is not None:
+            return problem
+        number = int(value) if self.integer else float(value)
+        if number < self.low or number > self.high or (self.open_high and number == self.high):
+            return "is out of range"
+        return None
+
+
+CUTOFFS = Domain("cutoffs are whole numbers from 1 to 2^63-1", integer=True, low=1)
+FRACTIONS_DOMAIN = Domain("recall levels are numbers from 0 to 1", low=0.0, high=1.0)
+#: measure (or parameter kind) -> the domain of its parameters; a pair measure's gains are finite
+#: reals and its levels integers (:func:`_pair_params`).
+DOMAINS = {
+    "long_cut": CUTOFFS,
+    "iprec_at_recall": FRACTIONS_DOMAIN,
+    "11pt_avg": FRACTIONS_DOMAIN,
+    "Rprec_mult": Domain("multiples of R are numbers >= 0", low=0.0),
+    "Rprec_mult_avgjg": Domain("multiples of R are numbers >= 0", low=0.0),
+    "relstring": Domain(
+        "the length is one whole number from 0 to 2^63-1", integer=True, low=0, count=1
+    ),
+    "utility": Domain("utility takes 4 finite coefficients", count=4),
+    "set_F": Domain("beta is one number >= 0", low=0.0, count=1),
+}
+GAINS = Domain("gains are finite numbers")
+PERSISTENCE = Domain(
+    "rbp's persistence p is a number from 0 to below 1", low=0.0, high=1.0, open_high=True
+)
+
+
+def _checked(name: str, text: str, domain: Domain, values: list[str]) -> None:
+    """ConfigError naming the first of ``values`` outside ``domain`` (or their count)."""
+    if domain.count is not None and len(values) != domain.count:
+        raise ConfigError(f"-m {name}.{text}: {len(values)} parameters; {domain.text}")
+    for value in values:
+        problem = domain.problem(value)
+        if problem is not None:
+            raise ConfigError(f"-m {name}.{text}: {value!r} {problem} ({domain.text})")
+
+
+def _long_params(name: str, text: str) -> tuple:
+    parts = text.split(",")
+    _checked(name, text, CUTOFFS, parts)
+    values = sorted(int(t) for t in parts)
+    if len(set(values)) != len(values):
+        raise ConfigError(f"-m {name}.{text}: duplicate cutoffs")
+    return tuple(values)
+
+
+def _double_params(name: str, text: str, *, sort: bool) -> tuple:
+    parts = text.split(",")
+    _checked(name, text, DOMAINS[name], parts)
+    values = [float(t) for t in parts]
+    if sort and len(set(values)) != len(values):
+        raise ConfigError(f"-m {name}.{text}: duplicate cutoffs")
+    return tuple(sorted(values) if sort else values)
+
+
+def _pair_params(name: str, text: str) -> tuple:
+    """``level=gain`` pairs (a level an integer within 64 bits, a gain a finite number), and for
+    rbp and rbp_resid ``p=persistence``."""
+    pairs = []
+    for part in text.split(","):
+        key, sep, value = part.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"-m {name}.{text}: parameters must be level=gain pairs")
+        if key == "p" and name in ("rbp", "rbp_resid"):
+            _checked(name, text, PERSISTENCE, [value])
+        elif integer_problem(key) is None:
+            _checked(name, text, GAINS, [value])
+        else:
+            keys = "p=persistence or level=gain" if name.startswith("rbp") else "level=gain"
+            raise ConfigError(
+                f"-m {name}.{text}: {key!r} is not a relevance level (an integer within 64 "
+                f"bits); parameters are {keys} pairs"
+            )
+        pairs.append((key, float(value)))
+    return tuple(pairs)
+
+
+def resolve_measures(requested: list[str]) -> list[Measure]:
+    """``-m`` arguments -> the measures to compute, in trec_eval's order, each with the
+    parameters of the first ``-m`` that gave its name some."""
+    marked: set[str] = set()
+    given: dict[str, str] = {}
+    for item in requested or ["official"]:
+        name, dot, text = item.partition(".")
+        if name in NICKNAMES and not dot:
+            marked.update(NICKNAMES[name])
+            continue
+        if name not in MEASURES:
+            known = ", ".join([*NICKNAMES, *MEASURES])
+            raise ConfigError(f"-m {item}: unknown measure (known: {known})")
+        marked.add(name)
+        if dot and text and name not in given:
+            given[name] = text
+    measures = []
+    for name, (kind, default) in MEASURES.items():
+        if name not in marked:
+            continue
+        text = given.get(name)
+        if text is None or kind == "none":
+            params = default
+        elif kind == "long_cut":
+            params = _long_params(name, text)
+        elif kind == "double_cut":
+            params = _double_params(name, text, sort=True)
+        elif kind == "double":
+            params = _double_params(name, text, sort=False)
+        else:
+            params = _pair_params(name, text)
+        measures.append(Measure(name, kind, params, text if kind != "none" else None))
+    return measures
+
+
+def measure_names(measure: Measure) -> list[str]:
+    if measure.kind == "long_cut":
+        return [f"{measure.name}_{k}" for k in measure.params]
+    if measure.kind == "double_cut":
+        return [f"{measure.name}_{f:3.2f}" for f in measure.params]
+    if measure.printable is not None:
+        return [f"{measure.name}_{measure.printable}"]
+    return [measure.name]

@@ -1,0 +1,158 @@
+"""trec_eval's text: a line per measure (and per query with ``-q``), the summary's
+averages, ``-c``'s queries without results, ``-Z``'s z-scores."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mobeval.errors import InputError
+from mobeval.io.numbers import real_problem
+from mobeval.io.text import READ_ERRORS, open_binary, read_error_reason, universal_newlines
+from mobeval.io.trec import located, split_fields
+from mobeval.trec_eval.scoring import Judged, Options, sequential_sum
+
+
+def _zeroed_when_bogus(name: str) -> bool:
+    """Values trec_eval resets for a query without results under -c (by the value's name)."""
+    return name in ("num_ret", "utility", "rbp_resid") or name.startswith("unj")
+
+
+def value_text(v: float) -> str:
+    # glibc prints the NaN of 0.0 / 0.0 as "-nan"
+    return f"{v:6.4f}" if v == v else f"{'-nan':>6}"
+
+
+def _zero_bogus(results, bogus: np.ndarray):
+    if not bogus.any():
+        return results
+    out = []
+    for names, kind, values in results:
+        if kind == "relstring" and names[0] == "relstring":
+            values = ["" if b else text for text, b in zip(values, bogus, strict=True)]
+        elif values is not None and kind != "relstring":
+            values = values.copy()
+            for j, name in enumerate(names):
+                if _zeroed_when_bogus(name):
+                    values[bogus, j] = 0.0
+        out.append((names, kind, values))
+    return out
+
+
+MISSING_ZSCORE = -1000000.0
+
+
+def read_zscores(path) -> dict[tuple[str, str], tuple[float, float]]:
+    """-Z's file: ``qid measure mean stddev`` a line (whitespace separated), plain or gzip, at a
+    local path or a URL."""
+    table = {}
+    try:
+        with open_binary(*located(path)) as stream:
+            text = universal_newlines(stream.read()).decode("latin-1")  # qids as bytes
+    except READ_ERRORS as error:
+        reason = read_error_reason(error)
+        raise InputError(f"not a readable z-scores file ({reason})", path=path) from None
+    for number, line in enumerate(text.split("\n"), 1):
+        fields = split_fields(line)
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) != 4:
+            raise InputError(
+                f"line {number}: expected 'qid measure mean stddev' ({line[:80]!r})", path=path
+            )
+        qid, measure, mean, stddev = fields
+        for name, value in (("mean", mean), ("stddev", stddev)):
+            problem = real_problem(value)
+            if problem is not None:
+                raise InputError(
+                    f"line {number}: {name} {value!r} {problem}", path=path, column=name
+                )
+        table[qid, measure] = (float(mean), float(stddev))
+    return table
+
+
+def _to_zscores(results, qids: list[str], table):
+    """Each query's values as (value - mean) / stddev of the z-scores file (trec_eval -Z): a
+    query or measure the file lacks, or a stddev of 0 with a value off the mean, gives -1e6."""
+    known = {qid for qid, _ in table}
+    out = []
+    for names, kind, values in results:
+        if values is None or kind == "relstring":
+            out.append((names, kind, values))
+            continue
+        values = values.copy()
+        for j, name in enumerate(names):
+            stats = [table.get((qid, name)) for qid in qids]
+            mean = np.array([m[0] if m else np.nan for m in stats])
+            std = np.array([m[1] if m else np.nan for m in stats])
+            v = values[:, j]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                z = np.where(std != 0, (v - mean) / std, np.where(v == mean, 0.0, MISSING_ZSCORE))
+            z[np.isnan(mean)] = MISSING_ZSCORE
+            z[[qid not in known for qid in qids]] = MISSING_ZSCORE
+            values[:, j] = z
+        out.append((names, kind, values))
+    return out
+
+
+def format_report(judged: Judged, results, num_ret, opts: Options) -> str:
+    """trec_eval's text: per-query lines (-q), then the summary."""
+    rows = np.flatnonzero(judged.scored)
+    if rows.size == 0:
+        raise InputError("no query has both results and judgments")
+    lines = []
+    results = _zero_bogus(results, judged.bogus)
+    z = ""
+    if opts.zscores is not None:
+        results = _to_zscores(results, judged.qids, read_zscores(opts.zscores))
+        z = "Z"
+    if opts.per_query:
+        blocks = []
+        for names, kind, values in results:
+            if kind in ("runid", "num_q", "gm"):
+                blocks.append(None)
+                continue
+            blocks.append((names, kind, values))
+        for q in rows:
+            qid = judged.qids[q]
+            for block in blocks:
+                if block is None:
+                    continue
+                names, kind, values = block
+                if kind == "relstring":
+                    lines.append(f"{names[0]:<22}\t{qid}\t'{values[q]}'")
+                    continue
+                for j, name in enumerate(names):
+                    v = values[q, j]
+                    if kind == "long" and not z:
+                        lines.append(f"{name:<22}\t{qid}\t{int(v)}")
+                    else:
+                        lines.append(f"{z}{name:<22}\t{qid}\t{value_text(v)}")
+    count = rows.size
+    for names, kind, values in results:
+        if kind == "runid":
+            lines.append(f"{names[0]:<22}\tall\t{judged.runid}")
+        elif kind == "num_q":
+            number = f"{count:6.4f}" if z else count
+            lines.append(f"{z}{names[0]:<22}\tall\t{number}")
+        elif kind == "relstring":
+            continue
+        elif kind == "long":
+            if opts.complete and names[0] == "num_rel":
+                total = judged.positive_judgments
+            else:
+                total = values[rows, 0].sum()
+            if z:
+                lines.append(f"{z}{names[0]:<22}\tall\t{value_text(total)}")
+            else:
+                lines.append(f"{names[0]:<22}\tall\t{int(total)}")
+        else:
+            chosen = values[rows]
+            for j, name in enumerate(names):
+                column = chosen[:, j]
+                value = sequential_sum(column) / count
+                if kind == "gm":
+                    value = math.exp(value)
+                lines.append(f"{z}{name:<22}\tall\t{value_text(value)}")
+    return "\n".join(lines) + "\n"

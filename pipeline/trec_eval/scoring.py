@@ -1,0 +1,247 @@
+"""The qrels and the run judged (each query's ranked list: trec_eval's order), and every
+measure's per-query values computed by the kernels (:mod:`mobeval.kernels.trec`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+from mobeval.errors import ConfigError, InputError
+from mobeval.kernels import trec as K
+from mobeval.trec_eval.measures import COUNTS, Measure, measure_names
+
+BOGUS_DOCNO = "ceci_nest_pas_un_docno"
+
+
+@dataclass
+class Options:
+    """The options of one trec_eval run, spelled as trec_eval's flags."""
+
+    measures: list[str] = field(default_factory=list)  # the -m arguments, as given
+    per_query: bool = False  # -q
+    complete: bool = False  # -c
+    level: int = 1  # -l
+    max_docs: int | None = None  # -M
+    judged_only: bool = False  # -J
+    num_docs: int = 0  # -N
+    zscores: str | None = None  # -Z: file of "qid measure mean stddev" lines
+    rel_format: str = "qrels"  # -R: qrels, or qrels_jg (the iter field names judgment groups)
+
+
+@dataclass
+class Judged:
+    """The ranked judgments of every qrels query (see :mod:`mobeval.kernels.trec`)."""
+
+    qids: list[str]
+    off: np.ndarray
+    rel: np.ndarray
+    rel_levels: np.ndarray  # [nq, levels]: judged documents of each query at each level
+    level_values: np.ndarray  # the levels: 0 and every judged level >= 0, ascending
+    scored: np.ndarray  # bool per query: scored (has run lines, or -c)
+    bogus: np.ndarray  # bool per query: scored under -c without run lines
+    positive_judgments: int  # qrels lines with rel > 0 (num_rel's summary under -c)
+    runid: str
+
+
+def _writable(array: np.ndarray, dtype) -> np.ndarray:
+    """One array type for the kernels (Polars gives read-only views; each type compiles apart)."""
+    return np.require(array, dtype=dtype, requirements=["C", "W"])
+
+
+def judge(qrels: pl.DataFrame, run: pl.DataFrame, opts: Options, *, paths=("qrels", "run")):
+    """Rank the run's lists, truncate them (-M), look up each document's judgment (-J)."""
+    if qrels.height == 0:
+        raise InputError("the qrels hold no judgment", path=paths[0])
+    if run.height == 0:
+        raise InputError("the run holds no line", path=paths[1])
+    qids = qrels["qid"].unique().sort()
+    nq = qids.len()
+    codes = pl.int_range(nq, eager=True, dtype=pl.Int64)
+    run_q = run["qid"].replace_strict(qids, codes, default=-1, return_dtype=pl.Int64).to_numpy()
+    has_run = np.zeros(nq, dtype=bool)
+    has_run[run_q[run_q >= 0]] = True
+    bogus = np.zeros(nq, dtype=bool)
+    run_docs, scores = run["docno"], run["score"].to_numpy()
+    if opts.complete and not has_run.all():
+        # trec_eval scores a query without results as a list of one unknown document, then
+        # zeroes num_ret, utility, relstring, unj* and rbp_resid (see format_report)
+        bogus = ~has_run
+        missing = np.flatnonzero(bogus)
+        run_q = np.concatenate([run_q, missing])
+        run_docs = pl.concat([run_docs, pl.Series([BOGUS_DOCNO] * missing.size)])
+        scores = np.concatenate([scores, np.ones(missing.size)])
+    # docnos as their ranks in byte order: ties are broken on these
+    docs = pl.concat([run_docs.unique(), qrels["docno"].unique()]).unique().sort()
+    doc_codes = pl.int_range(docs.len(), eager=True, dtype=pl.Int64)
+    run_d = run_docs.replace_strict(docs, doc_codes, return_dtype=pl.Int64).to_numpy()
+    qrels_q = qrels["qid"].replace_strict(qids, codes, return_dtype=pl.Int64).to_numpy()
+    qrels_d = qrels["docno"].replace_strict(docs, doc_codes, return_dtype=pl.Int64).to_numpy()
+    qrels_rel = qrels["rel"].to_numpy().astype(np.int64)
+    off, rel, repeated, judged_twice = K.rank_and_judge(
+        *(_writable(a, np.int64) for a in (run_q, run_d)),
+        _writable(scores, np.float64),
+        nq,
+        docs.len(),
+        *(_writable(a, np.int64) for a in (qrels_q, qrels_d, qrels_rel)),
+        -1 if opts.max_docs is None else int(opts.max_docs),
+        bool(opts.judged_only),
+    )
+    if judged_twice >= 0:
+        qid, docno = qrels["qid"][int(judged_twice)], qrels["docno"][int(judged_twice)]
+        raise InputError(f"query {qid} judges document {docno} twice", path=paths[0])
+    if repeated >= 0:
+        qid, docno = qids[int(run_q[repeated])], run_docs[int(repeated)]
+        raise InputError(f"query {qid} retrieves document {docno} twice", path=paths[1])
+    qrels = qrels.with_columns(q=pl.Series(qrels_q))
+    judged = qrels.filter(pl.col("rel") >= 0)
+    judged_rel = judged["rel"].to_numpy()
+    level_values = np.unique(np.concatenate([np.zeros(1, dtype=np.int64), judged_rel]))
+    levels = np.zeros((nq, level_values.size), dtype=np.int64)
+    np.add.at(levels, (judged["q"].to_numpy(), np.searchsorted(level_values, judged_rel)), 1)
+    scored = np.ones(nq, dtype=bool) if opts.complete else has_run
+    runid = run["tag"][-1] if "tag" in run.columns else "run"
+    positive = int((qrels["rel"] > 0).sum())
+    return Judged(qids.to_list(), off, rel, levels, level_values, scored, bogus, positive, runid)
+
+
+def _gains(params: tuple) -> tuple[np.ndarray, np.ndarray, float]:
+    """The level=gain pairs of levels >= 0 (a judgment below 0 is unjudged, of gain 0) and the
+    ``p`` of rbp, from parameters :func:`_pair_params` checked."""
+    levels, gains, persistence = [], [], 0.9
+    for key, value in params:
+        if key == "p":
+            persistence = value
+        elif int(key) >= 0:
+            levels.append(int(key))
+            gains.append(value)
+    return np.array(levels, dtype=np.int64), np.array(gains, dtype=np.float64), persistence
+
+
+def evaluate(judged: Judged, measures: list[Measure], opts: Options):
+    """Per measure: (names, kind, per-query values [nq, k] or strings) for all qrels queries."""
+    off, rel, levels = judged.off, judged.rel, judged.rel_levels
+    level = opts.level
+    split = int(np.searchsorted(judged.level_values, max(level, 0)))  # first level >= -l
+    num_rel = levels[:, split:].sum(axis=1)
+    num_nonrel = levels[:, :split].sum(axis=1)
+    base = K.base_counts(off, rel, level)
+    num_ret, num_rel_ret = base[:, 0], base[:, 1]
+    cache: dict = {}
+
+    def ranking():
+        if "ranking" not in cache:
+            cache["ranking"] = K.ranking_scores(off, rel, level, num_rel, num_nonrel)
+        return cache["ranking"]
+
+    def ratio(a, b):
+        a = np.asarray(a, dtype=np.float64)
+        b = np.asarray(b, dtype=np.float64)
+        return np.divide(a, b, out=np.zeros_like(a), where=b > 0)
+
+    out = []
+    for m in measures:
+        names = measure_names(m)
+        n, p = m.name, m.params
+        kind = "double"
+        if n == "runid":
+            out.append((names, "runid", None))
+            continue
+        if n == "num_q":
+            out.append((names, "num_q", None))
+            continue
+        if n in COUNTS:
+            kind = "long"
+            value = {
+                "num_ret": num_ret,
+                "num_rel": num_rel,
+                "num_rel_ret": num_rel_ret,
+                "num_nonrel_judged_ret": num_ret - base[:, 2] - base[:, 3] - num_rel_ret,
+            }[n]
+            value = value.astype(np.float64)[:, None]
+        elif n in ("map", "gm_map", "Rprec", "recip_rank", "bpref", "gm_bpref", "infAP", "binG"):
+            col = {"map": 0, "gm_map": 1, "Rprec": 2, "recip_rank": 3, "bpref": 4}
+            col |= {"gm_bpref": 5, "infAP": 6, "binG": 7}
+            value = ranking()[:, col[n]][:, None]
+            if n.startswith("gm_"):
+                kind = "gm"
+        elif n in ("iprec_at_recall", "11pt_avg"):
+            value = K.interpolated_precision(
+                off, rel, level, num_rel, num_rel_ret, np.array(p, dtype=np.float64)
+            )
+            if n == "11pt_avg":
+                # m_11pt_avg.c adds the 11 values from the last cutoff down to the first
+                value = sequential_sum(value[:, ::-1], axis=1)[:, None] / value.shape[1]
+        elif n in ("P", "recall", "relative_P", "success", "map_cut", "unj"):
+            cut = np.array(p, dtype=np.int64)
+            hits, unj, ap = K.hits_at(off, rel, level, cut)
+            r = num_rel[:, None].astype(np.float64)
+            if n == "P":
+                value = hits / cut
+            elif n == "recall":
+                value = ratio(hits, np.broadcast_to(r, hits.shape))
+            elif n == "relative_P":
+                value = ratio(hits, np.minimum(cut[None, :], r))
+            elif n == "success":
+                value = (hits > 0).astype(np.float64)
+            elif n == "map_cut":
+                value = ratio(ap, np.broadcast_to(r, ap.shape))
+            else:
+                value = unj / cut
+        elif n == "ndcg_cut":
+            value = K.ndcg_at(off, rel, levels, judged.level_values, np.array(p, dtype=np.int64))
+        elif n == "Rprec_mult":
+            value = K.precision_at_r_multiples(
+                off, rel, level, num_rel, num_rel_ret, np.array(p, dtype=np.float64)
+            )
+        elif n in ("G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg"):
+            cl, cg, _ = _gains(p)
+            scores = K.gain_scores(off, rel, level, num_rel, levels, judged.level_values, cl, cg)
+            col = {"ndcg": 0, "dcg": 1, "ideal_dcg": 2, "ndcg_rel": 3, "Rndcg": 4, "G": 5}[n]
+            value = scores[:, col][:, None]
+        elif n in ("rbp", "rbp_resid"):
+            cl, cg, persistence = _gains(p)
+            scores = K.rbp_scores(off, rel, levels, judged.level_values, cl, cg, persistence)
+            value = scores[:, 0 if n == "rbp" else 1][:, None].copy()
+            if n == "rbp_resid":
+                value[num_ret == 0] = 0.0
+        elif n == "utility":
+            a, b, c, d = p
+            nrr, nret = num_rel_ret.astype(np.float64), num_ret.astype(np.float64)
+            value = a * nrr + b * (nret - nrr) + c * (num_rel - nrr)
+            value = value + d * (opts.num_docs + nrr - nret - num_rel)
+            value = value[:, None]
+        elif n == "set_P":
+            value = ratio(num_rel_ret, num_ret)[:, None]
+        elif n == "set_relative_P":
+            value = ratio(num_rel_ret, np.minimum(num_ret, num_rel))[:, None]
+            value[num_rel == 0] = 0.0
+        elif n == "set_recall":
+            value = ratio(num_rel_ret, num_rel)[:, None]
+        elif n == "set_map":
+            value = ratio(num_rel_ret.astype(np.float64) ** 2, num_ret * num_rel)[:, None]
+        elif n == "set_F":
+            beta = p[0]
+            prec, rec = ratio(num_rel_ret, num_ret), ratio(num_rel_ret, num_rel)
+            value = ratio((beta + 1.0) * prec * rec, beta * prec + rec)
+            value[num_rel_ret == 0] = 0.0
+            value = value[:, None]
+        elif n == "relstring":
+            longest = int(np.diff(off).max(initial=0))
+            raw = K.relstrings(off, rel, min(int(p[0]), longest))
+            text = [bytes(row).rstrip(b"\0").decode() for row in raw]
+            out.append((names, "relstring", text))
+            continue
+        else:  # pragma: no cover - every name of MEASURES is handled above
+            raise ConfigError(f"measure {n} is not implemented")
+        out.append((names, kind, np.asarray(value, dtype=np.float64)))
+    return out, num_ret
+
+
+def sequential_sum(values: np.ndarray, axis: int = 0):
+    """Sum along ``axis`` one value after the other, in order, as trec_eval's C loops add them
+    (``np.sum`` adds pairwise, which can differ in the last bits and so in the 4th decimal)."""
+    if values.shape[axis] == 0:
+        return np.zeros(np.delete(values.shape, axis)) if values.ndim > 1 else 0.0
+    return np.take(np.cumsum(values, axis=axis), -1, axis=axis)
