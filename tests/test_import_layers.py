@@ -1,7 +1,9 @@
 """The package's imports, read from its source: no import circle, in the package or inside a
-folder, and no module takes a private (underscore) name from another module."""
+folder, no module takes a private (underscore) name from another module, and every import goes
+down the floors that docs/architecture.md draws (or stays in its own room)."""
 
 import ast
+import re
 from pathlib import Path
 
 from tests.conftest import REPO_ROOT
@@ -63,3 +65,38 @@ def test_no_module_takes_a_private_name_from_another():
         if taken.startswith("_") and not taken.startswith("__") and module != name
     ]
     assert taken == []
+
+
+def _floors() -> dict[str, int]:
+    """Room (``cli.py``, ``io/``...) -> floor, from the table of docs/architecture.md."""
+    text = (REPO_ROOT / "docs" / "architecture.md").read_text()
+    floors = {}
+    for number, rooms in re.findall(r"^\| (\d+) \| ([^|]+) \|", text, flags=re.MULTILINE):
+        for room in re.findall(r"`([^`]+)`", rooms):
+            floors[room] = int(number)
+    return floors
+
+
+def _room(module: str) -> str:
+    parts = module.split(".")[1:]
+    if not parts:
+        return "__init__.py"
+    return f"{parts[0]}/" if (PACKAGE / parts[0]).is_dir() else f"{parts[0]}.py"
+
+
+def test_every_module_has_a_floor():
+    floors = _floors()
+    assert floors, "docs/architecture.md has no floor table"
+    assert sorted({_room(name) for name in MODULES} - set(floors)) == []
+    assert sorted(set(floors) - {_room(name) for name in MODULES}) == []
+
+
+def test_imports_go_down_the_floors():
+    floors = _floors()
+    upward = [
+        f"{name} (floor {floors[_room(name)]}) imports {imported} (floor {floors[_room(imported)]})"
+        for name in MODULES
+        for imported in GRAPH[name]
+        if _room(imported) != _room(name) and floors[_room(imported)] >= floors[_room(name)]
+    ]
+    assert upward == []
