@@ -547,9 +547,11 @@ def print_summaries(
 ) -> None:
     """Print (task, options as typed, evaluation) results as ``fmt`` (:data:`FORMATS`): table
     and markdown give one table per city (metrics as rows, models as columns; counts as
-    integers, the rest with 6 decimals), csv one row per city, model and metric, json one
-    object: ``{"results": [...]}`` for a ``job``, the one result's object for a single command."""
-    from mobeval.compare import whole_tables
+    integers, the rest with 6 decimals; a table wider than the terminal is split into tables of
+    the models that fit, each with the metric column, markdown's is kept whole to paste), csv one
+    row per city, model and metric, json one object: ``{"results": [...]}`` for a ``job``, the
+    one result's object for a single command."""
+    from mobeval.compare.printing import fitted, whole_tables
 
     if fmt == "json":
         objects = [_result_object(*result) for result in results]
@@ -577,11 +579,13 @@ def print_summaries(
         cities = long.partition_by("city", as_dict=True, maintain_order=True).items()
         for i, ((city,), part) in enumerate(cities):
             table = part.pivot(on="model", index="metric", values="value", maintain_order=True)
-            if fmt == "markdown":
-                print(("\n" if i else "") + f"**city={city}**\n")  # a paragraph, then the table
-            else:
-                print(f"city={city}")
-            print(table.fill_null(""))
+            if fmt == "markdown":  # a paragraph, then the table whole, to paste
+                print(("\n" if i else "") + f"**city={city}**\n")
+                print(table.fill_null(""))
+                continue
+            print(f"city={city}")
+            for piece in fitted(table.fill_null(""), ["metric"]):  # the terminal's width
+                print(piece)
 
 
 # --------------------------------------------------------------------------- single commands

@@ -4,9 +4,13 @@ prints)."""
 from __future__ import annotations
 
 import math
+import shutil
 import sys
 
 import polars as pl
+
+#: The width a table is fitted to when the terminal's is not known (output to a file or a pipe).
+DEFAULT_WIDTH = 80
 
 
 def whole_tables(**settings) -> pl.Config:
@@ -18,18 +22,40 @@ def whole_tables(**settings) -> pl.Config:
         tbl_cols=-1,
         tbl_hide_dataframe_shape=True,
         tbl_hide_column_data_types=True,
+        tbl_width_chars=60_000,  # never squeezed by Polars: :func:`fitted` splits instead
         **settings,
     )
 
 
+def fitted(frame: pl.DataFrame, keys: list[str], width: int | None = None) -> list[pl.DataFrame]:
+    """``frame`` as tables that print at most ``width`` characters wide (the terminal's width,
+    ``COLUMNS``, else :data:`DEFAULT_WIDTH`): each holds the ``keys`` columns, then as many of
+    the other columns, in order, as fit (at least one). Measured on the table as Polars prints
+    it under the settings in force (call it inside :func:`whole_tables`)."""
+    width = width or shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    groups: list[list[str]] = [[]]
+    for column in (c for c in frame.columns if c not in keys):
+        trial = [*groups[-1], column]
+        if groups[-1] and _printed_width(frame.select(*keys, *trial)) > width:
+            groups.append([column])
+        else:
+            groups[-1] = trial
+    return [frame.select(*keys, *group) for group in groups]
+
+
+def _printed_width(frame: pl.DataFrame) -> int:
+    return max(len(line) for line in str(frame).splitlines())
+
+
 def print_comparison(frame: pl.DataFrame, file=None) -> None:
-    """One table per city: metric, model vs baseline, n, means, difference, relative change,
-    bootstrap interval and the corrected p-values of the tests run."""
+    """One heading per city and model pair (the units paired), then its metrics: means,
+    difference, relative change, bootstrap interval and the corrected p-values of the tests run,
+    in as many tables as the terminal's width needs (:func:`fitted`)."""
     file = file or sys.stdout
     if frame.height == 0:
         return
     correction = frame["correction"][0]
-    suffix = "" if correction == "none" else f" ({correction})"
+    corrected = "" if correction == "none" else f"; p-values {correction}-corrected"
     labels = {"p_t": "p t-test", "p_wilcoxon": "p wilcoxon", "p_randomization": "p random."}
     tests = [c for c in labels if frame[c].is_not_null().any()]
 
@@ -38,13 +64,15 @@ def print_comparison(frame: pl.DataFrame, file=None) -> None:
             return "-"
         return f"{value:.1e}" if value < 0.001 else f"{value:.4f}"
 
-    with whole_tables(float_precision=4, fmt_str_lengths=40, tbl_width_chars=250):
-        for (city,), part in frame.partition_by("city", as_dict=True, maintain_order=True).items():
-            confidence = part["confidence"][0]
+    pairs = frame.partition_by("city", "model", "baseline", as_dict=True, maintain_order=True)
+    with whole_tables(float_precision=4, fmt_str_lengths=40):
+        for (city, model, baseline), part in pairs.items():
+            confidence, unit = part["confidence"][0], part["unit"][0]
+            counts = part["n"].unique()
+            paired = f", {counts[0]} {unit}s paired" if counts.len() == 1 else f", {unit}s paired"
             table = part.select(
                 "metric",
-                pl.format("{} vs {}", "model", "baseline").alias("model vs baseline"),
-                "n",
+                *([] if counts.len() == 1 else ["n"]),
                 pl.col("mean_baseline").alias("baseline"),
                 pl.col("mean_model").alias("model"),
                 "diff",
@@ -57,10 +85,11 @@ def print_comparison(frame: pl.DataFrame, file=None) -> None:
                 *[
                     pl.col(f"{c}_corrected")
                     .map_elements(fmt, return_dtype=pl.String)
-                    .alias(labels[c] + suffix)
+                    .alias(labels[c])
                     for c in tests
                 ],
             )
-            print(f"city={city} ({part['unit'][0]}s paired)", file=file)
-            print(table, file=file)
+            print(f"city={city}: {model} vs {baseline}{paired}{corrected}", file=file)
+            for piece in fitted(table, ["metric"]):
+                print(piece, file=file)
     file.flush()
