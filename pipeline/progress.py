@@ -87,7 +87,7 @@ class Progress:
         seconds = self.clock() - self.started
         rows = self.done.get(SCORING, 0)
         rate = f", {rows / seconds:,.0f} rows/s" if seconds > 0 else ""
-        return f"{self.label}: {rows:,} rows scored in {seconds:,.1f} s{rate}"
+        return f"{self.label}: {rows:,} rows in {seconds:,.1f} s{rate}"
 
     def close(self, succeeded: bool = True) -> None:
         """Clear the bar (if shown); after a success, write :meth:`final_line` in its place."""

@@ -652,7 +652,7 @@ def test_progress_counts_the_rows_scored_on_the_driver(spark, capsys, monkeypatc
         tky / "truth.parquet", tky / "markov.parquet", spark=spark, progress=True, partitions=3
     )
     last = capsys.readouterr().err.strip().split("\r")[-1]
-    assert last.startswith(f"default/markov: {rows:,} rows scored in ")
+    assert last.startswith(f"default/markov: {rows:,} rows in ")
 
 
 SAMPLES = REPO_ROOT / "data_samples"
