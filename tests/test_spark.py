@@ -14,6 +14,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from mobeval import progress
 from mobeval.api import evaluate_logits, evaluate_nextloc, evaluate_recs, evaluate_trajectory
 from mobeval.errors import ConfigError, InputError
 from mobeval.jobs import load_job, run_job
@@ -641,15 +642,17 @@ def test_a_path_spark_cannot_read_and_the_log_level_restored(spark, tmp_path):
     assert "S3AFileSystem not found" in message
 
 
-def test_progress_counts_the_rows_scored_on_the_driver(spark, capsys):
-    """With progress asked for, the driver's progress line ends on every prediction row."""
+def test_progress_counts_the_rows_scored_on_the_driver(spark, capsys, monkeypatch):
+    """With progress asked for, the driver's progress ends on one line with every prediction
+    row."""
+    monkeypatch.setattr(progress, "SHOW_AFTER", 0.0)
     tky = REPO_ROOT / "data_samples" / "nextloc" / "tky"
     rows = pl.read_parquet(tky / "markov.parquet").height
     evaluate_nextloc(
         tky / "truth.parquet", tky / "markov.parquet", spark=spark, progress=True, partitions=3
     )
     last = capsys.readouterr().err.strip().split("\r")[-1]
-    assert last.startswith("default/markov scoring") and f" {rows:,} rows" in last
+    assert last.startswith(f"default/markov: {rows:,} rows in ")
 
 
 SAMPLES = REPO_ROOT / "data_samples"

@@ -38,7 +38,7 @@ from mobeval.io.writers import (
     plain_name,
     write_text_atomic,
 )
-from mobeval.progress import Progress
+from mobeval.progress import WRITING, Progress
 
 DEFAULT_CITY = "default"
 
@@ -199,6 +199,7 @@ class _Run:
     def finish(self, summary: pl.DataFrame, inputs: dict[str, list]) -> Evaluation:
         """Commit (summary last) or collect every section; the result."""
         if self.out is not None:
+            self.meter.phase(WRITING)
             self.sink.add_part("summary", summary)
             outputs, tables = self.sink.commit(), {}
         else:
@@ -224,7 +225,7 @@ class _Run:
         try:
             if kind is not None:
                 self.sink.discard()
-            self.meter.close()
+            self.meter.close(succeeded=kind is None)
         finally:
             self._held.close()
 

@@ -40,7 +40,7 @@ from mobeval.io.chunking import (
 from mobeval.io.writers import ScratchFolder
 from mobeval.kernels.buckets import claim_runs
 from mobeval.kernels.keys import match_sorted, unit_offsets
-from mobeval.progress import Progress
+from mobeval.progress import BUCKETING, READING, SCORING, Progress
 
 DEFAULT_CHUNK_ROWS = 2_000_000
 #: Batches read ahead of the scorer: the reader thread decodes (Parquet decoding and Polars' casts
@@ -169,8 +169,14 @@ def stream_pairs(
         return
     except NotSorted:
         yield "restart"
-    truth = _truth_in_memory(truth_source, plan, key, chunk_rows) if unique_truth else None
-    claimed = None if truth is None else _claimed_truth(pred_source, plan, key, truth, chunk_rows)
+    # how the inputs are laid out: a truth that fits in memory, predictions grouped by unit
+    progress.phase(READING, truth_source.row_count_estimate() + pred_source.row_count_estimate())
+    truth = None
+    if unique_truth:
+        truth = _truth_in_memory(truth_source, plan, key, chunk_rows, progress)
+    claimed = None
+    if truth is not None:
+        claimed = _claimed_truth(pred_source, plan, key, truth, chunk_rows, progress)
     if claimed is not None:
         yield from _grouped_pairs(pred_source, plan, key, chunk_rows, progress, truth, claimed)
         return
@@ -229,13 +235,15 @@ def _batch_rows(chunk_rows: int) -> int:
     return max(1, min(chunk_rows, 1_000_000))
 
 
-def _truth_in_memory(truth_source, plan, key, chunk_rows) -> pl.DataFrame | None:
+def _truth_in_memory(truth_source, plan, key, chunk_rows, progress) -> pl.DataFrame | None:
     """The truth (one row per unit) sorted by key, if it fits in one chunk and its key is
     integer; else None."""
     if truth_source.row_count_estimate() > chunk_rows:
         return None
-    batches = _canonical_batches(
-        truth_source, plan.truth_columns, plan.truth_select, key, _batch_rows(chunk_rows)
+    batches = progress.counted(
+        _canonical_batches(
+            truth_source, plan.truth_columns, plan.truth_select, key, _batch_rows(chunk_rows)
+        )
     )
     truth = sorted_by_key(_concat(batches), key)
     if truth.height == 0 or key_matrix(truth, key) is None:
@@ -244,7 +252,7 @@ def _truth_in_memory(truth_source, plan, key, chunk_rows) -> pl.DataFrame | None
     return truth
 
 
-def _claimed_truth(pred_source, plan, key, truth, chunk_rows) -> np.ndarray | None:
+def _claimed_truth(pred_source, plan, key, truth, chunk_rows, progress) -> np.ndarray | None:
     """Per row of ``truth``, whether a unit of the predictions has its key, if the predictions
     hold each unit's rows together (in any key order) and every unit has a truth row; else None.
     Reads the key columns only (:func:`mobeval.kernels.buckets.claim_runs`)."""
@@ -252,7 +260,8 @@ def _claimed_truth(pred_source, plan, key, truth, chunk_rows) -> np.ndarray | No
     claimed = np.zeros(truth.height, dtype=np.bool_)
     select = [expression for expression in plan.pred_select if expression.meta.output_name() in key]
     last = None
-    for batch in _canonical_batches(pred_source, key, select, key, _batch_rows(chunk_rows)):
+    batches = _canonical_batches(pred_source, key, select, key, _batch_rows(chunk_rows))
+    for batch in progress.counted(batches):
         if batch.height == 0:
             continue
         keys = key_matrix(batch, key)
@@ -272,7 +281,7 @@ def _grouped_pairs(pred_source, plan, key, chunk_rows, progress, truth, claimed)
     batches = _canonical_batches(
         pred_source, plan.pred_columns, plan.pred_select, key, _batch_rows(chunk_rows)
     )
-    progress.restart("scoring")
+    progress.phase(SCORING, pred_source.row_count_estimate())
     for chunk in read_ahead(SortedUnitChunks(batches, key, chunk_rows, grouped=True), depth=1):
         keys = key_matrix(chunk, key)
         index, _, _ = match_sorted(keys[unit_offsets(keys)[:-1]], truth_keys)
@@ -290,17 +299,25 @@ def _bucketed_pairs(
     """Unsorted inputs: if the predictions fit in one chunk, both inputs are sorted in memory
     (one pair, no file written); else both are spread over hash buckets on disk, and each bucket
     comes back sorted (memory: about one bucket, ``chunk_rows`` rows)."""
-    n_buckets = bucket_count(pred_source.row_count_estimate(), chunk_rows)
+    pred_rows = pred_source.row_count_estimate()
+    n_buckets = bucket_count(pred_rows, chunk_rows)
     batch_rows = _batch_rows(chunk_rows)
-    predictions = read_ahead(
-        _canonical_batches(pred_source, plan.pred_columns, plan.pred_select, key, batch_rows)
+    predictions = progress.counted(
+        read_ahead(
+            _canonical_batches(pred_source, plan.pred_columns, plan.pred_select, key, batch_rows)
+        )
     )
-    truth = _canonical_batches(truth_source, plan.truth_columns, plan.truth_select, key, batch_rows)
+    truth = progress.counted(
+        _canonical_batches(truth_source, plan.truth_columns, plan.truth_select, key, batch_rows)
+    )
+    both_rows = pred_rows + truth_source.row_count_estimate()
     if n_buckets == 1:
-        progress.restart("scoring")
+        progress.phase(READING, both_rows)
         pairs = _in_memory(predictions, truth, key)
+        progress.phase(SCORING, pred_rows)
     else:
-        pairs = _spilled(predictions, truth, key, n_buckets, progress, temp_dir)
+        progress.phase(BUCKETING, both_rows)
+        pairs = _spilled(predictions, truth, key, n_buckets, temp_dir, progress, pred_rows)
     for chunk, truth_rows in pairs:
         if unique_truth:
             reject_duplicate_truth(truth_rows, key, truth_source.label)
@@ -319,15 +336,15 @@ def _concat(batches) -> pl.DataFrame:
     return pl.concat(frames, rechunk=False) if frames else pl.DataFrame()
 
 
-def _spilled(predictions, truth, key, n_buckets, progress, temp_dir):
+def _spilled(predictions, truth, key, n_buckets, temp_dir, progress, pred_rows):
     """Both inputs spread over ``n_buckets`` hash buckets in a folder in ``temp_dir``; yields each
     bucket's (predictions, truth) sorted by key, the next one read by a thread meanwhile (memory:
-    up to three buckets); the folder is removed at the end."""
-    progress.restart("bucketing")
+    up to three buckets); the folder is removed at the end. Once the buckets are written,
+    ``progress`` enters the scoring phase (``pred_rows`` to score)."""
     with ScratchFolder(temp_dir or tempfile.gettempdir(), "mobeval-buckets-") as root:
         pred_paths = write_buckets(predictions, key, n_buckets, root / "predictions")
         truth_paths = write_buckets(truth, key, n_buckets, root / "truth")
-        progress.restart("scoring")
+        progress.phase(SCORING, pred_rows)
         pairs = zip(pred_paths, truth_paths, strict=True)
         # the next bucket is read and sorted while this one is scored
         yield from read_ahead(((read_bucket(p, key), read_bucket(t, key)) for p, t in pairs), 1)

@@ -179,10 +179,12 @@ def rows_scored(folds, meter: Progress, every: float = 0.5):
 
     watcher = threading.Thread(target=watch, name="mobeval-progress", daemon=True)
     watcher.start()
+    succeeded = False
     try:
         yield
+        succeeded = True
     finally:
         done.set()
         watcher.join()
         catch_up()
-        meter.close()
+        meter.close(succeeded)

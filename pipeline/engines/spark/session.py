@@ -14,6 +14,7 @@ from pyspark.sql import SparkSession
 from mobeval.engines.spark.failures import explain, first_line
 from mobeval.errors import ConfigError
 from mobeval.io.writers import write_text_atomic
+from mobeval.progress import wanted
 
 #: Spark's log for a quiet session mobeval starts (log4j2): errors only, on stderr.
 QUIET_LOG4J2 = """\
@@ -30,7 +31,7 @@ appender.stderr.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
 def is_quiet(progress: bool | None) -> bool:
     """Whether a run is quiet: ``progress=False`` (``--quiet``), or not asked and stderr is not a
     terminal."""
-    return progress is False or (progress is None and not sys.stderr.isatty())
+    return not wanted(progress)
 
 
 def spark_session(app_name: str = "mobeval", *, quiet: bool = False) -> SparkSession:
