@@ -165,8 +165,9 @@ def test_improvement_columns_in_points_and_percent(outs, tmp_path):
     summary = _summary(out)
     value = {(r["model"], r["metric"]): r["value"] for r in summary.iter_rows(named=True)}
     rows = {r[0]: r for _, t in _tables((out / "report/report.md").read_text(), "test") for r in t}
-    a, b = value[("weekly_repeat", "dtw")], value[("home_only", "dtw")]
-    assert rows["dtw"][3] == f"{b - a:+.4g} ({(b - a) / a * 100:+.1f}%)"
+    for metric in ("dtw", "geobleu"):  # not in percent: no "pp"
+        a, b = value[("weekly_repeat", metric)], value[("home_only", metric)]
+        assert rows[metric][3] == f"{b - a:+.4g} ({(b - a) / a * 100:+.1f}%)"
 
 
 def test_tables_grouped_by_cutoff_grid(outs, tmp_path):
