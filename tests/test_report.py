@@ -165,8 +165,9 @@ def test_improvement_columns_in_points_and_percent(outs, tmp_path):
     summary = _summary(out)
     value = {(r["model"], r["metric"]): r["value"] for r in summary.iter_rows(named=True)}
     rows = {r[0]: r for _, t in _tables((out / "report/report.md").read_text(), "test") for r in t}
-    a, b = value[("weekly_repeat", "dtw")], value[("home_only", "dtw")]
-    assert rows["dtw"][3] == f"{b - a:+.4g} ({(b - a) / a * 100:+.1f}%)"
+    for metric in ("dtw", "geobleu"):  # not in percent: no "pp"
+        a, b = value[("weekly_repeat", metric)], value[("home_only", metric)]
+        assert rows[metric][3] == f"{b - a:+.4g} ({(b - a) / a * 100:+.1f}%)"
 
 
 def test_tables_grouped_by_cutoff_grid(outs, tmp_path):
@@ -368,4 +369,142 @@ def test_latex_compiles(outs, family, tmp_path):
         )
         assert run.returncode == 0, run.stdout[-3000:]
     assert (folder / "report.pdf").stat().st_size > 10_000
-    assert "Missing character" not in (folder / "report.log").read_text()
+    log = (folder / "report.log").read_text()
+    assert "Missing character" not in log and "Overfull \\hbox" not in log  # nothing shrunk
+
+
+# ---- LaTeX a paper takes as it is -----------------------------------------------------------
+
+
+def _floats(tex: str) -> list[str]:
+    """Every table float of a LaTeX report, whole."""
+    return re.findall(r"\\begin\{table\}.*?\\end\{table\}", tex, flags=re.S)
+
+
+def _plain(cell: str) -> str:
+    """A LaTeX cell as the plain text it prints: bold, multicolumn and math signs undone."""
+    cell = re.sub(r"\\multicolumn\{\d+\}\{\w\}\{(.*)\}$", r"\1", cell.strip())
+    for tex, text in ((r"$-$", "-"), (r"$+$", "+"), (r"\%", "%"), (r"\_", "_"), ("--", "-")):
+        cell = cell.replace(tex, text)
+    return cell.replace(r"$^{\dagger}$", "†").replace(r"$^{\ddagger}$", "‡")
+
+
+def _latex_table(block: str) -> tuple[list[str], list[list[str]]]:
+    """(heading, rows) of one table float as plain text, each value's two halves joined."""
+    body = block.split(r"\toprule", 1)[1].split(r"\bottomrule", 1)[0]
+    lines = [ln for ln in body.splitlines() if ln.endswith(r"\\")]
+    lines = [re.sub(r"\\textbf\{([^}]*)\}", r"\1", ln[:-2]) for ln in lines]
+    cells = [re.sub(r"\. & ", ".", ln).split(" & ") for ln in lines]
+    return [_plain(c) for c in cells[0]], [[_plain(c) for c in row] for row in cells[1:]]
+
+
+def _five_models(tmp_path: Path, name: str, metrics: str) -> Path:
+    """OUT ``name``: one city, five models (the two sample predictions under five names), the
+    ``metrics`` (a TOML array)."""
+    out = tmp_path / name
+    models = {"markov": "markov", "popularity": "popularity", "markov_b": "markov"}
+    models |= {"popularity_b": "popularity", "markov_c": "markov"}
+    lines = [f'[[tasks]]\ntype = "nextloc"\ncity = "tky"\nk = [1, 5, 10]\nmetrics = {metrics}']
+    lines.append(f'truth = "{ROOT}/data_samples/nextloc/tky/truth.parquet"\n[tasks.models]')
+    lines += [f'{m} = "{ROOT}/data_samples/nextloc/tky/{f}.parquet"' for m, f in models.items()]
+    job = tmp_path / f"{out.name}.toml"
+    job.write_text("\n".join(lines) + "\n")
+    from mobeval.jobs import load_job, run_job
+
+    run_job(load_job(job, out=str(out)), progress=False, log=lambda _: None)
+    return out
+
+
+def _compiles(tex: str, folder: Path) -> str:
+    """pdflatex's log of ``tex`` compiled twice in ``folder`` (asserting it succeeds)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "report.tex").write_text(tex)
+    for _ in range(2):
+        run = subprocess.run(
+            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "report.tex"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert run.returncode == 0, run.stdout[-3000:]
+    return (folder / "report.log").read_text()
+
+
+def test_latex_tables_are_paper_ready(outs, tmp_path):
+    from mobeval.report import Report
+
+    report = Report(outs["nextloc"], plots=False, baseline="markov")
+    tex = report.to_latex()
+    assert r"\hline" not in tex and r"\resizebox" not in tex and "lmodern" not in tex
+    floats = _floats(tex)
+    assert len(floats) == 4  # two cities, two cutoff grids
+    labels = [re.search(r"\\label\{([^}]*)\}", f).group(1) for f in floats]
+    assert labels == ["tab:tky-1", "tab:tky-2", "tab:nyc-1", "tab:nyc-2"]
+    for block in floats:
+        assert block.index(r"\toprule") < block.index(r"\midrule") < block.index(r"\bottomrule")
+        notes = block.split(r"\begin{tablenotes}", 1)[1]  # the legend inside the float
+        assert "best per metric in bold" in notes and notes.index(r"\end{threeparttable}")
+        assert r"\caption{city=" in block
+        assert not re.search(r"(?<![$\w])-\d", block)  # every minus is math's minus
+    summary = _summary(outs["nextloc"]).filter(pl.col("city") == "tky")
+    value = {(r["model"], r["metric"]): r["value"] for r in summary.iter_rows(named=True)}
+    head, rows = _latex_table(floats[0])
+    assert head == ["metric", "markov", "popularity", "popularity vs markov"]
+    assert [r[0] for r in rows][:3] == ["acc@1", "acc@5", "acc@10"]
+    assert any(r[3].startswith("-") for r in rows)  # a negative difference is in the table
+    for metric, *cells in rows:
+        a, b = value[("markov", metric)], value[("popularity", metric)]
+        for model, text in zip(("markov", "popularity"), cells, strict=False):
+            assert float(text.rstrip("†‡")) == pytest.approx(value[(model, metric)], abs=6e-5)
+        assert cells[2] == f"{(b - a) * 100:+.2f} pp ({(b - a) / a * 100:+.1f}%)"
+    # each value column is a pair aligned on the point: "0." right, "1693" left
+    assert r"\begin{tabular}{@{}lr@{}lr@{}lr@{}}" in floats[0]
+    # caption and label settable
+    tex = report.to_latex(caption="Next-location results", label="tab:nl")
+    assert r"\caption{Next-location results (city=tky: metrics at cutoffs @1, @5, @10)}" in tex
+    assert r"\label{tab:nl:nyc-2}" in tex
+
+
+def test_latex_wide_tables_transposed_or_split(tmp_path):
+    from mobeval.report import Report
+
+    models = ["markov", "popularity", "markov_b", "popularity_b", "markov_c"]
+    others = [f"{m} vs markov" for m in models[1:]]
+    # five models, two metrics: too wide with the models as columns, fits with them as rows
+    few = Report(_five_models(tmp_path, "few", '["acc@k"]'), plots=False, compute_compare=False)
+    tex = few.to_latex()
+    floats = _floats(tex)
+    assert len(floats) == 1 and "part 1" not in tex
+    head, rows = _latex_table(floats[0])
+    assert head == ["model", "acc@1", "acc@5", "acc@10"]
+    assert [r[0] for r in rows] == models + others
+    # five models, 21 metrics: fits neither way, split into parts; every value once
+    many = Report(
+        _five_models(tmp_path, "many", '["acc@k", "ndcg@k", "mrr", "map@k", "recall@k"]'),
+        plots=False,
+    )
+    metrics = many.cities[0].metrics
+    for transpose in (None, True, False):
+        tex = many.to_latex(transpose=transpose)
+        floats = _floats(tex)
+        parts = [f for f in floats if "cutoffs" in f]
+        assert len(parts) > 1 and all(
+            f", part {i} of {len(parts)}" in f for i, f in enumerate(parts, 1)
+        )
+        seen = []
+        for block in floats:
+            head, rows = _latex_table(block)
+            if head[0] == "metric":
+                seen += [(m, r[0]) for r in rows for m in head[1:] if m in models]
+            else:
+                seen += [(r[0], m) for r in rows for m in head[1:] if r[0] in models]
+        assert sorted(seen) == sorted((m, x) for m in models for x in metrics), transpose
+        if transpose is not None:
+            stub = "model" if transpose else "metric"
+            assert all(_latex_table(f)[0][0] == stub for f in floats)
+        if shutil.which("pdflatex"):
+            log = _compiles(tex, tmp_path / f"tex-{transpose}")
+            assert "Overfull \\hbox" not in log  # nothing wider than the text
+    if shutil.which("pdflatex"):
+        assert "Overfull \\hbox" not in _compiles(few.to_latex(), tmp_path / "tex-few")

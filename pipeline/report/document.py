@@ -273,9 +273,19 @@ class Report:
         """One self-contained HTML page (plots embedded as base64 PNG)."""
         return render_html(self)
 
-    def to_latex(self, figures_dir: str | None = None) -> str:
-        """A LaTeX document (pdflatex); with ``figures_dir`` the plots are included from there."""
-        return render_latex(self, figures_dir)
+    def to_latex(
+        self,
+        figures_dir: str | None = None,
+        *,
+        caption: str | None = None,
+        label: str = "tab",
+        transpose: bool | None = None,
+    ) -> str:
+        """A LaTeX document (pdflatex); with ``figures_dir`` the plots are included from there.
+        Each table's ``\\caption`` starts with ``caption`` (then the city and the table's
+        title), its ``\\label`` is ``<label>:<city>-<n>``; ``transpose`` True puts the models
+        as rows, False as columns, None chooses by width (:mod:`mobeval.report.latex`)."""
+        return render_latex(self, figures_dir, caption=caption, label=label, transpose=transpose)
 
     def _repr_html_(self) -> str:
         return render_html(self, standalone=False)

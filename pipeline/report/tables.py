@@ -7,10 +7,11 @@ from __future__ import annotations
 from mobeval.report.city import UNIT_WORDS, City, Table
 from mobeval.report.methods import cutoff_of, lower_is_better
 
-#: Families whose values are rates in [0, 1] (differences shown in percentage points).
+#: Families whose values are rates in [0, 1], reported in percent (differences shown in
+#: percentage points); a score such as GEO-BLEU is not, and its differences are plain.
 RATES = frozenset(
     {"acc", "hit_rate", "precision", "recall", "fmeasure", "f1", "r-precision", "map", "mrr"}
-    | {"ndcg", "f1_weighted", "f1_macro", "geobleu"}
+    | {"ndcg", "f1_weighted", "f1_macro"}
 )
 #: Significance markers: (corrected p below, marker in text, marker in LaTeX).
 MARKERS = ((0.01, "‡", r"$^{\ddagger}$"), (0.05, "†", r"$^{\dagger}$"))
