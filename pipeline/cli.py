@@ -308,7 +308,16 @@ def build_parser() -> argparse.ArgumentParser:
         default="html",
         help="latex, markdown or html, or several: html,latex (default html)",
     )
-    report.add_argument("--baseline", default=None, help="model compared with (default: first)")
+    from mobeval.report.options import REPORT_OPTIONS
+
+    for option in REPORT_OPTIONS:  # the same names as a job's [report] and Report's keywords
+        if option.kind == "boolean":
+            report.add_argument(
+                f"--{option.name}", action="store_true", default=None, help=option.help
+            )
+        else:
+            kind = float if option.kind == "number" else str
+            report.add_argument(f"--{option.name}", type=kind, default=None, help=option.help)
     report.add_argument("--city", default=None, help="one city (default: every city)")
     report.add_argument(
         "--output", default=None, help="the report file (default OUT/report/report.<ext>)"
@@ -775,13 +784,15 @@ def _run(args) -> int:
         print(f"outputs: {Path(args.out) / 'compare'}", file=sys.stderr)
     elif args.command == "report":
         from mobeval.report import write_reports
+        from mobeval.report.options import REPORT_OPTIONS
 
         written = write_reports(
             args.out,
             args.format,
             output=args.output,
-            baseline=args.baseline,
+            **{option.name: getattr(args, option.name) for option in REPORT_OPTIONS},
             city=args.city,
+            log=_log,
             plots=not args.no_plots,
             compute_compare=not args.no_compare,
         )

@@ -132,17 +132,20 @@ def test_values_bold_and_markers_match_the_parquet_outputs(outs, family, tmp_pat
                 cell = row[1 + index]
                 bold = cell.startswith("**")
                 assert bold == (scores[model] == best), (city, metric, model, cell)
-                number = float(cell.replace("*", "").rstrip("†‡"))
+                number = float(cell.replace("*", "").rstrip("†‡°"))
                 assert number == pytest.approx(
                     scores[model], abs=0.006 if abs(number) >= 100 else 6e-5
                 )
                 p = pvalues.get((model, metric))
-                expected = (
-                    "" if p is None or p != p else "‡" if p < 0.01 else "†" if p < 0.05 else ""
-                )
-                assert cell.endswith(expected) and not cell.rstrip("†‡").endswith(("†", "‡"))
+                if model == baseline[city]:
+                    expected = ""
+                elif p is None:  # not tested: never the blank of "not significant"
+                    expected = "°"
+                else:
+                    expected = "" if p != p else "‡" if p < 0.01 else "†" if p < 0.05 else ""
+                assert cell.endswith(expected) and not cell.rstrip("†‡°").endswith(("†", "‡"))
                 if expected == "":
-                    assert not cell.endswith(("†", "‡")), (city, metric, model, cell, p)
+                    assert not cell.endswith(("†", "‡", "°")), (city, metric, model, cell, p)
                 checked += 1
     assert checked
 

@@ -25,7 +25,7 @@ from mobeval.compare.pairing import (
     read_column,
     unit_keys,
 )
-from mobeval.compare.results import OutputFolder
+from mobeval.compare.results import OutputFolder, result_fingerprint
 from mobeval.compare.significance import TESTS, paired_t, randomizations, wilcoxon
 from mobeval.errors import ConfigError, InputError
 
@@ -39,6 +39,8 @@ SCHEMA = {
     "metric": pl.String,
     "baseline": pl.String,
     "model": pl.String,
+    "baseline_fingerprint": pl.String,
+    "model_fingerprint": pl.String,
     "n": pl.Int64,
     "n_baseline_only": pl.Int64,
     "n_model_only": pl.Int64,
@@ -99,6 +101,7 @@ def compare(
     *,
     city: str | None = None,
     baseline: str | None = None,
+    models: Sequence[str] | str | None = None,
     metrics: Sequence[str] | str | None = None,
     tests: Sequence[str] | str = TESTS,
     resamples: int = 1000,
@@ -141,9 +144,22 @@ def compare(
     tests = checked_options(tests, correction, confidence, resamples, permutations, seed, unit)
     if isinstance(metrics, str):
         metrics = [m.strip() for m in metrics.split(",") if m.strip()]
+    if isinstance(models, str):
+        models = [m.strip() for m in models.split(",") if m.strip()]
     if write and not (Path(out) / "manifest.json").is_file():
         raise InputError("no manifest.json: not a mobeval output folder", path=out)
-    arguments = (out, city, baseline, metrics, tests, resamples, permutations, seed, correction)
+    arguments = (
+        out,
+        city,
+        baseline,
+        models,
+        metrics,
+        tests,
+        resamples,
+        permutations,
+        seed,
+        correction,
+    )
     arguments += (confidence, intersect, unit, log)
     if not write:
         return _compare(*arguments)
@@ -159,6 +175,7 @@ def _compare(
     out,
     city,
     baseline,
+    models,
     metrics,
     tests,
     resamples,
@@ -182,9 +199,20 @@ def _compare(
         cities = [city]
     else:
         cities = list(source.cities)
+    if models is not None:
+        known = {model for results in source.cities.values() for model in results}
+        unknown = [m for m in models if m not in known]
+        if unknown:
+            raise ConfigError(
+                f"--models: no model {unknown[0]!r} in {out} (models: {', '.join(sorted(known))})"
+            )
     plans = []
     for name in cities:
         results = source.cities[name]
+        if models is not None:
+            results = {m: r for m, r in results.items() if m in models}
+            if not results:
+                continue
         if len(results) < 2:
             text = f"city={name} has a single model ({next(iter(results))}); a comparison needs two"
             if city is not None or len(cities) == 1:
@@ -201,7 +229,7 @@ def _compare(
     # Every check first (nothing is computed or written before they all pass).
     prepared = []
     for name in plans:
-        results = list(source.cities[name].values())
+        results = [r for m, r in source.cities[name].items() if models is None or m in models]
         check_same_scoring(name, results)
         sides, unpaired = {}, {}
         for result in results:
@@ -254,6 +282,7 @@ def _compare(
         prepared.append((name, results[0].task, unit_name, sides, wanted, pairs, alignments))
     frames = []
     for name, task, unit_name, sides, wanted, pairs, alignments in prepared:
+        prints = {model: result_fingerprint(side.result.entry) for model, side in sides.items()}
         rows = {}
         for first in range(0, len(wanted), METRICS_AT_ONCE):
             group = wanted[first : first + METRICS_AT_ONCE]
@@ -293,7 +322,8 @@ def _compare(
                     for metric, values_of in zip(batch, stats, strict=True):
                         percent = any(side.scale[metric] == 100.0 for side in sides.values())
                         rows[(metric, a, b)] = (
-                            name, task, unit_name, metric, a, b, values_of["n"], only_a,
+                            name, task, unit_name, metric, a, b, prints[a], prints[b],
+                            values_of["n"], only_a,
                             only_b, percent, values_of["mean_a"], values_of["mean_b"],
                             values_of["diff"], values_of["relative"], float(confidence),
                             values_of["low"], values_of["high"], resamples, seed,

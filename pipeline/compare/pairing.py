@@ -92,29 +92,36 @@ def read_column(files: list[Path], name: str) -> np.ndarray:
     return read_section(files, [name])[name].cast(pl.Float64).to_numpy()
 
 
+def scoring_difference(first: Result, other: Result) -> str | None:
+    """Why two results of a city cannot be compared (another task, another value of an option
+    that defines the metrics, another truth), or None when they were scored the same way."""
+    if other.task != first.task:
+        return (
+            f"{first.model} is a {first.task} result and {other.model} a {other.task} one; "
+            "compare results of one task"
+        )
+    for name in sorted(set(first.options) | set(other.options)):
+        a, b = first.options.get(name), other.options.get(name)
+        if a != b:
+            return (
+                f"{first.model} and {other.model} were scored under different options ({name}: "
+                f"{json.dumps(a)} vs {json.dumps(b)}); their metrics do not mean the same thing, "
+                "score them the same way to compare them"
+            )
+    if truth_fingerprint(first.entry) != truth_fingerprint(other.entry):
+        return (
+            f"{first.model} and {other.model} were scored against different truth files; "
+            "compare models scored on the same truth"
+        )
+    return None
+
+
 def check_same_scoring(city: str, results: list[Result]) -> None:
     """Refuse results of one city scored by different tasks, options or truths."""
-    first = results[0]
     for other in results[1:]:
-        if other.task != first.task:
-            raise ConfigError(
-                f"city={city}: {first.model} is a {first.task} result and {other.model} a "
-                f"{other.task} one; compare results of one task"
-            )
-        names = sorted(set(first.options) | set(other.options))
-        for name in names:
-            a, b = first.options.get(name), other.options.get(name)
-            if a != b:
-                raise ConfigError(
-                    f"city={city}: {first.model} and {other.model} were scored under different "
-                    f"options ({name}: {json.dumps(a)} vs {json.dumps(b)}); their metrics do not "
-                    "mean the same thing, score them the same way to compare them"
-                )
-        if truth_fingerprint(first.entry) != truth_fingerprint(other.entry):
-            raise ConfigError(
-                f"city={city}: {first.model} and {other.model} were scored against different "
-                "truth files; compare models scored on the same truth"
-            )
+        difference = scoring_difference(results[0], other)
+        if difference is not None:
+            raise ConfigError(f"city={city}: {difference}")
 
 
 def _percent_metrics(result: Result) -> set[str]:

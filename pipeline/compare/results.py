@@ -3,6 +3,7 @@ options that define each result's metrics, and each result's files."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -75,6 +76,20 @@ def truth_fingerprint(entry: dict) -> str:
     truth = entry["inputs"].get("truth", [])
     kept = [{k: v for k, v in part.items() if k not in ("path", "mtime")} for part in truth]
     return json.dumps(kept, sort_keys=True)
+
+
+def result_fingerprint(entry: dict) -> str:
+    """What a result's per-unit values depend on, as a digest of its manifest entry: the task,
+    the options as the run used them, the inputs (without their path and time), the files
+    written and when the run finished. A result scored again gets another one, so a stored
+    comparison of its old values is told apart from one of its current values."""
+    inputs = {
+        role: [{k: v for k, v in part.items() if k not in ("path", "mtime")} for part in parts]
+        for role, parts in entry.get("inputs", {}).items()
+    }
+    kept = {name: entry.get(name) for name in ("task", "config", "resolved", "files", "finished")}
+    text = json.dumps({**kept, "inputs": inputs}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 class OutputFolder:

@@ -8,8 +8,10 @@
 Per city: one table per cutoff grid (the metrics @1/@5/@10 together, the metrics without a
 cutoff together), one row per metric and one column per model, the best value per metric in
 bold (the lowest for dtw, mse, mae, rmse, cross_entropy), significance markers against the
-baseline from ``OUT/compare`` (computed with :func:`mobeval.compare.compare` when absent and
-``compute_compare``), and improvement columns as in the seed guide: the difference in points
+baseline only from a test of exactly the values shown (``OUT/compare`` when it compared the
+manifest's current results, else computed with :func:`mobeval.compare.compare` when
+``compute_compare``; ``°`` marks a value not tested), models scored under different options
+shown as separate groups, and improvement columns as in the seed guide: the difference in points
 (percentage points for rates) and the relative change in %. Then plots (matplotlib, the
 ``report`` extra): metric@k curves, the CDF of per-unit values, the city GEO-BLEU per day
 (trajectories), a paired scatter of two models' per-unit values; and a methods section generated
@@ -23,6 +25,7 @@ One concern per module:
 
 * :mod:`~mobeval.report.document`: :class:`Report` (what each city holds, its cells, its
   methods section, its file written whole), :func:`write_reports`;
+* :mod:`~mobeval.report.options`: the report's choices, defined once for every face;
 * :mod:`~mobeval.report.city`: what a report shows of one city, as data;
 * :mod:`~mobeval.report.tables`: the tables and cells every format shares;
 * :mod:`~mobeval.report.markdown`, :mod:`~mobeval.report.html`, :mod:`~mobeval.report.latex`:

@@ -20,12 +20,29 @@ class Figure:
 
 @dataclass
 class Table:
+    """One table of a city, as the renderers take it: its ``title`` (the cutoff grid), the
+    ``metrics`` it shows (rows, or columns when transposed), its ``caption`` (the user's
+    ``caption`` then the city and the title) and a ``label`` unique in the report (``tab:...``),
+    and ``transpose``: True models as rows, False metrics as rows, None the renderer chooses by
+    the table's width."""
+
     title: str
     metrics: list[str]
+    caption: str = ""
+    label: str = ""
+    transpose: bool | None = None
 
 
 @dataclass
 class City:
+    """One city of a report, or one group of its models when they were scored under different
+    options (``group`` says which options; each group has its own tables, baseline, tests and
+    methods, and nothing is compared across groups). ``comparison`` holds the rows behind the
+    markers (every metric tested against the baseline), ``significance`` the sentence saying
+    how they were made (test, alpha, correction and the family of p-values it was applied over,
+    the metrics tested) and ``note`` why there are none, or why a stored comparison was not
+    used."""
+
     name: str
     task: str
     models: list[str]
@@ -39,5 +56,8 @@ class City:
     comparison_source: str = ""
     note: str = ""
     test: str | None = None
+    alpha: float = 0.05
+    group: str = ""
+    significance: str = ""
     tables: list[Table] = field(default_factory=list)
     figures: list[Figure] = field(default_factory=list)

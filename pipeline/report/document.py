@@ -5,15 +5,18 @@ way in."""
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import polars as pl
 
 from mobeval.compare.comparison import compare
-from mobeval.compare.results import COUNT_ROWS, OutputFolder
+from mobeval.compare.pairing import scoring_difference, unit_keys
+from mobeval.compare.results import COUNT_ROWS, OutputFolder, Result, result_fingerprint
 from mobeval.compare.significance import P_COLUMNS
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.outputs import read_section
@@ -21,9 +24,23 @@ from mobeval.report.city import City
 from mobeval.report.html import render_html
 from mobeval.report.latex import render_latex
 from mobeval.report.markdown import render_markdown
-from mobeval.report.methods import Method, family_of, lower_is_better, methods, resolved_options
+from mobeval.report.methods import (
+    MethodGroup,
+    family_of,
+    lower_is_better,
+    method_group,
+    resolved_options,
+)
+from mobeval.report.options import DEFAULT_ALPHA, checked_choices
 from mobeval.report.plots import check_plotting, draw_figures
-from mobeval.report.tables import MARKERS, RATES, TEST_NAMES, cutoff_tables
+from mobeval.report.tables import (
+    MARKERS,
+    NOT_TESTED,
+    RATES,
+    TEST_NAMES,
+    cutoff_tables,
+    significance_text,
+)
 
 FORMATS = {"latex": ".tex", "markdown": ".md", "html": ".html"}
 SUFFIX_FORMATS = {".tex": "latex", ".md": "markdown", ".markdown": "markdown", ".html": "html"}
@@ -39,39 +56,64 @@ class Report:
 
     Args:
         out: the output folder (with ``manifest.json``).
+        metrics: the metrics shown, in this order (default: every metric of the results).
+        models: the models shown, in this order (default: every model of the manifest).
         baseline: the model the others are compared with (default: each city's first model in
             the manifest).
-        city: one city (default: every city).
-        plots: draw the plots (needs matplotlib: ``pip install 'mobeval[report]'``).
-        compute_compare: when ``OUT/compare`` has no comparison against the baseline, compute it
-            with :func:`mobeval.compare.compare` (not written); False: say to run
-            ``mobeval compare``.
         test: the test behind the significance markers (``paired-t``, ``wilcoxon``,
             ``randomization``; default: the first one the comparison ran, in that order).
-        compare_options: passed to :func:`mobeval.compare.compare` when it is computed
-            (``tests``, ``resamples``, ``permutations``, ``seed``, ``correction``...).
+        alpha: the significance level: ``†`` when the corrected p-value is below it, ``‡``
+            below a fifth of it.
         title: the document's title.
+        caption: the tables' caption (each table's city and cutoff grid follow it).
+        transpose: True: models as rows; False: metrics as rows; None: the renderer chooses by
+            the table's width.
+        city: one city (default: every city).
+        plots: draw the plots (needs matplotlib: ``pip install 'mobeval[report]'``).
+        compute_compare: when ``OUT/compare`` holds no comparison of exactly the results shown
+            (the same models, metrics, options and scored inputs), compute it with
+            :func:`mobeval.compare.compare` (not written); False: no markers, and the report
+            says why.
+        compare_options: passed to :func:`mobeval.compare.compare` when it is computed
+            (``tests``, ``resamples``, ``permutations``, ``seed``, ``correction``...); a stored
+            comparison made with other values of these is not used.
+
+    Markers come only from tests of the per-unit values the table shows: a stored comparison
+    is used when every result it compared is the manifest's current one (its fingerprint,
+    :func:`mobeval.compare.results.result_fingerprint`) and it ran the asked test and options;
+    otherwise it is recomputed or, without ``compute_compare``, refused, and the note under the
+    table says why. Models of a city scored under different options are shown as separate
+    groups, never in one table or under one convention.
     """
 
     def __init__(
         self,
         out: str | os.PathLike,
         *,
+        metrics: Sequence[str] | str | None = None,
+        models: Sequence[str] | str | None = None,
         baseline: str | None = None,
+        test: str | None = None,
+        alpha: float | None = None,
+        title: str | None = None,
+        caption: str | None = None,
+        transpose: bool | None = None,
         city: str | None = None,
         plots: bool = True,
         compute_compare: bool = True,
-        test: str | None = None,
         compare_options: dict | None = None,
-        title: str | None = None,
         log: Callable[[str], None] | None = None,
     ) -> None:
-        if test is not None and test not in P_COLUMNS:
-            raise ConfigError(f"test: {test!r}: choose among {', '.join(P_COLUMNS)}")
+        given = {"metrics": metrics, "models": models, "baseline": baseline, "test": test}
+        given |= {"alpha": alpha, "title": title, "caption": caption, "transpose": transpose}
+        choices = checked_choices(given)
         self.out = Path(out)
         self.plots = plots
         self.compute_compare = compute_compare
         self.test = test
+        self.alpha = float(alpha) if alpha is not None else DEFAULT_ALPHA
+        self.caption = caption
+        self.transpose = transpose
         self.compare_options = dict(compare_options or {})
         self.title = title or f"mobeval report: {self.out.name or self.out.resolve().name}"
         self.log = log
@@ -84,18 +126,69 @@ class Report:
                 f"{', '.join(self._source.cities)})"
             )
         names = [city] if city is not None else list(self._source.cities)
-        if baseline is not None and not any(baseline in self._source.cities[c] for c in names):
-            raise ConfigError(f"--baseline: no model {baseline!r} in {out}")
-        self.cities = [self._city(name, baseline) for name in names]
+        shown = {m: r for n in names for m, r in self._source.cities[n].items()}
+        named = [("models", m) for m in choices.get("models", [])]
+        named += [("baseline", baseline)] if baseline is not None else []
+        for option, model in named:
+            if model not in shown:
+                raise ConfigError(
+                    f"--{option}: no model {model!r} in {out} (models: {', '.join(shown)})"
+                )
+        self.models = choices.get("models")
+        if baseline is not None and self.models is not None and baseline not in self.models:
+            raise ConfigError(f"--baseline: {baseline!r} is not among --models")
+        self.metrics = choices.get("metrics")
+        self.cities = [group for name in names for group in self._city(name, baseline)]
+        if self.metrics is not None:
+            scored = {m for c in self.cities for values in c.values.values() for m in values}
+            missing = [m for m in self.metrics if m not in scored]
+            if missing:
+                raise ConfigError(
+                    f"--metrics: no metric {missing[0]!r} in the results shown (metrics: "
+                    f"{', '.join(sorted(scored))})"
+                )
+        for city_ in self.cities:
+            self._tables(city_)
+            if city_.baseline is not None:
+                self._comparison(city_)
+            if city_.note and log is not None:
+                log(f"note: city={city_.name}: {city_.note}")
         self._figures_done = False
 
     # ---- reading --------------------------------------------------------------------------
 
-    def _city(self, name: str, baseline: str | None) -> City:
-        results = self._source.cities[name]
-        models = list(results)
+    def _city(self, name: str, baseline: str | None) -> list[City]:
+        """The city's shown models, one :class:`City` per way they were scored (task, options
+        that define the metrics, truth): one when they all agree."""
+        results = {
+            m: r
+            for m, r in self._source.cities[name].items()
+            if self.models is None or m in self.models
+        }
+        if self.models is not None:
+            results = {m: results[m] for m in self.models if m in results}
+        groups: list[list[Result]] = []
+        for result in results.values():
+            for group in groups:
+                if scoring_difference(group[0], result) is None:
+                    group.append(result)
+                    break
+            else:
+                groups.append([result])
+        cities = [self._group(name, g, baseline, _group_label(g, groups)) for g in groups]
+        for city, group in zip(cities, groups, strict=True):
+            apart = [
+                scoring_difference(group[0], other[0]) for other in groups if other is not group
+            ]
+            if apart:
+                city.note = "not compared with the city's other models: " + "; ".join(apart)
+        return cities
+
+    def _group(self, name: str, results: list[Result], baseline: str | None, label: str) -> City:
+        models = [r.model for r in results]
         values, units, metrics = {}, {}, []
-        for model, result in results.items():
+        for result in results:
+            model = result.model
             summary = self._source.summary(result)
             values[model] = {}
             for metric, value, n in summary.select("metric", "value", "n").iter_rows():
@@ -107,11 +200,13 @@ class Report:
                 values[model][metric] = float(value) if value is not None else math.nan
                 if metric not in metrics:
                     metrics.append(metric)
-        first = next(iter(results.values()))
+        if self.metrics is not None:
+            metrics = [m for m in self.metrics if m in metrics]
+        first = results[0]
         recorded = first.entry.get("resolved")
         options = recorded if isinstance(recorded, dict) else _resolved(first.task, first.config)
-        chosen = baseline if baseline in results else models[0]
-        city = City(
+        chosen = baseline if baseline in models else models[0]
+        return City(
             name=name,
             task=first.task,
             models=models,
@@ -121,49 +216,108 @@ class Report:
             metrics=metrics,
             options=options,
             percent=bool(first.task == "logits" and options.get("percent")),
+            alpha=self.alpha,
+            group=label,
         )
-        city.tables = cutoff_tables(metrics)
-        if len(models) > 1:
-            self._comparison(city)
-        return city
+
+    def _tables(self, city: City) -> None:
+        city.tables = cutoff_tables(city.metrics)
+        where = f"city={city.name}" + (f" ({city.group})" if city.group else "")
+        for index, table in enumerate(city.tables):
+            table.caption = (
+                f"{self.caption} {where}: {table.title}."
+                if self.caption
+                else (f"{where}: {table.title}.")
+            )
+            table.label = "tab:" + _slug(f"{city.name}-{city.group}-{index + 1}")
+            table.transpose = self.transpose
 
     def _comparison(self, city: City) -> None:
-        path = self.out / "compare" / f"city={city.name}" / "part-0.parquet"
-        frame = None
-        if path.is_file():
-            stored = read_section([path])
-            stored = stored.filter(pl.col("baseline") == city.baseline)
-            others = set(city.models) - {city.baseline}
-            if others and others <= set(stored["model"].to_list()):
-                frame, city.comparison_source = stored, f"compare/city={city.name}"
-        if frame is None and self.compute_compare:
+        """The comparison behind the city's markers: the stored one when it tested exactly the
+        results shown, else one computed for the report (or none, with the reason)."""
+        results = [self._source.cities[city.name][m] for m in city.models]
+        frame, stale = self._stored(city, results)
+        if frame is not None:
+            city.comparison_source = f"OUT/compare/city={city.name} (mobeval compare)"
+        elif self.compute_compare:
+            options = {"tests": [self.test or "paired-t"], **self.compare_options}
             try:
                 frame = compare(
                     self.out,
                     city=city.name,
                     baseline=city.baseline,
+                    models=city.models,
                     log=None,
-                    **self.compare_options,
+                    **options,
                 )
-                city.comparison_source = "computed for this report (mobeval compare not run)"
             except (ConfigError, InputError) as error:
-                city.note = f"no significance markers: {error}"
-        elif frame is None:
-            city.note = (
-                f"no significance markers: run `mobeval compare {self.out} --baseline "
-                f"{city.baseline}` first"
+                city.note = _joined(city.note, stale, f"no significance tests: {error}")
+                return
+            city.comparison_source = "computed for this report, not written"
+            city.note = _joined(city.note, stale)
+        else:
+            run = f"`mobeval compare {self.out} --city {city.name} --baseline {city.baseline}`"
+            city.note = _joined(city.note, stale, f"no significance tests: run {run} first")
+            return
+        ran = [t for t, c in P_COLUMNS.items() if frame[c].is_not_null().any()]
+        city.test = self.test or ran[0]
+        city.comparison = frame.filter(
+            (pl.col("baseline") == city.baseline)
+            & pl.col("model").is_in(city.models)
+            & pl.col("metric").is_in(city.metrics)
+        )
+        city.significance = significance_text(city, frame)
+
+    def _stored(self, city: City, results: list[Result]) -> tuple[pl.DataFrame | None, str]:
+        """``OUT/compare``'s comparison of the city when it holds exactly the results shown
+        (every result it compared still the manifest's current one, each shown model against
+        the baseline, the asked test and options), else None and why it was not used."""
+        path = self.out / "compare" / f"city={city.name}" / "part-0.parquet"
+        if not path.is_file():
+            return None, ""
+        stored = read_section([path])
+        why = f"OUT/compare/city={city.name} was not used: "
+        if "model_fingerprint" not in stored.columns:
+            return None, why + (
+                "it was written by an older mobeval, without the fingerprints of the results it "
+                "compared"
             )
-        if frame is not None:
-            city.comparison = frame
-            ran = [t for t, c in P_COLUMNS.items() if frame[c].is_not_null().any()]
-            city.test = self.test if self.test in ran else (ran[0] if ran else None)
-            if self.test is not None and self.test not in ran:
-                city.note = f"the comparison did not run {self.test}; markers from {city.test}"
+        current = {
+            m: result_fingerprint(r.entry) for m, r in self._source.cities[city.name].items()
+        }
+        for model_column, print_column in (
+            ("baseline", "baseline_fingerprint"),
+            ("model", "model_fingerprint"),
+        ):
+            for model, fingerprint in stored.select(model_column, print_column).unique().rows():
+                if current.get(model) != fingerprint:
+                    change = "is gone" if model not in current else "was scored again since"
+                    return None, why + f"{model} {change}"
+        rows = stored.filter(pl.col("baseline") == city.baseline)
+        for model in city.models:
+            if model != city.baseline and model not in rows["model"].to_list():
+                return None, why + f"it did not compare {model} with {city.baseline}"
+        if self.test is not None and not stored[P_COLUMNS[self.test]].is_not_null().any():
+            return None, why + f"it did not run {self.test}"
+        unit = unit_keys(results[0], self.compare_options.get("unit", "default"))[2]
+        asked = {**{k: v for k, v in self.compare_options.items() if k != "unit"}, "unit": unit}
+        for name, value in asked.items():
+            if name == "tests":
+                tests = [value] if isinstance(value, str) else list(value)
+                ran = [t for t, c in P_COLUMNS.items() if stored[c].is_not_null().any()]
+                if sorted(tests) != sorted(ran):
+                    return None, why + f"it ran {', '.join(ran)}, not {', '.join(tests)}"
+            elif name in stored.columns and stored[name][0] != value:
+                return None, why + f"it was made with {name} = {stored[name][0]}, not {value}"
+        return stored, ""
 
     # ---- cells ----------------------------------------------------------------------------
 
     def best(self, city: City, metric: str) -> set[str]:
-        """The models with the best value of ``metric`` (max, or min when lower is better)."""
+        """The models with the best value of ``metric`` (max, or min when lower is better); none
+        when the table has a single model."""
+        if len(city.models) < 2:
+            return set()
         present = {
             m: city.values[m][metric]
             for m in city.models
@@ -175,21 +329,27 @@ class Report:
         return {m for m, v in present.items() if v == target}
 
     def p_value(self, city: City, model: str, metric: str) -> float | None:
+        """The corrected p-value of ``model`` against the baseline on ``metric`` by the city's
+        test: None when it was not tested, NaN when the test has no p-value (every difference
+        zero)."""
         if city.comparison is None or city.test is None or model == city.baseline:
             return None
         column = P_COLUMNS[city.test] + "_corrected"
         rows = city.comparison.filter((pl.col("model") == model) & (pl.col("metric") == metric))
-        if rows.height == 0:
+        if rows.height == 0 or rows[column][0] is None:
             return None
-        value = rows[column][0]
-        return None if value is None or math.isnan(value) else float(value)
+        return float(rows[column][0])
 
     def marker(self, city: City, model: str, metric: str, latex: bool = False) -> str:
+        """The cell's mark: ``‡`` / ``†`` (significant at a fifth of alpha / at alpha), nothing
+        (tested, not significant), ``°`` (not tested); nothing in the baseline's column."""
+        if city.baseline is None or model == city.baseline:
+            return ""
         p = self.p_value(city, model, metric)
         if p is None:
-            return ""
-        for limit, text, tex in MARKERS:
-            if p < limit:
+            return NOT_TESTED[1] if latex else NOT_TESTED[0]
+        for share, text, tex in MARKERS:
+            if p < city.alpha * share:
                 return tex if latex else text
         return ""
 
@@ -228,26 +388,29 @@ class Report:
 
     # ---- methods --------------------------------------------------------------------------
 
-    def method_groups(self) -> list[tuple[list[str], str, dict, list[Method]]]:
-        """(cities, task, resolved options, methods) per distinct way of scoring."""
+    def method_groups(self) -> list[MethodGroup]:
+        """One :class:`~mobeval.report.methods.MethodGroup` per distinct way of scoring (the
+        cities, or groups of a city's models, scored by one task under the same options)."""
         groups: list[tuple[list[str], str, dict, list[str]]] = []
         for city in self.cities:
+            name = city.name + (f" ({', '.join(city.models)})" if city.group else "")
             for cities, task, options, metrics in groups:
                 if task == city.task and options == city.options:
-                    cities.append(city.name)
+                    cities.append(name)
                     metrics += [m for m in city.metrics if m not in metrics]
                     break
             else:
-                groups.append(([city.name], city.task, city.options, list(city.metrics)))
-        return [(c, t, o, methods(t, o, m)) for c, t, o, m in groups]
+                groups.append(([name], city.task, city.options, list(city.metrics)))
+        return [method_group(c, t, o, m) for c, t, o, m in groups]
 
     def comparison_text(self) -> list[str]:
-        """One sentence per city on the comparison behind the markers."""
+        """One sentence per city on the comparison behind its markers, or why it has none."""
         lines = []
         for city in self.cities:
-            if city.comparison is None or city.test is None:
+            where = f"city={city.name}" + (f" ({city.group})" if city.group else "")
+            if city.comparison is None or city.comparison.height == 0:
                 if city.note:
-                    lines.append(f"city={city.name}: {city.note}.")
+                    lines.append(f"{where}: {city.note}.")
                 continue
             row = city.comparison.row(0, named=True)
             ci = (
@@ -255,10 +418,9 @@ class Report:
                 f"{row['resamples']} resamples (seed {row['seed']})"
             )
             lines.append(
-                f"city={city.name}: {city.test} ({TEST_NAMES[city.test]}) against "
-                f"{city.baseline}, paired by {row['unit']} (n = {row['n']}), p-values corrected "
-                f"with {row['correction']} over every model x metric x test of the city; "
-                f"{ci}; source: {city.comparison_source}."
+                f"{where}: {city.test} ({TEST_NAMES[city.test]}) against {city.baseline}, "
+                f"paired by {row['unit']} (n = {row['n']}); {city.significance}; {ci}; source: "
+                f"{city.comparison_source}" + (f"; {city.note}" if city.note else "") + "."
             )
         return lines
 
@@ -345,6 +507,36 @@ class Report:
                     os.replace(folder, final)
                 os.replace(staged / path.name, path)
         return path
+
+
+def _group_label(group: list[Result], groups: list[list[Result]]) -> str:
+    """What sets a group of a city's models apart from the others (empty when the city is one
+    group): its task and its values of the options on which the groups differ, or its truth."""
+    if len(groups) < 2:
+        return ""
+    first = group[0]
+    names = sorted({name for other in groups for name in other[0].options})
+    parts = [f"{first.task} results"] if len({g[0].task for g in groups}) > 1 else []
+    parts += [
+        f"{name} = {_plain(first.options.get(name))}"
+        for name in names
+        if len({json.dumps(g[0].options.get(name)) for g in groups}) > 1
+    ]
+    if not parts:
+        return f"group {groups.index(group) + 1}: scored against another truth"
+    return "scored with " + ", ".join(parts)
+
+
+def _plain(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()
+
+
+def _joined(*parts: str) -> str:
+    return "; ".join(p for p in parts if p)
 
 
 def _inside(path: Path, out: Path) -> bool:

@@ -67,8 +67,11 @@ def render_html(report, standalone: bool = True) -> str:
                 f"<figcaption>{e(figure.caption)}</figcaption></figure>"
             )
     parts.append("<h2>Methods</h2>")
-    for cities, task, _, entries in report.method_groups():
+    for cities, task, shared, entries in report.method_groups():
         parts.append(f"<h3>{e(task)}: {e(', '.join('city=' + c for c in cities))}</h3>")
+        if shared:
+            params = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in shared)
+            parts.append(f'<p>Every metric below:</p><dl class="params">{params}</dl>')
         for entry in entries:
             params = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in entry.parameters)
             parts.append(
@@ -76,7 +79,7 @@ def render_html(report, standalone: bool = True) -> str:
                 f"<p>{e(entry.info.definition)}</p>"
                 f'<code class="formula">{e(entry.info.text)}</code>'
                 f"<p>System value: {e(entry.info.aggregate)}.</p>"
-                f'<p>In this run:</p><dl class="params">{params}</dl>'
+                + (f'<p>In this run:</p><dl class="params">{params}</dl>' if params else "")
             )
     comparison = report.comparison_text()
     if comparison:

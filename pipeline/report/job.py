@@ -29,15 +29,15 @@ from mobeval.errors import ConfigError, InputError
 from mobeval.io.writers import output_lock
 from mobeval.job_values import VALUE_KINDS, shown
 from mobeval.report.document import parse_formats, write_reports
+from mobeval.report.options import REPORT_OPTIONS, checked_choices
 from mobeval.report.plots import check_plotting
-from mobeval.report.tables import TEST_NAMES
 
-#: key -> kind (a key of mobeval.job_values.VALUE_KINDS)
-REPORT_KINDS = {
+#: key -> kind (a key of mobeval.job_values.VALUE_KINDS): the report's choices (the same names
+#: as mobeval report's flags and Report's keywords), then the job's own keys.
+REPORT_KINDS = {option.name: option.kind for option in REPORT_OPTIONS}
+REPORT_KINDS |= {
     "formats": "strings",
-    "baseline": "string",
     "plots": "boolean",
-    "test": "string",
     "tests": "strings",
     "resamples": "integer",
     "permutations": "integer",
@@ -62,11 +62,17 @@ _COMPARE_DEFAULTS = {
 
 @dataclass(frozen=True)
 class ReportSpec:
+    """A job's ``[report]``: its formats, plots, the report's choices (``choices``: the keys of
+    :data:`~mobeval.report.options.REPORT_OPTIONS` given) and the comparison's options."""
+
     formats: tuple[str, ...] = ("html",)
-    baseline: str | None = None
     plots: bool = True
-    test: str | None = None
+    choices: dict = field(default_factory=dict)
     compare: dict = field(default_factory=dict)
+
+    @property
+    def baseline(self) -> str | None:
+        return self.choices.get("baseline")
 
 
 def check_report_table(path: Path, table: object, tasks) -> ReportSpec:
@@ -101,9 +107,13 @@ def check_report_table(path: Path, table: object, tasks) -> ReportSpec:
                 )
             except ConfigError as error:
                 raise ConfigError(f"{where}.{name}: {str(error).partition(': ')[2]}") from None
+    for option in REPORT_OPTIONS:
+        try:
+            checked_choices({option.name: table.get(option.name)})
+        except ConfigError as error:
+            raise ConfigError(f"{where}.{option.name}: {str(error).partition(': ')[2]}") from None
+    choices = {o.name: table[o.name] for o in REPORT_OPTIONS if o.name in table}
     test = table.get("test")
-    if test is not None and test not in TEST_NAMES:
-        raise ConfigError(f"{where}.test: {test!r}: choose among {', '.join(TEST_NAMES)}")
     if test is not None and test not in table.get("tests", _COMPARE_DEFAULTS["tests"]):
         raise ConfigError(f"{where}.test: {test!r} is not among report.tests")
     cities: dict[str, set[str]] = {}
@@ -117,6 +127,9 @@ def check_report_table(path: Path, table: object, tasks) -> ReportSpec:
                 f"{where}.unit: {unit!r}: tasks[{index}] (city {task.city!r}) is a {task.type} "
                 f"task; {refused}"
             )
+    for model in table.get("models", []):
+        if not any(model in models for models in cities.values()):
+            raise ConfigError(f"{where}.models: no model {model!r} in the job's tasks")
     baseline = table.get("baseline")
     if baseline is not None:
         if not any(baseline in models for models in cities.values()):
@@ -134,7 +147,7 @@ def check_report_table(path: Path, table: object, tasks) -> ReportSpec:
         except ConfigError as error:
             raise ConfigError(f"{where}.plots: {error}") from None
     compare = {name: table[name] for name in _COMPARE_KEYS if name in table}
-    return ReportSpec(formats, baseline, plots, test, compare)
+    return ReportSpec(formats, plots, choices, compare)
 
 
 def run_report(job, *, log=print) -> list[Path]:
@@ -152,17 +165,23 @@ def run_report(job, *, log=print) -> list[Path]:
                 continue
             try:
                 compare(
-                    out, city=city, baseline=spec.baseline, write=True, log=None, **spec.compare
+                    out,
+                    city=city,
+                    baseline=spec.baseline,
+                    models=spec.choices.get("models"),
+                    write=True,
+                    log=None,
+                    **spec.compare,
                 )
             except (ConfigError, InputError) as error:
                 log(f"note: city={city}: no comparison: {error}")
         written = write_reports(
             out,
             list(spec.formats),
-            baseline=spec.baseline,
             plots=spec.plots,
-            compute_compare=False,
-            test=spec.test,
+            compare_options=spec.compare,
+            log=log,
+            **spec.choices,
         )
     for path in written:
         log(f"report: {path}")

@@ -245,8 +245,10 @@ def render_latex(
                 ]
         out.append(r"\clearpage")  # the city's floats before the next city
     out.append(r"\section*{Methods}")
-    for cities, task, _, entries in report.method_groups():
+    for cities, task, shared, entries in report.method_groups():
         out.append(rf"\subsection*{{{t(task)}: {t(', '.join('city=' + c for c in cities))}}}")
+        if shared:
+            out.append("Every metric below: " + t("; ".join(f"{k} = {v}" for k, v in shared)) + ".")
         for entry in entries:
             out += [
                 rf"\paragraph{{{t(entry.info.title)}}} ({t(', '.join(entry.metrics))}) "
@@ -254,11 +256,14 @@ def render_latex(
                 r"\[ " + entry.info.tex + r" \]",
                 "System value: " + t(entry.info.aggregate) + ".",
                 "",
-                r"During this experiment it has been computed with:",
-                r"\begin{itemize}\setlength{\itemsep}{0pt}",
-                *[rf"\item \textbf{{{t(k)}}}: {t(v)}" for k, v in entry.parameters],
-                r"\end{itemize}",
             ]
+            if entry.parameters:
+                out += [
+                    r"During this experiment it has been computed with:",
+                    r"\begin{itemize}\setlength{\itemsep}{0pt}",
+                    *[rf"\item \textbf{{{t(k)}}}: {t(v)}" for k, v in entry.parameters],
+                    r"\end{itemize}",
+                ]
     comparison = report.comparison_text()
     if comparison:
         out.append(r"\subsection*{Comparison}")

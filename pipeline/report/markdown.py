@@ -51,8 +51,10 @@ def render_markdown(report, figures_dir: str | None) -> str:
 def _methods_markdown(report) -> list[str]:
     """The methods section of a :class:`~mobeval.report.Report`, as Markdown lines."""
     lines = ["## Methods", ""]
-    for cities, task, _, entries in report.method_groups():
+    for cities, task, shared, entries in report.method_groups():
         lines += [f"### {task}: {', '.join('city=' + c for c in cities)}", ""]
+        if shared:
+            lines += ["Every metric below: " + "; ".join(f"{k} = {v}" for k, v in shared) + ".", ""]
         for entry in entries:
             lines += [
                 f"**{entry.info.title}** ({', '.join(entry.metrics)}). {entry.info.definition}",
@@ -60,10 +62,11 @@ def _methods_markdown(report) -> list[str]:
             ]
             lines += ["$$", entry.info.tex, "$$", ""]
             lines += [f"System value: {entry.info.aggregate}.", ""]
-            lines += [
-                "In this run: " + "; ".join(f"{k} = {v}" for k, v in entry.parameters) + ".",
-                "",
-            ]
+            if entry.parameters:
+                lines += [
+                    "In this run: " + "; ".join(f"{k} = {v}" for k, v in entry.parameters) + ".",
+                    "",
+                ]
     comparison = report.comparison_text()
     if comparison:
         lines += ["### Comparison", ""] + [f"* {line}" for line in comparison] + [""]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass
+from typing import NamedTuple
 
 #: Metrics where a lower value is better (the report bolds their minimum).
 LOWER_IS_BETTER = frozenset({"dtw", "mse", "mae", "rmse", "cross_entropy"})
@@ -312,6 +313,35 @@ class Method:
     info: Family
     metrics: list[str]
     parameters: list[tuple[str, str]]
+
+
+class MethodGroup(NamedTuple):
+    """The methods of the results scored one way: where (``cities``: a city's name, with its
+    models when only some of them were scored this way), the ``task``, the parameters ``shared``
+    by every metric family (stated once), and each family's :class:`Method` with only its own
+    parameters."""
+
+    cities: list[str]
+    task: str
+    shared: list[tuple[str, str]]
+    methods: list[Method]
+
+
+def method_group(cities: list[str], task: str, options: dict, metrics: list[str]) -> MethodGroup:
+    """The :class:`MethodGroup` of ``metrics`` scored by ``task`` under ``options``: a parameter
+    with the same value for every family (the convention, the ties...) is stated once for the
+    group, not in every family's list."""
+    entries = methods(task, options, metrics)
+    shared = [
+        parameter
+        for parameter in (entries[0].parameters if len(entries) > 1 else [])
+        if all(parameter in entry.parameters for entry in entries)
+    ]
+    own = [
+        dataclasses.replace(entry, parameters=[p for p in entry.parameters if p not in shared])
+        for entry in entries
+    ]
+    return MethodGroup(cities, task, shared, own)
 
 
 def methods(task: str, options: dict, metrics: list[str]) -> list[Method]:

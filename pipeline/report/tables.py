@@ -4,6 +4,9 @@ above them."""
 
 from __future__ import annotations
 
+import polars as pl
+
+from mobeval.compare.significance import P_COLUMNS
 from mobeval.report.city import UNIT_WORDS, City, Table
 from mobeval.report.methods import cutoff_of, lower_is_better
 
@@ -13,8 +16,11 @@ RATES = frozenset(
     {"acc", "hit_rate", "precision", "recall", "fmeasure", "f1", "r-precision", "map", "mrr"}
     | {"ndcg", "f1_weighted", "f1_macro"}
 )
-#: Significance markers: (corrected p below, marker in text, marker in LaTeX).
-MARKERS = ((0.01, "‡", r"$^{\ddagger}$"), (0.05, "†", r"$^{\dagger}$"))
+#: Significance markers: (corrected p below this share of alpha, marker in text, in LaTeX).
+MARKERS = ((0.2, "‡", r"$^{\ddagger}$"), (1.0, "†", r"$^{\dagger}$"))
+#: The mark of a value that was not tested against the baseline (text, LaTeX): never the
+#: blank of a value tested and not significant.
+NOT_TESTED = ("°", r"$^{\circ}$")
 TEST_NAMES = {
     "paired-t": "paired t-test",
     "wilcoxon": "Wilcoxon signed-rank test",
@@ -57,27 +63,66 @@ def cell(report, city: City, model: str, metric: str, bold, marker) -> str:
     return text + marker(report.marker(city, model, metric))
 
 
-def legend(city: City) -> str:
-    parts = ["best per metric in bold"]
-    lower = [m for m in city.metrics if lower_is_better(m)]
-    if lower:
-        parts[0] += f" (lowest for {', '.join(lower)})"
-    if city.comparison is not None and city.test is not None:
-        correction = city.comparison["correction"][0]
-        parts.append(
-            f"† p < 0.05, ‡ p < 0.01 vs {city.baseline} ({TEST_NAMES[city.test]}, "
-            f"{correction}-corrected)"
+def significance_text(city: City, family: pl.DataFrame) -> str:
+    """What the markers of ``city`` claim and how they were made: the marks and alpha, the
+    test, the correction and the exact family of p-values it was applied over (``family``: the
+    whole comparison the corrected p-values come from), the metrics tested and not tested."""
+    alpha = city.alpha
+    marks = ", ".join(f"{text} p < {alpha * share:g}" for share, text, _ in reversed(MARKERS))
+    ran = [t for t, c in P_COLUMNS.items() if family[c].is_not_null().any()]
+    correction = family["correction"][0]
+    if correction == "none":
+        corrected = "p-values not corrected for multiple comparisons"
+    else:
+        count = sum(int(family[P_COLUMNS[t]].fill_nan(None).is_not_null().sum()) for t in ran)
+        pairs = family.select("baseline", "model").unique().height
+        metrics = family["metric"].n_unique()
+        corrected = (
+            f"{correction}-corrected over a family of {count} p-values: the "
+            f"{', '.join(TEST_NAMES[t] for t in ran)} p-values of {metrics} metric(s) x "
+            f"{pairs} model pair(s)"
         )
+    rows = city.comparison
+    tested = [
+        m
+        for m in city.metrics
+        if m
+        in rows.filter(pl.col(P_COLUMNS[city.test] + "_corrected").is_not_null())[
+            "metric"
+        ].to_list()
+    ]
+    untested = [m for m in city.metrics if m not in tested]
+    text = (
+        f"{marks} vs {city.baseline} ({TEST_NAMES[city.test]}, two-sided; {corrected}); "
+        f"tested: {', '.join(tested) or 'none'}"
+    )
+    if untested:
+        text += f"; {NOT_TESTED[0]} not tested: {', '.join(untested)}"
+    return text
+
+
+def legend(city: City) -> str:
+    """The note under a city's tables: bold, the markers (or why there are none), the
+    improvement columns."""
+    parts = ["best per metric in bold"] if len(city.models) > 1 else []
+    lower = [m for m in city.metrics if lower_is_better(m)]
+    if lower and parts:
+        parts[0] += f" (lowest for {', '.join(lower)})"
+    if city.significance:
+        parts.append(city.significance)
+    elif city.baseline is not None:
+        parts.append(f"{NOT_TESTED[0]} not tested against {city.baseline}")
     if city.baseline is not None:
         parts.append(
             f"improvement vs {city.baseline}: difference in points (pp: percentage points for "
             "rates) and relative change in %"
         )
-    return "; ".join(parts) + "."
+    return "; ".join(parts) + "." if parts else ""
 
 
 def header(city: City) -> str:
     units = city.units.get(city.models[0], 0)
     word = UNIT_WORDS.get(city.task, "units")
     base = f", baseline {city.baseline}" if city.baseline else ""
-    return f"{city.task}, {len(city.models)} model(s), {units} {word}{base}"
+    group = f", {city.group}" if city.group else ""
+    return f"{city.task}, {len(city.models)} model(s), {units} {word}{base}{group}"
