@@ -15,8 +15,8 @@ import inspect
 import json
 import platform
 import sys
-import time
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 import polars as pl
@@ -425,7 +425,8 @@ class Manifest:
             "outputs": {s: partition_path(s, city, model) for s in evaluation.outputs},
             "files": {s: self._file_sizes(s, city, model) for s in evaluation.outputs},
             "seconds": round(evaluation.seconds, 3),
-            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            # to the microsecond: a result scored again is told apart from the one it replaced
+            "finished": datetime.now().astimezone().isoformat(timespec="microseconds"),
         }
         self.save()
 
