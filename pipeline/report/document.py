@@ -247,13 +247,13 @@ class Report:
                     **options,
                 )
             except (ConfigError, InputError) as error:
-                city.note = _joined(city.note, stale, f"no significance tests: {error}")
+                city.note = _joined(city.note, stale, f"no significance markers: {error}")
                 return
             city.comparison_source = "computed for this report, not written"
             city.note = _joined(city.note, stale)
         else:
             run = f"`mobeval compare {self.out} --city {city.name} --baseline {city.baseline}`"
-            city.note = _joined(city.note, stale, f"no significance tests: run {run} first")
+            city.note = _joined(city.note, stale, f"no significance markers: run {run} first")
             return
         ran = [t for t, c in P_COLUMNS.items() if frame[c].is_not_null().any()]
         city.test = self.test or ran[0]
