@@ -103,7 +103,7 @@ def test_stored_comparison_of_replaced_results_is_never_reused(out):
     rows = _rows(text)
     assert all(rows[m][1].endswith("°") for m in forged["metric"])
     assert "OUT/compare/city=tky was not used: popularity was scored again since" in text
-    assert "no significance tests: run `mobeval compare" in text
+    assert "no significance markers: run `mobeval compare" in text
     text = _report(out)
     assert "computed for this report" in text and "popularity was scored again since" in text
     fresh = compare(out, baseline="markov", tests="paired-t", log=None)  # not written

@@ -102,7 +102,6 @@ class Report:
         plots: bool = True,
         compute_compare: bool = True,
         compare_options: dict | None = None,
-        log: Callable[[str], None] | None = None,
     ) -> None:
         given = {"metrics": metrics, "models": models, "baseline": baseline, "test": test}
         given |= {"alpha": alpha, "title": title, "caption": caption, "transpose": transpose}
@@ -116,7 +115,6 @@ class Report:
         self.transpose = transpose
         self.compare_options = dict(compare_options or {})
         self.title = title or f"mobeval report: {self.out.name or self.out.resolve().name}"
-        self.log = log
         self._source = OutputFolder(self.out)
         if not self._source.cities:
             raise InputError("no complete result in the manifest: nothing to report", path=out)
@@ -151,8 +149,6 @@ class Report:
             self._tables(city_)
             if city_.baseline is not None:
                 self._comparison(city_)
-            if city_.note and log is not None:
-                log(f"note: city={city_.name}: {city_.note}")
         self._figures_done = False
 
     # ---- reading --------------------------------------------------------------------------
@@ -251,13 +247,13 @@ class Report:
                     **options,
                 )
             except (ConfigError, InputError) as error:
-                city.note = _joined(city.note, stale, f"no significance tests: {error}")
+                city.note = _joined(city.note, stale, f"no significance markers: {error}")
                 return
             city.comparison_source = "computed for this report, not written"
             city.note = _joined(city.note, stale)
         else:
             run = f"`mobeval compare {self.out} --city {city.name} --baseline {city.baseline}`"
-            city.note = _joined(city.note, stale, f"no significance tests: run {run} first")
+            city.note = _joined(city.note, stale, f"no significance markers: run {run} first")
             return
         ran = [t for t, c in P_COLUMNS.items() if frame[c].is_not_null().any()]
         city.test = self.test or ran[0]
@@ -574,9 +570,12 @@ def write_reports(
     formats: Sequence[str],
     *,
     output: str | os.PathLike | None = None,
+    log: Callable[[str], None] | None = None,
     **options,
 ) -> list[Path]:
-    """Write the report in each format: ``output`` (one format) or ``OUT/report/report.<ext>``."""
+    """Write the report in each format: ``output`` (one format) or ``OUT/report/report.<ext>``;
+    then each city's note (why it has no markers, or why a stored comparison was not used) goes
+    to ``log``."""
     formats = parse_formats(formats)
     if output is not None and len(formats) > 1:
         raise ConfigError("--output: names one file; give one --format with it")
@@ -592,4 +591,8 @@ def write_reports(
         else:
             target = Path(out) / "report" / f"report{FORMATS[name]}"
         written.append(report.save(target, name))
+    if log is not None:
+        for city in report.cities:
+            if city.note:
+                log(f"note: city={city.name}: {city.note}")
     return written
