@@ -508,3 +508,33 @@ def test_latex_wide_tables_transposed_or_split(tmp_path):
             assert "Overfull \\hbox" not in log  # nothing wider than the text
     if shutil.which("pdflatex"):
         assert "Overfull \\hbox" not in _compiles(few.to_latex(), tmp_path / "tex-few")
+
+
+def test_plots_label_both_axes_keep_legends_outside_and_pair_every_model(
+    outs, tmp_path, monkeypatch
+):
+    pytest.importorskip("matplotlib")
+    from mobeval.report import Report, plots
+
+    drawn = {}
+    draw = plots._figure
+
+    def inspected(plt, figure, name, caption):
+        figure.canvas.draw()
+        renderer = figure.canvas.get_renderer()
+        panels = [ax for ax in figure.axes if ax.axison]
+        assert all(ax.get_xlabel() and ax.get_ylabel() for ax in panels), name
+        for legend in (ax.get_legend() for ax in figure.axes):
+            if legend is not None:  # outside every panel's data area
+                box = legend.get_window_extent(renderer)
+                assert not any(box.overlaps(ax.get_window_extent(renderer)) for ax in panels), name
+        drawn[name] = len(panels)
+        return draw(plt, figure, name, caption)
+
+    monkeypatch.setattr(plots, "_figure", inspected)
+    five = Report(_five_models(tmp_path, "five", '["acc@k", "mrr"]'), compute_compare=False)
+    five.figures()
+    assert drawn["tky-scatter.png"] == 4  # one panel per model against the baseline
+    assert "tky-curves.png" in drawn and "tky-cdf.png" in drawn
+    Report(outs["trajectory"], compute_compare=False).figures()
+    assert {"test-cdf.png", "test-per-day.png", "test-scatter.png"} <= set(drawn)
