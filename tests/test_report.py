@@ -563,6 +563,10 @@ def test_formulas_as_mathml():
     assert [("".join(c.itertext())) for c in limits] == ["∑", "n=1", "N"]
     assert math.find(f".//{ns}msup/{ns}mover") is not None  # \hat r, squared
     assert ET.fromstring(tex_to_mathml(r"\text{GEO-BLEU}")).find(f".//{ns}mtext").text == "GEO-BLEU"
+    math = ET.fromstring(tex_to_mathml(r"\exp\Big(x - 1\Big), (y)"))
+    operators = [(o.text, o.get("stretchy"), o.get("minsize")) for o in math.iter(f"{ns}mo")]
+    assert operators[:3] == [("(", "true", "1.623em"), ("−", None, None), (")", "true", "1.623em")]
+    assert operators[4] == ("(", "false", None)  # an unsized fence keeps the text's height
     with pytest.raises(ValueError, match=r"\\oint is not known"):
         tex_to_mathml(r"\oint f")
     with pytest.raises(ValueError, match="ends too early"):

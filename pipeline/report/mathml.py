@@ -32,17 +32,19 @@ SYMBOLS = {
     "in": ("mo", "∈"),
     "lVert": ("mo", "‖"),
     "rVert": ("mo", "‖"),
-    "exp": ("mi", "exp"),
-    "log": ("mi", "log"),
-    "min": ("mi", "min"),
-    "max": ("mi", "max"),
 }
+#: Function names: upright, a thin space after.
+FUNCTIONS = {"exp", "log", "min", "max"}
 #: Large operators: their limits go under and over them.
 LARGE = {"sum": "∑", "prod": "∏"}
 #: Spaces: their width.
 SPACES = {"quad": "1em", "qquad": "2em", ",": "0.1667em", ":": "0.2222em", ";": "0.2778em"}
-#: Commands that only size the next delimiter: dropped (MathML stretches fences itself).
-SIZES = {"big", "Big", "bigg", "Bigg", "left", "right"}
+#: Commands that size the next delimiter: its height.
+SIZES = {"big": "1.2em", "Big": "1.623em", "bigg": "2.047em", "Bigg": "2.470em"}
+#: Delimiters: kept at the text's height unless sized (:data:`SIZES`).
+FENCES = set("()[]|")
+#: Characters written as another in MathML: the real minus sign.
+CHARACTERS = {"-": "−"}
 #: Commands whose argument is text in a given style: the element and its mathvariant.
 STYLED = {"mathrm": "normal", "text": None, "mathbf": "bold", "mathit": "italic"}
 #: Characters set with no space around them (``P@k``).
@@ -152,7 +154,9 @@ class _Parser:
                 raise self.error(f"an unexpected {text!r}")
             if text in TIGHT:
                 return f'<mo lspace="0" rspace="0">{html.escape(text)}</mo>'
-            return f"<mo>{html.escape(text)}</mo>"
+            if text in FENCES:
+                return f'<mo stretchy="false">{html.escape(text)}</mo>'
+            return f"<mo>{html.escape(CHARACTERS.get(text, text))}</mo>"
         return self.command(text)
 
     def command(self, name: str) -> str:
@@ -163,8 +167,15 @@ class _Parser:
             return f'<mo largeop="true">{LARGE[name]}</mo>'
         if name in SPACES:
             return f'<mspace width="{SPACES[name]}"/>'
+        if name in FUNCTIONS:
+            return f'<mi>{name}</mi><mspace width="0.1667em"/>'
         if name in SIZES:
-            return ""
+            kind, fence = self.take()
+            if kind != "chr" or fence not in FENCES:
+                raise self.error(f"\\{name} before {fence!r}, not a delimiter")
+            size = SIZES[name]
+            return f'<mo stretchy="true" minsize="{size}" maxsize="{size}">{fence}</mo>'
+
         if name in STYLED:
             text = html.escape(self.raw())
             variant = STYLED[name]
@@ -184,8 +195,9 @@ class _Parser:
 def tex_to_mathml(tex: str, alttext: str = "") -> str:
     """``tex`` (LaTeX math) as a display ``<math>`` element; ``alttext`` for readers that do not
     render MathML. ValueError on a command outside :data:`SYMBOLS`, :data:`LARGE`,
-    :data:`SPACES`, :data:`SIZES`, :data:`STYLED`, :data:`ACCENTS`, ``\\frac``, ``\\sqrt``
-    (:data:`TIGHT` characters set without space)."""
+    :data:`FUNCTIONS`, :data:`SPACES`, :data:`SIZES`, :data:`STYLED`, :data:`ACCENTS`,
+    ``\\frac``, ``\\sqrt`` (:data:`TIGHT` characters set without space, :data:`FENCES` at the
+    text's height unless sized, a minus as the real minus sign: :data:`CHARACTERS`)."""
     body = _Parser(tex).sequence()
     alt = f' alttext="{html.escape(alttext)}"' if alttext else ""
     return f'<math xmlns="http://www.w3.org/1998/Math/MathML" display="block"{alt}>{body}</math>'
