@@ -511,3 +511,111 @@ def test_latex_wide_tables_transposed_or_split(tmp_path):
             assert "Overfull \\hbox" not in log  # nothing wider than the text
     if shutil.which("pdflatex"):
         assert "Overfull \\hbox" not in _compiles(few.to_latex(), tmp_path / "tex-few")
+
+
+def test_plots_label_both_axes_keep_legends_outside_and_pair_every_model(
+    outs, tmp_path, monkeypatch
+):
+    pytest.importorskip("matplotlib")
+    from mobeval.report import Report, plots
+
+    drawn = {}
+    draw = plots._figure
+
+    def inspected(plt, figure, name, caption):
+        figure.canvas.draw()
+        renderer = figure.canvas.get_renderer()
+        panels = [ax for ax in figure.axes if ax.axison]
+        assert all(ax.get_xlabel() and ax.get_ylabel() for ax in panels), name
+        for legend in (ax.get_legend() for ax in figure.axes):
+            if legend is not None:  # outside every panel's data area
+                box = legend.get_window_extent(renderer)
+                assert not any(box.overlaps(ax.get_window_extent(renderer)) for ax in panels), name
+        drawn[name] = len(panels)
+        return draw(plt, figure, name, caption)
+
+    monkeypatch.setattr(plots, "_figure", inspected)
+    five = Report(_five_models(tmp_path, "five", '["acc@k", "mrr"]'), compute_compare=False)
+    five.figures()
+    assert drawn["tky-scatter.png"] == 4  # one panel per model against the baseline
+    assert "tky-curves.png" in drawn and "tky-cdf.png" in drawn
+    Report(outs["trajectory"], compute_compare=False).figures()
+    assert {"test-cdf.png", "test-per-day.png", "test-scatter.png"} <= set(drawn)
+
+
+# ---- HTML: formulas as MathML, cells that never wrap ----------------------------------------
+
+
+def test_formulas_as_mathml():
+    import xml.etree.ElementTree as ET
+
+    from mobeval.report.mathml import tex_to_mathml
+    from mobeval.report.methods import FAMILIES
+
+    ns = "{http://www.w3.org/1998/Math/MathML}"
+    for name, family in FAMILIES.items():  # every formula of the methods section
+        math = ET.fromstring(tex_to_mathml(family.tex, family.text))
+        assert math.get("alttext") == family.text and math.get("display") == "block", name
+    math = ET.fromstring(tex_to_mathml(r"\frac{a + 1}{\sqrt{b_i}} \le \sum_{n=1}^{N} \hat r^2"))
+    frac = math.find(f".//{ns}mfrac")
+    assert [c.tag for c in frac] == [f"{ns}mrow", f"{ns}mrow"]
+    assert "".join(frac[0].itertext()) == "a+1"
+    assert frac[1].find(f".//{ns}msqrt/{ns}mrow/{ns}msub") is not None
+    assert math.find(f"{ns}mrow/{ns}mo").text == "≤"
+    limits = math.find(f".//{ns}munderover")  # the sum's limits under and over it
+    assert [("".join(c.itertext())) for c in limits] == ["∑", "n=1", "N"]
+    assert math.find(f".//{ns}msup/{ns}mover") is not None  # \hat r, squared
+    assert ET.fromstring(tex_to_mathml(r"\text{GEO-BLEU}")).find(f".//{ns}mtext").text == "GEO-BLEU"
+    math = ET.fromstring(tex_to_mathml(r"\exp\Big(x - 1\Big), (y)"))
+    operators = [(o.text, o.get("stretchy"), o.get("minsize")) for o in math.iter(f"{ns}mo")]
+    assert operators[:3] == [("(", "true", "1.623em"), ("−", None, None), (")", "true", "1.623em")]
+    assert operators[4] == ("(", "false", None)  # an unsized fence keeps the text's height
+    with pytest.raises(ValueError, match=r"\\oint is not known"):
+        tex_to_mathml(r"\oint f")
+    with pytest.raises(ValueError, match="ends too early"):
+        tex_to_mathml(r"\frac{a}{b")
+
+
+_MEASURE = """<script>
+window.addEventListener('load', () => {
+  const line = c => parseFloat(getComputedStyle(c).lineHeight)
+    || 1.2 * parseFloat(getComputedStyle(c).fontSize);
+  const wrapped = [...document.querySelectorAll('td, th')].filter(
+    c => c.getClientRects().length && c.offsetHeight > 1.9 * line(c));
+  const maths = [...document.querySelectorAll('math')];
+  document.body.setAttribute('data-check', JSON.stringify({
+    wrapped: wrapped.map(c => c.textContent),
+    page_overflow: document.documentElement.scrollWidth > window.innerWidth,
+    math: maths.length,
+    math_drawn: maths.filter(m => m.getBoundingClientRect().height > 0).length,
+  }));
+});
+</script>"""
+
+
+@pytest.mark.skipif(
+    not (shutil.which("chromium") or shutil.which("chromium-browser")),
+    reason="chromium is not installed",
+)
+def test_html_in_a_headless_browser(tmp_path):
+    pytest.importorskip("matplotlib")
+    from mobeval.report import Report
+
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    page = Report(_five_models(tmp_path, "five", '["acc@k", "ndcg@k", "mrr"]')).to_html()
+    assert "<script" not in page and "http" not in page.replace(
+        'xmlns="http://www.w3.org/1998/Math/MathML"', ""
+    )  # nothing fetched
+    path = tmp_path / "page.html"
+    path.write_text(page.replace("</body>", _MEASURE + "</body>"))
+    for width in (1280, 800):
+        argv = [browser, "--headless", "--no-sandbox", "--disable-gpu"]
+        argv += ["--disable-background-networking", f"--window-size={width},2000"]
+        run = subprocess.run(
+            [*argv, "--dump-dom", path.as_uri()], capture_output=True, text=True, timeout=120
+        )
+        found = re.search(r'data-check="([^"]*)"', run.stdout)
+        assert found, run.stderr[-2000:]
+        check = json.loads(found.group(1).replace("&quot;", '"'))
+        assert check["wrapped"] == [] and not check["page_overflow"], (width, check)
+        assert check["math"] == page.count("<math") > 0 and check["math_drawn"] == check["math"]

@@ -14,9 +14,9 @@ manifest's current results, else computed with :func:`mobeval.compare.compare` w
 shown as separate groups, and improvement columns as in the seed guide: the difference in points
 (percentage points for rates) and the relative change in %. Then plots (matplotlib, the
 ``report`` extra): metric@k curves, the CDF of per-unit values, the city GEO-BLEU per day
-(trajectories), a paired scatter of two models' per-unit values; and a methods section generated
-from the manifest: every metric's definition, formula and the resolved parameters of this run
-(:mod:`mobeval.report.methods`).
+(trajectories), a paired scatter of each model's per-unit values against the baseline's; and a
+methods section generated from the manifest: every metric's definition, formula and the
+resolved parameters of this run (:mod:`mobeval.report.methods`).
 
 Per-unit data is read one metric column at a time (plus the unit keys for the scatter), so memory
 is bounded by one column per model, not by the number of metrics.

@@ -1,10 +1,13 @@
-"""The report as one self-contained HTML page (plots embedded as base64 PNG)."""
+"""The report as one self-contained HTML page: plots embedded as base64 PNG, formulas as MathML
+(:mod:`mobeval.report.mathml`: typeset by the browser, no script, no network), table cells
+that never wrap (a wide table scrolls)."""
 
 from __future__ import annotations
 
 import base64
 import html
 
+from mobeval.report.mathml import tex_to_mathml
 from mobeval.report.tables import cell, header, legend
 
 _CSS = """
@@ -12,14 +15,16 @@ body { font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; mar
        max-width: 1100px; color: #222; line-height: 1.45; padding: 0 1em; }
 h1 { border-bottom: 2px solid #ccc; padding-bottom: .2em; }
 h2 { margin-top: 2em; border-bottom: 1px solid #ddd; }
+.scroll { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; margin: .6em 0 1.2em; font-size: 14px; }
-th, td { border: 1px solid #ccc; padding: 4px 10px; }
+th, td { border: 1px solid #ccc; padding: 4px 10px; white-space: nowrap; }
 th { background: #f3f3f3; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 caption { caption-side: top; text-align: left; font-weight: bold; padding: 4px 0; }
 figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
 figcaption { font-size: 13px; color: #555; }
-code.formula { display: block; background: #f7f7f7; padding: 6px 10px; margin: .4em 0; }
+div.formula { overflow-x: auto; background: #f7f7f7; padding: 6px 10px; margin: .4em 0; }
+math { font-size: 1.1em; }
 .legend, .note { font-size: 13px; color: #444; }
 dl.params { display: grid; grid-template-columns: max-content auto; gap: 2px 12px;
             font-size: 14px; }
@@ -50,12 +55,12 @@ def render_html(report, standalone: bool = True) -> str:
                     + "".join(f'<td class="num">{c}</td>' for c in cells)
                     + "</tr>"
                 )
-            parts.append(
-                f"<table><caption>{e(table.title)}</caption><tr>"
+            parts.append(  # cells never wrap: a wide table scrolls
+                f'<div class="scroll"><table><caption>{e(table.title)}</caption><tr>'
                 + "".join(f"<th>{e(h)}</th>" for h in head)
                 + "</tr>"
                 + "".join(rows)
-                + "</table>"
+                + "</table></div>"
             )
         parts.append(f'<p class="legend">{e(legend(city))}</p>')
         if city.note:
@@ -77,7 +82,7 @@ def render_html(report, standalone: bool = True) -> str:
             parts.append(
                 f"<h4>{e(entry.info.title)} <small>({e(', '.join(entry.metrics))})</small></h4>"
                 f"<p>{e(entry.info.definition)}</p>"
-                f'<code class="formula">{e(entry.info.text)}</code>'
+                f'<div class="formula">{tex_to_mathml(entry.info.tex, entry.info.text)}</div>'
                 f"<p>System value: {e(entry.info.aggregate)}.</p>"
                 + (f'<p>In this run:</p><dl class="params">{params}</dl>' if params else "")
             )

@@ -199,7 +199,7 @@ def latex_tables(
             out += [
                 r"\bottomrule",
                 r"\end{tabular}",
-                r"\begin{tablenotes}[flushleft]\footnotesize",
+                r"\begin{tablenotes}[flushleft]\footnotesize\raggedright",
                 *[rf"\item {note}" for note in notes],
                 r"\end{tablenotes}",
                 r"\end{threeparttable}",

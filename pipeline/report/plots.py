@@ -1,7 +1,8 @@
 """The report's plots (matplotlib, the ``report`` extra): metric@k curves, the CDF of per-unit
-values, the city GEO-BLEU per day (trajectories), a paired scatter of two models' per-unit
-values. Per-unit data is read one metric column at a time (plus the unit keys for the
-scatter), so memory is bounded by one column per model, not by the number of metrics."""
+values, the city GEO-BLEU per day (trajectories), a paired scatter of each model's per-unit
+values against the baseline's. Every axis is labelled, every legend outside the data.
+Per-unit data is read one metric column at a time (plus the unit keys for the scatter), so
+memory is bounded by one column per model, not by the number of metrics."""
 
 from __future__ import annotations
 
@@ -44,15 +45,21 @@ def check_plotting() -> None:
     _pyplot()
 
 
-def _style(ax, title: str, xlabel: str, ylabel: str | None = None, *, legend=True) -> None:
-    """Every plot's look: a small title, the axis labels, a light grid, the models' legend."""
+def _style(ax, title: str, xlabel: str, ylabel: str, *, legend=True) -> None:
+    """Every plot's look: a small title, both axes labelled, a light grid, the models' legend
+    (:func:`_legend_outside`)."""
     ax.set_title(title, fontsize=10)
     ax.set_xlabel(xlabel)
-    if ylabel is not None:
-        ax.set_ylabel(ylabel)
+    ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
     if legend:
-        ax.legend(fontsize=8)
+        _legend_outside(ax)
+
+
+def _legend_outside(ax) -> None:
+    """The models' legend to the right of ``ax``, outside the data (the figure is saved with
+    it: ``bbox_inches="tight"``)."""
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
 
 
 def draw_figures(source: OutputFolder, cities: list[City]) -> None:
@@ -77,7 +84,7 @@ def _figure(plt, figure, name: str, caption: str) -> Figure:
     then closed."""
     buffer = io.BytesIO()
     figure.tight_layout()
-    figure.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
+    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight", metadata={"Software": None})
     plt.close(figure)
     return Figure(name, caption, buffer.getvalue())
 
@@ -100,11 +107,11 @@ def _curves(plt, city: City) -> Figure | None:
         for model in city.models:
             ys = [city.values[model].get(m, math.nan) for _, m in points]
             ax.plot(ks, ys, marker="o", label=model)
-        _style(ax, f"{name}@k", "k", legend=False)
+        _style(ax, f"{name}@k", "k", f"{name}@k", legend=False)
         ax.set_xticks(ks)
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
-    axes.flat[0].legend(fontsize=8)
+    _legend_outside(axes[0, -1])  # once, right of the first row
     caption = f"city={city.name}: metric@k per model"
     return _figure(plt, figure, f"{city.name}-curves.png", caption)
 
@@ -157,7 +164,8 @@ def _cdf(plt, source: OutputFolder, city: City) -> Figure | None:
             ax.step(np.concatenate([values[:1], values]), share, where="post", label=model)
             del values, share
         word = UNIT_WORDS.get(city.task, "units")
-        _style(ax, f"{metric}: CDF over {word}", metric, "share of " + word)
+        _style(ax, f"{metric}: CDF over {word}", metric, "share of " + word, legend=False)
+    _legend_outside(axes[0, -1])  # once, right of the last panel
     caption = f"city={city.name}: distribution (CDF) of per-unit values per model"
     return _figure(plt, figure, f"{city.name}-cdf.png", caption)
 
@@ -192,35 +200,49 @@ def _per_day(plt, source: OutputFolder, city: City) -> Figure | None:
 
 
 def _scatter(plt, source: OutputFolder, city: City) -> Figure | None:
+    """One panel per model: its per-unit values against the baseline's, paired by unit."""
     chosen = _per_unit_metrics(source, city)
     if city.baseline is None or not chosen:
         return None
     metric = chosen[0]
-    other = next(m for m in city.models if m != city.baseline)
-    frames = []
-    for model in (city.baseline, other):
+    frames = {}
+    for model in city.models:
         result = source.cities[city.name][model]
         try:
             section, keys, _ = unit_keys(result, "default")
             files = source.section_files(result, section)
         except (ConfigError, InputError):
             return None
-        frames.append(read_section(files, [*keys, metric]).rename({metric: model}))
-    joined = frames[0].join(frames[1], on=keys, how="inner").drop_nans().drop_nulls()
+        frames[model] = read_section(files, [*keys, metric]).rename({metric: model})
+    others = [m for m in city.models if m != city.baseline]
+    cols = min(len(others), 3)
+    rows = math.ceil(len(others) / cols)
+    figure, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 4.0 * rows), squeeze=False)
+    shown = []
+    for ax, other in zip(axes.flat, others, strict=False):
+        joined = frames[city.baseline].join(frames[other], on=keys, how="inner")
+        joined = joined.drop_nans().drop_nulls()
+        shown.append(joined.height)
+        if joined.height > 20000:  # every n-th unit: the picture, not the data
+            joined = joined.gather_every(math.ceil(joined.height / 20000))
+        if joined.height == 0:
+            ax.set_title(f"{other}: no common unit", fontsize=10)
+            continue
+        x, y = joined[city.baseline].to_numpy(), joined[other].to_numpy()
+        size, alpha = (24, 0.8) if x.size <= 2000 else (6, 0.3)
+        ax.scatter(x, y, s=size, alpha=alpha, edgecolors="none")
+        low, high = float(min(x.min(), y.min())), float(max(x.max(), y.max()))
+        ax.plot([low, high], [low, high], color="grey", linewidth=0.8, linestyle="--")
+        title = f"{metric} per unit: {other} vs {city.baseline}"
+        _style(ax, title, f"{city.baseline} (baseline)", other, legend=False)
+    for ax in list(axes.flat)[len(others) :]:
+        ax.axis("off")
     del frames
-    if joined.height == 0:
+    if not any(shown):
+        plt.close(figure)
         return None
-    if joined.height > 20000:  # every n-th unit: the picture, not the data
-        joined = joined.gather_every(math.ceil(joined.height / 20000))
-    x, y = joined[city.baseline].to_numpy(), joined[other].to_numpy()
-    figure, ax = plt.subplots(figsize=(4.4, 4.2))
-    size, alpha = (24, 0.8) if x.size <= 2000 else (6, 0.3)
-    ax.scatter(x, y, s=size, alpha=alpha, edgecolors="none")
-    low, high = float(min(x.min(), y.min())), float(max(x.max(), y.max()))
-    ax.plot([low, high], [low, high], color="grey", linewidth=0.8, linestyle="--")
-    _style(ax, f"{metric} per unit, paired", f"{city.baseline} (baseline)", other, legend=False)
     caption = (
-        f"city={city.name}: {metric} of {other} vs {city.baseline}, paired by unit "
-        f"({joined.height} shown)"
+        f"city={city.name}: {metric} of each model vs {city.baseline}, paired by unit "
+        f"({', '.join(f'{m}: {n} units' for m, n in zip(others, shown, strict=True))})"
     )
     return _figure(plt, figure, f"{city.name}-scatter.png", caption)
