@@ -114,13 +114,13 @@ OPTION_KINDS: dict[str, dict[str, str]] = {
 
 
 def _checked_options(where: str, kind: str, options: dict) -> dict:
-    """The task's options after checking each value's type (ConfigError naming the key); a
+    """The task's options after checking each value's type (OptionError naming the key); a
     single cutoff becomes a one-element list."""
     checked = {}
     for name, value in options.items():
         words, check = VALUE_KINDS[OPTION_KINDS[kind].get(name, "string")]
         if not check(value):
-            raise ConfigError(f"{where}.{name}: expected {words}, got {_shown(value)}")
+            raise OptionError(name, value, f"expected {words}, got {_shown(value)}")
         if OPTION_KINDS[kind].get(name) == "cutoffs" and _is_int(value):
             value = [value]
         checked[name] = value
@@ -219,6 +219,11 @@ def _task(path: Path, base: Path, index: int, task: dict) -> TaskSpec:
     kind = task.get("type")
     if not isinstance(kind, str) or kind not in TASK_TYPES:
         raise ConfigError(f"{where}: type {kind!r} is not one of {sorted(TASK_TYPES)}")
+    given_names = FAMILIES[kind].given_names(task)  # an option as the file spells it
+    try:  # an alias is its option: cutoffs = [5] is k = [5]
+        task = FAMILIES[kind].canonical(task)
+    except OptionError as error:
+        raise ConfigError(error.spelled(f"{where}.{error.option}")) from None
     unknown = set(task) - COMMON_KEYS - TASK_TYPES[kind].options
     if unknown:
         allowed = sorted(COMMON_KEYS | TASK_TYPES[kind].options)
@@ -237,11 +242,12 @@ def _task(path: Path, base: Path, index: int, task: dict) -> TaskSpec:
                 f"{where}.models.{name}: expected a path (a string), got {_shown(value)}"
             )
     options = {name: value for name, value in task.items() if name not in COMMON_KEYS}
-    options = _checked_options(where, kind, options)
     try:  # every value resolved through its preset / convention now, not when its model runs
+        options = _checked_options(where, kind, options)
         check_options(kind, options)
     except OptionError as error:
-        raise ConfigError(error.spelled(f"{where}.{error.option}")) from None
+        name = given_names.get(error.option, error.option)
+        raise ConfigError(error.spelled(f"{where}.{name}")) from None
     except ConfigError as error:
         raise ConfigError(f"{where}: {error}") from None
     return TaskSpec(
