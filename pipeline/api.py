@@ -281,7 +281,8 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
     ``recs``: ``user_id``, ``item_id`` and, as the convention needs them, ``rank`` / ``score``.
     Paths (Parquet file, directory or glob; CSV) or Polars DataFrames. Under ``"clayrs"`` and
     ``"relison"`` a user's list is its rows in file order, which streaming keeps (and Spark
-    restores after its shuffle). ``metrics`` without ``@k`` expand over the cutoffs ``k`` (alias ``cutoffs``).
+    restores after its shuffle). ``metrics`` without ``@k`` expand over the cutoffs ``k``
+    (alias ``cutoffs``).
     ``**options``: fields of :class:`mobeval.metrics.recs.RecsConvention` overriding the preset
     (``relevant_threshold=4``, ``averaging="micro"``...). Sections: ``per_unit`` (the key, one
     column per metric), ``summary`` (the system values, then ``users``)."""

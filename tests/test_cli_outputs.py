@@ -126,7 +126,9 @@ def test_a_job_prints_one_json_object_with_every_result(files, capsys):
     )
     single = job.with_name("single.toml")
     single.write_text(job.read_text().replace(', second = "pred.parquet"', ""))
-    one = json.loads(_run(capsys, ["run", str(single), "--format", "json", "--out", str(files)]))
+    one = json.loads(
+        _run(capsys, ["run", str(single), "--format", "json", "--out", str(files / "single")])
+    )
     assert [r["model"] for r in one["results"]] == ["first"]  # a job's shape, one result or many
     document = json.loads(_run(capsys, ["run", str(job), "--format", "json"]))
     results = document["results"]

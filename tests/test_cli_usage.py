@@ -11,7 +11,6 @@ import argparse
 import pytest
 import test_job_validation as job_validation
 
-from mobeval import api
 from mobeval.cli import build_parser, main
 from mobeval.errors import ConfigError, OptionError
 from mobeval.families import FAMILIES
