@@ -132,7 +132,8 @@ def _arguments(
 
     ``out``: where the sections are written (staged, then committed: :mod:`mobeval.io.writers`);
     without it they come back in memory (``Evaluation.tables``). ``city``, ``model``: the
-    result's names (default ``default`` and the predictions' file name). ``chunk_rows``: rows
+    result's names (default: the name of the folder the truth lies in, ``default`` for a Python
+    object, and the predictions' file name). ``chunk_rows``: rows
     scored at once (the memory budget). ``progress``: the progress line (default: when stderr is
     a terminal). ``engine``: ``"local"`` (default) or ``"spark"``; a SparkSession as ``spark``
     means Spark (paths every executor can read, ``out`` any path Spark can write, the same

@@ -509,7 +509,12 @@ def _add_output_options(command: argparse.ArgumentParser) -> None:
         help="write per-unit values, summary and manifest under this folder (default: none, "
         "the summary is printed only)",
     )
-    command.add_argument("--city", default=None, help="city name (default: default)")
+    command.add_argument(
+        "--city",
+        default=None,
+        help="city name (default: the name of the folder the truth lies in, e.g. tky for "
+        "data/tky/truth.parquet)",
+    )
     command.add_argument("--model", default=None, help="model name (default: the file's name)")
     command.add_argument(
         "--chunk-rows",

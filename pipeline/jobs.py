@@ -40,7 +40,7 @@ from pathlib import Path, PurePosixPath
 
 from mobeval import api
 from mobeval.api import Evaluation, Manifest
-from mobeval.engines.base import Engine
+from mobeval.engines.base import Engine, default_city_name
 from mobeval.engines.local import DEFAULT_CHUNK_ROWS, checked_chunk_rows
 from mobeval.errors import ConfigError, InputError, OptionError
 from mobeval.families import FAMILIES
@@ -252,7 +252,9 @@ def _task(path: Path, base: Path, index: int, task: dict) -> TaskSpec:
         raise ConfigError(f"{where}: {error}") from None
     return TaskSpec(
         type=kind,
-        city=check_name(task.get("city", "default"), f"{where}.city"),
+        city=check_name(
+            task.get("city", default_city_name(_job_path(base, task["truth"]))), f"{where}.city"
+        ),
         truth=_job_path(base, task["truth"]),
         models={
             check_name(name, f"{where}.models"): _job_path(base, value)

@@ -91,7 +91,8 @@ def test_a_python_out_without_a_manifest_takes_more_results(tmp_path, inputs):
     arguments = {truth: inputs / FILES["nextloc"][0], model: inputs / FILES["nextloc"][1]}
     for name in ("first", "second"):
         evaluate(**arguments, out=tmp_path / "out", model=name, progress=False)
-    assert sorted(p.name for p in (tmp_path / "out" / "summary" / "city=default").iterdir()) == [
+    city = tmp_path / "out" / "summary" / f"city={inputs.name}"
+    assert sorted(p.name for p in city.iterdir()) == [
         "model=first",
         "model=second",
     ]

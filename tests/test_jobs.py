@@ -144,13 +144,13 @@ def test_killed_job_resumes_to_identical_outputs(tmp_path):
     out = tmp_path / "out"
     deadline = time.time() + 120
     while time.time() < deadline and process.poll() is None:
-        if (out / "summary" / "city=default" / "model=m0").is_dir():
+        if (out / "summary" / "city=big" / "model=m0").is_dir():
             break
         time.sleep(0.005)
     process.send_signal(signal.SIGKILL)
     process.wait()
     assert process.returncode == -signal.SIGKILL, "the job finished before it could be killed"
-    assert not (out / "summary" / "city=default" / "model=m3").exists()
+    assert not (out / "summary" / "city=big" / "model=m3").exists()
     subprocess.run([*command, "--resume"], check=True, capture_output=True)
     subprocess.run([*command, "--out", str(tmp_path / "clean")], check=True, capture_output=True)
     assert_same_outputs(out, tmp_path / "clean")

@@ -157,13 +157,13 @@ def test_cli_prints_and_records(tmp_path, capsys):
         percent=True,
         ignore_target=0,
     )
-    summary = pl.read_parquet(out / "summary" / "city=default" / "model=popularity")
+    summary = pl.read_parquet(out / "summary" / f"city={SAMPLES.name}" / "model=popularity")
     assert summary.equals(want.summary)
     assert want.value("acc@5") > 1  # in percent
     n_zero = int((np.load(SAMPLES / "targets.npy") == 0).sum())
     assert summary["n"][0] == 1000 - n_zero
     entry = json.loads((out / "manifest.json").read_text())["results"][
-        "city=default/model=popularity"
+        f"city={SAMPLES.name}/model=popularity"
     ]
     assert entry["task"] == "logits" and entry["config"]["ties"] == "average"
 

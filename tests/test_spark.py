@@ -649,7 +649,7 @@ def test_progress_counts_the_rows_scored_on_the_driver(spark, capsys):
         tky / "truth.parquet", tky / "markov.parquet", spark=spark, progress=True, partitions=3
     )
     last = capsys.readouterr().err.strip().split("\r")[-1]
-    assert last.startswith("default/markov scoring") and f" {rows:,} rows" in last
+    assert last.startswith("tky/markov scoring") and f" {rows:,} rows" in last
 
 
 SAMPLES = REPO_ROOT / "data_samples"
@@ -705,7 +705,7 @@ def test_the_command_line_on_spark_without_out_prints_the_local_summary(spark, c
     assert main([*command, "--engine", "spark", "--out", str(out)]) == 0
     assert capsys.readouterr().out == local
     assert '"engine": "spark"' in (out / "manifest.json").read_text()
-    written = pl.read_parquet(out / "summary" / "city=default" / "model=markov")
+    written = pl.read_parquet(out / "summary" / "city=tky" / "model=markov")
     assert_same_summary(
         written,
         evaluate_nextloc(
