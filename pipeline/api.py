@@ -40,7 +40,7 @@ from mobeval.engines.partition import (
 from mobeval.errors import ConfigError, InputError, MobevalError
 from mobeval.families import RECS, resolved_options, with_options
 from mobeval.io.logits import rows_per_chunk
-from mobeval.io.outputs import read_manifest
+from mobeval.io.outputs import read_manifest, read_summary
 from mobeval.io.remote import url_timeout
 from mobeval.io.sources import columns_present
 from mobeval.io.writers import partition_path
@@ -453,6 +453,22 @@ class Manifest:
             ):
                 return False
         return True
+
+    def resumed(self, city: str, model: str) -> Evaluation:
+        """A complete result (:meth:`is_complete`) read back from OUT: its summary as written,
+        its sections' directories, its inputs and seconds as recorded; ``resumed`` set."""
+        entry = self.results[f"city={city}/model={model}"]
+        summary_dir = self._output_dir("summary", city, model)
+        files = [uri.removeprefix("file:") for uri, _, _ in self.files.data_files(summary_dir)]
+        return Evaluation(
+            city=city,
+            model=model,
+            summary=read_summary([Path(f) for f in files]),
+            outputs={s: self._output_dir(s, city, model) for s in entry["outputs"]},
+            inputs=entry["inputs"],
+            seconds=entry["seconds"],
+            resumed=True,
+        )
 
     def save(self) -> None:
         document = {"job": self.job, "versions": package_versions(), "results": self.results}

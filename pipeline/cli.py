@@ -599,6 +599,7 @@ def _result_object(task: str, options: dict, evaluation) -> dict:
         "n": dict(zip(summary["metric"], summary["n"], strict=True)),
         "outputs": evaluation.outputs or None,
         "seconds": round(evaluation.seconds, 3),
+        "resumed": evaluation.resumed,  # read back from OUT by run --resume, not computed
     }
 
 

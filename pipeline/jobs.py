@@ -326,6 +326,8 @@ def run_job(
     out: str | Path | None = None,
 ) -> list[Evaluation]:
     """Evaluate every (city, model) of the job; with ``resume``, skip those already complete.
+    Every result comes back, in the job's order: those skipped read back from OUT
+    (:meth:`mobeval.api.Manifest.resumed`, ``resumed=True``).
 
     ``engine`` (``"local"``, ``"spark"``; a SparkSession as ``spark`` means Spark), ``partitions``:
     as :func:`mobeval.api.evaluate_nextloc`'s. ``out`` overrides the job's output folder (with
@@ -349,6 +351,7 @@ def run_job(
             for index, task in enumerate(job.tasks):
                 task_type = TASK_TYPES[task.type]
                 pending = []  # (model, config, call): the engine runs them (Spark: together)
+                task_results = []  # resumed, then computed: put back in the models' order
                 for model, prediction_path in task.models.items():
                     config = {"type": task.type, "city": task.city, "model": model, **task.options}
                     if resume:
@@ -357,7 +360,8 @@ def run_job(
                             "predictions": runner.fingerprint(prediction_path),
                         }
                         if manifest.is_complete(task.city, model, config, inputs):
-                            log(f"{task.city}/{model}: complete, skipped (--resume)")
+                            log(f"{task.city}/{model}: complete, resumed from OUT (--resume)")
+                            task_results.append(manifest.resumed(task.city, model))
                             continue
                     call = functools.partial(
                         task_type.evaluate,
@@ -387,7 +391,9 @@ def run_job(
                     seconds = max(time.perf_counter() - started, evaluation.seconds)
                     on = "" if runner.name == "local" else f" ({runner.name})"
                     log(f"{task.city}/{model}: done in {seconds:.2f}s{on}")
-                    results.append(evaluation)
+                    task_results.append(evaluation)
+                order = list(task.models)
+                results += sorted(task_results, key=lambda e: order.index(e.model))
             if job.report is not None and Path(str(root), "manifest.json").is_file():
                 run_report(job, log=log)  # compare every city, then write the report (a local OUT)
         return results

@@ -83,7 +83,7 @@ def test_resume_after_failure_recomputes_only_what_is_missing(tmp_path):
     shutil.copy(SAMPLES / "tky" / "popularity.parquet", broken)
     log = []
     run_job(load_job(job.path), resume=True, log=log.append)
-    assert "tky/markov: complete, skipped (--resume)" in log
+    assert "tky/markov: complete, resumed from OUT (--resume)" in log
     assert os.stat(next(first.iterdir())).st_mtime_ns == stamp
     clean = load_job(job.path, out=tmp_path / "clean")
     run_job(clean, log=lambda _: None)
@@ -98,7 +98,7 @@ def test_resume_redoes_a_result_whose_inputs_changed(tmp_path):
     pl.read_parquet(predictions).head(1000).write_parquet(predictions)
     log = []
     run_job(load_job(job.path), resume=True, log=log.append)
-    assert not any("skipped" in line for line in log)
+    assert not any("resumed" in line for line in log)
 
 
 def test_killed_job_resumes_to_identical_outputs(tmp_path):

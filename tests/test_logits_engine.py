@@ -177,4 +177,4 @@ def test_sample_logits_job_and_resume(tmp_path, capsys):
     want = evaluate_logits(SAMPLES / "gru.npy", SAMPLES / "targets.npy", percent=True)
     assert summary.equals(want.summary)
     assert main(["run", job, "--out", out, "--quiet", "--resume"]) == 0
-    assert capsys.readouterr().err.count("complete, skipped (--resume)") == 2
+    assert capsys.readouterr().err.count("complete, resumed from OUT (--resume)") == 2

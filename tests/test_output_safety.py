@@ -449,7 +449,7 @@ def test_a_killed_run_resumes_to_a_clean_runs_outputs_and_leaves_nothing(tmp_pat
         env=environment,
     )
     assert resumed.returncode == 0, resumed.stderr
-    assert "tky/popularity: complete, skipped (--resume)" in resumed.stderr
+    assert "tky/popularity: complete, resumed from OUT (--resume)" in resumed.stderr
     assert "tky/markov: done" in resumed.stderr
     clean = tmp_path / "clean"
     run_job(load_job(job, out=clean), log=lambda _: None)
@@ -468,7 +468,7 @@ def test_resume_on_a_copy_skips_what_is_there_and_redoes_what_is_missing(
     stamp = kept.stat().st_mtime_ns
     log = []
     run_job(load_job(SAMPLE_JOB, out=out), resume=True, log=log.append)
-    assert sorted(line.split(":")[0] for line in log if "skipped" in line) == [
+    assert sorted(line.split(":")[0] for line in log if "resumed" in line) == [
         "nyc/popularity",
         "tky/markov",
         "tky/popularity",
@@ -500,7 +500,7 @@ def test_resume_redoes_a_result_whose_files_changed(tmp_path, nextloc_sample_out
         shutil.copy(part, folder / "part-00001.parquet")
     log = []
     run_job(load_job(SAMPLE_JOB, out=out), resume=True, log=log.append)
-    assert sum("skipped" in line for line in log) == 3
+    assert sum("resumed" in line for line in log) == 3
     assert any(line.startswith("tky/popularity: done") for line in log)
     assert_same_outputs(out, nextloc_sample_out)
 
@@ -518,7 +518,7 @@ def test_resume_reads_a_manifest_of_absolute_paths_against_the_current_out(
     shutil.rmtree(out / "summary" / "city=tky" / "model=markov")
     log = []
     run_job(load_job(SAMPLE_JOB, out=out), resume=True, log=log.append)
-    assert sum("skipped" in line for line in log) == 3
+    assert sum("resumed" in line for line in log) == 3
     assert any(line.startswith("tky/markov: done") for line in log)
     assert_same_outputs(out, nextloc_sample_out)
 

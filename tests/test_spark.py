@@ -118,7 +118,10 @@ def test_sample_jobs_give_the_local_outputs(spark, tmp_path, job_file, key):
     again = run_job(
         load_job(job_path, out=tmp_path / "spark"), resume=True, log=log.append, spark=spark
     )
-    assert again == [] and all("skipped (--resume)" in line for line in log)
+    assert all("resumed from OUT (--resume)" in line for line in log)
+    assert [e.resumed for e in again] == [True] * len(local)
+    for resumed, local_result in zip(again, local, strict=True):
+        assert_same_summary(resumed.summary, local_result.summary)
 
 
 def _tied_predictions(seed: int = 7) -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -48,7 +48,8 @@ class Evaluation:
 
     ``summary``: metric, value, n. ``tables``: the per-unit tables by section ("per_unit", and
     "per_day" for trajectories) when neither written to ``out`` nor dropped (``per_unit=False``);
-    ``outputs``: section -> directory.
+    ``outputs``: section -> directory. ``resumed``: read back from an OUT where it was complete
+    (a job's ``--resume``), not computed by this run; ``seconds`` are then the run's that wrote it.
     """
 
     city: str
@@ -58,6 +59,7 @@ class Evaluation:
     outputs: dict[str, str] = field(default_factory=dict)
     inputs: dict[str, list] = field(default_factory=dict)
     seconds: float = 0.0
+    resumed: bool = False
 
     @property
     def per_unit(self) -> pl.DataFrame | None:
