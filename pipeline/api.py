@@ -40,7 +40,7 @@ from mobeval.engines.partition import (
 from mobeval.errors import ConfigError, InputError, MobevalError
 from mobeval.families import RECS, resolved_options, with_options
 from mobeval.io.logits import rows_per_chunk
-from mobeval.io.outputs import read_manifest
+from mobeval.io.outputs import read_manifest, read_summary
 from mobeval.io.remote import url_timeout
 from mobeval.io.sources import columns_present
 from mobeval.io.writers import partition_path
@@ -132,7 +132,8 @@ def _arguments(
 
     ``out``: where the sections are written (staged, then committed: :mod:`mobeval.io.writers`);
     without it they come back in memory (``Evaluation.tables``). ``city``, ``model``: the
-    result's names (default ``default`` and the predictions' file name). ``chunk_rows``: rows
+    result's names (default: the name of the folder the truth lies in, ``default`` for a Python
+    object, and the predictions' file name). ``chunk_rows``: rows
     scored at once (the memory budget). ``progress``: the progress line (default: when stderr is
     a terminal). ``engine``: ``"local"`` (default) or ``"spark"``; a SparkSession as ``spark``
     means Spark (paths every executor can read, ``out`` any path Spark can write, the same
@@ -281,11 +282,12 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
     ``recs``: ``user_id``, ``item_id`` and, as the convention needs them, ``rank`` / ``score``.
     Paths (Parquet file, directory or glob; CSV) or Polars DataFrames. Under ``"clayrs"`` and
     ``"relison"`` a user's list is its rows in file order, which streaming keeps (and Spark
-    restores after its shuffle). ``metrics`` without ``@k`` expand over ``cutoffs``.
+    restores after its shuffle). ``metrics`` without ``@k`` expand over the cutoffs ``k``
+    (alias ``cutoffs``).
     ``**options``: fields of :class:`mobeval.metrics.recs.RecsConvention` overriding the preset
     (``relevant_threshold=4``, ``averaging="micro"``...). Sections: ``per_unit`` (the key, one
     column per metric), ``summary`` (the system values, then ``users``)."""
-    metrics, cutoffs, key = values["metrics"], values["cutoffs"], values["key"]
+    metrics, cutoffs, key = values["metrics"], values["k"], values["key"]
     conv = RECS.convention(values)
     specs = parse_recs_metrics(metrics, cutoffs, beta=conv.beta)
     columns = rec_columns(conv, specs)
@@ -452,6 +454,22 @@ class Manifest:
             ):
                 return False
         return True
+
+    def resumed(self, city: str, model: str) -> Evaluation:
+        """A complete result (:meth:`is_complete`) read back from OUT: its summary as written,
+        its sections' directories, its inputs and seconds as recorded; ``resumed`` set."""
+        entry = self.results[f"city={city}/model={model}"]
+        summary_dir = self._output_dir("summary", city, model)
+        files = [uri.removeprefix("file:") for uri, _, _ in self.files.data_files(summary_dir)]
+        return Evaluation(
+            city=city,
+            model=model,
+            summary=read_summary([Path(f) for f in files]),
+            outputs={s: self._output_dir(s, city, model) for s in entry["outputs"]},
+            inputs=entry["inputs"],
+            seconds=entry["seconds"],
+            resumed=True,
+        )
 
     def save(self) -> None:
         document = {"job": self.job, "versions": package_versions(), "results": self.results}

@@ -15,6 +15,7 @@ import argparse
 import contextlib
 import copy
 import csv
+import difflib
 import json
 import math
 import os
@@ -49,7 +50,7 @@ EXAMPLES = {
     "trajectory": "mobeval trajectory --reference data_samples/humob/reference_test.csv.gz "
     "--generated data_samples/humob/weekly_repeat.csv.gz --city test --format json",
     "recs": "mobeval recs --ratings data_samples/recs/ratings.parquet "
-    "--recs data_samples/recs/mf.parquet --cutoffs 5,10 --out out/recs",
+    "--recs data_samples/recs/mf.parquet --k 5,10 --out out/recs",
     "logits": "mobeval logits --logits data_samples/logits/gru.npy "
     "--targets data_samples/logits/targets.npy --percent --format markdown",
     "validate": "mobeval validate --task 2025:test --dataset "
@@ -110,10 +111,42 @@ def _input_flags(command: str) -> list[tuple[str, str, str]]:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with usage errors on one line, like every other error (exit 2)."""
+    """argparse with usage errors on one line, like every other error (exit 2), that point to
+    the ``--help`` of the command they concern; no abbreviations (``--k`` is never read as
+    ``--key``: an option is what it spells, or unknown)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("allow_abbrev", False)  # subcommands' parsers are made by this class
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
         self.exit(EXIT_BAD_INPUT, f"mobeval: error: {message} (see '{self.prog} --help')\n")
+
+    def parse_args(self, args=None, namespace=None):
+        """The arguments; an unknown option is named by the subcommand's parser (its ``--help``,
+        the option it resembles), not by ``mobeval``'s."""
+        parsed, unknown = self.parse_known_args(args, namespace)
+        if unknown:
+            command = self._command_parser(getattr(parsed, "command", None)) or self
+            command.error(_unrecognized(unknown, command))
+        return parsed
+
+    def _command_parser(self, name: str | None) -> argparse.ArgumentParser | None:
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                return action.choices.get(name)
+        return None
+
+
+def _unrecognized(unknown: list[str], parser: argparse.ArgumentParser) -> str:
+    """argparse's message for ``unknown`` arguments, with the option the first one resembles."""
+    message = f"unrecognized arguments: {' '.join(unknown)}"
+    first = unknown[0].partition("=")[0]
+    if first.startswith("-"):
+        close = difflib.get_close_matches(first, list(parser._option_string_actions), n=1)
+        if close:
+            message += f" (did you mean {close[0]}?)"
+    return message
 
 
 def _named_lines(title: str, lines: dict[str, str]) -> list[str]:
@@ -396,6 +429,19 @@ def _default_text(option, default) -> str | None:
     return str(default)
 
 
+#: The namespace attribute where :class:`_StoreSpelled` keeps each option's flag as typed.
+_TYPED = "_typed_flags"
+
+
+class _StoreSpelled(argparse._StoreAction):
+    """Store the value, and which of the option's flags gave it (``--cutoffs`` or ``--k``), so
+    that a message names the flag the user typed."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        super().__call__(parser, namespace, values, option_string)
+        vars(namespace).setdefault(_TYPED, {})[self.dest] = option_string
+
+
 def add_family_options(command: argparse.ArgumentParser, family: str, after=None) -> None:
     """The flags of every option of ``family`` that has one, from its definition
     (:mod:`mobeval.families`), in its order, each help ending with its choices and its default;
@@ -422,7 +468,16 @@ def add_family_options(command: argparse.ArgumentParser, family: str, after=None
             if notes:
                 text = f"{text} ({'; '.join(notes)})" if text else "; ".join(notes)
             default = argparse.SUPPRESS if default is FROM_PRESET else copy.copy(default)
-            command.add_argument(option.flag_name, default=default, help=text, **settings)
+            if option.alias_flags:
+                settings["action"] = _StoreSpelled
+            command.add_argument(
+                option.flag_name,
+                *option.alias_flags,
+                dest=option.name,
+                default=default,
+                help=text,
+                **settings,
+            )
         if after and option.name in after:
             after[option.name](command)
 
@@ -463,7 +518,12 @@ def _add_output_options(command: argparse.ArgumentParser) -> None:
         help="write per-unit values, summary and manifest under this folder (default: none, "
         "the summary is printed only)",
     )
-    command.add_argument("--city", default=None, help="city name (default: default)")
+    command.add_argument(
+        "--city",
+        default=None,
+        help="city name (default: the name of the folder the truth lies in, e.g. tky for "
+        "data/tky/truth.parquet)",
+    )
     command.add_argument("--model", default=None, help="model name (default: the file's name)")
     command.add_argument(
         "--chunk-rows",
@@ -548,6 +608,7 @@ def _result_object(task: str, options: dict, evaluation) -> dict:
         "n": dict(zip(summary["metric"], summary["n"], strict=True)),
         "outputs": evaluation.outputs or None,
         "seconds": round(evaluation.seconds, 3),
+        "resumed": evaluation.resumed,  # read back from OUT by run --resume, not computed
     }
 
 
@@ -620,6 +681,7 @@ def _evaluate(args, progress, family: str, inputs: dict, options: dict) -> None:
     except OptionError as error:  # named as typed: --k, not k=
         option = FAMILIES[family].by_name.get(error.option)
         flag = option.flag_name if option is not None else None
+        flag = vars(args).get(_TYPED, {}).get(error.option, flag)  # --cutoffs as typed
         raise ConfigError(error.spelled(flag or error.option)) from None
     print_summaries([(family, options, evaluation)], args.format, job=False)
 
@@ -648,12 +710,17 @@ def cli_spelling(message: str, family: str) -> str:
     definition: a value spelled as in Python (``on_mismatch='skip'``, ``duplicates="drop"``)
     becomes the flag to type (``--skip-mismatched``, ``--duplicates drop``), and a bare option
     name with an underscore (``gain_threshold``: never an English word) its flag
-    (``--gain-threshold``)."""
+    (``--gain-threshold``); a mapping (``columns={'location': 'poi'}``) its flag and pairs
+    (``--columns location=poi``)."""
     for option in FAMILIES[family].options:
         if option.flag is None:
             continue
         valued = rf"(?<![\w-]){option.name}=(['\"])([^'\"]*)\1"
         message = re.sub(valued, lambda m, o=option: o.cli_spelling(m.group(2)), message)
+        if option.kind == "mapping":  # columns={'location': 'poi'} -> --columns location=poi
+            pairs = r"\{'([^']*)': '([^']*)'\}"
+            spelled = rf"{option.flag_name} \1=\2"
+            message = re.sub(rf"(?<![\w-]){option.name}={pairs}", spelled, message)
         if "_" in option.name:
             message = re.sub(rf"(?<![\w-]){option.name}\b", option.flag_name, message)
     return message
@@ -699,7 +766,12 @@ def main(argv: list[str] | None = None) -> int:
     from mobeval.io.remote import url_timeout
     from mobeval.io.writers import checked_stdout
 
-    args = build_parser().parse_args(argv)  # usage errors: one line, SystemExit(2)
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:  # ``mobeval`` alone asks what it can do: the help, as pip answers (exit 0)
+        parser.print_help()
+        return EXIT_DONE
+    args = parser.parse_args(argv)  # usage errors: one line, SystemExit(2)
     try:
         with (
             _terminate_as_interrupt(),

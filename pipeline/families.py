@@ -30,6 +30,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from mobeval.errors import OptionError
 from mobeval.metrics import nextloc as _nextloc
 from mobeval.metrics import recs as _recs
 from mobeval.metrics import trajectory as _trajectory
@@ -79,7 +80,9 @@ class Option:
     kind's (a key of :data:`mobeval.options.TYPE_CHECKS`). ``flag``: its command-line flag
     (None: not on the command line). ``defines``: whether it changes how a metric's value is
     defined (False: it selects what is computed, or how the inputs are read and paired); the
-    models :mod:`mobeval.compare` pairs must agree on every option that does."""
+    models :mod:`mobeval.compare` pairs must agree on every option that does. ``aliases``: other
+    names of the option, accepted by every face as the name itself (Python keyword, job key,
+    ``--flag``; :meth:`Family.canonical`)."""
 
     name: str
     kind: str
@@ -92,6 +95,7 @@ class Option:
     python: str | None = None
     flag: Flag | None = field(default_factory=Flag)
     defines: bool = True
+    aliases: tuple[str, ...] = ()
 
     def allowed(self) -> list | None:
         choices = self.choices() if callable(self.choices) else self.choices
@@ -103,6 +107,13 @@ class Option:
         if self.flag is None:
             return None
         return self.flag.switch or "--" + self.name.replace("_", "-")
+
+    @property
+    def alias_flags(self) -> list[str]:
+        """The flags of its aliases (``--cutoffs``), accepted as its own."""
+        if self.flag is None or self.flag.switch:
+            return []
+        return ["--" + alias.replace("_", "-") for alias in self.aliases]
 
     def python_spelling(self, value: object) -> str:
         """The option set to ``value`` as Python and job files spell it: ``unmatched='drop'``."""
@@ -139,7 +150,8 @@ class Family:
     counts: tuple[str, ...] = ()
 
     def option(self, name: str) -> Option:
-        return self.by_name[name]
+        """The option of that name or alias."""
+        return self.by_name[self._aliases.get(name, name)]
 
     @property
     def by_name(self) -> dict[str, Option]:
@@ -149,13 +161,38 @@ class Family:
     def names(self) -> frozenset[str]:
         return frozenset(self.by_name)
 
+    @property
+    def _aliases(self) -> dict[str, str]:
+        return {alias: o.name for o in self.options for alias in o.aliases}
+
+    def given_names(self, options: dict) -> dict[str, str]:
+        """Option name -> the alias it was given under in ``options`` (``{"k": "cutoffs"}``):
+        how a message names it to its user."""
+        return {self._aliases[n]: n for n in options if n in self._aliases}
+
+    def canonical(self, options: dict) -> dict:
+        """``options`` with each alias renamed to its option's name (``cutoffs`` -> ``k``); an
+        option given under two of its names is an OptionError."""
+        names = self._aliases
+        renamed = {}
+        for name, value in options.items():
+            canonical = names.get(name, name)
+            if canonical in renamed:
+                spellings = sorted(n for n in options if names.get(n, n) == canonical)
+                raise OptionError(
+                    canonical, value, f"given twice, as {' and as '.join(spellings)}: give one"
+                )
+            renamed[canonical] = value
+        return renamed
+
     def defaults(self) -> dict:
         """The Python default of every option the preset does not set."""
         return {o.name: o.default for o in self.options if o.default is not FROM_PRESET}
 
     def values(self, options: dict) -> dict:
         """``options`` with every unset default filled (the preset's fields only when given)."""
-        return self.defaults() | {n: v for n, v in options.items() if n in self.by_name}
+        given = self.canonical(options)
+        return self.defaults() | {n: v for n, v in given.items() if n in self.by_name}
 
     def overrides(self, values: dict) -> dict:
         """The preset fields that ``values`` set: what changes the preset (None is "the
@@ -205,11 +242,19 @@ def _choice(name: str) -> Option:
     )
 
 
-def _cutoffs(name: str, help: str, **settings) -> Option:
-    """The cutoffs of a family's ranking metrics (``k``: of those named @k; ``cutoffs``: of those
-    named without it), 1, 5 and 10 unless given."""
+def _cutoffs(help: str, **settings) -> Option:
+    """The cutoffs of a family's ranking metrics (next location, logits: of those named @k;
+    recommendations: of those named without @k), 1, 5 and 10 unless given.
+
+    One name in every family: ``k`` (``--k``, ``k = [...]``, ``k=[...]``), as the metric names
+    write a cutoff (``acc@k``, ``ndcg@10``) and as ranx, LibCity and ClayRS call it.
+    ``cutoffs``, the recommendation family's first spelling, stays an alias everywhere
+    (``--cutoffs``, ``cutoffs = [...]``, ``cutoffs=[...]``), so that scripts written for either
+    family work in both."""
     flag = Flag("ints", [1, 5, 10])
-    return Option(name, "cutoffs", (1, 5, 10), help, flag=flag, defines=False, **settings)
+    return Option(
+        "k", "cutoffs", (1, 5, 10), help, flag=flag, defines=False, aliases=("cutoffs",), **settings
+    )
 
 
 def _metrics(default: tuple | None, help: str, **settings) -> Option:
@@ -231,7 +276,7 @@ NEXTLOC = Family(
     "truth",
     "predictions",
     (
-        _cutoffs("k", "cutoffs of the metrics named @k", single=True),
+        _cutoffs("cutoffs of the metrics named @k", single=True),
         _metrics(None, "e.g. acc@k,ndcg@k,mrr (default: every top-K metric and mrr)"),
         Option("convention", "string", "mobeval", PRESET_HELP, lambda: sorted(_nextloc.PRESETS)),
         Option(
@@ -388,7 +433,7 @@ RECS = Family(
             "e.g. precision,recall,f1,ndcg@10,map,mrr,hit_rate,r-precision,rmse",
             single=True,
         ),
-        _cutoffs("cutoffs", "cutoffs of the metrics named without @k", nullable=True),
+        _cutoffs("cutoffs of the metrics named without @k", nullable=True),
         Option(
             "convention",
             "string",
@@ -446,7 +491,7 @@ LOGITS = Family(
     "targets",
     "logits",
     (
-        _cutoffs("k", "cutoffs of the metrics named @k"),
+        _cutoffs("cutoffs of the metrics named @k"),
         _metrics(
             None,
             "any of acc@k, mrr, ndcg@k, f1_weighted, f1_macro, cross_entropy (default: all)",

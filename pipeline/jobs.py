@@ -39,7 +39,7 @@ from pathlib import Path
 
 from mobeval import api
 from mobeval.api import Evaluation, Manifest
-from mobeval.engines.base import Engine
+from mobeval.engines.base import Engine, default_city_name
 from mobeval.engines.local import DEFAULT_CHUNK_ROWS, checked_chunk_rows
 from mobeval.errors import ConfigError, OptionError
 from mobeval.families import FAMILIES
@@ -78,13 +78,13 @@ OPTION_KINDS: dict[str, dict[str, str]] = {
 
 
 def _checked_options(where: str, kind: str, options: dict) -> dict:
-    """The task's options after checking each value's type (ConfigError naming the key); a
+    """The task's options after checking each value's type (OptionError naming the key); a
     single cutoff becomes a one-element list."""
     checked = {}
     for name, value in options.items():
         words, check = VALUE_KINDS[OPTION_KINDS[kind].get(name, "string")]
         if not check(value):
-            raise ConfigError(f"{where}.{name}: expected {words}, got {shown(value)}")
+            raise OptionError(name, value, f"expected {words}, got {shown(value)}")
         if OPTION_KINDS[kind].get(name) == "cutoffs" and is_int(value):
             value = [value]
         checked[name] = value
@@ -175,6 +175,11 @@ def _task(path: Path, base: Path, index: int, task: dict) -> TaskSpec:
     kind = task.get("type")
     if not isinstance(kind, str) or kind not in TASK_TYPES:
         raise ConfigError(f"{where}: type {kind!r} is not one of {sorted(TASK_TYPES)}")
+    given_names = FAMILIES[kind].given_names(task)  # an option as the file spells it
+    try:  # an alias is its option: cutoffs = [5] is k = [5]
+        task = FAMILIES[kind].canonical(task)
+    except OptionError as error:
+        raise ConfigError(error.spelled(f"{where}.{error.option}")) from None
     unknown = set(task) - COMMON_KEYS - TASK_TYPES[kind].options
     if unknown:
         allowed = sorted(COMMON_KEYS | TASK_TYPES[kind].options)
@@ -193,16 +198,19 @@ def _task(path: Path, base: Path, index: int, task: dict) -> TaskSpec:
                 f"{where}.models.{name}: expected a path (a string), got {shown(value)}"
             )
     options = {name: value for name, value in task.items() if name not in COMMON_KEYS}
-    options = _checked_options(where, kind, options)
     try:  # every value resolved through its preset / convention now, not when its model runs
+        options = _checked_options(where, kind, options)
         check_options(kind, options)
     except OptionError as error:
-        raise ConfigError(error.spelled(f"{where}.{error.option}")) from None
+        name = given_names.get(error.option, error.option)
+        raise ConfigError(error.spelled(f"{where}.{name}")) from None
     except ConfigError as error:
         raise ConfigError(f"{where}: {error}") from None
     return TaskSpec(
         type=kind,
-        city=check_name(task.get("city", "default"), f"{where}.city"),
+        city=check_name(
+            task.get("city", default_city_name(_job_path(base, task["truth"]))), f"{where}.city"
+        ),
         truth=_job_path(base, task["truth"]),
         models={
             check_name(name, f"{where}.models"): _job_path(base, value)
@@ -239,6 +247,8 @@ def run_job(
     out: str | Path | None = None,
 ) -> list[Evaluation]:
     """Evaluate every (city, model) of the job; with ``resume``, skip those already complete.
+    Every result comes back, in the job's order: those skipped read back from OUT
+    (:meth:`mobeval.api.Manifest.resumed`, ``resumed=True``).
 
     ``engine`` (``"local"``, ``"spark"``; a SparkSession as ``spark`` means Spark), ``partitions``:
     as :func:`mobeval.api.evaluate_nextloc`'s. ``out`` overrides the job's output folder (with
@@ -262,6 +272,7 @@ def run_job(
             for index, task in enumerate(job.tasks):
                 task_type = TASK_TYPES[task.type]
                 pending = []  # (model, config, call): the engine runs them (Spark: together)
+                task_results = []  # resumed, then computed: put back in the models' order
                 for model, prediction_path in task.models.items():
                     config = {"type": task.type, "city": task.city, "model": model, **task.options}
                     if resume:
@@ -270,7 +281,8 @@ def run_job(
                             "predictions": runner.fingerprint(prediction_path),
                         }
                         if manifest.is_complete(task.city, model, config, inputs):
-                            log(f"{task.city}/{model}: complete, skipped (--resume)")
+                            log(f"{task.city}/{model}: complete, resumed from OUT (--resume)")
+                            task_results.append(manifest.resumed(task.city, model))
                             continue
                     call = functools.partial(
                         task_type.evaluate,
@@ -300,7 +312,9 @@ def run_job(
                     seconds = max(time.perf_counter() - started, evaluation.seconds)
                     on = "" if runner.name == "local" else f" ({runner.name})"
                     log(f"{task.city}/{model}: done in {seconds:.2f}s{on}")
-                    results.append(evaluation)
+                    task_results.append(evaluation)
+                order = list(task.models)
+                results += sorted(task_results, key=lambda e: order.index(e.model))
             if job.report is not None and Path(str(root), "manifest.json").is_file():
                 run_report(job, log=log)  # compare every city, then write the report (a local OUT)
         return results

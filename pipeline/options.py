@@ -194,7 +194,7 @@ def _recs(values: dict) -> object:
     from mobeval.metrics.recs import parse_recs_metrics
 
     convention = FAMILIES["recs"].convention(values)
-    return parse_recs_metrics(values["metrics"], values["cutoffs"], beta=convention.beta)
+    return parse_recs_metrics(values["metrics"], values["k"], beta=convention.beta)
 
 
 def _logits(values: dict) -> object:
@@ -226,7 +226,18 @@ def check_options(family: str, options: dict) -> None:
     option alone through the family's builder (:data:`BUILDERS`, the others at their defaults),
     then all of them together. An OptionError names the first wrong option; nothing is read."""
     definition = FAMILIES[family]
-    given = dict(options)
+    try:
+        _check(definition, definition.canonical(options))  # cutoffs=[5] is k=[5]
+    except OptionError as error:  # named as given: cutoffs=, not k=
+        alias = definition.given_names(options).get(error.option)
+        if alias is None:
+            raise
+        raise OptionError(alias, error.value, error.detail) from None
+
+
+def _check(definition: Family, given: dict) -> None:
+    """:func:`check_options` of the options ``given`` by their names (no alias)."""
+    family = definition.name
     for name, value in given.items():
         if name not in definition.by_name:
             known = sorted(definition.names)
@@ -252,4 +263,4 @@ def option_values(family: str, options: dict) -> dict:
     defaults filled in (the preset's fields only when given): what the ``evaluate_*`` functions
     read."""
     check_options(family, options)
-    return FAMILIES[family].values(options)
+    return FAMILIES[family].values(options)  # aliases renamed

@@ -768,11 +768,12 @@ CASES = [
 
 @pytest.fixture
 def place(tmp_path):
-    """(inputs folder, OUT holding an earlier file) under one root to snapshot."""
+    """(inputs folder, an OUT holding an earlier file) under one root to snapshot."""
     inputs = tmp_path / "in"
     inputs.mkdir()
     out = tmp_path / "out"
     out.mkdir()
+    (out / "manifest.json").write_text('{"results": {}}\n')  # an OUT: its files may be beside
     (out / "earlier.txt").write_text("an earlier result\n")
     return tmp_path, inputs, out
 

@@ -51,7 +51,7 @@ def _run(capsys, argv) -> str:
 def _written(files, capsys) -> pl.DataFrame:
     """The summary as ``--out`` writes it."""
     _run(capsys, _argv(files, "--out", str(files / "out")))
-    return pl.read_parquet(files / "out" / "summary" / "city=default" / "model=pred")
+    return pl.read_parquet(files / "out" / "summary" / f"city={files.name}" / "model=pred")
 
 
 def test_without_out_nothing_is_written(files, capsys, monkeypatch):
@@ -70,7 +70,8 @@ def test_without_out_nothing_is_written(files, capsys, monkeypatch):
 def test_json_is_the_written_summary_and_the_resolved_options(files, capsys):
     written = _written(files, capsys)
     document = json.loads(_run(capsys, _argv(files, "--format", "json")))
-    assert (document["task"], document["city"], document["model"]) == ("nextloc", "default", "pred")
+    named = (document["task"], document["city"], document["model"])
+    assert named == ("nextloc", files.name, "pred")
     assert document["outputs"] is None
     for metric, value, n in written.iter_rows():
         assert document["summary"][metric] == value and document["n"][metric] == n
@@ -92,7 +93,7 @@ def test_csv_rows_are_the_written_summary(files, capsys):
     assert [r["metric"] for r in rows] == written["metric"].to_list()
     counts = set(FAMILIES["nextloc"].counts)
     for row, (metric, value, n) in zip(rows, written.iter_rows(), strict=True):
-        assert (row["city"], row["model"], int(row["n"])) == ("default", "pred", n)
+        assert (row["city"], row["model"], int(row["n"])) == (files.name, "pred", n)
         assert float(row["value"]) == value  # every digit: the float round-trips
         if metric in counts:
             assert row["value"] == str(int(value))
@@ -126,7 +127,9 @@ def test_a_job_prints_one_json_object_with_every_result(files, capsys):
     )
     single = job.with_name("single.toml")
     single.write_text(job.read_text().replace(', second = "pred.parquet"', ""))
-    one = json.loads(_run(capsys, ["run", str(single), "--format", "json", "--out", str(files)]))
+    one = json.loads(
+        _run(capsys, ["run", str(single), "--format", "json", "--out", str(files / "single")])
+    )
     assert [r["model"] for r in one["results"]] == ["first"]  # a job's shape, one result or many
     document = json.loads(_run(capsys, ["run", str(job), "--format", "json"]))
     results = document["results"]

@@ -278,7 +278,7 @@ def run_cli(*argv: str) -> subprocess.CompletedProcess:
 
 
 def summary(out, model: str) -> dict[str, tuple[float, int]]:
-    frame = pl.read_parquet(out / "summary" / "city=default" / f"model={model}")
+    frame = pl.read_parquet(out / "summary" / f"city={out.parent.name}" / f"model={model}")
     return {m: (v, n) for m, v, n in frame.select("metric", "value", "n").iter_rows()}
 
 

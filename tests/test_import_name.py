@@ -1,10 +1,15 @@
 """The import name is mobeval (the source folder is pipeline/): the package, its entry points,
 ``python -m mobeval``, and a light ``import mobeval``."""
 
+import os
+import re
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from conftest import REPO_ROOT
 
 
 def _python(code: str) -> str:
@@ -51,3 +56,69 @@ def test_python_dash_m_mobeval_is_the_command_line():
     )
     assert done.returncode == 0
     assert done.stdout.startswith("mobeval ")
+
+
+# ------------------------------------------------------------ the install the docs give
+
+STRICT = "--config-settings editable_mode=strict"
+
+
+def _editable_installs() -> list[tuple[str, str]]:
+    """(page, line) of every editable install in the ```bash blocks of the README and the docs
+    pages (the commands a reader copies)."""
+    pages = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").rglob("*.md"))]
+    blocks = re.compile(r"```bash\n(.*?)```", re.S)
+    return [
+        (page.name, line)
+        for page in pages
+        for block in blocks.findall(page.read_text())
+        for line in block.splitlines()
+        if re.search(r"pip install (-e|--editable)\b", line)
+    ]
+
+
+def test_every_editable_install_the_docs_give_is_strict():
+    """The namespace trap (issue 19): setuptools' default ("lenient") editable install is an
+    import hook on ``sys.meta_path``, asked only after every ``sys.path`` folder; from the folder
+    holding a clone named ``mobeval/`` that clone wins as an empty namespace package. The strict
+    mode puts a folder of links on ``sys.path``, where a regular package beats a namespace."""
+    installs = _editable_installs()
+    assert len(installs) >= 3 and {page for page, _ in installs} >= {"README.md"}
+    assert all(STRICT in line for _, line in installs), installs
+
+
+def _venv_install(clone: Path, venv: Path, *settings: str) -> subprocess.CompletedProcess:
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "-e", "."]
+    return subprocess.run([*pip, *settings], cwd=clone, capture_output=True, text=True, timeout=300)
+
+
+def test_a_clone_named_mobeval_imports_from_its_parent_folder(tmp_path):
+    """The README's install in a clone named ``mobeval/``; ``import mobeval`` from the folder
+    that holds it gets the package (and, for contrast, setuptools' default mode does not).
+    Skipped where pip cannot fetch its build backend (offline)."""
+    clone = tmp_path / "mobeval"
+    shutil.copytree(REPO_ROOT / "pipeline", clone / "pipeline", ignore=_generated)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO_ROOT / name, clone / name)
+    probe = "from mobeval import __version__; import mobeval; print(__version__)"
+    outcomes = {}
+    for mode, settings in (("lenient", ()), ("strict", tuple(STRICT.split()))):
+        venv = tmp_path / f"venv-{mode}"
+        installed = _venv_install(clone, venv, *settings)
+        if installed.returncode != 0:
+            pytest.skip(f"pip install -e could not build here: {installed.stderr[-300:]}")
+        outcomes[mode] = subprocess.run(
+            [str(venv / "bin" / "python"), "-c", probe],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},  # the venv's alone
+        )
+    assert outcomes["strict"].returncode == 0, outcomes["strict"].stderr
+    assert outcomes["strict"].stdout.strip() == __import__("mobeval").__version__
+    assert "cannot import name '__version__'" in outcomes["lenient"].stderr  # the trap
+
+
+def _generated(folder, names):
+    return [name for name in names if name in ("__pycache__",) or name.endswith((".nbi", ".nbc"))]

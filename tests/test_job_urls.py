@@ -78,10 +78,11 @@ def test_urls_kept_as_given_and_scored_as_local_files(tmp_path, bucket):
     inputs = manifest["results"]["city=tky/model=markov"]["inputs"]
     assert inputs["predictions"][0]["path"] == f"{bucket}/preds/markov.parquet"
     logged = []
-    assert run_job(job, resume=True, log=logged.append) == []  # fingerprints of the URLs match
+    again = run_job(job, resume=True, log=logged.append)  # fingerprints of the URLs match
+    assert [(e.model, e.resumed) for e in again] == [("markov", True), ("local", True)]
     assert logged == [
-        "tky/markov: complete, skipped (--resume)",
-        "tky/local: complete, skipped (--resume)",
+        "tky/markov: complete, resumed from OUT (--resume)",
+        "tky/local: complete, resumed from OUT (--resume)",
     ]
 
 

@@ -59,7 +59,7 @@ def inputs(tmp_path_factory) -> Path:
 BAD: list[tuple[str, str, str, str | None]] = [
     # next location
     ("nextloc", "k", "[0]", "0"),
-    ("nextloc", "k", "[-1]", "-1"),
+    ("nextloc", "cutoffs", "[-1]", "-1"),
     ("nextloc", "k", "[]", ""),
     ("nextloc", "k", "[2147483648]", "2147483648"),
     ("nextloc", "k", '"5"', None),
@@ -112,9 +112,9 @@ BAD: list[tuple[str, str, str, str | None]] = [
     ("trajectory", "out_of_grid", '"clip"', None),
     ("trajectory", "out_of_grid", "[]", None),
     # recommendations (the convention's choices are added below)
-    ("recs", "cutoffs", "[0]", "0"),
+    ("recs", "k", "[0]", "0"),
     ("recs", "cutoffs", "[-3]", "-3"),
-    ("recs", "cutoffs", '"5"', None),
+    ("recs", "k", '"5"', None),
     ("recs", "cutoffs", "[2147483648]", "2147483648"),
     ("recs", "metrics", '["bogus"]', "bogus"),
     ("recs", "metrics", '["rmse@3"]', "rmse@3"),
@@ -146,7 +146,7 @@ BAD: list[tuple[str, str, str, str | None]] = [
     ("recs", "unweighted", "1", None),
     # logits
     ("logits", "k", "[0]", "0"),
-    ("logits", "k", "[-1]", "-1"),
+    ("logits", "cutoffs", "[-1]", "-1"),
     ("logits", "k", "[2147483648]", "2147483648"),
     ("logits", "k", "[1.0]", "1.0"),
     ("logits", "metrics", '["bogus"]', "bogus"),

@@ -83,7 +83,7 @@ def test_resume_after_failure_recomputes_only_what_is_missing(tmp_path):
     shutil.copy(SAMPLES / "tky" / "popularity.parquet", broken)
     log = []
     run_job(load_job(job.path), resume=True, log=log.append)
-    assert "tky/markov: complete, skipped (--resume)" in log
+    assert "tky/markov: complete, resumed from OUT (--resume)" in log
     assert os.stat(next(first.iterdir())).st_mtime_ns == stamp
     clean = load_job(job.path, out=tmp_path / "clean")
     run_job(clean, log=lambda _: None)
@@ -98,7 +98,7 @@ def test_resume_redoes_a_result_whose_inputs_changed(tmp_path):
     pl.read_parquet(predictions).head(1000).write_parquet(predictions)
     log = []
     run_job(load_job(job.path), resume=True, log=log.append)
-    assert not any("skipped" in line for line in log)
+    assert not any("resumed" in line for line in log)
 
 
 def test_killed_job_resumes_to_identical_outputs(tmp_path):
@@ -144,13 +144,13 @@ def test_killed_job_resumes_to_identical_outputs(tmp_path):
     out = tmp_path / "out"
     deadline = time.time() + 120
     while time.time() < deadline and process.poll() is None:
-        if (out / "summary" / "city=default" / "model=m0").is_dir():
+        if (out / "summary" / "city=big" / "model=m0").is_dir():
             break
         time.sleep(0.005)
     process.send_signal(signal.SIGKILL)
     process.wait()
     assert process.returncode == -signal.SIGKILL, "the job finished before it could be killed"
-    assert not (out / "summary" / "city=default" / "model=m3").exists()
+    assert not (out / "summary" / "city=big" / "model=m3").exists()
     subprocess.run([*command, "--resume"], check=True, capture_output=True)
     subprocess.run([*command, "--out", str(tmp_path / "clean")], check=True, capture_output=True)
     assert_same_outputs(out, tmp_path / "clean")

@@ -157,13 +157,13 @@ def test_cli_prints_and_records(tmp_path, capsys):
         percent=True,
         ignore_target=0,
     )
-    summary = pl.read_parquet(out / "summary" / "city=default" / "model=popularity")
+    summary = pl.read_parquet(out / "summary" / f"city={SAMPLES.name}" / "model=popularity")
     assert summary.equals(want.summary)
     assert want.value("acc@5") > 1  # in percent
     n_zero = int((np.load(SAMPLES / "targets.npy") == 0).sum())
     assert summary["n"][0] == 1000 - n_zero
     entry = json.loads((out / "manifest.json").read_text())["results"][
-        "city=default/model=popularity"
+        f"city={SAMPLES.name}/model=popularity"
     ]
     assert entry["task"] == "logits" and entry["config"]["ties"] == "average"
 
@@ -177,4 +177,4 @@ def test_sample_logits_job_and_resume(tmp_path, capsys):
     want = evaluate_logits(SAMPLES / "gru.npy", SAMPLES / "targets.npy", percent=True)
     assert summary.equals(want.summary)
     assert main(["run", job, "--out", out, "--quiet", "--resume"]) == 0
-    assert capsys.readouterr().err.count("complete, skipped (--resume)") == 2
+    assert capsys.readouterr().err.count("complete, resumed from OUT (--resume)") == 2

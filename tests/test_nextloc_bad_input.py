@@ -55,7 +55,7 @@ def assert_rejected(capsys, code, out, *fragments):
 def test_good_input_is_accepted(tmp_path, capsys):
     code, out, _, _ = run_cli(tmp_path, TRUTH, PREDICTIONS)
     assert code == 0
-    assert (out / "summary" / "city=default" / "model=pred").is_dir()
+    assert (out / "summary" / f"city={tmp_path.name}" / "model=pred").is_dir()
     assert "acc@1" in capsys.readouterr().out
 
 
@@ -144,7 +144,7 @@ def test_predictions_without_truth_dropped_on_request(tmp_path, capsys):
         tmp_path, TRUTH.filter(pl.col("sample_id") != 2), PREDICTIONS, "--drop-unmatched"
     )
     assert code == 0
-    summary = pl.read_parquet(out / "summary" / "city=default" / "model=pred")
+    summary = pl.read_parquet(out / "summary" / f"city={tmp_path.name}" / "model=pred")
     dropped = summary.filter(pl.col("metric") == "predictions_without_truth_dropped")
     assert dropped["value"][0] == 1
 

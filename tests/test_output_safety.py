@@ -165,7 +165,7 @@ def test_a_model_named_after_an_odd_file_name_gets_a_plain_name(tmp_path):
     shutil.copy(TKY / "markov.parquet", odd)
     assert default_model_name(str(odd)) == "my_model__v2_"
     evaluate_nextloc(TKY / "truth.parquet", odd, out=tmp_path / "out", progress=False)
-    assert (tmp_path / "out" / "summary" / "city=default" / "model=my_model__v2_").is_dir()
+    assert (tmp_path / "out" / "summary" / "city=tky" / "model=my_model__v2_").is_dir()
 
 
 @pytest.fixture
@@ -449,7 +449,7 @@ def test_a_killed_run_resumes_to_a_clean_runs_outputs_and_leaves_nothing(tmp_pat
         env=environment,
     )
     assert resumed.returncode == 0, resumed.stderr
-    assert "tky/popularity: complete, skipped (--resume)" in resumed.stderr
+    assert "tky/popularity: complete, resumed from OUT (--resume)" in resumed.stderr
     assert "tky/markov: done" in resumed.stderr
     clean = tmp_path / "clean"
     run_job(load_job(job, out=clean), log=lambda _: None)
@@ -468,7 +468,7 @@ def test_resume_on_a_copy_skips_what_is_there_and_redoes_what_is_missing(
     stamp = kept.stat().st_mtime_ns
     log = []
     run_job(load_job(SAMPLE_JOB, out=out), resume=True, log=log.append)
-    assert sorted(line.split(":")[0] for line in log if "skipped" in line) == [
+    assert sorted(line.split(":")[0] for line in log if "resumed" in line) == [
         "nyc/popularity",
         "tky/markov",
         "tky/popularity",
@@ -500,7 +500,7 @@ def test_resume_redoes_a_result_whose_files_changed(tmp_path, nextloc_sample_out
         shutil.copy(part, folder / "part-00001.parquet")
     log = []
     run_job(load_job(SAMPLE_JOB, out=out), resume=True, log=log.append)
-    assert sum("skipped" in line for line in log) == 3
+    assert sum("resumed" in line for line in log) == 3
     assert any(line.startswith("tky/popularity: done") for line in log)
     assert_same_outputs(out, nextloc_sample_out)
 
@@ -518,7 +518,7 @@ def test_resume_reads_a_manifest_of_absolute_paths_against_the_current_out(
     shutil.rmtree(out / "summary" / "city=tky" / "model=markov")
     log = []
     run_job(load_job(SAMPLE_JOB, out=out), resume=True, log=log.append)
-    assert sum("skipped" in line for line in log) == 3
+    assert sum("resumed" in line for line in log) == 3
     assert any(line.startswith("tky/markov: done") for line in log)
     assert_same_outputs(out, nextloc_sample_out)
 
@@ -526,7 +526,7 @@ def test_resume_reads_a_manifest_of_absolute_paths_against_the_current_out(
 def test_manifest_has_the_mode_of_the_data_files(tmp_path):
     out = tmp_path / "out"
     assert main(nextloc_args(out)) == 0
-    part = out / "summary" / "city=default" / "model=markov" / "part-00000.parquet"
+    part = out / "summary" / "city=tky" / "model=markov" / "part-00000.parquet"
     assert stat.S_IMODE((out / "manifest.json").stat().st_mode) == stat.S_IMODE(part.stat().st_mode)
     assert_no_leftovers(out)
 
@@ -575,14 +575,14 @@ def test_a_replaced_result_is_moved_aside_before_it_is_deleted(tmp_path, monkeyp
     def watching(path, root):
         if Path(path).name.startswith("replaced-"):
             section = Path(path).name.removeprefix("replaced-")
-            final = out / section / "city=default" / "model=markov"
+            final = out / section / "city=tky" / "model=markov"
             seen.append((section, Path(path).is_dir(), final.is_dir()))
         remove(path, root)
 
     monkeypatch.setattr(writers, "remove_staged", watching)
     assert main([*nextloc_args(out), "--k", "1,5"]) == 0
     assert sorted(seen) == [("per_unit", True, True), ("summary", True, True)]
-    summary = pl.read_parquet(out / "summary" / "city=default" / "model=markov")
+    summary = pl.read_parquet(out / "summary" / "city=tky" / "model=markov")
     assert "acc@5" in summary["metric"].to_list()
     assert_no_leftovers(out)
 

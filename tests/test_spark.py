@@ -119,7 +119,10 @@ def test_sample_jobs_give_the_local_outputs(spark, tmp_path, job_file, key):
     again = run_job(
         load_job(job_path, out=tmp_path / "spark"), resume=True, log=log.append, spark=spark
     )
-    assert again == [] and all("skipped (--resume)" in line for line in log)
+    assert all("resumed from OUT (--resume)" in line for line in log)
+    assert [e.resumed for e in again] == [True] * len(local)
+    for resumed, local_result in zip(again, local, strict=True):
+        assert_same_summary(resumed.summary, local_result.summary)
 
 
 def _tied_predictions(seed: int = 7) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -652,7 +655,7 @@ def test_progress_counts_the_rows_scored_on_the_driver(spark, capsys, monkeypatc
         tky / "truth.parquet", tky / "markov.parquet", spark=spark, progress=True, partitions=3
     )
     last = capsys.readouterr().err.strip().split("\r")[-1]
-    assert last.startswith(f"default/markov: {rows:,} rows in ")
+    assert last.startswith(f"tky/markov: {rows:,} rows in ")
 
 
 SAMPLES = REPO_ROOT / "data_samples"
@@ -708,7 +711,7 @@ def test_the_command_line_on_spark_without_out_prints_the_local_summary(spark, c
     assert main([*command, "--engine", "spark", "--out", str(out)]) == 0
     assert capsys.readouterr().out == local
     assert '"engine": "spark"' in (out / "manifest.json").read_text()
-    written = pl.read_parquet(out / "summary" / "city=default" / "model=markov")
+    written = pl.read_parquet(out / "summary" / "city=tky" / "model=markov")
     assert_same_summary(
         written,
         evaluate_nextloc(

@@ -276,7 +276,8 @@ def test_input_format_trec_reads_urls_and_gzip(tmp_path, capsys, memory_folder):
         fs.pipe(f"{root}/{name}.qrels", qrels.read_bytes())
         fs.pipe(f"{root}/{name}.run.gz", gzip.compress(run.read_bytes()))
         truth, model = ("--ratings", "--recs") if options[0] == "recs" else ("--truth", "--pred")
-        argv = [*options, "--input-format", "trec", "--model", "m", "--format", "csv", "--quiet"]
+        argv = [*options, "--input-format", "trec", "--model", "m", "--city", "c", "--quiet"]
+        argv += ["--format", "csv"]  # named alike: by default each city is its truth's folder
         printed = []
         for files in ((qrels, run), (f"{root}/{name}.qrels", f"{root}/{name}.run.gz")):
             capsys.readouterr()

@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 import polars as pl
@@ -49,7 +49,8 @@ class Evaluation:
 
     ``summary``: metric, value, n. ``tables``: the per-unit tables by section ("per_unit", and
     "per_day" for trajectories) when neither written to ``out`` nor dropped (``per_unit=False``);
-    ``outputs``: section -> directory.
+    ``outputs``: section -> directory. ``resumed``: read back from an OUT where it was complete
+    (a job's ``--resume``), not computed by this run; ``seconds`` are then the run's that wrote it.
     """
 
     city: str
@@ -59,6 +60,7 @@ class Evaluation:
     outputs: dict[str, str] = field(default_factory=dict)
     inputs: dict[str, list] = field(default_factory=dict)
     seconds: float = 0.0
+    resumed: bool = False
 
     @property
     def per_unit(self) -> pl.DataFrame | None:
@@ -141,6 +143,26 @@ def default_model_name(source) -> str:
     return "model"
 
 
+def default_city_name(truth) -> str:
+    """The city of a result given none: the name of the folder the truth lies in, made a plain
+    name (:func:`mobeval.io.writers.plain_name`): ``data_samples/nextloc/tky/truth.parquet`` ->
+    tky, ``ml-latest-small/ratings.csv`` -> ml-latest-small, ``s3://bucket/tky/*.parquet`` -> tky
+    (a folder of parts: the folder it lies in); ``default`` for a Python object or a file at the
+    root. A dataset's folder names its city or its corpus more often than the file does, whose
+    name (truth, ratings, targets) is the role it plays."""
+    from mobeval.io.remote import url_scheme
+
+    label = getattr(truth, "label", truth)
+    if not isinstance(label, str | os.PathLike) or str(label).startswith("<"):  # <DataFrame>
+        return DEFAULT_CITY
+    text = str(label).rstrip("/")
+    if url_scheme(text):
+        folder = PurePosixPath(text.partition("://")[2]).parent.name
+    else:
+        folder = Path(text).absolute().parent.name
+    return plain_name(folder) if folder else DEFAULT_CITY
+
+
 class _InMemory:
     """Collects per-unit parts in memory (the same interface as StagedResult)."""
 
@@ -170,7 +192,7 @@ class _Run:
     ) -> None:
         self.out = None if out is None else Path(out)
         self.per_unit = per_unit
-        self.city = check_name(city or DEFAULT_CITY, "city")
+        self.city = check_name(city, "city")
         self.model = check_name(model, "model")
         #: Where the local engine puts its hash buckets: inside the staging area, which the next
         #: run on ``out`` empties if this one is killed (no ``out``: the system's temporary folder).
@@ -263,11 +285,10 @@ class LocalEngine:
         """Stream both sources through a fresh scorer; stage, then commit, every section. If the
         inputs turn out not to be sorted, a new scorer starts over on hash buckets."""
         model = where["model"] or default_model_name(predictions)
+        city = where["city"] or default_city_name(truth)
         chunk_rows = checked_chunk_rows(where["chunk_rows"])
         total = predictions.row_count_estimate()
-        with _Run(
-            where["out"], where["city"], model, total, where["progress"], where["per_unit"]
-        ) as run:
+        with _Run(where["out"], city, model, total, where["progress"], where["per_unit"]) as run:
             scorer = plan.job.scorer()
             rows = {"truth": 0, "predictions": 0}
             for item in stream_pairs(
@@ -302,9 +323,8 @@ class LocalEngine:
     def run_rows(self, job, where: dict) -> Evaluation:
         """Every logits chunk, in row order, through one accumulator."""
         model = where["model"] or default_model_name(job.logits)
-        with _Run(
-            where["out"], where["city"], model, None, where["progress"], where["per_unit"]
-        ) as run:
+        city = where["city"] or default_city_name(job.truth_file)
+        with _Run(where["out"], city, model, None, where["progress"], where["per_unit"]) as run:
             accumulator = job.accumulator()
             for n_rows, frame in job.chunks(accumulator):
                 run.add({"per_unit": frame})
@@ -349,5 +369,6 @@ __all__ = [
     "LocalEngine",
     "LocalFiles",
     "Plan",
+    "default_city_name",
     "default_model_name",
 ]

@@ -241,6 +241,11 @@ class LogitsPartitionJob:
     def scorer(self) -> LogitsScorer:
         return LogitsScorer(self.accumulator(), self.percent)
 
+    @property
+    def truth_file(self) -> object:
+        """What holds the targets: their own input, or the logits' when they are a column of it."""
+        return self.logits if is_targets_column(self.targets) else self.targets
+
     def fingerprints(self, fingerprint=None) -> dict[str, list]:
         """The inputs' fingerprints (``fingerprint``: the engine's, default the local files')."""
         if fingerprint is None:

@@ -226,6 +226,21 @@ def _write_pid(handle: int, lock: Path) -> None:
         raise OSError(error.errno, error.strerror, str(lock)) from None
 
 
+def check_output_folder(out: Path) -> None:
+    """Refuse an existing folder that is not an OUT: one that holds something besides what OUT
+    owns (:data:`OWNED`) and no manifest, so that a run never writes its sections beside the
+    user's own files. A new or empty folder, and an OUT written before, are fine."""
+    if not out.is_dir() or (out / MANIFEST).exists():
+        return
+    foreign = sorted(entry.name for entry in out.iterdir() if entry.name not in OWNED)
+    if foreign:
+        raise ConfigError(
+            f"{out}: not a mobeval output folder: it holds {foreign[0]!r} and no {MANIFEST}; "
+            "give a new or empty folder (mobeval writes its own files there), or an output "
+            "folder written before"
+        )
+
+
 @contextlib.contextmanager
 def output_lock(out: str | os.PathLike):
     """Hold OUT exclusively for the ``with`` block: ``flock`` on ``OUT/.lock``, non-blocking, so
@@ -243,6 +258,7 @@ def output_lock(out: str | os.PathLike):
         finally:
             _HELD[key] -= 1
         return
+    check_output_folder(out)
     created = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -149,20 +149,20 @@ def plan_inputs(
     ]
 
     truth_location = spec.column("location")
-    _require(truth_schema, truth_location, truth_label, "integer", _is_integer)
+    _require(truth_schema, truth_location, truth_label, "integer", _is_integer, spec)
     truth_select = [*key_exprs, pl.col(truth_location).cast(pl.Int64).alias(TARGET)]
 
     location, locations = spec.column("location"), spec.column("locations")
     score, rank, scores = spec.column("score"), spec.column("rank"), spec.column("scores")
     if location in pred_schema:
-        _require(pred_schema, location, pred_label, "integer", _is_integer)
+        _require(pred_schema, location, pred_label, "integer", _is_integer, spec)
         has_score, has_rank = score in pred_schema, rank in pred_schema
         order = _choose_order(spec.order_by, has_score, has_rank, pred_label, score, rank)
         if order == "score":
-            _require(pred_schema, score, pred_label, "numeric", lambda t: t.is_numeric())
+            _require(pred_schema, score, pred_label, "numeric", lambda t: t.is_numeric(), spec)
             preference = pl.col(score).cast(pl.Float64)
         else:
-            _require(pred_schema, rank, pred_label, "integer", _is_integer)
+            _require(pred_schema, rank, pred_label, "integer", _is_integer, spec)
             preference = -pl.col(rank).cast(pl.Float64)
         columns = [*key, location, score if order == "score" else rank]
         select = [
@@ -192,19 +192,56 @@ def plan_inputs(
         return InputPlan([*key, truth_location], truth_select, columns, select, True, order)
     raise InputError(
         f"no '{location}' column (long form) nor '{locations}' list column (list form); "
-        f"{columns_present(pred_schema)}",
+        f"{columns_present(pred_schema)}{_rename_hint(pred_schema, location, spec)}",
         path=pred_label,
         column=location,
     )
 
 
-def _require(schema: dict, column: str, label: str, kind: str, predicate) -> None:
+#: What to do about location ids that are strings (Foursquare's venue ids): the recipe's page.
+STRING_IDS_HINT = (
+    "location ids must be integers: map each string id to one integer, the same in the truth "
+    "and the predictions (a Polars recipe: docs/troubleshooting.md, 'Location ids that are "
+    "strings')"
+)
+
+
+def _require(schema: dict, column: str, label: str, kind: str, predicate, spec) -> None:
+    """``column`` in ``schema`` with values of ``kind``; else an InputError naming the file and
+    the column, and what to do: the column it may be under another name (``columns=``), how to
+    map string location ids to integers."""
     if column not in schema:
-        raise InputError(f"missing column; {columns_present(schema)}", path=label, column=column)
-    if not predicate(schema[column]):
         raise InputError(
-            f"expected {kind} values, found {schema[column]}", path=label, column=column
+            f"missing column; {columns_present(schema)}{_rename_hint(schema, column, spec)}",
+            path=label,
+            column=column,
         )
+    if not predicate(schema[column]):
+        hint = ""
+        if schema[column] == pl.String and column in (spec.column("location"),):
+            hint = f"; {STRING_IDS_HINT}"
+        raise InputError(
+            f"expected {kind} values, found {schema[column]}{hint}", path=label, column=column
+        )
+
+
+def _rename_hint(schema: dict, column: str, spec) -> str:
+    """``; if your column has another name: columns={'location': 'poi'}`` (the one column the
+    file has besides the key and the known ones, or a placeholder)."""
+    ours = next(
+        (name for name in ("location", "score", "rank") if spec.column(name) == column), None
+    )
+    if ours is None:
+        return ""
+    known = {
+        *spec.key,
+        *(spec.column(n) for n in ("location", "score", "rank", "locations", "scores")),
+    }
+    if ours in schema:  # mapped away from a column the file has under our own name
+        return f"; the file has '{ours}' itself: no mapping is needed"
+    others = [name for name in schema if name not in known]
+    theirs = others[0] if len(others) == 1 else "YOUR_COLUMN"
+    return f"; a column under another name is read with columns={{'{ours}': '{theirs}'}}"
 
 
 def _choose_order(order_by, has_score, has_rank, label, score, rank) -> str:
@@ -214,7 +251,8 @@ def _choose_order(order_by, has_score, has_rank, label, score, rank) -> str:
         return "score"
     if not has_rank:
         raise InputError(
-            f"missing column: long-form predictions need '{score}' or '{rank}'",
+            f"missing column: long-form predictions need '{score}' or '{rank}' (is this file the "
+            "truth? then the truth and the predictions are swapped: give each to the other)",
             path=label,
             column=rank,
         )
@@ -548,7 +586,8 @@ class NextlocScorer:
             raise InputError(
                 f"k={self.accumulator.columns.max_cutoff} exceeds this sample's "
                 f"{int(n_candidates[row])} candidates (the {self.spec.convention} convention "
-                "rejects it, as LibCity's topk does)",
+                "rejects it, as LibCity's topk does; k_beyond_list='allow' scores such a list "
+                "with what it has, or lower k)",
                 path=self.pred_label,
                 column=self.spec.column("location"),
                 key=format_key(self.key, key_at(keys, self.key, row)),

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
-from mobeval.engines.base import DEFAULT_CITY, Evaluation, default_model_name
+from mobeval.engines.base import Evaluation, default_city_name, default_model_name
 from mobeval.engines.local import checked_chunk_rows
 from mobeval.engines.partition import (
     PRED,
@@ -214,7 +214,8 @@ class SparkEngine:
                     ),
                 )
             )
-        return self._finished(scoring, results, sections, where)
+        city = where["city"] or default_city_name(truth.label)
+        return self._finished(scoring, results, sections, {**where, "city": city})
 
     def run_rows(self, job, where: dict) -> Evaluation:
         """Logits: the rows cut into ranges of whole chunks, one range per task; each task reads
@@ -250,7 +251,8 @@ class SparkEngine:
             fingerprints=job.fingerprints(self.fingerprint),
             model=check_name(where["model"] or default_model_name(label), "model"),
         )
-        [evaluation] = self._finished(scoring, [result], sections, where)
+        city = where["city"] or default_city_name(input_name(job.truth_file))
+        [evaluation] = self._finished(scoring, [result], sections, {**where, "city": city})
         return evaluation
 
     def _finished(self, scoring, results, sections, where) -> Iterator[Evaluation]:
@@ -261,7 +263,7 @@ class SparkEngine:
         engine's ``progress`` asks for it or stderr is a terminal."""
         started = time.perf_counter()
         quiet = is_quiet(self.progress)
-        city = check_name(where["city"] or DEFAULT_CITY, "city")
+        city = check_name(where["city"], "city")
         folds = self.spark.sparkContext.accumulator([], FoldList())
         scored = scoring(folds)
         if len(sections) > 1:
