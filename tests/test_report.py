@@ -469,6 +469,17 @@ def test_latex_tables_are_paper_ready(outs, tmp_path):
     assert r"\label{tab:nl:nyc-2}" in tex
 
 
+def test_report_caption_and_transpose_reach_the_latex(outs, tmp_path):
+    out = tmp_path / "out"
+    shutil.copytree(outs["nextloc"], out)
+    argv = ["report", str(out), "--format", "latex", "--no-plots", "--baseline", "markov"]
+    assert main([*argv, "--caption", "Next-location results", "--transpose"]) == 0
+    floats = _floats((out / "report" / "report.tex").read_text())
+    assert floats and all(r"\caption{Next-location results (city=" in f for f in floats)
+    head, rows = _latex_table(floats[0])
+    assert head[0] != "metric" and [r[0] for r in rows][:2] == ["markov", "popularity"]
+
+
 def test_latex_wide_tables_transposed_or_split(tmp_path):
     from mobeval.report import Report
 

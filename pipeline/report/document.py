@@ -442,7 +442,11 @@ class Report:
         """A LaTeX document (pdflatex); with ``figures_dir`` the plots are included from there.
         Each table's ``\\caption`` starts with ``caption`` (then the city and the table's
         title), its ``\\label`` is ``<label>:<city>-<n>``; ``transpose`` True puts the models
-        as rows, False as columns, None chooses by width (:mod:`mobeval.report.latex`)."""
+        as rows, False as columns, None chooses by width (:mod:`mobeval.report.latex`).
+        ``caption`` and ``transpose`` left out are the report's own (``Report(caption=,
+        transpose=)``, ``--caption``, ``--transpose``)."""
+        caption = self.caption if caption is None else caption
+        transpose = self.transpose if transpose is None else transpose
         return render_latex(self, figures_dir, caption=caption, label=label, transpose=transpose)
 
     def _repr_html_(self) -> str:
