@@ -148,31 +148,33 @@ def compare(
         models = [m.strip() for m in models.split(",") if m.strip()]
     if write and not (Path(out) / "manifest.json").is_file():
         raise InputError("no manifest.json: not a mobeval output folder", path=out)
-    arguments = (
-        out,
-        city,
-        baseline,
-        models,
-        metrics,
-        tests,
-        resamples,
-        permutations,
-        seed,
-        correction,
-    )
-    arguments += (confidence, intersect, unit, log)
-    if not write:
-        return _compare(*arguments)
     from mobeval.io.writers import output_lock
 
-    with output_lock(out):
-        frame = _compare(*arguments)
-        _write(Path(out), frame)
+    with output_lock(out) if write else contextlib.nullcontext():
+        frame = _compare(
+            out,
+            city=city,
+            baseline=baseline,
+            models=models,
+            metrics=metrics,
+            tests=tests,
+            resamples=resamples,
+            permutations=permutations,
+            seed=seed,
+            correction=correction,
+            confidence=confidence,
+            intersect=intersect,
+            unit=unit,
+            log=log,
+        )
+        if write:
+            _write(Path(out), frame)
     return frame
 
 
 def _compare(
     out,
+    *,
     city,
     baseline,
     models,
