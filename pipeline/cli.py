@@ -5,8 +5,10 @@ only: the submission is invalid; 2 bad input or usage: a file that cannot be rea
 sense, a wrong option or job value, an output folder that cannot be written (read-only, full,
 a file) -- one line ``mobeval: error: ...`` on stderr; 3 an internal error, a bug in mobeval and
 never the input's fault (one line ``mobeval: internal error: ...``; ``MOBEVAL_DEBUG=1`` shows the
-traceback); 130 interrupted (Ctrl-C, SIGTERM). Standard output is written whole or the
-command fails: a write to it that fails or ends short (a full disk, a closed pipe) is exit 2.
+traceback); 130 interrupted (Ctrl-C, SIGTERM); 141 standard output's reader stopped reading
+(``mobeval ... | head``): silent, the work done to its end first. Standard output is otherwise
+written whole or the command fails: a write to it that fails or ends short (a full disk, a file
+size limit) is exit 2.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ EXIT_INVALID = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
+#: 128 + SIGPIPE: what a shell reports for ``git log | head`` or ``yes | head``.
+EXIT_CLOSED_PIPE = 141
 
 #: What a command prints (``--format``): a table per city, the same as Markdown, the summaries as
 #: CSV rows (city, model, metric, value, n), or one JSON object with the resolved options.
@@ -764,7 +768,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command; the exit code (see the module docstring). Every failure is one line on
     stderr, never a traceback."""
     from mobeval.io.remote import url_timeout
-    from mobeval.io.writers import checked_stdout
+    from mobeval.io.writers import STDOUT, checked_stdout
 
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else argv
@@ -784,6 +788,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command in FAMILIES:  # what a message suggests, as the flag to type
             message = cli_spelling(message, args.command)
     except OSError as error:  # the output folder or an input: read-only, full, permission...
+        if isinstance(error, BrokenPipeError) and error.filename == STDOUT:
+            return EXIT_CLOSED_PIPE  # the reader has what it wanted: nothing more to say
         message = _one_line(_os_error_text(error))
     except MemoryError:
         message = "out of memory: a smaller --chunk-rows (a job's chunk_rows) needs less"

@@ -482,12 +482,17 @@ class _CheckedStream:
     file descriptor the bytes are kept here (up to :data:`_PENDING_BYTES`, or line by line on a
     terminal) and written with ``os.write`` until every byte is taken; ``buffer`` takes bytes
     the same way (``trec_eval`` prints its files' own bytes). After a failure what is left goes
-    to the null device, so the interpreter's own flush at exit does not fail again."""
+    to the null device, so the interpreter's own flush at exit does not fail again.
+
+    A reader that goes away (``mobeval run job.toml | head``: EPIPE) is not a failure of the
+    command: what it prints from then on goes to the null device, the work goes on to the end
+    (OUT's files whole), and :func:`checked_stdout` says so when the block is done."""
 
     def __init__(self, stream) -> None:
         self._stream = stream
         self._pending = bytearray()
         self.buffer = _CheckedBytes(self)
+        self.reader_gone = False
         try:
             self._fd = stream.fileno()
             self._terminal = stream.isatty()
@@ -500,6 +505,7 @@ class _CheckedStream:
                 return self._stream.write(text)
             except OSError as error:
                 self._failed(error)
+                return len(text)
         encoding = self._stream.encoding or "utf-8"
         self.write_bytes(text.encode(encoding, self._stream.errors or "strict"))
         return len(text)
@@ -510,6 +516,7 @@ class _CheckedStream:
                 return self._stream.buffer.write(data)
             except OSError as error:
                 self._failed(error)
+                return len(data)
         self._pending += data
         if self._terminal or len(self._pending) >= _PENDING_BYTES:
             self.flush()
@@ -529,12 +536,15 @@ class _CheckedStream:
     def __getattr__(self, name: str):
         return getattr(self._stream, name)
 
-    def _failed(self, error: OSError):
+    def _failed(self, error: OSError) -> None:
         self._pending.clear()
         with contextlib.suppress(OSError, ValueError):
             null = os.open(os.devnull, os.O_WRONLY)
             os.dup2(null, self._stream.fileno())
             os.close(null)
+        if error.errno == errno.EPIPE:
+            self.reader_gone = True
+            return
         raise OSError(error.errno, error.strerror or str(error), STDOUT) from None
 
 
@@ -559,8 +569,9 @@ _PENDING_BYTES = 1 << 20
 @contextlib.contextmanager
 def checked_stdout():
     """Standard output for the ``with`` block, written whole or failing: flushed at the end, and
-    a write or flush that fails (a full disk, a pipe closed early, a file size limit: any write
-    that ends short fails on the next one) raises an OSError naming :data:`STDOUT`."""
+    a write or flush that fails (a full disk, a file size limit: any write that ends short fails
+    on the next one) raises an OSError naming :data:`STDOUT`. A reader that stopped reading lets
+    the block run to its end and then raises :class:`BrokenPipeError` naming :data:`STDOUT`."""
     stream = sys.stdout
     checked = _CheckedStream(stream)
     sys.stdout = checked
@@ -569,3 +580,5 @@ def checked_stdout():
         checked.flush()
     finally:
         sys.stdout = stream
+    if checked.reader_gone:
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE), STDOUT)
