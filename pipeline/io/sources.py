@@ -16,7 +16,7 @@ import hashlib
 import os
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -265,9 +265,12 @@ class Source:
         for batch in parquet.iter_batches(batch_size=batch_rows, columns=columns):
             yield pl.from_arrow(plain_batch(batch))
 
-    def _open_csv(self, source, block_size: int, columns=None):
+    def _open_csv(self, source, block_size: int, columns=None, *, as_text: bool = False):
+        """Arrow's streaming reader of a CSV or RecBole file: ``columns`` only (None: all), each
+        read as text when ``as_text``."""
+        text_types = {c: pa.string() for c in columns} if as_text else {}
         if self.format == "recbole":
-            types = dict(self.types)
+            types = dict(self.types) | text_types
             return pacsv.open_csv(
                 source,
                 read_options=pacsv.ReadOptions(
@@ -280,7 +283,11 @@ class Source:
             block_size=block_size,
             column_names=None if self.has_header else list(self.names),
         )
-        convert = pacsv.ConvertOptions(include_columns=columns) if columns else None
+        convert = (
+            pacsv.ConvertOptions(include_columns=columns, column_types=text_types)
+            if columns
+            else None
+        )
         return pacsv.open_csv(source, read_options=read_options, convert_options=convert)
 
     def _csv_batches(self, source, columns, batch_rows) -> Iterator[pl.DataFrame]:
@@ -290,7 +297,8 @@ class Source:
 
     def _read_error(self, what: str, error: BaseException, path) -> InputError:
         """``<what> <kind> file (<reason>)``, naming the column when Arrow's CSV reader gives its
-        number (``In CSV column #2: ...``)."""
+        number (``In CSV column #2: ...``) and, for a value it could not convert (``invalid
+        value '4x'``), the line that first holds it."""
         reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
         column = None
         number = re.search(r"CSV column #(\d+)", reason)
@@ -300,7 +308,27 @@ class Source:
                 names = list(self.schema())
             if int(number.group(1)) < len(names):
                 column = names[int(number.group(1))]
+        invalid = re.search(r"invalid value '(.*)'$", reason)
+        if column is not None and invalid:
+            line = self._first_line_holding(path, column, invalid.group(1))
+            if line is not None:
+                reason += f" at line {line}"
         return InputError(f"{what} {KINDS[self.format]} file ({reason})", path=path, column=column)
+
+    def _first_line_holding(self, path, column: str, value: str) -> int | None:
+        """The line of the text file ``path`` whose ``column`` first holds ``value`` as written
+        (a row a line, as in the files mobeval reads; the header is line 1), or None if it
+        cannot be told: what a conversion error's message names."""
+        import pyarrow.compute as pc  # only when a message needs it
+
+        row = 0
+        with suppress(*READ_ERRORS), self._opened(path) as source:
+            for batch in self._open_csv(source, 1 << 20, [column], as_text=True):
+                found = pc.index(batch.column(0), value).as_py()
+                if found >= 0:
+                    return row + found + (2 if self.has_header else 1)
+                row += batch.num_rows
+        return None
 
     def fingerprint(self) -> list[dict]:
         """Size, mtime and a SHA-256 of each file's Parquet footer (last 64 KiB) or first 64 KiB."""

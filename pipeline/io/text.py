@@ -118,6 +118,23 @@ def read_utf8(path: Path, what: str) -> bytes:
     return data
 
 
+def first_bad_field(block: bytes, line: int, names: list[str]) -> str:
+    """Where the comma-separated ``block`` (its first line numbered ``line``) first has a field
+    of ``names`` (its first columns) that is not an integer: ``line 7, column 't': 'x' is not an
+    integer``, or ``... is empty or missing``."""
+    lines = block.decode("utf-8", "replace").removesuffix("\n").split("\n")
+    for number, text in enumerate(lines, start=line):
+        fields = text.split(",")
+        for name, field in zip(names, fields + [""] * len(names), strict=False):
+            value = field.strip()
+            if not value:
+                return f"line {number}, column '{name}' is empty or missing"
+            if not value.lstrip("+-").isdigit() or not value.isascii():
+                shown = value if len(value) <= 40 else value[:40] + "..."
+                return f"line {number}, column '{name}': '{shown}' is not an integer"
+    return "a field that is not an integer"
+
+
 def integer_csv_blocks(
     path: Path, names: list[str], keep: int, what: str, block_bytes: int = 64 << 20
 ) -> Iterator[pl.DataFrame]:
@@ -129,23 +146,23 @@ def integer_csv_blocks(
     header = names[0].encode()
     expected = ",".join(names)
     rows = 0
-    for block, _ in line_blocks(path, block_bytes, f"cannot read {what}"):
+    for block, line in line_blocks(path, block_bytes, f"cannot read {what}"):
         if block.startswith(header):
             block = block[block.find(b"\n") + 1 :]
+            line += 1
             if not block:
                 continue
         try:
             frame = pl.read_csv(
                 block, has_header=False, new_columns=names, schema=schema, columns=range(keep)
             )
-        except pl.exceptions.PolarsError as exc:
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            reason = reason if len(reason) <= 160 else reason[:160] + "..."
-            raise InputError(f"cannot read {what} as {expected} ({reason})", path=path) from None
-        if frame.null_count().sum_horizontal().item():
-            fields = ", ".join(names[: keep - 1]) + f" or {names[keep - 1]}"
+            failed = frame.null_count().sum_horizontal().item() > 0
+        except pl.exceptions.PolarsError:
+            failed = True
+        if failed:
             raise InputError(
-                f"{what} has a line with an empty or missing {fields} field", path=path
+                f"cannot read {what} as {expected}: {first_bad_field(block, line, names[:keep])}",
+                path=path,
             )
         rows += frame.height
         yield frame

@@ -385,6 +385,19 @@ def _columns(df: pl.DataFrame, cols: list[str], path: object | None) -> pl.DataF
 
 
 def _check_finite(df: pl.DataFrame, column: str, path: object | None) -> None:
+    """``column`` numeric and finite, or an InputError naming the first value that is not (and
+    its user and item). A text column is refused, naming its first value that is not a number
+    when it holds one (a CSV column is typed text by Arrow when a value is not a number)."""
+    if df.schema[column] == pl.String:
+        numbers = pl.col(column).cast(pl.Float64, strict=False)
+        text = df.filter(numbers.is_null() & pl.col(column).is_not_null())
+        if len(text):
+            raise InputError(
+                f"must be numeric: '{text[column][0][:40]}' is not a number",
+                path=path,
+                column=column,
+                key=(text["user_id"][0], text["item_id"][0]),
+            )
     if not df.schema[column].is_numeric():
         raise InputError(f"must be numeric, not {df.schema[column]}", path=path, column=column)
     bad = df.filter(~pl.col(column).cast(pl.Float64).is_finite())
