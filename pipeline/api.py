@@ -257,6 +257,7 @@ def _trajectory(runner: Engine, reference, generated, values: dict, where: dict)
         "metrics": tuple(values["metrics"]),
         "on_mismatch": values["on_mismatch"],
         "out_of_grid": values["out_of_grid"],
+        "divergence": values["divergence"],
         "path_generated": generated_source.label,
         "path_reference": reference_source.label,
     }

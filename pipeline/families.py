@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from mobeval.errors import OptionError
 from mobeval.metrics import nextloc as _nextloc
+from mobeval.metrics import population as _population
 from mobeval.metrics import recs as _recs
 from mobeval.metrics import trajectory as _trajectory
 from mobeval.tasks import logits as _logits
@@ -370,7 +371,11 @@ TRAJECTORY = Family(
     "reference",
     "generated",
     (
-        _metrics(("geobleu", "dtw"), "geobleu, dtw or both"),
+        _metrics(
+            ("geobleu", "dtw"),
+            "geobleu, dtw and population distributions: distance, radius, duration, dailyloc, "
+            "grank, irank (MoveSim's)",
+        ),
         Option(
             "convention",
             "string",
@@ -396,6 +401,29 @@ TRAJECTORY = Family(
             _trajectory.EXPS,
             preset=True,
         ),
+        Option(
+            "divergence",
+            "string",
+            "jsd",
+            "between the real and generated distributions: jsd, kl or emd",
+            _population.DIVERGENCES,
+        ),
+        Option(
+            "max_distance",
+            "number",
+            None,
+            "upper edge of the distance histogram, in cells (MoveSim's max_distance)",
+            preset=True,
+            flag=Flag("finite", FROM_PRESET),
+        ),
+        Option(
+            "unit",
+            "string",
+            None,
+            "distances in grid cells or metres (500 m cells)",
+            _trajectory.UNITS,
+            preset=True,
+        ),
         _error_unless(
             "on_mismatch",
             "skip (and count) uids whose (d, t) steps differ, not fail",
@@ -417,6 +445,7 @@ TRAJECTORY = Family(
     {
         "humob2025": "GIS Cup 2025 (yahoojapan/geobleu d9efb0f): GEO-BLEU N = 5, DTW",
         "humob2024": "HuMob 2024: GEO-BLEU N = 3, the earlier DTW (free start)",
+        "movesim": "MoveSim (FIBLAB 93e6837) distributions; GEO-BLEU/DTW as humob2025",
     },
     ("uids", "uid_days", "steps", "uids_skipped", "rows_out_of_grid"),
 )

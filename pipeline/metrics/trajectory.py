@@ -46,6 +46,12 @@ Matching = Literal["greedy", "optimal"]
 Exp = Literal["libm", "numpy"]
 EXPS = ("libm", "numpy")
 MATCHINGS = ("greedy", "optimal")
+Unit = Literal["cells", "metres"]
+UNITS = ("cells", "metres")
+Bins = Literal["closed", "arange"]
+BINS = ("closed", "arange")
+#: A HuMob grid cell's side in metres (200 x 200 cells of 500 m).
+CELL_METRES = 500.0
 
 
 @dataclass(frozen=True)
@@ -63,6 +69,23 @@ class TrajectoryConvention:
         i.e. on CPUs without AVX-512F) or "numpy" (NumPy's np.exp / np.log on the running
         machine, called as the reference calls them: its values on this machine, whatever the
         CPU). See the module docstring.
+
+    The population distributions (:mod:`mobeval.metrics.population`; MoveSim's values under
+    the "movesim" preset):
+    unit: "cells" (grid cells) or "metres" (cells of CELL_METRES m): distances and radii.
+    max_distance: the distance histogram's upper edge D, in cells (radius: D too; MoveSim's
+        squared radius: D^2).
+    distance_bins: bins of the distance and radius histograms.
+    squared: jumps and radii squared (MoveSim) or not.
+    bins: "closed" (equal bins over [0, D], values beyond D in the last) or "arange" (MoveSim's
+        np.arange edges, values at or beyond the last edge dropped).
+    fractions: durations and distinct locations divided by the 48 slots of a day (MoveSim).
+    last_stay: each day's last stay counted (MoveSim: False).
+    rank_histogram: G-rank / I-rank compare histograms of the top-k shares (MoveSim) rather than
+        the top-k counts rank by rank.
+    top_k: locations ranked by G-rank and I-rank.
+    guard: added to a histogram's sum before dividing by it (MoveSim: 1e-14).
+    full_days: points every day must hold (MoveSim: 48; 0: any).
     """
 
     max_n: int = 5
@@ -71,6 +94,22 @@ class TrajectoryConvention:
     matching: Matching = "greedy"
     dtw_free_start: bool = False
     exp: Exp = "libm"
+    unit: Unit = "cells"
+    max_distance: float = 282.0
+    distance_bins: int = 282
+    squared: bool = False
+    bins: Bins = "closed"
+    fractions: bool = False
+    last_stay: bool = True
+    rank_histogram: bool = False
+    top_k: int = 100
+    guard: float = 0.0
+    full_days: int = 0
+
+    @property
+    def cell_size(self) -> float:
+        """Coordinates are multiplied by this: 1 (cells) or CELL_METRES (metres)."""
+        return CELL_METRES if self.unit == "metres" else 1.0
 
     def __post_init__(self) -> None:
         # OptionError: a ConfigError naming the option (exit 2), and a ValueError as before
@@ -91,6 +130,14 @@ class TrajectoryConvention:
             )
         if not isinstance(self.exp, str) or self.exp not in EXPS:
             raise OptionError("exp", self.exp, f"must be 'libm' or 'numpy', got {self.exp!r}")
+        if self.unit not in UNITS:
+            raise OptionError("unit", self.unit, f"must be one of {UNITS}, got {self.unit!r}")
+        if self.bins not in BINS:
+            raise OptionError("bins", self.bins, f"must be one of {BINS}, got {self.bins!r}")
+        if not _is_real(self.max_distance) or not np.isfinite(self.max_distance):
+            raise OptionError("max_distance", self.max_distance, "must be a finite number > 0")
+        if self.max_distance <= 0:
+            raise OptionError("max_distance", self.max_distance, "must be a finite number > 0")
 
 
 def _is_real(value: object) -> bool:
@@ -106,6 +153,17 @@ def _is_real(value: object) -> bool:
 TRAJECTORY_PRESETS: dict[str, TrajectoryConvention] = {
     "humob2025": TrajectoryConvention(),
     "humob2024": TrajectoryConvention(max_n=3, dtw_free_start=True),
+    "movesim": TrajectoryConvention(
+        max_distance=282.0,
+        distance_bins=10000,
+        squared=True,
+        bins="arange",
+        fractions=True,
+        last_stay=False,
+        rank_histogram=True,
+        guard=1e-14,
+        full_days=48,
+    ),
 }
 DEFAULT_PRESET = "humob2025"
 

@@ -22,10 +22,19 @@ from mobeval.io.arrays import kernel_array
 from mobeval.io.sources import columns_present
 from mobeval.kernels.exact_sum import ExactColumnSums
 from mobeval.kernels.geobleu import dtw_days, mean_per_unit
+from mobeval.metrics.population import (
+    DISTRIBUTIONS,
+    DIVERGENCES,
+    PopulationCounts,
+    divergence,
+    population_counts,
+)
 from mobeval.metrics.trajectory import EXPS, TrajectoryConvention, geobleu_day_values, resolve
 
 COLUMNS = ("uid", "d", "t", "x", "y")
 METRICS = ("geobleu", "dtw")
+#: What ``metrics`` may name: the per-uid metrics and the population distributions.
+ALL_METRICS = METRICS + DISTRIBUTIONS
 ON_MISMATCH = ("error", "skip")
 OUT_OF_GRID = ("error", "score")
 GRID_MIN = 1
@@ -191,7 +200,7 @@ def score_trajectory_frame(
     conv = resolve(convention)
     metrics = tuple(metrics)
     unknown = [m for m in metrics if m not in METRICS]
-    if unknown or not metrics:
+    if unknown:
         raise ConfigError(f"unknown trajectory metric(s) {unknown}; known: {', '.join(METRICS)}")
     if on_mismatch not in ON_MISMATCH:
         raise ConfigError(f"on_mismatch must be 'error' or 'skip', got {on_mismatch!r}")
@@ -311,8 +320,11 @@ class TrajectoryAccumulator:
     skipped: list[pl.DataFrame] = field(default_factory=list)
     off_grid: dict[str, int] = field(default_factory=lambda: {"generated": 0, "reference": 0})
     first_off_grid: dict[str, tuple] = field(default_factory=dict)
+    uids: int = 0
     uid_days: int = 0
     steps: int = 0
+    #: side -> the population's histograms (:mod:`mobeval.metrics.population`)
+    population: dict[str, PopulationCounts] = field(default_factory=dict)
 
     @classmethod
     def empty(cls, metrics: Sequence[str]) -> TrajectoryAccumulator:
@@ -322,7 +334,9 @@ class TrajectoryAccumulator:
         """Fold a per-uid table (uid, <metrics>, n_days, n_steps)."""
         if per_uid.height == 0:
             return
-        self.sums.add(per_uid.select(self.metrics).to_numpy())
+        if self.metrics:
+            self.sums.add(per_uid.select(self.metrics).to_numpy())
+        self.uids += per_uid.height
         self.uid_days += int(per_uid["n_days"].sum())
         self.steps += int(per_uid["n_steps"].sum())
 
@@ -334,8 +348,11 @@ class TrajectoryAccumulator:
         for side, first in other.first_off_grid.items():
             mine = self.first_off_grid.get(side)
             self.first_off_grid[side] = first if mine is None else min(mine, first)
+        self.uids += other.uids
         self.uid_days += other.uid_days
         self.steps += other.steps
+        for side, counts in other.population.items():
+            self.population.setdefault(side, PopulationCounts()).merge(counts)
 
 
 class TrajectoryScorer:
@@ -346,10 +363,20 @@ class TrajectoryScorer:
     """
 
     def __init__(
-        self, *, convention, metrics, on_mismatch, out_of_grid, path_generated, path_reference
+        self,
+        *,
+        convention,
+        metrics,
+        on_mismatch,
+        out_of_grid,
+        path_generated,
+        path_reference,
+        divergence="jsd",
     ) -> None:
         self.convention = resolve(convention)
-        self.metrics = tuple(metrics)
+        self.metrics = tuple(m for m in metrics if m in METRICS)
+        self.distributions = tuple(m for m in metrics if m in DISTRIBUTIONS)
+        self.divergence = divergence
         self.on_mismatch = on_mismatch
         self.out_of_grid = out_of_grid
         self.paths = {"generated": path_generated, "reference": path_reference}
@@ -381,7 +408,34 @@ class TrajectoryScorer:
         if scores.skipped.height:
             acc.skipped.append(scores.skipped)
         acc.add(scores.per_uid)
+        if self.distributions:
+            for side, frame in (("generated", generated), ("reference", reference)):
+                counts = self._population(frame.join(scores.skipped, on="uid", how="anti"), side)
+                acc.population.setdefault(side, PopulationCounts()).merge(counts)
         return {"per_unit": scores.per_uid, "per_day": scores.per_day}
+
+    def _population(self, frame: pl.DataFrame, side: str) -> PopulationCounts:
+        """The histograms of one side's whole uids (rows in (uid, d, t) order)."""
+        frame = frame.sort("uid", "d", "t")
+        day = pl.struct("uid", "d")
+        starts = np.flatnonzero(frame.select(day.ne_missing(day.shift(1))).to_series().to_numpy())
+        offsets = _offsets(starts, frame.height)
+        need = self.convention.full_days
+        if need:
+            lengths = np.diff(offsets)
+            short = np.flatnonzero(lengths != need)
+            if short.size:
+                first = frame.row(int(starts[short[0]]), named=True)
+                raise InputError(
+                    f"{short.size} uid-day(s) without exactly {need} points (MoveSim's "
+                    f"sequences; this one has {lengths[short[0]]}): the movesim convention "
+                    "needs full days",
+                    path=self.paths[side],
+                    column="uid, d",
+                    key=(first["uid"], first["d"]),
+                )
+        x, y = (frame[c].cast(pl.Float64).to_numpy() for c in ("x", "y"))
+        return population_counts(offsets, x, y, frame.select("x", "y"), self.convention)
 
     def output_schemas(self, uid_type: pl.DataType) -> dict[str, dict[str, pl.DataType]]:
         """Columns and types of the per-uid and per-uid-day tables."""
@@ -418,7 +472,7 @@ class TrajectoryScorer:
         """City score per metric (mean over uids, ``n`` = uids), then the counts."""
         self._raise_deferred()
         acc = self.accumulator
-        uids = int(acc.sums.counts[0]) if self.metrics else 0
+        uids = acc.uids
         totals = acc.sums.sums()
         skipped = sum(frame.height for frame in acc.skipped)
         off_grid = sum(acc.off_grid.values())
@@ -426,6 +480,14 @@ class TrajectoryScorer:
             (m, float(totals[j] / uids) if uids else float("nan"), uids)
             for j, m in enumerate(self.metrics)
         ]
+        real, generated = (acc.population.get(s) for s in ("reference", "generated"))
+        for name in self.distributions:
+            value = (
+                divergence(real, generated, self.convention, name, self.divergence)
+                if real is not None and generated is not None
+                else float("nan")
+            )
+            rows.append((f"{self.divergence}_{name}", value, uids))
         rows += [
             ("uids", float(uids), uids),
             ("uid_days", float(acc.uid_days), acc.uid_days),
@@ -461,7 +523,16 @@ def check_schemas(reference: dict, reference_label, generated: dict, generated_l
 
 
 def checked_convention(
-    convention, *, matching, metrics, on_mismatch, out_of_grid, exp=None
+    convention,
+    *,
+    matching,
+    metrics,
+    on_mismatch,
+    out_of_grid,
+    exp=None,
+    divergence="jsd",
+    max_distance=None,
+    unit=None,
 ) -> TrajectoryConvention:
     """The convention the evaluate functions' options ask for, after checking every option."""
     base = resolve(convention)
@@ -469,12 +540,15 @@ def checked_convention(
         raise ConfigError(f"exp={exp!r} is not one of {EXPS}")
     chosen = dataclasses.replace(base, matching=matching) if matching else base
     chosen = dataclasses.replace(chosen, exp=exp) if exp else chosen
-    unknown = [m for m in metrics if m not in METRICS]
+    chosen = dataclasses.replace(chosen, max_distance=max_distance) if max_distance else chosen
+    chosen = dataclasses.replace(chosen, unit=unit) if unit else chosen
+    unknown = [m for m in metrics if m not in ALL_METRICS]
     if unknown or not metrics:
-        raise ConfigError(f"unknown trajectory metric(s) {unknown}; known: {METRICS}")
+        raise ConfigError(f"unknown trajectory metric(s) {unknown}; known: {ALL_METRICS}")
     for option, value, allowed in (
         ("on_mismatch", on_mismatch, ON_MISMATCH),
         ("out_of_grid", out_of_grid, OUT_OF_GRID),
+        ("divergence", divergence, DIVERGENCES),
     ):
         if value not in allowed:
             raise ConfigError(f"{option}={value!r} is not one of {allowed}")

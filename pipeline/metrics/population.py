@@ -1,0 +1,176 @@
+"""Population distributions of trajectories (MoveSim's six) and their divergences.
+
+MoveSim (Feng et al., "Learning to Simulate Human Mobility", KDD 2020; FIBLAB/MoveSim
+``code/evaluations.py``, ``IndividualEval.get_individual_jsds``) compares the real and generated
+populations through six histograms, each the whole population's (one day = one of its
+trajectories):
+
+* ``distance``: every jump between consecutive points of a day;
+* ``radius``: each day's radius of gyration;
+* ``duration``: each stay (run of consecutive points at one location);
+* ``dailyloc``: each day's number of distinct locations;
+* ``grank``: the visit shares of the population's ``top_k`` most visited locations;
+* ``irank``: the visits of each day's r-th most visited location, summed over days, r = 1..top_k.
+
+The measures are :mod:`mobeval.kernels.mobility`'s, the divergences
+:mod:`mobeval.kernels.divergence`'s. Every histogram is integer counts, folded chunk by chunk and
+merged exactly (:class:`PopulationCounts`), so the values do not depend on chunking or row order;
+memory is the histograms plus one count per visited location.
+
+How MoveSim bins (``movesim`` fields of :class:`mobeval.metrics.trajectory.TrajectoryConvention`)
+and how mobeval's default does, for ``max_distance = D``:
+
+* distance: MoveSim ``dx^2 + dy^2`` over ``np.arange(0, D, D/B)`` edges (B = 10000; values at
+  or beyond the last edge dropped); default ``sqrt(dx^2 + dy^2)`` in B equal bins over [0, D],
+  a value beyond D in the last bin (D = 282 cells, B = 282: 1-cell bins).
+* radius: MoveSim ``r_g^2`` over ``np.arange(0, D^2, D^2/B)``; default ``r_g`` as distance.
+* duration: MoveSim run length / 48 over ``np.arange(0, 1, 1/48)``, each day's last run dropped;
+  default run length in points, one bin per length 1..48 (longer: the last), every run counted.
+* dailyloc: MoveSim distinct / 48, bins as duration; default the count, bins as duration.
+* grank, irank: MoveSim the ``top_k`` shares histogrammed over ``np.arange(0, 1, 1/100)``;
+  default the ``top_k`` counts themselves compared, rank r against rank r.
+
+MoveSim's JSD divides each histogram by its sum + 1e-14 (``guard``); its I-rank shares are the
+mean over days of count / 48, renormalized, which equals rank_sum_r / sum of rank sums computed
+here exactly (MoveSim's sequential float sum can differ in the last bits, which moves a share
+between histogram bins only within a few ulps of an edge). MoveSim needs days of exactly 48 points
+(``full_days``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+from mobeval.kernels.divergence import emd, jsd, kl
+from mobeval.kernels.mobility import bin_counts, day_measures
+
+DISTRIBUTIONS = ("distance", "radius", "duration", "dailyloc", "grank", "irank")
+DIVERGENCES = ("jsd", "kl", "emd")
+#: The slots of a day (HuMob: 30 minutes): MoveSim's sequence length.
+SLOTS = 48
+#: MoveSim's bins of the G-rank and I-rank shares over [0, 1).
+RANK_BINS = 100
+
+
+def edges(convention, name: str) -> np.ndarray:
+    """The bin edges of a float-valued measure (``distance``, ``radius``, ``duration``,
+    ``dailyloc``, and ``grank`` / ``irank`` under ``rank_histogram``) in the convention."""
+    top = convention.max_distance * convention.cell_size
+    if name in ("duration", "dailyloc") and not convention.fractions:
+        return np.arange(0.5, SLOTS + 1.5)
+    if convention.bins == "closed":
+        return np.linspace(0.0, top, convention.distance_bins + 1)
+    # np.arange as MoveSim's EvalUtils.arr_to_distribution(arr, 0, max, bins) calls it
+    lo, hi, n = {
+        "distance": (0, top, convention.distance_bins),
+        "radius": (0, top**2, convention.distance_bins),
+        "duration": (0, 1, SLOTS),
+        "dailyloc": (0, 1, SLOTS),
+        "grank": (0, 1, RANK_BINS),
+        "irank": (0, 1, RANK_BINS),
+    }[name]
+    return np.arange(lo, hi, float(hi - lo) / n)
+
+
+@dataclass
+class PopulationCounts:
+    """The histograms of one population, folded exactly: ``histograms`` (measure -> int64 counts
+    over :func:`edges`), ``rank_sums`` (I-rank), ``visits`` (location key columns, ``visits``)."""
+
+    histograms: dict[str, np.ndarray] = field(default_factory=dict)
+    rank_sums: np.ndarray | None = None
+    visits: pl.DataFrame | None = None
+    days: int = 0
+
+    def merge(self, other: PopulationCounts) -> None:
+        for name, counts in other.histograms.items():
+            mine = self.histograms.get(name)
+            self.histograms[name] = counts.copy() if mine is None else mine + counts
+        if other.rank_sums is not None:
+            mine = self.rank_sums
+            self.rank_sums = other.rank_sums.copy() if mine is None else mine + other.rank_sums
+        if other.visits is not None:
+            both = other.visits if self.visits is None else pl.concat([self.visits, other.visits])
+            keys = [c for c in both.columns if c != "visits"]
+            self.visits = both.group_by(keys).agg(pl.col("visits").sum())
+        self.days += other.days
+
+
+def population_counts(day_offsets, x, y, locations: pl.DataFrame, convention) -> PopulationCounts:
+    """The histograms of the days ``day_offsets`` delimits (rows in time order) at coordinates
+    ``x``, ``y`` (float64, in the coordinate unit) of ``locations`` (one row per point: the
+    columns that name a location)."""
+    codes = locations.select(pl.struct(locations.columns).rank("dense")).to_series()
+    codes = codes.cast(pl.Int64).to_numpy()
+    scale = convention.cell_size
+    jumps, radius, stays, distinct, rank_sums = day_measures(
+        day_offsets,
+        x * scale,
+        y * scale,
+        codes,
+        convention.squared,
+        convention.last_stay,
+        convention.top_k,
+    )
+    keep = convention.bins == "closed"
+    if convention.fractions:
+        stays, distinct = stays / SLOTS, distinct / SLOTS
+    values = {"distance": jumps, "radius": radius, "duration": stays, "dailyloc": distinct}
+    histograms = {
+        name: bin_counts(np.asarray(v, dtype=np.float64), edges(convention, name), keep)
+        for name, v in values.items()
+    }
+    visits = locations.group_by(locations.columns).len("visits")
+    visits = visits.with_columns(pl.col("visits").cast(pl.Int64))
+    return PopulationCounts(histograms, rank_sums, visits, day_offsets.size - 1)
+
+
+def _rank_counts(counts: PopulationCounts, convention, name: str) -> tuple[np.ndarray, float]:
+    """The G-rank or I-rank histogram and its bin width."""
+    k = convention.top_k
+    if name == "grank":
+        visits = np.sort(counts.visits["visits"].to_numpy())[::-1]
+        top = np.zeros(k, dtype=np.int64)
+        top[: min(k, visits.size)] = visits[:k]
+        total = visits.sum()
+    else:
+        top, total = counts.rank_sums, counts.rank_sums.sum()
+    if not convention.rank_histogram:
+        return top, 1.0
+    grid = edges(convention, name)
+    return bin_counts(top / total, grid, False), grid[1] - grid[0]
+
+
+def divergence(real: PopulationCounts, generated: PopulationCounts, convention, name, how):
+    """``how`` (jsd, kl, emd) between the real and the generated population's ``name``."""
+    if name in ("grank", "irank"):
+        (c1, width), (c2, _) = (_rank_counts(c, convention, name) for c in (real, generated))
+    else:
+        c1, c2 = real.histograms[name], generated.histograms[name]
+        grid = edges(convention, name)
+        width = grid[1] - grid[0]
+    if how == "jsd":
+        return float(jsd(c1, c2, convention.guard))
+    if how == "kl":
+        return float(kl(c1, c2, convention.guard))
+    return float(emd(c1, c2, width))
+
+
+def movesim_divergences(real, generated, x, y, convention, how="jsd") -> dict[str, float]:
+    """The six divergences of two populations of location-id sequences (2-D integer arrays, one
+    day per row, as MoveSim's ``read_data_from_file`` returns them) over the coordinate table
+    ``x``, ``y`` (indexed by location id), in order of :data:`DISTRIBUTIONS`."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    folds = []
+    for days in (np.asarray(real, dtype=np.int64), np.asarray(generated, dtype=np.int64)):
+        offsets = np.arange(0, days.size + 1, days.shape[1], dtype=np.int64)
+        flat = days.ravel()
+        folds.append(
+            population_counts(
+                offsets, x[flat], y[flat], pl.DataFrame({"location": flat}), convention
+            )
+        )
+    return {n: divergence(folds[0], folds[1], convention, n, how) for n in DISTRIBUTIONS}

@@ -1,0 +1,144 @@
+"""Population distributions: MoveSim's six JSDs against its own code, the default convention
+against plain-Python oracles, and invariance to chunking and row order."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from mobeval.metrics.population import DISTRIBUTIONS, movesim_divergences
+from mobeval.metrics.trajectory import TRAJECTORY_PRESETS
+from tests.conftest import GOLDEN
+
+MOVESIM = GOLDEN / "movesim"
+
+
+def _read(name: str) -> np.ndarray:
+    return np.loadtxt(MOVESIM / name, dtype=np.int64)
+
+
+@pytest.mark.parametrize("max_distance", ["247.3", "2.088"])
+def test_movesim_preset_reproduces_movesim(max_distance):
+    expected = json.loads((MOVESIM / "expected.json").read_text())
+    gps = np.loadtxt(MOVESIM / "gps")
+    conv = dataclasses.replace(TRAJECTORY_PRESETS["movesim"], max_distance=float(max_distance))
+    got = movesim_divergences(_read("real.data"), _read("gene.data"), gps[:, 0], gps[:, 1], conv)
+    want = dict(zip(expected["order"], expected["jsds_by_max_distance"][max_distance], strict=True))
+    for name in DISTRIBUTIONS:
+        assert got[name] == pytest.approx(want[name], rel=1e-12, abs=0), name
+
+
+def _jsd(c1, c2):
+    p = [a / sum(c1) for a in c1]
+    q = [b / sum(c2) for b in c2]
+    m = [(a + b) / 2 for a, b in zip(p, q, strict=True)]
+    kl = lambda u: sum(a * math.log(a / b) for a, b in zip(u, m, strict=True) if a > 0)  # noqa: E731
+    return (kl(p) + kl(q)) / 2
+
+
+def _oracle(days_real, days_gen, xs, ys):
+    """The default convention in plain Python: 1-cell bins of jumps and radii over [0, 282]
+    (beyond: the last bin), every stay, distinct counts, top-100 counts rank by rank."""
+
+    def hists(days):
+        jump, rad, stay, dist = Counter(), Counter(), Counter(), Counter()
+        visits, ranks = Counter(), [0] * 100
+        for day in days:
+            pts = [(xs[v], ys[v]) for v in day]
+            for (a, b), (c, d) in zip(pts, pts[1:], strict=False):
+                jump[min(int(math.hypot(a - c, b - d)), 281)] += 1
+            cx = sum(p[0] for p in pts) / len(pts)
+            cy = sum(p[1] for p in pts) / len(pts)
+            r = math.sqrt(sum((p[0] - cx) ** 2 + (p[1] - cy) ** 2 for p in pts) / len(pts))
+            rad[min(int(r), 281)] += 1
+            run = 1
+            for a, b in zip(day, day[1:], strict=False):
+                if a == b:
+                    run += 1
+                else:
+                    stay[run] += 1
+                    run = 1
+            stay[run] += 1
+            dist[len(set(day))] += 1
+            for i, (_, n) in enumerate(Counter(day).most_common(100)):
+                ranks[i] += n
+            visits.update(day)
+        top = sorted(visits.values(), reverse=True)[:100]
+        return {
+            "distance": [jump[i] for i in range(282)],
+            "radius": [rad[i] for i in range(282)],
+            "duration": [stay[i] for i in range(1, 49)],
+            "dailyloc": [dist[i] for i in range(1, 49)],
+            "grank": top + [0] * (100 - len(top)),
+            "irank": ranks,
+        }
+
+    real, gen = hists(days_real), hists(days_gen)
+    return {n: _jsd(real[n], gen[n]) for n in DISTRIBUTIONS}
+
+
+def test_default_convention_matches_plain_python():
+    rng = np.random.default_rng(7)
+    xs = rng.integers(1, 201, 60).astype(float)
+    ys = rng.integers(1, 201, 60).astype(float)
+    real = rng.integers(0, 60, (40, 48)) // rng.integers(1, 4, (40, 1))
+    gen = np.repeat(rng.integers(0, 60, (30, 12)), 4, axis=1)
+    got = movesim_divergences(real, gen, xs, ys, TRAJECTORY_PRESETS["humob2025"])
+    want = _oracle(real.tolist(), gen.tolist(), xs, ys)
+    for name in DISTRIBUTIONS:
+        assert got[name] == pytest.approx(want[name], rel=1e-9, abs=1e-12), name
+
+
+def _scorer(**options):
+    from mobeval.tasks.trajectory import TrajectoryScorer
+
+    settings = {"convention": "humob2025", "metrics": DISTRIBUTIONS, "on_mismatch": "error"}
+    settings |= {"out_of_grid": "error", "path_generated": "gen.csv", "path_reference": "ref.csv"}
+    return TrajectoryScorer(**(settings | options))
+
+
+def _city(n_uids=12, days=3, seed=3):
+    import polars as pl
+
+    rng = np.random.default_rng(seed)
+    rows = [
+        (u, d, t, int(rng.integers(1, 30)), int(rng.integers(1, 30)))
+        for u in range(n_uids)
+        for d in range(days)
+        for t in range(48)
+    ]
+    frame = pl.DataFrame(rows, schema=["uid", "d", "t", "x", "y"], orient="row")
+    gen = frame.with_columns(x=(pl.col("x") * 7 + pl.col("t")) % 200 + 1)
+    return gen, frame
+
+
+@pytest.mark.parametrize("divergence", ["jsd", "kl", "emd"])
+def test_any_chunking_and_row_order_gives_the_same_bits(divergence):
+    gen, ref = _city()
+    whole = _scorer(divergence=divergence)
+    whole.score(gen, ref)
+    chunked = _scorer(divergence=divergence)
+    for uids in ([0, 5, 7], [1, 2, 3, 4, 6], [8, 9, 10, 11]):
+        part = [
+            f.filter(f["uid"].is_in(uids)).sample(fraction=1.0, shuffle=True, seed=1)
+            for f in (gen, ref)
+        ]
+        chunked.score(*part)
+    a, b = whole.summary(), chunked.summary()
+    assert a["metric"].to_list()[:6] == [f"{divergence}_{n}" for n in DISTRIBUTIONS]
+    assert a.equals(b)
+
+
+def test_movesim_needs_full_days_and_names_the_first():
+    from mobeval.errors import InputError
+
+    gen, ref = _city()
+    gen = gen.filter(~((gen["uid"] == 4) & (gen["d"] == 1) & (gen["t"] == 9)))
+    ref = ref.filter(~((ref["uid"] == 4) & (ref["d"] == 1) & (ref["t"] == 9)))
+    with pytest.raises(InputError, match=r"gen.csv.*uid, d.*47.*\(4, 1\)"):
+        _scorer(convention="movesim").score(gen, ref)
