@@ -192,9 +192,12 @@ def _trajectory(values: dict) -> object:
 
 def _recs(values: dict) -> object:
     from mobeval.metrics.recs import parse_recs_metrics
+    from mobeval.tasks.trec import check_trec_convention
 
     convention = FAMILIES["recs"].convention(values)
-    return parse_recs_metrics(values["metrics"], values["k"], beta=convention.beta)
+    specs = parse_recs_metrics(values["metrics"], values["k"], beta=convention.beta)
+    check_trec_convention(convention, [s.trec for s in specs if s.trec is not None])
+    return specs
 
 
 def _logits(values: dict) -> object:

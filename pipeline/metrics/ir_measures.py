@@ -121,6 +121,8 @@ def ir_measures_metrics(text: str) -> list[TrecMetric] | None:
             f"{text}: only dcg='log2' is trec_eval's nDCG (ir_measures computes "
             f"dcg={params['dcg']!r} with another provider)"
         )
+    if cutoff is None and not plain and not inside:
+        return None  # P, R: mobeval's own names (ir_measures' need a cutoff)
     if cutoff is None and not plain:
         raise ConfigError(f"{text}: ir_measures' {name} needs a cutoff ({name}@10)")
     if cutoff is not None and not cut:

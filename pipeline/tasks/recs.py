@@ -296,7 +296,9 @@ def finalize(state: RecsState) -> pl.DataFrame:
             )
             n = int(relevant_users) if by_relevant else int(counts[i])
             value = totals[i] / n if n > 0 else np.nan
-            if spec.family == "trec" and spec.trec.aggregate == "sum":
+            if spec.family == "trec" and counts[i] < counts[col[_RELEVANT_USERS]]:
+                value = np.nan  # trec_eval's sum takes a user's NaN (-nan: 0/0) in
+            elif spec.family == "trec" and spec.trec.aggregate == "sum":
                 value = totals[i]
             elif spec.family == "trec" and spec.trec.aggregate == "gm":
                 value = np.exp(value)
