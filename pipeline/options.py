@@ -192,12 +192,9 @@ def _trajectory(values: dict) -> object:
 
 def _recs(values: dict) -> object:
     from mobeval.metrics.recs import parse_recs_metrics
-    from mobeval.tasks.trec import check_trec_convention
 
     convention = FAMILIES["recs"].convention(values)
-    specs = parse_recs_metrics(values["metrics"], values["k"], beta=convention.beta)
-    check_trec_convention(convention, [s.trec for s in specs if s.trec is not None])
-    return specs
+    return parse_recs_metrics(values["metrics"], values["k"], beta=convention.beta)
 
 
 def _logits(values: dict) -> object:

@@ -1,6 +1,6 @@
 """trec_eval's measures and ir_measures' names as recommendation metrics (issue 26).
 
-* On the inputs of ``tests/test_trec_eval.py`` (trec_eval's own outputs in ``tests/data/trec_eval``),
+* On the inputs of ``tests/test_trec_eval.py`` (trec_eval's outputs in ``tests/data/trec_eval``),
   ``mobeval recs --metrics all_trec`` gives every user the value trec_eval printed for the query
   (4 decimals, as trec_eval prints them) and the summary trec_eval's ``all`` line.
 * On ``tests/golden/trec_catalogue`` (seeded qrels and run), the per-user values and the means
@@ -124,7 +124,11 @@ def test_cli_job_and_compare_names(tmp_path, capsys):
     out = tmp_path / "out"
     for model in ("a", "b"):
         argv = ["recs", "--ratings", str(CATALOGUE / "qrels.txt"), "--recs"]
-        argv += [str(CATALOGUE / "run.txt"), "--convention", "trec_eval", ]
+        argv += [
+            str(CATALOGUE / "run.txt"),
+            "--convention",
+            "trec_eval",
+        ]
         argv += ["--metrics", "nDCG@10,bpref,P(rel=2)@5", "--model", model, "--out", str(out)]
         assert main(argv) == 0
     assert "P(rel=2)@5" in capsys.readouterr().out
