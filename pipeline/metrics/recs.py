@@ -43,6 +43,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mobeval.errors import ConfigError
+from mobeval.metrics.ir_measures import ir_measures_metrics
+from mobeval.metrics.trec import TrecMetric, trec_metrics
 
 RELEVANCE_FAMILIES = ("precision", "recall", "fmeasure", "r-precision", "map", "mrr", "hit_rate")
 MICRO_FAMILIES = ("precision", "recall", "fmeasure", "r-precision")
@@ -245,15 +247,20 @@ def resolve_convention(convention: str | RecsConvention, **overrides: object) ->
 
 @dataclass(frozen=True)
 class RecsMetric:
-    """One metric to report: a family, an optional cutoff and, for the f-measure, its beta."""
+    """One metric to report: a family, an optional cutoff and, for the f-measure, its beta; for
+    the family ``"trec"``, the trec_eval measure (:class:`~mobeval.metrics.trec.TrecMetric`)."""
 
     family: str
     k: int | None = None
     beta: float | None = None
+    trec: TrecMetric | None = None
 
     @property
     def name(self) -> str:
-        """The lowercase output name, e.g. ``precision@10``, ``f2@5``, ``ndcg``, ``rmse``."""
+        """The lowercase output name, e.g. ``precision@10``, ``f2@5``, ``ndcg``, ``rmse``; a
+        trec_eval measure's label (``P_5``, ``bpref``, ``nDCG@10`` as the user spelled it)."""
+        if self.trec is not None:
+            return self.trec.label
         base = f"f{self.beta:g}" if self.family == "fmeasure" else self.family
         return base if self.k is None else f"{base}@{self.k}"
 
@@ -265,7 +272,11 @@ def parse_recs_metrics(
 
     ``"precision@10"`` keeps its own cutoff; a bare ``"ndcg"`` takes every cutoff of ``cutoffs``
     (none: the whole list); ``r-precision``, ``mse``, ``mae``, ``rmse`` never take one. ``"f1"``,
-    ``"f0.5"`` name an f-measure's beta; a bare ``"fmeasure"`` uses ``beta``.
+    ``"f0.5"`` name an f-measure's beta; a bare ``"fmeasure"`` uses ``beta``. ir_measures'
+    names (``nDCG@10``, ``P(rel=2)@5``: :mod:`~mobeval.metrics.ir_measures`) and trec_eval's
+    (``bpref``, ``P_5``, ``P.5,10``, ``all_trec``: :func:`~mobeval.metrics.trec.trec_metrics`),
+    case-sensitive, name trec_eval measures (family ``"trec"``; the cutoffs do not apply); a
+    name that is also mobeval's own (``map``, ``recall``, ``ndcg``) keeps mobeval's meaning.
     """
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     grid: list[int | None] = [None]
@@ -273,7 +284,14 @@ def parse_recs_metrics(
         grid = [_check_cutoff(k) for k in cutoffs]
     out: dict[str, RecsMetric] = {}
     for raw in names:
+        trec = ir_measures_metrics(str(raw))
         m = _NAME.match(str(raw).lower())
+        if trec is None and (m is None or m.group(1) not in _ALIASES):
+            trec = trec_metrics(str(raw))
+        if trec is not None:
+            for metric in trec:
+                out.setdefault(metric.label, RecsMetric("trec", trec=metric))
+            continue
         if m is None:
             raise ConfigError(f"cannot read metric name {raw!r} (expected e.g. 'ndcg@10', 'map')")
         word, k = m.group(1), m.group(2)

@@ -34,6 +34,7 @@ from mobeval.metrics.recs import (
     parse_recs_metrics,
     resolve_convention,
 )
+from mobeval.tasks.trec import check_trec_convention, trec_user_values
 
 _GAINS = {
     "binary": K.GAIN_BINARY,
@@ -146,6 +147,8 @@ def score_recs_frame(
     """
     conv = resolve_convention(convention, **options)
     specs = parse_recs_metrics(metrics, cutoffs, beta=conv.beta)
+    trec = [s.trec for s in specs if s.trec is not None]
+    check_trec_convention(conv, trec)
     rec_cols = rec_columns(conv, specs)
     need_score = "score" in rec_cols
     recs = _columns(recs, rec_cols, path_recs)
@@ -165,17 +168,21 @@ def score_recs_frame(
     rec_items, tru_items = _item_codes(recs["item_id"], ratings["item_id"])
 
     users, rec_counts, tru_counts = _segments(recs["user_id"], ratings["user_id"])
+    thr = conv.relevant_threshold
     missing = {}
     for side, counts in (("recs", rec_counts), ("ratings", tru_counts)):
         absent = users.filter(pl.Series(counts == 0))
         if len(absent):
             missing[side] = (len(absent), absent[0])
+    trec_values = {}
+    if trec:
+        level = int(thr) if isinstance(thr, int | float) else 1
+        trec_values = trec_user_values(recs, ratings, users, trec, level, path_ratings=path_ratings)
     rec_off = np.concatenate([[0], np.cumsum(rec_counts)]).astype(np.int64)
     tru_off = np.concatenate([[0], np.cumsum(tru_counts)]).astype(np.int64)
 
     grid = sorted({K.FULL if s.k is None else s.k for s in specs})
     longest = int(max(rec_counts.max(initial=0), tru_counts.max(initial=0), 1))
-    thr = conv.relevant_threshold
     cut, usr, dup_pos = K.recs_user_stats(
         rec_off,
         rec_items,
@@ -217,7 +224,7 @@ def score_recs_frame(
     else:
         scored = np.ones(len(users), dtype=bool)
     index = {k: i for i, k in enumerate(grid)}
-    columns = _metric_columns(specs, conv, cut, usr, index)
+    columns = _metric_columns(specs, conv, cut, usr, index, trec_values)
     per_user = pl.DataFrame(
         [users.filter(pl.Series(scored))]
         + [pl.Series(name, col[scored], dtype=pl.Float64) for name, col in columns.items()]
@@ -244,7 +251,7 @@ def rec_columns(conv: RecsConvention, specs: Sequence[RecsMetric]) -> list[str]:
     """The columns of the lists a scoring needs: ``user_id``, ``item_id``, then ``rank`` (order
     "rank") and ``score`` (score orders, or the predicted rating of mse/mae/rmse)."""
     need_score = conv.order.startswith("score") or any(
-        s.family in ("mse", "mae", "rmse") for s in specs
+        s.family in ("mse", "mae", "rmse", "trec") for s in specs
     )
     return (
         ["user_id", "item_id"]
@@ -257,7 +264,8 @@ def finalize(state: RecsState) -> pl.DataFrame:
     """System values: ``metric`` (lowercase name), ``value`` (float64), ``n`` (users averaged).
 
     Macro: sum of per-user values over the users counted (NaN users left out), divided by that
-    count, or by the number of users with a relevant item under ``users_with_relevant``. Micro:
+    count, or by the number of users with a relevant item under ``users_with_relevant``; of a
+    trec_eval measure, as trec_eval: counts summed, ``gm_*`` the exp of the mean of the logs. Micro:
     the metric of the summed counts. An empty average is NaN, or an InputError for the families
     ``error_if_all_nan`` checks.
     """
@@ -288,6 +296,12 @@ def finalize(state: RecsState) -> pl.DataFrame:
             )
             n = int(relevant_users) if by_relevant else int(counts[i])
             value = totals[i] / n if n > 0 else np.nan
+            if spec.family == "trec" and counts[i] < counts[col[_RELEVANT_USERS]]:
+                value = np.nan  # trec_eval's sum takes a user's NaN (-nan: 0/0) in
+            elif spec.family == "trec" and spec.trec.aggregate == "sum":
+                value = totals[i]
+            elif spec.family == "trec" and spec.trec.aggregate == "gm":
+                value = np.exp(value)
         rows.append((spec.name, float(value), n))
     return pl.DataFrame(
         rows, schema={"metric": pl.String, "value": pl.Float64, "n": pl.Int64}, orient="row"
@@ -303,12 +317,15 @@ def _fbeta(p: np.ndarray, r: np.ndarray, beta: float, f_beta: str) -> np.ndarray
         return np.where(den > 0, (1 + w) * p * r / np.where(den > 0, den, 1.0), p * r * 0.0)
 
 
-def _metric_columns(specs, conv, cut, usr, index) -> dict[str, np.ndarray]:
-    """Per-user value of every requested metric (all users of the chunk)."""
+def _metric_columns(specs, conv, cut, usr, index, trec_values) -> dict[str, np.ndarray]:
+    """Per-user value of every requested metric (all users of the chunk); trec_eval's measures
+    from ``trec_values`` (:func:`~mobeval.tasks.trec.trec_user_values`)."""
     out = {}
     for s in specs:
         c = index[K.FULL if s.k is None else s.k]
-        if s.family == "fmeasure":
+        if s.family == "trec":
+            out[s.name] = trec_values[s.name]
+        elif s.family == "fmeasure":
             out[s.name] = _fbeta(cut[:, K.PREC, c], cut[:, K.REC, c], s.beta, conv.f_beta)
         elif s.family in _CUT_STAT:
             out[s.name] = cut[:, _CUT_STAT[s.family], c]

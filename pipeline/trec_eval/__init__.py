@@ -22,15 +22,15 @@ relative_P, success, set_P, set_relative_P, set_recall, set_map, set_F, num_nonr
 map_avgjg, P_avgjg, Rprec_mult_avgjg (``-R qrels_jg`` only), rbp, rbp_resid, unj. (Not: the
 preference measures of ``-R prefs`` / ``-R qrels_prefs``.)
 
-One concern per module: :mod:`~mobeval.trec_eval.measures` (the measures and their
-parameters), :mod:`~mobeval.trec_eval.scoring` (judging and per-query values),
+One concern per module: :mod:`~mobeval.metrics.trec` (the measures and their
+parameters), :mod:`~mobeval.tasks.trec` (judging and per-query values),
 :mod:`~mobeval.trec_eval.output` (the text, z-scores), :mod:`~mobeval.trec_eval.command` (the
 options, the whole command).
 """
 
+from mobeval.metrics.trec import MEASURES, resolve_measures
+from mobeval.tasks.trec import Options, sequential_sum
 from mobeval.trec_eval.command import add_arguments, main_from_args, run_trec_eval
-from mobeval.trec_eval.measures import MEASURES, resolve_measures
-from mobeval.trec_eval.scoring import Options, sequential_sum
 
 __all__ = [
     "MEASURES",

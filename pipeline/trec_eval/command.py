@@ -11,9 +11,9 @@ import polars as pl
 
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.trec import iter_run, located, read_qrels
-from mobeval.trec_eval.measures import Measure, measure_names, resolve_measures
+from mobeval.metrics.trec import Measure, measure_names, resolve_measures
+from mobeval.tasks.trec import Judged, Options, evaluate, judge
 from mobeval.trec_eval.output import format_report
-from mobeval.trec_eval.scoring import Judged, Options, evaluate, judge
 
 
 def _read_run_for_scoring(spec) -> pl.DataFrame:

@@ -11,7 +11,7 @@ from mobeval.errors import InputError
 from mobeval.io.numbers import real_problem
 from mobeval.io.text import READ_ERRORS, open_binary, read_error_reason, universal_newlines
 from mobeval.io.trec import located, split_fields
-from mobeval.trec_eval.scoring import Judged, Options, sequential_sum
+from mobeval.tasks.trec import Judged, Options, sequential_sum
 
 
 def _zeroed_when_bogus(name: str) -> bool:

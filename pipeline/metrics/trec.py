@@ -268,3 +268,82 @@ def measure_names(measure: Measure) -> list[str]:
     if measure.printable is not None:
         return [f"{measure.name}_{measure.printable}"]
     return [measure.name]
+
+
+# --- trec_eval's measures as metrics of the recommendation family -------------------------------
+
+#: Measures with no number per user: the run's tag, the query count (``users`` in a summary) and
+#: the relevance string (text); a set of measures given by its nickname goes on without them.
+NOT_PER_USER = {
+    "runid": "the run's tag is not a number",
+    "num_q": "the summary's users row counts the users",
+    "relstring": "a string of relevance levels is text, not a number",
+}
+#: How a measure's per-user values make the summary's value (trec_eval's): counts are summed;
+#: ``gm_*`` hold ``log(max(v, 1e-5))`` per user and the summary is ``exp`` of their mean.
+AGGREGATES = {**{name: "sum" for name in COUNTS}, "gm_map": "gm", "gm_bpref": "gm"}
+
+
+@dataclass(frozen=True)
+class TrecMetric:
+    """One per-user value of a trec_eval measure: the measure (``name``, parameter ``kind``,
+    ``params`` of one value for the cut kinds, ``printable`` as ``-m`` gave them), the relevance
+    level (``level``: ``-l``; None: the convention's ``relevant_threshold``), whether unjudged
+    documents are dropped first (``judged_only``: ``-J``), and ``label``, the name it is
+    reported under (trec_eval's printed name, or the user's own spelling)."""
+
+    name: str
+    kind: str
+    params: tuple
+    printable: str | None
+    label: str
+    level: int | None = None
+    judged_only: bool = False
+
+    @property
+    def measure(self) -> Measure:
+        return Measure(self.name, self.kind, self.params, self.printable)
+
+    @property
+    def aggregate(self) -> str:
+        """``mean``, ``sum`` or ``gm`` (:data:`AGGREGATES`)."""
+        return AGGREGATES.get(self.name, "mean")
+
+
+def _cut_form(text: str) -> str | None:
+    """``P_5`` -> ``P.5``, ``iprec_at_recall_0.20`` -> ``iprec_at_recall.0.20``: a printed name
+    of a cut measure as its ``-m`` text (the longest measure name that prefixes it)."""
+    for name in sorted(MEASURES, key=len, reverse=True):
+        kind = MEASURES[name][0]
+        if kind in ("long_cut", "double_cut") and text.startswith(name + "_"):
+            return f"{name}.{text[len(name) + 1 :]}"
+    return None
+
+
+def trec_metrics(text: str) -> list[TrecMetric] | None:
+    """The per-user values a recommendation metric name asks of trec_eval's measures, or None
+    when ``text`` names none: a measure (``bpref``, ``ndcg_cut``: its default parameters), a
+    printed name (``P_5``, ``iprec_at_recall_0.20``), ``-m``'s spelling (``P.5,10``,
+    ``rbp.p=0.8``) or a set (``official``, ``all_trec``, ``set``: without :data:`NOT_PER_USER`).
+    Names are case-sensitive, as trec_eval's; a wrong parameter is a ConfigError."""
+    text = text.strip()
+    name = text.partition(".")[0]
+    if name not in MEASURES and name not in NICKNAMES:
+        cut = _cut_form(text)
+        if cut is None:
+            return None
+        text = cut
+    if name in NOT_PER_USER:
+        raise ConfigError(f"{text}: not a recommendation metric ({NOT_PER_USER[name]})")
+    if name == "qrels_jg" or name.endswith("_avgjg"):
+        raise ConfigError(f"{text}: judgment groups are read by `trec_eval -R qrels_jg` only")
+    out = []
+    for measure in resolve_measures([text]):
+        if measure.name in NOT_PER_USER:
+            continue
+        cut = measure.kind in ("long_cut", "double_cut")
+        for params in [(p,) for p in measure.params] if cut else [measure.params]:
+            single = Measure(measure.name, measure.kind, params, measure.printable)
+            (label,) = measure_names(single)
+            out.append(TrecMetric(measure.name, measure.kind, params, measure.printable, label))
+    return out

@@ -1,8 +1,11 @@
 """The qrels and the run judged (each query's ranked list: trec_eval's order), and every
-measure's per-query values computed by the kernels (:mod:`mobeval.kernels.trec`)."""
+measure's per-query values computed by the kernels (:mod:`mobeval.kernels.trec`): for
+``mobeval trec_eval``, and for ``mobeval recs``'s trec_eval measures (:func:`trec_user_values`,
+each user a query, each rating a relevance level)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -10,7 +13,7 @@ import polars as pl
 
 from mobeval.errors import ConfigError, InputError
 from mobeval.kernels import trec as K
-from mobeval.trec_eval.measures import COUNTS, Measure, measure_names
+from mobeval.metrics.trec import COUNTS, Measure, TrecMetric, measure_names
 
 BOGUS_DOCNO = "ceci_nest_pas_un_docno"
 
@@ -245,3 +248,87 @@ def sequential_sum(values: np.ndarray, axis: int = 0):
     if values.shape[axis] == 0:
         return np.zeros(np.delete(values.shape, axis)) if values.ndim > 1 else 0.0
     return np.take(np.cumsum(values, axis=axis), -1, axis=axis)
+
+
+#: The fields of a recommendation convention trec_eval's measures read, and the value each must
+#: have (None: any); ``relevant_threshold`` is ``-l``, an integer.
+TREC_FIELDS = {
+    "order": "score_id_str_desc",
+    "duplicates": ("error", "drop"),
+    "denominator": "users_in_both",
+    "no_relevant": "zero",
+    "unweighted": False,
+}
+
+
+def check_trec_convention(convention, metrics: Sequence[TrecMetric]) -> None:
+    """ConfigError unless ``convention`` (a :class:`~mobeval.metrics.recs.RecsConvention`) is
+    trec_eval's where its measures read it: the list ordered by score, ties by item id
+    descending; each user scored when on both sides; the level ``-l`` an integer threshold."""
+    if not metrics:
+        return
+    named = metrics[0].label
+    for name, allowed in TREC_FIELDS.items():
+        value = getattr(convention, name)
+        if value not in (allowed if isinstance(allowed, tuple) else (allowed,)):
+            raise ConfigError(
+                f"{named} is a trec_eval measure: it needs {name}={allowed!r} (trec_eval's, as "
+                f"the trec_eval preset sets it), not {value!r}; use --convention trec_eval"
+            )
+    threshold = convention.relevant_threshold
+    if any(m.level is None for m in metrics) and not (
+        isinstance(threshold, int | float) and float(threshold).is_integer()
+    ):
+        raise ConfigError(
+            f"{named} is a trec_eval measure: relevant_threshold is its relevance level -l, "
+            f"an integer, not {threshold!r}; use --convention trec_eval or --relevant-threshold 1"
+        )
+
+
+def trec_user_values(
+    recs: pl.DataFrame,
+    ratings: pl.DataFrame,
+    users: pl.Series,
+    metrics: Sequence[TrecMetric],
+    level: int,
+    *,
+    path_ratings: object | None = None,
+) -> dict[str, np.ndarray]:
+    """Each metric's value for each of ``users`` (NaN where a user has no list or no rating):
+    the users as queries, ``item_id`` as docnos (text: ties fall by item id descending, as the
+    ``trec_eval`` preset orders), ``rating`` as the relevance level (an integer), ranked and
+    scored as ``mobeval trec_eval`` does (:func:`judge`, :func:`evaluate`); ``level`` is ``-l``
+    for the metrics without a level of their own. ``gm_*`` hold ``log(max(v, 1e-5))``."""
+    out = {m.label: np.full(len(users), np.nan) for m in metrics}
+    rating = ratings["rating"].cast(pl.Float64)
+    fractional = ratings.filter(rating != rating.floor())
+    if len(fractional):
+        raise InputError(
+            "a trec_eval measure reads a rating as a relevance level, an integer, not "
+            f"{fractional['rating'][0]}",
+            path=path_ratings,
+            column="rating",
+            key=(fractional["user_id"][0], fractional["item_id"][0]),
+        )
+    if recs.height == 0 or ratings.height == 0:
+        return out
+    text = (pl.col("user_id").cast(pl.String).alias("qid"), pl.col("item_id").cast(pl.String))
+    qrels = ratings.select(*text[:1], text[1].alias("docno"), pl.col("rating").cast(pl.Int64))
+    run = recs.select(*text[:1], text[1].alias("docno"), pl.col("score").cast(pl.Float64))
+    qrels = qrels.rename({"rating": "rel"})
+    groups: dict[tuple[bool, int], list[TrecMetric]] = {}
+    for m in metrics:
+        groups.setdefault((m.judged_only, level if m.level is None else m.level), []).append(m)
+    judged_by = {only: judge(qrels, run, Options(judged_only=only)) for only, _ in groups}
+    for (judged_only, group_level), group in groups.items():
+        judged = judged_by[judged_only]
+        position = users.cast(pl.String).replace_strict(
+            judged.qids, range(len(judged.qids)), default=-1, return_dtype=pl.Int64
+        )
+        position = position.to_numpy()
+        found = (position >= 0) & judged.scored[np.maximum(position, 0)]
+        opts = Options(level=group_level, judged_only=judged_only)
+        results, _ = evaluate(judged, [m.measure for m in group], opts)
+        for metric, (_, _, values) in zip(group, results, strict=True):
+            out[metric.label][found] = values[position[found], 0]
+    return out

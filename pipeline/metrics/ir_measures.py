@@ -1,0 +1,154 @@
+"""ir_measures' measure names (``nDCG@10``, ``P(rel=2)@5``, ``AP(rel=2)``, ``R@100``...) read as
+trec_eval measures of the recommendation family.
+
+ir_measures (MacAvaney, Macdonald & Ounis, ECIR 2022; terrierteam/ir_measures 0.4.3) writes a
+measure ``Name(param=value, ...)@cutoff`` and computes most of them with pytrec_eval, which is
+trec_eval: :data:`TREC_EQUIVALENTS` maps each such measure to the trec_eval measure its
+pytrec_eval provider asks for (``providers/pytrec_eval_provider.py``), ``rel`` to trec_eval's
+``-l`` (default 1, ir_measures' own, whatever the convention's ``relevant_threshold``) and
+``judged_only=True`` to ``-J``. The values are those of :mod:`mobeval.kernels.trec`, reported
+under the name as the user spelled it. :data:`UNSUPPORTED` says why the others are refused.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from mobeval.errors import ConfigError
+from mobeval.metrics.trec import TrecMetric, trec_metrics
+
+#: ir_measures name -> (the trec_eval measure: a function of the cutoff, or of the parameters
+#: for the set measures; the parameters ir_measures lets it take; whether a cutoff is needed).
+TREC_EQUIVALENTS: dict[str, tuple[str, str, frozenset[str]]] = {
+    # name: (trec_eval name without a cutoff, with a cutoff "{k}", parameters)
+    "P": ("", "P_{k}", frozenset({"rel", "judged_only"})),
+    "R": ("", "recall_{k}", frozenset({"rel", "judged_only"})),
+    "AP": ("map", "map_cut_{k}", frozenset({"rel", "judged_only"})),
+    "RR": ("recip_rank", "", frozenset({"rel", "judged_only"})),
+    "nDCG": ("ndcg", "ndcg_cut_{k}", frozenset({"judged_only", "dcg"})),
+    "Rprec": ("Rprec", "", frozenset({"rel", "judged_only"})),
+    "Bpref": ("bpref", "", frozenset({"rel"})),
+    "infAP": ("infAP", "", frozenset({"rel"})),
+    "Success": ("", "success_{k}", frozenset({"rel", "judged_only"})),
+    "IPrec": ("", "iprec_at_recall_{k}", frozenset({"rel", "judged_only"})),
+    "NumRet": ("num_ret", "", frozenset({"rel"})),
+    "NumRelRet": ("num_rel_ret", "", frozenset({"rel"})),
+    "NumRel": ("num_rel", "", frozenset({"rel"})),
+    "SetP": ("set_P", "", frozenset({"rel", "relative", "judged_only"})),
+    "SetR": ("set_recall", "", frozenset({"rel"})),
+    "SetAP": ("set_map", "", frozenset({"rel", "judged_only"})),
+    "SetF": ("set_F", "", frozenset({"rel", "beta", "judged_only"})),
+}
+#: ir_measures' other spellings of the same measures.
+ALIASES = {
+    "Precision": "P",
+    "Recall": "R",
+    "MAP": "AP",
+    "MRR": "RR",
+    "NDCG": "nDCG",
+    "BPref": "Bpref",
+    "RPrec": "Rprec",
+    "SetRelP": "SetP",
+}
+_OTHER_PROVIDERS = "computed by another provider than pytrec_eval, with conventions of its own"
+#: ir_measures' measures mobeval does not compute, and why.
+UNSUPPORTED = {
+    "Judged": "the judged provider's own order (ties by document id ascending) and denominator "
+    "(min(k, list length)); not a trec_eval measure",
+    "RBP": "cwl_eval's rank-biased precision (mobeval's trec_eval `rbp` is trec_eval's)",
+    "ERR": _OTHER_PROVIDERS + " (gdeval)",
+    "NumQ": "the summary's users row counts the users",
+    "Accuracy": _OTHER_PROVIDERS,
+    "Compat": _OTHER_PROVIDERS,
+    "BPM": _OTHER_PROVIDERS,
+    "SDCG": _OTHER_PROVIDERS,
+    "INST": _OTHER_PROVIDERS,
+    "INSQ": _OTHER_PROVIDERS,
+    "StRecall": "a diversity measure (subtopic judgments)",
+    **{
+        name: "a diversity measure (subtopic judgments)"
+        for name in ("alpha_nDCG", "alpha_DCG", "α_nDCG", "α_DCG", "NRBP", "nNRBP")
+    },
+    **{
+        name: "an intent-aware measure (subtopic judgments)"
+        for name in ("P_IA", "AP_IA", "MAP_IA", "ERR_IA", "nERR_IA")
+    },
+    **{name: _OTHER_PROVIDERS for name in ("NERR8", "NERR9", "NERR10", "NERR11")},
+}
+_SYNTAX = re.compile(r"^\s*([^\W\d]\w*)\s*(?:\((.*)\))?\s*(?:@\s*([^\s@]+))?\s*$")
+
+
+def _parameters(text: str, spelled: str) -> dict[str, object]:
+    """``rel=2, judged_only=True`` -> a dict (each value a Python literal)."""
+    params: dict[str, object] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = part.partition("=")
+        try:
+            params[key.strip()] = ast.literal_eval(value.strip())
+        except (ValueError, SyntaxError):
+            sep = ""
+        if not sep or not key.strip().isidentifier():
+            raise ConfigError(f"{spelled}: cannot read the parameter {part!r} (e.g. rel=2)")
+    return params
+
+
+def ir_measures_metrics(text: str) -> list[TrecMetric] | None:
+    """The trec_eval measure an ir_measures name asks for, labelled as spelled, or None when
+    ``text`` is not an ir_measures name (case-sensitive: ``nDCG@10`` is one, ``ndcg@10`` is
+    mobeval's own). ConfigError for a measure mobeval does not compute (the reason said) or a
+    parameter the measure does not take."""
+    match = _SYNTAX.match(text)
+    if match is None:
+        return None
+    word, inside, cutoff = match.groups()
+    if word in UNSUPPORTED:
+        raise ConfigError(f"{text}: ir_measures' {word} is not supported ({UNSUPPORTED[word]})")
+    name = ALIASES.get(word, word)
+    if name not in TREC_EQUIVALENTS:
+        return None
+    plain, cut, allowed = TREC_EQUIVALENTS[name]
+    params = _parameters(inside or "", text)
+    if word == "SetRelP":
+        params.setdefault("relative", True)
+    unknown = sorted(set(params) - allowed)
+    if unknown:
+        raise ConfigError(
+            f"{text}: ir_measures' {name} takes {sorted(allowed)}, not {', '.join(unknown)}"
+        )
+    if params.get("dcg", "log2") != "log2":
+        raise ConfigError(
+            f"{text}: only dcg='log2' is trec_eval's nDCG (ir_measures computes "
+            f"dcg={params['dcg']!r} with another provider)"
+        )
+    if cutoff is None and not plain and not inside:
+        return None  # P, R: mobeval's own names (ir_measures' need a cutoff)
+    if cutoff is None and not plain:
+        raise ConfigError(f"{text}: ir_measures' {name} needs a cutoff ({name}@10)")
+    if cutoff is not None and not cut:
+        raise ConfigError(f"{text}: ir_measures' {name} takes no cutoff in trec_eval")
+    trec = cut.format(k=cutoff) if cutoff is not None else plain
+    if name == "SetP" and params.get("relative"):
+        trec = "set_relative_P"
+    if name == "SetF" and "beta" in params:
+        trec = f"set_F.{params['beta']}"
+    level = params.get("rel", 1)
+    if isinstance(level, bool) or not isinstance(level, int):
+        raise ConfigError(f"{text}: rel must be an integer relevance level, not {level!r}")
+    judged_only = params.get("judged_only", False)
+    if not isinstance(judged_only, bool):
+        raise ConfigError(f"{text}: judged_only must be True or False, not {judged_only!r}")
+    if name == "NumRet" and "rel" in params:  # NumRet(rel=r): the relevant ones retrieved
+        trec = "num_rel_ret"
+    (metric,) = trec_metrics(trec)
+    return [
+        TrecMetric(
+            metric.name,
+            metric.kind,
+            metric.params,
+            metric.printable,
+            label=text.strip(),
+            level=level,
+            judged_only=judged_only,
+        )
+    ]
