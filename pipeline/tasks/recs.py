@@ -57,6 +57,9 @@ _CUT_STAT = {
     "mrr": K.RR,
     "ndcg": K.NDCG,
     "hit_rate": K.HIT,
+    "dcg": K.DCG,
+    "dcg_burges": K.DCG_BURGES,
+    "hits": K.TP,
 }
 _USER_STAT = {"r-precision": K.RPREC, "mse": K.MSE, "mae": K.MAE, "rmse": K.RMSE}
 _RELEVANT_USERS = "_relevant_users"
