@@ -590,6 +590,14 @@ def _json_number(value: float, count: bool) -> int | float | str | None:
     return _number(value, count)
 
 
+def _stds(summary: pl.DataFrame) -> list[float | None]:
+    """The summary's ``std`` per row (None where it has none: a count, a summary written before
+    mobeval kept it)."""
+    if "std" not in summary.columns:
+        return [None] * summary.height
+    return summary["std"].to_list()
+
+
 def _json_text(document: dict) -> str:
     """``document`` indented, each list of plain values on one line (``"k": [1, 5, 10]``)."""
     text = json.dumps(document, indent=2)
@@ -610,6 +618,11 @@ def _result_object(task: str, options: dict, evaluation) -> dict:
             for m, v in zip(summary["metric"], summary["value"], strict=True)
         },
         "n": dict(zip(summary["metric"], summary["n"], strict=True)),
+        "std": {
+            m: _json_number(sd, False)
+            for m, sd in zip(summary["metric"], _stds(summary), strict=True)
+            if sd is not None
+        },
         "outputs": evaluation.outputs or None,
         "seconds": round(evaluation.seconds, 3),
         "resumed": evaluation.resumed,  # read back from OUT by run --resume, not computed
@@ -632,20 +645,22 @@ def print_summaries(
         print(_json_text({"results": objects} if job else objects[0]))
         return
     rows = [
-        (e.city, e.model, metric, _number(value, _is_count(task, metric)), n)
+        (e.city, e.model, metric, _number(value, _is_count(task, metric)), n, sd)
         for task, _, e in results
-        for metric, value, n in e.summary.iter_rows()
+        for metric, value, n, sd in zip(
+            *(e.summary[c] for c in ("metric", "value", "n")), _stds(e.summary), strict=True
+        )
     ]
     if fmt == "csv":
         writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(["city", "model", "metric", "value", "n"])
+        writer.writerow(["city", "model", "metric", "value", "n", "std"])
         writer.writerows(rows)
         return
     if not rows:
         return
     shown = [
         (city, model, metric, str(v) if isinstance(v, int) else f"{v:.6f}")
-        for city, model, metric, v, _ in rows
+        for city, model, metric, v, _, _ in rows
     ]
     long = pl.DataFrame(shown, schema=["city", "model", "metric", "value"], orient="row")
     style = "MARKDOWN" if fmt == "markdown" else "UTF8_FULL_CONDENSED"

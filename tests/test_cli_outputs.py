@@ -73,8 +73,9 @@ def test_json_is_the_written_summary_and_the_resolved_options(files, capsys):
     named = (document["task"], document["city"], document["model"])
     assert named == ("nextloc", files.name, "pred")
     assert document["outputs"] is None
-    for metric, value, n in written.iter_rows():
+    for metric, value, n, std in written.iter_rows():
         assert document["summary"][metric] == value and document["n"][metric] == n
+        assert document["std"].get(metric) == std  # none for the counts
     # counts are JSON integers: 4 samples in the truth, 1 of them without predictions
     assert document["summary"]["samples"] == TRUTH.height == 4
     assert type(document["summary"]["samples"]) is int
@@ -92,9 +93,10 @@ def test_csv_rows_are_the_written_summary(files, capsys):
     rows = list(csv.DictReader(io.StringIO(_run(capsys, _argv(files, "--format", "csv")))))
     assert [r["metric"] for r in rows] == written["metric"].to_list()
     counts = set(FAMILIES["nextloc"].counts)
-    for row, (metric, value, n) in zip(rows, written.iter_rows(), strict=True):
+    for row, (metric, value, n, std) in zip(rows, written.iter_rows(), strict=True):
         assert (row["city"], row["model"], int(row["n"])) == (files.name, "pred", n)
         assert float(row["value"]) == value  # every digit: the float round-trips
+        assert row["std"] == ("" if std is None else repr(std))
         if metric in counts:
             assert row["value"] == str(int(value))
 
@@ -109,7 +111,7 @@ def test_tables_print_counts_as_integers(files, capsys, fmt):
         parts = [p for p in parts if p]
         if len(parts) == 2:
             cells[parts[0]] = parts[1]
-    for metric, value, _ in written.iter_rows():
+    for metric, value, _, _ in written.iter_rows():
         if metric in FAMILIES["nextloc"].counts:
             assert cells[metric] == str(int(value))
         else:
@@ -139,7 +141,8 @@ def test_a_job_prints_one_json_object_with_every_result(files, capsys):
         assert set(result["outputs"]) == {"per_unit", "summary"}
         written = pl.read_parquet(files / "out" / "summary" / "city=c" / f"model={result['model']}")
         assert result["summary"] == {
-            m: (int(v) if m in FAMILIES["nextloc"].counts else v) for m, v, _ in written.iter_rows()
+            m: (int(v) if m in FAMILIES["nextloc"].counts else v)
+            for m, v, _, _ in written.iter_rows()
         }
 
 

@@ -120,7 +120,7 @@ def test_summaries_read_with_a_plain_glob(scored):
     duck = duckdb.sql(f"SELECT * FROM read_parquet('{out}/summary/*/*/*.parquet')").pl()
     for table in (polars, duck):
         for name, result in in_memory.items():
-            rows = table.filter(pl.col("model") == name).select("metric", "value", "n")
+            rows = table.filter(pl.col("model") == name).select("metric", "value", "n", "std")
             assert_frame_equal(rows, result.summary, check_dtypes=False, check_exact=True)
 
 

@@ -27,6 +27,16 @@ same integer, hence the same bits; a column's state is ``sum_j bins[j] * 2^(32 j
 The rows are folded by blocks (on threads), the blocks' bins added (integers again), and
 :class:`ExactColumnSums` keeps the exact total as a Python ``int``; the final rounding is Python's
 correctly rounded integer true division (``Fraction.__float__``).
+
+The spread (:meth:`ExactColumnSums.stds`): beside each column the exact sum of the squares is kept
+the same way, each square ``v * v`` split into two float64 that add up to it exactly (Dekker's
+product, T. J. Dekker, "A floating-point technique for extending the available precision",
+Numer. Math. 18 (1971): ``hi = fl(v v)``, ``lo = v v - hi``), so the population variance
+``(sum v^2 - (sum v)^2 / n) / n`` is an exact rational, and its square root is rounded once
+(:func:`sqrt_ratio`). The split is exact whenever ``lo`` is a normal number (about
+``1e-145 < |v| < 1.3e154``: every metric value in practice); a smaller value's square is rounded at
+``2^-1074``, the same way wherever the value is, so the result still does not depend on the
+chunking; a larger one's square overflows, and the column's spread is ``inf``.
 """
 
 from __future__ import annotations
@@ -84,6 +94,36 @@ def _add_bits(bins, c, bits):
     else:
         bins[c, i] += lo
         bins[c, i + 1] += hi
+
+
+@njit(nogil=True, cache=True)
+def _square_parts(values, parts, first, last):
+    """Rows ``first`` to ``last - 1``: ``parts[r, 0] + parts[r, 1] == values[r] ** 2`` exactly
+    (Dekker's product: Veltkamp's split of ``v`` into two 26-bit halves ``a + b``, then
+    ``lo = ((a a - hi) + 2 a b) + b b``); NaN stays NaN, an infinite square has ``lo = 0``."""
+    for r in range(first, last):
+        for c in range(values.shape[1]):
+            v = values[r, c]
+            hi = v * v
+            if not math.isfinite(hi):
+                parts[r, c, 0] = hi
+                parts[r, c, 1] = 0.0 if hi == hi else hi
+                continue
+            t = v * 134217729.0  # 2^27 + 1
+            a = t - (t - v)
+            b = v - a
+            parts[r, c, 0] = hi
+            parts[r, c, 1] = ((a * a - hi) + 2.0 * a * b) + b * b
+
+
+def square_parts(values: np.ndarray) -> np.ndarray:
+    """``(n_rows, 2 n_cols)``: each column of ``values`` as two, its squares' ``hi`` and ``lo``
+    (:func:`_square_parts`), rows in blocks on threads."""
+    values = readonly(values, np.float64)
+    n_rows, n_cols = values.shape
+    parts = np.empty((n_rows, n_cols, 2))
+    run_blocks(_square_parts, n_rows, values, parts, grain=BLOCK_ROWS)
+    return parts.reshape(n_rows, 2 * n_cols)
 
 
 @njit(cache=True)
@@ -160,16 +200,36 @@ def round_units(total: int, n_pos_inf: int = 0, n_neg_inf: int = 0) -> float:
         return math.inf if total > 0 else -math.inf
 
 
+def sqrt_ratio(num: int, den: int) -> float:
+    """``sqrt(num / den)`` rounded once to float64 (``den > 0``; ``num <= 0`` gives 0.0).
+
+    With ``q = floor(num 4^e / den) >= 2^110`` and ``r = isqrt(q)``, the root of ``num 4^e / den``
+    lies in ``[r, r + 1)``, exactly ``r`` iff nothing was truncated; ``r + 1/2`` stands for any
+    inexact value there, since no rounding boundary of a 53-bit float lies strictly between two
+    integers above ``2^55``. Dividing by ``2^e`` is exact and the final rounding is Python's.
+    """
+    if num <= 0:
+        return 0.0
+    e = (112 - (num.bit_length() - den.bit_length())) // 2 + 1
+    q, rest = divmod(num << 2 * e, den) if e >= 0 else divmod(num, den << -2 * e)
+    r = math.isqrt(q)
+    halves = 2 * r + (rest != 0 or r * r != q)
+    return float(Fraction(halves, 1 << (e + 1)) if e >= -1 else Fraction(halves << -(e + 1)))
+
+
 class ExactColumnSums:
     """Running exact sums (and counts of non-NaN values) of a fixed set of named columns.
 
     Per column: the exact sum of the finite values (a Python ``int``, units of 2^-1074) and the
-    numbers of ``+inf`` and ``-inf``; :meth:`sums` applies the module docstring's definition.
+    numbers of ``+inf`` and ``-inf``; :meth:`sums` applies the module docstring's definition. The
+    exact sums of the squares are kept the same way, for :meth:`stds`.
     """
 
     def __init__(self, names: list[str]) -> None:
         self.names = list(names)
         self._totals = [0] * len(self.names)
+        self._squares = [0] * len(self.names)
+        self._square_inf = np.zeros(len(self.names), dtype=np.int64)
         self._pos_inf = np.zeros(len(self.names), dtype=np.int64)
         self._neg_inf = np.zeros(len(self.names), dtype=np.int64)
         self.counts = np.zeros(len(self.names), dtype=np.int64)
@@ -177,9 +237,15 @@ class ExactColumnSums:
     def add(self, values: np.ndarray) -> None:
         """Fold a (n_rows x n_cols) float64 block, columns in ``names`` order; NaN is skipped."""
         values = np.asarray(values, dtype=np.float64).reshape(-1, len(self.names))
-        bins, pos_inf, neg_inf, n_used = column_bins(values)
-        for c in range(len(self.names)):
+        n_cols = len(self.names)
+        bins, pos_inf, neg_inf, n_used = column_bins(np.hstack([values, square_parts(values)]))
+        for c in range(n_cols):
             self._totals[c] += bins_to_int(bins[c])
+            self._squares[c] += bins_to_int(bins[n_cols + 2 * c]) + bins_to_int(
+                bins[n_cols + 2 * c + 1]
+            )
+        self._square_inf += pos_inf[n_cols::2]
+        pos_inf, neg_inf, n_used = pos_inf[:n_cols], neg_inf[:n_cols], n_used[:n_cols]
         self._pos_inf += pos_inf
         self._neg_inf += neg_inf
         self.counts += n_used
@@ -188,6 +254,8 @@ class ExactColumnSums:
         """Fold another accumulator over the same columns (exact, order-independent)."""
         for c in range(len(self.names)):
             self._totals[c] += other._totals[c]
+            self._squares[c] += other._squares[c]
+        self._square_inf += other._square_inf
         self._pos_inf += other._pos_inf
         self._neg_inf += other._neg_inf
         self.counts += other.counts
@@ -201,3 +269,20 @@ class ExactColumnSums:
             ],
             dtype=np.float64,
         )
+
+    def stds(self) -> np.ndarray:
+        """Each column's population standard deviation (ddof 0, as ``numpy.std`` and ranx's
+        ``return_std``): ``sqrt(sum (v - m)^2 / n)``, ``m`` the mean of the ``n`` non-NaN values,
+        from the exact sums (module docstring); NaN when ``n == 0`` or a value is infinite,
+        ``inf`` when a square overflows."""
+        out = np.full(len(self.names), np.nan)
+        for c, n in enumerate(self.counts.tolist()):
+            if n == 0 or self._pos_inf[c] or self._neg_inf[c]:
+                continue
+            if self._square_inf[c]:
+                out[c] = np.inf
+                continue
+            # units of 2^-1074: sum v = t 2^-1074, sum v^2 = s 2^-1074
+            t, s = self._totals[c], self._squares[c]
+            out[c] = sqrt_ratio((n * s << 1074) - t * t, n * n << 2148)
+        return out

@@ -15,6 +15,9 @@ items, ``hit_i`` = 1 when the item at 1-based position ``i`` is relevant):
 * ``AP@k = (1/D) sum_{i<=k} hit_i * (sum_{j<=i} hit_j) / i`` with ``D`` = ``R``, ``min(k, R)``
   (RankSys) or the hits retrieved.
 * ``RR@k = 1 / i*`` for the first relevant position ``i* <= k``, else 0.
+* ``DCG@k = sum_{i<=k} g(r_i) / log_b(i + 1)`` over the list's positions (Jarvelin & Kekalainen
+  2002, with the convention's gain ``g``), and ``DCG_BURGES@k`` the same with Burges et al.'s
+  exponential gain ``2^r - 1`` whatever the convention's gain (ranx ``dcg`` / ``dcg_burges``).
 * ``nDCG@k = DCG@k / IDCG@k`` with ``DCG@k = sum_{i<=k} g(r_i) / log_b(i + 1)``; the ideal ranking
   is either every truth item sorted by gain (Jarvelin & Kekalainen 2002; trec_eval, RankSys), or the
   rated recommended items themselves, unrated ones dropped and positions closed up (ClayRS).
@@ -51,8 +54,8 @@ DUP_EACH, DUP_FIRST, DUP_DISTINCT_TP = 0, 1, 2
 AP_RELEVANT, AP_MIN_K_RELEVANT, AP_HITS = 0, 1, 2
 
 # per-user, per-cutoff outputs: cut[u, stat, c]
-TP, DEN, PREC, REC, AP, RR, NDCG, HIT = range(8)
-N_CUT_STATS = 8
+TP, DEN, PREC, REC, AP, RR, NDCG, HIT, DCG, DCG_BURGES = range(10)
+N_CUT_STATS = 10
 # per-user outputs: usr[u, stat]
 NREL, RP_TP, RP_DEN, RPREC, MSE, MAE, RMSE = range(7)
 N_USER_STATS = 7
@@ -249,6 +252,7 @@ def _user_stats(
         hits_rank = 0  # hits counted for AP / nDCG
         ap_sum = 0.0
         dcg = 0.0
+        dcg_burges = 0.0
         first_hit = -1
         n_rated = 0
         n_err = 0
@@ -261,6 +265,7 @@ def _user_stats(
         at_hits = np.zeros(n_cut, dtype=np.int64)
         at_ap = np.zeros(n_cut)
         at_dcg = np.zeros(n_cut)
+        at_dcg_burges = np.zeros(n_cut)
         at_first = np.full(n_cut, -1, dtype=np.int64)
         at_dcg_rated = np.zeros(n_cut)
         ci = 0
@@ -283,13 +288,17 @@ def _user_stats(
                     first_hit = p
                 counts = dup_mode != DUP_FIRST or first_time
                 g = 0.0
+                g_burges = 0.0
                 if counts:
                     g = _gain(rating, relevant, gain_mode, gain_threshold, clamp_negative)
+                    g_burges = _gain(
+                        rating, relevant, GAIN_EXPONENTIAL, gain_threshold, clamp_negative
+                    )
                 if idcg_rated:
                     rated_gains[n_rated] = g
                     dcg_rated += g / discounts[n_rated]
-                else:
-                    dcg += g / discounts[p]
+                dcg += g / discounts[p]
+                dcg_burges += g_burges / discounts[p]
                 n_rated += 1
                 if dup_mode == DUP_EACH or first_time:
                     diff = rec_scores[r0 + p] - rating
@@ -306,6 +315,7 @@ def _user_stats(
                 at_hits[ci] = hits_rank
                 at_ap[ci] = ap_sum
                 at_dcg[ci] = dcg
+                at_dcg_burges[ci] = dcg_burges
                 at_first[ci] = first_hit
                 ci += 1
         for c in range(ci, n_cut):
@@ -313,6 +323,7 @@ def _user_stats(
             at_hits[c] = hits_rank
             at_ap[c] = ap_sum
             at_dcg[c] = dcg
+            at_dcg_burges[c] = dcg_burges
             at_first[c] = first_hit
         for c in range(cj, n_cut):
             at_dcg_rated[c] = dcg_rated
@@ -326,6 +337,8 @@ def _user_stats(
             den = k if (precision_over_k and k != FULL) else n_cut_list
             cut[u, TP, c] = at_tp[c]
             cut[u, DEN, c] = den
+            cut[u, DCG, c] = at_dcg[c]
+            cut[u, DCG_BURGES, c] = at_dcg_burges[c]
             if idcg_rated:
                 ideal_dcg = _ideal_dcg(rated_asc, k, discounts)
                 if n_rated == 0 or ideal_dcg == 0.0:

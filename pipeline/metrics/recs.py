@@ -19,6 +19,11 @@ Formulas (``L`` list length, ``R`` relevant items of the user, ``hit_i`` = 1 whe
   negative judgment is judged non-relevant) unless ``negative_gain="keep"``; IDCG over every truth
   item, or (ClayRS) over the rated recommended items only, unrated items dropped and positions
   closed up.
+* ``dcg@k = DCG@k`` unnormalised, with the convention's gain (ranx ``dcg``: the linear gain,
+  Jarvelin & Kekalainen), ``dcg_burges@k`` with the exponential gain ``2^r - 1`` whatever the
+  convention's (ranx ``dcg_burges``, Burges et al., ICML 2005): over the list's positions, a user
+  without a relevant item scores 0 (ranx).  ``hits@k = tp@k``, the number of relevant items in
+  the first ``k`` (ranx ``hits``).
 * ``hit_rate@k = [tp@k > 0]``.  ``mse``, ``mae``, ``rmse``: over recommended items that are also
   rated (predicted score vs rating), each rated item once with the score of its first copy in the
   list (ClayRS) unless ``duplicates="count_each"``, per user; the system value is the mean of
@@ -49,7 +54,9 @@ from mobeval.metrics.trec import TrecMetric, trec_metrics
 RELEVANCE_FAMILIES = ("precision", "recall", "fmeasure", "r-precision", "map", "mrr", "hit_rate")
 MICRO_FAMILIES = ("precision", "recall", "fmeasure", "r-precision")
 NO_CUTOFF_FAMILIES = ("r-precision", "mse", "mae", "rmse")
-FAMILIES = (*RELEVANCE_FAMILIES, "ndcg", "mse", "mae", "rmse")
+#: Families whose per-user value is not a fraction: the DCG sums and the number of hits.
+UNNORMALISED_FAMILIES = ("dcg", "dcg_burges", "hits")
+FAMILIES = (*RELEVANCE_FAMILIES, "ndcg", *UNNORMALISED_FAMILIES, "mse", "mae", "rmse")
 
 _ALIASES = {
     "p": "precision",
@@ -68,6 +75,9 @@ _ALIASES = {
     "rr": "mrr",
     "recip_rank": "mrr",
     "ndcg": "ndcg",
+    "dcg": "dcg",
+    "dcg_burges": "dcg_burges",
+    "hits": "hits",
     "hit_rate": "hit_rate",
     "hitrate": "hit_rate",
     "hit": "hit_rate",

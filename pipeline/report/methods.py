@@ -65,6 +65,11 @@ class Family:
     aggregate: str
 
 
+#: The recommendation families whose values depend on which items are relevant.
+RECS_RELEVANCE = (
+    *("precision", "recall", "fmeasure", "r-precision", "map", "mrr", "hit_rate", "hits"),
+)
+
 _MEAN = "the city value is the mean over the units (samples / users / rows) of the per-unit values"
 
 FAMILIES: dict[str, Family] = {
@@ -143,6 +148,28 @@ FAMILIES: dict[str, Family] = {
         r"DCG@k_u = \sum_{i=1}^{k} \frac{f(r_{u,i})}{\log_b(i + 1)}, \quad "
         r"nDCG@k_u = \frac{DCG@k_u}{IDCG@k_u}",
         "DCG@k_u = sum_{i<=k} f(r_ui) / log_b(i + 1); nDCG@k_u = DCG@k_u / IDCG@k_u",
+        _MEAN,
+    ),
+    "dcg": Family(
+        "DCG@k (discounted cumulative gain, unnormalised)",
+        "Gains of the list cut at k, each discounted by the log of its position (Jarvelin & "
+        "Kekalainen 2002; ranx dcg); f is the convention's gain, b the base of the discount.",
+        r"DCG@k_u = \sum_{i=1}^{k} \frac{f(r_{u,i})}{\log_b(i + 1)}",
+        "DCG@k_u = sum_{i<=k} f(r_ui) / log_b(i + 1)",
+        _MEAN,
+    ),
+    "dcg_burges": Family(
+        "DCG@k, Burges' exponential gain (unnormalised)",
+        "DCG with the gain 2^r - 1 of the rating r (Burges et al. 2005; ranx dcg_burges).",
+        r"DCG_B@k_u = \sum_{i=1}^{k} \frac{2^{r_{u,i}} - 1}{\log_b(i + 1)}",
+        "DCG_B@k_u = sum_{i<=k} (2^r_ui - 1) / log_b(i + 1)",
+        _MEAN,
+    ),
+    "hits": Family(
+        "Hits@k",
+        "Number of relevant items among the first k recommendations (ranx hits).",
+        r"Hits@k_u = tp@k_u",
+        "Hits@k_u = tp@k_u",
         _MEAN,
     ),
     "mse": Family(
@@ -258,7 +285,7 @@ def parameters(task: str, family: str, options: dict, metrics: list[str]) -> lis
             out.append(("denominator D_u", "1 (one true location)"))
         out.append(("relevant", "the one true next location"))
     elif task == "recs":
-        if family in ("precision", "recall", "fmeasure", "r-precision", "map", "mrr", "hit_rate"):
+        if family in RECS_RELEVANCE:
             out.append(("relevant threshold", _threshold_text(o.get("relevant_threshold"))))
         if family in ("precision", "recall", "fmeasure", "r-precision"):
             out.append(("sys average", str(o.get("averaging"))))
@@ -269,13 +296,15 @@ def parameters(task: str, family: str, options: dict, metrics: list[str]) -> lis
             out.append(("beta weighting", str(o.get("f_beta"))))
         if family == "map":
             out.append(("AP denominator D_u", str(o.get("ap_denominator"))))
-        if family == "ndcg":
+        if family in ("ndcg", "dcg"):
             gain = o.get("gain")
             out.append(("gain f", f"{gain} ({_GAINS.get(gain, gain)})"))
+        if family in ("ndcg", "dcg", "dcg_burges"):
             out.append(("gain threshold", str(o.get("gain_threshold"))))
             out.append(("log base b", f"{o.get('log_base'):g}"))
-            out.append(("ideal list (IDCG)", str(o.get("idcg"))))
             out.append(("negative gain", str(o.get("negative_gain"))))
+        if family == "ndcg":
+            out.append(("ideal list (IDCG)", str(o.get("idcg"))))
         out.append(("users without relevant items", str(o.get("no_relevant"))))
         out.append(("users averaged", str(o.get("denominator"))))
         out.append(("list order", str(o.get("order"))))

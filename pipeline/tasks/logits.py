@@ -45,6 +45,7 @@ from mobeval.io.logits import TARGETS_COLUMN, iter_logits
 from mobeval.kernels import topk
 from mobeval.kernels.exact_sum import ExactColumnSums
 from mobeval.kernels.logits import logits_rows
+from mobeval.tasks.summary import summary_frame
 
 TIES = ("optimistic", "pessimistic", "average", "index", "index_desc")
 #: How a metric's value is made over the rows, per metric (every other: ``"mean"`` of the
@@ -266,21 +267,23 @@ class LogitsAccumulator:
         )
 
     def finalize(self, *, percent: bool = False) -> pl.DataFrame:
-        """``metric``, ``value`` (fractions, or percent for the rate metrics), ``n``."""
+        """``metric``, ``value`` (fractions, or percent for the rate metrics), ``n``, ``std``
+        (over rows; none for the F1 of the confusion counts)."""
         totals = dict(zip(self._sum_names, self.sums.sums(), strict=True))
+        stds = dict(zip(self._sum_names, self.sums.stds(), strict=True))
         n = int(self.n_true.sum())
         rows = []
         for name in self.metrics:
             if AGGREGATION.get(name) == "confusion":
                 value = _f1(self.n_true, self.n_pred, self.n_tp, weighted=name == "f1_weighted")
+                std = None
             else:
-                value = totals[name] / n if n else np.nan
+                value, std = (totals[name] / n, stds[name]) if n else (np.nan, None)
             if percent and name.split("@")[0] in PERCENT_METRICS:
                 value *= 100.0
-            rows.append((name, float(value), n))
-        return pl.DataFrame(
-            rows, schema={"metric": pl.String, "value": pl.Float64, "n": pl.Int64}, orient="row"
-        )
+                std = None if std is None else std * 100.0
+            rows.append((name, value, n, std))
+        return summary_frame(rows)
 
     def _row_values(self, counts, ce: np.ndarray) -> dict[str, np.ndarray]:
         """Each metric per row, from the kernel's counts under its family's tie policy. A rank is

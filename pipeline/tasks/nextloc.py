@@ -37,6 +37,7 @@ from mobeval.metrics.nextloc import (
     expand_metrics,
     resolve_convention,
 )
+from mobeval.tasks.summary import count_row, summary_frame
 
 TARGET = "__target"
 PREFERENCE = "__preference"
@@ -403,31 +404,23 @@ class NextlocAccumulator:
         self.dropped_predictions += other.dropped_predictions
 
     def summary(self) -> pl.DataFrame:
-        """One row per metric: the mean over the samples counted (``n``), plus the counts."""
+        """One row per metric: the mean over the samples counted (``n``) and its ``std``
+        (:mod:`mobeval.tasks.summary`; none for LibCity's aggregated F1), plus the counts."""
         totals = self.sums.sums()
+        stds = self.sums.stds()
         counted = int(self.sums.counts[0]) if len(self.sums.counts) else 0
         values = []
         for j, name in enumerate(self.columns.names):
-            mean = totals[j] / counted if counted else float("nan")
+            mean, std = (totals[j] / counted, stds[j]) if counted else (float("nan"), None)
             if self.columns.aggregation(j, self.convention) == "hits":
-                mean = self._aggregate_f1(totals, int(self.columns.cutoffs[j]), counted)
-            values.append((name, float(mean), counted))
+                mean, std = self._aggregate_f1(totals, int(self.columns.cutoffs[j]), counted), None
+            values.append((name, mean, counted, std))
         values += [
-            ("samples", float(self.samples), self.samples),
-            (
-                "samples_without_predictions",
-                float(self.without_predictions),
-                self.without_predictions,
-            ),
-            (
-                "predictions_without_truth_dropped",
-                float(self.dropped_predictions),
-                self.dropped_predictions,
-            ),
+            count_row("samples", self.samples),
+            count_row("samples_without_predictions", self.without_predictions),
+            count_row("predictions_without_truth_dropped", self.dropped_predictions),
         ]
-        return pl.DataFrame(
-            values, schema={"metric": pl.String, "value": pl.Float64, "n": pl.Int64}, orient="row"
-        )
+        return summary_frame(values)
 
     def _aggregate_f1(self, totals, cutoff, counted) -> float:
         """LibCity: F1@K = 2PR/(P+R) with P = hits/(N K) and R = hits/N (0 when both are 0)."""

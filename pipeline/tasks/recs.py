@@ -34,6 +34,7 @@ from mobeval.metrics.recs import (
     parse_recs_metrics,
     resolve_convention,
 )
+from mobeval.tasks.summary import count_row, summary_frame
 from mobeval.tasks.trec import check_trec_convention, trec_user_values
 
 _GAINS = {
@@ -57,9 +58,14 @@ _CUT_STAT = {
     "mrr": K.RR,
     "ndcg": K.NDCG,
     "hit_rate": K.HIT,
+    "dcg": K.DCG,
+    "dcg_burges": K.DCG_BURGES,
+    "hits": K.TP,
 }
 _USER_STAT = {"r-precision": K.RPREC, "mse": K.MSE, "mae": K.MAE, "rmse": K.RMSE}
 _RELEVANT_USERS = "_relevant_users"
+#: The families RankSys's ``users_with_relevant`` divides by the users with a relevant item.
+_BY_RELEVANT_USERS = (*RELEVANCE_FAMILIES, "ndcg")
 _ALL_NAN_MESSAGE = (
     "no user has a rating above the given threshold, so {metric} is undefined for every user "
     "(ClayRS: 'No user has a rating above the given threshold! Try lower it')"
@@ -261,7 +267,8 @@ def rec_columns(conv: RecsConvention, specs: Sequence[RecsMetric]) -> list[str]:
 
 
 def finalize(state: RecsState) -> pl.DataFrame:
-    """System values: ``metric`` (lowercase name), ``value`` (float64), ``n`` (users averaged).
+    """System values: ``metric`` (lowercase name), ``value`` (float64), ``n`` (users averaged),
+    ``std`` (over those users, where ``value`` is their mean: :mod:`mobeval.tasks.summary`).
 
     Macro: sum of per-user values over the users counted (NaN users left out), divided by that
     count, or by the number of users with a relevant item under ``users_with_relevant``; of a
@@ -274,6 +281,7 @@ def finalize(state: RecsState) -> pl.DataFrame:
     counts = state.sums.counts
     col = {name: i for i, name in enumerate(state.sums.names)}
     relevant_users = totals[col[_RELEVANT_USERS]]
+    stds = state.sums.stds()
     rows = []
     for spec in state.metrics:
         i = col[spec.name]
@@ -285,27 +293,25 @@ def finalize(state: RecsState) -> pl.DataFrame:
             raise InputError(
                 _ALL_NAN_MESSAGE.format(metric=spec.name), path=state.path_ratings, column="rating"
             )
+        std = None
         if conv.averaging == "micro" and spec.family in MICRO_FAMILIES:
             tp, den, rel = (totals[col[s]] for s in _micro_names(spec))
             value = _micro_value(spec, tp, den, rel, conv.f_beta)
             n = int(counts[col[_micro_names(spec)[0]]])
-        else:
-            by_relevant = conv.denominator == "users_with_relevant" and spec.family in (
-                *RELEVANCE_FAMILIES,
-                "ndcg",
-            )
-            n = int(relevant_users) if by_relevant else int(counts[i])
+        elif conv.denominator == "users_with_relevant" and spec.family in _BY_RELEVANT_USERS:
+            n = int(relevant_users)
             value = totals[i] / n if n > 0 else np.nan
-            if spec.family == "trec" and counts[i] < counts[col[_RELEVANT_USERS]]:
-                value = np.nan  # trec_eval's sum takes a user's NaN (-nan: 0/0) in
-            elif spec.family == "trec" and spec.trec.aggregate == "sum":
-                value = totals[i]
-            elif spec.family == "trec" and spec.trec.aggregate == "gm":
-                value = np.exp(value)
-        rows.append((spec.name, float(value), n))
-    return pl.DataFrame(
-        rows, schema={"metric": pl.String, "value": pl.Float64, "n": pl.Int64}, orient="row"
-    )
+        else:
+            n = int(counts[i])
+            value, std = (totals[i] / n, stds[i]) if n > 0 else (np.nan, None)
+        if spec.family == "trec" and counts[i] < counts[col[_RELEVANT_USERS]]:
+            value, std = np.nan, None  # trec_eval's sum takes a user's NaN (-nan: 0/0) in
+        elif spec.family == "trec" and spec.trec.aggregate == "sum":
+            value, std = totals[i], None  # a total, not a mean
+        elif spec.family == "trec" and spec.trec.aggregate == "gm":
+            value, std = np.exp(value), None  # a geometric mean
+        rows.append((spec.name, value, n, std))
+    return summary_frame(rows)
 
 
 def _fbeta(p: np.ndarray, r: np.ndarray, beta: float, f_beta: str) -> np.ndarray:
@@ -596,8 +602,7 @@ class RecsScorer:
         inputs turn out not to be sorted)."""
         if self.convention.require_same_users:
             self.state.check_same_users()
-        users = {"metric": ["users"], "value": [float(self.users)], "n": [self.users]}
-        return pl.concat([finalize(self.state), pl.DataFrame(users)])
+        return pl.concat([finalize(self.state), summary_frame([count_row("users", self.users)])])
 
 
 def _empty(columns: list[str], other: pl.DataFrame) -> pl.DataFrame:

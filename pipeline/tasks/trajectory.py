@@ -30,6 +30,7 @@ from mobeval.metrics.population import (
     population_counts,
 )
 from mobeval.metrics.trajectory import EXPS, TrajectoryConvention, geobleu_day_values, resolve
+from mobeval.tasks.summary import count_row, summary_frame
 
 COLUMNS = ("uid", "d", "t", "x", "y")
 METRICS = ("geobleu", "dtw")
@@ -469,15 +470,17 @@ class TrajectoryScorer:
                 )
 
     def summary(self) -> pl.DataFrame:
-        """City score per metric (mean over uids, ``n`` = uids), then the counts."""
+        """City score per metric (mean over uids, ``n`` = uids, ``std`` over uids), then the
+        counts."""
         self._raise_deferred()
         acc = self.accumulator
         uids = acc.uids
         totals = acc.sums.sums()
         skipped = sum(frame.height for frame in acc.skipped)
         off_grid = sum(acc.off_grid.values())
+        stds = acc.sums.stds()
         rows = [
-            (m, float(totals[j] / uids) if uids else float("nan"), uids)
+            (m, totals[j] / uids if uids else float("nan"), uids, stds[j])
             for j, m in enumerate(self.metrics)
         ]
         real, generated = (acc.population.get(s) for s in ("reference", "generated"))
@@ -487,17 +490,15 @@ class TrajectoryScorer:
                 if real is not None and generated is not None
                 else float("nan")
             )
-            rows.append((f"{self.divergence}_{name}", value, uids))
+            rows.append((f"{self.divergence}_{name}", value, uids, None))  # no per-uid values
         rows += [
-            ("uids", float(uids), uids),
-            ("uid_days", float(acc.uid_days), acc.uid_days),
-            ("steps", float(acc.steps), acc.steps),
-            ("uids_skipped", float(skipped), skipped),
-            ("rows_out_of_grid", float(off_grid), off_grid),
+            count_row("uids", uids),
+            count_row("uid_days", acc.uid_days),
+            count_row("steps", acc.steps),
+            count_row("uids_skipped", skipped),
+            count_row("rows_out_of_grid", off_grid),
         ]
-        return pl.DataFrame(
-            rows, schema={"metric": pl.String, "value": pl.Float64, "n": pl.Int64}, orient="row"
-        )
+        return summary_frame(rows)
 
 
 def check_schemas(reference: dict, reference_label, generated: dict, generated_label) -> None:
