@@ -461,9 +461,11 @@ def check_schemas(reference: dict, reference_label, generated: dict, generated_l
 
 
 def checked_convention(
-    convention, *, matching, metrics, on_mismatch, out_of_grid, exp=None
+    convention, *, matching, metrics, on_mismatch, out_of_grid, exp=None, columns=None
 ) -> TrajectoryConvention:
-    """The convention the evaluate functions' options ask for, after checking every option."""
+    """The convention the evaluate functions' options ask for, after checking every option
+    (``columns`` is the engines' business: each input is read under our names,
+    :mod:`mobeval.io.columns`)."""
     base = resolve(convention)
     if exp is not None and exp not in EXPS:
         raise ConfigError(f"exp={exp!r} is not one of {EXPS}")
