@@ -102,7 +102,7 @@ def _require_columns(source, columns, role: str, other=()) -> dict[str, pl.DataT
     schema = source.schema()
     missing = [c for c in columns if c not in schema]
     if missing:
-        raise missing_column(schema, missing[0], source.label, role, columns, other=other)
+        raise missing_column(schema, missing, source.label, role, columns, other=other)
     return schema
 
 

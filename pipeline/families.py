@@ -284,10 +284,18 @@ def _metrics(default: tuple | None, help: str, **settings) -> Option:
     return Option("metrics", "strings", default, help, flag=flag, defines=False, **settings)
 
 
-def _columns(example: str) -> Option:
+def _columns(ours: Sequence[str], inputs: tuple[str, str], example: str, key: bool) -> Option:
     """Our column names -> the user's, in both inputs or in one (``truth.``, ``pred.`` or the
-    input's own name first: :mod:`mobeval.io.columns`)."""
-    help = f"your column names: ours=yours, in both inputs, or in one: {example}"
+    input's own name first: :mod:`mobeval.io.columns`); ``inputs``: the family's own names of
+    the truth and the predictions; ``key``: whether the key's columns are mapped too."""
+    prefixes = ", ".join(
+        " or ".join(f"{name}." for name in dict.fromkeys(names))
+        for names in (("truth", inputs[0]), ("pred", inputs[1]))
+    )
+    help = (
+        f"your column names as ours=yours, in both inputs, or in one ({prefixes}), e.g. "
+        f"{example}; ours: {', '.join(ours)}{' and the key' if key else ''}"
+    )
     return Option("columns", "mapping", None, help, flag=Flag("mapping", {}), defines=False)
 
 
@@ -357,7 +365,12 @@ NEXTLOC = Family(
             "key column(s), e.g. uid,d,t",
             flag=Flag("names", ["sample_id"]),
         ),
-        _columns("location=poi,pred.score=logit"),
+        _columns(
+            _nextloc_task.CANONICAL,
+            ("truth", "predictions"),
+            "location=poi,pred.score=logit",
+            key=True,
+        ),
         Option(
             "order_by",
             "string",
@@ -433,7 +446,9 @@ TRAJECTORY = Family(
             "--score-out-of-grid",
             "score",
         ),
-        _columns("uid=user,generated.x=col"),
+        _columns(
+            _trajectory_task.COLUMNS, ("reference", "generated"), "generated.uid=user", key=False
+        ),
     ),
     lambda: _trajectory.TRAJECTORY_PRESETS,
     lambda v: _trajectory_task.checked_convention(**{n: v[n] for n in TRAJECTORY.names}),
@@ -467,7 +482,12 @@ RECS = Family(
             python="convention",
         ),
         Option("key", "string", "user_id", "the user column"),
-        _columns("truth.user_id=userId,truth.item_id=movieId"),
+        _columns(
+            _recs_task.COLUMNS,
+            ("ratings", "recs"),
+            "truth.user_id=userId,truth.item_id=movieId",
+            key=False,
+        ),
         Option(
             "relevant_threshold",
             "threshold",
@@ -553,7 +573,12 @@ LOGITS = Family(
             "a padding class whose rows are left out (default: none)",
             flag=Flag("int"),
         ),
-        _columns("logits=probs,target=y"),
+        _columns(
+            ("logits", _logits.TARGETS_COLUMN),
+            ("targets", "logits"),
+            "logits=probs,target=y",
+            key=False,
+        ),
         Option("logits_column", "string", "logits", "Parquet logits column", defines=False),
         Option(
             "targets_column",

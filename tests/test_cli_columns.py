@@ -282,6 +282,34 @@ def test_a_column_under_a_known_spelling_names_the_flag(tmp_path, capsys, rename
     assert str(info.value).endswith(f"with columns={{'truth.{ours}': '{theirs}'}}")
 
 
+def test_the_movielens_sample_names_every_column_in_one_flag(capsys):
+    ratings = REPO_ROOT / "data_samples" / "movielens" / "ratings.csv"
+    lists = RECS / "mf.parquet"
+    line = _error(capsys, ["recs", "--ratings", str(ratings), "--recs", str(lists)])
+    flag = "truth.user_id=userId,truth.item_id=movieId"
+    assert line.endswith(
+        f"the file has 'userId', 'movieId': read them as 'user_id', 'item_id' with --columns {flag}"
+    ), line
+    argv = ["recs", "--ratings", str(ratings), "--recs", str(lists), "--columns", flag]
+    plain = ["recs", "--ratings", str(RECS / "ratings.parquet"), "--recs", str(lists)]
+    assert _summary(capsys, argv) == _summary(capsys, plain)
+
+
+@pytest.mark.parametrize("family", ["nextloc", "recs", "trajectory", "logits"])
+def test_help_names_each_input_s_prefixes(capsys, family):
+    from mobeval.families import FAMILIES
+
+    with pytest.raises(SystemExit):
+        main([family, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    start = text.index("--columns COLUMNS your column names")
+    words = text[start : text.index(" --", start + 20)]
+    for names in FAMILIES[family].inputs.values():
+        assert " or ".join(f"{name}." for name in names) in words, words
+    for ours in FAMILIES[family].column_names:
+        assert ours in words
+
+
 def test_swapped_recs_inputs_say_so(tmp_path, capsys):
     f = _recs_files(tmp_path)
     line = _error(capsys, ["recs", "--ratings", str(f["lists"]), "--recs", str(f["ratings"])])

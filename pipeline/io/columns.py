@@ -24,7 +24,7 @@ a case or underscore difference) and the entry that reads it (``columns={'truth.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -277,17 +277,23 @@ def likely_source(schema: Collection[str], column: str, known: Collection[str] =
 
 
 def rename_hint(
-    schema: Collection[str], column: str, role: str, known: Collection[str] = ()
+    schema: Collection[str], columns: Sequence[str], role: str, known: Collection[str] = ()
 ) -> str:
-    """What a message about our ``column`` missing from an input (``role``: ``truth``, ``pred``)
+    """What a message about our ``columns`` missing from an input (``role``: ``truth``, ``pred``)
     says to do next: ``; the file has 'userId': read it as 'user_id' with columns={'truth.user_id':
-    'userId'}`` (:func:`likely_source`; a placeholder when no column looks like it). The command
-    line spells the entry ``--columns truth.user_id=userId``."""
-    theirs = likely_source(schema, column, known)
-    entry = f"columns={{'{role}.{column}': '{theirs or PLACEHOLDER}'}}"
-    if theirs is None:
-        return f"; a column under another name is read as '{column}' with {entry}"
-    return f"; the file has '{theirs}': read it as '{column}' with {entry}"
+    'userId'}`` (:func:`likely_source`; a placeholder when no column looks like the first one;
+    every missing column whose likely source is found, in one entry). The command line spells
+    the entry ``--columns truth.user_id=userId``."""
+    found = {c: likely_source(schema, c, known) for c in columns}
+    found = {ours: theirs for ours, theirs in found.items() if theirs is not None}
+    if not found:
+        entry = f"columns={{'{role}.{columns[0]}': '{PLACEHOLDER}'}}"
+        return f"; a column under another name is read as '{columns[0]}' with {entry}"
+    entry = ", ".join(f"'{role}.{ours}': '{theirs}'" for ours, theirs in found.items())
+    theirs = ", ".join(f"'{c}'" for c in found.values())
+    ours = ", ".join(f"'{c}'" for c in found)
+    them = "them" if len(found) > 1 else "it"
+    return f"; the file has {theirs}: read {them} as {ours} with columns={{{entry}}}"
 
 
 def swapped_hint(own: str, schema: Collection[str], other: Collection[str], role: str) -> str:
@@ -305,20 +311,24 @@ def swapped_hint(own: str, schema: Collection[str], other: Collection[str], role
 
 def missing_column(
     schema: Collection[str],
-    column: str,
+    column: str | Sequence[str],
     label: str,
     role: str,
     known: Collection[str] = (),
     what: str = "missing column",
     other: Collection[str] = (),
 ) -> InputError:
-    """The error of our ``column`` missing from an input (``role``: ``truth``, ``pred``; its
-    file ``label``, our names in ``schema``): the columns present and what to do next, the two
-    inputs given in each other's place (``other``: the other input's columns,
-    :func:`swapped_hint`) or the entry that reads the column under its name in the file
-    (:func:`rename_hint`; ``known``: the family's names and the key, which are not candidates)."""
-    hint = swapped_hint(column, schema, other, role) or rename_hint(schema, column, role, known)
-    return InputError(f"{what}; {columns_present(schema)}{hint}", path=label, column=column)
+    """The error of our ``column`` (or columns: the first is named) missing from an input
+    (``role``: ``truth``, ``pred``; its file ``label``, our names in ``schema``): the columns
+    present and what to do next, the two inputs given in each other's place (``other``: the
+    other input's own columns, :func:`swapped_hint`) or the entry that reads the columns under
+    their names in the file (:func:`rename_hint`; ``known``: the family's names and the key,
+    which are not candidates)."""
+    columns = [column] if isinstance(column, str) else list(column)
+    hint = swapped_hint(columns[0], schema, other, role) or rename_hint(
+        schema, columns, role, known
+    )
+    return InputError(f"{what}; {columns_present(schema)}{hint}", path=label, column=columns[0])
 
 
 @contextmanager
