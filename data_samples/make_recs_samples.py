@@ -3,8 +3,8 @@
 Recommendation lists: 300 users and 500 items with latent tastes (8 factors) and a Zipf popularity.
 Each user rated 20 items, drawn in proportion to its affinity, 1..5 stars from the affinity
 (``ratings.parquet``: user_id, item_id, rating; the same ratings as MovieLens spells them in
-``../movielens/ratings.csv``: userId, movieId, rating). Two models list 30 items per user, best first
-(user_id, item_id, score, rank; each user's rows in rank order, as ClayRS reads them): ``mf``
+``../movielens/ratings.csv``: userId, movieId, rating). Two models list 30 items per user, best
+first (user_id, item_id, score, rank; each user's rows in rank order, as ClayRS reads them): ``mf``
 scores items by a noisy copy of the true affinity, ``popular`` by popularity alone.
 
 Logits: 1,000 next-POI samples over 80 POIs (Zipf popularity); ``targets.npy`` (int64) holds each

@@ -95,14 +95,18 @@ def _sources(runner: Engine, family: str, truth, predictions, values: dict, name
     return truth_source, pred_source
 
 
-def _require_columns(source, columns, role: str, other=()) -> dict[str, pl.DataType]:
+def _require_columns(source, columns, role: str, other=(), key_in=None) -> dict[str, pl.DataType]:
     """The source's schema, after checking that it has every one of ``columns`` (else what to do
-    next: :func:`mobeval.io.columns.missing_column`; ``other``: the other input's columns, to
-    tell two inputs given in each other's place)."""
+    next: :func:`mobeval.io.columns.missing_column`; ``other``: the other input's own columns, to
+    tell two inputs given in each other's place; ``key_in``: the other input's columns, to name
+    a key, the first of ``columns``, that both hold under another name)."""
     schema = source.schema()
     missing = [c for c in columns if c not in schema]
     if missing:
-        raise missing_column(schema, missing, source.label, role, columns, other=other)
+        key_in = key_in if missing[0] == columns[0] else None
+        raise missing_column(
+            schema, missing, source.label, role, columns, other=other, key_in=key_in
+        )
     return schema
 
 
@@ -309,12 +313,11 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
     _require_rows((ratings_source, "the ratings are"), (recs_source, "the lists are"))
     truth_columns = [key, "item_id", "rating"]
     shared = (key, "item_id")  # the other input's own columns tell two inputs swapped
-    ratings_schema = _require_columns(
-        ratings_source, truth_columns, "truth", [c for c in recs_source.schema() if c not in shared]
-    )
-    recs_schema = _require_columns(
-        recs_source, [key, *columns[1:]], "pred", [c for c in ratings_schema if c not in shared]
-    )
+    lists = recs_source.schema()
+    own = [c for c in lists if c not in shared]
+    ratings_schema = _require_columns(ratings_source, truth_columns, "truth", own, lists)
+    own = [c for c in ratings_schema if c not in shared]
+    recs_schema = _require_columns(recs_source, [key, *columns[1:]], "pred", own, ratings_schema)
     scorer_options = {
         "metrics": [metrics] if isinstance(metrics, str) else list(metrics),
         "cutoffs": cutoffs,

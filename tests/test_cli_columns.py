@@ -310,6 +310,41 @@ def test_help_names_each_input_s_prefixes(capsys, family):
         assert ours in words
 
 
+@pytest.mark.parametrize(
+    ("argv", "line_end"),
+    [
+        (
+            [
+                "nextloc",
+                "--truth",
+                str(NEXTLOC / "truth.parquet"),
+                "--pred",
+                str(NEXTLOC / "markov.parquet"),
+                "--key",
+                "uid",
+            ],
+            "missing key column; columns present: ['sample_id', 'location']; both inputs have "
+            "'sample_id': if it is the key, --key sample_id",
+        ),
+        (
+            [
+                "recs",
+                "--ratings",
+                str(RECS / "ratings.parquet"),
+                "--recs",
+                str(RECS / "mf.parquet"),
+                "--key",
+                "uid",
+            ],
+            "both inputs have 'user_id': if it is the key, --key user_id",
+        ),
+    ],
+)
+def test_a_key_both_inputs_hold_under_another_name_names_it(capsys, argv, line_end):
+    line = _error(capsys, argv)
+    assert "column 'uid'" in line and line.endswith(line_end), line
+
+
 def test_swapped_recs_inputs_say_so(tmp_path, capsys):
     f = _recs_files(tmp_path)
     line = _error(capsys, ["recs", "--ratings", str(f["lists"]), "--recs", str(f["ratings"])])

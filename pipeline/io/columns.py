@@ -296,6 +296,15 @@ def rename_hint(
     return f"; the file has {theirs}: read {them} as {ours} with columns={{{entry}}}"
 
 
+def key_hint(column: str, schema: Collection[str], other: Collection[str], known) -> str:
+    """``; both inputs have 'sample_id': if it is the key, key='sample_id'`` when the key's one
+    column (``column``) is missing and both inputs hold its likely source under one name."""
+    theirs = likely_source(schema, column, known)
+    if theirs is None or column in other or likely_source(other, column, known) != theirs:
+        return ""
+    return f"; both inputs have '{theirs}': if it is the key, key='{theirs}'"
+
+
 def swapped_hint(own: str, schema: Collection[str], other: Collection[str], role: str) -> str:
     """``; this file looks like the <other input>...`` when the column that this input (``role``)
     lacks (``own``) is the other input's and this one has none of ours of its own: the two inputs
@@ -317,16 +326,20 @@ def missing_column(
     known: Collection[str] = (),
     what: str = "missing column",
     other: Collection[str] = (),
+    key_in: Collection[str] | None = None,
 ) -> InputError:
     """The error of our ``column`` (or columns: the first is named) missing from an input
     (``role``: ``truth``, ``pred``; its file ``label``, our names in ``schema``): the columns
     present and what to do next, the two inputs given in each other's place (``other``: the
     other input's own columns, :func:`swapped_hint`) or the entry that reads the columns under
     their names in the file (:func:`rename_hint`; ``known``: the family's names and the key,
-    which are not candidates)."""
+    which are not candidates). ``key_in``: where ``column`` is the key's one column, the other
+    input's columns: a likely source in both inputs is named as the key to give instead."""
     columns = [column] if isinstance(column, str) else list(column)
-    hint = swapped_hint(columns[0], schema, other, role) or rename_hint(
-        schema, columns, role, known
+    hint = (
+        (key_in is not None and key_hint(columns[0], schema, key_in, known))
+        or swapped_hint(columns[0], schema, other, role)
+        or rename_hint(schema, columns, role, known)
     )
     return InputError(f"{what}; {columns_present(schema)}{hint}", path=label, column=columns[0])
 

@@ -114,11 +114,19 @@ def _is_integer(dtype: pl.DataType) -> bool:
     return dtype.is_integer()
 
 
-def _check_key(schema: dict, key: tuple[str, ...], label: str, role: str) -> None:
+def _check_key(schema: dict, key: tuple[str, ...], label: str, role: str, other: dict) -> None:
+    """Every key column in ``schema`` (``other``: the other input's, to name a one-column key
+    that both inputs hold under another name)."""
     for column in key:
         if column not in schema:
             raise missing_column(
-                schema, column, label, role, (*key, *CANONICAL), "missing key column"
+                schema,
+                column,
+                label,
+                role,
+                (*key, *CANONICAL),
+                "missing key column",
+                key_in=other if len(key) == 1 else None,
             )
 
 
@@ -128,8 +136,8 @@ def plan_inputs(
     """Check both schemas (our column names: :mod:`mobeval.io.columns` renamed the user's) up
     front and decide the prediction form; every problem names the file and the column."""
     key = list(spec.key)
-    _check_key(truth_schema, spec.key, truth_label, "truth")
-    _check_key(pred_schema, spec.key, pred_label, "pred")
+    _check_key(truth_schema, spec.key, truth_label, "truth", pred_schema)
+    _check_key(pred_schema, spec.key, pred_label, "pred", truth_schema)
     for column in key:
         left, right = truth_schema[column], pred_schema[column]
         if left != right and not (_is_integer(left) and _is_integer(right)):
