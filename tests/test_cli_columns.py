@@ -107,6 +107,26 @@ def test_python_takes_nested_and_dotted_entries(tmp_path, columns):
     assert renamed.summary.equals(plain)
 
 
+def test_two_of_our_columns_swapped_by_the_mapping(tmp_path):
+    f = _nextloc_files(tmp_path)
+    pred = pl.read_parquet(f["pred"])
+    ranked = pred.with_columns(
+        rank=pl.len().over("sample_id") - pl.int_range(pl.len()).over("sample_id")
+    )
+    swapped = ranked.rename({"score": "rank", "rank": "score"})
+    plain = evaluate_nextloc(f["truth"], ranked, order_by="rank", progress=False).summary
+    renamed = evaluate_nextloc(
+        f["truth"],
+        swapped,
+        columns={"pred.score": "rank", "pred.rank": "score"},
+        order_by="rank",
+        progress=False,
+    )
+    assert renamed.summary.equals(plain)
+    by_score = evaluate_nextloc(f["truth"], ranked, order_by="score", progress=False).summary
+    assert not by_score.equals(plain)  # the two orders differ: the swap is what is tested
+
+
 def test_a_movielens_ratings_file_works_with_one_flag(tmp_path, capsys):
     f = _recs_files(tmp_path)
     plain = _summary(capsys, ["recs", "--ratings", str(f["ratings"]), "--recs", str(f["lists"])])
