@@ -1,6 +1,6 @@
 """Each common mistake's message names the next step, as the face that made it spells it:
-truth and predictions swapped, a column under another name (``--columns location=poi`` /
-``columns={'location': 'poi'}``), string location ids (where the recipe is), a k beyond a list
+truth and predictions swapped, a column under another name (``--columns truth.location=poi`` /
+``columns={'truth.location': 'poi'}``), string location ids (where the recipe is), a k beyond a list
 under ``libcity`` (``--k-beyond-list allow`` / ``k_beyond_list='allow'``)."""
 
 from __future__ import annotations
