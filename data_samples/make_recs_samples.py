@@ -2,8 +2,9 @@
 
 Recommendation lists: 300 users and 500 items with latent tastes (8 factors) and a Zipf popularity.
 Each user rated 20 items, drawn in proportion to its affinity, 1..5 stars from the affinity
-(``ratings.parquet``: user_id, item_id, rating). Two models list 30 items per user, best first
-(user_id, item_id, score, rank; each user's rows in rank order, as ClayRS reads them): ``mf``
+(``ratings.parquet``: user_id, item_id, rating; the same ratings as MovieLens spells them in
+``../movielens/ratings.csv``: userId, movieId, rating). Two models list 30 items per user, best
+first (user_id, item_id, score, rank; each user's rows in rank order, as ClayRS reads them): ``mf``
 scores items by a noisy copy of the true affinity, ``popular`` by popularity alone.
 
 Logits: 1,000 next-POI samples over 80 POIs (Zipf popularity); ``targets.npy`` (int64) holds each
@@ -58,9 +59,13 @@ def build_recs(seed: int) -> None:
         rows.extend((user, int(i), float(s)) for i, s in zip(items, stars, strict=True))
     out = HERE / "recs"
     out.mkdir(parents=True, exist_ok=True)
-    pl.DataFrame(
+    ratings = pl.DataFrame(
         rows, schema={"user_id": pl.Int64, "item_id": pl.Int64, "rating": pl.Float64}, orient="row"
-    ).sort("user_id", "item_id").write_parquet(out / "ratings.parquet")
+    ).sort("user_id", "item_id")
+    ratings.write_parquet(out / "ratings.parquet")
+    (HERE / "movielens").mkdir(exist_ok=True)
+    movielens = ratings.rename({"user_id": "userId", "item_id": "movieId"})
+    movielens.write_csv(HERE / "movielens" / "ratings.csv")
     mf = affinity + rng.normal(0, 0.8, affinity.shape)
     top_lists(mf).write_parquet(out / "mf.parquet")
     popular = np.log(popularity)[None, :] + rng.normal(0, 1e-3, (USERS, ITEMS))

@@ -37,12 +37,12 @@ from mobeval.engines.partition import (
     RecsPartitionJob,
     TrajectoryPartitionJob,
 )
-from mobeval.errors import ConfigError, InputError, MobevalError
-from mobeval.families import RECS, resolved_options, with_options
+from mobeval.errors import ConfigError, InputError, MobevalError, OptionError
+from mobeval.families import FAMILIES, RECS, resolved_options, with_options
+from mobeval.io.columns import check_used, missing_column, their_names
 from mobeval.io.logits import rows_per_chunk
 from mobeval.io.outputs import read_manifest, read_summary
 from mobeval.io.remote import url_timeout
-from mobeval.io.sources import columns_present
 from mobeval.io.writers import partition_path
 from mobeval.metrics.nextloc import INPUT_ORDER_TIES
 from mobeval.metrics.recs import parse_recs_metrics
@@ -84,13 +84,28 @@ def engine_for(
     return LocalEngine()
 
 
-def _require_columns(source, columns) -> dict[str, pl.DataType]:
-    """The source's schema, after checking that it has every one of ``columns``."""
+def _sources(runner: Engine, family: str, truth, predictions, values: dict, names=None):
+    """The two inputs opened by the engine, each with its columns read under our names as the
+    ``columns`` option maps them (:mod:`mobeval.io.columns`): the one place every input of a
+    keyed family passes through. ``names``: column names of header-less CSV files."""
+    columns = FAMILIES[family].column_map(values)
+    truth_source = runner.source(truth, names=names, columns=columns, role="truth")
+    pred_source = runner.source(predictions, names=names, columns=columns, role="pred")
+    check_used(columns, truth_source, pred_source)
+    return truth_source, pred_source
+
+
+def _require_columns(source, columns, role: str, other=(), key_in=None) -> dict[str, pl.DataType]:
+    """The source's schema, after checking that it has every one of ``columns`` (else what to do
+    next: :func:`mobeval.io.columns.missing_column`; ``other``: the other input's own columns, to
+    tell two inputs given in each other's place; ``key_in``: the other input's columns, to name
+    a key, the first of ``columns``, that both hold under another name)."""
     schema = source.schema()
     missing = [c for c in columns if c not in schema]
     if missing:
-        raise InputError(
-            f"missing column; {columns_present(schema)}", path=source.label, column=missing[0]
+        key_in = key_in if missing[0] == columns[0] else None
+        raise missing_column(
+            schema, missing, source.label, role, columns, other=other, key_in=key_in
         )
     return schema
 
@@ -206,7 +221,7 @@ def _nextloc(runner: Engine, truth, predictions, values: dict, where: dict) -> E
     :class:`mobeval.metrics.nextloc.NextlocConvention`; ``ties`` and ``duplicates`` (``"error"``
     or ``"drop"``: one entry per location, as a dict-based run holds it) override the preset's."""
     spec = nextloc_spec(**values)
-    truth_source, pred_source = runner.source(truth), runner.source(predictions)
+    truth_source, pred_source = _sources(runner, "nextloc", truth, predictions, values)
     _require_rows((truth_source, "the truth is"), (pred_source, "the predictions are"))
     truth_schema, pred_schema = truth_source.schema(), pred_source.schema()
     inputs = plan_inputs(truth_schema, truth_source.label, pred_schema, pred_source.label, spec)
@@ -226,7 +241,8 @@ def _nextloc(runner: Engine, truth, predictions, values: dict, where: dict) -> E
         input_order=(convention.ties in INPUT_ORDER_TIES or convention.duplicates == "drop")
         and not inputs.list_form,
     )
-    return runner.run(plan, truth_source, pred_source, where)
+    with their_names(truth_source, pred_source):
+        return runner.run(plan, truth_source, pred_source, where)
 
 
 def _trajectory(runner: Engine, reference, generated, values: dict, where: dict) -> Evaluation:
@@ -242,13 +258,14 @@ def _trajectory(runner: Engine, reference, generated, values: dict, where: dict)
     does (default ``"libm"``, the C library's: see :class:`mobeval.metrics.trajectory.
     TrajectoryConvention`)."""
     chosen = checked_convention(**values)
-    reference_source = runner.source(reference, names=TRAJECTORY_COLUMNS)
-    generated_source = runner.source(generated, names=TRAJECTORY_COLUMNS)
+    reference_source, generated_source = _sources(
+        runner, "trajectory", reference, generated, values, TRAJECTORY_COLUMNS
+    )
     _require_rows(
         (reference_source, "the reference is"), (generated_source, "the generated trajectories are")
     )
-    reference_schema = _require_columns(reference_source, TRAJECTORY_COLUMNS)
-    generated_schema = _require_columns(generated_source, TRAJECTORY_COLUMNS)
+    reference_schema = _require_columns(reference_source, TRAJECTORY_COLUMNS, "truth")
+    generated_schema = _require_columns(generated_source, TRAJECTORY_COLUMNS, "pred")
     check_trajectory_schemas(
         reference_schema, reference_source.label, generated_schema, generated_source.label
     )
@@ -272,7 +289,8 @@ def _trajectory(runner: Engine, reference, generated, values: dict, where: dict)
         unique_truth=False,
         input_order=False,
     )
-    return runner.run(plan, reference_source, generated_source, where)
+    with their_names(reference_source, generated_source):
+        return runner.run(plan, reference_source, generated_source, where)
 
 
 def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluation:
@@ -292,10 +310,15 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
     conv = RECS.convention(values)
     specs = parse_recs_metrics(metrics, cutoffs, beta=conv.beta)
     columns = rec_columns(conv, specs)
-    ratings_source, recs_source = runner.source(ratings), runner.source(recs)
+    ratings_source, recs_source = _sources(runner, "recs", ratings, recs, values)
     _require_rows((ratings_source, "the ratings are"), (recs_source, "the lists are"))
-    ratings_schema = _require_columns(ratings_source, [key, "item_id", "rating"])
-    recs_schema = _require_columns(recs_source, [key, *columns[1:]])
+    truth_columns = [key, "item_id", "rating"]
+    shared = (key, "item_id")  # the other input's own columns tell two inputs swapped
+    lists = recs_source.schema()
+    own = [c for c in lists if c not in shared]
+    ratings_schema = _require_columns(ratings_source, truth_columns, "truth", own, lists)
+    own = [c for c in ratings_schema if c not in shared]
+    recs_schema = _require_columns(recs_source, [key, *columns[1:]], "pred", own, ratings_schema)
     scorer_options = {
         "metrics": [metrics] if isinstance(metrics, str) else list(metrics),
         "cutoffs": cutoffs,
@@ -317,7 +340,30 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
         unique_truth=False,
         input_order=True,
     )
-    return runner.run(plan, ratings_source, recs_source, where)
+    with their_names(ratings_source, recs_source):
+        return runner.run(plan, ratings_source, recs_source, where)
+
+
+def _logits_columns(values: dict) -> dict[str, str]:
+    """The Parquet columns of the logits and the targets: the ``columns`` option's ``logits`` and
+    ``target`` (in both inputs or in their own), else ``logits_column`` / ``targets_column``
+    (their first spelling); both given is an OptionError."""
+    mapped = FAMILIES["logits"].column_map(values)
+    chosen = {}
+    for ours, role, option in (
+        ("logits", "pred", "logits_column"),
+        ("target", "truth", "targets_column"),
+    ):
+        given = mapped.of(role).get(ours)
+        default = FAMILIES["logits"].option(option).default
+        if given is not None and values[option] != default:
+            raise OptionError(
+                "columns",
+                values["columns"],
+                f"{ours!r} and {option} both name one column: give one",
+            )
+        chosen[option] = given or values[option]
+    return chosen
 
 
 def _logits(runner: Engine, logits, targets, values: dict, where: dict) -> Evaluation:
@@ -340,7 +386,7 @@ def _logits(runner: Engine, logits, targets, values: dict, where: dict) -> Evalu
         "convention": values["convention"],
         "ignore_target": values["ignore_target"],
     }
-    columns = {name: values[name] for name in ("logits_column", "targets_column")}
+    columns = _logits_columns(values)
     rows = rows_per_chunk(logits, targets, checked_chunk_rows(where["chunk_rows"]), **columns)
     job = LogitsPartitionJob(
         logits, targets, accumulator_options, columns, rows, percent=values["percent"]

@@ -729,17 +729,24 @@ def cli_spelling(message: str, family: str) -> str:
     definition: a value spelled as in Python (``on_mismatch='skip'``, ``duplicates="drop"``)
     becomes the flag to type (``--skip-mismatched``, ``--duplicates drop``), and a bare option
     name with an underscore (``gain_threshold``: never an English word) its flag
-    (``--gain-threshold``); a mapping (``columns={'location': 'poi'}``) its flag and pairs
-    (``--columns location=poi``)."""
+    (``--gain-threshold``); a mapping (``columns={'truth.user_id': 'userId', 'truth.item_id':
+    'movieId'}``) its flag and pairs (``--columns truth.user_id=userId,truth.item_id=movieId``)."""
     for option in FAMILIES[family].options:
         if option.flag is None:
             continue
         valued = rf"(?<![\w-]){option.name}=(['\"])([^'\"]*)\1"
         message = re.sub(valued, lambda m, o=option: o.cli_spelling(m.group(2)), message)
         if option.kind == "mapping":  # columns={'location': 'poi'} -> --columns location=poi
-            pairs = r"\{'([^']*)': '([^']*)'\}"
-            spelled = rf"{option.flag_name} \1=\2"
-            message = re.sub(rf"(?<![\w-]){option.name}={pairs}", spelled, message)
+            pair = r"'([^']*)': '([^']*)'"
+            mapping = rf"(?<![\w-]){option.name}=\{{({pair}(?:, {pair})*)\}}"
+            message = re.sub(
+                mapping,
+                lambda m, o=option, pair=pair: (
+                    f"{o.flag_name} "
+                    + ",".join(f"{a}={b}" for a, b in re.findall(pair, m.group(1)))
+                ),
+                message,
+            )
         if "_" in option.name:
             message = re.sub(rf"(?<![\w-]){option.name}\b", option.flag_name, message)
     return message

@@ -19,6 +19,7 @@ class InputError(MobevalError):
         column: str | None = None,
         key: object | None = None,
     ) -> None:
+        self.message = message
         self.path = None if path is None else str(path)
         self.column = column
         self.key = key

@@ -31,12 +31,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from mobeval.errors import OptionError
+from mobeval.io.columns import ColumnMap, column_map
 from mobeval.metrics import nextloc as _nextloc
 from mobeval.metrics import population as _population
 from mobeval.metrics import recs as _recs
 from mobeval.metrics import trajectory as _trajectory
 from mobeval.tasks import logits as _logits
 from mobeval.tasks import nextloc as _nextloc_task
+from mobeval.tasks import recs as _recs_task
 from mobeval.tasks import trajectory as _trajectory_task
 
 
@@ -149,6 +151,25 @@ class Family:
     preset_help: dict[str, str] = field(default_factory=dict)
     #: the summary rows that count things (samples, users...): integers, not rates
     counts: tuple[str, ...] = ()
+    #: our names of the inputs' columns, which the ``columns`` option maps (with the key's)
+    column_names: tuple[str, ...] = ()
+
+    @property
+    def inputs(self) -> dict[str, tuple[str, ...]]:
+        """Each input's names in a ``columns`` entry: ``truth`` / ``pred``, or the evaluate
+        function's own (``ratings`` / ``recs``)."""
+        return {
+            "truth": tuple(dict.fromkeys(("truth", self.truth))),
+            "pred": tuple(dict.fromkeys(("pred", self.model))),
+        }
+
+    def column_map(self, values: dict) -> ColumnMap:
+        """The ``columns`` option of ``values`` checked against the family's inputs and column
+        names, the key's included (:func:`mobeval.io.columns.column_map`), split per input."""
+        key = values.get("key") or ()
+        key = (key,) if isinstance(key, str) else tuple(key)
+        names = (*self.column_names, *(k for k in key if k not in self.column_names))
+        return column_map(values.get("columns"), inputs=self.inputs, names=names, title=self.title)
 
     def option(self, name: str) -> Option:
         """The option of that name or alias."""
@@ -264,6 +285,21 @@ def _metrics(default: tuple | None, help: str, **settings) -> Option:
     return Option("metrics", "strings", default, help, flag=flag, defines=False, **settings)
 
 
+def _columns(ours: Sequence[str], inputs: tuple[str, str], example: str, key: bool) -> Option:
+    """Our column names -> the user's, in both inputs or in one (``truth.``, ``pred.`` or the
+    input's own name first: :mod:`mobeval.io.columns`); ``inputs``: the family's own names of
+    the truth and the predictions; ``key``: whether the key's columns are mapped too."""
+    prefixes = ", ".join(
+        " or ".join(f"{name}." for name in dict.fromkeys(names))
+        for names in (("truth", inputs[0]), ("pred", inputs[1]))
+    )
+    help = (
+        f"your column names as ours=yours, in both inputs, or in one ({prefixes}), e.g. "
+        f"{example}; ours: {', '.join(ours)}{' and the key' if key else ''}"
+    )
+    return Option("columns", "mapping", None, help, flag=Flag("mapping", {}), defines=False)
+
+
 def _error_unless(name: str, help: str, choices, switch: str, on: str, **settings) -> Option:
     """An input check that fails ("error") unless its command-line ``switch`` (a flag without a
     value) sets it to ``on``."""
@@ -330,13 +366,11 @@ NEXTLOC = Family(
             "key column(s), e.g. uid,d,t",
             flag=Flag("names", ["sample_id"]),
         ),
-        Option(
-            "columns",
-            "mapping",
-            None,
-            "column names, e.g. location=poi,score=logit",
-            flag=Flag("mapping", {}),
-            defines=False,
+        _columns(
+            _nextloc_task.CANONICAL,
+            ("truth", "predictions"),
+            "location=poi,pred.score=logit",
+            key=True,
         ),
         Option(
             "order_by",
@@ -363,6 +397,7 @@ NEXTLOC = Family(
         "ranx": "ranx 0.3.21: Numba's sort on ties, mean F1, repeats dropped",
     },
     ("samples", "samples_without_predictions", "predictions_without_truth_dropped"),
+    _nextloc_task.CANONICAL,
 )
 
 TRAJECTORY = Family(
@@ -439,6 +474,9 @@ TRAJECTORY = Family(
             "--score-out-of-grid",
             "score",
         ),
+        _columns(
+            _trajectory_task.COLUMNS, ("reference", "generated"), "generated.uid=user", key=False
+        ),
     ),
     lambda: _trajectory.TRAJECTORY_PRESETS,
     lambda v: _trajectory_task.checked_convention(**{n: v[n] for n in TRAJECTORY.names}),
@@ -448,6 +486,7 @@ TRAJECTORY = Family(
         "movesim": "MoveSim (FIBLAB 93e6837) distributions; GEO-BLEU/DTW as humob2025",
     },
     ("uids", "uid_days", "steps", "uids_skipped", "rows_out_of_grid"),
+    _trajectory_task.COLUMNS,
 )
 
 
@@ -472,6 +511,12 @@ RECS = Family(
             python="convention",
         ),
         Option("key", "string", "user_id", "the user column"),
+        _columns(
+            _recs_task.COLUMNS,
+            ("ratings", "recs"),
+            "truth.user_id=userId,truth.item_id=movieId",
+            key=False,
+        ),
         Option(
             "relevant_threshold",
             "threshold",
@@ -512,6 +557,7 @@ RECS = Family(
         "trec_eval": "trec_eval 10.0 / pytrec_eval: relevant >= 1",
     },
     ("users",),
+    _recs_task.COLUMNS,
 )
 
 LOGITS = Family(
@@ -556,6 +602,12 @@ LOGITS = Family(
             "a padding class whose rows are left out (default: none)",
             flag=Flag("int"),
         ),
+        _columns(
+            ("logits", _logits.TARGETS_COLUMN),
+            ("targets", "logits"),
+            "logits=probs,target=y",
+            key=False,
+        ),
         Option("logits_column", "string", "logits", "Parquet logits column", defines=False),
         Option(
             "targets_column",
@@ -571,6 +623,8 @@ LOGITS = Family(
         "mobeval": "--ties (optimistic) for every metric",
         "sklearn": "scikit-learn's tie rule per metric (top_k_accuracy_score, ndcg_score...)",
     },
+    (),
+    ("logits", _logits.TARGETS_COLUMN),
 )
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (NEXTLOC, TRAJECTORY, RECS, LOGITS)}

@@ -42,8 +42,14 @@ VALUE_KINDS: dict[str, tuple[str, Callable[[object], bool]]] = {
     "number": ("a number", is_number),
     "threshold": ('a number or "user_mean"', lambda v: is_number(v) or v == "user_mean"),
     "mapping": (
-        'a table of name = "column"',
-        lambda v: isinstance(v, dict) and all(is_str(x) for x in v.values()),
+        'a table of name = "column" (or of input = { name = "column" })',
+        lambda v: (
+            isinstance(v, dict)
+            and all(
+                is_str(x) or (isinstance(x, dict) and all(map(is_str, x.values())))
+                for x in v.values()
+            )
+        ),
     ),
 }
 

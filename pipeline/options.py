@@ -148,10 +148,23 @@ def _threshold(option: str, value: object) -> None:
 def _mapping(option: str, value: object, *, optional: bool = False) -> None:
     if optional and value is None:
         return
+
+    def named(v) -> bool:
+        return isinstance(v, str) and bool(v.strip())
+
     if not (
-        isinstance(value, dict) and all(isinstance(v, str) and v.strip() for v in value.values())
+        isinstance(value, dict)
+        and all(
+            named(v) or (isinstance(v, dict) and all(map(named, v.values())))
+            for v in value.values()
+        )
     ):
-        raise _fail(option, value, 'a mapping of our name -> your column, e.g. {"location": "poi"}')
+        raise _fail(
+            option,
+            value,
+            'a mapping of our name -> your column, e.g. {"location": "poi"}, or of an input '
+            'to one, e.g. {"truth": {"user_id": "userId"}}',
+        )
 
 
 #: The Python type check of each option: by its ``python`` name, else by its job-file kind
@@ -244,6 +257,7 @@ def _check(definition: Family, given: dict) -> None:
             raise OptionError(name, value, f"not an option of {definition.title}; known: {known}")
         option = definition.by_name[name]
         TYPE_CHECKS[option.python or option.kind](definition, option, value)
+    definition.column_map(definition.values(given))  # the key's columns are ours too
     build, defaults = BUILDERS[family], definition.values({})
     for option in definition.options:  # one at a time, in the definition's order
         if option.name in given and option.name not in TOGETHER.get(family, ()):

@@ -1,6 +1,6 @@
 """Each common mistake's message names the next step, as the face that made it spells it:
-truth and predictions swapped, a column under another name (``--columns location=poi`` /
-``columns={'location': 'poi'}``), string location ids (where the recipe is), a k beyond a list
+truth and predictions swapped, a column under another name (``--columns truth.location=poi`` /
+``columns={'truth.location': 'poi'}``), string location ids (where the recipe is), a k beyond a list
 under ``libcity`` (``--k-beyond-list allow`` / ``k_beyond_list='allow'``)."""
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ def test_swapped_inputs_say_so(tmp_path, capsys):
     ("side", "frame", "theirs"),
     [
         ("truth", TRUTH.rename({"location": "poi"}), "poi"),
-        ("truth", TRUTH.rename({"location": "venue"}).with_columns(day=pl.lit(1)), "YOUR_COLUMN"),
+        ("truth", TRUTH.rename({"location": "venue"}).with_columns(day=pl.lit(1)), "venue"),
+        ("truth", TRUTH.rename({"location": "cell"}).with_columns(day=pl.lit(1)), "YOUR_COLUMN"),
         ("pred", PRED.rename({"location": "poi"}), "poi"),
     ],
 )
@@ -69,19 +70,18 @@ def test_a_column_under_another_name_names_the_mapping(tmp_path, capsys, side, f
     )
     line = _cli_error(capsys, truth, pred)
     message = _python_error(truth, pred)
-    assert line.endswith(f"a column under another name is read with --columns location={theirs}"), (
-        line
-    )
-    assert message.endswith(
-        f"a column under another name is read with columns={{'location': '{theirs}'}}"
-    )
+    assert line.endswith(f"as 'location' with --columns {side}.location={theirs}"), line
+    assert message.endswith(f"as 'location' with columns={{'{side}.location': '{theirs}'}}")
     assert str(tmp_path / f"{side}.parquet") in line
 
 
 def test_a_mapping_to_a_column_the_file_lacks_says_none_is_needed(tmp_path, capsys):
     truth, pred = _write(tmp_path, TRUTH, PRED)
     line = _cli_error(capsys, truth, pred, "--columns", "location=poi")
-    assert "column 'poi': missing column" in line
+    assert f"neither {truth} nor {pred} has a column 'poi'" in line
+    assert line.endswith("both have 'location' itself: no mapping is needed"), line
+    line = _cli_error(capsys, truth, pred, "--columns", "pred.location=poi")
+    assert f"{pred}: column 'poi': missing column, read as 'location'" in line
     assert line.endswith("the file has 'location' itself: no mapping is needed"), line
 
 

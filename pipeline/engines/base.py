@@ -28,6 +28,7 @@ import polars as pl
 
 from mobeval.engines.local import checked_chunk_rows, stream_pairs
 from mobeval.errors import ConfigError, InputError
+from mobeval.io.columns import renamed
 from mobeval.io.inputs import as_source, check_input, fingerprint, is_uri
 from mobeval.io.sources import Source
 from mobeval.io.writers import (
@@ -103,8 +104,10 @@ class Engine(Protocol):
     name: str  # "local", "spark": the manifest's ``engine``
     files: object  # the manifest's file system: read_text, write_text, exists
 
-    def source(self, data, *, names: tuple[str, ...] | None = None):
-        """An input: ``label``, ``schema()`` (Polars types), ``fingerprint()``."""
+    def source(self, data, *, names: tuple[str, ...] | None = None, columns=None, role="truth"):
+        """An input: ``label``, ``schema()`` (Polars types), ``fingerprint()``; its columns read
+        under our names as ``columns`` (a :class:`mobeval.io.columns.ColumnMap`) maps them for
+        this input (``role``: ``truth`` or ``pred``)."""
 
     def run(self, plan: Plan, truth, predictions, where: dict) -> Evaluation:
         """Score a keyed plan; ``where``: out, city, model, chunk_rows, progress, per_unit."""
@@ -134,7 +137,8 @@ class Engine(Protocol):
 def default_model_name(source) -> str:
     """The predictions' file (or directory) name without suffixes, made a plain name
     (:func:`mobeval.io.writers.plain_name`): ``deepmove.parquet`` -> deepmove, ``*.parquet`` ->
-    all, ``my model.csv`` -> my_model."""
+    all, ``my model.csv`` -> my_model (a source read with renamed columns: its file's)."""
+    source = getattr(source, "source", source)
     if isinstance(source, Source | str | os.PathLike):
         name = Path(str(getattr(source, "label", source)).rstrip("/")).name
         for suffix in (".gz", ".parquet", ".pq", ".csv", ".txt", ".tsv", ".inter", ".npy"):
@@ -278,8 +282,8 @@ class LocalEngine:
     name = "local"
     files = LocalFiles()
 
-    def source(self, data, *, names: tuple[str, ...] | None = None):
-        return as_source(data, names=names)
+    def source(self, data, *, names: tuple[str, ...] | None = None, columns=None, role="truth"):
+        return renamed(as_source(data, names=names), columns, role)
 
     def run(self, plan: Plan, truth, predictions, where: dict) -> Evaluation:
         """Stream both sources through a fresh scorer; stage, then commit, every section. If the

@@ -24,7 +24,7 @@ import polars as pl
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.arrays import kernel_array
 from mobeval.io.chunking import format_key, key_at, key_matrix, unit_starts
-from mobeval.io.sources import columns_present
+from mobeval.io.columns import missing_column
 from mobeval.kernels.exact_sum import ExactColumnSums
 from mobeval.kernels.keys import match_sorted, unit_offsets
 from mobeval.kernels.ranks import drop_repeated, target_rank_bounds
@@ -49,8 +49,7 @@ UNMATCHED = ("error", "drop")
 @dataclass(frozen=True)
 class NextlocSpec:
     """What to compute. ``overrides``: fields of :class:`NextlocConvention` that replace the
-    preset's (``ties``, ``f1``, ``missing``, ``k_beyond_list``, ``duplicates``); ``columns`` maps
-    our column names (location, score, rank, locations, scores) to the user's; ``order_by`` picks
+    preset's (``ties``, ``f1``, ``missing``, ``k_beyond_list``, ``duplicates``); ``order_by`` picks
     score or rank when both exist (``auto``: score); ``unmatched="drop"`` drops (and counts)
     predictions whose sample is not in the truth."""
 
@@ -59,16 +58,12 @@ class NextlocSpec:
     metrics: tuple[str, ...] | None = None
     convention: str = "mobeval"
     overrides: dict[str, str] = field(default_factory=dict)
-    columns: dict[str, str] = field(default_factory=dict)
     order_by: str = "auto"
     unmatched: str = "error"
 
     def __post_init__(self) -> None:
         if not self.key:
             raise ConfigError("key: give at least one key column")
-        unknown = set(self.columns) - set(CANONICAL)
-        if unknown:
-            raise ConfigError(f"columns: unknown name {sorted(unknown)[0]!r}; use {CANONICAL}")
         if self.order_by not in ORDER_CHOICES:
             raise ConfigError(f"order_by={self.order_by!r} is not one of {ORDER_CHOICES}")
         if self.unmatched not in UNMATCHED:
@@ -82,23 +77,20 @@ class NextlocSpec:
     def metric_columns(self) -> MetricColumns:
         return expand_metrics(self.metrics, list(self.k))
 
-    def column(self, name: str) -> str:
-        return self.columns.get(name, name)
-
 
 def nextloc_spec(
-    *, key, k, metrics, convention, columns, order_by, unmatched, **overrides
+    *, key, k, metrics, convention, order_by, unmatched, columns=None, **overrides
 ) -> NextlocSpec:
     """A checked spec from the evaluate functions' keyword options (one key name or a list, one k
-    or several; ``overrides``: the convention fields given, None for the preset's); metric names,
-    cutoffs and convention options are validated before anything is read."""
+    or several; ``overrides``: the convention fields given, None for the preset's; ``columns`` is
+    the engines' business: each input is read under our names, :mod:`mobeval.io.columns`);
+    metric names, cutoffs and convention options are validated before anything is read."""
     spec = NextlocSpec(
         key=(key,) if isinstance(key, str) else tuple(key),
         k=(k,) if isinstance(k, int) else tuple(k),
         metrics=None if metrics is None else tuple(metrics),
         convention=convention,
         overrides={name: value for name, value in overrides.items() if value is not None},
-        columns=dict(columns or {}),
         order_by=order_by,
         unmatched=unmatched,
     )
@@ -123,22 +115,30 @@ def _is_integer(dtype: pl.DataType) -> bool:
     return dtype.is_integer()
 
 
-def _check_key(schema: dict, key: tuple[str, ...], label: str) -> None:
+def _check_key(schema: dict, key: tuple[str, ...], label: str, role: str, other: dict) -> None:
+    """Every key column in ``schema`` (``other``: the other input's, to name a one-column key
+    that both inputs hold under another name)."""
     for column in key:
         if column not in schema:
-            raise InputError(
-                f"missing key column; {columns_present(schema)}", path=label, column=column
+            raise missing_column(
+                schema,
+                column,
+                label,
+                role,
+                (*key, *CANONICAL),
+                "missing key column",
+                key_in=other if len(key) == 1 else None,
             )
 
 
 def plan_inputs(
     truth_schema: dict, truth_label: str, pred_schema: dict, pred_label: str, spec: NextlocSpec
 ) -> InputPlan:
-    """Check both schemas up front and decide the prediction form; every problem names the file
-    and the column."""
+    """Check both schemas (our column names: :mod:`mobeval.io.columns` renamed the user's) up
+    front and decide the prediction form; every problem names the file and the column."""
     key = list(spec.key)
-    _check_key(truth_schema, spec.key, truth_label)
-    _check_key(pred_schema, spec.key, pred_label)
+    _check_key(truth_schema, spec.key, truth_label, "truth", pred_schema)
+    _check_key(pred_schema, spec.key, pred_label, "pred", truth_schema)
     for column in key:
         left, right = truth_schema[column], pred_schema[column]
         if left != right and not (_is_integer(left) and _is_integer(right)):
@@ -148,54 +148,55 @@ def plan_inputs(
     key_exprs = [
         pl.col(c).cast(pl.Int64) if _is_integer(truth_schema[c]) else pl.col(c) for c in key
     ]
+    truth = (truth_schema, truth_label, "truth", spec.key)
+    pred = (pred_schema, pred_label, "pred", spec.key)
+    _require(*truth, "location", "integer", _is_integer)
+    truth_select = [*key_exprs, pl.col("location").cast(pl.Int64).alias(TARGET)]
+    truth_columns = [*key, "location"]
 
-    truth_location = spec.column("location")
-    _require(truth_schema, truth_location, truth_label, "integer", _is_integer, spec)
-    truth_select = [*key_exprs, pl.col(truth_location).cast(pl.Int64).alias(TARGET)]
-
-    location, locations = spec.column("location"), spec.column("locations")
-    score, rank, scores = spec.column("score"), spec.column("rank"), spec.column("scores")
-    if location in pred_schema:
-        _require(pred_schema, location, pred_label, "integer", _is_integer, spec)
-        has_score, has_rank = score in pred_schema, rank in pred_schema
-        order = _choose_order(spec.order_by, has_score, has_rank, pred_label, score, rank)
+    if "location" in pred_schema:
+        _require(*pred, "location", "integer", _is_integer)
+        has_score, has_rank = "score" in pred_schema, "rank" in pred_schema
+        order = _choose_order(spec.order_by, has_score, has_rank, pred_label)
         if order == "score":
-            _require(pred_schema, score, pred_label, "numeric", lambda t: t.is_numeric(), spec)
-            preference = pl.col(score).cast(pl.Float64)
+            _require(*pred, "score", "numeric", lambda t: t.is_numeric())
+            preference = pl.col("score").cast(pl.Float64)
         else:
-            _require(pred_schema, rank, pred_label, "integer", _is_integer, spec)
-            preference = -pl.col(rank).cast(pl.Float64)
-        columns = [*key, location, score if order == "score" else rank]
+            _require(*pred, "rank", "integer", _is_integer)
+            preference = -pl.col("rank").cast(pl.Float64)
+        columns = [*key, "location", order]
         select = [
             *key_exprs,
-            pl.col(location).cast(pl.Int64).alias("location"),
+            pl.col("location").cast(pl.Int64).alias("location"),
             preference.alias(PREFERENCE),
         ]
-        return InputPlan([*key, truth_location], truth_select, columns, select, False, order)
-    if locations in pred_schema:
-        dtype = pred_schema[locations]
+        return InputPlan(truth_columns, truth_select, columns, select, False, order)
+    if "locations" in pred_schema:
+        dtype = pred_schema["locations"]
         if not (isinstance(dtype, pl.List | pl.Array) and _is_integer(dtype.inner)):
             raise InputError(
-                f"expected a list of integers, found {dtype}", path=pred_label, column=locations
+                f"expected a list of integers, found {dtype}", path=pred_label, column="locations"
             )
-        columns = [*key, locations]
-        select = [*key_exprs, pl.col(locations).cast(pl.List(pl.Int64)).alias("locations")]
+        columns = [*key, "locations"]
+        select = [*key_exprs, pl.col("locations").cast(pl.List(pl.Int64)).alias("locations")]
         order = "list"
-        if scores in pred_schema and spec.order_by != "rank":
-            inner = pred_schema[scores]
+        if "scores" in pred_schema and spec.order_by != "rank":
+            inner = pred_schema["scores"]
             if not (isinstance(inner, pl.List | pl.Array) and inner.inner.is_numeric()):
                 raise InputError(
-                    f"expected a list of numbers, found {inner}", path=pred_label, column=scores
+                    f"expected a list of numbers, found {inner}", path=pred_label, column="scores"
                 )
-            columns.append(scores)
-            select.append(pl.col(scores).cast(pl.List(pl.Float64)).alias("scores"))
+            columns.append("scores")
+            select.append(pl.col("scores").cast(pl.List(pl.Float64)).alias("scores"))
             order = "score"
-        return InputPlan([*key, truth_location], truth_select, columns, select, True, order)
-    raise InputError(
-        f"no '{location}' column (long form) nor '{locations}' list column (list form); "
-        f"{columns_present(pred_schema)}{_rename_hint(pred_schema, location, spec)}",
-        path=pred_label,
-        column=location,
+        return InputPlan(truth_columns, truth_select, columns, select, True, order)
+    raise missing_column(
+        pred_schema,
+        "location",
+        pred_label,
+        "pred",
+        (*key, *CANONICAL),
+        "no 'location' column (long form) nor 'locations' list column (list form)",
     )
 
 
@@ -207,55 +208,32 @@ STRING_IDS_HINT = (
 )
 
 
-def _require(schema: dict, column: str, label: str, kind: str, predicate, spec) -> None:
+def _require(schema, label, role, key, column: str, kind: str, predicate) -> None:
     """``column`` in ``schema`` with values of ``kind``; else an InputError naming the file and
-    the column, and what to do: the column it may be under another name (``columns=``), how to
-    map string location ids to integers."""
+    the column, and what to do: the column it may be under another name
+    (:func:`mobeval.io.columns.missing_column`), how to map string location ids to integers."""
     if column not in schema:
-        raise InputError(
-            f"missing column; {columns_present(schema)}{_rename_hint(schema, column, spec)}",
-            path=label,
-            column=column,
-        )
+        raise missing_column(schema, column, label, role, (*key, *CANONICAL))
     if not predicate(schema[column]):
-        hint = ""
-        if schema[column] == pl.String and column in (spec.column("location"),):
-            hint = f"; {STRING_IDS_HINT}"
+        hint = (
+            f"; {STRING_IDS_HINT}" if schema[column] == pl.String and column == "location" else ""
+        )
         raise InputError(
             f"expected {kind} values, found {schema[column]}{hint}", path=label, column=column
         )
 
 
-def _rename_hint(schema: dict, column: str, spec) -> str:
-    """``; if your column has another name: columns={'location': 'poi'}`` (the one column the
-    file has besides the key and the known ones, or a placeholder)."""
-    ours = next(
-        (name for name in ("location", "score", "rank") if spec.column(name) == column), None
-    )
-    if ours is None:
-        return ""
-    known = {
-        *spec.key,
-        *(spec.column(n) for n in ("location", "score", "rank", "locations", "scores")),
-    }
-    if ours in schema:  # mapped away from a column the file has under our own name
-        return f"; the file has '{ours}' itself: no mapping is needed"
-    others = [name for name in schema if name not in known]
-    theirs = others[0] if len(others) == 1 else "YOUR_COLUMN"
-    return f"; a column under another name is read with columns={{'{ours}': '{theirs}'}}"
-
-
-def _choose_order(order_by, has_score, has_rank, label, score, rank) -> str:
+def _choose_order(order_by, has_score, has_rank, label) -> str:
     if order_by == "score" or (order_by == "auto" and has_score):
         if not has_score:
-            raise InputError("missing column (order_by='score')", path=label, column=score)
+            raise InputError("missing column (order_by='score')", path=label, column="score")
         return "score"
     if not has_rank:
         raise InputError(
-            f"missing column: long-form predictions need '{score}' or '{rank}' (is this file the "
+            "missing column: long-form predictions need 'score' or 'rank' (is this file the "
             "truth? then the truth and the predictions are swapped: give each to the other)",
             path=label,
-            column=rank,
+            column="rank",
         )
     return "rank"
 
@@ -306,7 +284,7 @@ def to_unit_arrays(
                 raise InputError(
                     "scores list has another length than the locations list",
                     path=label,
-                    column=spec.column("scores"),
+                    column="scores",
                     key=_first_key_where(chunk, key, bad),
                 )
             preference_series = chunk["scores"].explode(keep_nulls=False, empty_as_null=False)
@@ -338,16 +316,16 @@ def to_unit_arrays(
         raise InputError(
             "null location",
             path=label,
-            column=spec.column("location"),
+            column="location",
             key=format_key(key, key_at(keys, key, row)),
         )
     preference = kernel_array(preference_series, np.float64)  # a null becomes NaN
     bad_preference = np.isnan(preference)
     if bad_preference.any():
         row = unit_of_row(int(np.argmax(bad_preference)))
-        column = spec.column("rank" if plan.order == "rank" else "score")
+        column = "rank" if plan.order == "rank" else "score"
         if plan.list_form:
-            column = spec.column("scores")
+            column = "scores"
         raise InputError(
             "null or NaN score",
             path=label,
@@ -479,7 +457,7 @@ class NextlocScorer:
             raise InputError(
                 "null location",
                 path=self.truth_label,
-                column=self.spec.column("location"),
+                column="location",
                 key=_first_key_where(truth, key, truth[TARGET].is_null()),
             )
         frames = []
@@ -549,7 +527,7 @@ class NextlocScorer:
                 "the same location appears twice in one sample's list (trec_eval refuses duplicate "
                 f"documents); {drop_duplicates_hint('location')}",
                 path=self.pred_label,
-                column=self.spec.column("locations" if self.plan.list_form else "location"),
+                column=("locations" if self.plan.list_form else "location"),
                 key=format_key(self.key, key_at(units.keys, self.key, duplicate)),
             )
         if not found.all():
@@ -582,7 +560,7 @@ class NextlocScorer:
                 "rejects it, as LibCity's topk does; k_beyond_list='allow' scores such a list "
                 "with what it has, or lower k)",
                 path=self.pred_label,
-                column=self.spec.column("location"),
+                column="location",
                 key=format_key(self.key, key_at(keys, self.key, row)),
             )
 

@@ -253,6 +253,12 @@ def score_recs_frame(
     return RecsScores(per_user, state)
 
 
+#: The columns the family reads (a ``columns`` option maps the user's names to these): the
+#: ratings' ``user_id`` (the ``key``), ``item_id``, ``rating``; the lists' ``user_id``,
+#: ``item_id`` and, as the convention needs them, ``rank`` / ``score``.
+COLUMNS = ("user_id", "item_id", "rating", "rank", "score")
+
+
 def rec_columns(conv: RecsConvention, specs: Sequence[RecsMetric]) -> list[str]:
     """The columns of the lists a scoring needs: ``user_id``, ``item_id``, then ``rank`` (order
     "rank") and ``score`` (score orders, or the predicted rating of mse/mae/rmse)."""

@@ -534,8 +534,11 @@ def checked_convention(
     divergence="jsd",
     max_distance=None,
     unit=None,
+    columns=None,
 ) -> TrajectoryConvention:
-    """The convention the evaluate functions' options ask for, after checking every option."""
+    """The convention the evaluate functions' options ask for, after checking every option
+    (``columns`` is the engines' business: each input is read under our names,
+    :mod:`mobeval.io.columns`)."""
     base = resolve(convention)
     if exp is not None and exp not in EXPS:
         raise ConfigError(f"exp={exp!r} is not one of {EXPS}")

@@ -28,7 +28,7 @@ from mobeval.engines.partition import (
     score_rows,
 )
 from mobeval.engines.spark.files import Files, as_uri, out_lock
-from mobeval.engines.spark.inputs import SparkInput, read_input
+from mobeval.engines.spark.inputs import SparkInput, read_input, renamed_input
 from mobeval.engines.spark.layout import (
     arrow_output,
     combined_table,
@@ -62,12 +62,12 @@ class _Planner:
         self.runs: list[tuple] = []
         self._sources: dict = {}
 
-    def source(self, data, *, names: tuple[str, ...] | None = None) -> SparkInput:
+    def source(self, data, *, names=None, columns=None, role="truth") -> SparkInput:
         if not isinstance(data, str | os.PathLike):
-            return self.engine.source(data, names=names)
-        known = (as_uri(data), names)
+            return self.engine.source(data, names=names, columns=columns, role=role)
+        known = (as_uri(data), names, repr(columns), role)
         if known not in self._sources:
-            self._sources[known] = self.engine.source(data, names=names)
+            self._sources[known] = self.engine.source(data, names=names, columns=columns, role=role)
         return self._sources[known]
 
     def run(self, plan, truth: SparkInput, predictions: SparkInput, where: dict) -> None:
@@ -131,9 +131,9 @@ class SparkEngine:
     def files(self) -> Files:
         return Files(self.spark)
 
-    def source(self, data, *, names: tuple[str, ...] | None = None) -> SparkInput:
+    def source(self, data, *, names=None, columns=None, role="truth") -> SparkInput:
         with quiet_log(self.spark, is_quiet(self.progress)):
-            return read_input(self.spark, data, names=names)
+            return renamed_input(read_input(self.spark, data, names=names), columns, role)
 
     def run(self, plan, truth: SparkInput, predictions: SparkInput, where: dict) -> Evaluation:
         """Truth and predictions in one table, hash-partitioned by the plan's key and sorted

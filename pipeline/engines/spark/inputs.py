@@ -11,12 +11,14 @@ import os
 
 import polars as pl
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
 from mobeval.engines.spark.failures import spark_error
 from mobeval.engines.spark.files import Files, as_uri
 from mobeval.errors import ConfigError, InputError
+from mobeval.io.columns import checked_renames, renamed_schema
 from mobeval.io.recbole import parse_header
 from mobeval.io.sources import PARQUET_SUFFIXES, TEXT_SUFFIXES, format_of
 from mobeval.io.trec import TrecSource, first_data_line, kind_of_line
@@ -33,6 +35,7 @@ class SparkInput:
     frame: DataFrame
     columns: dict  # Polars types of the columns, as the scorer will see them
     files: list[tuple[str, int, float]]
+    renames: dict = dataclasses.field(default_factory=dict)  # ours -> the file's column
 
     def schema(self) -> dict:
         return self.columns
@@ -136,3 +139,18 @@ def read_input(spark: SparkSession, path, *, names: tuple[str, ...] | None = Non
         kind = "Parquet" if file_format == "parquet" else "CSV"
         raise spark_error(error, f"not a readable {kind} file", path=label) from None
     return SparkInput(label, frame, schema, found)
+
+
+def renamed_input(source: SparkInput, columns, role: str) -> SparkInput:
+    """``source`` with its columns read under our names as ``columns`` (a
+    :class:`mobeval.io.columns.ColumnMap`) maps them for this input (``role``), checked as the
+    local engine's :func:`mobeval.io.columns.renamed` checks them."""
+    if columns is None or not (columns.truth or columns.pred):
+        return source
+    renames = checked_renames(source.columns, columns, role, source.label)
+    back = {theirs: ours for ours, theirs in renames.items()}
+    frame = source.frame.select(
+        *(F.col(f"`{c.replace('`', '``')}`").alias(back.get(c, c)) for c in source.frame.columns)
+    )
+    schema = renamed_schema(source.columns, renames, source.label)
+    return dataclasses.replace(source, frame=frame, columns=schema, renames=renames)
