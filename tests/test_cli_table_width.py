@@ -72,7 +72,7 @@ def test_machine_formats_stay_whole(tmp_path, capsys, monkeypatch):
     header = next(line for line in printed.splitlines() if "metric" in line)
     assert all(f"model_{i}" in header for i in range(5))  # one table, every model
     printed = _printed(capsys, ["run", job, "--quiet", "--resume", "--format", "csv"])
-    assert printed.splitlines()[0] == "city,model,metric,value,n"
+    assert printed.splitlines()[0] == "city,model,metric,value,n,std"
 
 
 @pytest.mark.parametrize("columns", [80, 100])
