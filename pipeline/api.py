@@ -46,10 +46,16 @@ from mobeval.io.sources import columns_present
 from mobeval.io.writers import partition_path
 from mobeval.metrics.nextloc import INPUT_ORDER_TIES
 from mobeval.metrics.recs import parse_recs_metrics
+from mobeval.metrics.recs_population import (
+    parse_population_metrics,
+    resolve_population,
+    split_metrics,
+)
 from mobeval.options import option_values
 from mobeval.tasks.logits import parse_logits_metrics
 from mobeval.tasks.nextloc import nextloc_spec, plan_inputs
 from mobeval.tasks.recs import rec_columns
+from mobeval.tasks.recs_population import population_inputs
 from mobeval.tasks.trajectory import COLUMNS as TRAJECTORY_COLUMNS
 from mobeval.tasks.trajectory import TrajectoryPlan, TrajectoryScorer, checked_convention
 from mobeval.tasks.trajectory import check_schemas as check_trajectory_schemas
@@ -289,19 +295,28 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
     column per metric), ``summary`` (the system values, then ``users``)."""
     metrics, cutoffs, key = values["metrics"], values["k"], values["key"]
     conv = RECS.convention(values)
-    specs = parse_recs_metrics(metrics, cutoffs, beta=conv.beta)
+    metrics, population = split_metrics(metrics)
+    specs = parse_recs_metrics(metrics, cutoffs, beta=conv.beta) if metrics else ()
     columns = rec_columns(conv, specs)
     ratings_source, recs_source = runner.source(ratings), runner.source(recs)
     _require_rows((ratings_source, "the ratings are"), (recs_source, "the lists are"))
     ratings_schema = _require_columns(ratings_source, [key, "item_id", "rating"])
     recs_schema = _require_columns(recs_source, [key, *columns[1:]])
     scorer_options = {
-        "metrics": [metrics] if isinstance(metrics, str) else list(metrics),
+        "metrics": metrics,
         "cutoffs": cutoffs,
         "convention": conv,
         "key": key,
         "path_recs": recs_source.label,
         "path_ratings": ratings_source.label,
+        "population": population_inputs(
+            parse_population_metrics(population, cutoffs),
+            resolve_population(values["population_convention"], values["tail_ratio"]),
+            catalogue=values["catalogue"],
+            train=values["train"],
+        )
+        if population
+        else None,
     }
     chunk_rows = checked_chunk_rows(where["chunk_rows"])
     job = RecsPartitionJob(

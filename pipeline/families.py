@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from mobeval.errors import OptionError
 from mobeval.metrics import nextloc as _nextloc
 from mobeval.metrics import recs as _recs
+from mobeval.metrics import recs_population as _population
 from mobeval.metrics import trajectory as _trajectory
 from mobeval.tasks import logits as _logits
 from mobeval.tasks import nextloc as _nextloc_task
@@ -430,7 +431,7 @@ RECS = Family(
     (
         _metrics(
             _recs.DEFAULT_METRICS,
-            "e.g. precision,recall,f1,ndcg@10,map,mrr,hit_rate,r-precision,rmse",
+            "e.g. precision,recall,f1,ndcg@10,map,mrr,hit_rate,r-precision,rmse,gini,coverage",
             single=True,
         ),
         _cutoffs("cutoffs of the metrics named without @k", nullable=True),
@@ -469,6 +470,32 @@ RECS = Family(
             flag=Flag("finite", FROM_PRESET),
         ),
         *(_choice(name) for name in _recs.OPTION_CHOICES),
+        Option(
+            "catalogue",
+            "string",
+            None,
+            "the items that may be recommended (a file with item_id): coverage, RecBole's gini",
+        ),
+        Option(
+            "train",
+            "string",
+            None,
+            "training interactions (a file with item_id): avg_popularity, tail_percentage",
+        ),
+        Option(
+            "population_convention",
+            "string",
+            "clayrs",
+            "gini, coverage, entropy as ClayRS 0.5.1 or RecBole 1.2.1 compute them",
+            lambda: sorted(_population.POPULATION_PRESETS),
+        ),
+        Option(
+            "tail_ratio",
+            "number",
+            None,
+            "long tail of tail_percentage: <= 1 the least popular share of items, > 1 a count "
+            "(RecBole's; default 0.1)",
+        ),
         Option("beta", "number", FROM_PRESET, preset=True, flag=None),
         Option("all_nan_error_metrics", "strings", FROM_PRESET, preset=True, flag=None),
         Option("require_same_users", "boolean", FROM_PRESET, preset=True, flag=None),

@@ -192,9 +192,21 @@ def _trajectory(values: dict) -> object:
 
 def _recs(values: dict) -> object:
     from mobeval.metrics.recs import parse_recs_metrics
+    from mobeval.metrics.recs_population import (
+        parse_population_metrics,
+        resolve_population,
+        split_metrics,
+    )
 
     convention = FAMILIES["recs"].convention(values)
-    return parse_recs_metrics(values["metrics"], values["k"], beta=convention.beta)
+    accuracy, population = split_metrics(values["metrics"])
+    resolve_population(values["population_convention"], values["tail_ratio"])
+    if not population:
+        return parse_recs_metrics(accuracy, values["k"], beta=convention.beta)
+    parsed = parse_population_metrics(population, values["k"])
+    if accuracy:
+        parsed = parse_recs_metrics(accuracy, values["k"], beta=convention.beta) + parsed
+    return parsed
 
 
 def _logits(values: dict) -> object:

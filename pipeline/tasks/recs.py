@@ -34,6 +34,7 @@ from mobeval.metrics.recs import (
     parse_recs_metrics,
     resolve_convention,
 )
+from mobeval.tasks.recs_population import PopulationCounts, PopulationInputs
 
 _GAINS = {
     "binary": K.GAIN_BINARY,
@@ -77,12 +78,19 @@ class RecsState:
     path_ratings: str | None = None
     path_recs: str | None = None
     missing: dict[str, tuple[int, object]] = field(default_factory=dict)
+    #: the population metrics' item counts (:mod:`mobeval.tasks.recs_population`), if any
+    population: PopulationCounts | None = None
 
     def merge(self, other: RecsState) -> None:
         """Fold the state of another chunk scored with the same metrics and convention."""
         if other.metrics != self.metrics or other.convention != self.convention:
             raise ConfigError("cannot merge recommendation scores of different metrics/conventions")
         self.sums.merge(other.sums)
+        if other.population is not None:
+            if self.population is None:
+                self.population = other.population
+            else:
+                self.population.merge(other.population)
         for side, (count, first) in other.missing.items():
             known, lowest = self.missing.get(side, (0, first))
             self.missing[side] = (known + count, min(lowest, first))
@@ -145,7 +153,7 @@ def score_recs_frame(
         ConfigError: unknown metric, preset or option.
     """
     conv = resolve_convention(convention, **options)
-    specs = parse_recs_metrics(metrics, cutoffs, beta=conv.beta)
+    specs = _parsed(metrics, cutoffs, conv.beta)
     rec_cols = rec_columns(conv, specs)
     need_score = "score" in rec_cols
     recs = _columns(recs, rec_cols, path_recs)
@@ -238,6 +246,11 @@ def score_recs_frame(
     if conv.require_same_users and check_users:
         state.check_same_users()
     return RecsScores(per_user, state)
+
+
+def _parsed(metrics: str | Sequence[str], cutoffs, beta: float) -> tuple[RecsMetric, ...]:
+    """The per-user metrics named (none: only population metrics were asked for)."""
+    return parse_recs_metrics(metrics, cutoffs, beta=beta) if len(metrics) else ()
 
 
 def rec_columns(conv: RecsConvention, specs: Sequence[RecsMetric]) -> list[str]:
@@ -521,14 +534,16 @@ class RecsScorer:
         key: str,
         path_recs: object,
         path_ratings: object,
+        population: PopulationInputs | None = None,
     ) -> None:
         self.metrics = list(metrics)
+        self.population = population
         self.cutoffs = cutoffs
         self.convention = convention
         self.key = key
         self.paths = {"recs": path_recs, "ratings": path_ratings}
         self.columns = {
-            "recs": rec_columns(convention, parse_recs_metrics(metrics, cutoffs)),
+            "recs": rec_columns(convention, _parsed(metrics, cutoffs, convention.beta)),
             "ratings": ["user_id", "item_id", "rating"],
         }
         self.state: RecsState | None = None
@@ -553,6 +568,9 @@ class RecsScorer:
             path_ratings=self.paths["ratings"],
             check_users=False,
         )
+        if self.population is not None:
+            scores.state.population = PopulationCounts(self.population)
+            scores.state.population.add(_order(recs, self.convention.order))
         if self.state is None:
             self.state = scores.state
         else:
@@ -567,7 +585,18 @@ class RecsScorer:
         if self.convention.require_same_users:
             self.state.check_same_users()
         users = {"metric": ["users"], "value": [float(self.users)], "n": [self.users]}
-        return pl.concat([finalize(self.state), pl.DataFrame(users)])
+        population = self.state.population.rows() if self.state.population is not None else []
+        return pl.concat(
+            [
+                finalize(self.state),
+                pl.DataFrame(
+                    population,
+                    schema={"metric": pl.String, "value": pl.Float64, "n": pl.Int64},
+                    orient="row",
+                ),
+                pl.DataFrame(users),
+            ]
+        )
 
 
 def _empty(columns: list[str], other: pl.DataFrame) -> pl.DataFrame:

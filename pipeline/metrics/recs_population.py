@@ -1,0 +1,193 @@
+"""Beyond-accuracy metrics of recommendation lists: what the whole population of lists covers.
+
+These are values of the population, not of a user: counts of each item over every user's first
+``k`` items (``c_i``, ``T = sum_i c_i``), or means over users of a per-user share, reported as
+rows of the summary (``metric``, ``value``, ``n``: the users whose lists were counted). Names
+(``k`` the cutoff, as every recommendation metric: ``gini@10``; without ``@k`` over the cutoffs,
+or the whole list when there are none):
+
+* ``gini@k``: the Gini index of the item counts (Gini 1912; ClayRS ``GiniIndex``, RecBole
+  ``GiniIndex``): with the ``N`` counts sorted ascending ``x_1 <= ... <= x_N``,
+  ``G = sum_j (2 j - N - 1) x_j / (N T)``. ClayRS counts the recommended items only (``N`` = the
+  distinct items recommended); RecBole every item of the catalogue, the ones never recommended
+  at 0 (``N`` = the catalogue size, with its padding item: ``gini_items``).
+* ``coverage@k``: the distinct recommended items of the catalogue over the catalogue's size
+  (ClayRS ``CatalogCoverage(top_n=k)``, or ``PredictionCoverage`` without a cutoff: a percentage
+  rounded to 2 decimals, items outside the catalogue ignored; RecBole ``ItemCoverage``: a
+  fraction of its ``num_items``, which counts its padding item ``[PAD]``).
+* ``entropy@k``: Shannon's entropy of the shares ``p_i = c_i / T``, ``H = -sum_i p_i ln p_i``
+  (RecBole ``ShannonEntropy``, which divides it by the number of distinct items recommended:
+  ``entropy_divisor``).
+* ``avg_popularity@k``: the mean over users of the mean popularity of the user's first ``k``
+  items, an item's popularity its number of rows in the training interactions (``train``; 0 if
+  absent) (Abdollahpouri et al. 2017's ARP; RecBole ``AveragePopularity``).
+* ``tail_percentage@k``: the mean over users of the share of long-tail items among the user's
+  first ``k`` (RecBole ``TailPercentage``): with ``tail_ratio > 1`` the items of the training
+  interactions seen at most ``tail_ratio`` times, else the ``max(floor(n tail_ratio), 1)`` least
+  popular of its ``n`` items (ties by item id).
+
+A list shorter than ``k`` counts what it has: its items are counted, and its per-user shares
+divide by its length (RecBole's lists always hold ``k`` items, where the two agree).
+
+References: ClayRS 0.5.1 ``clayrs/evaluation/metrics/fairness_metrics.py``; RecBole 1.2.1
+``recbole/evaluator/metrics.py`` (Zhao et al., CIKM 2021); Ge, Delgado-Battenfeld & Jannach,
+"Beyond accuracy: evaluating recommender systems by coverage and serendipity", RecSys 2010.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mobeval.errors import ConfigError
+
+#: metric family -> the inputs beyond the lists it needs (``catalogue`` / ``train``); the
+#: catalogue only where the convention counts over it (see :meth:`PopulationConvention.needs`).
+FAMILIES = ("gini", "coverage", "entropy", "avg_popularity", "tail_percentage")
+#: The families whose value is a mean over users (exact sums of per-user shares).
+PER_USER_FAMILIES = ("avg_popularity", "tail_percentage")
+
+_ALIASES = {
+    "gini": "gini",
+    "gini_index": "gini",
+    "giniindex": "gini",
+    "coverage": "coverage",
+    "catalog_coverage": "coverage",
+    "catalogue_coverage": "coverage",
+    "prediction_coverage": "coverage",
+    "itemcoverage": "coverage",
+    "item_coverage": "coverage",
+    "entropy": "entropy",
+    "shannonentropy": "entropy",
+    "shannon_entropy": "entropy",
+    "avg_popularity": "avg_popularity",
+    "averagepopularity": "avg_popularity",
+    "average_popularity": "avg_popularity",
+    "arp": "avg_popularity",
+    "tail_percentage": "tail_percentage",
+    "tailpercentage": "tail_percentage",
+}
+_NAME = re.compile(r"^\s*([a-z_]+)\s*(?:@\s*(\d{1,18}))?\s*$")
+
+
+@dataclass(frozen=True)
+class PopulationConvention:
+    """Where ClayRS and RecBole define these metrics differently, one field each.
+
+    * ``gini_items``: ``recommended`` (ClayRS: the items recommended at least once) or
+      ``catalogue`` (RecBole: every catalogue item, 0 if never recommended).
+    * ``coverage_unit``: ``percent_2dp`` (ClayRS: ``round(100 covered / |I|, 2)``) or
+      ``fraction`` (RecBole: ``covered / num_items``, unrounded).
+    * ``catalogue_padding``: items added to the catalogue's size (RecBole 1: its ``num_items``
+      counts the padding item ``[PAD]``; ClayRS 0).
+    * ``outside_catalogue``: a recommended item missing from the catalogue: ``ignore`` (ClayRS
+      intersects) or ``error`` (RecBole's items all come from its catalogue).
+    * ``entropy_divisor``: ``none`` (Shannon's entropy) or ``distinct_items`` (RecBole divides
+      by the number of distinct items recommended).
+    * ``tail_ratio``: RecBole's ``tail_ratio`` (default 0.1): the long tail's definition.
+    """
+
+    gini_items: str = "recommended"
+    coverage_unit: str = "percent_2dp"
+    catalogue_padding: int = 0
+    outside_catalogue: str = "ignore"
+    entropy_divisor: str = "none"
+    tail_ratio: float = 0.1
+
+    def __post_init__(self) -> None:
+        for name, allowed in CHOICES.items():
+            if getattr(self, name) not in allowed:
+                raise ConfigError(
+                    f"{name} must be one of {list(allowed)}, not {getattr(self, name)!r}"
+                )
+        if not self.tail_ratio > 0:
+            raise ConfigError(f"tail_ratio must be > 0, not {self.tail_ratio!r}")
+
+    def needs(self, family: str) -> tuple[str, ...]:
+        """The inputs beyond the lists that ``family`` needs under this convention."""
+        if family == "coverage" or (family == "gini" and self.gini_items == "catalogue"):
+            return ("catalogue",)
+        if family in PER_USER_FAMILIES:
+            return ("train",)
+        return ()
+
+
+CHOICES = {
+    "gini_items": ("recommended", "catalogue"),
+    "coverage_unit": ("percent_2dp", "fraction"),
+    "catalogue_padding": (0, 1),
+    "outside_catalogue": ("ignore", "error"),
+    "entropy_divisor": ("none", "distinct_items"),
+}
+
+POPULATION_PRESETS = {
+    "clayrs": PopulationConvention(),
+    "recbole": PopulationConvention(
+        gini_items="catalogue",
+        coverage_unit="fraction",
+        catalogue_padding=1,
+        outside_catalogue="error",
+        entropy_divisor="distinct_items",
+    ),
+}
+
+
+def resolve_population(preset: str, tail_ratio: float | None = None) -> PopulationConvention:
+    """A preset of :data:`POPULATION_PRESETS` by name, its ``tail_ratio`` replaced if given."""
+    if preset not in POPULATION_PRESETS:
+        raise ConfigError(
+            f"unknown population convention {preset!r}; choose one of {sorted(POPULATION_PRESETS)}"
+        )
+    convention = POPULATION_PRESETS[preset]
+    if tail_ratio is None:
+        return convention
+    return dataclasses.replace(convention, tail_ratio=float(tail_ratio))
+
+
+@dataclass(frozen=True)
+class PopulationMetric:
+    """One population metric: its family and cutoff (None: the whole list)."""
+
+    family: str
+    k: int | None = None
+
+    @property
+    def name(self) -> str:
+        return self.family if self.k is None else f"{self.family}@{self.k}"
+
+
+def is_population_metric(name: object) -> bool:
+    """Whether a metric name is one of this module's (``gini@10``, ``itemcoverage``...)."""
+    match = _NAME.match(str(name).lower())
+    return match is not None and match.group(1) in _ALIASES
+
+
+def split_metrics(metrics: str | Sequence[str]) -> tuple[list[str], list[str]]:
+    """The names of ``metrics`` in two lists: the per-user accuracy metrics
+    (:func:`mobeval.metrics.recs.parse_recs_metrics`'s) and the population metrics (this
+    module's), each in the order given."""
+    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    population = [n for n in names if is_population_metric(n)]
+    return [n for n in names if not is_population_metric(n)], population
+
+
+def parse_population_metrics(
+    names: Sequence[str], cutoffs: Sequence[int] | None
+) -> tuple[PopulationMetric, ...]:
+    """Population metric names x cutoffs: ``"gini@10"`` keeps its cutoff, a bare ``"gini"``
+    takes every cutoff of ``cutoffs`` (none: the whole list). Distinct, in the order given."""
+    grid = [None] if not cutoffs else [int(k) for k in cutoffs]
+    out: dict[str, PopulationMetric] = {}
+    for raw in names:
+        match = _NAME.match(str(raw).lower())
+        if match is None or match.group(1) not in _ALIASES:
+            raise ConfigError(f"unknown population metric {raw!r}; known: {sorted(_ALIASES)}")
+        family, k = _ALIASES[match.group(1)], match.group(2)
+        if k is not None and int(k) < 1:
+            raise ConfigError(f"a cutoff must be an integer >= 1, not {k}: {raw!r}")
+        for cut in [int(k)] if k is not None else grid:
+            metric = PopulationMetric(family, cut)
+            out.setdefault(metric.name, metric)
+    return tuple(out.values())

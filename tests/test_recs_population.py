@@ -1,0 +1,225 @@
+"""Beyond-accuracy metrics of recommendation lists (gini, coverage, entropy, avg_popularity,
+tail_percentage): against RecBole 1.2.1's and ClayRS 0.5.1's own code (golden values), their own
+test cases translated, plain-Python oracles, chunking and row order, and the refusals."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+
+import numpy as np
+import polars as pl
+import pytest
+
+from mobeval.api import evaluate_recs
+from mobeval.cli import main
+from mobeval.errors import ConfigError, InputError
+from tests.conftest import GOLDEN, REPO_ROOT
+from tests.test_recs_engine import shuffle_users
+
+SAMPLES = REPO_ROOT / "data_samples" / "recs"
+RATINGS = SAMPLES / "ratings.parquet"
+CATALOGUE = SAMPLES / "catalogue.parquet"
+TRAIN = SAMPLES / "train.parquet"
+VALUES = json.loads((GOLDEN / "beyond" / "population.json").read_text())["cases"]
+
+
+def _golden(model: str, system: str):
+    """(metric name, tail_ratio, value) of one model's golden values of one system."""
+    for name, value in VALUES[model].items():
+        if name.startswith(system + "_"):
+            metric, _, option = name[len(system) + 1 :].partition(":tail_ratio=")
+            yield metric, float(option) if option else None, value
+
+
+@pytest.mark.parametrize("model", ["mf", "popular"])
+@pytest.mark.parametrize("system", ["clayrs", "recbole"])
+def test_golden_values_of_the_reference_code(model, system):
+    groups: dict = {}
+    for metric, tail_ratio, value in _golden(model, system):
+        groups.setdefault(tail_ratio, {})[metric] = value
+    for tail_ratio, want in groups.items():
+        result = evaluate_recs(
+            RATINGS,
+            SAMPLES / f"{model}.parquet",
+            metrics=list(want),
+            k=None,
+            population_convention=system,
+            catalogue=str(CATALOGUE),
+            train=str(TRAIN),
+            tail_ratio=tail_ratio,
+        )
+        for metric, value in want.items():
+            assert result.value(metric) == pytest.approx(value, abs=1e-9), (metric, tail_ratio)
+
+
+def _lists(rows: list[list]) -> pl.DataFrame:
+    """One list per user (user i: rows[i]), in list order, scores descending."""
+    return pl.DataFrame(
+        {
+            "user_id": [u for u, items in enumerate(rows) for _ in items],
+            "item_id": [i for items in rows for i in items],
+            "score": [float(-p) for items in rows for p in range(len(items))],
+        }
+    )
+
+
+def _ratings(lists: pl.DataFrame) -> pl.DataFrame:
+    first = lists.group_by("user_id", maintain_order=True).first()
+    return first.select("user_id", "item_id", pl.lit(1.0).alias("rating"))
+
+
+def _run(tmp_path, lists, metrics, *, catalogue=None, train=None, **options):
+    paths = {}
+    for name, frame in (("catalogue", catalogue), ("train", train)):
+        if frame is not None:
+            paths[name] = str(tmp_path / f"{name}.parquet")
+            frame.write_parquet(paths[name])
+    return evaluate_recs(_ratings(lists), lists, metrics=metrics, k=None, **paths, **options)
+
+
+# RecBole tests/metrics/test_topk_metrics.py: item_matrix, num_items = 8 (its items 1..7 and
+# the padding item), item_count {1: 0, 2: 1, ..., 6: 5}; item 1, never in the training data,
+# is absent from a training file.
+RECBOLE_MATRIX = [[5, 7, 3], [4, 5, 2], [2, 3, 5], [1, 4, 6], [5, 3, 7]]
+RECBOLE_CATALOGUE = pl.DataFrame({"item_id": list(range(1, 8))})
+RECBOLE_TRAIN = pl.DataFrame({"item_id": [i for i in range(2, 7) for _ in range(i - 1)]})
+
+
+def test_recbole_own_test_cases(tmp_path):
+    result = _run(
+        tmp_path,
+        _lists(RECBOLE_MATRIX),
+        ["itemcoverage", "giniindex", "shannonentropy", "averagepopularity"],
+        catalogue=RECBOLE_CATALOGUE,
+        train=RECBOLE_TRAIN,
+        population_convention="recbole",
+    )
+    assert result.value("coverage") == 7 / 8
+    gini = (-7 * 0 - 5 * 1 - 3 * 1 - 1 * 2 + 1 * 2 + 3 * 2 + 5 * 3 + 7 * 4) / (8 * (3 * 5))
+    assert result.value("gini") == pytest.approx(gini, abs=1e-15)
+    shares = [1, 2, 3, 2, 4, 1, 2]
+    entropy = -np.mean([c / 15 * np.log(c / 15) for c in shares])
+    assert result.value("entropy") == pytest.approx(entropy, rel=1e-12)
+    # the last column of RecBole's expected matrix, averaged over the users
+    assert result.value("avg_popularity") == pytest.approx((6 + 8 + 7 + 8 + 6) / 3 / 5, abs=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("rows", "top_n", "expected"),
+    [
+        ([["i1", "i2", "i3"], ["i2", "i3", "i1"]], None, 0.0),  # test_perform_equi
+        ([["i1", "i2", "i3"], ["i2", "i3", "i1"]], 3, 0.0),  # test_perform_equi_top_n
+        ([["i4"]], None, 0.0),  # test_perform_only_one
+        ([["i4"]], 2, 0.0),
+    ],
+)
+def test_clayrs_gini_test_cases(tmp_path, rows, top_n, expected):
+    metric = "gini" if top_n is None else f"gini@{top_n}"
+    assert _run(tmp_path, _lists(rows), [metric]).value(metric) == expected
+
+
+def test_clayrs_gini_top_2_is_unequal(tmp_path):
+    # test_perform_equi_top_n: in the top 2, i2 is recommended twice
+    value = _run(tmp_path, _lists([["i1", "i2", "i3"], ["i2", "i3", "i1"]]), ["gini@2"])
+    assert 0 < value.value("gini@2") <= 1
+
+
+CLAYRS_CATALOGUE = pl.DataFrame({"item_id": [f"i{n}" for n in range(1, 11)]})
+
+
+@pytest.mark.parametrize(
+    ("rows", "catalogue", "metric", "expected"),
+    [
+        ([["inew1", "inew2"], ["inew3", "inew4"]], CLAYRS_CATALOGUE, "prediction_coverage", 0),
+        (
+            [["i2", "i1", "i4", "i5", "i6", "i3", "i8", "i9"], ["i4", "i10", "i7"]],
+            CLAYRS_CATALOGUE,
+            "prediction_coverage",
+            100,
+        ),
+        ([["i2", "i1", "i4", "i5"]], pl.DataFrame({"item_id": ["i1"]}), "prediction_coverage", 100),
+        ([["i2", "i1"], ["i2", "i7"]], pl.DataFrame({"item_id": ["i2"]}), "coverage@1", 100),
+        ([["i2", "i1"], ["i2", "i7"]], pl.DataFrame({"item_id": ["i2"]}), "coverage@2", 100),
+        ([["inew1", "inew2"], ["inew3", "inew4"]], CLAYRS_CATALOGUE, "coverage@2", 0),
+    ],
+)
+def test_clayrs_coverage_test_cases(tmp_path, rows, catalogue, metric, expected):
+    result = _run(tmp_path, _lists(rows), [metric], catalogue=catalogue)
+    name = metric.replace("prediction_coverage", "coverage")
+    assert result.value(name) == expected
+
+
+def _gini_oracle(counts: list[int], n: int) -> float:
+    """Gini's mean-difference form: sum_ij |x_i - x_j| / (2 n^2 mean), over n values."""
+    x = counts + [0] * (n - len(counts))
+    mean = sum(x) / n
+    return sum(abs(a - b) for a in x for b in x) / (2 * n * n * mean)
+
+
+def test_against_plain_python_and_the_same_bits_for_any_chunking(tmp_path):
+    rng = np.random.default_rng(7)
+    rows = [list(rng.choice(60, size=int(rng.integers(1, 9)), replace=False)) for _ in range(80)]
+    lists = _lists(rows)
+    catalogue = pl.DataFrame({"item_id": np.arange(70)})
+    train = pl.DataFrame({"item_id": rng.choice(70, size=400)})
+    metrics = ["gini@5", "coverage@5", "entropy@5", "avg_popularity@5", "tail_percentage@5"]
+    options = {"population_convention": "recbole", "tail_ratio": 0.2}
+    first = _run(tmp_path, lists, metrics, catalogue=catalogue, train=train, **options)
+
+    counts = Counter(i for items in rows for i in items[:5])
+    assert first.value("gini@5") == pytest.approx(
+        _gini_oracle(list(counts.values()), 71), abs=1e-12
+    )
+    assert first.value("coverage@5") == len(counts) / 71
+    total = sum(counts.values())
+    h = -sum(c / total * math.log(c / total) for c in counts.values()) / len(counts)
+    assert first.value("entropy@5") == pytest.approx(h, rel=1e-12)
+    popularity = Counter(train["item_id"].to_list())
+    ranked = sorted(popularity.items(), key=lambda kv: (kv[1], kv[0]))
+    tail = {i for i, _ in ranked[: max(int(len(ranked) * 0.2), 1)]}
+    arp = sum(sum(popularity[i] for i in r[:5]) / len(r[:5]) for r in rows) / len(rows)
+    share = sum(sum(i in tail for i in r[:5]) / len(r[:5]) for r in rows) / len(rows)
+    assert first.value("avg_popularity@5") == pytest.approx(arp, rel=1e-12)
+    assert first.value("tail_percentage@5") == pytest.approx(share, rel=1e-12)
+
+    for chunk_rows, seed in ((7, 1), (50, 2), (10**6, 3)):
+        again = evaluate_recs(
+            _ratings(lists),
+            shuffle_users(lists, seed=seed),
+            metrics=metrics,
+            k=None,
+            chunk_rows=chunk_rows,
+            catalogue=str(tmp_path / "catalogue.parquet"),
+            train=str(tmp_path / "train.parquet"),
+            **options,
+        )
+        assert again.summary.equals(first.summary), chunk_rows
+
+
+def test_population_rows_beside_the_accuracy_metrics():
+    result = evaluate_recs(RATINGS, SAMPLES / "mf.parquet", metrics=["ndcg@10", "gini@10"], k=None)
+    assert result.summary["metric"].to_list() == ["ndcg@10", "gini@10", "users"]
+    assert result.summary.filter(pl.col("metric") == "gini@10")["n"].item() == 300
+    assert result.per_unit.columns == ["user_id", "ndcg@10"]
+
+
+def test_a_missing_input_is_refused_on_every_face(tmp_path, capsys):
+    with pytest.raises(ConfigError, match="coverage@10 needs the catalogue"):
+        evaluate_recs(RATINGS, SAMPLES / "mf.parquet", metrics=["coverage@10"], k=None)
+    with pytest.raises(ConfigError, match="avg_popularity@5 needs the training"):
+        evaluate_recs(RATINGS, SAMPLES / "mf.parquet", metrics=["avg_popularity@5"], k=None)
+    argv = ["recs", "--ratings", str(RATINGS), "--recs", str(SAMPLES / "mf.parquet")]
+    assert main([*argv, "--metrics", "gini", "--population-convention", "recbole"]) == 2
+    assert "needs the catalogue" in capsys.readouterr().err
+
+
+def test_an_item_outside_the_catalogue(tmp_path):
+    lists = _lists([[1, 2], [2, 9]])
+    catalogue = pl.DataFrame({"item_id": [1, 2, 3]})
+    clayrs = _run(tmp_path, lists, ["coverage", "gini"], catalogue=catalogue)
+    assert clayrs.value("coverage") == round(2 / 3 * 100, 2)
+    with pytest.raises(InputError, match="not in the catalogue") as error:
+        _run(tmp_path, lists, ["coverage"], catalogue=catalogue, population_convention="recbole")
+    assert "item_id" in str(error.value) and "9" in str(error.value)
