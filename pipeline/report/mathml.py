@@ -30,11 +30,13 @@ SYMBOLS = {
     "cdot": ("mo", "⋅"),
     "times": ("mo", "×"),
     "in": ("mo", "∈"),
+    "cap": ("mo", "∩"),
+    "phi": ("mi", "φ"),
     "lVert": ("mo", "‖"),
     "rVert": ("mo", "‖"),
 }
 #: Function names: upright, a thin space after.
-FUNCTIONS = {"exp", "log", "min", "max"}
+FUNCTIONS = {"exp", "log", "ln", "min", "max"}
 #: Large operators: their limits go under and over them.
 LARGE = {"sum": "∑", "prod": "∏"}
 #: Spaces: their width.

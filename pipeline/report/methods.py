@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 #: Metrics where a lower value is better (the report bolds their minimum).
-LOWER_IS_BETTER = frozenset({"dtw", "mse", "mae", "rmse", "cross_entropy"})
+LOWER_IS_BETTER = frozenset(
+    {"dtw", "mse", "mae", "rmse", "cross_entropy", "gini", "avg_popularity"}
+)
 
 
 def family_of(metric: str) -> str:
@@ -145,6 +147,44 @@ FAMILIES: dict[str, Family] = {
         "DCG@k_u = sum_{i<=k} f(r_ui) / log_b(i + 1); nDCG@k_u = DCG@k_u / IDCG@k_u",
         _MEAN,
     ),
+    "gini": Family(
+        "Gini index@k (of the items recommended)",
+        "Inequality of how often each item appears in the first k items of every list: 0 when "
+        "every item is recommended equally often, near 1 when a few items take every slot. "
+        "x_j are the N item counts sorted ascending, T their sum.",
+        r"G@k = \frac{\sum_{j=1}^{N} (2j - N - 1)\, x_j}{N\, T}",
+        "G@k = sum_j (2j - N - 1) x_j / (N T)",
+        "a value of the whole population of lists (no per-user values)",
+    ),
+    "coverage": Family(
+        "Catalogue coverage@k",
+        "Share of the catalogue I in R^k, the items in the first k items of at least one list.",
+        r"C@k = \frac{|R^k \cap I|}{|I|}",
+        "C@k = |R^k & I| / |I|",
+        "a value of the whole population of lists (no per-user values)",
+    ),
+    "entropy": Family(
+        "Shannon entropy@k",
+        "Entropy of the shares p_i = c_i / T of the items in the first k items of every list.",
+        r"H@k = -\sum_{i} p_i \ln p_i",
+        "H@k = -sum_i p_i ln p_i",
+        "a value of the whole population of lists (no per-user values)",
+    ),
+    "avg_popularity": Family(
+        "Average popularity@k",
+        "Mean popularity (rows in the training interactions) of the first k recommended items.",
+        r"AP@k_u = \frac{1}{|L_u^k|}\sum_{i \in L_u^k} \phi(i)",
+        "AP@k_u = (1/|L_u^k|) sum_{i in L_u^k} phi(i)",
+        "the mean over users (no per-user values are stored)",
+    ),
+    "tail_percentage": Family(
+        "Tail percentage@k",
+        "Share of long-tail items (the least popular of the training interactions) among the "
+        "first k recommended items.",
+        r"TP@k_u = \frac{|L_u^k \cap T|}{|L_u^k|}",
+        "TP@k_u = |L_u^k & T| / |L_u^k|",
+        "the mean over users (no per-user values are stored)",
+    ),
     "mse": Family(
         "MSE (mean squared error)",
         "Mean squared difference between the rating r and the predicted score over the user's "
@@ -239,6 +279,9 @@ def _threshold_text(value) -> str:
     return f"rating >= {value:g}" if isinstance(value, int | float) else str(value)
 
 
+_POPULATION = ("gini", "coverage", "entropy", "avg_popularity", "tail_percentage")
+
+
 def parameters(task: str, family: str, options: dict, metrics: list[str]) -> list[tuple[str, str]]:
     """(name, value) of the run's parameters that shape ``family``'s values."""
     o = options
@@ -257,6 +300,15 @@ def parameters(task: str, family: str, options: dict, metrics: list[str]) -> lis
         if family == "map":
             out.append(("denominator D_u", "1 (one true location)"))
         out.append(("relevant", "the one true next location"))
+    elif task == "recs" and family in _POPULATION:
+        out[0] = ("population convention", str(o.get("population_convention")))
+        if family in ("coverage", "gini"):
+            out.append(("catalogue", str(o.get("catalogue"))))
+        if family in ("avg_popularity", "tail_percentage"):
+            out.append(("training interactions", str(o.get("train"))))
+        if family == "tail_percentage":
+            ratio = o.get("tail_ratio")
+            out.append(("tail ratio", "0.1 (RecBole's default)" if ratio is None else str(ratio)))
     elif task == "recs":
         if family in ("precision", "recall", "fmeasure", "r-precision", "map", "mrr", "hit_rate"):
             out.append(("relevant threshold", _threshold_text(o.get("relevant_threshold"))))
