@@ -314,6 +314,9 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
             resolve_population(values["population_convention"], values["tail_ratio"]),
             catalogue=values["catalogue"],
             train=values["train"],
+            original_ratings=values["original_ratings"],
+            user_groups=values["user_groups"] or (),
+            pop_percentage=values["pop_percentage"],
         )
         if population
         else None,

@@ -496,6 +496,25 @@ RECS = Family(
             "long tail of tail_percentage: <= 1 the least popular share of items, > 1 a count "
             "(RecBole's; default 0.1)",
         ),
+        Option(
+            "original_ratings",
+            "string",
+            None,
+            "delta_gap's item popularity: a file with user_id, item_id (default: --train)",
+        ),
+        Option(
+            "user_groups",
+            "strings",
+            None,
+            "delta_gap's user groups by popularity ratio, e.g. popular=0.2,diverse=0.8",
+            flag=Flag("names"),
+        ),
+        Option(
+            "pop_percentage",
+            "number",
+            0.2,
+            "delta_gap: the share of items that are the most popular (ClayRS's pop_percentage)",
+        ),
         Option("beta", "number", FROM_PRESET, preset=True, flag=None),
         Option("all_nan_error_metrics", "strings", FROM_PRESET, preset=True, flag=None),
         Option("require_same_users", "boolean", FROM_PRESET, preset=True, flag=None),

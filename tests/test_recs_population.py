@@ -223,3 +223,148 @@ def test_an_item_outside_the_catalogue(tmp_path):
     with pytest.raises(InputError, match="not in the catalogue") as error:
         _run(tmp_path, lists, ["coverage"], catalogue=catalogue, population_convention="recbole")
     assert "item_id" in str(error.value) and "9" in str(error.value)
+
+
+# ClayRS test/evaluation/metrics/test_fairness_metrics.py, TestDeltaGap: the original ratings,
+# the training profiles, and the ranked lists (u6 has none), in score order.
+DG_ORIGINAL = pl.DataFrame(
+    {
+        "user_id": ["u1"] * 8 + ["u2"] * 4 + ["u3"] * 6 + ["u4"] * 7 + ["u5"] * 5 + ["u6"] * 2,
+        "item_id": [
+            "i1",
+            "i2",
+            "i3",
+            "i4",
+            "i5",
+            "i6",
+            "i7",
+            "i8",
+            "i1",
+            "i9",
+            "i10",
+            "i11",
+            "i1",
+            "i12",
+            "i13",
+            "i3",
+            "i10",
+            "i14",
+            "i3",
+            "i10",
+            "i15",
+            "i16",
+            "i9",
+            "i17",
+            "i99",
+            "i10",
+            "i18",
+            "i19",
+            "i20",
+            "i21",
+            "inew_1",
+            "inew_2",
+        ],
+    }
+)
+DG_TRAIN = pl.DataFrame(
+    {
+        "user_id": ["u1"] * 6 + ["u2"] * 3 + ["u3"] * 4 + ["u4"] * 5 + ["u5"] * 4 + ["u6"],
+        "item_id": [
+            "i1",
+            "i2",
+            "i3",
+            "i4",
+            "i5",
+            "i6",
+            "i1",
+            "i9",
+            "i10",
+            "i1",
+            "i12",
+            "i13",
+            "i3",
+            "i3",
+            "i10",
+            "i15",
+            "i16",
+            "i9",
+            "i10",
+            "i18",
+            "i19",
+            "i20",
+            "inew_1",
+        ],
+    }
+)
+DG_LISTS = {
+    "u1": ["i7", "i10", "i11", "i12", "i13"],
+    "u2": ["i11", "i20", "i6", "i3", "i4"],
+    "u3": ["i4", "i5", "i6", "i7", "i10"],
+    "u4": ["i9", "i2", "i3", "i1", "i5"],
+    "u5": ["i2", "i4", "i3", "i5", "i6"],  # scores 250, 150, 190, 100, 50: in score order
+}
+
+
+def _clayrs_delta_gap(groups: dict[str, set], top_n: int | None = None) -> list[float]:
+    """ClayRS's own oracle (``TestDeltaGap._compute_deltagap``) in plain Python."""
+    users = len(set(DG_ORIGINAL["user_id"]))
+    pop = {i: c / users for i, c in Counter(DG_ORIGINAL["item_id"].to_list()).items()}
+    profile = {}
+    for u, i in DG_TRAIN.iter_rows():
+        profile.setdefault(u, []).append(i)
+    out = []
+    for group in groups.values():
+        recs = [
+            sum(pop.get(i, 0.0) for i in DG_LISTS[u][:top_n]) / len(DG_LISTS[u][:top_n])
+            for u in group
+        ]
+        prof = [sum(pop.get(i, 0.0) for i in profile[u]) / len(profile[u]) for u in group]
+        recs_gap, profile_gap = sum(recs) / len(group), sum(prof) / len(group)
+        out.append((recs_gap - profile_gap) / profile_gap)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("user_groups", "top_n", "valid"),
+    [
+        (["a=1"], None, {"a": {"u1", "u2", "u3", "u4", "u5"}}),  # test_perform_1_group
+        (["a=0.4", "b=0.6"], None, {"a": {"u2", "u4"}, "b": {"u3", "u1", "u5"}}),
+        (["a=0.2", "b=0.6", "c=0.2"], None, {"a": {"u2"}, "b": {"u4", "u5", "u1", "u3"}}),
+        (["a=0.4", "b=0.6"], 3, {"a": {"u2", "u4"}, "b": {"u3", "u1", "u5"}}),  # top_3
+    ],
+)
+def test_clayrs_delta_gap_test_cases(tmp_path, user_groups, top_n, valid):
+    lists = pl.DataFrame(
+        {
+            "user_id": [u for u, items in DG_LISTS.items() for _ in items],
+            "item_id": [i for items in DG_LISTS.values() for i in items],
+        }
+    )
+    original = tmp_path / "original.parquet"
+    DG_ORIGINAL.write_parquet(original)
+    metric = "delta_gap" if top_n is None else f"delta_gap@{top_n}"
+    result = _run(
+        tmp_path,
+        lists,
+        [metric],
+        train=DG_TRAIN,
+        original_ratings=str(original),
+        user_groups=user_groups,
+    )
+    for (name, group), want in zip(valid.items(), _clayrs_delta_gap(valid, top_n), strict=True):
+        row = result.summary.filter(pl.col("metric") == f"{metric}:{name}")
+        assert row["value"].item() == pytest.approx(want, abs=1e-12), name
+        assert row["n"].item() == len(group)
+    if "c=0.2" in user_groups:  # u6, its only user, has no list: ClayRS leaves the group out
+        row = result.summary.filter(pl.col("metric") == f"{metric}:c")
+        assert math.isnan(row["value"].item()) and row["n"].item() == 0
+
+
+def test_delta_gap_refusals(tmp_path):
+    lists = _lists([["i1", "i2"]])
+    with pytest.raises(ConfigError, match="needs user groups"):
+        _run(tmp_path, lists, ["delta_gap"], train=DG_TRAIN)
+    with pytest.raises(ConfigError, match="sum to"):
+        _run(tmp_path, lists, ["delta_gap"], train=DG_TRAIN, user_groups=["a=0.5"])
+    with pytest.raises(ConfigError, match=r"\(0, 1\]"):
+        _run(tmp_path, lists, ["delta_gap"], train=DG_TRAIN, user_groups=["a=1"], pop_percentage=0)

@@ -21,6 +21,16 @@ or the whole list when there are none):
 * ``avg_popularity@k``: the mean over users of the mean popularity of the user's first ``k``
   items, an item's popularity its number of rows in the training interactions (``train``; 0 if
   absent) (Abdollahpouri et al. 2017's ARP; RecBole ``AveragePopularity``).
+* ``delta_gap@k``: ClayRS's ``DeltaGap`` (Abdollahpouri et al., "The unfairness of popularity
+  bias in recommendation", RMSE 2019), one row per user group ``delta_gap@k:<group>``:
+  ``(GAP_recs - GAP_profile) / GAP_profile`` (0 when ``GAP_profile = 0``), ``GAP`` the mean over
+  the group's users with a list of the mean popularity of their items (the first ``k`` of the
+  list; every row of the training profile), an item's popularity its rows in the original
+  ratings over their number of users. The groups (``user_groups``, fractions summing to 1) cut
+  the users of the training profiles sorted by their popularity ratio (the share of their
+  distinct items among the ``round(n pop_percentage)`` most popular, ties in order of first
+  appearance), descending, ties in order of first appearance, group ``g`` ending at
+  ``round(users * (p_1 + ... + p_g))`` (Python's ``round``, as ClayRS).
 * ``tail_percentage@k``: the mean over users of the share of long-tail items among the user's
   first ``k`` (RecBole ``TailPercentage``): with ``tail_ratio > 1`` the items of the training
   interactions seen at most ``tail_ratio`` times, else the ``max(floor(n tail_ratio), 1)`` least
@@ -45,7 +55,7 @@ from mobeval.errors import ConfigError
 
 #: metric family -> the inputs beyond the lists it needs (``catalogue`` / ``train``); the
 #: catalogue only where the convention counts over it (see :meth:`PopulationConvention.needs`).
-FAMILIES = ("gini", "coverage", "entropy", "avg_popularity", "tail_percentage")
+FAMILIES = ("gini", "coverage", "entropy", "avg_popularity", "tail_percentage", "delta_gap")
 #: The families whose value is a mean over users (exact sums of per-user shares).
 PER_USER_FAMILIES = ("avg_popularity", "tail_percentage")
 
@@ -68,6 +78,8 @@ _ALIASES = {
     "arp": "avg_popularity",
     "tail_percentage": "tail_percentage",
     "tailpercentage": "tail_percentage",
+    "delta_gap": "delta_gap",
+    "deltagap": "delta_gap",
 }
 _NAME = re.compile(r"^\s*([a-z_]+)\s*(?:@\s*(\d{1,18}))?\s*$")
 
@@ -109,7 +121,7 @@ class PopulationConvention:
         """The inputs beyond the lists that ``family`` needs under this convention."""
         if family == "coverage" or (family == "gini" and self.gini_items == "catalogue"):
             return ("catalogue",)
-        if family in PER_USER_FAMILIES:
+        if family in (*PER_USER_FAMILIES, "delta_gap"):
             return ("train",)
         return ()
 
@@ -191,3 +203,29 @@ def parse_population_metrics(
             metric = PopulationMetric(family, cut)
             out.setdefault(metric.name, metric)
     return tuple(out.values())
+
+
+def parse_user_groups(groups: Sequence[str]) -> tuple[tuple[str, float], ...]:
+    """``["popular=0.2", "niche=0.8"]`` -> ``(("popular", 0.2), ("niche", 0.8))``, checked as
+    ClayRS checks them: each fraction in (0, 1], their sum (in the order given) exactly 1."""
+    out = []
+    for text in groups:
+        name, sep, fraction = str(text).partition("=")
+        try:
+            value = float(fraction)
+        except ValueError:
+            value = None
+        if not sep or not name.strip() or value is None:
+            raise ConfigError(f"a user group is NAME=FRACTION, e.g. popular=0.2, not {text!r}")
+        if not 0 < value <= 1:
+            raise ConfigError(f"user group {text!r}: a fraction must be in (0, 1]")
+        out.append((name.strip(), value))
+    if len({name for name, _ in out}) < len(out):
+        raise ConfigError(f"user groups named twice: {list(groups)}")
+    total = sum(value for _, value in out)
+    if total != 1:
+        raise ConfigError(
+            f"the user groups' fractions sum to {total!r}, not 1 (ClayRS refuses it too): "
+            "give fractions that add up to exactly 1"
+        )
+    return tuple(out)

@@ -18,6 +18,7 @@ SYMBOLS = {
     "beta": ("mi", "β"),
     "gamma": ("mi", "γ"),
     "delta": ("mi", "δ"),
+    "Delta": ("mi", "Δ"),
     "lambda": ("mi", "λ"),
     "mu": ("mi", "μ"),
     "sigma": ("mi", "σ"),

@@ -185,6 +185,15 @@ FAMILIES: dict[str, Family] = {
         "TP@k_u = |L_u^k & T| / |L_u^k|",
         "the mean over users (no per-user values are stored)",
     ),
+    "delta_gap": Family(
+        "Delta GAP@k (group average popularity)",
+        "Relative change from the mean item popularity of a user group's profiles to that of "
+        "its recommendations (the first k items); groups of users by the share of popular items "
+        "in their profiles.",
+        r"\Delta GAP_g = \frac{GAP_g(L^k) - GAP_g(P)}{GAP_g(P)}",
+        "DeltaGAP_g = (GAP_g(L^k) - GAP_g(P)) / GAP_g(P)",
+        "one value per user group, over its users with a list (no per-user values)",
+    ),
     "mse": Family(
         "MSE (mean squared error)",
         "Mean squared difference between the rating r and the predicted score over the user's "
@@ -279,7 +288,7 @@ def _threshold_text(value) -> str:
     return f"rating >= {value:g}" if isinstance(value, int | float) else str(value)
 
 
-_POPULATION = ("gini", "coverage", "entropy", "avg_popularity", "tail_percentage")
+_POPULATION = ("gini", "coverage", "entropy", "avg_popularity", "tail_percentage", "delta_gap")
 
 
 def parameters(task: str, family: str, options: dict, metrics: list[str]) -> list[tuple[str, str]]:
@@ -304,8 +313,12 @@ def parameters(task: str, family: str, options: dict, metrics: list[str]) -> lis
         out[0] = ("population convention", str(o.get("population_convention")))
         if family in ("coverage", "gini"):
             out.append(("catalogue", str(o.get("catalogue"))))
-        if family in ("avg_popularity", "tail_percentage"):
+        if family in ("avg_popularity", "tail_percentage", "delta_gap"):
             out.append(("training interactions", str(o.get("train"))))
+        if family == "delta_gap":
+            out.append(("user groups", ", ".join(o.get("user_groups") or [])))
+            out.append(("most popular items", f"the first {o.get('pop_percentage')} of them"))
+            out.append(("popularity from", str(o.get("original_ratings") or o.get("train"))))
         if family == "tail_percentage":
             ratio = o.get("tail_ratio")
             out.append(("tail ratio", "0.1 (RecBole's default)" if ratio is None else str(ratio)))

@@ -25,6 +25,7 @@ from mobeval.metrics.recs_population import (
     PER_USER_FAMILIES,
     PopulationConvention,
     PopulationMetric,
+    parse_user_groups,
 )
 
 _BATCH_ROWS = 1 << 20
@@ -40,6 +41,11 @@ class PopulationInputs:
     catalogue: pl.Series | None = None
     popularity: pl.DataFrame | None = None  # item_id, popularity (Int64), tail (Boolean)
     path_catalogue: str | None = None
+    #: DeltaGap: the group names, each profile user's group and profile popularity, and the
+    #: items' popularity (rows in the original ratings / their users)
+    groups: tuple[str, ...] = ()
+    profiles: pl.DataFrame | None = None  # user_id, group (Int64), profile (Float64)
+    item_share: pl.DataFrame | None = None  # item_id, share (Float64)
 
     @property
     def cutoffs(self) -> list[int | None]:
@@ -56,10 +62,16 @@ def population_inputs(
     *,
     catalogue: object | None,
     train: object | None,
+    original_ratings: object | None = None,
+    user_groups: Sequence[str] = (),
+    pop_percentage: float = 0.2,
 ) -> PopulationInputs:
     """Read the inputs the ``metrics`` need (ConfigError naming the first metric whose input is
     not given): ``catalogue``, a file with an ``item_id`` column (each item once or more);
-    ``train``, the training interactions, an ``item_id`` column, one row per interaction."""
+    ``train``, the training interactions, an ``item_id`` column, one row per interaction (and
+    ``user_id`` for ``delta_gap``: the users' profiles); ``original_ratings`` (``user_id``,
+    ``item_id``; default ``train``): the popularity of ``delta_gap``, ``user_groups`` its groups
+    (``NAME=FRACTION``), ``pop_percentage`` the share of most popular items."""
     given = {"catalogue": catalogue, "train": train}
     for metric in metrics:
         for need in convention.needs(metric.family):
@@ -73,30 +85,134 @@ def population_inputs(
     popularity = None
     if "train" in needed:
         popularity = _popularity(train, convention.tail_ratio)
+    groups, profiles, item_share = (), None, None
+    if any(m.family == "delta_gap" for m in metrics):
+        if not user_groups:
+            raise ConfigError("delta_gap needs user groups: user_groups=['popular=0.2', ...]")
+        if not 0 < pop_percentage <= 1:
+            raise ConfigError(f"pop_percentage must be in (0, 1], not {pop_percentage!r}")
+        parsed = parse_user_groups(user_groups)
+        groups = tuple(name for name, _ in parsed)
+        original = train if original_ratings is None else original_ratings
+        item_share, most_popular = _item_shares(original, pop_percentage)
+        profiles = _profiles(train, item_share, most_popular, parsed)
     return PopulationInputs(
         tuple(metrics),
         convention,
         None if items is None else items[0],
         popularity,
         None if items is None else items[1],
+        groups,
+        profiles,
+        item_share,
     )
 
 
 _ROLE = {"catalogue": "catalogue of items", "train": "training interactions (item popularity)"}
 
 
-def _item_batches(source):
-    """The ``item_id`` column of a source in batches, checked present and without nulls."""
+def _item_batches(source, columns: Sequence[str] = ("item_id",)):
+    """``columns`` of a source in batches, checked present and without nulls."""
     schema = source.schema()
-    if "item_id" not in schema:
-        raise InputError(
-            f"missing column; {columns_present(schema)}", path=source.label, column="item_id"
-        )
-    for batch in source.iter_batches(["item_id"], _BATCH_ROWS):
-        if batch["item_id"].null_count():
-            row = int(batch["item_id"].is_null().arg_true()[0])
-            raise InputError("null value", path=source.label, column="item_id", key=f"row {row}")
+    for column in columns:
+        if column not in schema:
+            raise InputError(
+                f"missing column; {columns_present(schema)}", path=source.label, column=column
+            )
+    for batch in source.iter_batches(list(columns), _BATCH_ROWS):
+        for column in columns:
+            if batch[column].null_count():
+                row = int(batch[column].is_null().arg_true()[0])
+                raise InputError("null value", path=source.label, column=column, key=f"row {row}")
         yield batch
+
+
+def _item_shares(data: object, pop_percentage: float) -> tuple[pl.DataFrame, pl.Series]:
+    """ClayRS's item popularity (``get_item_popularity``): rows of the item over the distinct
+    users of ``data``; and its most popular items (``get_most_popular_items``): the first
+    ``round(n * pop_percentage)`` of the ``n`` items by popularity, descending, ties in order of
+    first appearance (a stable sort of a dict filled row by row)."""
+    source = as_source(data)
+    counts, users, offset = None, None, 0
+    for batch in _item_batches(source, ("user_id", "item_id")):
+        part = (
+            batch.with_row_index("first", offset=offset)
+            .group_by("item_id")
+            .agg(pl.len().alias("rows"), pl.col("first").min())
+        )
+        offset += batch.height
+        if counts is not None:
+            part = (
+                pl.concat([counts, part])
+                .group_by("item_id")
+                .agg(pl.col("rows").sum(), pl.col("first").min())
+            )
+        counts = part
+        distinct = batch["user_id"].unique()
+        users = distinct if users is None else pl.concat([users, distinct]).unique()
+    if counts is None or counts.height == 0:
+        raise InputError("the original ratings are empty", path=source.label)
+    counts = counts.sort(["rows", "first"], descending=[True, False])
+    top = round(counts.height * pop_percentage)
+    share = counts.select("item_id", (pl.col("rows") / len(users)).alias("share"))
+    return share, counts["item_id"].head(top)
+
+
+def _profiles(
+    data: object,
+    item_share: pl.DataFrame,
+    most_popular: pl.Series,
+    groups: Sequence[tuple[str, float]],
+) -> pl.DataFrame:
+    """Each profile user's group (index in ``groups``) and mean item popularity over every row of
+    its profile (ClayRS ``split_user_in_groups``, ``get_avg_pop_by_users``). Memory: the distinct
+    (user, item) pairs of the profiles."""
+    source = as_source(data)
+    parts, offset = [], 0
+    for batch in _item_batches(source, ("user_id", "item_id")):
+        parts.append(
+            batch.with_columns(
+                pl.col("item_id")
+                .replace_strict(item_share["item_id"], item_share["share"], default=0.0)
+                .cast(pl.Float64)
+                .alias("share"),
+                pl.int_range(offset, offset + batch.height, dtype=pl.Int64).alias("row"),
+            )
+            .group_by("user_id", "item_id")
+            .agg(pl.len().alias("rows"), pl.col("share").sum(), pl.col("row").min())
+        )
+        offset += batch.height
+    pairs = (
+        pl.concat(parts)
+        .group_by("user_id", "item_id")
+        .agg(pl.col("rows").sum(), pl.col("share").sum(), pl.col("row").min())
+    )
+    popular = pl.col("item_id").is_in(most_popular.implode())
+    users = (
+        pairs.group_by("user_id")
+        .agg(
+            (popular.sum() / pl.len()).alias("ratio"),
+            (pl.col("share").sum() / pl.col("rows").sum()).alias("profile"),
+            pl.col("row").min().alias("first"),
+        )
+        .sort(["ratio", "first"], descending=[True, False])
+    )
+    n_users = users.height
+    if n_users < len(groups):
+        raise InputError(
+            f"You can't split in {len(groups)} groups {n_users} users! Try reducing number of "
+            "groups (ClayRS's message)",
+            path=source.label,
+            column="user_id",
+        )
+    group = np.zeros(n_users, dtype=np.int64)
+    start, cumulative = 0, 0.0
+    for index, (_, fraction) in enumerate(groups):
+        cumulative += fraction
+        end = round(n_users * cumulative)
+        group[start:end] = index
+        start = max(start, end)
+    return users.select("user_id", pl.Series("group", group), "profile")
 
 
 def _items(data: object) -> tuple[pl.Series, str]:
@@ -147,9 +263,11 @@ class PopulationCounts:
 
     def __post_init__(self) -> None:
         if self.sums is None:
-            self.sums = ExactColumnSums(
-                [m.name for m in self.inputs.metrics if m.family in PER_USER_FAMILIES]
-            )
+            names = [m.name for m in self.inputs.metrics if m.family in PER_USER_FAMILIES]
+            for m in self.inputs.metrics:
+                if m.family == "delta_gap":
+                    names += [f"{m.name}:{g}:{side}" for g in self.inputs.groups for side in _SIDES]
+            self.sums = ExactColumnSums(names)
 
     def add(self, lists: pl.DataFrame) -> None:
         """Fold a chunk of whole users' lists: ``user_id``, ``item_id``, each user's rows
@@ -167,7 +285,7 @@ class PopulationCounts:
             )
             known = self.counts.get(k)
             self.counts[k] = part if known is None else _add(known, part, "count")
-        shares = self._shares(lists)
+        shares = self._shares(lists) + self._gaps(lists)
         if shares:
             self.sums.add(np.column_stack(shares))
 
@@ -196,6 +314,39 @@ class PopulationCounts:
         table = lists.group_by("user_id").agg(aggregations)
         return [table[m.name].cast(pl.Float64).to_numpy() for m in per_user]
 
+    def _gaps(self, lists: pl.DataFrame) -> list[np.ndarray]:
+        """Per user of the chunk, for each delta_gap metric and group: the mean popularity of its
+        first ``k`` items and of its profile if the user is in the group, else NaN."""
+        gaps = [m for m in self.inputs.metrics if m.family == "delta_gap"]
+        if not gaps:
+            return []
+        shares, profiles = self.inputs.item_share, self.inputs.profiles
+        lists = lists.with_columns(
+            pl.col("item_id")
+            .replace_strict(shares["item_id"], shares["share"], default=0.0)
+            .cast(pl.Float64)
+            .alias("share")
+        )
+        per_user = lists.group_by("user_id").agg(
+            pl.col("share")
+            .filter(pl.col("_position") < (m.k or lists.height + 1))
+            .mean()
+            .alias(m.name)
+            for m in gaps
+        )
+        if per_user.schema["user_id"] != profiles.schema["user_id"]:
+            per_user = per_user.with_columns(pl.col("user_id").cast(pl.String))
+            profiles = profiles.with_columns(pl.col("user_id").cast(pl.String))
+        joined = per_user.join(profiles, on="user_id", how="left")
+        group, profile = joined["group"].to_numpy(), joined["profile"].to_numpy()
+        out = []
+        for m in gaps:
+            recs = joined[m.name].to_numpy()
+            for index in range(len(self.inputs.groups)):
+                member = group == index
+                out += [np.where(member, recs, np.nan), np.where(member, profile, np.nan)]
+        return out
+
     def merge(self, other: PopulationCounts) -> None:
         """Fold another chunk's (or partition's) counts."""
         for k, part in other.counts.items():
@@ -208,7 +359,14 @@ class PopulationCounts:
         """``(metric, value, n)`` per metric, ``n`` the users whose lists were counted."""
         totals = dict(zip(self.sums.names, self.sums.sums(), strict=True))
         rows = []
+        counts = dict(zip(self.sums.names, self.sums.counts, strict=True))
         for m in self.inputs.metrics:
+            if m.family == "delta_gap":
+                for group in self.inputs.groups:
+                    recs, profile = (f"{m.name}:{group}:{side}" for side in _SIDES)
+                    n = int(counts[recs])
+                    rows.append((f"{m.name}:{group}", _delta_gap(totals, recs, profile, n), n))
+                continue
             if m.family in PER_USER_FAMILIES:
                 value = totals[m.name] / self.users if self.users else float("nan")
             else:
@@ -255,3 +413,16 @@ class PopulationCounts:
                 key=outside,
             )
         return counts.filter(member)
+
+
+_SIDES = ("recs", "profile")
+
+
+def _delta_gap(totals: dict, recs: str, profile: str, n: int) -> float:
+    """``(GAP_recs - GAP_profile) / GAP_profile``, 0 when ``GAP_profile = 0`` (ClayRS's
+    ``calculate_delta_gap``); NaN for a group none of whose users has a list (ClayRS leaves the
+    group out with a warning)."""
+    if n == 0:
+        return float("nan")
+    recs_gap, profile_gap = totals[recs] / n, totals[profile] / n
+    return (recs_gap - profile_gap) / profile_gap if profile_gap != 0 else 0.0
