@@ -368,3 +368,26 @@ def test_delta_gap_refusals(tmp_path):
         _run(tmp_path, lists, ["delta_gap"], train=DG_TRAIN, user_groups=["a=0.5"])
     with pytest.raises(ConfigError, match=r"\(0, 1\]"):
         _run(tmp_path, lists, ["delta_gap"], train=DG_TRAIN, user_groups=["a=1"], pop_percentage=0)
+
+
+def test_delta_gap_golden_values_of_clayrs_code(tmp_path):
+    cases = json.loads((GOLDEN / "beyond" / "delta_gap.json").read_text())["cases"]
+    train = pl.read_parquet(TRAIN)
+    both = tmp_path / "train+ratings.parquet"
+    pl.concat([train, pl.read_parquet(RATINGS).select("user_id", "item_id")]).write_parquet(both)
+    originals = {"train": None, "train+ratings": str(both)}
+    for key, want in cases.items():
+        case = json.loads(key)
+        metric = "delta_gap" if case["top_n"] is None else f"delta_gap@{case['top_n']}"
+        result = evaluate_recs(
+            RATINGS,
+            SAMPLES / f"{case['model']}.parquet",
+            metrics=[metric],
+            k=None,
+            train=str(TRAIN),
+            original_ratings=originals[case["original_ratings"]],
+            user_groups=case["user_groups"],
+            pop_percentage=case["pop_percentage"],
+        )
+        for group, value in want.items():
+            assert result.value(f"{metric}:{group}") == pytest.approx(value, abs=1e-9), (key, group)
