@@ -297,7 +297,20 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
     conv = RECS.convention(values)
     metrics, population = split_metrics(metrics)
     specs = parse_recs_metrics(metrics, cutoffs, beta=conv.beta) if metrics else ()
-    columns = rec_columns(conv, specs)
+    population = (
+        population_inputs(
+            parse_population_metrics(population, cutoffs),
+            resolve_population(values["population_convention"], values["tail_ratio"]),
+            catalogue=values["catalogue"],
+            train=values["train"],
+            original_ratings=values["original_ratings"],
+            user_groups=values["user_groups"] or (),
+            pop_percentage=values["pop_percentage"],
+        )
+        if population
+        else None
+    )
+    columns = rec_columns(conv, specs, population)
     ratings_source, recs_source = runner.source(ratings), runner.source(recs)
     _require_rows((ratings_source, "the ratings are"), (recs_source, "the lists are"))
     ratings_schema = _require_columns(ratings_source, [key, "item_id", "rating"])
@@ -309,17 +322,7 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
         "key": key,
         "path_recs": recs_source.label,
         "path_ratings": ratings_source.label,
-        "population": population_inputs(
-            parse_population_metrics(population, cutoffs),
-            resolve_population(values["population_convention"], values["tail_ratio"]),
-            catalogue=values["catalogue"],
-            train=values["train"],
-            original_ratings=values["original_ratings"],
-            user_groups=values["user_groups"] or (),
-            pop_percentage=values["pop_percentage"],
-        )
-        if population
-        else None,
+        "population": population,
     }
     chunk_rows = checked_chunk_rows(where["chunk_rows"])
     job = RecsPartitionJob(
@@ -330,7 +333,13 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
         key=[key],
         inputs=job.plan(),
         job=job,
-        sections={"per_unit": {key: user_type, **{spec.name: pl.Float64 for spec in specs}}},
+        sections={
+            "per_unit": {
+                key: user_type,
+                **{spec.name: pl.Float64 for spec in specs},
+                **{m.name: pl.Float64 for m in (population.correlations if population else ())},
+            }
+        },
         unique_truth=False,
         input_order=True,
     )

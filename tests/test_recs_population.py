@@ -391,3 +391,73 @@ def test_delta_gap_golden_values_of_clayrs_code(tmp_path):
         )
         for group, value in want.items():
             assert result.value(f"{metric}:{group}") == pytest.approx(value, abs=1e-9), (key, group)
+
+
+def test_correlation_golden_values_of_clayrs_code():
+    cases = json.loads((GOLDEN / "beyond" / "correlation.json").read_text())["cases"]
+    for key, want in cases.items():
+        model, method, top_n = key.split(":")
+        metric = method if top_n == "None" else f"{method}@{top_n}"
+        result = evaluate_recs(RATINGS, SAMPLES / f"{model}.parquet", metrics=[metric], k=None)
+        assert result.value(metric) == pytest.approx(want["sys"], abs=1e-9), key
+        got = dict(result.per_unit.select(pl.col("user_id").cast(pl.String), metric).iter_rows())
+        assert set(got) == set(want["users"])
+        for user, value in want["users"].items():
+            if value is None:
+                assert math.isnan(got[user]), (key, user)
+            else:
+                assert got[user] == pytest.approx(value, abs=1e-9), (key, user)
+
+
+def test_correlation_plain_python_and_chunking(tmp_path):
+    # ties on both sides, a user with one rated item (NaN), a constant side (NaN)
+    rows = [[1, 2, 3, 4, 5], [1, 2], [3, 4, 5]]
+    lists = _lists(rows).with_columns(score=pl.Series([5.0, 3, 3, 1, 0, 2, 1, 4, 4, 4]))
+    ratings = pl.DataFrame(
+        {
+            "user_id": [0, 0, 0, 0, 1, 2, 2, 2],
+            "item_id": [1, 2, 3, 5, 1, 3, 4, 5],
+            "rating": [4.0, 4, 2, 1, 5, 1, 2, 3],
+        }
+    )
+    result = evaluate_recs(ratings, lists, metrics=["pearson", "spearman", "kendall"], k=None)
+    x, y = [5.0, 3, 3, 0], [4.0, 4, 2, 1]
+    n = len(x)
+    mx, my = sum(x) / n, sum(y) / n
+    cov = sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True))
+    r = cov / math.sqrt(sum((a - mx) ** 2 for a in x) * sum((b - my) ** 2 for b in y))
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    s = sum(
+        (x[i] - x[j]) * (y[i] - y[j]) > 0 and 1 or ((x[i] - x[j]) * (y[i] - y[j]) < 0 and -1)
+        for i, j in pairs
+    )
+    ties_x = sum(x[i] == x[j] for i, j in pairs)
+    ties_y = sum(y[i] == y[j] for i, j in pairs)
+    tau = s / math.sqrt((len(pairs) - ties_x) * (len(pairs) - ties_y))
+    per_user = result.per_unit.sort("user_id")
+    assert per_user["pearson"][0] == pytest.approx(r, abs=1e-15)
+    assert per_user["kendall"][0] == pytest.approx(tau, abs=1e-15)
+    # average ranks: x (0, 3, 3, 5) -> 1, 2.5, 2.5, 4 ; y (1, 2, 4, 4) -> 1, 2, 3.5, 3.5
+    assert per_user["spearman"][0] == pytest.approx(
+        float(np.corrcoef([4, 2.5, 2.5, 1], [3.5, 3.5, 2, 1])[0, 1]), abs=1e-15
+    )
+    assert all(math.isnan(v) for v in per_user.row(1)[1:] + per_user.row(2)[1:])
+    assert result.summary.filter(pl.col("metric") == "pearson")["n"].item() == 1
+    again = evaluate_recs(
+        ratings,
+        shuffle_users(lists),
+        metrics=["pearson", "spearman", "kendall"],
+        k=None,
+        chunk_rows=2,
+    )
+    assert again.summary.equals(result.summary)
+
+
+def test_metrics_asked_together_give_their_values_alone():
+    metrics = ["pearson@10", "tail_percentage@10", "delta_gap@10", "avg_popularity@5", "gini@10"]
+    options = {"train": str(TRAIN), "catalogue": str(CATALOGUE), "user_groups": ["a=0.5", "b=0.5"]}
+    together = evaluate_recs(RATINGS, SAMPLES / "mf.parquet", metrics=metrics, k=None, **options)
+    for metric in metrics:
+        alone = evaluate_recs(RATINGS, SAMPLES / "mf.parquet", metrics=[metric], k=None, **options)
+        rows = alone.summary.filter(pl.col("metric") != "users")
+        assert together.summary.join(rows, on="metric", how="semi").equals(rows), metric

@@ -31,6 +31,11 @@ or the whole list when there are none):
   distinct items among the ``round(n pop_percentage)`` most popular, ties in order of first
   appearance), descending, ties in order of first appearance, group ``g`` ending at
   ``round(users * (p_1 + ... + p_g))`` (Python's ``round``, as ClayRS).
+* ``pearson@k``, ``spearman@k``, ``kendall@k``: ClayRS's ``Correlation(method, top_n)``, per user
+  the correlation (Pearson's r; Spearman's rho, r of the average ranks; Kendall's tau-b) between
+  the predicted scores and the ratings of the rated items among the first ``k`` of the list (NaN
+  with fewer than 2 of them or a constant side), a column of ``per_unit``; the system value is
+  the mean over the users whose value is not NaN (``n``).
 * ``tail_percentage@k``: the mean over users of the share of long-tail items among the user's
   first ``k`` (RecBole ``TailPercentage``): with ``tail_ratio > 1`` the items of the training
   interactions seen at most ``tail_ratio`` times, else the ``max(floor(n tail_ratio), 1)`` least
@@ -55,7 +60,19 @@ from mobeval.errors import ConfigError
 
 #: metric family -> the inputs beyond the lists it needs (``catalogue`` / ``train``); the
 #: catalogue only where the convention counts over it (see :meth:`PopulationConvention.needs`).
-FAMILIES = ("gini", "coverage", "entropy", "avg_popularity", "tail_percentage", "delta_gap")
+FAMILIES = (
+    "gini",
+    "coverage",
+    "entropy",
+    "avg_popularity",
+    "tail_percentage",
+    "delta_gap",
+    "pearson",
+    "spearman",
+    "kendall",
+)
+#: The families with a value per user (a ``per_unit`` column): ClayRS's Correlation.
+CORRELATION_FAMILIES = ("pearson", "spearman", "kendall")
 #: The families whose value is a mean over users (exact sums of per-user shares).
 PER_USER_FAMILIES = ("avg_popularity", "tail_percentage")
 
@@ -78,6 +95,9 @@ _ALIASES = {
     "arp": "avg_popularity",
     "tail_percentage": "tail_percentage",
     "tailpercentage": "tail_percentage",
+    "pearson": "pearson",
+    "spearman": "spearman",
+    "kendall": "kendall",
     "delta_gap": "delta_gap",
     "deltagap": "delta_gap",
 }

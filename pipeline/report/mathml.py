@@ -19,6 +19,8 @@ SYMBOLS = {
     "gamma": ("mi", "γ"),
     "delta": ("mi", "δ"),
     "Delta": ("mi", "Δ"),
+    "rho": ("mi", "ρ"),
+    "tau": ("mi", "τ"),
     "lambda": ("mi", "λ"),
     "mu": ("mi", "μ"),
     "sigma": ("mi", "σ"),

@@ -185,6 +185,37 @@ FAMILIES: dict[str, Family] = {
         "TP@k_u = |L_u^k & T| / |L_u^k|",
         "the mean over users (no per-user values are stored)",
     ),
+    **{
+        method: Family(
+            f"{title}@k (predicted scores vs ratings)",
+            f"{title} between the predicted scores and the ratings of the user's rated items among "
+            "the first k recommended (ClayRS's Correlation); NaN below 2 such items.",
+            tex,
+            text,
+            "mean over the users whose value is not NaN",
+        )
+        for method, title, tex, text in (
+            (
+                "pearson",
+                "Pearson's r",
+                r"r_u = \frac{\sum_i (s_i - \bar s)(r_i - \bar r)}"
+                r"{\sqrt{\sum_i (s_i - \bar s)^2 \sum_i (r_i - \bar r)^2}}",
+                "r_u = sum (s_i - s^)(r_i - r^) / sqrt(sum (s_i - s^)^2 sum (r_i - r^)^2)",
+            ),
+            (
+                "spearman",
+                "Spearman's rho",
+                r"\rho_u = r(\mathrm{rank}(s), \mathrm{rank}(r))",
+                "rho_u = r(rank(s), rank(r)), average ranks for ties",
+            ),
+            (
+                "kendall",
+                "Kendall's tau-b",
+                r"\tau_u = \frac{C - D}{\sqrt{(n_0 - n_1)(n_0 - n_2)}}",
+                "tau_u = (C - D) / sqrt((n0 - n1)(n0 - n2))",
+            ),
+        )
+    },
     "delta_gap": Family(
         "Delta GAP@k (group average popularity)",
         "Relative change from the mean item popularity of a user group's profiles to that of "
@@ -288,7 +319,10 @@ def _threshold_text(value) -> str:
     return f"rating >= {value:g}" if isinstance(value, int | float) else str(value)
 
 
-_POPULATION = ("gini", "coverage", "entropy", "avg_popularity", "tail_percentage", "delta_gap")
+_POPULATION = (
+    *("gini", "coverage", "entropy", "avg_popularity", "tail_percentage", "delta_gap"),
+    *("pearson", "spearman", "kendall"),
+)
 
 
 def parameters(task: str, family: str, options: dict, metrics: list[str]) -> list[tuple[str, str]]:

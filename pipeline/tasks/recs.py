@@ -253,11 +253,18 @@ def _parsed(metrics: str | Sequence[str], cutoffs, beta: float) -> tuple[RecsMet
     return parse_recs_metrics(metrics, cutoffs, beta=beta) if len(metrics) else ()
 
 
-def rec_columns(conv: RecsConvention, specs: Sequence[RecsMetric]) -> list[str]:
+def rec_columns(
+    conv: RecsConvention,
+    specs: Sequence[RecsMetric],
+    population: PopulationInputs | None = None,
+) -> list[str]:
     """The columns of the lists a scoring needs: ``user_id``, ``item_id``, then ``rank`` (order
-    "rank") and ``score`` (score orders, or the predicted rating of mse/mae/rmse)."""
-    need_score = conv.order.startswith("score") or any(
-        s.family in ("mse", "mae", "rmse") for s in specs
+    "rank") and ``score`` (score orders, the predicted rating of mse/mae/rmse, or of the
+    ``population`` metrics' correlations)."""
+    need_score = (
+        conv.order.startswith("score")
+        or any(s.family in ("mse", "mae", "rmse") for s in specs)
+        or bool(population is not None and population.correlations)
     )
     return (
         ["user_id", "item_id"]
@@ -543,7 +550,7 @@ class RecsScorer:
         self.key = key
         self.paths = {"recs": path_recs, "ratings": path_ratings}
         self.columns = {
-            "recs": rec_columns(convention, _parsed(metrics, cutoffs, convention.beta)),
+            "recs": rec_columns(convention, _parsed(metrics, cutoffs, convention.beta), population),
             "ratings": ["user_id", "item_id", "rating"],
         }
         self.state: RecsState | None = None
@@ -568,15 +575,28 @@ class RecsScorer:
             path_ratings=self.paths["ratings"],
             check_users=False,
         )
+        per_user = scores.per_user
         if self.population is not None:
             scores.state.population = PopulationCounts(self.population)
-            scores.state.population.add(_order(recs, self.convention.order))
+            if self.population.correlations:
+                _check_finite(
+                    _columns(recs, ["user_id", "item_id", "score"], self.paths["recs"]),
+                    "score",
+                    self.paths["recs"],
+                )
+            lists = _order(recs, self.convention.order)
+            correlations = scores.state.population.add(lists, ratings)
+            if correlations is not None:
+                correlations = correlations.cast({"user_id": per_user.schema["user_id"]})
+                per_user = per_user.join(
+                    correlations, on="user_id", how="left", maintain_order="left"
+                )
         if self.state is None:
             self.state = scores.state
         else:
             self.state.merge(scores.state)
-        self.users += scores.per_user.height
-        return {"per_unit": scores.per_user.rename({"user_id": self.key})}
+        self.users += per_user.height
+        return {"per_unit": per_user.rename({"user_id": self.key})}
 
     def summary(self) -> pl.DataFrame:
         """The system values (:func:`finalize`), then ``users``: the users scored. Users on one

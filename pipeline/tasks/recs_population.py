@@ -20,8 +20,10 @@ from mobeval.errors import ConfigError, InputError
 from mobeval.io.inputs import as_source
 from mobeval.io.sources import columns_present
 from mobeval.kernels import catalogue as K
+from mobeval.kernels.correlation import METHODS, unit_correlations
 from mobeval.kernels.exact_sum import ExactColumnSums
 from mobeval.metrics.recs_population import (
+    CORRELATION_FAMILIES,
     PER_USER_FAMILIES,
     PopulationConvention,
     PopulationMetric,
@@ -46,6 +48,11 @@ class PopulationInputs:
     groups: tuple[str, ...] = ()
     profiles: pl.DataFrame | None = None  # user_id, group (Int64), profile (Float64)
     item_share: pl.DataFrame | None = None  # item_id, share (Float64)
+
+    @property
+    def correlations(self) -> tuple[PopulationMetric, ...]:
+        """The per-user correlation metrics (``per_unit`` columns; they read the lists' scores)."""
+        return tuple(m for m in self.metrics if m.family in CORRELATION_FAMILIES)
 
     @property
     def cutoffs(self) -> list[int | None]:
@@ -264,19 +271,20 @@ class PopulationCounts:
     def __post_init__(self) -> None:
         if self.sums is None:
             names = [m.name for m in self.inputs.metrics if m.family in PER_USER_FAMILIES]
+            names += [m.name for m in self.inputs.correlations]
             for m in self.inputs.metrics:
                 if m.family == "delta_gap":
                     names += [f"{m.name}:{g}:{side}" for g in self.inputs.groups for side in _SIDES]
             self.sums = ExactColumnSums(names)
 
-    def add(self, lists: pl.DataFrame) -> None:
-        """Fold a chunk of whole users' lists: ``user_id``, ``item_id``, each user's rows
-        together and in list order."""
+    def add(self, lists: pl.DataFrame, ratings: pl.DataFrame) -> pl.DataFrame | None:
+        """Fold a chunk of whole users' lists (``user_id``, ``item_id``, ``score`` if a
+        correlation is asked for; each user's rows together and in list order) and their
+        ratings; return the per-user correlations (``user_id`` and a column each), if any."""
         if lists.height == 0:
-            return
-        lists = lists.select("user_id", "item_id").with_columns(
-            pl.int_range(pl.len()).over("user_id").alias("_position")
-        )
+            return None
+        lists = lists.with_columns(pl.int_range(pl.len()).over("user_id").alias("_position"))
+        correlations = self._correlations(lists, ratings)
         self.users += lists["user_id"].n_unique()
         for k in self.inputs.cutoffs:
             head = lists if k is None else lists.filter(pl.col("_position") < k)
@@ -285,15 +293,47 @@ class PopulationCounts:
             )
             known = self.counts.get(k)
             self.counts[k] = part if known is None else _add(known, part, "count")
-        shares = self._shares(lists) + self._gaps(lists)
-        if shares:
-            self.sums.add(np.column_stack(shares))
+        columns = self._shares(lists) | self._gaps(lists)
+        if correlations is not None:
+            columns |= {m.name: correlations[m.name].to_numpy() for m in self.inputs.correlations}
+        if columns:
+            self.sums.add(np.column_stack([columns[name] for name in self.sums.names]))
+        return correlations
 
-    def _shares(self, lists: pl.DataFrame) -> list[np.ndarray]:
+    def _correlations(self, lists: pl.DataFrame, ratings: pl.DataFrame) -> pl.DataFrame | None:
+        """Per user of the chunk (ascending), each correlation of the predicted scores and the
+        ratings of its rated items among its first ``k`` (each item's first row in the list)."""
+        metrics = self.inputs.correlations
+        if not metrics:
+            return None
+        users = lists.select(pl.col("user_id").unique(maintain_order=True).sort())
+        rated = (
+            lists.select("user_id", "item_id", "score", "_position")
+            .unique(["user_id", "item_id"], keep="first", maintain_order=True)
+            .join(ratings.select("user_id", "item_id", "rating"), on=["user_id", "item_id"])
+            .sort(["user_id", "_position"])
+        )
+        columns = [users["user_id"]]
+        for m in metrics:
+            pairs = rated if m.k is None else rated.filter(pl.col("_position") < m.k)
+            counts = users.join(
+                pairs.group_by("user_id").len(), on="user_id", how="left", maintain_order="left"
+            )["len"].fill_null(0)
+            offsets = np.concatenate([[0], np.cumsum(counts.to_numpy())]).astype(np.int64)
+            values = unit_correlations(
+                offsets,
+                pairs["score"].cast(pl.Float64).to_numpy(),
+                pairs["rating"].cast(pl.Float64).to_numpy(),
+                METHODS[m.family],
+            )
+            columns.append(pl.Series(m.name, values, dtype=pl.Float64))
+        return pl.DataFrame(columns)
+
+    def _shares(self, lists: pl.DataFrame) -> dict[str, np.ndarray]:
         """Per user of the chunk, each per-user metric's share of its first ``k`` items."""
         per_user = [m for m in self.inputs.metrics if m.family in PER_USER_FAMILIES]
         if not per_user:
-            return []
+            return {}
         pop = self.inputs.popularity
         lists = lists.with_columns(
             pl.col("item_id")
@@ -312,14 +352,14 @@ class PopulationCounts:
             # an integer sum over an integer count: one rounding, as RecBole's cumsum / k
             aggregations.append((first.sum() / first.count()).alias(m.name))
         table = lists.group_by("user_id").agg(aggregations)
-        return [table[m.name].cast(pl.Float64).to_numpy() for m in per_user]
+        return {m.name: table[m.name].cast(pl.Float64).to_numpy() for m in per_user}
 
-    def _gaps(self, lists: pl.DataFrame) -> list[np.ndarray]:
+    def _gaps(self, lists: pl.DataFrame) -> dict[str, np.ndarray]:
         """Per user of the chunk, for each delta_gap metric and group: the mean popularity of its
         first ``k`` items and of its profile if the user is in the group, else NaN."""
         gaps = [m for m in self.inputs.metrics if m.family == "delta_gap"]
         if not gaps:
-            return []
+            return {}
         shares, profiles = self.inputs.item_share, self.inputs.profiles
         lists = lists.with_columns(
             pl.col("item_id")
@@ -339,12 +379,14 @@ class PopulationCounts:
             profiles = profiles.with_columns(pl.col("user_id").cast(pl.String))
         joined = per_user.join(profiles, on="user_id", how="left")
         group, profile = joined["group"].to_numpy(), joined["profile"].to_numpy()
-        out = []
+        out = {}
         for m in gaps:
             recs = joined[m.name].to_numpy()
             for index in range(len(self.inputs.groups)):
                 member = group == index
-                out += [np.where(member, recs, np.nan), np.where(member, profile, np.nan)]
+                name = f"{m.name}:{self.inputs.groups[index]}"
+                out[f"{name}:recs"] = np.where(member, recs, np.nan)
+                out[f"{name}:profile"] = np.where(member, profile, np.nan)
         return out
 
     def merge(self, other: PopulationCounts) -> None:
@@ -366,6 +408,10 @@ class PopulationCounts:
                     recs, profile = (f"{m.name}:{group}:{side}" for side in _SIDES)
                     n = int(counts[recs])
                     rows.append((f"{m.name}:{group}", _delta_gap(totals, recs, profile, n), n))
+                continue
+            if m.family in CORRELATION_FAMILIES:  # the mean over the users with a value
+                n = int(counts[m.name])
+                rows.append((m.name, totals[m.name] / n if n else float("nan"), n))
                 continue
             if m.family in PER_USER_FAMILIES:
                 value = totals[m.name] / self.users if self.users else float("nan")
