@@ -337,7 +337,7 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
             "per_unit": {
                 key: user_type,
                 **{spec.name: pl.Float64 for spec in specs},
-                **{m.name: pl.Float64 for m in (population.correlations if population else ())},
+                **{m.name: pl.Float64 for m in (population.per_unit if population else ())},
             }
         },
         unique_truth=False,

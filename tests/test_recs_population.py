@@ -461,3 +461,43 @@ def test_metrics_asked_together_give_their_values_alone():
         alone = evaluate_recs(RATINGS, SAMPLES / "mf.parquet", metrics=[metric], k=None, **options)
         rows = alone.summary.filter(pl.col("metric") != "users")
         assert together.summary.join(rows, on="metric", how="semi").equals(rows), metric
+
+
+def _ranked(positive_ranks: list[set[int]], lengths: list[int]):
+    """Lists of distinct descending scores, and ratings of the items at the given 1-based ranks."""
+    lists = _lists([[f"u{u}i{r}" for r in range(1, n + 1)] for u, n in enumerate(lengths)])
+    rated = [(u, f"u{u}i{r}", 1.0) for u, ranks in enumerate(positive_ranks) for r in ranks]
+    ratings = pl.DataFrame(rated, schema=["user_id", "item_id", "rating"], orient="row")
+    return lists, ratings
+
+
+def test_recbole_gauc_test_cases():
+    # tests/metrics/test_rank_metrics.py: user_len, pos_len and pos_rank_sum of each user
+    lists, ratings = _ranked([{1}, {1, 3}, {2, 3, 4}], [2, 3, 5])
+    result = evaluate_recs(
+        ratings, lists, metrics=["gauc"], k=[5], convention="relison", relevant_threshold=None
+    )
+    want = (
+        1 * ((2 - (1 - 1) / 2 - 1 / 1) / (2 - 1))
+        + 2 * ((3 - (2 - 1) / 2 - 4 / 2) / (3 - 2))
+        + 3 * ((5 - (3 - 1) / 2 - 9 / 3) / (5 - 3))
+    ) / (1 + 2 + 3)
+    assert result.value("gauc") == pytest.approx(want, abs=1e-15)
+    # case 1: a user without a positive and one without a negative are left out
+    lists, ratings = _ranked([{3}, set(), {1, 2, 3, 4}], [3, 6, 4])
+    ratings = pl.concat(
+        [ratings, pl.DataFrame([(1, "elsewhere", 1.0)], schema=ratings.schema, orient="row")]
+    )
+    result = evaluate_recs(ratings, lists, metrics=["gauc"], k=None, convention="relison")
+    assert result.value("gauc") == (3 - 0 - 3 / 1) / (3 - 1)
+    assert result.summary.filter(pl.col("metric") == "gauc")["n"].item() == 1
+    assert math.isnan(result.per_unit.sort("user_id")["gauc"][1])
+    with pytest.raises(ConfigError, match="takes no cutoff"):
+        evaluate_recs(ratings, lists, metrics=["gauc@5"], k=None, convention="relison")
+
+
+@pytest.mark.parametrize("model", ["mf", "popular"])
+def test_gauc_golden_value_of_recbole_code(model):
+    want = json.loads((GOLDEN / "beyond" / "gauc.json").read_text())["cases"][model]
+    result = evaluate_recs(RATINGS, SAMPLES / f"{model}.parquet", metrics=["gauc"], k=None)
+    assert result.value("gauc") == pytest.approx(want, abs=1e-9)

@@ -100,3 +100,32 @@ def unit_correlations(offsets, x, y, method):
         else:
             out[u] = _pearson(xs, ys)
     return out
+
+
+@njit(cache=True, nogil=True)
+def unit_auc(offsets, scores, positive):
+    """Each unit's AUC of its ``positive`` items (1 / 0) ranked by ``scores`` and its number of
+    positives: with ``L`` items, ``P`` positives and the descending ranks of the positives
+    (ties: the mean of their ranks) summing to ``S``,
+    ``AUC = ((L + 1) P - P (P + 1) / 2 - S) / (P (L - P))`` (RecBole's GAUC per user, the
+    Mann-Whitney form); NaN without a positive or a negative."""
+    units = len(offsets) - 1
+    auc = np.full(units, np.nan)
+    count = np.zeros(units, dtype=np.int64)
+    for u in range(units):
+        a = offsets[u]
+        b = offsets[u + 1]
+        length = b - a
+        ascending = _average_ranks(scores[a:b])
+        positives = 0
+        rank_sum = 0.0
+        for i in range(length):
+            if positive[a + i]:
+                positives += 1
+                rank_sum += length + 1.0 - ascending[i]
+        count[u] = positives
+        if positives == 0 or positives == length:
+            continue
+        pairs = (length + 1.0) * positives - positives * (positives + 1.0) / 2.0 - rank_sum
+        auc[u] = pairs / (positives * (length - positives))
+    return auc, count

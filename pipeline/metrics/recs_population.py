@@ -36,6 +36,12 @@ or the whole list when there are none):
   the predicted scores and the ratings of the rated items among the first ``k`` of the list (NaN
   with fewer than 2 of them or a constant side), a column of ``per_unit``; the system value is
   the mean over the users whose value is not NaN (``n``).
+* ``gauc``: RecBole's ``GAUC``: per user the AUC of its rated items (positives) among its list
+  ranked by the predicted score (ties: mean ranks), ``AUC_u = ((L+1) P - P (P+1)/2 - S) /
+  (P (L - P))`` (``L`` items, ``P`` positives, ``S`` the sum of their descending ranks), a
+  ``per_unit`` column; the system value ``sum_u P_u AUC_u / sum_u P_u`` over the users with a
+  positive and a negative (``n``). The list must hold every candidate the user was scored on
+  (RecBole ranks the full catalogue less the user's history).
 * ``tail_percentage@k``: the mean over users of the share of long-tail items among the user's
   first ``k`` (RecBole ``TailPercentage``): with ``tail_ratio > 1`` the items of the training
   interactions seen at most ``tail_ratio`` times, else the ``max(floor(n tail_ratio), 1)`` least
@@ -70,9 +76,14 @@ FAMILIES = (
     "pearson",
     "spearman",
     "kendall",
+    "gauc",
 )
-#: The families with a value per user (a ``per_unit`` column): ClayRS's Correlation.
+#: ClayRS's Correlation methods.
 CORRELATION_FAMILIES = ("pearson", "spearman", "kendall")
+#: The families that rank the whole list (no ``@k``).
+NO_CUTOFF_FAMILIES = ("gauc",)
+#: The families with a value per user (a ``per_unit`` column); they read the lists' scores.
+PER_UNIT_FAMILIES = (*CORRELATION_FAMILIES, "gauc")
 #: The families whose value is a mean over users (exact sums of per-user shares).
 PER_USER_FAMILIES = ("avg_popularity", "tail_percentage")
 
@@ -100,6 +111,7 @@ _ALIASES = {
     "kendall": "kendall",
     "delta_gap": "delta_gap",
     "deltagap": "delta_gap",
+    "gauc": "gauc",
 }
 _NAME = re.compile(r"^\s*([a-z_]+)\s*(?:@\s*(\d{1,18}))?\s*$")
 
@@ -219,7 +231,10 @@ def parse_population_metrics(
         family, k = _ALIASES[match.group(1)], match.group(2)
         if k is not None and int(k) < 1:
             raise ConfigError(f"a cutoff must be an integer >= 1, not {k}: {raw!r}")
-        for cut in [int(k)] if k is not None else grid:
+        if family in NO_CUTOFF_FAMILIES and k is not None:
+            raise ConfigError(f"{family} takes no cutoff (it ranks the whole list): {raw!r}")
+        cuts = [None] if family in NO_CUTOFF_FAMILIES else [int(k)] if k is not None else grid
+        for cut in cuts:
             metric = PopulationMetric(family, cut)
             out.setdefault(metric.name, metric)
     return tuple(out.values())

@@ -216,6 +216,15 @@ FAMILIES: dict[str, Family] = {
             ),
         )
     },
+    "gauc": Family(
+        "GAUC (grouped area under the ROC curve)",
+        "Per user, the share of (rated, unrated) item pairs of its list that the predicted score "
+        "orders correctly (ties count one half); L items, P rated, S the sum of the rated items' "
+        "descending ranks.",
+        r"AUC_u = \frac{(L + 1) P - P (P + 1)/2 - S}{P (L - P)}",
+        "AUC_u = ((L + 1) P - P (P + 1)/2 - S) / (P (L - P))",
+        "the mean of AUC_u weighted by P_u over the users with a rated and an unrated item",
+    ),
     "delta_gap": Family(
         "Delta GAP@k (group average popularity)",
         "Relative change from the mean item popularity of a user group's profiles to that of "
@@ -321,7 +330,7 @@ def _threshold_text(value) -> str:
 
 _POPULATION = (
     *("gini", "coverage", "entropy", "avg_popularity", "tail_percentage", "delta_gap"),
-    *("pearson", "spearman", "kendall"),
+    *("pearson", "spearman", "kendall", "gauc"),
 )
 
 

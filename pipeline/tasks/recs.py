@@ -264,7 +264,7 @@ def rec_columns(
     need_score = (
         conv.order.startswith("score")
         or any(s.family in ("mse", "mae", "rmse") for s in specs)
-        or bool(population is not None and population.correlations)
+        or bool(population is not None and population.per_unit)
     )
     return (
         ["user_id", "item_id"]
@@ -578,7 +578,7 @@ class RecsScorer:
         per_user = scores.per_user
         if self.population is not None:
             scores.state.population = PopulationCounts(self.population)
-            if self.population.correlations:
+            if self.population.per_unit:
                 _check_finite(
                     _columns(recs, ["user_id", "item_id", "score"], self.paths["recs"]),
                     "score",

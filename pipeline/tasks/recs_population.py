@@ -20,10 +20,11 @@ from mobeval.errors import ConfigError, InputError
 from mobeval.io.inputs import as_source
 from mobeval.io.sources import columns_present
 from mobeval.kernels import catalogue as K
-from mobeval.kernels.correlation import METHODS, unit_correlations
+from mobeval.kernels.correlation import METHODS, unit_auc, unit_correlations
 from mobeval.kernels.exact_sum import ExactColumnSums
 from mobeval.metrics.recs_population import (
     CORRELATION_FAMILIES,
+    PER_UNIT_FAMILIES,
     PER_USER_FAMILIES,
     PopulationConvention,
     PopulationMetric,
@@ -47,12 +48,13 @@ class PopulationInputs:
     #: items' popularity (rows in the original ratings / their users)
     groups: tuple[str, ...] = ()
     profiles: pl.DataFrame | None = None  # user_id, group (Int64), profile (Float64)
-    item_share: pl.DataFrame | None = None  # item_id, share (Float64)
+    item_share: pl.DataFrame | None = None  # item_id, rows (Int64): popularity x users
+    original_users: int = 0  # the users of the original ratings (popularity's denominator)
 
     @property
-    def correlations(self) -> tuple[PopulationMetric, ...]:
-        """The per-user correlation metrics (``per_unit`` columns; they read the lists' scores)."""
-        return tuple(m for m in self.metrics if m.family in CORRELATION_FAMILIES)
+    def per_unit(self) -> tuple[PopulationMetric, ...]:
+        """The metrics with a value per user (``per_unit`` columns; they read the lists' scores)."""
+        return tuple(m for m in self.metrics if m.family in PER_UNIT_FAMILIES)
 
     @property
     def cutoffs(self) -> list[int | None]:
@@ -101,8 +103,8 @@ def population_inputs(
         parsed = parse_user_groups(user_groups)
         groups = tuple(name for name, _ in parsed)
         original = train if original_ratings is None else original_ratings
-        item_share, most_popular = _item_shares(original, pop_percentage)
-        profiles = _profiles(train, item_share, most_popular, parsed)
+        item_share, original_users, most_popular = _item_shares(original, pop_percentage)
+        profiles = _profiles(train, item_share, original_users, most_popular, parsed)
     return PopulationInputs(
         tuple(metrics),
         convention,
@@ -112,6 +114,7 @@ def population_inputs(
         groups,
         profiles,
         item_share,
+        original_users if item_share is not None else 0,
     )
 
 
@@ -134,7 +137,7 @@ def _item_batches(source, columns: Sequence[str] = ("item_id",)):
         yield batch
 
 
-def _item_shares(data: object, pop_percentage: float) -> tuple[pl.DataFrame, pl.Series]:
+def _item_shares(data: object, pop_percentage: float) -> tuple[pl.DataFrame, int, pl.Series]:
     """ClayRS's item popularity (``get_item_popularity``): rows of the item over the distinct
     users of ``data``; and its most popular items (``get_most_popular_items``): the first
     ``round(n * pop_percentage)`` of the ``n`` items by popularity, descending, ties in order of
@@ -161,13 +164,13 @@ def _item_shares(data: object, pop_percentage: float) -> tuple[pl.DataFrame, pl.
         raise InputError("the original ratings are empty", path=source.label)
     counts = counts.sort(["rows", "first"], descending=[True, False])
     top = round(counts.height * pop_percentage)
-    share = counts.select("item_id", (pl.col("rows") / len(users)).alias("share"))
-    return share, counts["item_id"].head(top)
+    return counts.select("item_id", "rows"), len(users), counts["item_id"].head(top)
 
 
 def _profiles(
     data: object,
     item_share: pl.DataFrame,
+    original_users: int,
     most_popular: pl.Series,
     groups: Sequence[tuple[str, float]],
 ) -> pl.DataFrame:
@@ -180,8 +183,8 @@ def _profiles(
         parts.append(
             batch.with_columns(
                 pl.col("item_id")
-                .replace_strict(item_share["item_id"], item_share["share"], default=0.0)
-                .cast(pl.Float64)
+                .replace_strict(item_share["item_id"], item_share["rows"], default=0)
+                .cast(pl.Int64)
                 .alias("share"),
                 pl.int_range(offset, offset + batch.height, dtype=pl.Int64).alias("row"),
             )
@@ -199,7 +202,8 @@ def _profiles(
         pairs.group_by("user_id")
         .agg(
             (popular.sum() / pl.len()).alias("ratio"),
-            (pl.col("share").sum() / pl.col("rows").sum()).alias("profile"),
+            # integers over integers: one rounding, in any row or thread order
+            (pl.col("share").sum() / (pl.col("rows").sum() * original_users)).alias("profile"),
             pl.col("row").min().alias("first"),
         )
         .sort(["ratio", "first"], descending=[True, False])
@@ -271,7 +275,8 @@ class PopulationCounts:
     def __post_init__(self) -> None:
         if self.sums is None:
             names = [m.name for m in self.inputs.metrics if m.family in PER_USER_FAMILIES]
-            names += [m.name for m in self.inputs.correlations]
+            for m in self.inputs.per_unit:
+                names += [f"{m.name}:{w}" for w in _AUC_SUMS] if m.family == "gauc" else [m.name]
             for m in self.inputs.metrics:
                 if m.family == "delta_gap":
                     names += [f"{m.name}:{g}:{side}" for g in self.inputs.groups for side in _SIDES]
@@ -284,7 +289,7 @@ class PopulationCounts:
         if lists.height == 0:
             return None
         lists = lists.with_columns(pl.int_range(pl.len()).over("user_id").alias("_position"))
-        correlations = self._correlations(lists, ratings)
+        per_unit = self._per_unit(lists, ratings)
         self.users += lists["user_id"].n_unique()
         for k in self.inputs.cutoffs:
             head = lists if k is None else lists.filter(pl.col("_position") < k)
@@ -294,16 +299,21 @@ class PopulationCounts:
             known = self.counts.get(k)
             self.counts[k] = part if known is None else _add(known, part, "count")
         columns = self._shares(lists) | self._gaps(lists)
-        if correlations is not None:
-            columns |= {m.name: correlations[m.name].to_numpy() for m in self.inputs.correlations}
+        if per_unit is not None:
+            columns |= {n: per_unit[n].to_numpy() for n in per_unit.columns if n != "user_id"}
         if columns:
             self.sums.add(np.column_stack([columns[name] for name in self.sums.names]))
-        return correlations
+        return None if per_unit is None else per_unit.select("user_id", *self._per_unit_names)
 
-    def _correlations(self, lists: pl.DataFrame, ratings: pl.DataFrame) -> pl.DataFrame | None:
-        """Per user of the chunk (ascending), each correlation of the predicted scores and the
-        ratings of its rated items among its first ``k`` (each item's first row in the list)."""
-        metrics = self.inputs.correlations
+    @property
+    def _per_unit_names(self) -> list[str]:
+        return [m.name for m in self.inputs.per_unit]
+
+    def _per_unit(self, lists: pl.DataFrame, ratings: pl.DataFrame) -> pl.DataFrame | None:
+        """Per user of the chunk (ascending), each per-unit metric: a correlation of the
+        predicted scores and the ratings of its rated items among its first ``k``, or its AUC
+        (and, for the sums, ``P AUC`` and ``P``) (each item's first row in the list)."""
+        metrics = self.inputs.per_unit
         if not metrics:
             return None
         users = lists.select(pl.col("user_id").unique(maintain_order=True).sort())
@@ -315,6 +325,9 @@ class PopulationCounts:
         )
         columns = [users["user_id"]]
         for m in metrics:
+            if m.family == "gauc":
+                columns += self._auc(lists, ratings, m.name)
+                continue
             pairs = rated if m.k is None else rated.filter(pl.col("_position") < m.k)
             counts = users.join(
                 pairs.group_by("user_id").len(), on="user_id", how="left", maintain_order="left"
@@ -354,6 +367,32 @@ class PopulationCounts:
         table = lists.group_by("user_id").agg(aggregations)
         return {m.name: table[m.name].cast(pl.Float64).to_numpy() for m in per_user}
 
+    def _auc(self, lists: pl.DataFrame, ratings: pl.DataFrame, name: str) -> list[pl.Series]:
+        """Per user (ascending): AUC, and P AUC and P where the AUC is defined (else NaN)."""
+        items = (
+            lists.select("user_id", "item_id", "score", "_position")
+            .unique(["user_id", "item_id"], keep="first", maintain_order=True)
+            .join(
+                ratings.select("user_id", "item_id", pl.lit(True).alias("positive")),
+                on=["user_id", "item_id"],
+                how="left",
+            )
+            .sort(["user_id", "_position"])
+        )
+        counts = items.group_by("user_id", maintain_order=True).len()["len"].to_numpy()
+        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        auc, positives = unit_auc(
+            offsets,
+            items["score"].cast(pl.Float64).to_numpy(),
+            items["positive"].fill_null(False).to_numpy(),
+        )
+        weight = np.where(np.isnan(auc), np.nan, positives.astype(np.float64))
+        return [
+            pl.Series(name, auc, dtype=pl.Float64),
+            pl.Series(f"{name}:{_AUC_SUMS[0]}", weight * auc, dtype=pl.Float64),
+            pl.Series(f"{name}:{_AUC_SUMS[1]}", weight, dtype=pl.Float64),
+        ]
+
     def _gaps(self, lists: pl.DataFrame) -> dict[str, np.ndarray]:
         """Per user of the chunk, for each delta_gap metric and group: the mean popularity of its
         first ``k`` items and of its profile if the user is in the group, else NaN."""
@@ -363,16 +402,17 @@ class PopulationCounts:
         shares, profiles = self.inputs.item_share, self.inputs.profiles
         lists = lists.with_columns(
             pl.col("item_id")
-            .replace_strict(shares["item_id"], shares["share"], default=0.0)
-            .cast(pl.Float64)
+            .replace_strict(shares["item_id"], shares["rows"], default=0)
+            .cast(pl.Int64)
             .alias("share")
         )
-        per_user = lists.group_by("user_id").agg(
-            pl.col("share")
-            .filter(pl.col("_position") < (m.k or lists.height + 1))
-            .mean()
-            .alias(m.name)
+        users = self.inputs.original_users
+        heads = {
+            m.name: pl.col("share").filter(pl.col("_position") < (m.k or lists.height + 1))
             for m in gaps
+        }
+        per_user = lists.group_by("user_id").agg(
+            (head.sum() / (head.count() * users)).alias(name) for name, head in heads.items()
         )
         if per_user.schema["user_id"] != profiles.schema["user_id"]:
             per_user = per_user.with_columns(pl.col("user_id").cast(pl.String))
@@ -408,6 +448,11 @@ class PopulationCounts:
                     recs, profile = (f"{m.name}:{group}:{side}" for side in _SIDES)
                     n = int(counts[recs])
                     rows.append((f"{m.name}:{group}", _delta_gap(totals, recs, profile, n), n))
+                continue
+            if m.family == "gauc":  # weighted by the positives, over the users with an AUC
+                weighted, positives = (totals[f"{m.name}:{w}"] for w in _AUC_SUMS)
+                n = int(counts[f"{m.name}:{_AUC_SUMS[1]}"])
+                rows.append((m.name, weighted / positives if n else float("nan"), n))
                 continue
             if m.family in CORRELATION_FAMILIES:  # the mean over the users with a value
                 n = int(counts[m.name])
@@ -462,6 +507,7 @@ class PopulationCounts:
 
 
 _SIDES = ("recs", "profile")
+_AUC_SUMS = ("weighted", "positives")
 
 
 def _delta_gap(totals: dict, recs: str, profile: str, n: int) -> float:
