@@ -800,7 +800,7 @@ def test_recs_population_metrics_on_spark_have_the_local_bits(spark, tmp_path):
     options = {
         "metrics": [
             *("ndcg@10", "gini", "coverage", "entropy", "avg_popularity", "tail_percentage"),
-            *("pearson", "kendall", "delta_gap"),
+            *("pearson", "kendall", "delta_gap", "gauc"),
         ],
         "user_groups": ["popular=0.2", "niche=0.8"],
         "k": [5, 30],
