@@ -641,6 +641,11 @@ def resolved_options(task: str, config: dict) -> dict:
     convention = family.convention(values)
     if dataclasses.is_dataclass(convention):
         resolved |= dataclasses.asdict(convention)
+    if task == "recs":  # the population metrics' convention, its fields spelled out
+        population = _population.resolve_population(
+            values["population_convention"], values["tail_ratio"]
+        )
+        resolved |= dataclasses.asdict(population)
     if task == "logits":  # a family's policy left None follows ``ties``
         resolved["mrr_ties"] = resolved["mrr_ties"] or resolved["ties"]
         resolved["ndcg_ties"] = resolved["ndcg_ties"] or resolved["ties"]

@@ -98,8 +98,6 @@ def population_inputs(
     if any(m.family == "delta_gap" for m in metrics):
         if not user_groups:
             raise ConfigError("delta_gap needs user groups: user_groups=['popular=0.2', ...]")
-        if not 0 < pop_percentage <= 1:
-            raise ConfigError(f"pop_percentage must be in (0, 1], not {pop_percentage!r}")
         parsed = parse_user_groups(user_groups)
         groups = tuple(name for name, _ in parsed)
         original = train if original_ratings is None else original_ratings
