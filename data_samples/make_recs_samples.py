@@ -7,6 +7,10 @@ Each user rated 20 items, drawn in proportion to its affinity, 1..5 stars from t
 first (user_id, item_id, score, rank; each user's rows in rank order, as ClayRS reads them): ``mf``
 scores items by a noisy copy of the true affinity, ``popular`` by popularity alone.
 
+Beyond-accuracy inputs: ``catalogue.parquet`` (item_id: the 500 items) and ``train.parquet``
+(user_id, item_id: 40 earlier interactions per user, drawn from the Zipf popularity), read by
+``gini``, ``coverage``, ``avg_popularity``, ``tail_percentage``.
+
 Logits: 1,000 next-POI samples over 80 POIs (Zipf popularity); ``targets.npy`` (int64) holds each
 true POI, and two models give a float32 ``[1000, 80]`` matrix: ``gru`` adds a signal on the target
 to the log-popularity, ``popularity`` is the log-popularity with a little noise.
@@ -72,6 +76,22 @@ def build_recs(seed: int) -> None:
     top_lists(popular).write_parquet(out / "popular.parquet")
 
 
+def build_population(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    popularity = zipf(ITEMS, 0.9)
+    items = rng.choice(ITEMS, size=USERS * 40, p=popularity)
+    out = HERE / "recs"
+    pl.DataFrame({"item_id": np.arange(ITEMS, dtype=np.int64)}).write_parquet(
+        out / "catalogue.parquet"
+    )
+    pl.DataFrame(
+        {
+            "user_id": np.repeat(np.arange(USERS, dtype=np.int64), 40),
+            "item_id": items.astype(np.int64),
+        }
+    ).write_parquet(out / "train.parquet")
+
+
 def build_logits(seed: int) -> None:
     rng = np.random.default_rng(seed)
     log_popularity = np.log(zipf(POIS, 1.0))
@@ -88,4 +108,5 @@ def build_logits(seed: int) -> None:
 
 if __name__ == "__main__":
     build_recs(seed=3)
+    build_population(seed=4)
     build_logits(seed=5)

@@ -46,10 +46,16 @@ from mobeval.io.remote import url_timeout
 from mobeval.io.writers import partition_path
 from mobeval.metrics.nextloc import INPUT_ORDER_TIES
 from mobeval.metrics.recs import parse_recs_metrics
+from mobeval.metrics.recs_population import (
+    parse_population_metrics,
+    resolve_population,
+    split_metrics,
+)
 from mobeval.options import option_values
 from mobeval.tasks.logits import parse_logits_metrics
 from mobeval.tasks.nextloc import nextloc_spec, plan_inputs
 from mobeval.tasks.recs import rec_columns
+from mobeval.tasks.recs_population import population_inputs
 from mobeval.tasks.trajectory import COLUMNS as TRAJECTORY_COLUMNS
 from mobeval.tasks.trajectory import TrajectoryPlan, TrajectoryScorer, checked_convention
 from mobeval.tasks.trajectory import check_schemas as check_trajectory_schemas
@@ -308,8 +314,22 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
     column per metric), ``summary`` (the system values, then ``users``)."""
     metrics, cutoffs, key = values["metrics"], values["k"], values["key"]
     conv = RECS.convention(values)
-    specs = parse_recs_metrics(metrics, cutoffs, beta=conv.beta)
-    columns = rec_columns(conv, specs)
+    metrics, population = split_metrics(metrics)
+    specs = parse_recs_metrics(metrics, cutoffs, beta=conv.beta) if metrics else ()
+    population = (
+        population_inputs(
+            parse_population_metrics(population, cutoffs),
+            resolve_population(values["population_convention"], values["tail_ratio"]),
+            catalogue=values["catalogue"],
+            train=values["train"],
+            original_ratings=values["original_ratings"],
+            user_groups=values["user_groups"] or (),
+            pop_percentage=values["pop_percentage"],
+        )
+        if population
+        else None
+    )
+    columns = rec_columns(conv, specs, population)
     ratings_source, recs_source = _sources(runner, "recs", ratings, recs, values)
     _require_rows((ratings_source, "the ratings are"), (recs_source, "the lists are"))
     truth_columns = [key, "item_id", "rating"]
@@ -320,12 +340,13 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
     own = [c for c in ratings_schema if c not in shared]
     recs_schema = _require_columns(recs_source, [key, *columns[1:]], "pred", own, ratings_schema)
     scorer_options = {
-        "metrics": [metrics] if isinstance(metrics, str) else list(metrics),
+        "metrics": metrics,
         "cutoffs": cutoffs,
         "convention": conv,
         "key": key,
         "path_recs": recs_source.label,
         "path_ratings": ratings_source.label,
+        "population": population,
     }
     chunk_rows = checked_chunk_rows(where["chunk_rows"])
     job = RecsPartitionJob(
@@ -336,7 +357,13 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
         key=[key],
         inputs=job.plan(),
         job=job,
-        sections={"per_unit": {key: user_type, **{spec.name: pl.Float64 for spec in specs}}},
+        sections={
+            "per_unit": {
+                key: user_type,
+                **{spec.name: pl.Float64 for spec in specs},
+                **{m.name: pl.Float64 for m in (population.per_unit if population else ())},
+            }
+        },
         unique_truth=False,
         input_order=True,
     )

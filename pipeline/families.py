@@ -35,6 +35,7 @@ from mobeval.io.columns import ColumnMap, column_map
 from mobeval.metrics import nextloc as _nextloc
 from mobeval.metrics import population as _population
 from mobeval.metrics import recs as _recs
+from mobeval.metrics import recs_population as _recs_population
 from mobeval.metrics import trajectory as _trajectory
 from mobeval.tasks import logits as _logits
 from mobeval.tasks import nextloc as _nextloc_task
@@ -498,7 +499,7 @@ RECS = Family(
     (
         _metrics(
             _recs.DEFAULT_METRICS,
-            "e.g. precision,recall,f1,ndcg@10,map,mrr,hit_rate,r-precision,rmse",
+            "e.g. precision,recall,f1,ndcg@10,map,mrr,hit_rate,r-precision,rmse,gini,coverage",
             single=True,
         ),
         _cutoffs("cutoffs of the metrics named without @k", nullable=True),
@@ -543,6 +544,51 @@ RECS = Family(
             flag=Flag("finite", FROM_PRESET),
         ),
         *(_choice(name) for name in _recs.OPTION_CHOICES),
+        Option(
+            "catalogue",
+            "string",
+            None,
+            "the items that may be recommended (a file with item_id): coverage, RecBole's gini",
+        ),
+        Option(
+            "train",
+            "string",
+            None,
+            "training interactions (a file with item_id): avg_popularity, tail_percentage",
+        ),
+        Option(
+            "population_convention",
+            "string",
+            "clayrs",
+            "gini, coverage, entropy as ClayRS 0.5.1 or RecBole 1.2.1 compute them",
+            lambda: sorted(_recs_population.POPULATION_PRESETS),
+        ),
+        Option(
+            "tail_ratio",
+            "number",
+            None,
+            "long tail of tail_percentage: <= 1 the least popular share of items, > 1 a count "
+            "(RecBole's; default 0.1)",
+        ),
+        Option(
+            "original_ratings",
+            "string",
+            None,
+            "delta_gap's item popularity: a file with user_id, item_id (default: --train)",
+        ),
+        Option(
+            "user_groups",
+            "strings",
+            None,
+            "delta_gap's user groups by popularity ratio, e.g. popular=0.2,diverse=0.8",
+            flag=Flag("names"),
+        ),
+        Option(
+            "pop_percentage",
+            "number",
+            0.2,
+            "delta_gap: the share of items that are the most popular (ClayRS's pop_percentage)",
+        ),
         Option("beta", "number", FROM_PRESET, preset=True, flag=None),
         Option("all_nan_error_metrics", "strings", FROM_PRESET, preset=True, flag=None),
         Option("require_same_users", "boolean", FROM_PRESET, preset=True, flag=None),
@@ -678,6 +724,11 @@ def resolved_options(task: str, config: dict) -> dict:
     convention = family.convention(values)
     if dataclasses.is_dataclass(convention):
         resolved |= dataclasses.asdict(convention)
+    if task == "recs":  # the population metrics' convention, its fields spelled out
+        population = _recs_population.resolve_population(
+            values["population_convention"], values["tail_ratio"]
+        )
+        resolved |= dataclasses.asdict(population)
     if task == "logits":  # a family's policy left None follows ``ties``
         resolved["mrr_ties"] = resolved["mrr_ties"] or resolved["ties"]
         resolved["ndcg_ties"] = resolved["ndcg_ties"] or resolved["ties"]

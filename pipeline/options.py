@@ -205,9 +205,26 @@ def _trajectory(values: dict) -> object:
 
 def _recs(values: dict) -> object:
     from mobeval.metrics.recs import parse_recs_metrics
+    from mobeval.metrics.recs_population import (
+        parse_population_metrics,
+        parse_user_groups,
+        resolve_population,
+        split_metrics,
+    )
 
     convention = FAMILIES["recs"].convention(values)
-    return parse_recs_metrics(values["metrics"], values["k"], beta=convention.beta)
+    accuracy, population = split_metrics(values["metrics"])
+    resolve_population(values["population_convention"], values["tail_ratio"])
+    if values["user_groups"]:
+        parse_user_groups(values["user_groups"])
+    if not 0 < values["pop_percentage"] <= 1:
+        raise ConfigError(f"pop_percentage must be in (0, 1], not {values['pop_percentage']!r}")
+    if not population:
+        return parse_recs_metrics(accuracy, values["k"], beta=convention.beta)
+    parsed = parse_population_metrics(population, values["k"])
+    if accuracy:
+        parsed = parse_recs_metrics(accuracy, values["k"], beta=convention.beta) + parsed
+    return parsed
 
 
 def _logits(values: dict) -> object:

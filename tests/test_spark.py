@@ -793,3 +793,37 @@ def test_an_fsspec_memory_url_is_refused_by_spark_in_words(spark):
     assert "local engine" in message
     said = "Spark said: org.apache.hadoop.fs.UnsupportedFileSystemException: No FileSystem for"
     assert f'{said} scheme "memory"' in message
+
+
+def test_recs_population_metrics_on_spark_have_the_local_bits(spark, tmp_path):
+    # item counts and per-user shares are folded per partition and merged on the driver
+    options = {
+        "metrics": [
+            *("ndcg@10", "gini", "coverage", "entropy", "avg_popularity", "tail_percentage"),
+            *("pearson", "kendall", "delta_gap", "gauc"),
+        ],
+        "user_groups": ["popular=0.2", "niche=0.8"],
+        "k": [5, 30],
+        "catalogue": str(RECS / "catalogue.parquet"),
+        "train": str(RECS / "train.parquet"),
+    }
+    for convention in ("clayrs", "recbole"):
+        local = evaluate_recs(
+            RECS / "ratings.parquet",
+            RECS / "mf.parquet",
+            population_convention=convention,
+            **options,
+        )
+        on_spark = evaluate_recs(
+            RECS / "ratings.parquet",
+            RECS / "mf.parquet",
+            population_convention=convention,
+            partitions=3,
+            chunk_rows=500,
+            spark=spark,
+            **options,
+        )
+        population = pl.col("metric").str.contains("gini|coverage|entropy|popularity|tail|gap")
+        assert on_spark.summary.filter(population).equals(local.summary.filter(population))
+        assert_same_summary(on_spark.summary, local.summary)
+        assert_same_rows(on_spark.tables["per_unit"], local.tables["per_unit"], ["user_id"])

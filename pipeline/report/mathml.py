@@ -18,6 +18,9 @@ SYMBOLS = {
     "beta": ("mi", "β"),
     "gamma": ("mi", "γ"),
     "delta": ("mi", "δ"),
+    "Delta": ("mi", "Δ"),
+    "rho": ("mi", "ρ"),
+    "tau": ("mi", "τ"),
     "lambda": ("mi", "λ"),
     "mu": ("mi", "μ"),
     "sigma": ("mi", "σ"),
@@ -30,11 +33,13 @@ SYMBOLS = {
     "cdot": ("mo", "⋅"),
     "times": ("mo", "×"),
     "in": ("mo", "∈"),
+    "cap": ("mo", "∩"),
+    "phi": ("mi", "φ"),
     "lVert": ("mo", "‖"),
     "rVert": ("mo", "‖"),
 }
 #: Function names: upright, a thin space after.
-FUNCTIONS = {"exp", "log", "min", "max"}
+FUNCTIONS = {"exp", "log", "ln", "min", "max"}
 #: Large operators: their limits go under and over them.
 LARGE = {"sum": "∑", "prod": "∏"}
 #: Spaces: their width.

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 #: Metrics where a lower value is better (the report bolds their minimum).
-LOWER_IS_BETTER = frozenset({"dtw", "mse", "mae", "rmse", "cross_entropy"})
+LOWER_IS_BETTER = frozenset(
+    {"dtw", "mse", "mae", "rmse", "cross_entropy", "gini", "avg_popularity"}
+)
 
 
 def family_of(metric: str) -> str:
@@ -172,6 +174,93 @@ FAMILIES: dict[str, Family] = {
         "Hits@k_u = tp@k_u",
         _MEAN,
     ),
+    "gini": Family(
+        "Gini index@k (of the items recommended)",
+        "Inequality of how often each item appears in the first k items of every list: 0 when "
+        "every item is recommended equally often, near 1 when a few items take every slot. "
+        "x_j are the N item counts sorted ascending, T their sum.",
+        r"G@k = \frac{\sum_{j=1}^{N} (2j - N - 1)\, x_j}{N\, T}",
+        "G@k = sum_j (2j - N - 1) x_j / (N T)",
+        "a value of the whole population of lists (no per-user values)",
+    ),
+    "coverage": Family(
+        "Catalogue coverage@k",
+        "Share of the catalogue I in R^k, the items in the first k items of at least one list.",
+        r"C@k = \frac{|R^k \cap I|}{|I|}",
+        "C@k = |R^k & I| / |I|",
+        "a value of the whole population of lists (no per-user values)",
+    ),
+    "entropy": Family(
+        "Shannon entropy@k",
+        "Entropy of the shares p_i = c_i / T of the items in the first k items of every list.",
+        r"H@k = -\sum_{i} p_i \ln p_i",
+        "H@k = -sum_i p_i ln p_i",
+        "a value of the whole population of lists (no per-user values)",
+    ),
+    "avg_popularity": Family(
+        "Average popularity@k",
+        "Mean popularity (rows in the training interactions) of the first k recommended items.",
+        r"AP@k_u = \frac{1}{|L_u^k|}\sum_{i \in L_u^k} \phi(i)",
+        "AP@k_u = (1/|L_u^k|) sum_{i in L_u^k} phi(i)",
+        "the mean over users (no per-user values are stored)",
+    ),
+    "tail_percentage": Family(
+        "Tail percentage@k",
+        "Share of long-tail items (the least popular of the training interactions) among the "
+        "first k recommended items.",
+        r"TP@k_u = \frac{|L_u^k \cap T|}{|L_u^k|}",
+        "TP@k_u = |L_u^k & T| / |L_u^k|",
+        "the mean over users (no per-user values are stored)",
+    ),
+    **{
+        method: Family(
+            f"{title}@k (predicted scores vs ratings)",
+            f"{title} between the predicted scores and the ratings of the user's rated items among "
+            "the first k recommended (ClayRS's Correlation); NaN below 2 such items.",
+            tex,
+            text,
+            "mean over the users whose value is not NaN",
+        )
+        for method, title, tex, text in (
+            (
+                "pearson",
+                "Pearson's r",
+                r"r_u = \frac{\sum_i (s_i - \bar s)(r_i - \bar r)}"
+                r"{\sqrt{\sum_i (s_i - \bar s)^2 \sum_i (r_i - \bar r)^2}}",
+                "r_u = sum (s_i - s^)(r_i - r^) / sqrt(sum (s_i - s^)^2 sum (r_i - r^)^2)",
+            ),
+            (
+                "spearman",
+                "Spearman's rho",
+                r"\rho_u = r(\mathrm{rank}(s), \mathrm{rank}(r))",
+                "rho_u = r(rank(s), rank(r)), average ranks for ties",
+            ),
+            (
+                "kendall",
+                "Kendall's tau-b",
+                r"\tau_u = \frac{C - D}{\sqrt{(n_0 - n_1)(n_0 - n_2)}}",
+                "tau_u = (C - D) / sqrt((n0 - n1)(n0 - n2))",
+            ),
+        )
+    },
+    "gauc": Family(
+        "GAUC (grouped area under the ROC curve)",
+        "Per user, the share of (rated, unrated) item pairs of its list that the predicted score "
+        "orders correctly (ties count one half); L items, P rated, S the sum of the rated items' "
+        "descending ranks.",
+        r"AUC_u = \frac{(L + 1) P - P (P + 1)/2 - S}{P (L - P)}",
+        "AUC_u = ((L + 1) P - P (P + 1)/2 - S) / (P (L - P))",
+        "the mean of AUC_u weighted by P_u over the users with a rated and an unrated item",
+    ),
+    "delta_gap": Family(
+        "Delta GAP@k (group average popularity)",
+        "Relative change from the mean item popularity of a user group's profiles to that of "
+        "its recommendations (the first k items); groups of users by the share of popular items "
+        "in their profiles.",
+        r"\Delta GAP_g = \frac{GAP_g(L^k) - GAP_g(P)}{GAP_g(P)}",
+        "DeltaGAP_g = (GAP_g(L^k) - GAP_g(P)) / GAP_g(P)",
+        "one value per user group, over its users with a list (no per-user values)",
+    ),
     "mse": Family(
         "MSE (mean squared error)",
         "Mean squared difference between the rating r and the predicted score over the user's "
@@ -266,6 +355,12 @@ def _threshold_text(value) -> str:
     return f"rating >= {value:g}" if isinstance(value, int | float) else str(value)
 
 
+_POPULATION = (
+    *("gini", "coverage", "entropy", "avg_popularity", "tail_percentage", "delta_gap"),
+    *("pearson", "spearman", "kendall", "gauc"),
+)
+
+
 def parameters(task: str, family: str, options: dict, metrics: list[str]) -> list[tuple[str, str]]:
     """(name, value) of the run's parameters that shape ``family``'s values."""
     o = options
@@ -284,6 +379,19 @@ def parameters(task: str, family: str, options: dict, metrics: list[str]) -> lis
         if family == "map":
             out.append(("denominator D_u", "1 (one true location)"))
         out.append(("relevant", "the one true next location"))
+    elif task == "recs" and family in _POPULATION:
+        out[0] = ("population convention", str(o.get("population_convention")))
+        if family in ("coverage", "gini"):
+            out.append(("catalogue", str(o.get("catalogue"))))
+        if family in ("avg_popularity", "tail_percentage", "delta_gap"):
+            out.append(("training interactions", str(o.get("train"))))
+        if family == "delta_gap":
+            out.append(("user groups", ", ".join(o.get("user_groups") or [])))
+            out.append(("most popular items", f"the first {o.get('pop_percentage')} of them"))
+            out.append(("popularity from", str(o.get("original_ratings") or o.get("train"))))
+        if family == "tail_percentage":
+            ratio = o.get("tail_ratio")
+            out.append(("tail ratio", "0.1 (RecBole's default)" if ratio is None else str(ratio)))
     elif task == "recs":
         if family in RECS_RELEVANCE:
             out.append(("relevant threshold", _threshold_text(o.get("relevant_threshold"))))

@@ -34,6 +34,7 @@ from mobeval.metrics.recs import (
     parse_recs_metrics,
     resolve_convention,
 )
+from mobeval.tasks.recs_population import PopulationCounts, PopulationInputs
 from mobeval.tasks.summary import count_row, summary_frame
 from mobeval.tasks.trec import check_trec_convention, trec_user_values
 
@@ -84,12 +85,19 @@ class RecsState:
     path_ratings: str | None = None
     path_recs: str | None = None
     missing: dict[str, tuple[int, object]] = field(default_factory=dict)
+    #: the population metrics' item counts (:mod:`mobeval.tasks.recs_population`), if any
+    population: PopulationCounts | None = None
 
     def merge(self, other: RecsState) -> None:
         """Fold the state of another chunk scored with the same metrics and convention."""
         if other.metrics != self.metrics or other.convention != self.convention:
             raise ConfigError("cannot merge recommendation scores of different metrics/conventions")
         self.sums.merge(other.sums)
+        if other.population is not None:
+            if self.population is None:
+                self.population = other.population
+            else:
+                self.population.merge(other.population)
         for side, (count, first) in other.missing.items():
             known, lowest = self.missing.get(side, (0, first))
             self.missing[side] = (known + count, min(lowest, first))
@@ -152,7 +160,7 @@ def score_recs_frame(
         ConfigError: unknown metric, preset or option.
     """
     conv = resolve_convention(convention, **options)
-    specs = parse_recs_metrics(metrics, cutoffs, beta=conv.beta)
+    specs = _parsed(metrics, cutoffs, conv.beta)
     trec = [s.trec for s in specs if s.trec is not None]
     check_trec_convention(conv, trec)
     rec_cols = rec_columns(conv, specs)
@@ -253,17 +261,29 @@ def score_recs_frame(
     return RecsScores(per_user, state)
 
 
+def _parsed(metrics: str | Sequence[str], cutoffs, beta: float) -> tuple[RecsMetric, ...]:
+    """The per-user metrics named (none: only population metrics were asked for)."""
+    return parse_recs_metrics(metrics, cutoffs, beta=beta) if len(metrics) else ()
+
+
 #: The columns the family reads (a ``columns`` option maps the user's names to these): the
 #: ratings' ``user_id`` (the ``key``), ``item_id``, ``rating``; the lists' ``user_id``,
 #: ``item_id`` and, as the convention needs them, ``rank`` / ``score``.
 COLUMNS = ("user_id", "item_id", "rating", "rank", "score")
 
 
-def rec_columns(conv: RecsConvention, specs: Sequence[RecsMetric]) -> list[str]:
+def rec_columns(
+    conv: RecsConvention,
+    specs: Sequence[RecsMetric],
+    population: PopulationInputs | None = None,
+) -> list[str]:
     """The columns of the lists a scoring needs: ``user_id``, ``item_id``, then ``rank`` (order
-    "rank") and ``score`` (score orders, or the predicted rating of mse/mae/rmse)."""
-    need_score = conv.order.startswith("score") or any(
-        s.family in ("mse", "mae", "rmse", "trec") for s in specs
+    "rank") and ``score`` (score orders, the predicted rating of mse/mae/rmse, or of the
+    ``population`` metrics' correlations)."""
+    need_score = (
+        conv.order.startswith("score")
+        or any(s.family in ("mse", "mae", "rmse", "trec") for s in specs)
+        or bool(population is not None and population.per_unit)
     )
     return (
         ["user_id", "item_id"]
@@ -563,14 +583,16 @@ class RecsScorer:
         key: str,
         path_recs: object,
         path_ratings: object,
+        population: PopulationInputs | None = None,
     ) -> None:
         self.metrics = list(metrics)
+        self.population = population
         self.cutoffs = cutoffs
         self.convention = convention
         self.key = key
         self.paths = {"recs": path_recs, "ratings": path_ratings}
         self.columns = {
-            "recs": rec_columns(convention, parse_recs_metrics(metrics, cutoffs)),
+            "recs": rec_columns(convention, _parsed(metrics, cutoffs, convention.beta), population),
             "ratings": ["user_id", "item_id", "rating"],
         }
         self.state: RecsState | None = None
@@ -595,12 +617,28 @@ class RecsScorer:
             path_ratings=self.paths["ratings"],
             check_users=False,
         )
+        per_user = scores.per_user
+        if self.population is not None:
+            scores.state.population = PopulationCounts(self.population)
+            if self.population.per_unit:
+                _check_finite(
+                    _columns(recs, ["user_id", "item_id", "score"], self.paths["recs"]),
+                    "score",
+                    self.paths["recs"],
+                )
+            lists = _order(recs, self.convention.order)
+            correlations = scores.state.population.add(lists, ratings)
+            if correlations is not None:
+                correlations = correlations.cast({"user_id": per_user.schema["user_id"]})
+                per_user = per_user.join(
+                    correlations, on="user_id", how="left", maintain_order="left"
+                )
         if self.state is None:
             self.state = scores.state
         else:
             self.state.merge(scores.state)
-        self.users += scores.per_user.height
-        return {"per_unit": scores.per_user.rename({"user_id": self.key})}
+        self.users += per_user.height
+        return {"per_unit": per_user.rename({"user_id": self.key})}
 
     def summary(self) -> pl.DataFrame:
         """The system values (:func:`finalize`), then ``users``: the users scored. Users on one
@@ -608,7 +646,11 @@ class RecsScorer:
         inputs turn out not to be sorted)."""
         if self.convention.require_same_users:
             self.state.check_same_users()
-        return pl.concat([finalize(self.state), summary_frame([count_row("users", self.users)])])
+        population = self.state.population.rows() if self.state.population is not None else []
+        rows = [(metric, value, n, None) for metric, value, n in population]  # no per-user sd
+        return pl.concat(
+            [finalize(self.state), summary_frame([*rows, count_row("users", self.users)])]
+        )
 
 
 def _empty(columns: list[str], other: pl.DataFrame) -> pl.DataFrame:

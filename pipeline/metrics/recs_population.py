@@ -1,0 +1,266 @@
+"""Beyond-accuracy metrics of recommendation lists: what the whole population of lists covers.
+
+These are values of the population, not of a user: counts of each item over every user's first
+``k`` items (``c_i``, ``T = sum_i c_i``), or means over users of a per-user share, reported as
+rows of the summary (``metric``, ``value``, ``n``: the users whose lists were counted). Names
+(``k`` the cutoff, as every recommendation metric: ``gini@10``; without ``@k`` over the cutoffs,
+or the whole list when there are none):
+
+* ``gini@k``: the Gini index of the item counts (Gini 1912; ClayRS ``GiniIndex``, RecBole
+  ``GiniIndex``): with the ``N`` counts sorted ascending ``x_1 <= ... <= x_N``,
+  ``G = sum_j (2 j - N - 1) x_j / (N T)``. ClayRS counts the recommended items only (``N`` = the
+  distinct items recommended); RecBole every item of the catalogue, the ones never recommended
+  at 0 (``N`` = the catalogue size, with its padding item: ``gini_items``).
+* ``coverage@k``: the distinct recommended items of the catalogue over the catalogue's size
+  (ClayRS ``CatalogCoverage(top_n=k)``, or ``PredictionCoverage`` without a cutoff: a percentage
+  rounded to 2 decimals, items outside the catalogue ignored; RecBole ``ItemCoverage``: a
+  fraction of its ``num_items``, which counts its padding item ``[PAD]``).
+* ``entropy@k``: Shannon's entropy of the shares ``p_i = c_i / T``, ``H = -sum_i p_i ln p_i``
+  (RecBole ``ShannonEntropy``, which divides it by the number of distinct items recommended:
+  ``entropy_divisor``).
+* ``avg_popularity@k``: the mean over users of the mean popularity of the user's first ``k``
+  items, an item's popularity its number of rows in the training interactions (``train``; 0 if
+  absent) (Abdollahpouri et al. 2017's ARP; RecBole ``AveragePopularity``).
+* ``delta_gap@k``: ClayRS's ``DeltaGap`` (Abdollahpouri et al., "The unfairness of popularity
+  bias in recommendation", RMSE 2019), one row per user group ``delta_gap@k:<group>``:
+  ``(GAP_recs - GAP_profile) / GAP_profile`` (0 when ``GAP_profile = 0``), ``GAP`` the mean over
+  the group's users with a list of the mean popularity of their items (the first ``k`` of the
+  list; every row of the training profile), an item's popularity its rows in the original
+  ratings over their number of users. The groups (``user_groups``, fractions summing to 1) cut
+  the users of the training profiles sorted by their popularity ratio (the share of their
+  distinct items among the ``round(n pop_percentage)`` most popular, ties in order of first
+  appearance), descending, ties in order of first appearance, group ``g`` ending at
+  ``round(users * (p_1 + ... + p_g))`` (Python's ``round``, as ClayRS).
+* ``pearson@k``, ``spearman@k``, ``kendall@k``: ClayRS's ``Correlation(method, top_n)``, per user
+  the correlation (Pearson's r; Spearman's rho, r of the average ranks; Kendall's tau-b) between
+  the predicted scores and the ratings of the rated items among the first ``k`` of the list (NaN
+  with fewer than 2 of them or a constant side), a column of ``per_unit``; the system value is
+  the mean over the users whose value is not NaN (``n``).
+* ``gauc``: RecBole's ``GAUC``: per user the AUC of its rated items (positives) among its list
+  ranked by the predicted score (ties: mean ranks), ``AUC_u = ((L+1) P - P (P+1)/2 - S) /
+  (P (L - P))`` (``L`` items, ``P`` positives, ``S`` the sum of their descending ranks), a
+  ``per_unit`` column; the system value ``sum_u P_u AUC_u / sum_u P_u`` over the users with a
+  positive and a negative (``n``). The list must hold every candidate the user was scored on
+  (RecBole ranks the full catalogue less the user's history).
+* ``tail_percentage@k``: the mean over users of the share of long-tail items among the user's
+  first ``k`` (RecBole ``TailPercentage``): with ``tail_ratio > 1`` the items of the training
+  interactions seen at most ``tail_ratio`` times, else the ``max(floor(n tail_ratio), 1)`` least
+  popular of its ``n`` items (ties by item id).
+
+A list shorter than ``k`` counts what it has: its items are counted, and its per-user shares
+divide by its length (RecBole's lists always hold ``k`` items, where the two agree).
+
+References: ClayRS 0.5.1 ``clayrs/evaluation/metrics/fairness_metrics.py``; RecBole 1.2.1
+``recbole/evaluator/metrics.py`` (Zhao et al., CIKM 2021); Ge, Delgado-Battenfeld & Jannach,
+"Beyond accuracy: evaluating recommender systems by coverage and serendipity", RecSys 2010.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mobeval.errors import ConfigError
+
+#: metric family -> the inputs beyond the lists it needs (``catalogue`` / ``train``); the
+#: catalogue only where the convention counts over it (see :meth:`PopulationConvention.needs`).
+FAMILIES = (
+    "gini",
+    "coverage",
+    "entropy",
+    "avg_popularity",
+    "tail_percentage",
+    "delta_gap",
+    "pearson",
+    "spearman",
+    "kendall",
+    "gauc",
+)
+#: ClayRS's Correlation methods.
+CORRELATION_FAMILIES = ("pearson", "spearman", "kendall")
+#: The families that rank the whole list (no ``@k``).
+NO_CUTOFF_FAMILIES = ("gauc",)
+#: The families with a value per user (a ``per_unit`` column); they read the lists' scores.
+PER_UNIT_FAMILIES = (*CORRELATION_FAMILIES, "gauc")
+#: The families whose value is a mean over users (exact sums of per-user shares).
+PER_USER_FAMILIES = ("avg_popularity", "tail_percentage")
+
+_ALIASES = {
+    "gini": "gini",
+    "gini_index": "gini",
+    "giniindex": "gini",
+    "coverage": "coverage",
+    "catalog_coverage": "coverage",
+    "catalogue_coverage": "coverage",
+    "prediction_coverage": "coverage",
+    "itemcoverage": "coverage",
+    "item_coverage": "coverage",
+    "entropy": "entropy",
+    "shannonentropy": "entropy",
+    "shannon_entropy": "entropy",
+    "avg_popularity": "avg_popularity",
+    "averagepopularity": "avg_popularity",
+    "average_popularity": "avg_popularity",
+    "arp": "avg_popularity",
+    "tail_percentage": "tail_percentage",
+    "tailpercentage": "tail_percentage",
+    "pearson": "pearson",
+    "spearman": "spearman",
+    "kendall": "kendall",
+    "delta_gap": "delta_gap",
+    "deltagap": "delta_gap",
+    "gauc": "gauc",
+}
+_NAME = re.compile(r"^\s*([a-z_]+)\s*(?:@\s*(\d{1,18}))?\s*$")
+
+
+@dataclass(frozen=True)
+class PopulationConvention:
+    """Where ClayRS and RecBole define these metrics differently, one field each.
+
+    * ``gini_items``: ``recommended`` (ClayRS: the items recommended at least once) or
+      ``catalogue`` (RecBole: every catalogue item, 0 if never recommended).
+    * ``coverage_unit``: ``percent_2dp`` (ClayRS: ``round(100 covered / |I|, 2)``) or
+      ``fraction`` (RecBole: ``covered / num_items``, unrounded).
+    * ``catalogue_padding``: items added to the catalogue's size (RecBole 1: its ``num_items``
+      counts the padding item ``[PAD]``; ClayRS 0).
+    * ``outside_catalogue``: a recommended item missing from the catalogue: ``ignore`` (ClayRS
+      intersects) or ``error`` (RecBole's items all come from its catalogue).
+    * ``entropy_divisor``: ``none`` (Shannon's entropy) or ``distinct_items`` (RecBole divides
+      by the number of distinct items recommended).
+    * ``tail_ratio``: RecBole's ``tail_ratio`` (default 0.1): the long tail's definition.
+    """
+
+    gini_items: str = "recommended"
+    coverage_unit: str = "percent_2dp"
+    catalogue_padding: int = 0
+    outside_catalogue: str = "ignore"
+    entropy_divisor: str = "none"
+    tail_ratio: float = 0.1
+
+    def __post_init__(self) -> None:
+        for name, allowed in CHOICES.items():
+            if getattr(self, name) not in allowed:
+                raise ConfigError(
+                    f"{name} must be one of {list(allowed)}, not {getattr(self, name)!r}"
+                )
+        if not self.tail_ratio > 0:
+            raise ConfigError(f"tail_ratio must be > 0, not {self.tail_ratio!r}")
+
+    def needs(self, family: str) -> tuple[str, ...]:
+        """The inputs beyond the lists that ``family`` needs under this convention."""
+        if family == "coverage" or (family == "gini" and self.gini_items == "catalogue"):
+            return ("catalogue",)
+        if family in (*PER_USER_FAMILIES, "delta_gap"):
+            return ("train",)
+        return ()
+
+
+CHOICES = {
+    "gini_items": ("recommended", "catalogue"),
+    "coverage_unit": ("percent_2dp", "fraction"),
+    "catalogue_padding": (0, 1),
+    "outside_catalogue": ("ignore", "error"),
+    "entropy_divisor": ("none", "distinct_items"),
+}
+
+POPULATION_PRESETS = {
+    "clayrs": PopulationConvention(),
+    "recbole": PopulationConvention(
+        gini_items="catalogue",
+        coverage_unit="fraction",
+        catalogue_padding=1,
+        outside_catalogue="error",
+        entropy_divisor="distinct_items",
+    ),
+}
+
+
+def resolve_population(preset: str, tail_ratio: float | None = None) -> PopulationConvention:
+    """A preset of :data:`POPULATION_PRESETS` by name, its ``tail_ratio`` replaced if given."""
+    if preset not in POPULATION_PRESETS:
+        raise ConfigError(
+            f"unknown population convention {preset!r}; choose one of {sorted(POPULATION_PRESETS)}"
+        )
+    convention = POPULATION_PRESETS[preset]
+    if tail_ratio is None:
+        return convention
+    return dataclasses.replace(convention, tail_ratio=float(tail_ratio))
+
+
+@dataclass(frozen=True)
+class PopulationMetric:
+    """One population metric: its family and cutoff (None: the whole list)."""
+
+    family: str
+    k: int | None = None
+
+    @property
+    def name(self) -> str:
+        return self.family if self.k is None else f"{self.family}@{self.k}"
+
+
+def is_population_metric(name: object) -> bool:
+    """Whether a metric name is one of this module's (``gini@10``, ``itemcoverage``...)."""
+    match = _NAME.match(str(name).lower())
+    return match is not None and match.group(1) in _ALIASES
+
+
+def split_metrics(metrics: str | Sequence[str]) -> tuple[list[str], list[str]]:
+    """The names of ``metrics`` in two lists: the per-user accuracy metrics
+    (:func:`mobeval.metrics.recs.parse_recs_metrics`'s) and the population metrics (this
+    module's), each in the order given."""
+    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    population = [n for n in names if is_population_metric(n)]
+    return [n for n in names if not is_population_metric(n)], population
+
+
+def parse_population_metrics(
+    names: Sequence[str], cutoffs: Sequence[int] | None
+) -> tuple[PopulationMetric, ...]:
+    """Population metric names x cutoffs: ``"gini@10"`` keeps its cutoff, a bare ``"gini"``
+    takes every cutoff of ``cutoffs`` (none: the whole list). Distinct, in the order given."""
+    grid = [None] if not cutoffs else [int(k) for k in cutoffs]
+    out: dict[str, PopulationMetric] = {}
+    for raw in names:
+        match = _NAME.match(str(raw).lower())
+        if match is None or match.group(1) not in _ALIASES:
+            raise ConfigError(f"unknown population metric {raw!r}; known: {sorted(_ALIASES)}")
+        family, k = _ALIASES[match.group(1)], match.group(2)
+        if k is not None and int(k) < 1:
+            raise ConfigError(f"a cutoff must be an integer >= 1, not {k}: {raw!r}")
+        if family in NO_CUTOFF_FAMILIES and k is not None:
+            raise ConfigError(f"{family} takes no cutoff (it ranks the whole list): {raw!r}")
+        cuts = [None] if family in NO_CUTOFF_FAMILIES else [int(k)] if k is not None else grid
+        for cut in cuts:
+            metric = PopulationMetric(family, cut)
+            out.setdefault(metric.name, metric)
+    return tuple(out.values())
+
+
+def parse_user_groups(groups: Sequence[str]) -> tuple[tuple[str, float], ...]:
+    """``["popular=0.2", "niche=0.8"]`` -> ``(("popular", 0.2), ("niche", 0.8))``, checked as
+    ClayRS checks them: each fraction in (0, 1], their sum (in the order given) exactly 1."""
+    out = []
+    for text in groups:
+        name, sep, fraction = str(text).partition("=")
+        try:
+            value = float(fraction)
+        except ValueError:
+            value = None
+        if not sep or not name.strip() or value is None:
+            raise ConfigError(f"a user group is NAME=FRACTION, e.g. popular=0.2, not {text!r}")
+        if not 0 < value <= 1:
+            raise ConfigError(f"user group {text!r}: a fraction must be in (0, 1]")
+        out.append((name.strip(), value))
+    if len({name for name, _ in out}) < len(out):
+        raise ConfigError(f"user groups named twice: {list(groups)}")
+    total = sum(value for _, value in out)
+    if total != 1:
+        raise ConfigError(
+            f"the user groups' fractions sum to {total!r}, not 1 (ClayRS refuses it too): "
+            "give fractions that add up to exactly 1"
+        )
+    return tuple(out)

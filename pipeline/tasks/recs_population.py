@@ -1,0 +1,518 @@
+"""Beyond-accuracy metrics of recommendation lists, streamed: item counts and per-user shares.
+
+:func:`population_inputs` reads the catalogue and the training interactions once (memory: one
+row per item), :class:`PopulationCounts` folds each chunk of whole users' lists (in list order)
+into integer item counts per cutoff and exact sums of per-user shares, and merges exactly with
+another chunk's (:meth:`PopulationCounts.merge`); :meth:`PopulationCounts.rows` makes the summary
+rows. Memory is bounded by the catalogue, not by the lists. The metrics and their references:
+:mod:`mobeval.metrics.recs_population`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+from mobeval.errors import ConfigError, InputError
+from mobeval.io.inputs import as_source
+from mobeval.io.sources import columns_present
+from mobeval.kernels import catalogue as K
+from mobeval.kernels.correlation import METHODS, unit_auc, unit_correlations
+from mobeval.kernels.exact_sum import ExactColumnSums
+from mobeval.metrics.recs_population import (
+    CORRELATION_FAMILIES,
+    PER_UNIT_FAMILIES,
+    PER_USER_FAMILIES,
+    PopulationConvention,
+    PopulationMetric,
+    parse_user_groups,
+)
+
+_BATCH_ROWS = 1 << 20
+
+
+@dataclass(frozen=True)
+class PopulationInputs:
+    """What the metrics need beyond the lists: the catalogue's distinct items, and per item of
+    the training interactions its popularity (rows) and whether it is in the long tail."""
+
+    metrics: tuple[PopulationMetric, ...]
+    convention: PopulationConvention
+    catalogue: pl.Series | None = None
+    popularity: pl.DataFrame | None = None  # item_id, popularity (Int64), tail (Boolean)
+    path_catalogue: str | None = None
+    #: DeltaGap: the group names, each profile user's group and profile popularity, and the
+    #: items' popularity (rows in the original ratings / their users)
+    groups: tuple[str, ...] = ()
+    profiles: pl.DataFrame | None = None  # user_id, group (Int64), profile (Float64)
+    item_share: pl.DataFrame | None = None  # item_id, rows (Int64): popularity x users
+    original_users: int = 0  # the users of the original ratings (popularity's denominator)
+
+    @property
+    def per_unit(self) -> tuple[PopulationMetric, ...]:
+        """The metrics with a value per user (``per_unit`` columns; they read the lists' scores)."""
+        return tuple(m for m in self.metrics if m.family in PER_UNIT_FAMILIES)
+
+    @property
+    def cutoffs(self) -> list[int | None]:
+        """The cutoffs whose item counts are kept (those of the count-based metrics)."""
+        return sorted(
+            {m.k for m in self.metrics if m.family not in PER_USER_FAMILIES},
+            key=lambda k: -1 if k is None else k,
+        )
+
+
+def population_inputs(
+    metrics: Sequence[PopulationMetric],
+    convention: PopulationConvention,
+    *,
+    catalogue: object | None,
+    train: object | None,
+    original_ratings: object | None = None,
+    user_groups: Sequence[str] = (),
+    pop_percentage: float = 0.2,
+) -> PopulationInputs:
+    """Read the inputs the ``metrics`` need (ConfigError naming the first metric whose input is
+    not given): ``catalogue``, a file with an ``item_id`` column (each item once or more);
+    ``train``, the training interactions, an ``item_id`` column, one row per interaction (and
+    ``user_id`` for ``delta_gap``: the users' profiles); ``original_ratings`` (``user_id``,
+    ``item_id``; default ``train``): the popularity of ``delta_gap``, ``user_groups`` its groups
+    (``NAME=FRACTION``), ``pop_percentage`` the share of most popular items."""
+    given = {"catalogue": catalogue, "train": train}
+    for metric in metrics:
+        for need in convention.needs(metric.family):
+            if given[need] is None:
+                raise ConfigError(
+                    f"{metric.name} needs the {_ROLE[need]}: give {need}=PATH (--{need} PATH), "
+                    f"a file with an item_id column"
+                )
+    needed = {n for m in metrics for n in convention.needs(m.family)}
+    items = _items(catalogue) if "catalogue" in needed else None
+    popularity = None
+    if "train" in needed:
+        popularity = _popularity(train, convention.tail_ratio)
+    groups, profiles, item_share = (), None, None
+    if any(m.family == "delta_gap" for m in metrics):
+        if not user_groups:
+            raise ConfigError("delta_gap needs user groups: user_groups=['popular=0.2', ...]")
+        parsed = parse_user_groups(user_groups)
+        groups = tuple(name for name, _ in parsed)
+        original = train if original_ratings is None else original_ratings
+        item_share, original_users, most_popular = _item_shares(original, pop_percentage)
+        profiles = _profiles(train, item_share, original_users, most_popular, parsed)
+    return PopulationInputs(
+        tuple(metrics),
+        convention,
+        None if items is None else items[0],
+        popularity,
+        None if items is None else items[1],
+        groups,
+        profiles,
+        item_share,
+        original_users if item_share is not None else 0,
+    )
+
+
+_ROLE = {"catalogue": "catalogue of items", "train": "training interactions (item popularity)"}
+
+
+def _item_batches(source, columns: Sequence[str] = ("item_id",)):
+    """``columns`` of a source in batches, checked present and without nulls."""
+    schema = source.schema()
+    for column in columns:
+        if column not in schema:
+            raise InputError(
+                f"missing column; {columns_present(schema)}", path=source.label, column=column
+            )
+    for batch in source.iter_batches(list(columns), _BATCH_ROWS):
+        for column in columns:
+            if batch[column].null_count():
+                row = int(batch[column].is_null().arg_true()[0])
+                raise InputError("null value", path=source.label, column=column, key=f"row {row}")
+        yield batch
+
+
+def _item_shares(data: object, pop_percentage: float) -> tuple[pl.DataFrame, int, pl.Series]:
+    """ClayRS's item popularity (``get_item_popularity``): rows of the item over the distinct
+    users of ``data``; and its most popular items (``get_most_popular_items``): the first
+    ``round(n * pop_percentage)`` of the ``n`` items by popularity, descending, ties in order of
+    first appearance (a stable sort of a dict filled row by row)."""
+    source = as_source(data)
+    counts, users, offset = None, None, 0
+    for batch in _item_batches(source, ("user_id", "item_id")):
+        part = (
+            batch.with_row_index("first", offset=offset)
+            .group_by("item_id")
+            .agg(pl.len().alias("rows"), pl.col("first").min())
+        )
+        offset += batch.height
+        if counts is not None:
+            part = (
+                pl.concat([counts, part])
+                .group_by("item_id")
+                .agg(pl.col("rows").sum(), pl.col("first").min())
+            )
+        counts = part
+        distinct = batch["user_id"].unique()
+        users = distinct if users is None else pl.concat([users, distinct]).unique()
+    if counts is None or counts.height == 0:
+        raise InputError("the original ratings are empty", path=source.label)
+    counts = counts.sort(["rows", "first"], descending=[True, False])
+    top = round(counts.height * pop_percentage)
+    return counts.select("item_id", "rows"), len(users), counts["item_id"].head(top)
+
+
+def _profiles(
+    data: object,
+    item_share: pl.DataFrame,
+    original_users: int,
+    most_popular: pl.Series,
+    groups: Sequence[tuple[str, float]],
+) -> pl.DataFrame:
+    """Each profile user's group (index in ``groups``) and mean item popularity over every row of
+    its profile (ClayRS ``split_user_in_groups``, ``get_avg_pop_by_users``). Memory: the distinct
+    (user, item) pairs of the profiles."""
+    source = as_source(data)
+    parts, offset = [], 0
+    for batch in _item_batches(source, ("user_id", "item_id")):
+        parts.append(
+            batch.with_columns(
+                pl.col("item_id")
+                .replace_strict(item_share["item_id"], item_share["rows"], default=0)
+                .cast(pl.Int64)
+                .alias("share"),
+                pl.int_range(offset, offset + batch.height, dtype=pl.Int64).alias("row"),
+            )
+            .group_by("user_id", "item_id")
+            .agg(pl.len().alias("rows"), pl.col("share").sum(), pl.col("row").min())
+        )
+        offset += batch.height
+    pairs = (
+        pl.concat(parts)
+        .group_by("user_id", "item_id")
+        .agg(pl.col("rows").sum(), pl.col("share").sum(), pl.col("row").min())
+    )
+    popular = pl.col("item_id").is_in(most_popular.implode())
+    users = (
+        pairs.group_by("user_id")
+        .agg(
+            (popular.sum() / pl.len()).alias("ratio"),
+            # integers over integers: one rounding, in any row or thread order
+            (pl.col("share").sum() / (pl.col("rows").sum() * original_users)).alias("profile"),
+            pl.col("row").min().alias("first"),
+        )
+        .sort(["ratio", "first"], descending=[True, False])
+    )
+    n_users = users.height
+    if n_users < len(groups):
+        raise InputError(
+            f"You can't split in {len(groups)} groups {n_users} users! Try reducing number of "
+            "groups (ClayRS's message)",
+            path=source.label,
+            column="user_id",
+        )
+    group = np.zeros(n_users, dtype=np.int64)
+    start, cumulative = 0, 0.0
+    for index, (_, fraction) in enumerate(groups):
+        cumulative += fraction
+        end = round(n_users * cumulative)
+        group[start:end] = index
+        start = max(start, end)
+    return users.select("user_id", pl.Series("group", group), "profile")
+
+
+def _items(data: object) -> tuple[pl.Series, str]:
+    """The distinct items of a catalogue file, and its label."""
+    source = as_source(data)
+    parts = [batch["item_id"].unique() for batch in _item_batches(source)]
+    items = pl.concat(parts).unique().sort() if parts else pl.Series("item_id", [])
+    if len(items) == 0:
+        raise InputError("the catalogue is empty: no item", path=source.label)
+    return items, source.label
+
+
+def _popularity(data: object, tail_ratio: float) -> pl.DataFrame:
+    """Rows per item of the training interactions, and RecBole's long tail: with
+    ``tail_ratio > 1`` the items seen at most ``tail_ratio`` times, else the
+    ``max(int(n * tail_ratio), 1)`` first of the ``n`` items sorted by (popularity, item id)."""
+    source = as_source(data)
+    counts = None
+    for batch in _item_batches(source):
+        part = batch.group_by("item_id").len("popularity")
+        counts = part if counts is None else _add(counts, part, "popularity")
+    if counts is None or counts.height == 0:
+        raise InputError("the training interactions are empty", path=source.label)
+    counts = counts.with_columns(pl.col("popularity").cast(pl.Int64)).sort(
+        ["popularity", "item_id"]
+    )
+    if tail_ratio > 1:
+        tail = pl.col("popularity") <= tail_ratio
+    else:
+        tail = pl.int_range(pl.len()) < max(int(counts.height * tail_ratio), 1)
+    return counts.with_columns(tail.alias("tail"))
+
+
+def _add(left: pl.DataFrame, right: pl.DataFrame, column: str) -> pl.DataFrame:
+    """Two (item_id, count) tables summed item by item (exact integers)."""
+    return pl.concat([left, right]).group_by("item_id").agg(pl.col(column).sum())
+
+
+@dataclass
+class PopulationCounts:
+    """Item counts per cutoff (integers) and exact sums of the per-user shares, folded chunk by
+    chunk; :meth:`merge` is exact, so any chunking or partition order gives the same bits."""
+
+    inputs: PopulationInputs
+    counts: dict = field(default_factory=dict)  # cutoff -> DataFrame(item_id, count)
+    sums: ExactColumnSums | None = None
+    users: int = 0
+
+    def __post_init__(self) -> None:
+        if self.sums is None:
+            names = [m.name for m in self.inputs.metrics if m.family in PER_USER_FAMILIES]
+            for m in self.inputs.per_unit:
+                names += [f"{m.name}:{w}" for w in _AUC_SUMS] if m.family == "gauc" else [m.name]
+            for m in self.inputs.metrics:
+                if m.family == "delta_gap":
+                    names += [f"{m.name}:{g}:{side}" for g in self.inputs.groups for side in _SIDES]
+            self.sums = ExactColumnSums(names)
+
+    def add(self, lists: pl.DataFrame, ratings: pl.DataFrame) -> pl.DataFrame | None:
+        """Fold a chunk of whole users' lists (``user_id``, ``item_id``, ``score`` if a
+        correlation is asked for; each user's rows together and in list order) and their
+        ratings; return the per-user correlations (``user_id`` and a column each), if any."""
+        if lists.height == 0:
+            return None
+        lists = lists.with_columns(pl.int_range(pl.len()).over("user_id").alias("_position"))
+        per_unit = self._per_unit(lists, ratings)
+        self.users += lists["user_id"].n_unique()
+        for k in self.inputs.cutoffs:
+            head = lists if k is None else lists.filter(pl.col("_position") < k)
+            part = (
+                head.group_by("item_id").len("count").with_columns(pl.col("count").cast(pl.Int64))
+            )
+            known = self.counts.get(k)
+            self.counts[k] = part if known is None else _add(known, part, "count")
+        columns = self._shares(lists) | self._gaps(lists)
+        if per_unit is not None:
+            columns |= {n: per_unit[n].to_numpy() for n in per_unit.columns if n != "user_id"}
+        if columns:
+            self.sums.add(np.column_stack([columns[name] for name in self.sums.names]))
+        return None if per_unit is None else per_unit.select("user_id", *self._per_unit_names)
+
+    @property
+    def _per_unit_names(self) -> list[str]:
+        return [m.name for m in self.inputs.per_unit]
+
+    def _per_unit(self, lists: pl.DataFrame, ratings: pl.DataFrame) -> pl.DataFrame | None:
+        """Per user of the chunk (ascending), each per-unit metric: a correlation of the
+        predicted scores and the ratings of its rated items among its first ``k``, or its AUC
+        (and, for the sums, ``P AUC`` and ``P``) (each item's first row in the list)."""
+        metrics = self.inputs.per_unit
+        if not metrics:
+            return None
+        users = lists.select(pl.col("user_id").unique(maintain_order=True).sort())
+        rated = (
+            lists.select("user_id", "item_id", "score", "_position")
+            .unique(["user_id", "item_id"], keep="first", maintain_order=True)
+            .join(ratings.select("user_id", "item_id", "rating"), on=["user_id", "item_id"])
+            .sort(["user_id", "_position"])
+        )
+        columns = [users["user_id"]]
+        for m in metrics:
+            if m.family == "gauc":
+                columns += self._auc(lists, ratings, m.name)
+                continue
+            pairs = rated if m.k is None else rated.filter(pl.col("_position") < m.k)
+            counts = users.join(
+                pairs.group_by("user_id").len(), on="user_id", how="left", maintain_order="left"
+            )["len"].fill_null(0)
+            offsets = np.concatenate([[0], np.cumsum(counts.to_numpy())]).astype(np.int64)
+            values = unit_correlations(
+                offsets,
+                pairs["score"].cast(pl.Float64).to_numpy(),
+                pairs["rating"].cast(pl.Float64).to_numpy(),
+                METHODS[m.family],
+            )
+            columns.append(pl.Series(m.name, values, dtype=pl.Float64))
+        return pl.DataFrame(columns)
+
+    def _shares(self, lists: pl.DataFrame) -> dict[str, np.ndarray]:
+        """Per user of the chunk, each per-user metric's share of its first ``k`` items."""
+        per_user = [m for m in self.inputs.metrics if m.family in PER_USER_FAMILIES]
+        if not per_user:
+            return {}
+        pop = self.inputs.popularity
+        lists = lists.with_columns(
+            pl.col("item_id")
+            .replace_strict(pop["item_id"], pop["popularity"], default=0, return_dtype=pl.Int64)
+            .alias("avg_popularity"),
+            pl.col("item_id")
+            .replace_strict(pop["item_id"], pop["tail"].cast(pl.Int64), default=0)
+            .cast(pl.Int64)
+            .alias("tail_percentage"),
+        )
+        aggregations = []
+        for m in per_user:
+            first = pl.col(m.family)
+            if m.k is not None:
+                first = first.filter(pl.col("_position") < m.k)
+            # an integer sum over an integer count: one rounding, as RecBole's cumsum / k
+            aggregations.append((first.sum() / first.count()).alias(m.name))
+        table = lists.group_by("user_id").agg(aggregations)
+        return {m.name: table[m.name].cast(pl.Float64).to_numpy() for m in per_user}
+
+    def _auc(self, lists: pl.DataFrame, ratings: pl.DataFrame, name: str) -> list[pl.Series]:
+        """Per user (ascending): AUC, and P AUC and P where the AUC is defined (else NaN)."""
+        items = (
+            lists.select("user_id", "item_id", "score", "_position")
+            .unique(["user_id", "item_id"], keep="first", maintain_order=True)
+            .join(
+                ratings.select("user_id", "item_id", pl.lit(True).alias("positive")),
+                on=["user_id", "item_id"],
+                how="left",
+            )
+            .sort(["user_id", "_position"])
+        )
+        counts = items.group_by("user_id", maintain_order=True).len()["len"].to_numpy()
+        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        auc, positives = unit_auc(
+            offsets,
+            items["score"].cast(pl.Float64).to_numpy(),
+            items["positive"].fill_null(False).to_numpy(),
+        )
+        weight = np.where(np.isnan(auc), np.nan, positives.astype(np.float64))
+        return [
+            pl.Series(name, auc, dtype=pl.Float64),
+            pl.Series(f"{name}:{_AUC_SUMS[0]}", weight * auc, dtype=pl.Float64),
+            pl.Series(f"{name}:{_AUC_SUMS[1]}", weight, dtype=pl.Float64),
+        ]
+
+    def _gaps(self, lists: pl.DataFrame) -> dict[str, np.ndarray]:
+        """Per user of the chunk, for each delta_gap metric and group: the mean popularity of its
+        first ``k`` items and of its profile if the user is in the group, else NaN."""
+        gaps = [m for m in self.inputs.metrics if m.family == "delta_gap"]
+        if not gaps:
+            return {}
+        shares, profiles = self.inputs.item_share, self.inputs.profiles
+        lists = lists.with_columns(
+            pl.col("item_id")
+            .replace_strict(shares["item_id"], shares["rows"], default=0)
+            .cast(pl.Int64)
+            .alias("share")
+        )
+        users = self.inputs.original_users
+        heads = {
+            m.name: pl.col("share").filter(pl.col("_position") < (m.k or lists.height + 1))
+            for m in gaps
+        }
+        per_user = lists.group_by("user_id").agg(
+            (head.sum() / (head.count() * users)).alias(name) for name, head in heads.items()
+        )
+        if per_user.schema["user_id"] != profiles.schema["user_id"]:
+            per_user = per_user.with_columns(pl.col("user_id").cast(pl.String))
+            profiles = profiles.with_columns(pl.col("user_id").cast(pl.String))
+        joined = per_user.join(profiles, on="user_id", how="left")
+        group, profile = joined["group"].to_numpy(), joined["profile"].to_numpy()
+        out = {}
+        for m in gaps:
+            recs = joined[m.name].to_numpy()
+            for index in range(len(self.inputs.groups)):
+                member = group == index
+                name = f"{m.name}:{self.inputs.groups[index]}"
+                out[f"{name}:recs"] = np.where(member, recs, np.nan)
+                out[f"{name}:profile"] = np.where(member, profile, np.nan)
+        return out
+
+    def merge(self, other: PopulationCounts) -> None:
+        """Fold another chunk's (or partition's) counts."""
+        for k, part in other.counts.items():
+            known = self.counts.get(k)
+            self.counts[k] = part if known is None else _add(known, part, "count")
+        self.sums.merge(other.sums)
+        self.users += other.users
+
+    def rows(self) -> list[tuple[str, float, int]]:
+        """``(metric, value, n)`` per metric, ``n`` the users whose lists were counted."""
+        totals = dict(zip(self.sums.names, self.sums.sums(), strict=True))
+        rows = []
+        counts = dict(zip(self.sums.names, self.sums.counts, strict=True))
+        for m in self.inputs.metrics:
+            if m.family == "delta_gap":
+                for group in self.inputs.groups:
+                    recs, profile = (f"{m.name}:{group}:{side}" for side in _SIDES)
+                    n = int(counts[recs])
+                    rows.append((f"{m.name}:{group}", _delta_gap(totals, recs, profile, n), n))
+                continue
+            if m.family == "gauc":  # weighted by the positives, over the users with an AUC
+                weighted, positives = (totals[f"{m.name}:{w}"] for w in _AUC_SUMS)
+                n = int(counts[f"{m.name}:{_AUC_SUMS[1]}"])
+                rows.append((m.name, weighted / positives if n else float("nan"), n))
+                continue
+            if m.family in CORRELATION_FAMILIES:  # the mean over the users with a value
+                n = int(counts[m.name])
+                rows.append((m.name, totals[m.name] / n if n else float("nan"), n))
+                continue
+            if m.family in PER_USER_FAMILIES:
+                value = totals[m.name] / self.users if self.users else float("nan")
+            else:
+                value = self._value(m)
+            rows.append((m.name, float(value), self.users))
+        return rows
+
+    def _value(self, metric: PopulationMetric) -> float:
+        conv = self.inputs.convention
+        empty = pl.DataFrame(schema={"item_id": pl.Int64, "count": pl.Int64})
+        counts = self.counts.get(metric.k, empty)
+        catalogue = self.inputs.catalogue
+        inside = counts
+        if catalogue is not None:
+            inside = self._in_catalogue(counts, catalogue)
+        n_items = None if catalogue is None else len(catalogue) + conv.catalogue_padding
+        values = counts["count"].to_numpy()
+        if metric.family == "gini":
+            if conv.gini_items == "catalogue":
+                return K.gini(inside["count"].to_numpy(), n_items)
+            return K.gini(values, len(values))
+        if metric.family == "entropy":
+            h = K.entropy(values)
+            return h / len(values) if conv.entropy_divisor == "distinct_items" else h
+        covered = inside.height / n_items
+        if conv.coverage_unit == "percent_2dp":
+            return float(np.round(covered * 100, 2))
+        return covered
+
+    def _in_catalogue(self, counts: pl.DataFrame, catalogue: pl.Series) -> pl.DataFrame:
+        """The counted items of the catalogue; under ``outside_catalogue="error"`` an item
+        outside it is an InputError naming it."""
+        items = counts["item_id"]
+        if items.dtype != catalogue.dtype:
+            items, catalogue = items.cast(pl.String), catalogue.cast(pl.String)
+        member = items.is_in(catalogue.implode())
+        if self.inputs.convention.outside_catalogue == "error" and not member.all():
+            outside = items.filter(~member).sort()[0]
+            raise InputError(
+                "a recommended item is not in the catalogue (RecBole's items all come from its "
+                "catalogue; population_convention='clayrs' ignores such items)",
+                path=self.inputs.path_catalogue,
+                column="item_id",
+                key=outside,
+            )
+        return counts.filter(member)
+
+
+_SIDES = ("recs", "profile")
+_AUC_SUMS = ("weighted", "positives")
+
+
+def _delta_gap(totals: dict, recs: str, profile: str, n: int) -> float:
+    """``(GAP_recs - GAP_profile) / GAP_profile``, 0 when ``GAP_profile = 0`` (ClayRS's
+    ``calculate_delta_gap``); NaN for a group none of whose users has a list (ClayRS leaves the
+    group out with a warning)."""
+    if n == 0:
+        return float("nan")
+    recs_gap, profile_gap = totals[recs] / n, totals[profile] / n
+    return (recs_gap - profile_gap) / profile_gap if profile_gap != 0 else 0.0
