@@ -142,3 +142,59 @@ def test_movesim_needs_full_days_and_names_the_first():
     ref = ref.filter(~((ref["uid"] == 4) & (ref["d"] == 1) & (ref["t"] == 9)))
     with pytest.raises(InputError, match=r"gen.csv.*uid, d.*47.*\(4, 1\)"):
         _scorer(convention="movesim").score(gen, ref)
+
+
+@pytest.fixture(scope="module")
+def two_models(tmp_path_factory):
+    """A small city scored for two generated models with GEO-BLEU and two population JSDs."""
+    import polars as pl
+
+    from mobeval.cli import main
+
+    folder = tmp_path_factory.mktemp("population")
+    gen, ref = _city()
+    ref.write_parquet(folder / "ref.parquet")
+    gen.write_parquet(folder / "near.parquet")
+    gen.with_columns(y=(pl.col("y") * 3) % 200 + 1).write_parquet(folder / "far.parquet")
+    out = folder / "out"
+    for model in ("near", "far"):
+        argv = ["trajectory", "--reference", str(folder / "ref.parquet"), "--city", "c"]
+        argv += ["--generated", str(folder / f"{model}.parquet"), "--out", str(out)]
+        assert main([*argv, "--metrics", "geobleu,distance,radius"]) == 0
+    return out
+
+
+def test_compare_lists_population_metrics_as_not_paired(two_models):
+    from mobeval.compare import compare
+    from mobeval.errors import ConfigError
+
+    notes = []
+    table = compare(two_models, resamples=20, permutations=20, log=notes.append)
+    assert table["metric"].to_list() == ["geobleu"]
+    assert any("jsd_distance, jsd_radius not paired: a population metric" in note for note in notes)
+    with pytest.raises(ConfigError, match="'jsd_radius' cannot be paired: a population metric"):
+        compare(two_models, metrics="jsd_radius", log=None)
+
+
+def test_report_shows_population_metrics_without_marker_lowest_in_bold(two_models):
+    import polars as pl
+
+    from mobeval.cli import main
+
+    assert main(["report", str(two_models), "--format", "markdown", "--no-plots"]) == 0
+    markdown = (two_models / "report" / "report.md").read_text()
+    summary = pl.read_parquet(two_models / "summary/**/*.parquet", hive_partitioning=True)
+    for metric in ("jsd_distance", "jsd_radius"):
+        values = dict(summary.filter(pl.col("metric") == metric).select("model", "value").rows())
+        row = next(line for line in markdown.splitlines() if line.startswith(f"| {metric} |"))
+        near, far = row.split("|")[2:4]
+        assert (near.strip(), far.strip()) == (
+            f"**{values['near']:.4f}**"
+            if values["near"] < values["far"]
+            else f"{values['near']:.4f}",
+            f"**{values['far']:.4f}**"
+            if values["far"] < values["near"]
+            else f"{values['far']:.4f}",
+        )
+    assert "not paired, no marker: jsd_distance, jsd_radius (each a population metric" in markdown
+    assert "**Jensen-Shannon divergence of a population distribution**" in markdown

@@ -34,7 +34,7 @@ SYMBOLS = {
     "rVert": ("mo", "‖"),
 }
 #: Function names: upright, a thin space after.
-FUNCTIONS = {"exp", "log", "min", "max"}
+FUNCTIONS = {"exp", "log", "ln", "min", "max"}
 #: Large operators: their limits go under and over them.
 LARGE = {"sum": "∑", "prod": "∏"}
 #: Spaces: their width.
