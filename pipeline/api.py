@@ -281,6 +281,7 @@ def _trajectory(runner: Engine, reference, generated, values: dict, where: dict)
         "on_mismatch": values["on_mismatch"],
         "out_of_grid": values["out_of_grid"],
         "divergence": values["divergence"],
+        "uid_shares": tuple(values["uid_shares"]),
         "path_generated": generated_source.label,
         "path_reference": reference_source.label,
     }

@@ -460,6 +460,15 @@ TRAJECTORY = Family(
             _trajectory.UNITS,
             preset=True,
         ),
+        Option(
+            "uid_shares",
+            "cutoffs",
+            (),
+            "also each divergence over nested subsets of the generated uids, in percent of "
+            "them (e.g. 25,50): how the value moves with the number of generated uids",
+            flag=Flag("ints"),
+            defines=False,
+        ),
         _error_unless(
             "on_mismatch",
             "skip (and count) uids whose (d, t) steps differ, not fail",

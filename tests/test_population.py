@@ -120,9 +120,9 @@ def _city(n_uids=12, days=3, seed=3):
 @pytest.mark.parametrize("divergence", ["jsd", "kl", "emd"])
 def test_any_chunking_and_row_order_gives_the_same_bits(divergence):
     gen, ref = _city()
-    whole = _scorer(divergence=divergence)
+    whole = _scorer(divergence=divergence, uid_shares=(30, 60))
     whole.score(gen, ref)
-    chunked = _scorer(divergence=divergence)
+    chunked = _scorer(divergence=divergence, uid_shares=(30, 60))
     for uids in ([0, 5, 7], [1, 2, 3, 4, 6], [8, 9, 10, 11]):
         part = [
             f.filter(f["uid"].is_in(uids)).sample(fraction=1.0, shuffle=True, seed=1)
@@ -142,3 +142,110 @@ def test_movesim_needs_full_days_and_names_the_first():
     ref = ref.filter(~((ref["uid"] == 4) & (ref["d"] == 1) & (ref["t"] == 9)))
     with pytest.raises(InputError, match=r"gen.csv.*uid, d.*47.*\(4, 1\)"):
         _scorer(convention="movesim").score(gen, ref)
+
+
+@pytest.fixture(scope="module")
+def two_models(tmp_path_factory):
+    """A small city scored for two generated models with GEO-BLEU and two population JSDs."""
+    import polars as pl
+
+    from mobeval.cli import main
+
+    folder = tmp_path_factory.mktemp("population")
+    gen, ref = _city()
+    ref.write_parquet(folder / "ref.parquet")
+    gen.write_parquet(folder / "near.parquet")
+    gen.with_columns(y=(pl.col("y") * 3) % 200 + 1).write_parquet(folder / "far.parquet")
+    out = folder / "out"
+    for model in ("near", "far"):
+        argv = ["trajectory", "--reference", str(folder / "ref.parquet"), "--city", "c"]
+        argv += ["--generated", str(folder / f"{model}.parquet"), "--out", str(out)]
+        assert main([*argv, "--metrics", "geobleu,distance,radius"]) == 0
+    return out
+
+
+def test_compare_lists_population_metrics_as_not_paired(two_models):
+    from mobeval.compare import compare
+    from mobeval.errors import ConfigError
+
+    notes = []
+    table = compare(two_models, resamples=20, permutations=20, log=notes.append)
+    assert table["metric"].to_list() == ["geobleu"]
+    assert any("jsd_distance, jsd_radius not paired: a population metric" in note for note in notes)
+    with pytest.raises(ConfigError, match="'jsd_radius' cannot be paired: a population metric"):
+        compare(two_models, metrics="jsd_radius", log=None)
+
+
+def test_report_shows_population_metrics_without_marker_lowest_in_bold(two_models):
+    import polars as pl
+
+    from mobeval.cli import main
+
+    assert main(["report", str(two_models), "--format", "markdown", "--no-plots"]) == 0
+    markdown = (two_models / "report" / "report.md").read_text()
+    summary = pl.read_parquet(two_models / "summary/**/*.parquet", hive_partitioning=True)
+    for metric in ("jsd_distance", "jsd_radius"):
+        values = dict(summary.filter(pl.col("metric") == metric).select("model", "value").rows())
+        row = next(line for line in markdown.splitlines() if line.startswith(f"| {metric} |"))
+        near, far = row.split("|")[2:4]
+        assert (near.strip(), far.strip()) == (
+            f"**{values['near']:.4f}**"
+            if values["near"] < values["far"]
+            else f"{values['near']:.4f}",
+            f"**{values['far']:.4f}**"
+            if values["far"] < values["near"]
+            else f"{values['far']:.4f}",
+        )
+    assert "not paired, no marker: jsd_distance, jsd_radius (each a population metric" in markdown
+    assert "**Jensen-Shannon divergence of a population distribution**" in markdown
+
+
+def test_uid_shares_are_the_divergences_of_nested_uid_subsets():
+    """``uid_shares``: each ``<divergence>_<name>@<s>%`` row is the divergence of the whole real
+    population against the generated uids of hash(uid) mod 100 < s (Polars' hash, seed 0),
+    computed in plain Python, and its ``n`` their count; scored in three chunks."""
+    import polars as pl
+
+    rng = np.random.default_rng(11)
+    cells = rng.choice(200 * 200, 60, replace=False)
+    xs, ys = (cells // 200 + 1).astype(float), (cells % 200 + 1).astype(float)
+    n_uids, days = 40, 2
+    real = rng.integers(0, 60, (n_uids * days, 48)) // rng.integers(1, 4, (n_uids * days, 1))
+    gen = np.repeat(rng.integers(0, 60, (n_uids * days, 12)), 4, axis=1)
+
+    def frame(locations):
+        rows = [
+            (u, d, t, int(xs[loc]), int(ys[loc]))
+            for u in range(n_uids)
+            for d in range(days)
+            for t, loc in enumerate(locations[u * days + d])
+        ]
+        return pl.DataFrame(rows, schema=["uid", "d", "t", "x", "y"], orient="row")
+
+    gen_frame, real_frame = frame(gen), frame(real)
+    scorer = _scorer(uid_shares=(50, 25))
+    for part in np.array_split(np.arange(n_uids), 3):
+        scorer.score(*(f.filter(f["uid"].is_in(part.tolist())) for f in (gen_frame, real_frame)))
+    summary = {m: (v, n) for m, v, n in scorer.summary().iter_rows()}
+    percent = (pl.Series(range(n_uids)).hash(0) % 100).to_list()
+    for share in (25, 50):
+        kept = [u for u in range(n_uids) if percent[u] < share]
+        subset = [gen[u * days + d].tolist() for u in kept for d in range(days)]
+        want = _oracle(real.tolist(), subset, xs, ys)
+        for name in DISTRIBUTIONS:
+            value, n = summary[f"jsd_{name}@{share}%"]
+            assert n == len(kept)
+            assert value == pytest.approx(want[name], rel=1e-9, abs=1e-12), (share, name)
+
+
+@pytest.mark.parametrize("shares", ["0", "25,100", "30,30"])
+def test_uid_shares_out_of_range_exit_2(shares, tmp_path, capsys):
+    from mobeval.cli import main
+
+    gen, ref = _city(n_uids=2, days=1)
+    for name, frame in (("gen", gen), ("ref", ref)):
+        frame.write_parquet(tmp_path / f"{name}.parquet")
+    argv = ["trajectory", "--reference", str(tmp_path / "ref.parquet"), "--generated"]
+    argv += [str(tmp_path / "gen.parquet"), "--metrics", "radius", "--uid-shares", shares]
+    assert main(argv) == 2
+    assert "--uid-shares: " in capsys.readouterr().err

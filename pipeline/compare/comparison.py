@@ -17,6 +17,7 @@ import polars as pl
 from mobeval.compare.corrections import CORRECTIONS, corrected
 from mobeval.compare.intervals import bootstrap_cis
 from mobeval.compare.pairing import (
+    POPULATION,
     UNITS,
     alignment,
     check_same_scoring,
@@ -260,8 +261,12 @@ def _compare(
                 wanted.append(metric)
         else:
             wanted = available
+            population = [m for m, reason in unpaired.items() if reason == POPULATION]
+            if population:
+                _note(log, f"note: city={name}: {', '.join(population)} not paired: {POPULATION}")
             for metric, reason in unpaired.items():
-                _note(log, f"note: city={name}: {metric} left out: {reason}")
+                if reason != POPULATION:
+                    _note(log, f"note: city={name}: {metric} left out: {reason}")
             partial = {
                 m for side in sides.values() for m in side.columns if m not in available
             } - set(unpaired)

@@ -18,6 +18,9 @@ from mobeval.errors import ConfigError, InputError
 from mobeval.io.outputs import read_section, section_schema
 
 UNITS = ("default", "uid", "day")
+#: Why a summary row with no per-unit column is not paired: it is a population metric, one value
+#: of the whole population (a divergence of histograms, a coverage, an F1 over all rows).
+POPULATION = "a population metric: one value over all units, no per-unit values"
 #: The units other than its default one that a task's results can be paired on (``unit``), and
 #: why the others' cannot.
 OTHER_UNITS = {"trajectory": ("uid", "day")}
@@ -132,6 +135,16 @@ def _percent_metrics(result: Result) -> set[str]:
     return set()
 
 
+def population_metrics(summary: pl.DataFrame, schema: dict) -> list[str]:
+    """The population metrics of a result: its summary's metric rows (not counts) without a
+    numeric column in its per-unit ``schema``, in the summary's order."""
+    return [
+        metric
+        for metric in summary["metric"]
+        if metric not in COUNT_ROWS and not (metric in schema and schema[metric].is_numeric())
+    ]
+
+
 def load_side(
     source: OutputFolder, result: Result, unit: str, log: Callable[[str], None]
 ) -> tuple[Side, dict[str, str]]:
@@ -143,12 +156,10 @@ def load_side(
     label = f"city={result.city}/model={result.model}"
     key_frame = _read_keys(files, keys, label)
     percent = _percent_metrics(result)
-    scale, columns, unpaired = {}, [], {}
+    scale, columns = {}, []
+    unpaired = dict.fromkeys(population_metrics(summary, schema), POPULATION)
     for metric, value, n in summary.select("metric", "value", "n").iter_rows():
-        if metric in COUNT_ROWS or metric in keys:
-            continue
-        if metric not in schema or not schema[metric].is_numeric():
-            unpaired[metric] = "no per-unit values (aggregated over all units)"
+        if metric in COUNT_ROWS or metric in keys or metric in unpaired:
             continue
         factor = 100.0 if metric.partition("@")[0] in percent else 1.0
         if section == "per_unit":

@@ -78,12 +78,14 @@ def edges(convention, name: str) -> np.ndarray:
 @dataclass
 class PopulationCounts:
     """The histograms of one population, folded exactly: ``histograms`` (measure -> int64 counts
-    over :func:`edges`), ``rank_sums`` (I-rank), ``visits`` (location key columns, ``visits``)."""
+    over :func:`edges`), ``rank_sums`` (I-rank), ``visits`` (location key columns, ``visits``),
+    and how many ``days`` and ``uids`` they hold."""
 
     histograms: dict[str, np.ndarray] = field(default_factory=dict)
     rank_sums: np.ndarray | None = None
     visits: pl.DataFrame | None = None
     days: int = 0
+    uids: int = 0
 
     def merge(self, other: PopulationCounts) -> None:
         for name, counts in other.histograms.items():
@@ -97,6 +99,19 @@ class PopulationCounts:
             keys = [c for c in both.columns if c != "visits"]
             self.visits = both.group_by(keys).agg(pl.col("visits").sum())
         self.days += other.days
+        self.uids += other.uids
+
+
+#: The seed of the hash that draws the uid subsets of :func:`uid_percent`.
+SHARE_SEED = 0
+
+
+def uid_percent(uids: pl.Series) -> np.ndarray:
+    """Each uid's percentile in 0..99, ``hash(uid) mod 100`` (Polars' ``Series.hash`` with
+    :data:`SHARE_SEED`): the uids of percentile below ``s`` are a subset of about ``s`` % of
+    them, the same whatever the chunking, the row order or the engine (for one Polars version,
+    whose hash is stable), and nested (the 25 % subset lies inside the 50 % one)."""
+    return (uids.hash(SHARE_SEED) % 100).cast(pl.Int64).to_numpy()
 
 
 def population_counts(day_offsets, x, y, locations: pl.DataFrame, convention) -> PopulationCounts:

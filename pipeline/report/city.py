@@ -61,3 +61,5 @@ class City:
     significance: str = ""
     tables: list[Table] = field(default_factory=list)
     figures: list[Figure] = field(default_factory=list)
+    #: the population metrics among ``metrics`` (no per-unit values: never tested, no marker)
+    population: list[str] = field(default_factory=list)

@@ -15,11 +15,11 @@ from pathlib import Path
 import polars as pl
 
 from mobeval.compare.comparison import compare
-from mobeval.compare.pairing import scoring_difference, unit_keys
+from mobeval.compare.pairing import population_metrics, scoring_difference, unit_keys
 from mobeval.compare.results import COUNT_ROWS, OutputFolder, Result, result_fingerprint
 from mobeval.compare.significance import P_COLUMNS
 from mobeval.errors import ConfigError, InputError
-from mobeval.io.outputs import read_section
+from mobeval.io.outputs import read_section, section_schema
 from mobeval.report.city import City
 from mobeval.report.html import render_html
 from mobeval.report.latex import render_latex
@@ -182,10 +182,13 @@ class Report:
 
     def _group(self, name: str, results: list[Result], baseline: str | None, label: str) -> City:
         models = [r.model for r in results]
-        values, units, metrics = {}, {}, []
+        values, units, metrics, population = {}, {}, [], set()
         for result in results:
             model = result.model
             summary = self._source.summary(result)
+            with contextlib.suppress(InputError):  # no per-unit outputs: compare says so
+                schema = section_schema(self._source.section_files(result, "per_unit"))
+                population.update(population_metrics(summary, schema))
             values[model] = {}
             for metric, value, n in summary.select("metric", "value", "n").iter_rows():
                 if metric in ("samples", "uids", "users"):
@@ -214,6 +217,7 @@ class Report:
             percent=bool(first.task == "logits" and options.get("percent")),
             alpha=self.alpha,
             group=label,
+            population=[m for m in metrics if m in population],
         )
 
     def _tables(self, city: City) -> None:
@@ -338,8 +342,9 @@ class Report:
 
     def marker(self, city: City, model: str, metric: str, latex: bool = False) -> str:
         """The cell's mark: ``‡`` / ``†`` (significant at a fifth of alpha / at alpha), nothing
-        (tested, not significant), ``°`` (not tested); nothing in the baseline's column."""
-        if city.baseline is None or model == city.baseline:
+        (tested, not significant), ``°`` (not tested); nothing in the baseline's column nor for
+        a population metric (no per-unit values to test: the note says so)."""
+        if city.baseline is None or model == city.baseline or metric in city.population:
             return ""
         p = self.p_value(city, model, metric)
         if p is None:

@@ -16,17 +16,23 @@ import json
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from mobeval.metrics.population import DISTRIBUTIONS, DIVERGENCES
+
 #: Metrics where a lower value is better (the report bolds their minimum).
 LOWER_IS_BETTER = frozenset(
-    {"dtw", "mse", "mae", "rmse", "cross_entropy", "gini", "avg_popularity"}
+    {"dtw", "mse", "mae", "rmse", "cross_entropy", "gini", "avg_popularity", *DIVERGENCES}
 )
 
 
 def family_of(metric: str) -> str:
-    """``ndcg@10`` -> ``ndcg``; ``f2@5`` -> ``fmeasure``; ``geobleu`` -> ``geobleu``."""
+    """``ndcg@10`` -> ``ndcg``; ``f2@5`` -> ``fmeasure``; ``geobleu`` -> ``geobleu``;
+    ``jsd_radius`` -> ``jsd`` (a population divergence: ``<divergence>_<distribution>``)."""
     base = metric.partition("@")[0]
     if base[:1] == "f" and base[1:].replace(".", "", 1).isdigit():
         return "fmeasure"
+    divergence, _, distribution = base.partition("_")
+    if divergence in DIVERGENCES and distribution in DISTRIBUTIONS:
+        return divergence
     return base
 
 
@@ -73,6 +79,11 @@ RECS_RELEVANCE = (
 )
 
 _MEAN = "the city value is the mean over the units (samples / users / rows) of the per-unit values"
+
+_POPULATION = (
+    "one value for the whole population (histograms of every uid-day of every uid, merged "
+    "exactly over chunks): a population metric, not paired with another model's"
+)
 
 FAMILIES: dict[str, Family] = {
     "acc": Family(
@@ -326,6 +337,36 @@ FAMILIES: dict[str, Family] = {
         "D[i,j] = d(g_i, r_j) + min(D[i-1,j], D[i,j-1], D[i-1,j-1]); DTW = D[n,m]",
         "city value: mean over uids of the per-uid values",
     ),
+    "jsd": Family(
+        "Jensen-Shannon divergence of a population distribution",
+        "Divergence between the real (P) and the generated (Q) population's histogram of a "
+        "measure over every uid-day (MoveSim, Feng et al., KDD 2020): distance the jumps "
+        "between consecutive points, radius each day's radius of gyration, duration the stays, "
+        "dailyloc the distinct locations per day, grank the visits of the top-k locations, "
+        "irank each day's r-th most visited location's visits summed over days. Natural log; "
+        "lower is better.",
+        r"JSD = \frac{1}{2} \sum_i p_i \ln\frac{p_i}{m_i} + \frac{1}{2} \sum_i q_i "
+        r"\ln\frac{q_i}{m_i}, \quad m = \frac{p + q}{2}",
+        "JSD = 1/2 sum p_i ln(p_i / m_i) + 1/2 sum q_i ln(q_i / m_i), m = (p + q) / 2",
+        _POPULATION,
+    ),
+    "kl": Family(
+        "Kullback-Leibler divergence of a population distribution",
+        "KL(real || generated) of the histograms described under the Jensen-Shannon "
+        "divergence (infinite where the generated population has no mass in a bin the real "
+        "one has). Lower is better.",
+        r"KL(P \,\lVert\, Q) = \sum_i p_i \ln\frac{p_i}{q_i}",
+        "KL(P || Q) = sum p_i ln(p_i / q_i)",
+        _POPULATION,
+    ),
+    "emd": Family(
+        "Earth mover's distance of a population distribution",
+        "Wasserstein-1 distance between the real and generated histograms (bins of width w; "
+        "P_i, Q_i the cumulative shares), in the measure's unit. Lower is better.",
+        r"W_1 = w \sum_i |P_i - Q_i|",
+        "W1 = w sum |P_i - Q_i|",
+        _POPULATION,
+    ),
 }
 
 _TIES = {
@@ -439,6 +480,12 @@ def parameters(task: str, family: str, options: dict, metrics: list[str]) -> lis
         if family == "dtw":
             out.append(("scale (cell distance divisor)", f"{o.get('dtw_scale'):g}"))
             out.append(("D[0,0]", "free start (first row 0)" if o.get("dtw_free_start") else "0"))
+        if family in DIVERGENCES:
+            out.append(("largest distance (max_distance)", f"{o.get('max_distance'):g} cells"))
+            out.append(("bins", f"{o.get('bins')} ({o.get('distance_bins')} distance bins)"))
+            out.append(("top locations (top_k)", str(o.get("top_k"))))
+            if family == "emd":
+                out.append(("unit", str(o.get("unit"))))
         out.append(("uids whose steps differ", str(o.get("on_mismatch"))))
         out.append(("coordinates outside the grid", str(o.get("out_of_grid"))))
     return out

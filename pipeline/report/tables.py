@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from mobeval.compare.pairing import POPULATION
 from mobeval.compare.significance import P_COLUMNS
 from mobeval.report.city import UNIT_WORDS, City, Table
 from mobeval.report.methods import cutoff_of, lower_is_better
@@ -91,13 +92,15 @@ def significance_text(city: City, family: pl.DataFrame) -> str:
             "metric"
         ].to_list()
     ]
-    untested = [m for m in city.metrics if m not in tested]
+    untested = [m for m in city.metrics if m not in tested and m not in city.population]
     text = (
         f"{marks} vs {city.baseline} ({TEST_NAMES[city.test]}, two-sided; {corrected}); "
         f"tested: {', '.join(tested) or 'none'}"
     )
     if untested:
         text += f"; {NOT_TESTED[0]} not tested: {', '.join(untested)}"
+    if city.population:
+        text += f"; not paired, no marker: {', '.join(city.population)} (each {POPULATION})"
     return text
 
 

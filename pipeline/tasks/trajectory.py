@@ -28,6 +28,7 @@ from mobeval.metrics.population import (
     PopulationCounts,
     divergence,
     population_counts,
+    uid_percent,
 )
 from mobeval.metrics.trajectory import EXPS, TrajectoryConvention, geobleu_day_values, resolve
 from mobeval.tasks.summary import count_row, summary_frame
@@ -373,8 +374,10 @@ class TrajectoryScorer:
         path_generated,
         path_reference,
         divergence="jsd",
+        uid_shares=(),
     ) -> None:
         self.convention = resolve(convention)
+        self.uid_shares = tuple(sorted(uid_shares))
         self.metrics = tuple(m for m in metrics if m in METRICS)
         self.distributions = tuple(m for m in metrics if m in DISTRIBUTIONS)
         self.divergence = divergence
@@ -411,8 +414,17 @@ class TrajectoryScorer:
         acc.add(scores.per_uid)
         if self.distributions:
             for side, frame in (("generated", generated), ("reference", reference)):
-                counts = self._population(frame.join(scores.skipped, on="uid", how="anti"), side)
-                acc.population.setdefault(side, PopulationCounts()).merge(counts)
+                frame = frame.join(scores.skipped, on="uid", how="anti")
+                acc.population.setdefault(side, PopulationCounts()).merge(
+                    self._population(frame, side)
+                )
+            percent = uid_percent(generated["uid"])
+            for low, high in zip((0, *self.uid_shares), self.uid_shares, strict=False):
+                band = generated.filter((percent >= low) & (percent < high))
+                band = band.join(scores.skipped, on="uid", how="anti")
+                acc.population.setdefault(f"generated<{high}", PopulationCounts()).merge(
+                    self._population(band, "generated")
+                )
         return {"per_unit": scores.per_uid, "per_day": scores.per_day}
 
     def _population(self, frame: pl.DataFrame, side: str) -> PopulationCounts:
@@ -436,7 +448,9 @@ class TrajectoryScorer:
                     key=(first["uid"], first["d"]),
                 )
         x, y = (frame[c].cast(pl.Float64).to_numpy() for c in ("x", "y"))
-        return population_counts(offsets, x, y, frame.select("x", "y"), self.convention)
+        counts = population_counts(offsets, x, y, frame.select("x", "y"), self.convention)
+        counts.uids = frame["uid"].n_unique()
+        return counts
 
     def output_schemas(self, uid_type: pl.DataType) -> dict[str, dict[str, pl.DataType]]:
         """Columns and types of the per-uid and per-uid-day tables."""
@@ -491,6 +505,16 @@ class TrajectoryScorer:
                 else float("nan")
             )
             rows.append((f"{self.divergence}_{name}", value, uids, None))  # no per-uid values
+        subset = PopulationCounts()
+        for share in self.uid_shares:
+            subset.merge(acc.population.get(f"generated<{share}", PopulationCounts()))
+            for name in self.distributions:
+                value = (
+                    divergence(real, subset, self.convention, name, self.divergence)
+                    if real is not None and subset.days
+                    else float("nan")
+                )
+                rows.append((f"{self.divergence}_{name}@{share}%", value, subset.uids, None))
         rows += [
             count_row("uids", uids),
             count_row("uid_days", acc.uid_days),
@@ -535,6 +559,7 @@ def checked_convention(
     max_distance=None,
     unit=None,
     columns=None,
+    uid_shares=(),
 ) -> TrajectoryConvention:
     """The convention the evaluate functions' options ask for, after checking every option
     (``columns`` is the engines' business: each input is read under our names,
@@ -556,4 +581,7 @@ def checked_convention(
     ):
         if value not in allowed:
             raise ConfigError(f"{option}={value!r} is not one of {allowed}")
+    shares = list(uid_shares or ())
+    if any(not 0 < share < 100 for share in shares) or len(set(shares)) < len(shares):
+        raise ConfigError(f"uid_shares={shares!r}: distinct percentages between 1 and 99")
     return chosen

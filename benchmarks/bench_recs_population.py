@@ -8,7 +8,7 @@ with the default chunk size and with chunks of 100,000 rows, which give the same
 stay in ``--folder`` for the peers' runs (RecBole's ``GiniIndex.get_gini`` /
 ``ItemCoverage.get_coverage``, ClayRS's ``GiniIndex`` / ``CatalogCoverage`` on the same lists).
 
-    python benchmarks/bench_population.py [--users 1000000] [--folder /tmp/population]
+    python benchmarks/bench_recs_population.py [--users 1000000] [--folder /tmp/population]
 """
 
 from __future__ import annotations
