@@ -226,7 +226,7 @@ def test_uid_shares_are_the_divergences_of_nested_uid_subsets():
     scorer = _scorer(uid_shares=(50, 25))
     for part in np.array_split(np.arange(n_uids), 3):
         scorer.score(*(f.filter(f["uid"].is_in(part.tolist())) for f in (gen_frame, real_frame)))
-    summary = {m: (v, n) for m, v, n in scorer.summary().iter_rows()}
+    summary = {m: (v, n) for m, v, n, _ in scorer.summary().iter_rows()}
     percent = (pl.Series(range(n_uids)).hash(0) % 100).to_list()
     for share in (25, 50):
         kept = [u for u in range(n_uids) if percent[u] < share]
