@@ -14,19 +14,28 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from mobeval.compare.corrections import CORRECTIONS, corrected
+from mobeval.compare.corrections import CORRECTIONS, FAMILIES, corrected
 from mobeval.compare.intervals import bootstrap_cis
 from mobeval.compare.pairing import (
     UNITS,
     alignment,
     check_same_scoring,
+    common_rows,
     load_side,
     model_pairs,
     read_column,
     unit_keys,
 )
 from mobeval.compare.results import OutputFolder, result_fingerprint
-from mobeval.compare.significance import TESTS, paired_t, randomizations, wilcoxon
+from mobeval.compare.significance import (
+    TESTS,
+    cohen_dz,
+    paired_t,
+    randomizations,
+    rank_biserial,
+    tukey_hsd,
+    wilcoxon,
+)
 from mobeval.errors import ConfigError, InputError
 
 #: Metrics read and resampled together (memory: units x this x 8 bytes per model).
@@ -49,6 +58,8 @@ SCHEMA = {
     "mean_model": pl.Float64,
     "diff": pl.Float64,
     "rel_change_pct": pl.Float64,
+    "cohen_dz": pl.Float64,
+    "rank_biserial": pl.Float64,
     "confidence": pl.Float64,
     "ci_low": pl.Float64,
     "ci_high": pl.Float64,
@@ -60,14 +71,26 @@ SCHEMA = {
     "p_randomization": pl.Float64,
     "randomization_method": pl.String,
     "permutations": pl.Int64,
+    "p_tukey": pl.Float64,
+    "n_tukey": pl.Int64,
     "correction": pl.String,
+    "family": pl.String,
+}
+#: The columns :func:`~mobeval.compare.corrections.corrected` adds to :data:`SCHEMA`'s.
+CORRECTED = {
+    "family_size": pl.Int64,
     "p_t_corrected": pl.Float64,
     "p_wilcoxon_corrected": pl.Float64,
     "p_randomization_corrected": pl.Float64,
+    "p_tukey_corrected": pl.Float64,
 }
+#: The tests run when none are named (Tukey's HSD is asked for: ``tests="tukey"``).
+DEFAULT_TESTS = ("paired-t", "wilcoxon", "randomization")
 
 
-def checked_options(tests, correction, confidence, resamples, permutations, seed, unit):
+def checked_options(
+    tests, correction, confidence, resamples, permutations, seed, unit, family="all"
+):
     given = [tests] if isinstance(tests, str) else list(tests)
     tests = [name.strip() for text in given for name in str(text).split(",") if name.strip()]
     unknown = [t for t in tests if t not in TESTS]
@@ -75,6 +98,8 @@ def checked_options(tests, correction, confidence, resamples, permutations, seed
         raise ConfigError(f"--tests: {unknown or tests!r}: choose among {', '.join(TESTS)}")
     if correction not in CORRECTIONS:
         raise ConfigError(f"--correction: {correction!r}: choose among {', '.join(CORRECTIONS)}")
+    if family not in FAMILIES:
+        raise ConfigError(f"--family: {family!r}: choose among {', '.join(FAMILIES)}")
     if not (isinstance(confidence, float | int) and 0 < confidence < 1):
         raise ConfigError(f"--confidence: {confidence!r} is not between 0 and 1")
     for option, value in (("--resamples", resamples), ("--permutations", permutations)):
@@ -103,11 +128,13 @@ def compare(
     baseline: str | None = None,
     models: Sequence[str] | str | None = None,
     metrics: Sequence[str] | str | None = None,
-    tests: Sequence[str] | str = TESTS,
+    pairs: Sequence[str] | str | None = None,
+    tests: Sequence[str] | str = DEFAULT_TESTS,
     resamples: int = 1000,
     permutations: int = 10000,
     seed: int = 0,
     correction: str = "holm",
+    family: str = "all",
     confidence: float = 0.95,
     intersect: bool = False,
     unit: str = "default",
@@ -121,12 +148,19 @@ def compare(
         city: one city (default: every city with two models or more).
         baseline: compare every model against this one (default: every pair, the earlier model
             of the manifest as the baseline).
+        pairs: ``all`` (every pair), ``baseline`` (``baseline``, else the first model, against
+            each other model) or a list of ``"baseline_model:model"`` (a string: comma-separated);
+            default: ``baseline`` when a baseline is given, else ``all``.
+        models: the models of each city compared (default: all).
         metrics: metric names (default: every metric that can be paired).
-        tests: among ``paired-t``, ``wilcoxon``, ``randomization``.
+        tests: among ``paired-t``, ``wilcoxon``, ``randomization``, ``tukey`` (Tukey's HSD over
+            every model of the city: the studentized range, already adjusted over its pairs).
         resamples: bootstrap resamples of the interval (0: none).
         permutations: random sign vectors of the randomization test when it is not exact.
         seed: of the bootstrap and of the sign flips.
-        correction: ``holm``, ``bonferroni`` or ``none``, over every p-value of a city.
+        correction: ``holm``, ``bonferroni``, ``bh``, ``by`` or ``none``, over each ``family``.
+        family: ``all`` (every p-value of a city: metrics x pairs x tests) or ``metric`` (those
+            of one metric of a city: pairs x tests).
         confidence: of the bootstrap interval.
         intersect: compare the units common to both models instead of refusing different sets.
         unit: ``default`` (each task's unit), ``uid`` (trajectories), ``day`` (trajectories'
@@ -135,13 +169,17 @@ def compare(
         log: where the notes go (metrics left out, cities skipped); None: nowhere.
 
     Returns:
-        One row per (city, metric, baseline, model): :data:`SCHEMA`.
+        One row per (city, metric, baseline, model): :data:`SCHEMA` and :data:`CORRECTED`.
 
     Raises:
         ConfigError, InputError: what would mislead (different options, different units, one
             model, missing per-unit outputs, an unknown baseline or metric); nothing is written.
     """
-    tests = checked_options(tests, correction, confidence, resamples, permutations, seed, unit)
+    tests = checked_options(
+        tests, correction, confidence, resamples, permutations, seed, unit, family
+    )
+    if isinstance(pairs, str) and pairs not in ("all", "baseline"):
+        pairs = [p.strip() for p in pairs.split(",") if p.strip()]
     if isinstance(metrics, str):
         metrics = [m.strip() for m in metrics.split(",") if m.strip()]
     if isinstance(models, str):
@@ -155,6 +193,7 @@ def compare(
             out,
             city=city,
             baseline=baseline,
+            pairs=pairs,
             models=models,
             metrics=metrics,
             tests=tests,
@@ -162,6 +201,7 @@ def compare(
             permutations=permutations,
             seed=seed,
             correction=correction,
+            family=family,
             confidence=confidence,
             intersect=intersect,
             unit=unit,
@@ -177,6 +217,7 @@ def _compare(
     *,
     city,
     baseline,
+    pairs,
     models,
     metrics,
     tests,
@@ -184,6 +225,7 @@ def _compare(
     permutations,
     seed,
     correction,
+    family,
     confidence,
     intersect,
     unit,
@@ -269,9 +311,9 @@ def _compare(
                 _note(log, f"note: city={name}: {metric} left out: not scored for every model")
         if not wanted:
             raise ConfigError(f"city={name}: no metric can be paired")
-        pairs = model_pairs(list(sides), baseline)
+        chosen = model_pairs(list(sides), baseline, pairs)
         alignments = {
-            (a, b): alignment(name, unit_name, sides[a], sides[b], intersect) for a, b in pairs
+            (a, b): alignment(name, unit_name, sides[a], sides[b], intersect) for a, b in chosen
         }
         for (a, b), (_, _, only_a, only_b) in alignments.items():
             if only_a or only_b:
@@ -281,9 +323,12 @@ def _compare(
                     f"note: city={name}: {a} vs {b}: {common} common {unit_name}s compared "
                     f"({only_a} only in {a}, {only_b} only in {b} left out)",
                 )
-        prepared.append((name, results[0].task, unit_name, sides, wanted, pairs, alignments))
+        everywhere = common_rows(sides) if "tukey" in tests else None
+        prepared.append(
+            (name, results[0].task, unit_name, sides, wanted, chosen, alignments, everywhere)
+        )
     frames = []
-    for name, task, unit_name, sides, wanted, pairs, alignments in prepared:
+    for name, task, unit_name, sides, wanted, chosen, alignments, everywhere in prepared:
         prints = {model: result_fingerprint(side.result.entry) for model, side in sides.items()}
         rows = {}
         for first in range(0, len(wanted), METRICS_AT_ONCE):
@@ -292,7 +337,8 @@ def _compare(
                 model: {m: read_column(side.files, m) * side.scale[m] for m in group}
                 for model, side in sides.items()
             }
-            for a, b in pairs:
+            tukey = {m: _tukey(values, m, everywhere) for m in group} if everywhere else {}
+            for a, b in chosen:
                 ia, ib, only_a, only_b = alignments[(a, b)]
                 paired = {}
                 for metric in group:
@@ -323,19 +369,21 @@ def _compare(
                     )
                     for metric, values_of in zip(batch, stats, strict=True):
                         percent = any(side.scale[metric] == 100.0 for side in sides.values())
-                        rows[(metric, a, b)] = (
-                            name, task, unit_name, metric, a, b, prints[a], prints[b],
-                            values_of["n"], only_a,
-                            only_b, percent, values_of["mean_a"], values_of["mean_b"],
-                            values_of["diff"], values_of["relative"], float(confidence),
-                            values_of["low"], values_of["high"], resamples, seed,
-                            values_of["p_t"], values_of["p_w"], values_of["w_method"],
-                            values_of["p_r"], values_of["r_method"], permutations, correction,
-                            None, None, None,
-                        )  # fmt: skip
-        ordered = [rows[(metric, a, b)] for metric in wanted for a, b in pairs]
-        frame = pl.DataFrame(ordered, schema=SCHEMA, orient="row")
-        frames.append(corrected(frame, tests, correction))
+                        p_tukey, n_tukey = tukey.get(metric, (None, None))
+                        rows[(metric, a, b)] = {
+                            "city": name, "task": task, "unit": unit_name, "metric": metric,
+                            "baseline": a, "model": b, "baseline_fingerprint": prints[a],
+                            "model_fingerprint": prints[b], "n_baseline_only": only_a,
+                            "n_model_only": only_b, "percent": percent,
+                            "confidence": float(confidence), "resamples": resamples,
+                            "seed": seed, "permutations": permutations,
+                            "p_tukey": None if p_tukey is None else p_tukey[a][b],
+                            "n_tukey": n_tukey, "correction": correction, "family": family,
+                            **values_of,
+                        }  # fmt: skip
+        ordered = [rows[(metric, a, b)] for metric in wanted for a, b in chosen]
+        frame = pl.DataFrame(ordered, schema=SCHEMA)
+        frames.append(corrected(frame, tests, correction, family))
     return pl.concat(frames)
 
 
@@ -360,20 +408,41 @@ def _batch_stats(baselines, models, tests, resamples, permutations, seed, confid
         out.append(
             {
                 "n": n,
-                "mean_a": mean_a,
-                "mean_b": mean_b,
+                "mean_baseline": mean_a,
+                "mean_model": mean_b,
                 "diff": diff,
-                "relative": relative,
-                "low": float(low[c]),
-                "high": float(high[c]),
+                "rel_change_pct": relative,
+                "cohen_dz": cohen_dz(column),
+                "rank_biserial": rank_biserial(column) if "wilcoxon" in tests else None,
+                "ci_low": float(low[c]),
+                "ci_high": float(high[c]),
                 "p_t": paired_t(column) if "paired-t" in tests else None,
-                "p_w": p_w,
-                "w_method": w_method,
-                "p_r": float(p_r[c]) if "randomization" in tests else None,
-                "r_method": r_methods[c] if "randomization" in tests else None,
+                "p_wilcoxon": p_w,
+                "wilcoxon_method": w_method,
+                "p_randomization": float(p_r[c]) if "randomization" in tests else None,
+                "randomization_method": r_methods[c] if "randomization" in tests else None,
             }
         )
     return out
+
+
+def _tukey(
+    values: dict[str, dict[str, np.ndarray]], metric: str, everywhere: dict[str, np.ndarray]
+) -> tuple[dict[str, dict[str, float]], int]:
+    """Tukey's HSD p-values of every pair of models on ``metric`` (``p[a][b]``) and the units
+    compared: those every model has, less those where a model has no value (NaN)."""
+    columns = [values[model][metric][rows] for model, rows in everywhere.items()]
+    keep = ~np.any([np.isnan(c) for c in columns], axis=0)
+    kept = [c[keep] for c in columns]
+    means = np.array([np.mean(c) if c.size else math.nan for c in kept])
+    squares = np.array([np.sum((c - mean) ** 2) for c, mean in zip(kept, means, strict=True)])
+    counts = np.array([c.size for c in kept])
+    pvalues = tukey_hsd(counts, means, squares)
+    models = list(everywhere)
+    table = {
+        a: {b: float(pvalues[i, j]) for j, b in enumerate(models)} for i, a in enumerate(models)
+    }
+    return table, int(keep.sum())
 
 
 def _write(out: Path, frame: pl.DataFrame) -> None:

@@ -9,3 +9,25 @@ def drop_duplicates_hint(entry: str) -> str:
         f"and ir_measures do (the last row's score, at the first row's place; the {entry}s after "
         "a copy move up)"
     )
+
+
+#: Metrics where a lower value is better (the report bolds their minimum).
+LOWER_IS_BETTER = frozenset({"dtw", "mse", "mae", "rmse", "cross_entropy"})
+
+
+def family_of(metric: str) -> str:
+    """``ndcg@10`` -> ``ndcg``; ``f2@5`` -> ``fmeasure``; ``geobleu`` -> ``geobleu``."""
+    base = metric.partition("@")[0]
+    if base[:1] == "f" and base[1:].replace(".", "", 1).isdigit():
+        return "fmeasure"
+    return base
+
+
+def cutoff_of(metric: str) -> int | None:
+    _, at, k = metric.partition("@")
+    return int(k) if at and k.isdigit() else None
+
+
+def lower_is_better(metric: str) -> bool:
+    """Whether a lower value of ``metric`` is better (:data:`LOWER_IS_BETTER`)."""
+    return family_of(metric) in LOWER_IS_BETTER

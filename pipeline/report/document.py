@@ -20,17 +20,12 @@ from mobeval.compare.results import COUNT_ROWS, OutputFolder, Result, result_fin
 from mobeval.compare.significance import P_COLUMNS
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.outputs import read_section
+from mobeval.metrics import family_of, lower_is_better
 from mobeval.report.city import City
 from mobeval.report.html import render_html
 from mobeval.report.latex import render_latex
 from mobeval.report.markdown import render_markdown
-from mobeval.report.methods import (
-    MethodGroup,
-    family_of,
-    lower_is_better,
-    method_group,
-    resolved_options,
-)
+from mobeval.report.methods import MethodGroup, method_group, resolved_options
 from mobeval.report.options import DEFAULT_ALPHA, checked_choices
 from mobeval.report.plots import check_plotting, draw_figures
 from mobeval.report.tables import (

@@ -7,8 +7,8 @@ from __future__ import annotations
 import polars as pl
 
 from mobeval.compare.significance import P_COLUMNS
+from mobeval.metrics import cutoff_of, lower_is_better
 from mobeval.report.city import UNIT_WORDS, City, Table
-from mobeval.report.methods import cutoff_of, lower_is_better
 
 #: Families whose values are rates in [0, 1], reported in percent (differences shown in
 #: percentage points); a score such as GEO-BLEU is not, and its differences are plain.
