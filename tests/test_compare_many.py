@@ -228,3 +228,27 @@ def test_leaderboard_letters_follow_the_p_values(five_models, capsys):
     assert main([*args, "--format", "csv", "--resamples", "0"]) == 0
     csv_rows = capsys.readouterr().out.splitlines()
     assert csv_rows[0].startswith("city,task,unit,metric") and len(csv_rows) == 11
+
+
+def test_report_letters_are_the_leaderboards(five_models, tmp_path):
+    import shutil
+
+    from mobeval.report import Report
+    from mobeval.report.tables import superscript
+
+    out = tmp_path / "out"
+    shutil.copytree(five_models, out)
+    report = Report(out, letters=True, metrics=["acc@5", "mrr"], plots=False, test="paired-t")
+    board = leaderboard(compare(out, tests="tukey", metrics="acc@5,mrr", resamples=0, log=None))
+    markdown = report.to_markdown()
+    assert "letters: models sharing a letter are not significantly different" in markdown
+    rows = {
+        line.split(" | ")[0].strip("| "): line.split(" | ")[1 : 1 + len(MODELS)]
+        for line in markdown.splitlines()
+        if line.startswith("| acc@5 ") or line.startswith("| mrr ")
+    }
+    for metric, model, letters in board.select("metric", "model", "letters").rows():
+        assert rows[metric][MODELS.index(model)].endswith(superscript(letters))
+    latex = report.to_latex()
+    assert r"$^{\mathrm{a}}$" in latex
+    assert main(["report", str(out), "--letters", "--format", "html", "--no-plots"]) == 0
