@@ -252,3 +252,13 @@ def test_report_letters_are_the_leaderboards(five_models, tmp_path):
     latex = report.to_latex()
     assert r"$^{\mathrm{a}}$" in latex
     assert main(["report", str(out), "--letters", "--format", "html", "--no-plots"]) == 0
+
+
+def test_same_numbers_when_memory_allows_one_metric_at_a_time(five_models, monkeypatch):
+    import mobeval.compare.comparison as comparison
+
+    options = dict(tests="paired-t,wilcoxon,randomization,tukey", resamples=200, log=None)
+    options |= dict(permutations=300)
+    together = compare(five_models, **options)
+    monkeypatch.setattr(comparison, "COLUMNS_BUDGET", 1)  # one metric's columns at a time
+    assert compare(five_models, **options).equals(together)

@@ -38,8 +38,13 @@ from mobeval.compare.significance import (
 )
 from mobeval.errors import ConfigError, InputError
 
-#: Metrics read and resampled together (memory: units x this x 8 bytes per model).
+#: At most this many metrics are read and resampled together (their resamples and sign flips
+#: shared: the same numbers as one at a time, fewer passes over the units)...
 METRICS_AT_ONCE = 8
+#: ... and no more than fit in this many bytes of every model's columns (units x models x 8
+#: bytes per metric; at least one metric): memory is bounded by one metric's columns, not by
+#: models x metrics.
+COLUMNS_BUDGET = 256 * 2**20
 
 SCHEMA = {
     "city": pl.String,
@@ -331,8 +336,10 @@ def _compare(
     for name, task, unit_name, sides, wanted, chosen, alignments, everywhere in prepared:
         prints = {model: result_fingerprint(side.result.entry) for model, side in sides.items()}
         rows = {}
-        for first in range(0, len(wanted), METRICS_AT_ONCE):
-            group = wanted[first : first + METRICS_AT_ONCE]
+        units = max(side.keys.height for side in sides.values())
+        at_once = max(1, min(METRICS_AT_ONCE, COLUMNS_BUDGET // (8 * units * len(sides) or 1)))
+        for first in range(0, len(wanted), at_once):
+            group = wanted[first : first + at_once]
             values = {
                 model: {m: read_column(side.files, m) * side.scale[m] for m in group}
                 for model, side in sides.items()
@@ -431,12 +438,16 @@ def _tukey(
 ) -> tuple[dict[str, dict[str, float]], int]:
     """Tukey's HSD p-values of every pair of models on ``metric`` (``p[a][b]``) and the units
     compared: those every model has, less those where a model has no value (NaN)."""
-    columns = [values[model][metric][rows] for model, rows in everywhere.items()]
-    keep = ~np.any([np.isnan(c) for c in columns], axis=0)
-    kept = [c[keep] for c in columns]
-    means = np.array([np.mean(c) if c.size else math.nan for c in kept])
-    squares = np.array([np.sum((c - mean) ** 2) for c, mean in zip(kept, means, strict=True)])
-    counts = np.array([c.size for c in kept])
+    keep = np.ones(next(iter(everywhere.values())).size, dtype=bool)
+    for model, rows in everywhere.items():  # one model's copy at a time
+        keep &= ~np.isnan(values[model][metric][rows])
+    counts, means, squares = [], [], []
+    for model, rows in everywhere.items():
+        column = values[model][metric][rows[keep]]
+        mean = np.mean(column) if column.size else math.nan
+        counts.append(column.size)
+        means.append(mean)
+        squares.append(np.sum((column - mean) ** 2))
     pvalues = tukey_hsd(counts, means, squares)
     models = list(everywhere)
     table = {
