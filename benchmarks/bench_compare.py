@@ -190,15 +190,19 @@ def tukey_case(args, metrics: list[str], tmp: str) -> None:
         peaks.append(peak)
     print(f"  {'mobeval compare --tests tukey (all pairs)':<52} {statistics.median(times):>7.2f} s "
           f"{max(peaks):>6.0f} MiB  {fmt_runs(times)}")  # fmt: skip
+    frame = pl.read_parquet(out / "compare" / "city=bench" / "part-0.parquet")
+    mine = {f"{a}|{b}|{k}": p for a, b, k, p in frame.select(
+        "baseline", "model", "metric", "p_tukey").iter_rows()}  # fmt: skip
+    wall, one, _ = child(ours[:6] + [metrics[0]] + ours[7:], tmp)  # rewrites OUT/compare
+    ratio = f"peak RSS K = {len(metrics)} / K = 1: {max(peaks) / one:.2f}"
+    print(f"  {'mobeval compare --tests tukey, K = 1 metric':<52} {wall:>7.2f} s "
+          f"{one:>6.0f} MiB  ({ratio})")  # fmt: skip
     column_mib = args.tukey_units * 8 / 2**20
     print(f"  one float64 metric column: {column_mib:.1f} MiB; one metric of every model: "
           f"{column_mib * len(models):.0f} MiB; every metric of every model: "
           f"{column_mib * len(models) * len(metrics):.0f} MiB")  # fmt: skip
     if args.no_ranx:
         return
-    frame = pl.read_parquet(out / "compare" / "city=bench" / "part-0.parquet")
-    mine = {f"{a}|{b}|{k}": p for a, b, k, p in frame.select(
-        "baseline", "model", "metric", "p_tukey").iter_rows()}  # fmt: skip
     times, peaks, inner = [], [], []
     cmd = [sys.executable, "-c", RANX_TUKEY_CHILD, str(out), json.dumps(models),
            json.dumps(metrics)]  # fmt: skip

@@ -59,6 +59,7 @@ Conventions (README "Compare models"):
 from mobeval.compare.comparison import CORRECTED, DEFAULT_TESTS, SCHEMA, checked_options, compare
 from mobeval.compare.corrections import CORRECTIONS, FAMILIES, adjust
 from mobeval.compare.intervals import bootstrap_ci, bootstrap_cis
+from mobeval.compare.leaderboard import compact_letters, leaderboard
 from mobeval.compare.pairing import UNITS, unit_refused
 from mobeval.compare.printing import print_comparison, whole_tables
 from mobeval.compare.results import COUNT_ROWS
@@ -89,7 +90,9 @@ __all__ = [
     "bootstrap_cis",
     "checked_options",
     "cohen_dz",
+    "compact_letters",
     "compare",
+    "leaderboard",
     "paired_t",
     "print_comparison",
     "randomization",

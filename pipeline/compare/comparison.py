@@ -24,6 +24,7 @@ from mobeval.compare.pairing import (
     load_side,
     model_pairs,
     read_column,
+    same_key_types,
     unit_keys,
 )
 from mobeval.compare.results import OutputFolder, result_fingerprint
@@ -317,9 +318,17 @@ def _compare(
         if not wanted:
             raise ConfigError(f"city={name}: no metric can be paired")
         chosen = model_pairs(list(sides), baseline, pairs)
-        alignments = {
-            (a, b): alignment(name, unit_name, sides[a], sides[b], intersect) for a, b in chosen
-        }
+        # the units every model has, in key order: every pair's alignment when all the models
+        # have the same units (one array per model, not two per pair: 190 pairs of 20 models)
+        everywhere = common_rows(sides) if same_key_types(sides) else None
+        alignments = (
+            {}
+            if everywhere is not None
+            and all(rows.size == sides[m].keys.height for m, rows in everywhere.items())
+            else {
+                (a, b): alignment(name, unit_name, sides[a], sides[b], intersect) for a, b in chosen
+            }
+        )
         for (a, b), (_, _, only_a, only_b) in alignments.items():
             if only_a or only_b:
                 common = alignments[(a, b)][0].size
@@ -328,7 +337,6 @@ def _compare(
                     f"note: city={name}: {a} vs {b}: {common} common {unit_name}s compared "
                     f"({only_a} only in {a}, {only_b} only in {b} left out)",
                 )
-        everywhere = common_rows(sides) if "tukey" in tests else None
         prepared.append(
             (name, results[0].task, unit_name, sides, wanted, chosen, alignments, everywhere)
         )
@@ -340,13 +348,20 @@ def _compare(
         at_once = max(1, min(METRICS_AT_ONCE, COLUMNS_BUDGET // (8 * units * len(sides) or 1)))
         for first in range(0, len(wanted), at_once):
             group = wanted[first : first + at_once]
+            # with the same units everywhere, every column in key order once (pairs take views)
+            order = {m: slice(None) for m in sides} if not alignments else everywhere
             values = {
-                model: {m: read_column(side.files, m) * side.scale[m] for m in group}
+                model: {
+                    m: (read_column(side.files, m) * side.scale[m])[
+                        slice(None) if alignments else everywhere[model]
+                    ]
+                    for m in group
+                }
                 for model, side in sides.items()
             }
-            tukey = {m: _tukey(values, m, everywhere) for m in group} if everywhere else {}
+            tukey = {m: _tukey(values, m, order) for m in group} if "tukey" in tests else {}
             for a, b in chosen:
-                ia, ib, only_a, only_b = alignments[(a, b)]
+                ia, ib, only_a, only_b = alignments.get((a, b)) or (order[a], order[b], 0, 0)
                 paired = {}
                 for metric in group:
                     va, vb = values[a][metric][ia], values[b][metric][ib]
@@ -359,7 +374,8 @@ def _compare(
                             f"the {int((~nan_a & ~nan_b).sum())} with both"
                         )
                     keep = ~(nan_a | nan_b)
-                    paired[metric] = (keep, va[keep], vb[keep])
+                    whole = bool(keep.all())
+                    paired[metric] = (keep, va if whole else va[keep], vb if whole else vb[keep])
                 # metrics with the same units resample together (the same numbers as alone)
                 batches: dict[bytes, list[str]] = {}
                 for metric, (keep, _, _) in paired.items():
@@ -437,13 +453,15 @@ def _tukey(
     values: dict[str, dict[str, np.ndarray]], metric: str, everywhere: dict[str, np.ndarray]
 ) -> tuple[dict[str, dict[str, float]], int]:
     """Tukey's HSD p-values of every pair of models on ``metric`` (``p[a][b]``) and the units
-    compared: those every model has, less those where a model has no value (NaN)."""
-    keep = np.ones(next(iter(everywhere.values())).size, dtype=bool)
+    compared: those every model has (``everywhere``: each model's rows of them, in key order, or
+    a slice of all when its values are already so), less those where a model has no value."""
+    keep = None
     for model, rows in everywhere.items():  # one model's copy at a time
-        keep &= ~np.isnan(values[model][metric][rows])
+        present = ~np.isnan(values[model][metric][rows])
+        keep = present if keep is None else keep & present
     counts, means, squares = [], [], []
     for model, rows in everywhere.items():
-        column = values[model][metric][rows[keep]]
+        column = values[model][metric][rows][keep]
         mean = np.mean(column) if column.size else math.nan
         counts.append(column.size)
         means.append(mean)

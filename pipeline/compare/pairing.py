@@ -204,6 +204,12 @@ def model_pairs(
     return chosen
 
 
+def same_key_types(sides: dict[str, Side]) -> bool:
+    """Whether every side's unit keys have the same types (else :func:`alignment` says which)."""
+    schemas = [side.keys.schema for side in sides.values()]
+    return all(schema == schemas[0] for schema in schemas)
+
+
 def common_rows(sides: dict[str, Side]) -> dict[str, np.ndarray]:
     """Row positions, in each side, of the units every side has, in unit-key order (the units
     Tukey's HSD compares the models on)."""
