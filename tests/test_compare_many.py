@@ -262,3 +262,21 @@ def test_same_numbers_when_memory_allows_one_metric_at_a_time(five_models, monke
     together = compare(five_models, **options)
     monkeypatch.setattr(comparison, "COLUMNS_BUDGET", 1)  # one metric's columns at a time
     assert compare(five_models, **options).equals(together)
+
+
+def test_report_markers_by_tukey_say_its_family(five_models, tmp_path):
+    import shutil
+
+    from mobeval.report import Report
+
+    out = tmp_path / "out"
+    shutil.copytree(five_models, out)
+    report = Report(out, test="tukey", baseline="a", metrics=["mrr"], plots=False)
+    text = report.to_markdown()
+    assert "adjusted over every pair of the 5 models by the studentized range" in text
+    theirs = scipy_stats.tukey_hsd(*[_per_unit(out, m, "mrr") for m in MODELS]).pvalue
+    for model in MODELS[1:]:  # each marker by Tukey's p-value of (a, model) over all 5 models
+        assert (
+            abs(report.p_value(report.cities[0], model, "mrr") - theirs[0, MODELS.index(model)])
+            <= 1e-9
+        )

@@ -88,7 +88,8 @@ def significance_text(city: City, family: pl.DataFrame) -> str:
     corrected_tests = [t for t in ran if t != "tukey"]
     pairs = family.select("baseline", "model").unique().height
     if city.test == "tukey":
-        corrected = f"adjusted over the {pairs} pair(s) of each metric by the studentized range"
+        k = len(city.models)
+        corrected = f"adjusted over every pair of the {k} models by the studentized range"
     elif correction == "none":
         corrected = "p-values not corrected for multiple comparisons"
     else:
