@@ -5,6 +5,7 @@
                                                        # --ranx-models 3 --ranx-units 1000
     python benchmarks/bench_compare.py --full          # the issue's size: 5 x 1,000,000 x 22
     python benchmarks/bench_compare.py --ranx-units 10000 --ranx-models 5   # a larger ranx subset
+    python benchmarks/bench_compare.py --only-tukey    # all pairs, Tukey's HSD: 20 x 100,000 x 22
 
 Inputs: a real mobeval OUT per size, made once by ``evaluate_nextloc`` (cached under
 bench_data/compare_<M>x<N>/): M models score the same N samples (10 candidates each, one true
@@ -26,6 +27,12 @@ Measured, every case in a fresh process, ours and ranx alternating, median of ``
   ``ranx.compare`` runs per pair, except that ``compare`` runs every ordered pair, i.e. each pair
   twice (its time would be about 2x the figure here). ranx's Fisher test has no bootstrap; ours
   adds 1,000 bootstrap resamples per pair and metric on top.
+* **Tukey's HSD, all pairs** (``--tukey-models`` x ``--tukey-units``): ``mobeval.cli compare OUT
+  --metrics <K> --tests tukey --resamples 0`` (every pair), and ranx's own
+  ``ranx.statistical_tests.tukey_hsd_test(models, scores, max_p)`` (what ``compare(...,
+  stat_test="tukey")`` calls per metric: ``scipy.stats.tukey_hsd`` on the per-query arrays) on
+  the same per-sample Parquet, read and aligned as above; the p-values compared (largest
+  difference).
 * **peak RSS**: ``ru_maxrss`` of the child from ``os.wait4`` (that process alone).
 * **agreement**: ranx's Fisher p-values against ours within Monte-Carlo error (both are estimates
   from 10,000 random sign vectors; ranx's p = count / perms, ours (count + 1) / (perms + 1)).
@@ -138,6 +145,81 @@ for i, a in enumerate(models):
 t3 = time.perf_counter()
 json.dump({"import": t1 - t0, "read": t2 - t1, "tests": t3 - t2, "p": p}, sys.stdout)
 """
+
+
+RANX_TUKEY_CHILD = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import numpy as np, polars as pl
+from ranx.statistical_tests import tukey_hsd_test
+out, models, metrics = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+t1 = time.perf_counter()
+p, read, tests = {}, 0.0, 0.0
+for k in metrics:  # one metric's columns at a time, as mobeval holds them
+    t = time.perf_counter()
+    scores = [pl.read_parquet(f"{out}/per_unit/city=bench/model={m}/*.parquet",
+                              columns=["sample_id", k], hive_partitioning=False)
+              .sort("sample_id")[k].cast(pl.Float64).to_numpy() for m in models]
+    read += time.perf_counter() - t
+    t = time.perf_counter()
+    for row in tukey_hsd_test(models, scores, 0.05):
+        p[f"{row['control']}|{row['treatment']}|{k}"] = float(row["p-value"])
+    tests += time.perf_counter() - t
+json.dump({"import": t1 - t0, "read": read, "tests": tests, "p": p}, sys.stdout)
+"""
+
+
+def tukey_case(args, metrics: list[str], tmp: str) -> None:
+    """Every pair of ``--tukey-models`` models by Tukey's HSD: mobeval against ranx's own
+    function on the same units (wall, peak RSS, the p-values' largest difference)."""
+    import polars as pl
+
+    out = make_out(args.tukey_models, args.tukey_units)
+    models = [f"m{i}" for i in range(args.tukey_models)]
+    pairs = len(models) * (len(models) - 1) // 2
+    print(f"\n== Tukey's HSD, all pairs: {len(models)} models ({pairs} pairs) x "
+          f"{args.tukey_units:,} units x {len(metrics)} metrics ==")  # fmt: skip
+    print(f"  {'measurement':<52} {'median':>9} {'peak RSS':>10}  runs (s)")
+    ours = [sys.executable, "-m", "mobeval.cli", "compare", str(out), "--metrics",
+            ",".join(metrics), "--tests", "tukey", "--resamples", "0"]  # fmt: skip
+    child(ours[:6] + [metrics[0]] + ours[7:], tmp)  # the kernels' caches
+    times, peaks = [], []
+    for _ in range(args.repeat):
+        wall, peak, _ = child(ours, tmp)
+        times.append(wall)
+        peaks.append(peak)
+    print(f"  {'mobeval compare --tests tukey (all pairs)':<52} {statistics.median(times):>7.2f} s "
+          f"{max(peaks):>6.0f} MiB  {fmt_runs(times)}")  # fmt: skip
+    frame = pl.read_parquet(out / "compare" / "city=bench" / "part-0.parquet")
+    mine = {f"{a}|{b}|{k}": p for a, b, k, p in frame.select(
+        "baseline", "model", "metric", "p_tukey").iter_rows()}  # fmt: skip
+    wall, one, _ = child(ours[:6] + [metrics[0]] + ours[7:], tmp)  # rewrites OUT/compare
+    ratio = f"peak RSS K = {len(metrics)} / K = 1: {max(peaks) / one:.2f}"
+    print(f"  {'mobeval compare --tests tukey, K = 1 metric':<52} {wall:>7.2f} s "
+          f"{one:>6.0f} MiB  ({ratio})")  # fmt: skip
+    column_mib = args.tukey_units * 8 / 2**20
+    print(f"  one float64 metric column: {column_mib:.1f} MiB; one metric of every model: "
+          f"{column_mib * len(models):.0f} MiB; every metric of every model: "
+          f"{column_mib * len(models) * len(metrics):.0f} MiB")  # fmt: skip
+    if args.no_ranx:
+        return
+    times, peaks, inner = [], [], []
+    cmd = [sys.executable, "-c", RANX_TUKEY_CHILD, str(out), json.dumps(models),
+           json.dumps(metrics)]  # fmt: skip
+    for _ in range(args.repeat):
+        wall, peak, text = child(cmd, tmp)
+        times.append(wall)
+        peaks.append(peak)
+        inner.append(json.loads(text))
+    label = "ranx tukey_hsd_test (scipy.stats.tukey_hsd)"
+    print(f"  {label:<52} {statistics.median(times):>7.2f} s {max(peaks):>6.0f} MiB  "
+          f"{fmt_runs(times)}")  # fmt: skip
+    mid = inner[times.index(sorted(times)[len(times) // 2])]
+    print(f"    ranx: import {mid['import']:.2f} s, read Parquet {mid['read']:.2f} s, "
+          f"tests {mid['tests']:.2f} s")  # fmt: skip
+    worst = max(abs(p - mid["p"][key]) for key, p in mine.items())
+    print(f"  agreement: {len(mine)} pair x metric p-values, largest |mobeval - ranx| = "
+          f"{worst:.1e}")  # fmt: skip
 
 
 def child(cmd: list[str], tmp: str) -> tuple[float, float, str]:
@@ -253,6 +335,11 @@ def main() -> None:
     )
     parser.add_argument("--full", action="store_true", help="5 models x 1,000,000 units x 22")
     parser.add_argument("--no-ranx", action="store_true")
+    parser.add_argument("--tukey-models", type=int, default=20)
+    parser.add_argument(
+        "--tukey-units", type=int, default=100_000, help="units of the Tukey case (0: none)"
+    )
+    parser.add_argument("--only-tukey", action="store_true", help="the Tukey case alone")
     args = parser.parse_args()
     if args.full:
         args.models, args.units, args.metrics = 5, 1_000_000, 22
@@ -279,6 +366,10 @@ def main() -> None:
     print(f"code: snapshot of pipeline/ at start, in {tmp}")
     print(f"randomization: {PERMUTATIONS:,} sign flips; bootstrap: {RESAMPLES:,} resamples; "
           "every pair of models, per metric")  # fmt: skip
+    if args.only_tukey:
+        tukey_case(args, metrics, tmp)
+        print(f"load average at end (1/5/15 min): {load()}")
+        return
     small = make_out(args.ranx_models, args.ranx_units)
     large = make_out(args.models, args.units)
     huge = make_out(args.models, args.rss_units) if args.rss_units else None
@@ -381,6 +472,8 @@ def main() -> None:
                   f"(+{peaks[k] - peaks[1]:.0f} MiB = "
                   f"{(peaks[k] - peaks[1]) / column_mib:.1f} columns of {args.rss_units:,} "
                   "float64)")  # fmt: skip
+    if args.tukey_units:
+        tukey_case(args, metrics, tmp)
     print(f"load average at end (1/5/15 min): {load()}")
 
 

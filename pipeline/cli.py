@@ -303,13 +303,23 @@ def build_parser() -> argparse.ArgumentParser:
         "--baseline", default=None, help="compare every model with this one (default: all pairs)"
     )
     compare.add_argument(
+        "--pairs",
+        default=None,
+        help="all, baseline (--baseline, else the first model, vs each other) or m1:m2,... "
+        "(default: baseline with --baseline, else all)",
+    )
+    compare.add_argument(
+        "--models", type=_name_list, default=None, help="the models compared (default: all)"
+    )
+    compare.add_argument(
         "--metrics", type=_name_list, default=None, help="e.g. acc@5,mrr (default: all pairable)"
     )
     compare.add_argument(
         "--tests",
         type=_name_list,
         default=["paired-t", "wilcoxon", "randomization"],
-        help="paired-t,wilcoxon,randomization (default: all three)",
+        help="among paired-t,wilcoxon,randomization,tukey (Tukey's HSD over every model of a "
+        "city); default: paired-t,wilcoxon,randomization",
     )
     compare.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (1000)")
     compare.add_argument(
@@ -318,9 +328,36 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--seed", type=int, default=0, help="random seed (0)")
     compare.add_argument(
         "--correction",
-        choices=["holm", "bonferroni", "none"],
+        choices=["holm", "bonferroni", "bh", "by", "none"],
         default="holm",
-        help="of the p-values of a city: holm, bonferroni or none (default: holm)",
+        help="holm, bonferroni, bh (Benjamini-Hochberg), by (Benjamini-Yekutieli) or none, over "
+        "each --family (default: holm; Tukey's p-values are left as they are)",
+    )
+    compare.add_argument(
+        "--family",
+        choices=["all", "metric"],
+        default="all",
+        help="the p-values corrected together: all (a city's metrics x pairs x tests) or metric "
+        "(one metric's pairs x tests); default: all",
+    )
+    compare.add_argument(
+        "--view",
+        choices=["pairs", "leaderboard"],
+        default="pairs",
+        help="pairs (a table per model pair) or leaderboard (per metric, the models ranked, "
+        "with letters: models sharing one are not significantly different); default: pairs",
+    )
+    compare.add_argument(
+        "--alpha",
+        type=_finite,
+        default=0.05,
+        help="significance level of the leaderboard's letters (0.05)",
+    )
+    compare.add_argument(
+        "--format",
+        choices=["table", "csv", "json"],
+        default="table",
+        help="what is printed: table, csv or json (the rows of the view); default: table",
     )
     compare.add_argument(
         "--confidence", type=_finite, default=0.95, help="of the bootstrap interval (0.95)"
@@ -876,11 +913,21 @@ def _run(args) -> int:
         print(f"outputs: {args.out or job.out}", file=sys.stderr)
     elif args.command == "compare":
         from mobeval.compare import compare, print_comparison
+        from mobeval.compare.leaderboard import leaderboard
+        from mobeval.compare.printing import print_leaderboard, print_rows
 
-        options = ("city", "baseline", "metrics", "tests", "resamples", "permutations", "seed")
-        options += ("correction", "confidence", "intersect", "unit")
+        options = ("city", "baseline", "pairs", "models", "metrics", "tests", "resamples")
+        options += ("permutations", "seed", "correction", "family", "confidence", "intersect")
+        options += ("unit",)
         table = compare(args.out, write=True, log=_log, **{o: getattr(args, o) for o in options})
-        print_comparison(table)
+        if args.view == "leaderboard":
+            table = leaderboard(table, alpha=args.alpha)
+        if args.format != "table":
+            print_rows(table, args.format)
+        elif args.view == "leaderboard":
+            print_leaderboard(table)
+        else:
+            print_comparison(table)
         print(f"outputs: {Path(args.out) / 'compare'}", file=sys.stderr)
     elif args.command == "report":
         from mobeval.report import write_reports

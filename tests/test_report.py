@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -162,9 +163,17 @@ def test_improvement_columns_in_points_and_percent(outs, tmp_path):
     header, _ = _tables(markdown, "tky")[0]
     assert header == ["metric", "markov", "popularity", "popularity vs markov"]
     rows = {r[0]: r for _, t in _tables(markdown, "tky") for r in t}
+    per_unit = {
+        m: pl.read_parquet(out / f"per_unit/city=tky/model={m}" / "*.parquet").sort("sample_id")
+        for m in ("markov", "popularity")
+    }
     for metric in ("acc@1", "acc@10", "mrr", "ndcg@10"):
         a, b = value[("markov", metric)], value[("popularity", metric)]
-        assert rows[metric][3] == f"{(b - a) * 100:+.2f} pp ({(b - a) / a * 100:+.1f}%)"
+        pairs = zip(per_unit["markov"][metric], per_unit["popularity"][metric], strict=True)
+        d = [y - x for x, y in pairs]
+        d_z = statistics.mean(d) / statistics.stdev(d)  # paired Cohen's d, by hand
+        expected = f"{(b - a) * 100:+.2f} pp ({(b - a) / a * 100:+.1f}%), d_z {d_z:+.2f}"
+        assert rows[metric][3] == expected
     # trajectory DTW is not a rate: a plain difference
     out = _copy(outs["trajectory"], tmp_path)
     assert main(["report", str(out), "--format", "markdown", "--no-plots"]) == 0
@@ -173,7 +182,7 @@ def test_improvement_columns_in_points_and_percent(outs, tmp_path):
     rows = {r[0]: r for _, t in _tables((out / "report/report.md").read_text(), "test") for r in t}
     for metric in ("dtw", "geobleu"):  # not in percent: no "pp"
         a, b = value[("weekly_repeat", metric)], value[("home_only", metric)]
-        assert rows[metric][3] == f"{b - a:+.4g} ({(b - a) / a * 100:+.1f}%)"
+        assert rows[metric][3].startswith(f"{b - a:+.4g} ({(b - a) / a * 100:+.1f}%), d_z ")
 
 
 def test_tables_grouped_by_cutoff_grid(outs, tmp_path):
@@ -463,7 +472,8 @@ def test_latex_tables_are_paper_ready(outs, tmp_path):
         a, b = value[("markov", metric)], value[("popularity", metric)]
         for model, text in zip(("markov", "popularity"), cells, strict=False):
             assert float(text.rstrip("†‡")) == pytest.approx(value[(model, metric)], abs=6e-5)
-        assert cells[2] == f"{(b - a) * 100:+.2f} pp ({(b - a) / a * 100:+.1f}%)"
+        improvement = f"{(b - a) * 100:+.2f} pp ({(b - a) / a * 100:+.1f}%), d_z "
+        assert cells[2].startswith(improvement)
     # each value column is a pair aligned on the point: "0." right, "1693" left
     assert r"\begin{tabular}{@{}lr@{}lr@{}lr@{}}" in floats[0]
     # caption and label settable

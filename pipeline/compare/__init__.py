@@ -5,7 +5,8 @@
 >>> compare("out/nextloc_sample", write=True)   # also OUT/compare/city=<c>/part-0.parquet
 
 For every city of OUT, every metric whose city value is the mean of its per-unit values, and every
-model against the baseline (or every pair), the per-unit values are paired by the unit key
+pair of ``pairs`` (every pair, each model against the baseline, or a list), the per-unit values
+are paired by the unit key
 (samples, uids, uid-days, users, logits rows) and the differences ``d = model - baseline`` go
 through the chosen tests. One concern per module:
 
@@ -14,8 +15,10 @@ through the chosen tests. One concern per module:
 * :mod:`~mobeval.compare.pairing`: the unit keys, each model's side, the common units;
 * :mod:`~mobeval.compare.significance`: the tests, on NumPy arrays of differences;
 * :mod:`~mobeval.compare.intervals`: the bootstrap interval;
-* :mod:`~mobeval.compare.corrections`: Holm, Bonferroni;
+* :mod:`~mobeval.compare.corrections`: Holm, Bonferroni, Benjamini-Hochberg / -Yekutieli, over
+  the family chosen;
 * :mod:`~mobeval.compare.comparison`: :func:`compare` itself, its options, ``OUT/compare``;
+* :mod:`~mobeval.compare.leaderboard`: the models ranked per metric with compact letters;
 * :mod:`~mobeval.compare.printing`: the tables ``mobeval compare`` prints.
 
 Conventions (README "Compare models"):
@@ -40,28 +43,44 @@ Conventions (README "Compare models"):
 * Random numbers: counter-based streams per (seed, resample index) in
   :mod:`mobeval.kernels.resampling`, so a seed gives the same numbers for any thread count; the
   units are in unit-key order, so the numbers do not depend on the row order of the files.
-* Corrections (``holm``, ``bonferroni``, ``none``) over every p-value of a city (models x metrics x
-  tests); a NaN p-value is left out of the family and stays NaN.
+* ``tukey``: Tukey's HSD over every model of the city, the one-way ANOVA design of
+  ``scipy.stats.tukey_hsd`` / statsmodels' ``pairwise_tukeyhsd`` (and of ranx's
+  ``compare(stat_test="tukey")``, which calls scipy's on the per-query scores): the pairing of the
+  units unused (:func:`~mobeval.compare.significance.tukey_hsd`), on the units every model has.
+* Effect sizes: paired Cohen's d_z ``mean(d) / sd(d)`` (ddof=1), and beside Wilcoxon the
+  matched-pairs rank-biserial correlation ``(R+ - R-) / (R+ + R-)`` (Kerby 2014), ranked as the
+  Wilcoxon test ranks (zeros dropped, average ranks of ties).
+* Corrections (``holm``, ``bonferroni``, ``bh``, ``by``, ``none``) over each family: every
+  p-value of a city (``family="all"``: metrics x pairs x tests) or those of one metric
+  (``"metric"``); a NaN p-value is left out of the family and stays NaN; Tukey's p-values,
+  already adjusted over the metric's pairs, are left as they are.
 """
 
-from mobeval.compare.comparison import SCHEMA, checked_options, compare
-from mobeval.compare.corrections import CORRECTIONS, adjust
+from mobeval.compare.comparison import CORRECTED, DEFAULT_TESTS, SCHEMA, checked_options, compare
+from mobeval.compare.corrections import CORRECTIONS, FAMILIES, adjust
 from mobeval.compare.intervals import bootstrap_ci, bootstrap_cis
+from mobeval.compare.leaderboard import compact_letters, leaderboard
 from mobeval.compare.pairing import UNITS, unit_refused
 from mobeval.compare.printing import print_comparison, whole_tables
 from mobeval.compare.results import COUNT_ROWS
 from mobeval.compare.significance import (
     P_COLUMNS,
     TESTS,
+    cohen_dz,
     paired_t,
     randomization,
     randomizations,
+    rank_biserial,
+    tukey_hsd,
     wilcoxon,
 )
 
 __all__ = [
+    "CORRECTED",
     "COUNT_ROWS",
     "CORRECTIONS",
+    "DEFAULT_TESTS",
+    "FAMILIES",
     "P_COLUMNS",
     "SCHEMA",
     "TESTS",
@@ -70,11 +89,16 @@ __all__ = [
     "bootstrap_ci",
     "bootstrap_cis",
     "checked_options",
+    "cohen_dz",
+    "compact_letters",
     "compare",
+    "leaderboard",
     "paired_t",
     "print_comparison",
     "randomization",
     "randomizations",
+    "rank_biserial",
+    "tukey_hsd",
     "unit_refused",
     "whole_tables",
     "wilcoxon",

@@ -14,24 +14,39 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from mobeval.compare.corrections import CORRECTIONS, corrected
+from mobeval.compare.corrections import CORRECTIONS, FAMILIES, corrected
 from mobeval.compare.intervals import bootstrap_cis
 from mobeval.compare.pairing import (
     POPULATION,
     UNITS,
     alignment,
     check_same_scoring,
+    common_rows,
     load_side,
     model_pairs,
     read_column,
+    same_key_types,
     unit_keys,
 )
 from mobeval.compare.results import OutputFolder, result_fingerprint
-from mobeval.compare.significance import TESTS, paired_t, randomizations, wilcoxon
+from mobeval.compare.significance import (
+    TESTS,
+    cohen_dz,
+    paired_t,
+    randomizations,
+    rank_biserial,
+    tukey_hsd,
+    wilcoxon,
+)
 from mobeval.errors import ConfigError, InputError
 
-#: Metrics read and resampled together (memory: units x this x 8 bytes per model).
+#: At most this many metrics are read and resampled together (their resamples and sign flips
+#: shared: the same numbers as one at a time, fewer passes over the units)...
 METRICS_AT_ONCE = 8
+#: ... and no more than fit in this many bytes of every model's columns (units x models x 8
+#: bytes per metric; at least one metric): memory is bounded by one metric's columns, not by
+#: models x metrics.
+COLUMNS_BUDGET = 256 * 2**20
 
 SCHEMA = {
     "city": pl.String,
@@ -50,6 +65,8 @@ SCHEMA = {
     "mean_model": pl.Float64,
     "diff": pl.Float64,
     "rel_change_pct": pl.Float64,
+    "cohen_dz": pl.Float64,
+    "rank_biserial": pl.Float64,
     "confidence": pl.Float64,
     "ci_low": pl.Float64,
     "ci_high": pl.Float64,
@@ -61,14 +78,26 @@ SCHEMA = {
     "p_randomization": pl.Float64,
     "randomization_method": pl.String,
     "permutations": pl.Int64,
+    "p_tukey": pl.Float64,
+    "n_tukey": pl.Int64,
     "correction": pl.String,
+    "family": pl.String,
+}
+#: The columns :func:`~mobeval.compare.corrections.corrected` adds to :data:`SCHEMA`'s.
+CORRECTED = {
+    "family_size": pl.Int64,
     "p_t_corrected": pl.Float64,
     "p_wilcoxon_corrected": pl.Float64,
     "p_randomization_corrected": pl.Float64,
+    "p_tukey_corrected": pl.Float64,
 }
+#: The tests run when none are named (Tukey's HSD is asked for: ``tests="tukey"``).
+DEFAULT_TESTS = ("paired-t", "wilcoxon", "randomization")
 
 
-def checked_options(tests, correction, confidence, resamples, permutations, seed, unit):
+def checked_options(
+    tests, correction, confidence, resamples, permutations, seed, unit, family="all"
+):
     given = [tests] if isinstance(tests, str) else list(tests)
     tests = [name.strip() for text in given for name in str(text).split(",") if name.strip()]
     unknown = [t for t in tests if t not in TESTS]
@@ -76,6 +105,8 @@ def checked_options(tests, correction, confidence, resamples, permutations, seed
         raise ConfigError(f"--tests: {unknown or tests!r}: choose among {', '.join(TESTS)}")
     if correction not in CORRECTIONS:
         raise ConfigError(f"--correction: {correction!r}: choose among {', '.join(CORRECTIONS)}")
+    if family not in FAMILIES:
+        raise ConfigError(f"--family: {family!r}: choose among {', '.join(FAMILIES)}")
     if not (isinstance(confidence, float | int) and 0 < confidence < 1):
         raise ConfigError(f"--confidence: {confidence!r} is not between 0 and 1")
     for option, value in (("--resamples", resamples), ("--permutations", permutations)):
@@ -104,11 +135,13 @@ def compare(
     baseline: str | None = None,
     models: Sequence[str] | str | None = None,
     metrics: Sequence[str] | str | None = None,
-    tests: Sequence[str] | str = TESTS,
+    pairs: Sequence[str] | str | None = None,
+    tests: Sequence[str] | str = DEFAULT_TESTS,
     resamples: int = 1000,
     permutations: int = 10000,
     seed: int = 0,
     correction: str = "holm",
+    family: str = "all",
     confidence: float = 0.95,
     intersect: bool = False,
     unit: str = "default",
@@ -122,12 +155,19 @@ def compare(
         city: one city (default: every city with two models or more).
         baseline: compare every model against this one (default: every pair, the earlier model
             of the manifest as the baseline).
+        pairs: ``all`` (every pair), ``baseline`` (``baseline``, else the first model, against
+            each other model) or a list of ``"baseline_model:model"`` (a string: comma-separated);
+            default: ``baseline`` when a baseline is given, else ``all``.
+        models: the models of each city compared (default: all).
         metrics: metric names (default: every metric that can be paired).
-        tests: among ``paired-t``, ``wilcoxon``, ``randomization``.
+        tests: among ``paired-t``, ``wilcoxon``, ``randomization``, ``tukey`` (Tukey's HSD over
+            every model of the city: the studentized range, already adjusted over its pairs).
         resamples: bootstrap resamples of the interval (0: none).
         permutations: random sign vectors of the randomization test when it is not exact.
         seed: of the bootstrap and of the sign flips.
-        correction: ``holm``, ``bonferroni`` or ``none``, over every p-value of a city.
+        correction: ``holm``, ``bonferroni``, ``bh``, ``by`` or ``none``, over each ``family``.
+        family: ``all`` (every p-value of a city: metrics x pairs x tests) or ``metric`` (those
+            of one metric of a city: pairs x tests).
         confidence: of the bootstrap interval.
         intersect: compare the units common to both models instead of refusing different sets.
         unit: ``default`` (each task's unit), ``uid`` (trajectories), ``day`` (trajectories'
@@ -136,13 +176,17 @@ def compare(
         log: where the notes go (metrics left out, cities skipped); None: nowhere.
 
     Returns:
-        One row per (city, metric, baseline, model): :data:`SCHEMA`.
+        One row per (city, metric, baseline, model): :data:`SCHEMA` and :data:`CORRECTED`.
 
     Raises:
         ConfigError, InputError: what would mislead (different options, different units, one
             model, missing per-unit outputs, an unknown baseline or metric); nothing is written.
     """
-    tests = checked_options(tests, correction, confidence, resamples, permutations, seed, unit)
+    tests = checked_options(
+        tests, correction, confidence, resamples, permutations, seed, unit, family
+    )
+    if isinstance(pairs, str) and pairs not in ("all", "baseline"):
+        pairs = [p.strip() for p in pairs.split(",") if p.strip()]
     if isinstance(metrics, str):
         metrics = [m.strip() for m in metrics.split(",") if m.strip()]
     if isinstance(models, str):
@@ -156,6 +200,7 @@ def compare(
             out,
             city=city,
             baseline=baseline,
+            pairs=pairs,
             models=models,
             metrics=metrics,
             tests=tests,
@@ -163,6 +208,7 @@ def compare(
             permutations=permutations,
             seed=seed,
             correction=correction,
+            family=family,
             confidence=confidence,
             intersect=intersect,
             unit=unit,
@@ -178,6 +224,7 @@ def _compare(
     *,
     city,
     baseline,
+    pairs,
     models,
     metrics,
     tests,
@@ -185,6 +232,7 @@ def _compare(
     permutations,
     seed,
     correction,
+    family,
     confidence,
     intersect,
     unit,
@@ -274,10 +322,18 @@ def _compare(
                 _note(log, f"note: city={name}: {metric} left out: not scored for every model")
         if not wanted:
             raise ConfigError(f"city={name}: no metric can be paired")
-        pairs = model_pairs(list(sides), baseline)
-        alignments = {
-            (a, b): alignment(name, unit_name, sides[a], sides[b], intersect) for a, b in pairs
-        }
+        chosen = model_pairs(list(sides), baseline, pairs)
+        # the units every model has, in key order: every pair's alignment when all the models
+        # have the same units (one array per model, not two per pair: 190 pairs of 20 models)
+        everywhere = common_rows(sides) if same_key_types(sides) else None
+        alignments = (
+            {}
+            if everywhere is not None
+            and all(rows.size == sides[m].keys.height for m, rows in everywhere.items())
+            else {
+                (a, b): alignment(name, unit_name, sides[a], sides[b], intersect) for a, b in chosen
+            }
+        )
         for (a, b), (_, _, only_a, only_b) in alignments.items():
             if only_a or only_b:
                 common = alignments[(a, b)][0].size
@@ -286,19 +342,31 @@ def _compare(
                     f"note: city={name}: {a} vs {b}: {common} common {unit_name}s compared "
                     f"({only_a} only in {a}, {only_b} only in {b} left out)",
                 )
-        prepared.append((name, results[0].task, unit_name, sides, wanted, pairs, alignments))
+        prepared.append(
+            (name, results[0].task, unit_name, sides, wanted, chosen, alignments, everywhere)
+        )
     frames = []
-    for name, task, unit_name, sides, wanted, pairs, alignments in prepared:
+    for name, task, unit_name, sides, wanted, chosen, alignments, everywhere in prepared:
         prints = {model: result_fingerprint(side.result.entry) for model, side in sides.items()}
         rows = {}
-        for first in range(0, len(wanted), METRICS_AT_ONCE):
-            group = wanted[first : first + METRICS_AT_ONCE]
+        units = max(side.keys.height for side in sides.values())
+        at_once = max(1, min(METRICS_AT_ONCE, COLUMNS_BUDGET // (8 * units * len(sides) or 1)))
+        for first in range(0, len(wanted), at_once):
+            group = wanted[first : first + at_once]
+            # with the same units everywhere, every column in key order once (pairs take views)
+            order = {m: slice(None) for m in sides} if not alignments else everywhere
             values = {
-                model: {m: read_column(side.files, m) * side.scale[m] for m in group}
+                model: {
+                    m: (read_column(side.files, m) * side.scale[m])[
+                        slice(None) if alignments else everywhere[model]
+                    ]
+                    for m in group
+                }
                 for model, side in sides.items()
             }
-            for a, b in pairs:
-                ia, ib, only_a, only_b = alignments[(a, b)]
+            tukey = {m: _tukey(values, m, order) for m in group} if "tukey" in tests else {}
+            for a, b in chosen:
+                ia, ib, only_a, only_b = alignments.get((a, b)) or (order[a], order[b], 0, 0)
                 paired = {}
                 for metric in group:
                     va, vb = values[a][metric][ia], values[b][metric][ib]
@@ -311,7 +379,8 @@ def _compare(
                             f"the {int((~nan_a & ~nan_b).sum())} with both"
                         )
                     keep = ~(nan_a | nan_b)
-                    paired[metric] = (keep, va[keep], vb[keep])
+                    whole = bool(keep.all())
+                    paired[metric] = (keep, va if whole else va[keep], vb if whole else vb[keep])
                 # metrics with the same units resample together (the same numbers as alone)
                 batches: dict[bytes, list[str]] = {}
                 for metric, (keep, _, _) in paired.items():
@@ -328,19 +397,21 @@ def _compare(
                     )
                     for metric, values_of in zip(batch, stats, strict=True):
                         percent = any(side.scale[metric] == 100.0 for side in sides.values())
-                        rows[(metric, a, b)] = (
-                            name, task, unit_name, metric, a, b, prints[a], prints[b],
-                            values_of["n"], only_a,
-                            only_b, percent, values_of["mean_a"], values_of["mean_b"],
-                            values_of["diff"], values_of["relative"], float(confidence),
-                            values_of["low"], values_of["high"], resamples, seed,
-                            values_of["p_t"], values_of["p_w"], values_of["w_method"],
-                            values_of["p_r"], values_of["r_method"], permutations, correction,
-                            None, None, None,
-                        )  # fmt: skip
-        ordered = [rows[(metric, a, b)] for metric in wanted for a, b in pairs]
-        frame = pl.DataFrame(ordered, schema=SCHEMA, orient="row")
-        frames.append(corrected(frame, tests, correction))
+                        p_tukey, n_tukey = tukey.get(metric, (None, None))
+                        rows[(metric, a, b)] = {
+                            "city": name, "task": task, "unit": unit_name, "metric": metric,
+                            "baseline": a, "model": b, "baseline_fingerprint": prints[a],
+                            "model_fingerprint": prints[b], "n_baseline_only": only_a,
+                            "n_model_only": only_b, "percent": percent,
+                            "confidence": float(confidence), "resamples": resamples,
+                            "seed": seed, "permutations": permutations,
+                            "p_tukey": None if p_tukey is None else p_tukey[a][b],
+                            "n_tukey": n_tukey, "correction": correction, "family": family,
+                            **values_of,
+                        }  # fmt: skip
+        ordered = [rows[(metric, a, b)] for metric in wanted for a, b in chosen]
+        frame = pl.DataFrame(ordered, schema=SCHEMA)
+        frames.append(corrected(frame, tests, correction, family))
     return pl.concat(frames)
 
 
@@ -365,20 +436,47 @@ def _batch_stats(baselines, models, tests, resamples, permutations, seed, confid
         out.append(
             {
                 "n": n,
-                "mean_a": mean_a,
-                "mean_b": mean_b,
+                "mean_baseline": mean_a,
+                "mean_model": mean_b,
                 "diff": diff,
-                "relative": relative,
-                "low": float(low[c]),
-                "high": float(high[c]),
+                "rel_change_pct": relative,
+                "cohen_dz": cohen_dz(column),
+                "rank_biserial": rank_biserial(column) if "wilcoxon" in tests else None,
+                "ci_low": float(low[c]),
+                "ci_high": float(high[c]),
                 "p_t": paired_t(column) if "paired-t" in tests else None,
-                "p_w": p_w,
-                "w_method": w_method,
-                "p_r": float(p_r[c]) if "randomization" in tests else None,
-                "r_method": r_methods[c] if "randomization" in tests else None,
+                "p_wilcoxon": p_w,
+                "wilcoxon_method": w_method,
+                "p_randomization": float(p_r[c]) if "randomization" in tests else None,
+                "randomization_method": r_methods[c] if "randomization" in tests else None,
             }
         )
     return out
+
+
+def _tukey(
+    values: dict[str, dict[str, np.ndarray]], metric: str, everywhere: dict[str, np.ndarray]
+) -> tuple[dict[str, dict[str, float]], int]:
+    """Tukey's HSD p-values of every pair of models on ``metric`` (``p[a][b]``) and the units
+    compared: those every model has (``everywhere``: each model's rows of them, in key order, or
+    a slice of all when its values are already so), less those where a model has no value."""
+    keep = None
+    for model, rows in everywhere.items():  # one model's copy at a time
+        present = ~np.isnan(values[model][metric][rows])
+        keep = present if keep is None else keep & present
+    counts, means, squares = [], [], []
+    for model, rows in everywhere.items():
+        column = values[model][metric][rows][keep]
+        mean = np.mean(column) if column.size else math.nan
+        counts.append(column.size)
+        means.append(mean)
+        squares.append(np.sum((column - mean) ** 2))
+    pvalues = tukey_hsd(counts, means, squares)
+    models = list(everywhere)
+    table = {
+        a: {b: float(pvalues[i, j]) for j, b in enumerate(models)} for i, a in enumerate(models)
+    }
+    return table, int(keep.sum())
 
 
 def _write(out: Path, frame: pl.DataFrame) -> None:

@@ -181,10 +181,58 @@ def load_side(
     return Side(result, files, key_frame, scale, columns, summary), unpaired
 
 
-def model_pairs(models: list[str], baseline: str | None) -> list[tuple[str, str]]:
-    if baseline is not None:
-        return [(baseline, m) for m in models if m != baseline]
-    return [(a, b) for i, a in enumerate(models) for b in models[i + 1 :]]
+#: The pair selections of ``pairs`` besides a list of ``baseline:model`` pairs.
+PAIRS = ("all", "baseline")
+
+
+def model_pairs(
+    models: list[str], baseline: str | None, pairs: str | list[str] | None = None
+) -> list[tuple[str, str]]:
+    """The (baseline, model) pairs compared: ``pairs="all"``: every pair, the model listed first
+    as the baseline; ``"baseline"``: ``baseline`` (default: the first model) against each other
+    model; a list of ``"m1:m2"``: those pairs (m1 the baseline). ``pairs=None``: ``"baseline"``
+    when a baseline is given, else ``"all"``."""
+    pairs = pairs or ("baseline" if baseline is not None else "all")
+    if pairs == "all":
+        return [(a, b) for i, a in enumerate(models) for b in models[i + 1 :]]
+    if pairs == "baseline":
+        first = models[0] if baseline is None else baseline
+        return [(first, m) for m in models if m != first]
+    chosen = []
+    for text in [pairs] if isinstance(pairs, str) else pairs:
+        a, colon, b = str(text).partition(":")
+        if not colon or a == b or not a or not b:
+            raise ConfigError(
+                f"--pairs: {text!r}: choose all, baseline or pairs baseline:model of two models"
+            )
+        for name in (a, b):
+            if name not in models:
+                raise ConfigError(
+                    f"--pairs: {text!r}: no model {name!r} (models: {', '.join(models)})"
+                )
+        if (a, b) not in chosen:
+            chosen.append((a, b))
+    return chosen
+
+
+def same_key_types(sides: dict[str, Side]) -> bool:
+    """Whether every side's unit keys have the same types (else :func:`alignment` says which)."""
+    schemas = [side.keys.schema for side in sides.values()]
+    return all(schema == schemas[0] for schema in schemas)
+
+
+def common_rows(sides: dict[str, Side]) -> dict[str, np.ndarray]:
+    """Row positions, in each side, of the units every side has, in unit-key order (the units
+    Tukey's HSD compares the models on)."""
+    names = list(sides)
+    keys = [c for c in sides[names[0]].keys.columns if c != "__row"]
+    joined = sides[names[0]].keys.rename({"__row": "__0"})
+    for i, name in enumerate(names[1:], 1):
+        joined = joined.join(
+            sides[name].keys.rename({"__row": f"__{i}"}), on=keys, how="inner", nulls_equal=True
+        )
+    joined = joined.sort(keys)
+    return {name: joined[f"__{i}"].to_numpy().astype(np.int64) for i, name in enumerate(names)}
 
 
 def alignment(

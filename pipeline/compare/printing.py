@@ -3,6 +3,7 @@ prints)."""
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
 import sys
@@ -49,14 +50,20 @@ def _printed_width(frame: pl.DataFrame) -> int:
 
 def print_comparison(frame: pl.DataFrame, file=None) -> None:
     """One heading per city and model pair (the units paired), then its metrics: means,
-    difference, relative change, bootstrap interval and the corrected p-values of the tests run,
+    difference, relative change, bootstrap interval, effect sizes (Cohen's d_z; the
+    rank-biserial correlation r_rb beside Wilcoxon) and the corrected p-values of the tests run,
     in as many tables as the terminal's width needs (:func:`fitted`)."""
     file = file or sys.stdout
     if frame.height == 0:
         return
     correction = frame["correction"][0]
     corrected = "" if correction == "none" else f"; p-values {correction}-corrected"
-    labels = {"p_t": "p t-test", "p_wilcoxon": "p wilcoxon", "p_randomization": "p random."}
+    labels = {
+        "p_t": "p t-test",
+        "p_wilcoxon": "p wilcoxon",
+        "p_randomization": "p random.",
+        "p_tukey": "p Tukey",
+    }
     tests = [c for c in labels if frame[c].is_not_null().any()]
 
     def fmt(value):
@@ -82,6 +89,8 @@ def print_comparison(frame: pl.DataFrame, file=None) -> None:
                     pl.col("ci_low").round_sig_figs(4),
                     pl.col("ci_high").round_sig_figs(4),
                 ).alias(f"{confidence:.0%} CI"),
+                pl.col("cohen_dz").alias("d_z"),
+                *([pl.col("rank_biserial").alias("r_rb")] if "p_wilcoxon" in tests else []),
                 *[
                     pl.col(f"{c}_corrected")
                     .map_elements(fmt, return_dtype=pl.String)
@@ -91,5 +100,43 @@ def print_comparison(frame: pl.DataFrame, file=None) -> None:
             )
             print(f"city={city}: {model} vs {baseline}{paired}{corrected}", file=file)
             for piece in fitted(table, ["metric"]):
+                print(piece, file=file)
+    file.flush()
+
+
+def print_rows(frame: pl.DataFrame, fmt: str, file=None) -> None:
+    """The rows of ``frame`` as ``csv`` (a header, then one line per row) or ``json`` (one
+    object: ``{"rows": [...]}``, NaN as null, an infinity as "inf" / "-inf")."""
+    file = file or sys.stdout
+    if fmt == "csv":
+        file.write(frame.write_csv())
+    else:
+
+        def plain(value):
+            if isinstance(value, float) and not math.isfinite(value):
+                return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+            return value
+
+        rows = [{k: plain(v) for k, v in row.items()} for row in frame.iter_rows(named=True)]
+        print(json.dumps({"rows": rows}, indent=1), file=file)
+    file.flush()
+
+
+def print_leaderboard(frame: pl.DataFrame, file=None) -> None:
+    """Per city and metric, a heading (the test, its correction and alpha), then the models
+    ranked with their mean and letters (:func:`mobeval.compare.leaderboard.leaderboard`)."""
+    file = file or sys.stdout
+    with whole_tables(float_precision=4, fmt_str_lengths=40):
+        for (city, metric), part in frame.partition_by(
+            "city", "metric", as_dict=True, maintain_order=True
+        ).items():
+            test, alpha, correction = part["test"][0], part["alpha"][0], part["correction"][0]
+            how = "" if correction == "none" else f", {correction}-corrected"
+            print(
+                f"city={city}: {metric}; models sharing a letter are not different at "
+                f"p < {alpha:g} ({test}{how})",
+                file=file,
+            )
+            for piece in fitted(part.select("rank", "model", "mean", "letters"), ["rank"]):
                 print(piece, file=file)
     file.flush()

@@ -1,7 +1,8 @@
 """The significance tests of a comparison, on NumPy arrays of paired differences
 ``d = model - baseline``: the paired t-test, the Wilcoxon signed-rank test and Fisher's
-randomization (sign-flip) test, each as the package docstring of :mod:`mobeval.compare` states
-it."""
+randomization (sign-flip) test; Tukey's HSD over every model of a city on their per-unit values;
+the effect sizes beside them (paired Cohen's d_z, the matched-pairs rank-biserial correlation);
+each as the package docstring of :mod:`mobeval.compare` states it."""
 
 from __future__ import annotations
 
@@ -11,9 +12,14 @@ import numpy as np
 
 from mobeval.kernels import resampling
 
-TESTS = ("paired-t", "wilcoxon", "randomization")
+TESTS = ("paired-t", "wilcoxon", "randomization", "tukey")
 #: p-value column of each test.
-P_COLUMNS = {"paired-t": "p_t", "wilcoxon": "p_wilcoxon", "randomization": "p_randomization"}
+P_COLUMNS = {
+    "paired-t": "p_t",
+    "wilcoxon": "p_wilcoxon",
+    "randomization": "p_randomization",
+    "tukey": "p_tukey",
+}
 #: Non-zero differences up to which the randomization test enumerates every sign vector.
 EXACT_MAX_NONZERO = 16
 #: Absolute tolerance of the randomization test, times max|d|.
@@ -60,6 +66,14 @@ def _signed_rank_pmf(n: int) -> np.ndarray:
     return c
 
 
+def _signed_ranks(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The non-zero differences (zeros dropped, scipy's ``zero_method="wilcox"``), the average
+    ranks of their ``|d|`` and the size of each tie group."""
+    nonzero = d[d != 0]
+    ranks, sizes = _average_ranks(np.abs(nonzero))
+    return nonzero, ranks, sizes
+
+
 def wilcoxon(d: np.ndarray) -> tuple[float, str]:
     """Two-sided p-value of the Wilcoxon signed-rank test with scipy's defaults, and the method
     used (``exact``, ``permutation`` or ``asymptotic``)."""
@@ -68,9 +82,8 @@ def wilcoxon(d: np.ndarray) -> tuple[float, str]:
     d = np.asarray(d, dtype=np.float64)
     if d.size == 0:
         return math.nan, "none"
-    nonzero = d[d != 0]
+    nonzero, ranks, sizes = _signed_ranks(d)
     m = nonzero.size
-    ranks, sizes = _average_ranks(np.abs(nonzero))
     r_plus = float(np.sum(ranks[nonzero > 0]))
     has_ties = bool(np.any(sizes > 1))
     if d.size > 50 or ((has_ties or m < d.size) and d.size > 13):
@@ -139,3 +152,62 @@ def randomizations(d: np.ndarray, permutations: int, seed: int) -> tuple[np.ndar
         for c, count in zip(sampled, counts, strict=True):
             pvalues[c], methods[c] = (count + 1) / (permutations + 1), "monte-carlo"
     return pvalues, methods
+
+
+def cohen_dz(d: np.ndarray) -> float:
+    """Paired Cohen's d_z (Cohen 1988, eq. 2.3.5; Lakens 2013, eq. 6): ``mean(d) / sd(d)``, the
+    standard deviation with ``ddof=1``; NaN with fewer than two units or every difference equal
+    (0/0), +-inf when they are equal and not zero."""
+    d = np.asarray(d, dtype=np.float64)
+    if d.size < 2:
+        return math.nan
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.mean(d) / np.std(d, ddof=1))
+
+
+def rank_biserial(d: np.ndarray) -> float:
+    """The matched-pairs rank-biserial correlation of the Wilcoxon test, by Kerby's (2014) simple
+    difference formula: ``r = (R+ - R-) / (R+ + R-)``, the rank sums of the positive and the
+    negative differences, ranked as :func:`wilcoxon` ranks them (zero differences dropped, tied
+    ``|d|`` given their average rank); in [-1, 1], positive when the model is ahead; NaN when
+    every difference is zero."""
+    d = np.asarray(d, dtype=np.float64)
+    nonzero, ranks, _ = _signed_ranks(d)
+    if nonzero.size == 0:
+        return math.nan
+    r_plus = float(np.sum(ranks[nonzero > 0]))
+    r_minus = float(np.sum(ranks[nonzero < 0]))
+    return (r_plus - r_minus) / (r_plus + r_minus)
+
+
+def tukey_hsd(counts: np.ndarray, means: np.ndarray, squares: np.ndarray) -> np.ndarray:
+    """Tukey's HSD p-values of every pair of k groups (k x k, symmetric, ones on the diagonal)
+    from each group's size ``n_i``, mean and sum of squared deviations from its mean: the
+    one-way ANOVA design of ``scipy.stats.tukey_hsd`` and statsmodels' ``pairwise_tukeyhsd``
+    (which ranx's ``compare(stat_test="tukey")`` calls on the per-query scores), to which the
+    pairing of the units is unknown:
+
+    ``MSE = sum_i squares_i / (N - k)``, ``N = sum_i n_i``;
+    ``q_ij = |mean_i - mean_j| / sqrt(MSE / 2 (1/n_i + 1/n_j))``;
+    ``p_ij = P(Q_{k, N-k} >= q_ij)``, the studentized range distribution
+    (``scipy.stats.studentized_range.sf``).
+
+    Sums rather than the values, so that a caller holds one column at a time."""
+    from scipy import stats
+
+    counts = np.asarray(counts, dtype=np.float64)
+    means = np.asarray(means, dtype=np.float64)
+    k = counts.size
+    df = float(np.sum(counts)) - k
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mse = float(np.sum(squares)) / df
+        normalize = 1.0 / counts + 1.0 / counts[:, None]
+        q = np.abs(means[:, None] - means) / np.sqrt(normalize * mse / 2.0)
+    pvalues = np.ones((k, k))
+    upper = np.triu_indices(k, 1)
+    if k >= 2 and df > 0:
+        pvalues[upper] = stats.studentized_range.sf(q[upper], k, df)
+        pvalues.T[upper] = pvalues[upper]
+    else:
+        pvalues[upper] = pvalues.T[upper] = math.nan
+    return pvalues

@@ -9,3 +9,37 @@ def drop_duplicates_hint(entry: str) -> str:
         f"and ir_measures do (the last row's score, at the first row's place; the {entry}s after "
         "a copy move up)"
     )
+
+
+#: The distributions of a trajectory population (:mod:`mobeval.metrics.population`) and the
+#: divergences between two: a summary row ``<divergence>_<distribution>`` (``jsd_radius``).
+DISTRIBUTIONS = ("distance", "radius", "duration", "dailyloc", "grank", "irank")
+DIVERGENCES = ("jsd", "kl", "emd")
+
+#: Metrics where a lower value is better (the report bolds their minimum, compare's leaderboard
+#: ranks it first).
+LOWER_IS_BETTER = frozenset(
+    {"dtw", "mse", "mae", "rmse", "cross_entropy", "gini", "avg_popularity", *DIVERGENCES}
+)
+
+
+def family_of(metric: str) -> str:
+    """``ndcg@10`` -> ``ndcg``; ``f2@5`` -> ``fmeasure``; ``geobleu`` -> ``geobleu``;
+    ``jsd_radius`` -> ``jsd`` (a population divergence: ``<divergence>_<distribution>``)."""
+    base = metric.partition("@")[0]
+    if base[:1] == "f" and base[1:].replace(".", "", 1).isdigit():
+        return "fmeasure"
+    divergence, _, distribution = base.partition("_")
+    if divergence in DIVERGENCES and distribution in DISTRIBUTIONS:
+        return divergence
+    return base
+
+
+def cutoff_of(metric: str) -> int | None:
+    _, at, k = metric.partition("@")
+    return int(k) if at and k.isdigit() else None
+
+
+def lower_is_better(metric: str) -> bool:
+    """Whether a lower value of ``metric`` is better (:data:`LOWER_IS_BETTER`)."""
+    return family_of(metric) in LOWER_IS_BETTER

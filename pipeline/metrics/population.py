@@ -46,9 +46,8 @@ import polars as pl
 
 from mobeval.kernels.divergence import emd, jsd, kl
 from mobeval.kernels.mobility import bin_counts, day_measures
+from mobeval.metrics import DISTRIBUTIONS
 
-DISTRIBUTIONS = ("distance", "radius", "duration", "dailyloc", "grank", "irank")
-DIVERGENCES = ("jsd", "kl", "emd")
 #: The slots of a day (HuMob: 30 minutes): MoveSim's sequence length.
 SLOTS = 48
 #: MoveSim's bins of the G-rank and I-rank shares over [0, 1).

@@ -41,7 +41,8 @@ class City:
     markers (every metric tested against the baseline), ``significance`` the sentence saying
     how they were made (test, alpha, correction and the family of p-values it was applied over,
     the metrics tested) and ``note`` why there are none, or why a stored comparison was not
-    used."""
+    used. ``letters`` holds the compact letter display of each value (``report --letters``),
+    ``letters_text`` the sentence saying how it was made."""
 
     name: str
     task: str
@@ -59,6 +60,8 @@ class City:
     alpha: float = 0.05
     group: str = ""
     significance: str = ""
+    letters: dict[tuple[str, str], str] = field(default_factory=dict)  # (model, metric) -> "ab"
+    letters_text: str = ""
     tables: list[Table] = field(default_factory=list)
     figures: list[Figure] = field(default_factory=list)
     #: the population metrics among ``metrics`` (no per-unit values: never tested, no marker)

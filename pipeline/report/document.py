@@ -15,22 +15,18 @@ from pathlib import Path
 import polars as pl
 
 from mobeval.compare.comparison import compare
+from mobeval.compare.leaderboard import leaderboard
 from mobeval.compare.pairing import population_metrics, scoring_difference, unit_keys
 from mobeval.compare.results import COUNT_ROWS, OutputFolder, Result, result_fingerprint
 from mobeval.compare.significance import P_COLUMNS
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.outputs import read_section, section_schema
-from mobeval.report.city import City
+from mobeval.metrics import family_of, lower_is_better
+from mobeval.report.city import UNIT_WORDS, City
 from mobeval.report.html import render_html
 from mobeval.report.latex import render_latex
 from mobeval.report.markdown import render_markdown
-from mobeval.report.methods import (
-    MethodGroup,
-    family_of,
-    lower_is_better,
-    method_group,
-    resolved_options,
-)
+from mobeval.report.methods import MethodGroup, method_group, resolved_options
 from mobeval.report.options import DEFAULT_ALPHA, checked_choices
 from mobeval.report.plots import check_plotting, draw_figures
 from mobeval.report.tables import (
@@ -40,6 +36,7 @@ from mobeval.report.tables import (
     TEST_NAMES,
     cutoff_tables,
     significance_text,
+    superscript,
 )
 
 FORMATS = {"latex": ".tex", "markdown": ".md", "html": ".html"}
@@ -98,6 +95,7 @@ class Report:
         title: str | None = None,
         caption: str | None = None,
         transpose: bool | None = None,
+        letters: bool | None = None,
         city: str | None = None,
         plots: bool = True,
         compute_compare: bool = True,
@@ -105,6 +103,7 @@ class Report:
     ) -> None:
         given = {"metrics": metrics, "models": models, "baseline": baseline, "test": test}
         given |= {"alpha": alpha, "title": title, "caption": caption, "transpose": transpose}
+        given |= {"letters": letters}
         choices = checked_choices(given)
         self.out = Path(out)
         self.plots = plots
@@ -113,6 +112,7 @@ class Report:
         self.alpha = float(alpha) if alpha is not None else DEFAULT_ALPHA
         self.caption = caption
         self.transpose = transpose
+        self.letters = bool(letters)
         self.compare_options = dict(compare_options or {})
         self.title = title or f"mobeval report: {self.out.name or self.out.resolve().name}"
         self._source = OutputFolder(self.out)
@@ -149,6 +149,8 @@ class Report:
             self._tables(city_)
             if city_.baseline is not None:
                 self._comparison(city_)
+            if self.letters and len(city_.models) > 1:
+                self._letters(city_)
         self._figures_done = False
 
     # ---- reading --------------------------------------------------------------------------
@@ -268,6 +270,35 @@ class Report:
         )
         city.significance = significance_text(city, frame)
 
+    def _letters(self, city: City) -> None:
+        """The city's compact letter display (:func:`mobeval.compare.leaderboard.leaderboard`)
+        from Tukey's HSD over every model shown (computed, not written), or a note saying why
+        there is none."""
+        options = {k: v for k, v in self.compare_options.items() if k in ("intersect", "unit")}
+        try:
+            frame = compare(
+                self.out,
+                city=city.name,
+                models=city.models,
+                pairs="all",
+                tests=["tukey"],
+                resamples=0,
+                log=None,
+                **options,
+            )
+        except (ConfigError, InputError) as error:
+            city.note = _joined(city.note, f"no letters: {error}")
+            return
+        board = leaderboard(frame.filter(pl.col("metric").is_in(city.metrics)), alpha=city.alpha)
+        shown = board.select("model", "metric", "letters").rows()
+        city.letters = {(model, metric): letters for model, metric, letters in shown}
+        n = frame["n_tukey"][0]
+        city.letters_text = (
+            f"letters: models sharing a letter are not significantly different at p < "
+            f"{city.alpha:g} (Tukey's HSD over the {len(city.models)} models on {n} "
+            f"{UNIT_WORDS.get(city.task, 'units')}, one-way design as scipy.stats.tukey_hsd)"
+        )
+
     def _stored(self, city: City, results: list[Result]) -> tuple[pl.DataFrame | None, str]:
         """``OUT/compare``'s comparison of the city when it holds exactly the results shown
         (every result it compared still the manifest's current one, each shown model against
@@ -344,15 +375,20 @@ class Report:
         """The cell's mark: ``‡`` / ``†`` (significant at a fifth of alpha / at alpha), nothing
         (tested, not significant), ``°`` (not tested); nothing in the baseline's column nor for
         a population metric (no per-unit values to test: the note says so)."""
-        if city.baseline is None or model == city.baseline or metric in city.population:
+        if metric in city.population:
             return ""
+        letters = city.letters.get((model, metric), "")
+        if letters:
+            letters = rf"$^{{\mathrm{{{letters}}}}}$" if latex else superscript(letters)
+        if city.baseline is None or model == city.baseline:
+            return letters
         p = self.p_value(city, model, metric)
         if p is None:
-            return NOT_TESTED[1] if latex else NOT_TESTED[0]
+            return (NOT_TESTED[1] if latex else NOT_TESTED[0]) + letters
         for share, text, tex in MARKERS:
             if p < city.alpha * share:
-                return tex if latex else text
-        return ""
+                return (tex if latex else text) + letters
+        return letters
 
     def improvement(self, city: City, model: str, metric: str) -> str:
         """``+6.58 pp (+12.8%)`` for rates, ``-1.234 (-3.2%)`` otherwise."""
@@ -368,6 +404,10 @@ class Report:
             text = f"{diff:+.4g}"
         if base != 0:
             text += f" ({diff / abs(base) * 100:+.1f}%)"
+        if city.comparison is not None:
+            rows = city.comparison.filter((pl.col("model") == model) & (pl.col("metric") == metric))
+            if rows.height and rows["cohen_dz"][0] is not None:
+                text += f", d_z {rows['cohen_dz'][0]:+.2f}"
         return text
 
     @staticmethod

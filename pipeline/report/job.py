@@ -43,15 +43,18 @@ REPORT_KINDS |= {
     "permutations": "integer",
     "seed": "integer",
     "correction": "string",
+    "family": "string",
     "confidence": "number",
     "intersect": "boolean",
     "unit": "string",
 }
-_COMPARE_KEYS = ("tests", "resamples", "permutations", "seed", "correction", "confidence")
+_COMPARE_KEYS = ("tests", "resamples", "permutations", "seed", "correction", "family")
+_COMPARE_KEYS += ("confidence",)
 _COMPARE_KEYS += ("intersect", "unit")
 _COMPARE_DEFAULTS = {
     "tests": ["paired-t", "wilcoxon", "randomization"],
     "correction": "holm",
+    "family": "all",
     "confidence": 0.95,
     "resamples": 1000,
     "permutations": 10000,
@@ -92,7 +95,7 @@ def check_report_table(path: Path, table: object, tasks) -> ReportSpec:
         formats = tuple(parse_formats(table.get("formats", ["html"])))
     except ConfigError as error:
         raise ConfigError(f"{where}.formats: {str(error).partition(': ')[2]}") from None
-    for name in ("tests", "correction", "confidence", "resamples", "permutations", "seed", "unit"):
+    for name in _COMPARE_KEYS:
         if name in table:  # one option at a time, so the message names it
             options = {**_COMPARE_DEFAULTS, name: table[name]}
             try:
@@ -104,6 +107,7 @@ def check_report_table(path: Path, table: object, tasks) -> ReportSpec:
                     options["permutations"],
                     options["seed"],
                     options["unit"],
+                    options["family"],
                 )
             except ConfigError as error:
                 raise ConfigError(f"{where}.{name}: {str(error).partition(': ')[2]}") from None

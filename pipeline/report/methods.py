@@ -16,33 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from mobeval.metrics.population import DISTRIBUTIONS, DIVERGENCES
-
-#: Metrics where a lower value is better (the report bolds their minimum).
-LOWER_IS_BETTER = frozenset(
-    {"dtw", "mse", "mae", "rmse", "cross_entropy", "gini", "avg_popularity", *DIVERGENCES}
-)
-
-
-def family_of(metric: str) -> str:
-    """``ndcg@10`` -> ``ndcg``; ``f2@5`` -> ``fmeasure``; ``geobleu`` -> ``geobleu``;
-    ``jsd_radius`` -> ``jsd`` (a population divergence: ``<divergence>_<distribution>``)."""
-    base = metric.partition("@")[0]
-    if base[:1] == "f" and base[1:].replace(".", "", 1).isdigit():
-        return "fmeasure"
-    divergence, _, distribution = base.partition("_")
-    if divergence in DIVERGENCES and distribution in DISTRIBUTIONS:
-        return divergence
-    return base
-
-
-def cutoff_of(metric: str) -> int | None:
-    _, at, k = metric.partition("@")
-    return int(k) if at and k.isdigit() else None
-
-
-def lower_is_better(metric: str) -> bool:
-    return family_of(metric) in LOWER_IS_BETTER
+from mobeval.metrics import DIVERGENCES, cutoff_of, family_of
 
 
 def _plain(value):

@@ -75,6 +75,12 @@ REPORT_OPTIONS = (
         "boolean",
         "models as rows (default: chosen by the table's width)",
     ),
+    ReportOption(
+        "letters",
+        "boolean",
+        "a compact letter display on every value: Tukey's HSD over every model of the city; "
+        "models sharing a letter are not significantly different at alpha",
+    ),
 )
 OPTIONS_BY_NAME = {option.name: option for option in REPORT_OPTIONS}
 #: The significance level when none is given.

@@ -16,8 +16,8 @@ from mobeval.compare.pairing import unit_keys
 from mobeval.compare.results import OutputFolder
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.outputs import read_section, section_schema
+from mobeval.metrics import cutoff_of
 from mobeval.report.city import UNIT_WORDS, City, Figure
-from mobeval.report.methods import cutoff_of
 
 EXTRA_MESSAGE = (
     "plots need matplotlib: pip install 'mobeval[report]' (or --no-plots for tables and methods "

@@ -8,8 +8,8 @@ import polars as pl
 
 from mobeval.compare.pairing import POPULATION
 from mobeval.compare.significance import P_COLUMNS
+from mobeval.metrics import cutoff_of, lower_is_better
 from mobeval.report.city import UNIT_WORDS, City, Table
-from mobeval.report.methods import cutoff_of, lower_is_better
 
 #: Families whose values are rates in [0, 1], reported in percent (differences shown in
 #: percentage points); a score such as GEO-BLEU is not, and its differences are plain.
@@ -26,7 +26,21 @@ TEST_NAMES = {
     "paired-t": "paired t-test",
     "wilcoxon": "Wilcoxon signed-rank test",
     "randomization": "Fisher's randomization (sign-flip) test",
+    "tukey": "Tukey's HSD over every model, one-way design",
 }
+#: Superscript letters of a compact letter display in text (as ranx prints its report's).
+SUPERSCRIPTS = dict(
+    zip(
+        "abcdefghijklmnopqrstuvwxyz",
+        "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ𐞥ʳˢᵗᵘᵛʷˣʸᶻ",
+        strict=True,
+    )
+)
+
+
+def superscript(letters: str) -> str:
+    """``"ab"`` -> ``"ᵃᵇ"`` (a letter without a superscript form stays as it is)."""
+    return "".join(SUPERSCRIPTS.get(letter, letter) for letter in letters)
 
 
 def cutoff_tables(metrics: list[str]) -> list[Table]:
@@ -72,17 +86,29 @@ def significance_text(city: City, family: pl.DataFrame) -> str:
     marks = ", ".join(f"{text} p < {alpha * share:g}" for share, text, _ in reversed(MARKERS))
     ran = [t for t, c in P_COLUMNS.items() if family[c].is_not_null().any()]
     correction = family["correction"][0]
-    if correction == "none":
+    corrected_tests = [t for t in ran if t != "tukey"]
+    pairs = family.select("baseline", "model").unique().height
+    if city.test == "tukey":
+        k = len(city.models)
+        corrected = f"adjusted over every pair of the {k} models by the studentized range"
+    elif correction == "none":
         corrected = "p-values not corrected for multiple comparisons"
     else:
-        count = sum(int(family[P_COLUMNS[t]].fill_nan(None).is_not_null().sum()) for t in ran)
-        pairs = family.select("baseline", "model").unique().height
-        metrics = family["metric"].n_unique()
-        corrected = (
-            f"{correction}-corrected over a family of {count} p-values: the "
-            f"{', '.join(TEST_NAMES[t] for t in ran)} p-values of {metrics} metric(s) x "
-            f"{pairs} model pair(s)"
+        count = sum(
+            int(family[P_COLUMNS[t]].fill_nan(None).is_not_null().sum()) for t in corrected_tests
         )
+        metrics = family["metric"].n_unique()
+        names = ", ".join(TEST_NAMES[t] for t in corrected_tests)
+        if family["family"][0] == "metric":
+            corrected = (
+                f"{correction}-corrected within each metric, over its {count // metrics} "
+                f"{names} p-values ({pairs} model pair(s))"
+            )
+        else:
+            corrected = (
+                f"{correction}-corrected over a family of {count} p-values: the {names} "
+                f"p-values of {metrics} metric(s) x {pairs} model pair(s)"
+            )
     rows = city.comparison
     tested = [
         m
@@ -113,12 +139,19 @@ def legend(city: City) -> str:
         parts[0] += f" (lowest for {', '.join(lower)})"
     if city.significance:
         parts.append(city.significance)
+    if city.letters_text:
+        parts.append(city.letters_text)
     elif city.baseline is not None:
         parts.append(f"{NOT_TESTED[0]} not tested against {city.baseline}")
     if city.baseline is not None:
         parts.append(
             f"improvement vs {city.baseline}: difference in points (pp: percentage points for "
             "rates) and relative change in %"
+            + (
+                ", and d_z, paired Cohen's d of the per-unit differences (mean / sd, ddof = 1)"
+                if city.comparison is not None
+                else ""
+            )
         )
     return "; ".join(parts) + "." if parts else ""
 

@@ -1,0 +1,282 @@
+"""mobeval compare over many models: Tukey's HSD vs statsmodels / scipy / ranx (golden values
+they returned, tests/golden/compare), the corrections vs statsmodels' multipletests, the effect
+sizes vs hand formulas, --pairs, --family, and the leaderboard's letters vs a brute-force
+check."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import statistics
+
+import numpy as np
+import polars as pl
+import pytest
+
+scipy_stats = pytest.importorskip("scipy.stats")
+
+from conftest import GOLDEN  # noqa: E402
+
+from mobeval.cli import main  # noqa: E402
+from mobeval.compare import adjust, cohen_dz, compare, rank_biserial, tukey_hsd  # noqa: E402
+from mobeval.compare.leaderboard import compact_letters, leaderboard  # noqa: E402
+from mobeval.errors import ConfigError  # noqa: E402
+
+GOLD = json.loads((GOLDEN / "compare" / "golden.json").read_text())
+MODELS = ["a", "b", "c", "d", "e"]
+
+
+def _sums(groups):
+    groups = [np.asarray(g, dtype=np.float64) for g in groups]
+    means = np.array([g.mean() for g in groups])
+    squares = np.array([np.sum((g - g.mean()) ** 2) for g in groups])
+    return np.array([g.size for g in groups]), means, squares
+
+
+@pytest.mark.parametrize("case", sorted(GOLD["tukey"]))
+def test_tukey_equals_statsmodels_and_scipy(case):
+    gold = GOLD["tukey"][case]
+    ours = tukey_hsd(*_sums(gold["groups"]))
+    assert np.allclose(ours, gold["scipy_tukey_hsd"], rtol=0, atol=1e-9)
+    for pair, p in gold["statsmodels_pairwise_tukeyhsd"].items():
+        i, j = (int(name[1:]) for name in pair.split(":"))
+        assert abs(ours[i, j] - p) <= 1e-9 and ours[j, i] == ours[i, j]
+
+
+def test_tukey_equals_ranx_on_its_per_query_scores():
+    gold = GOLD["ranx_tukey"]
+    names = list(gold["runs"])
+    for metric in gold["metrics"]:
+        ours = tukey_hsd(*_sums([gold["per_query"][m][metric] for m in names]))
+        for pair, values in gold["p_values"].items():
+            a, b = pair.split(":")
+            assert abs(ours[names.index(a), names.index(b)] - values[metric]) <= 1e-9
+
+
+@pytest.mark.parametrize("index", [0, 1])
+@pytest.mark.parametrize("method", ["holm", "bonferroni", "bh", "by"])
+def test_corrections_equal_statsmodels_multipletests(index, method):
+    gold = GOLD["multipletests"][index]
+    theirs = gold[{"bh": "fdr_bh", "by": "fdr_by"}.get(method, method)]
+    p = np.array(gold["p"])
+    assert np.allclose(adjust(p, method), theirs, rtol=1e-12, atol=0)
+    # a NaN p-value is left out of the family
+    with_nan = adjust(np.r_[p, np.nan], method)
+    assert math.isnan(with_nan[-1]) and np.allclose(with_nan[:-1], theirs, rtol=1e-12, atol=0)
+
+
+def _hand_rank_biserial(d):
+    """Kerby's simple difference with zeros dropped and average ranks of tied |d|, by counting."""
+    nonzero = [x for x in d if x != 0]
+    absolute = [abs(x) for x in nonzero]
+
+    def rank(v):
+        below = sum(1 for w in absolute if w < v)
+        equal = sum(1 for w in absolute if w == v)
+        return below + (equal + 1) / 2
+
+    plus = sum(rank(abs(x)) for x in nonzero if x > 0)
+    minus = sum(rank(abs(x)) for x in nonzero if x < 0)
+    return (plus - minus) / (plus + minus)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_effect_sizes_equal_hand_formulas(seed):
+    rng = np.random.default_rng(seed)
+    d = rng.integers(-3, 4, 25) / 4 if seed % 2 else rng.normal(0.2, 1, 40)  # ties and zeros
+    assert abs(cohen_dz(d) - statistics.mean(d) / statistics.stdev(d)) <= 1e-12
+    assert abs(rank_biserial(d) - _hand_rank_biserial(list(d))) <= 1e-12
+    assert math.isnan(rank_biserial(np.zeros(4))) and math.isnan(cohen_dz(np.ones(1)))
+
+
+def _letters_are_right(models, significant, letters):
+    for a, b in itertools.combinations(models, 2):
+        share = bool(set(letters[a]) & set(letters[b]))
+        assert share == (frozenset((a, b)) not in significant), (a, b, letters)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_compact_letters_share_a_letter_exactly_when_not_significant(seed):
+    rng = np.random.default_rng(seed)
+    models = [f"m{i}" for i in range(int(rng.integers(2, 9)))]
+    significant = {
+        frozenset(p) for p in itertools.combinations(models, 2) if rng.random() < rng.random()
+    }
+    _letters_are_right(models, significant, compact_letters(models, significant))
+
+
+@pytest.fixture(scope="module")
+def five_models(tmp_path_factory):
+    """A logits OUT of five models of increasing skill on 60 rows (one city)."""
+    from mobeval.jobs import load_job, run_job
+
+    folder = tmp_path_factory.mktemp("five")
+    rng = np.random.default_rng(1)
+    rows, classes = 60, 12
+    targets = rng.integers(0, classes, rows)
+    np.save(folder / "targets.npy", targets)
+    for i, model in enumerate(MODELS):
+        logits = rng.normal(size=(rows, classes))
+        logits[np.arange(rows), targets] += 0.4 * i
+        np.save(folder / f"{model}.npy", logits.astype(np.float32))
+    lines = ['out = "out"', "[[tasks]]", 'type = "logits"', 'city = "x"', 'truth = "targets.npy"']
+    lines += ["k = [1, 5]", "[tasks.models]", *(f'{m} = "{m}.npy"' for m in MODELS)]
+    (folder / "job.toml").write_text("\n".join(lines) + "\n")
+    run_job(load_job(folder / "job.toml"), progress=False, log=lambda _: 0)
+    return folder / "out"
+
+
+def _per_unit(out, model, metric):
+    files = sorted((out / f"per_unit/city=x/model={model}").glob("*.parquet"))
+    return pl.read_parquet(files).sort("row")[metric].to_numpy()
+
+
+def test_compare_tukey_equals_scipy_on_the_per_unit_values(five_models):
+    table = compare(five_models, tests="tukey", metrics="acc@5,mrr", resamples=0, log=None)
+    assert table.height == 2 * 10  # every pair of five models, per metric
+    for metric in ("acc@5", "mrr"):
+        theirs = scipy_stats.tukey_hsd(*[_per_unit(five_models, m, metric) for m in MODELS])
+        rows = table.filter(pl.col("metric") == metric)
+        for a, b, p, p_corrected, n in rows.select(
+            "baseline", "model", "p_tukey", "p_tukey_corrected", "n_tukey"
+        ).iter_rows():
+            assert abs(p - theirs.pvalue[MODELS.index(a), MODELS.index(b)]) <= 1e-9
+            assert p_corrected == p and n == 60  # already adjusted over the metric's pairs
+
+
+def test_family_metric_corrects_each_metric_alone(five_models):
+    options = dict(tests="paired-t,wilcoxon", metrics="acc@5,mrr", resamples=0, log=None)
+    for correction in ("holm", "bh", "by", "bonferroni"):
+        by_metric = compare(five_models, correction=correction, family="metric", **options)
+        pooled = compare(five_models, correction=correction, family="all", **options)
+        assert by_metric["family_size"].to_list() == [20] * 20
+        assert pooled["family_size"].to_list() == [40] * 20
+        for metric in ("acc@5", "mrr"):
+            rows = by_metric.filter(pl.col("metric") == metric)
+            raw = list(rows["p_t"]) + list(rows["p_wilcoxon"])
+            expected = adjust(raw, correction)
+            got = list(rows["p_t_corrected"]) + list(rows["p_wilcoxon_corrected"])
+            assert np.allclose(got, expected, rtol=1e-15, atol=0)
+        raw = list(pooled["p_t"]) + list(pooled["p_wilcoxon"])
+        got = list(pooled["p_t_corrected"]) + list(pooled["p_wilcoxon_corrected"])
+        assert np.allclose(got, adjust(raw, correction), rtol=1e-15, atol=0)
+
+
+def test_pairs_all_baseline_and_a_list(five_models):
+    options = dict(tests="paired-t", metrics="mrr", resamples=0, log=None)
+    pairs = lambda frame: frame.select("baseline", "model").rows()  # noqa: E731
+    assert pairs(compare(five_models, **options)) == list(itertools.combinations(MODELS, 2))
+    assert pairs(compare(five_models, pairs="baseline", **options)) == [
+        ("a", m) for m in MODELS[1:]
+    ]
+    assert pairs(compare(five_models, baseline="c", **options)) == [
+        ("c", m) for m in MODELS if m != "c"
+    ]
+    assert pairs(compare(five_models, pairs="e:a, b:d", **options)) == [("e", "a"), ("b", "d")]
+    malformed = "choose all, baseline"
+    for bad, message in (("a:z", "no model 'z'"), ("a-b", malformed), ("a:a", malformed)):
+        with pytest.raises(ConfigError, match=message):
+            compare(five_models, pairs=bad, **options)
+    assert main(["compare", str(five_models), "--pairs", "a:zz", "--tests", "paired-t"]) == 2
+
+
+def test_tukey_same_numbers_for_any_row_order(five_models, tmp_path):
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(five_models, out)
+    before = compare(out, tests="tukey", resamples=0, log=None)
+    folder = out / "per_unit/city=x/model=c"
+    files = sorted(folder.glob("*.parquet"))
+    frame = pl.read_parquet(files)
+    for f in files:
+        f.unlink()
+    frame.sample(fraction=1.0, shuffle=True, seed=3).write_parquet(files[0])
+    after = compare(out, tests="tukey", resamples=0, log=None)
+    assert before.select("p_tukey").equals(after.select("p_tukey"))
+
+
+def test_leaderboard_letters_follow_the_p_values(five_models, capsys):
+    table = compare(five_models, tests="tukey,paired-t", metrics="acc@5,mrr", log=None)
+    board = leaderboard(table)
+    assert board["test"].unique().to_list() == ["tukey"]
+    for metric in ("acc@5", "mrr"):
+        rows = board.filter(pl.col("metric") == metric)
+        means = {m: _per_unit(five_models, m, metric).mean() for m in MODELS}
+        assert rows["model"].to_list() == sorted(MODELS, key=lambda m: -means[m])
+        assert np.allclose(rows["mean"], [means[m] for m in rows["model"]], rtol=1e-15, atol=0)
+        p = table.filter(pl.col("metric") == metric)
+        significant = {
+            frozenset((a, b)) for a, b, v in p.select("baseline", "model", "p_tukey").iter_rows()
+            if v < 0.05
+        }  # fmt: skip
+        _letters_are_right(MODELS, significant, dict(rows.select("model", "letters").rows()))
+    t_board = leaderboard(table, test="paired-t", alpha=0.01)
+    assert set(t_board["correction"]) == {"holm"}
+    with pytest.raises(ConfigError, match="every pair"):
+        leaderboard(compare(five_models, baseline="a", tests="paired-t", resamples=0, log=None))
+    # the CLI prints it within 80 columns, and as csv / json
+    args = ["compare", str(five_models), "--tests", "tukey", "--metrics", "mrr"]
+    assert main([*args, "--view", "leaderboard", "--resamples", "0"]) == 0
+    printed = capsys.readouterr().out
+    assert "models sharing a letter" in printed
+    assert max(len(line) for line in printed.splitlines()) <= 80
+    assert main([*args, "--view", "leaderboard", "--format", "json", "--resamples", "0"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert [r["model"] for r in rows] == board.filter(pl.col("metric") == "mrr")["model"].to_list()
+    assert main([*args, "--format", "csv", "--resamples", "0"]) == 0
+    csv_rows = capsys.readouterr().out.splitlines()
+    assert csv_rows[0].startswith("city,task,unit,metric") and len(csv_rows) == 11
+
+
+def test_report_letters_are_the_leaderboards(five_models, tmp_path):
+    import shutil
+
+    from mobeval.report import Report
+    from mobeval.report.tables import superscript
+
+    out = tmp_path / "out"
+    shutil.copytree(five_models, out)
+    report = Report(out, letters=True, metrics=["acc@5", "mrr"], plots=False, test="paired-t")
+    board = leaderboard(compare(out, tests="tukey", metrics="acc@5,mrr", resamples=0, log=None))
+    markdown = report.to_markdown()
+    assert "letters: models sharing a letter are not significantly different" in markdown
+    rows = {
+        line.split(" | ")[0].strip("| "): line.split(" | ")[1 : 1 + len(MODELS)]
+        for line in markdown.splitlines()
+        if line.startswith("| acc@5 ") or line.startswith("| mrr ")
+    }
+    for metric, model, letters in board.select("metric", "model", "letters").rows():
+        assert rows[metric][MODELS.index(model)].endswith(superscript(letters))
+    latex = report.to_latex()
+    assert r"$^{\mathrm{a}}$" in latex
+    assert main(["report", str(out), "--letters", "--format", "html", "--no-plots"]) == 0
+
+
+def test_same_numbers_when_memory_allows_one_metric_at_a_time(five_models, monkeypatch):
+    import mobeval.compare.comparison as comparison
+
+    options = dict(tests="paired-t,wilcoxon,randomization,tukey", resamples=200, log=None)
+    options |= dict(permutations=300)
+    together = compare(five_models, **options)
+    monkeypatch.setattr(comparison, "COLUMNS_BUDGET", 1)  # one metric's columns at a time
+    assert compare(five_models, **options).equals(together)
+
+
+def test_report_markers_by_tukey_say_its_family(five_models, tmp_path):
+    import shutil
+
+    from mobeval.report import Report
+
+    out = tmp_path / "out"
+    shutil.copytree(five_models, out)
+    report = Report(out, test="tukey", baseline="a", metrics=["mrr"], plots=False)
+    text = report.to_markdown()
+    assert "adjusted over every pair of the 5 models by the studentized range" in text
+    theirs = scipy_stats.tukey_hsd(*[_per_unit(out, m, "mrr") for m in MODELS]).pvalue
+    for model in MODELS[1:]:  # each marker by Tukey's p-value of (a, model) over all 5 models
+        assert (
+            abs(report.p_value(report.cities[0], model, "mrr") - theirs[0, MODELS.index(model)])
+            <= 1e-9
+        )
