@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 
 from mobeval.errors import OptionError
 from mobeval.io.columns import ColumnMap, column_map
+from mobeval.metrics import DIVERGENCES
 from mobeval.metrics import nextloc as _nextloc
-from mobeval.metrics import population as _population
 from mobeval.metrics import recs as _recs
 from mobeval.metrics import recs_population as _recs_population
 from mobeval.metrics import trajectory as _trajectory
@@ -442,7 +442,7 @@ TRAJECTORY = Family(
             "string",
             "jsd",
             "between the real and generated distributions: jsd, kl or emd",
-            _population.DIVERGENCES,
+            DIVERGENCES,
         ),
         Option(
             "max_distance",

@@ -22,9 +22,8 @@ from mobeval.io.arrays import kernel_array
 from mobeval.io.sources import columns_present
 from mobeval.kernels.exact_sum import ExactColumnSums
 from mobeval.kernels.geobleu import dtw_days, mean_per_unit
+from mobeval.metrics import DISTRIBUTIONS, DIVERGENCES
 from mobeval.metrics.population import (
-    DISTRIBUTIONS,
-    DIVERGENCES,
     PopulationCounts,
     divergence,
     population_counts,
