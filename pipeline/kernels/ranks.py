@@ -360,8 +360,9 @@ def first_duplicate_unit(offsets, locations, n_blocks):
 
 
 def drop_repeated(offsets, locations, preference, keep_last_value, n_blocks):
-    """``duplicates="drop"``: every unit's list as a dict filled row by row holds it
-    (``d[location] = value``, as ranx, pytrec_eval and ir_measures hold a run): one entry per
+    """``duplicates="drop"`` of next-location and of recs (which passes each row's number as
+    ``preference``, and takes the rows kept): every unit's list as a dict filled row by row holds
+    it (``d[location] = value``, as ranx, pytrec_eval and ir_measures hold a run): one entry per
     location, at the place of its FIRST row, with the preference of its LAST row
     (``keep_last_value``; False keeps the first row's, for lists ranked by place). The later copies
     vanish and the entries after them move up. Returns ``(offsets, locations, preference)``: the

@@ -25,6 +25,7 @@ from mobeval.errors import ConfigError, InputError
 from mobeval.io.sources import columns_present
 from mobeval.kernels import recs as K
 from mobeval.kernels.exact_sum import ExactColumnSums
+from mobeval.kernels.ranks import drop_repeated
 from mobeval.metrics import drop_duplicates_hint
 from mobeval.metrics.recs import (
     MICRO_FAMILIES,
@@ -64,6 +65,7 @@ _CUT_STAT = {
 }
 _USER_STAT = {"r-precision": K.RPREC, "mse": K.MSE, "mae": K.MAE, "rmse": K.RMSE}
 _RELEVANT_USERS = "_relevant_users"
+_ITEM = "_item"  # the int64 item codes of :func:`_item_codes`, carried through the sorts
 #: The families RankSys's ``users_with_relevant`` divides by the users with a relevant item.
 _BY_RELEVANT_USERS = (*RELEVANCE_FAMILIES, "ndcg")
 _ALL_NAN_MESSAGE = (
@@ -166,12 +168,15 @@ def score_recs_frame(
     if conv.unweighted:
         ratings = ratings.with_columns(pl.lit(1.0, dtype=pl.Float64).alias("rating"))
 
+    rec_items, tru_items = _item_codes(recs["item_id"], ratings["item_id"])
+    recs = recs.with_columns(pl.Series(_ITEM, rec_items))
+    ratings = ratings.with_columns(pl.Series(_ITEM, tru_items))
     if conv.duplicates == "drop":
-        recs = _one_row_per_item(recs)
+        recs = _one_row_per_item(recs.sort("user_id", maintain_order=True))
     recs = _order(recs, conv.order)
     ratings = ratings.sort(["user_id", "item_id"])
     _check_unique_truth(ratings, path_ratings)
-    rec_items, tru_items = _item_codes(recs["item_id"], ratings["item_id"])
+    rec_items, tru_items = recs[_ITEM].to_numpy(), ratings[_ITEM].to_numpy()
 
     users, rec_counts, tru_counts = _segments(recs["user_id"], ratings["user_id"])
     thr = conv.relevant_threshold
@@ -184,8 +189,8 @@ def score_recs_frame(
     if trec:
         level = int(thr) if isinstance(thr, int | float) else 1
         trec_values = trec_user_values(recs, ratings, users, trec, level, path_ratings=path_ratings)
-    rec_off = np.concatenate([[0], np.cumsum(rec_counts)]).astype(np.int64)
-    tru_off = np.concatenate([[0], np.cumsum(tru_counts)]).astype(np.int64)
+    rec_off = _offsets(rec_counts)
+    tru_off = _offsets(tru_counts)
 
     grid = sorted({K.FULL if s.k is None else s.k for s in specs})
     longest = int(max(rec_counts.max(initial=0), tru_counts.max(initial=0), 1))
@@ -465,18 +470,21 @@ def _order(recs: pl.DataFrame, order: str) -> pl.DataFrame:
 def _one_row_per_item(recs: pl.DataFrame) -> pl.DataFrame:
     """``duplicates="drop"``: one row per (user, item), as a dict filled row by row holds a run
     (``d[item] = row``: ranx ``Run.from_df`` / ``from_file``, pytrec_eval, ir_measures): the values
-    of the item's LAST row, at the place of its FIRST row. Row order is otherwise kept."""
-    keys = ["user_id", "item_id"]
-    if not recs.select(pl.struct(keys).is_duplicated().any()).item():
-        return recs
-    row = pl.int_range(pl.len(), dtype=pl.Int64)
-    return (
-        recs.with_columns(row.alias("_row"))
-        .with_columns(pl.col("_row").min().over(keys).alias("_first"))
-        .filter(pl.col("_row") == pl.col("_row").max().over(keys))
-        .sort("_first")
-        .drop("_row", "_first")
-    )
+    of the item's LAST row, at the place of its FIRST row; the later copies vanish and the rows
+    after them move up. ``recs`` is grouped by user, each user's rows in file order, its items'
+    codes in ``_ITEM``. Next-location's kernel reduces each user's row numbers
+    (:func:`~mobeval.kernels.ranks.drop_repeated`), and the rows it keeps are taken."""
+    offsets = _offsets(recs["user_id"].rle().struct.field("len").to_numpy())
+    rows = np.arange(recs.height, dtype=np.float64)
+    kept = drop_repeated(offsets, recs[_ITEM].to_numpy(), rows, True, None)[2]
+    return recs if kept.shape[0] == recs.height else recs[kept.astype(np.int64)]
+
+
+def _offsets(counts: np.ndarray) -> np.ndarray:
+    """int64 offsets ``[0, c0, c0 + c1, ...]`` of consecutive segments of ``counts`` rows."""
+    offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return offsets
 
 
 def _check_unique_truth(ratings: pl.DataFrame, path: object | None) -> None:
