@@ -83,7 +83,8 @@ class Option:
     defined (False: it selects what is computed, or how the inputs are read and paired); the
     models :mod:`mobeval.compare` pairs must agree on every option that does. ``aliases``: other
     names of the option, accepted by every face as the name itself (Python keyword, job key,
-    ``--flag``; :meth:`Family.canonical`)."""
+    ``--flag``; :meth:`Family.canonical`). ``removed``: values it no longer takes, each with
+    what to use instead, which every face's message gives."""
 
     name: str
     kind: str
@@ -97,6 +98,7 @@ class Option:
     flag: Flag | None = field(default_factory=Flag)
     defines: bool = True
     aliases: tuple[str, ...] = ()
+    removed: dict[str, str] = field(default_factory=dict)
 
     def allowed(self) -> list | None:
         choices = self.choices() if callable(self.choices) else self.choices
@@ -240,6 +242,7 @@ def _choice(name: str) -> Option:
         preset=True,
         python="choice",
         flag=Flag(default=FROM_PRESET),
+        removed=_recs.REMOVED_CHOICES.get(name, {}),
     )
 
 

@@ -47,7 +47,6 @@ _GAINS = {
 _DUPS = {
     "error": K.DUP_EACH,
     "count_each": K.DUP_EACH,
-    "first_only": K.DUP_FIRST,
     "distinct_tp": K.DUP_DISTINCT_TP,
     "drop": K.DUP_EACH,  # no copy is left once the lists are reduced to one row per item
 }
@@ -222,7 +221,7 @@ def score_recs_frame(
         item = recs["item_id"][int(rec_off[u] + dup_pos[u])]
         raise InputError(
             "an item appears twice in a user's list (trec_eval rejects duplicate documents); "
-            f"{drop_duplicates_hint('item')}; 'count_each' or 'first_only' score every copy",
+            f"{drop_duplicates_hint('item')}; 'count_each' scores every copy",
             path=path_recs,
             column="item_id",
             key=(users[u], item),
