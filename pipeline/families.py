@@ -226,7 +226,7 @@ _RECS_CHOICE_HELP = {
     "precision_denominator": "precision@k divides by k, or by min(k, list length)",
     "ap_denominator": "AP divides by R, by min(k, R), or by the hits",
     "denominator": "the users averaged over",
-    "order": "list order: rows, rank, or score (ties by id string desc. / id asc.)",
+    "order": "list order: rows, rank, or score (ties by id string desc. / id asc. / ranx's sort)",
     "negative_gain": "a gain below 0 counts 0, or as it is",
     "f_beta": "f<b>: (1+b^2)PR/(b^2 P+R) (squared) or (1+b)PR/(bP+R) (linear, trec_eval)",
 }
@@ -513,6 +513,7 @@ RECS = Family(
         "relison": "RELISON / RankSys 0.4.3: every rated item relevant",
         "relison_unweighted": "as relison, every rating read as 1",
         "trec_eval": "trec_eval 10.0 / pytrec_eval: relevant >= 1",
+        "ranx": "ranx 0.3.21: relevant >= 1, ties as its Numba sort, a list read as a dict",
     },
     ("users",),
 )

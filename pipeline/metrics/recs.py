@@ -99,7 +99,7 @@ OPTION_CHOICES = {
     "precision_denominator": ("k", "list_length"),
     "ap_denominator": ("relevant", "min_k_relevant", "hits"),
     "denominator": ("users_in_truth", "users_in_both", "users_with_relevant"),
-    "order": ("input", "rank", "score_id_str_desc", "score_id_asc"),
+    "order": ("input", "rank", "score_id_str_desc", "score_id_asc", "ranx"),
     "negative_gain": ("zero", "keep"),
     "f_beta": ("squared", "linear"),
 }
@@ -164,7 +164,10 @@ class RecsConvention:
             raises ValueError otherwise).
         order: list order: ``"input"`` (row order: ClayRS, RELISON), ``"rank"`` (the ``rank``
             column), ``"score_id_str_desc"`` (score descending, ties by item id as a string
-            descending: trec_eval) or ``"score_id_asc"`` (ties by item id ascending).
+            descending: trec_eval), ``"score_id_asc"`` (ties by item id ascending) or ``"ranx"``
+            (score descending as a ranx ``Run`` sorts it: Numba's quicksort of the list in file
+            order, which keeps tied items in file order on lists of up to 15 items and not on
+            longer ones: :func:`mobeval.kernels.ranks.ranx_order`).
         unweighted: read every truth rating as 1.0 (RELISON's evaluation reads the test graph
             unweighted).
     """
@@ -183,7 +186,7 @@ class RecsConvention:
     ap_denominator: Literal["relevant", "min_k_relevant", "hits"] = "relevant"
     denominator: Literal["users_in_truth", "users_in_both", "users_with_relevant"] = "users_in_both"
     require_same_users: bool = False
-    order: Literal["input", "rank", "score_id_str_desc", "score_id_asc"] = "input"
+    order: Literal["input", "rank", "score_id_str_desc", "score_id_asc", "ranx"] = "input"
     unweighted: bool = False
     negative_gain: Literal["zero", "keep"] = "zero"
     f_beta: Literal["squared", "linear"] = "squared"
@@ -241,6 +244,15 @@ RECS_PRESETS: dict[str, RecsConvention] = {
         denominator="users_in_both",
         order="score_id_str_desc",
         f_beta="linear",
+    ),
+    "ranx": RecsConvention(
+        relevant_threshold=1.0,
+        gain="linear",
+        gain_threshold=1.0,
+        no_relevant="zero",
+        duplicates="drop",
+        denominator="users_in_truth",
+        order="ranx",
     ),
 }
 # RELISON's own evaluation reads the test graph unweighted: every edge has weight 1.

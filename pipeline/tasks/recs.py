@@ -25,7 +25,7 @@ from mobeval.errors import ConfigError, InputError
 from mobeval.io.sources import columns_present
 from mobeval.kernels import recs as K
 from mobeval.kernels.exact_sum import ExactColumnSums
-from mobeval.kernels.ranks import drop_repeated
+from mobeval.kernels.ranks import drop_repeated, ranx_order
 from mobeval.metrics import drop_duplicates_hint
 from mobeval.metrics.recs import (
     MICRO_FAMILIES,
@@ -260,7 +260,7 @@ def score_recs_frame(
 def rec_columns(conv: RecsConvention, specs: Sequence[RecsMetric]) -> list[str]:
     """The columns of the lists a scoring needs: ``user_id``, ``item_id``, then ``rank`` (order
     "rank") and ``score`` (score orders, or the predicted rating of mse/mae/rmse)."""
-    need_score = conv.order.startswith("score") or any(
+    need_score = conv.order not in ("input", "rank") or any(
         s.family in ("mse", "mae", "rmse", "trec") for s in specs
     )
     return (
@@ -448,6 +448,8 @@ def _order(recs: pl.DataFrame, order: str) -> pl.DataFrame:
         return recs.sort("user_id", maintain_order=True)
     if order == "rank":
         return recs.sort(["user_id", "rank"], maintain_order=True)
+    if order == "ranx":
+        return _ranx_order(recs.sort("user_id", maintain_order=True))
     if order == "score_id_asc":
         return recs.sort(["user_id", "score", "item_id"], descending=[False, True, False])
     # trec_eval: score descending, ties by the document id compared as a string, descending
@@ -466,6 +468,17 @@ def _order(recs: pl.DataFrame, order: str) -> pl.DataFrame:
     return out
 
 
+def _ranx_order(recs: pl.DataFrame) -> pl.DataFrame:
+    """``recs`` (grouped by user, each user's rows in file order) with each user's rows in the
+    order a ranx ``Run`` sorts them (:func:`~mobeval.kernels.ranks.ranx_order`)."""
+    return recs[ranx_order(_user_offsets(recs), recs["score"].to_numpy())]
+
+
+def _user_offsets(recs: pl.DataFrame) -> np.ndarray:
+    """Offsets of the users' row blocks of ``recs`` (grouped by user)."""
+    return _offsets(recs["user_id"].rle().struct.field("len").to_numpy())
+
+
 def _one_row_per_item(recs: pl.DataFrame) -> pl.DataFrame:
     """``duplicates="drop"``: one row per (user, item), as a dict filled row by row holds a run
     (``d[item] = row``: ranx ``Run.from_df`` / ``from_file``, pytrec_eval, ir_measures): the values
@@ -473,9 +486,8 @@ def _one_row_per_item(recs: pl.DataFrame) -> pl.DataFrame:
     after them move up. ``recs`` is grouped by user, each user's rows in file order, its items'
     codes in ``_ITEM``. Next-location's kernel reduces each user's row numbers
     (:func:`~mobeval.kernels.ranks.drop_repeated`), and the rows it keeps are taken."""
-    offsets = _offsets(recs["user_id"].rle().struct.field("len").to_numpy())
     rows = np.arange(recs.height, dtype=np.float64)
-    kept = drop_repeated(offsets, recs[_ITEM].to_numpy(), rows, True, None)[2]
+    kept = drop_repeated(_user_offsets(recs), recs[_ITEM].to_numpy(), rows, True, None)[2]
     return recs if kept.shape[0] == recs.height else recs[kept.astype(np.int64)]
 
 
