@@ -459,6 +459,19 @@ PARSERS = {
 }
 
 
+class _RemovedValue:
+    """The text as is, unless it is a value the option no longer takes (``removed``: value ->
+    what to use instead): argparse then says so, before it lists the choices."""
+
+    def __init__(self, removed: dict[str, str]) -> None:
+        self.removed = removed
+
+    def __call__(self, text: str) -> str:
+        if text in self.removed:
+            raise argparse.ArgumentTypeError(f"{text!r} was removed: {self.removed[text]}")
+        return text
+
+
 def _default_text(option, default) -> str | None:
     """How ``--help`` shows an option's default (None: the help text says it)."""
     if default is FROM_PRESET or (option.preset and default is None):
@@ -499,6 +512,8 @@ def add_family_options(command: argparse.ArgumentParser, family: str, after=None
             settings = {}
             if flag.parse is not None:
                 settings["type"] = PARSERS[flag.parse]
+            elif option.removed:
+                settings["type"] = _RemovedValue(option.removed)
             if option.choices is not None:
                 settings["choices"] = option.allowed()
                 settings["metavar"] = option.name.upper()

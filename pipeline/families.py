@@ -86,7 +86,8 @@ class Option:
     defined (False: it selects what is computed, or how the inputs are read and paired); the
     models :mod:`mobeval.compare` pairs must agree on every option that does. ``aliases``: other
     names of the option, accepted by every face as the name itself (Python keyword, job key,
-    ``--flag``; :meth:`Family.canonical`)."""
+    ``--flag``; :meth:`Family.canonical`). ``removed``: values it no longer takes, each with
+    what to use instead, which every face's message gives."""
 
     name: str
     kind: str
@@ -100,6 +101,7 @@ class Option:
     flag: Flag | None = field(default_factory=Flag)
     defines: bool = True
     aliases: tuple[str, ...] = ()
+    removed: dict[str, str] = field(default_factory=dict)
 
     def allowed(self) -> list | None:
         choices = self.choices() if callable(self.choices) else self.choices
@@ -246,7 +248,7 @@ _RECS_CHOICE_HELP = {
     "precision_denominator": "precision@k divides by k, or by min(k, list length)",
     "ap_denominator": "AP divides by R, by min(k, R), or by the hits",
     "denominator": "the users averaged over",
-    "order": "list order: rows, rank, or score (ties by id string desc. / id asc.)",
+    "order": "list order: rows, rank, or score (ties by id string desc. / id asc. / ranx's sort)",
     "negative_gain": "a gain below 0 counts 0, or as it is",
     "f_beta": "f<b>: (1+b^2)PR/(b^2 P+R) (squared) or (1+b)PR/(bP+R) (linear, trec_eval)",
 }
@@ -262,6 +264,7 @@ def _choice(name: str) -> Option:
         preset=True,
         python="choice",
         flag=Flag(default=FROM_PRESET),
+        removed=_recs.REMOVED_CHOICES.get(name, {}),
     )
 
 
@@ -610,6 +613,7 @@ RECS = Family(
         "relison": "RELISON / RankSys 0.4.3: every rated item relevant",
         "relison_unweighted": "as relison, every rating read as 1",
         "trec_eval": "trec_eval 10.0 / pytrec_eval: relevant >= 1",
+        "ranx": "ranx 0.3.21: relevant >= 1, ties as its Numba sort, a list read as a dict",
     },
     ("users",),
     _recs_task.COLUMNS,

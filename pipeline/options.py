@@ -126,7 +126,9 @@ def _whole(options: dict, resolve: Callable[..., object]) -> object:
 # --------------------------------------------------------------------------- types
 
 
-def _choice(option: str, value: object, allowed: list) -> None:
+def _choice(option: str, value: object, allowed: list, removed: dict[str, str]) -> None:
+    if isinstance(value, str) and value in removed:
+        raise OptionError(option, value, f"{value!r} was removed: {removed[value]}")
     if not isinstance(value, str) or value not in allowed:
         raise OptionError(option, value, f"must be one of {allowed}, not {_shown(value)}")
 
@@ -179,7 +181,7 @@ TYPE_CHECKS: dict[str, Callable[[Family, Option, object], None]] = {
     "integer": lambda f, o, v: _integer(o.name, v, optional=_nullable(o)),
     "threshold": lambda f, o, v: _threshold(o.name, v),
     "mapping": lambda f, o, v: _mapping(o.name, v, optional=_nullable(o)),
-    "choice": lambda f, o, v: _choice(o.name, v, o.allowed()),
+    "choice": lambda f, o, v: _choice(o.name, v, o.allowed(), o.removed),
     "convention": lambda f, o, v: _convention(o.name, v, type(next(iter(f.presets().values())))),
 }
 

@@ -326,9 +326,30 @@ def test_drop_keeps_the_first_place_and_moves_the_rest_up():
     got = _per_user(recs, truth, names, "trec_eval", duplicates="drop", order="input")
     _assert_per_user(got, RANX_TIED, 5e-9)
     assert got["q2"]["map"] == pytest.approx((1 + 2 / 3) / 2, abs=EXACT)  # d z e
-    # first_only leaves the copy's slot as a miss: d z (d) e, which no dict-based tool does
-    kept = _per_user(recs, truth, ["map"], "trec_eval", duplicates="first_only", order="input")
-    assert kept["q2"]["map"] == pytest.approx((1 + 2 / 4) / 2, abs=EXACT)
+
+
+def test_first_only_is_refused_on_every_face_naming_drop(tmp_path, capsys):
+    # first_only kept a later copy's slot as a miss (d z (d) e), which no reference does
+    recs, truth = _frames(DUP_RUN, DUP_QRELS)
+    recs.write_parquet(tmp_path / "run.parquet")
+    truth.write_parquet(tmp_path / "qrels.parquet")
+    with pytest.raises(ValueError, match="'first_only' was removed: .*'drop'"):
+        evaluate_recs(truth, recs, metrics=["map"], duplicates="first_only")
+    argv = ["recs", "--ratings", str(tmp_path / "qrels.parquet")]
+    argv += ["--recs", str(tmp_path / "run.parquet"), "--duplicates", "first_only"]
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    assert "'first_only' was removed" in capsys.readouterr().err
+    job = tmp_path / "job.toml"
+    job.write_text(
+        'out = "job_out"\n[[tasks]]\ntype = "recs"\ncity = "c"\ntruth = "qrels.parquet"\n'
+        'duplicates = "first_only"\n[tasks.models]\nrun = "run.parquet"\n'
+    )
+    assert main(["run", str(job), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "duplicates" in err and "'first_only' was removed" in err and "'drop'" in err
+    assert not (tmp_path / "job_out").exists()
 
 
 def test_drop_takes_the_last_rows_rank_under_order_rank():

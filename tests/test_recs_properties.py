@@ -61,25 +61,16 @@ def _oracle_user(lst, truth, o, k):
     tp = sum(i in rel for i in cut) if dup == "count_each" else len(set(cut) & rel)
     den = len(cut) if (o["precision_denominator"] == "list_length" or k is None) else k
     out = {"_tp": tp, "_den": den, "_rel": len(rel)}
-    seen, hits, ap, first = set(), 0, 0.0, None
-    gains_list, rated = [], []
+    hits, ap, first = 0, 0.0, None
+    gains_list = []
     for p, i in enumerate(cut):
-        new = i not in seen
-        seen.add(i)
-        counted = dup != "first_only" or new
-        if i in rel and counted:
+        if i in rel:
             hits += 1
             ap += hits / (p + 1)
         if i in rel and first is None:
             first = p
-        gains_list.append(_gain(truth[i], i in rel, o) if (i in truth and counted) else 0.0)
-    seen = set()
-    for i in lst:
-        if i in truth:
-            rated.append(
-                _gain(truth[i], i in rel, o) if (dup != "first_only" or i not in seen) else 0.0
-            )
-        seen.add(i)
+        gains_list.append(_gain(truth[i], i in rel, o) if i in truth else 0.0)
+    rated = [_gain(truth[i], i in rel, o) for i in lst if i in truth]
     if o["idcg"] == "retrieved_rated":
         actual = rated if k is None else rated[:k]
         ideal = sorted(rated, reverse=True)[: len(rated) if k is None else k]
@@ -233,6 +224,8 @@ def _check(recs, truth, scores, preset, **over):
     names = [s.name for s in parse_recs_metrics(METRICS + EXTRA, CUTOFFS)]
     names += [s.name for s in parse_recs_metrics(METRICS)]
     rec_df, tru_df = _frames(recs, truth, scores)
+    if o["duplicates"] == "drop":
+        recs, scores = _as_dicts(recs, scores)
     per, system = _oracle(recs, truth, scores, o, names)
     if o["no_relevant"] == "error_if_all_nan":
         all_nan = all(math.isnan(per[u]["precision"]) for u in per)
@@ -271,10 +264,24 @@ def test_relison_vs_oracle(data, preset, min_k):
     _check(recs, truth, scores, preset, **over)
 
 
+def _as_dicts(recs, scores):
+    """Each user's list as a dict filled row by row holds it (``d[item] = (score, rank)``: ranx,
+    pytrec_eval, ir_measures), ranked by the rank each entry kept (``order="rank"``)."""
+    lists, kept_scores = {}, {}
+    for u, lst in recs.items():
+        entries = {}
+        for rank, (item, score) in enumerate(zip(lst, scores[u], strict=True), 1):
+            entries[item] = (score, rank)
+        ranked = sorted(entries.items(), key=lambda entry: entry[1][1])
+        lists[u] = [item for item, _ in ranked]
+        kept_scores[u] = [score for _, (score, _) in ranked]
+    return lists, kept_scores
+
+
 @SETTINGS
 @given(
     datasets(),
-    st.sampled_from(["count_each", "first_only"]),
+    st.sampled_from(["count_each", "drop"]),
     st.sampled_from(["binary", "linear", "exponential"]),
     st.sampled_from(["users_in_both", "users_in_truth", "users_with_relevant"]),
     st.sampled_from(["relevant", "hits"]),

@@ -18,8 +18,8 @@ from mobeval.tasks.recs import score_recs_frame
 from tests.conftest import GOLDEN
 
 EXACT = 1e-9
-# ranx: relevant when rel >= 1 (rel_lvl), gains the judgments, a run held as a dict
-RANX = dict(convention="trec_eval", relevant_threshold=1, duplicates="drop")
+# ranx: relevant when rel >= 1 (rel_lvl), gains the judgments, a run held as a dict, its sort
+RANX = dict(convention="ranx")
 
 
 def frames(lists: dict, truth: dict) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -74,23 +74,24 @@ def test_std_of_ranx_own_test():
         assert row["value"].item() == pytest.approx(statistics.fmean(values), abs=EXACT)
 
 
-@pytest.fixture(scope="module")
-def golden():
-    folder = GOLDEN / "ranx_extra"
+def golden(folder: str):
+    folder = GOLDEN / folder
     recs = pl.read_csv(folder / "run.csv")
     ratings = pl.read_csv(folder / "qrels.csv")
     return recs, ratings, json.loads((folder / "expected.json").read_text())
 
 
+# ranx_extra: repeated items, ties that do not change a value, a query without relevant items;
+# ranx_ties: tied scores across relevance levels, on short lists (file order) and on lists of
+# more than 15 items (Numba's quicksort), and a repeated item whose last score ties it
+@pytest.mark.parametrize("folder", ["ranx_extra", "ranx_ties"])
 @pytest.mark.parametrize("chunk_rows", [3, 10**6])
-def test_ranx_values_per_query_mean_and_std(golden, chunk_rows):
-    recs, ratings, expected = golden
+def test_ranx_values_per_query_mean_and_std(folder, chunk_rows):
+    recs, ratings, expected = golden(folder)
     for name in expected["mean"]:
         metric, options = name, {}
         if name.startswith("ndcg_burges"):  # mobeval's ndcg under Burges' gain
             metric, options = name.replace("ndcg_burges", "ndcg"), {"gain": "exponential"}
-        elif name.startswith("ndcg"):
-            options = {"gain": "linear"}
         result = evaluate_recs(
             ratings, recs, metrics=[metric], k=None, **RANX, **options, chunk_rows=chunk_rows
         )

@@ -360,8 +360,9 @@ def first_duplicate_unit(offsets, locations, n_blocks):
 
 
 def drop_repeated(offsets, locations, preference, keep_last_value, n_blocks):
-    """``duplicates="drop"``: every unit's list as a dict filled row by row holds it
-    (``d[location] = value``, as ranx, pytrec_eval and ir_measures hold a run): one entry per
+    """``duplicates="drop"`` of next-location and of recs (which passes each row's number as
+    ``preference``, and takes the rows kept): every unit's list as a dict filled row by row holds
+    it (``d[location] = value``, as ranx, pytrec_eval and ir_measures hold a run): one entry per
     location, at the place of its FIRST row, with the preference of its LAST row
     (``keep_last_value``; False keeps the first row's, for lists ranked by place). The later copies
     vanish and the entries after them move up. Returns ``(offsets, locations, preference)``: the
@@ -385,3 +386,26 @@ def drop_repeated(offsets, locations, preference, keep_last_value, n_blocks):
         out_preference,
     )
     return packed, out_locations, out_preference
+
+
+@njit(nogil=True, cache=True)
+def _ranx_order_units(offsets, preference, order, first, last):
+    """Units ``first`` to ``last - 1`` of :func:`ranx_order`."""
+    for u in range(first, last):
+        start = offsets[u]
+        order[start : offsets[u + 1]] = start + np.argsort(-preference[start : offsets[u + 1]])
+
+
+def ranx_order(offsets, preference):
+    """Row order of every unit's list as a ranx ``Run`` sorts it (ranx 0.3.21
+    ``data_structures/common.py``: ``sort_dict_by_value`` takes ``np.argsort`` of the negated
+    scores, in the dict's insertion order, inside ``@njit``): Numba's ``np.argsort``, whose
+    quicksort keeps the input order of tied scores on lists of up to ``NUMBA_SMALL_SORT`` items
+    and not on longer ones. Returns the permutation of all rows (int64), unit by unit; units in
+    blocks on threads (:func:`mobeval.kernels.blocks.run_blocks`)."""
+    offsets = readonly(offsets, np.int64)
+    preference = readonly(preference, np.float64)
+    order = np.empty(preference.shape[0], dtype=np.int64)
+    n_units = offsets.shape[0] - 1
+    run_blocks(_ranx_order_units, n_units, offsets, preference, order, grain=UNITS_PER_BLOCK)
+    return order

@@ -25,10 +25,10 @@ items, ``hit_i`` = 1 when the item at 1-based position ``i`` is relevant):
   occurrence in the list (ClayRS pairs them with ``numpy_indexed.indices``, which returns the
   first match): ``mean (s_i - r_i)^2``, ``mean |s_i - r_i|``; ``DUP_EACH`` adds one error per copy.
 
-Duplicated items in a list: ``DUP_EACH`` counts every occurrence as a hit, ``DUP_FIRST`` only the
-first (later copies still take a position), ``DUP_DISTINCT_TP`` is ClayRS's mix: the confusion
-counts use the distinct items (``np.intersect1d``), AP and nDCG count every occurrence. (A list
-with its copies removed beforehand, ``duplicates="drop"``, has none left.)
+Duplicated items in a list: ``DUP_EACH`` counts every occurrence as a hit, ``DUP_DISTINCT_TP`` is
+ClayRS's mix: the confusion counts use the distinct items (``np.intersect1d``), AP and nDCG count
+every occurrence. (A list with its copies removed beforehand, ``duplicates="drop"``, has none
+left.)
 
 Gains below 0 (a negative rating under the linear or exponential gain) count 0 when
 ``clamp_negative`` (trec_eval: a negative judgment is non-relevant, gain 0), in the DCG and in the
@@ -50,7 +50,7 @@ from mobeval.kernels.pairwise import pairwise_sum
 FULL = np.iinfo(np.int64).max  # cutoff meaning "the whole list"
 
 GAIN_BINARY, GAIN_LINEAR, GAIN_EXPONENTIAL, GAIN_RELISON = 0, 1, 2, 3
-DUP_EACH, DUP_FIRST, DUP_DISTINCT_TP = 0, 1, 2
+DUP_EACH, DUP_DISTINCT_TP = 0, 1
 AP_RELEVANT, AP_MIN_K_RELEVANT, AP_HITS = 0, 1, 2
 
 # per-user, per-cutoff outputs: cut[u, stat, c]
@@ -89,7 +89,7 @@ class StatsRules(NamedTuple):
         """The record with each field of its Python type; ValueError on an unknown code."""
         codes = {
             "gain_mode": (GAIN_BINARY, GAIN_LINEAR, GAIN_EXPONENTIAL, GAIN_RELISON),
-            "dup_mode": (DUP_EACH, DUP_FIRST, DUP_DISTINCT_TP),
+            "dup_mode": (DUP_EACH, DUP_DISTINCT_TP),
             "ap_mode": (AP_RELEVANT, AP_MIN_K_RELEVANT, AP_HITS),
         }
         for name, known in codes.items():
@@ -277,23 +277,15 @@ def _user_stats(
                 relevant = rating >= thr
                 first_time = not seen[idx]
                 seen[idx] = True
-                hit_tp = relevant and (dup_mode == DUP_EACH or first_time)
-                hit_rank = relevant and (dup_mode != DUP_FIRST or first_time)
-                if hit_tp:
+                if relevant and (dup_mode == DUP_EACH or first_time):
                     tp += 1
-                if hit_rank:
+                if relevant:
                     hits_rank += 1
                     ap_sum += hits_rank / (p + 1)
                 if relevant and first_hit < 0:
                     first_hit = p
-                counts = dup_mode != DUP_FIRST or first_time
-                g = 0.0
-                g_burges = 0.0
-                if counts:
-                    g = _gain(rating, relevant, gain_mode, gain_threshold, clamp_negative)
-                    g_burges = _gain(
-                        rating, relevant, GAIN_EXPONENTIAL, gain_threshold, clamp_negative
-                    )
+                g = _gain(rating, relevant, gain_mode, gain_threshold, clamp_negative)
+                g_burges = _gain(rating, relevant, GAIN_EXPONENTIAL, gain_threshold, clamp_negative)
                 if idcg_rated:
                     rated_gains[n_rated] = g
                     dcg_rated += g / discounts[n_rated]

@@ -95,13 +95,21 @@ OPTION_CHOICES = {
     "gain": ("binary", "linear", "exponential", "relison"),
     "idcg": ("all_relevant", "retrieved_rated"),
     "no_relevant": ("zero", "nan_skip", "error_if_all_nan"),
-    "duplicates": ("error", "count_each", "first_only", "distinct_tp", "drop"),
+    "duplicates": ("error", "count_each", "distinct_tp", "drop"),
     "precision_denominator": ("k", "list_length"),
     "ap_denominator": ("relevant", "min_k_relevant", "hits"),
     "denominator": ("users_in_truth", "users_in_both", "users_with_relevant"),
-    "order": ("input", "rank", "score_id_str_desc", "score_id_asc"),
+    "order": ("input", "rank", "score_id_str_desc", "score_id_asc", "ranx"),
     "negative_gain": ("zero", "keep"),
     "f_beta": ("squared", "linear"),
+}
+#: Values an option no longer takes, each with what to use instead (every face says it).
+REMOVED_CHOICES = {
+    "duplicates": {
+        "first_only": "no reference system keeps a later copy's place as a miss; 'drop' reads "
+        "the list as ranx, pytrec_eval and ir_measures hold it (the later copies removed, the "
+        "items after them moved up), 'count_each' scores every copy"
+    },
 }
 
 
@@ -136,14 +144,14 @@ class RecsConvention:
             ``all_nan_error_metrics`` with every user NaN is an error, as ClayRS raises).
         all_nan_error_metrics: metric families checked by ``"error_if_all_nan"``.
         duplicates: an item repeated in a list: ``"error"`` (trec_eval), ``"count_each"`` (every
-            copy is a hit: RankSys), ``"first_only"`` (later copies are misses that keep their
-            position), ``"distinct_tp"`` (ClayRS: confusion counts use distinct items, AP and nDCG
-            count every copy), ``"drop"`` (a run held as a dict, as ranx, pytrec_eval and
-            ir_measures hold it: one entry per item, with the values (score, rank) of its LAST row
-            at the place of its FIRST row, as ``d[item] = row`` row by row leaves it; the later
-            copies vanish and the items after them move up). mse / mae / rmse pair each rated
-            item once, with its first copy's score (ClayRS), except under ``"count_each"``
-            (one error per copy).
+            copy is a hit: RankSys), ``"distinct_tp"`` (ClayRS: confusion counts use distinct
+            items, AP and nDCG count every copy), ``"drop"`` (a run held as a dict, as ranx,
+            pytrec_eval and ir_measures hold it: one entry per item, with the values (score, rank)
+            of its LAST row at the place of its FIRST row, as ``d[item] = row`` row by row leaves
+            it; the later copies vanish and the items after them move up). mse / mae / rmse pair
+            each rated item once, with its first copy's score (ClayRS), except under
+            ``"count_each"`` (one error per copy). ``"first_only"`` (later copies misses that
+            keep their place) was removed: no reference does it (``REMOVED_CHOICES``).
         precision_denominator: ``"k"`` (trec_eval, RankSys) or ``"list_length"`` (ClayRS: length
             of the cut list, an empty list gives 0).
         ap_denominator: ``"relevant"`` (``R``), ``"min_k_relevant"`` (RankSys AveragePrecision) or
@@ -156,7 +164,10 @@ class RecsConvention:
             raises ValueError otherwise).
         order: list order: ``"input"`` (row order: ClayRS, RELISON), ``"rank"`` (the ``rank``
             column), ``"score_id_str_desc"`` (score descending, ties by item id as a string
-            descending: trec_eval) or ``"score_id_asc"`` (ties by item id ascending).
+            descending: trec_eval), ``"score_id_asc"`` (ties by item id ascending) or ``"ranx"``
+            (score descending as a ranx ``Run`` sorts it: Numba's quicksort of the list in file
+            order, which keeps tied items in file order on lists of up to 15 items and not on
+            longer ones: :func:`mobeval.kernels.ranks.ranx_order`).
         unweighted: read every truth rating as 1.0 (RELISON's evaluation reads the test graph
             unweighted).
     """
@@ -170,12 +181,12 @@ class RecsConvention:
     idcg: Literal["all_relevant", "retrieved_rated"] = "all_relevant"
     no_relevant: Literal["zero", "nan_skip", "error_if_all_nan"] = "zero"
     all_nan_error_metrics: tuple[str, ...] = RELEVANCE_FAMILIES
-    duplicates: Literal["error", "count_each", "first_only", "distinct_tp", "drop"] = "error"
+    duplicates: Literal["error", "count_each", "distinct_tp", "drop"] = "error"
     precision_denominator: Literal["k", "list_length"] = "k"
     ap_denominator: Literal["relevant", "min_k_relevant", "hits"] = "relevant"
     denominator: Literal["users_in_truth", "users_in_both", "users_with_relevant"] = "users_in_both"
     require_same_users: bool = False
-    order: Literal["input", "rank", "score_id_str_desc", "score_id_asc"] = "input"
+    order: Literal["input", "rank", "score_id_str_desc", "score_id_asc", "ranx"] = "input"
     unweighted: bool = False
     negative_gain: Literal["zero", "keep"] = "zero"
     f_beta: Literal["squared", "linear"] = "squared"
@@ -233,6 +244,15 @@ RECS_PRESETS: dict[str, RecsConvention] = {
         denominator="users_in_both",
         order="score_id_str_desc",
         f_beta="linear",
+    ),
+    "ranx": RecsConvention(
+        relevant_threshold=1.0,
+        gain="linear",
+        gain_threshold=1.0,
+        no_relevant="zero",
+        duplicates="drop",
+        denominator="users_in_truth",
+        order="ranx",
     ),
 }
 # RELISON's own evaluation reads the test graph unweighted: every edge has weight 1.

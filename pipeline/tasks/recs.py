@@ -25,6 +25,7 @@ from mobeval.errors import ConfigError, InputError
 from mobeval.io.sources import columns_present
 from mobeval.kernels import recs as K
 from mobeval.kernels.exact_sum import ExactColumnSums
+from mobeval.kernels.ranks import drop_repeated, ranx_order
 from mobeval.metrics import drop_duplicates_hint
 from mobeval.metrics.recs import (
     MICRO_FAMILIES,
@@ -47,7 +48,6 @@ _GAINS = {
 _DUPS = {
     "error": K.DUP_EACH,
     "count_each": K.DUP_EACH,
-    "first_only": K.DUP_FIRST,
     "distinct_tp": K.DUP_DISTINCT_TP,
     "drop": K.DUP_EACH,  # no copy is left once the lists are reduced to one row per item
 }
@@ -65,6 +65,7 @@ _CUT_STAT = {
 }
 _USER_STAT = {"r-precision": K.RPREC, "mse": K.MSE, "mae": K.MAE, "rmse": K.RMSE}
 _RELEVANT_USERS = "_relevant_users"
+_ITEM = "_item"  # the int64 item codes of :func:`_item_codes`, carried through the sorts
 #: The families RankSys's ``users_with_relevant`` divides by the users with a relevant item.
 _BY_RELEVANT_USERS = (*RELEVANCE_FAMILIES, "ndcg")
 _ALL_NAN_MESSAGE = (
@@ -174,12 +175,15 @@ def score_recs_frame(
     if conv.unweighted:
         ratings = ratings.with_columns(pl.lit(1.0, dtype=pl.Float64).alias("rating"))
 
+    rec_items, tru_items = _item_codes(recs["item_id"], ratings["item_id"])
+    recs = recs.with_columns(pl.Series(_ITEM, rec_items))
+    ratings = ratings.with_columns(pl.Series(_ITEM, tru_items))
     if conv.duplicates == "drop":
-        recs = _one_row_per_item(recs)
+        recs = _one_row_per_item(recs.sort("user_id", maintain_order=True))
     recs = _order(recs, conv.order)
     ratings = ratings.sort(["user_id", "item_id"])
     _check_unique_truth(ratings, path_ratings)
-    rec_items, tru_items = _item_codes(recs["item_id"], ratings["item_id"])
+    rec_items, tru_items = recs[_ITEM].to_numpy(), ratings[_ITEM].to_numpy()
 
     users, rec_counts, tru_counts = _segments(recs["user_id"], ratings["user_id"])
     thr = conv.relevant_threshold
@@ -192,8 +196,8 @@ def score_recs_frame(
     if trec:
         level = int(thr) if isinstance(thr, int | float) else 1
         trec_values = trec_user_values(recs, ratings, users, trec, level, path_ratings=path_ratings)
-    rec_off = np.concatenate([[0], np.cumsum(rec_counts)]).astype(np.int64)
-    tru_off = np.concatenate([[0], np.cumsum(tru_counts)]).astype(np.int64)
+    rec_off = _offsets(rec_counts)
+    tru_off = _offsets(tru_counts)
 
     grid = sorted({K.FULL if s.k is None else s.k for s in specs})
     longest = int(max(rec_counts.max(initial=0), tru_counts.max(initial=0), 1))
@@ -225,7 +229,7 @@ def score_recs_frame(
         item = recs["item_id"][int(rec_off[u] + dup_pos[u])]
         raise InputError(
             "an item appears twice in a user's list (trec_eval rejects duplicate documents); "
-            f"{drop_duplicates_hint('item')}; 'count_each' or 'first_only' score every copy",
+            f"{drop_duplicates_hint('item')}; 'count_each' scores every copy",
             path=path_recs,
             column="item_id",
             key=(users[u], item),
@@ -278,10 +282,11 @@ def rec_columns(
     population: PopulationInputs | None = None,
 ) -> list[str]:
     """The columns of the lists a scoring needs: ``user_id``, ``item_id``, then ``rank`` (order
-    "rank") and ``score`` (score orders, the predicted rating of mse/mae/rmse, or of the
+    "rank") and ``score`` (score orders, ranx's included; the predicted rating of mse/mae/rmse,
+    or of the
     ``population`` metrics' correlations)."""
     need_score = (
-        conv.order.startswith("score")
+        conv.order not in ("input", "rank")
         or any(s.family in ("mse", "mae", "rmse", "trec") for s in specs)
         or bool(population is not None and population.per_unit)
     )
@@ -470,6 +475,8 @@ def _order(recs: pl.DataFrame, order: str) -> pl.DataFrame:
         return recs.sort("user_id", maintain_order=True)
     if order == "rank":
         return recs.sort(["user_id", "rank"], maintain_order=True)
+    if order == "ranx":
+        return _ranx_order(recs.sort("user_id", maintain_order=True))
     if order == "score_id_asc":
         return recs.sort(["user_id", "score", "item_id"], descending=[False, True, False])
     # trec_eval: score descending, ties by the document id compared as a string, descending
@@ -488,21 +495,34 @@ def _order(recs: pl.DataFrame, order: str) -> pl.DataFrame:
     return out
 
 
+def _ranx_order(recs: pl.DataFrame) -> pl.DataFrame:
+    """``recs`` (grouped by user, each user's rows in file order) with each user's rows in the
+    order a ranx ``Run`` sorts them (:func:`~mobeval.kernels.ranks.ranx_order`)."""
+    return recs[ranx_order(_user_offsets(recs), recs["score"].to_numpy())]
+
+
+def _user_offsets(recs: pl.DataFrame) -> np.ndarray:
+    """Offsets of the users' row blocks of ``recs`` (grouped by user)."""
+    return _offsets(recs["user_id"].rle().struct.field("len").to_numpy())
+
+
 def _one_row_per_item(recs: pl.DataFrame) -> pl.DataFrame:
     """``duplicates="drop"``: one row per (user, item), as a dict filled row by row holds a run
     (``d[item] = row``: ranx ``Run.from_df`` / ``from_file``, pytrec_eval, ir_measures): the values
-    of the item's LAST row, at the place of its FIRST row. Row order is otherwise kept."""
-    keys = ["user_id", "item_id"]
-    if not recs.select(pl.struct(keys).is_duplicated().any()).item():
-        return recs
-    row = pl.int_range(pl.len(), dtype=pl.Int64)
-    return (
-        recs.with_columns(row.alias("_row"))
-        .with_columns(pl.col("_row").min().over(keys).alias("_first"))
-        .filter(pl.col("_row") == pl.col("_row").max().over(keys))
-        .sort("_first")
-        .drop("_row", "_first")
-    )
+    of the item's LAST row, at the place of its FIRST row; the later copies vanish and the rows
+    after them move up. ``recs`` is grouped by user, each user's rows in file order, its items'
+    codes in ``_ITEM``. Next-location's kernel reduces each user's row numbers
+    (:func:`~mobeval.kernels.ranks.drop_repeated`), and the rows it keeps are taken."""
+    rows = np.arange(recs.height, dtype=np.float64)
+    kept = drop_repeated(_user_offsets(recs), recs[_ITEM].to_numpy(), rows, True, None)[2]
+    return recs if kept.shape[0] == recs.height else recs[kept.astype(np.int64)]
+
+
+def _offsets(counts: np.ndarray) -> np.ndarray:
+    """int64 offsets ``[0, c0, c0 + c1, ...]`` of consecutive segments of ``counts`` rows."""
+    offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return offsets
 
 
 def _check_unique_truth(ratings: pl.DataFrame, path: object | None) -> None:
