@@ -98,11 +98,22 @@ CASES = {
     "judged_only_removed": ("0 0 D0 -1\n0 0 D1 1\n0 0 D3 2\n0 0 D4 1\n", RUN_ONE_JUDGED),
     # test_measures.py test_P, test_measures (one query)
     "one_query": (QRELS_ONE, RUN_ONE),
+    # test_providers.py test_empty: the qrels of query 0 only
+    "partial_qrels": (QRELS_ONE, RUN_A),
+    # score ties (Judged@k and RR@k rank them by docno ascending, trec_eval's measures
+    # descending): made here
+    "ties": (
+        "a 0 D1 1\na 0 D3 2\na 0 D5 -1\nb 0 D2 1\nb 0 D9 0\nc 0 D1 0\n",
+        "a 0 D4 1 1.0 r\na 0 D1 2 1.0 r\na 0 D2 3 1.0 r\na 0 D3 4 0.5 r\na 0 D5 5 0.5 r\n"
+        "b 0 D9 1 2.0 r\nb 0 D2 2 2.0 r\nb 0 D1 3 2.0 r\nc 0 D2 1 1.0 r\nc 0 D1 2 1.0 r\n",
+    ),
     # test_aggregate.py test_P
     "aggregate": (QRELS_A, RUN_A + "1 0 D0 5 0.1 run\n"),
 }
 JUDGED_ONLY = ["P@4", "RR", "Rprec", "AP", "AP@4", "nDCG", "nDCG@4", "R@2", "SetP", "SetAP"]
 JUDGED_ONLY += ["SetF", "Success@2", "IPrec@0.5"]
+IR_MEASURES_TIES = ["RR", "RR@1", "RR@2", "RR(rel=2)@4", "nDCG@2", "P@1", "AP"]
+IR_MEASURES_TIES += ["Judged", "Judged@1", "Judged@2", "Judged@4"]
 #: (case, measure as ir_measures writes it, the per-query values its test states or None,
 #: the aggregate it states or None, its tolerance in decimal places)
 IR_MEASURES = [
@@ -145,6 +156,16 @@ IR_MEASURES = [
     ("p", "P@4", {"0": 0.5, "1": 0.25}, None, 4),
     ("p", "P(judged_only=True)@4", {"0": 0.75, "1": 0.25}, None, 4),
     ("aggregate", "P@5", None, 0.5, 7),
+    # test_judged.py (the judged provider)
+    ("numret", "Judged", {"0": 1.0, "1": 1.0 / 4.0}, None, 4),
+    ("numret", "Judged@1000", {"0": 1.0, "1": 1.0 / 4.0}, None, 4),
+    ("numret", "Judged@10", {"0": 1.0, "1": 1.0 / 4.0}, None, 4),
+    ("numret", "Judged@3", {"0": 1.0, "1": 1.0 / 3.0}, None, 4),
+    ("numret", "Judged@1", {"0": 1.0, "1": 0.0}, None, 4),
+    # test_providers.py test_empty, "run but partial qrels"
+    ("partial_qrels", "Judged@5", {"0": 1.0}, 1.0, 7),
+    ("partial_qrels", "RR@5", {"0": 0.5}, 0.5, 7),
+    ("partial_qrels", "P@5", {"0": 0.6}, 0.6, 7),
 ]
 #: test_ranx.py test_P (one query): the values ir_measures' ranx provider states, which
 #: pytrec_eval's agree with.
@@ -175,6 +196,10 @@ RANX_PROVIDER = {
     "nDCG@2": 0.23981246656813146,
     "Rprec": 0.6666666666666666,
     "Rprec(rel=2)": 0.0,
+    "RR@10": 0.5,
+    "RR(rel=2)@10": 0.3333333333333333,
+    "RR@2": 0.5,
+    "RR(rel=2)@2": 0.0,
 }
 #: test_measures.py test_P and test_measures (one query): the measures it prints or compares
 #: across providers, without a value: checked against ir_measures' own values.
@@ -186,11 +211,14 @@ ONE_QUERY = (
     + ["nDCG(dcg='log2')"]
     + [f"nDCG(dcg='log2')@{k}" for k in (1, 2, 5, 10, 20, 50, 100)]
     + ["Bpref", "NumRet(rel=2)"]
+    + [f"RR(rel={r})@{k}" for r in (1, 2) for k in (1, 5, 10, 20, 50, 100)]
+    + [f"Judged@{k}" for k in (1, 5, 10, 20, 50, 100)]
 )
 IR_MEASURES += [
     ("one_query", name, None if name not in RANX_PROVIDER else {"0": RANX_PROVIDER[name]}, None, 7)
     for name in dict.fromkeys(ONE_QUERY + list(RANX_PROVIDER))
 ]
+IR_MEASURES += [("ties", name, None, None, 7) for name in IR_MEASURES_TIES]
 
 # pytrec_eval's tests (tests/pytrec_eval_tests.py): its qrels (terrierteam's adds "q10": {}, a
 # query without judgments: no qrels line), runs as dicts written here one line per entry.

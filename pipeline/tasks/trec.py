@@ -13,7 +13,7 @@ import polars as pl
 
 from mobeval.errors import ConfigError, InputError
 from mobeval.kernels import trec as K
-from mobeval.metrics.trec import COUNTS, Measure, TrecMetric, measure_names
+from mobeval.metrics.trec import COUNTS, PROVIDER_MEASURES, Measure, TrecMetric, measure_names
 
 BOGUS_DOCNO = "ceci_nest_pas_un_docno"
 
@@ -53,8 +53,17 @@ def _writable(array: np.ndarray, dtype) -> np.ndarray:
     return np.require(array, dtype=dtype, requirements=["C", "W"])
 
 
-def judge(qrels: pl.DataFrame, run: pl.DataFrame, opts: Options, *, paths=("qrels", "run")):
-    """Rank the run's lists, truncate them (-M), look up each document's judgment (-J)."""
+def judge(
+    qrels: pl.DataFrame,
+    run: pl.DataFrame,
+    opts: Options,
+    *,
+    paths=("qrels", "run"),
+    docno_ascending: bool = False,
+):
+    """Rank the run's lists (score ties by docno descending, as trec_eval; ascending with
+    ``docno_ascending``, as ir_measures' Python providers), truncate them (-M), look up each
+    document's judgment (-J)."""
     if qrels.height == 0:
         raise InputError("the qrels hold no judgment", path=paths[0])
     if run.height == 0:
@@ -82,6 +91,8 @@ def judge(qrels: pl.DataFrame, run: pl.DataFrame, opts: Options, *, paths=("qrel
     qrels_q = qrels["qid"].replace_strict(qids, codes, return_dtype=pl.Int64).to_numpy()
     qrels_d = qrels["docno"].replace_strict(docs, doc_codes, return_dtype=pl.Int64).to_numpy()
     qrels_rel = qrels["rel"].to_numpy().astype(np.int64)
+    if docno_ascending:  # the codes reversed: the kernel's descending order is then ascending
+        run_d, qrels_d = docs.len() - 1 - run_d, docs.len() - 1 - qrels_d
     off, rel, repeated, judged_twice = K.rank_and_judge(
         *(_writable(a, np.int64) for a in (run_q, run_d)),
         _writable(scores, np.float64),
@@ -192,6 +203,9 @@ def evaluate(judged: Judged, measures: list[Measure], opts: Options):
                 value = ratio(ap, np.broadcast_to(r, ap.shape))
             else:
                 value = unj / cut
+        elif n in PROVIDER_MEASURES:
+            judged_at, rr_at = K.provider_scores(off, rel, level, np.array(p, dtype=np.int64))
+            value = judged_at if n == "judged" else rr_at
         elif n == "ndcg_cut":
             value = K.ndcg_at(off, rel, levels, judged.level_values, np.array(p, dtype=np.int64))
         elif n == "Rprec_mult":
@@ -236,7 +250,7 @@ def evaluate(judged: Judged, measures: list[Measure], opts: Options):
             text = [bytes(row).rstrip(b"\0").decode() for row in raw]
             out.append((names, "relstring", text))
             continue
-        else:  # pragma: no cover - every name of MEASURES is handled above
+        else:  # pragma: no cover - every name of MEASURES, PROVIDER_MEASURES is handled
             raise ConfigError(f"measure {n} is not implemented")
         out.append((names, kind, np.asarray(value, dtype=np.float64)))
     return out, num_ret
@@ -316,12 +330,16 @@ def trec_user_values(
     qrels = ratings.select(*text[:1], text[1].alias("docno"), pl.col("rating").cast(pl.Int64))
     run = recs.select(*text[:1], text[1].alias("docno"), pl.col("score").cast(pl.Float64))
     qrels = qrels.rename({"rating": "rel"})
-    groups: dict[tuple[bool, int], list[TrecMetric]] = {}
+    groups: dict[tuple[bool, bool, int], list[TrecMetric]] = {}
     for m in metrics:
-        groups.setdefault((m.judged_only, level if m.level is None else m.level), []).append(m)
-    judged_by = {only: judge(qrels, run, Options(judged_only=only)) for only, _ in groups}
-    for (judged_only, group_level), group in groups.items():
-        judged = judged_by[judged_only]
+        key = (m.judged_only, m.docno_ascending, level if m.level is None else m.level)
+        groups.setdefault(key, []).append(m)
+    judged_by = {
+        (only, ascending): judge(qrels, run, Options(judged_only=only), docno_ascending=ascending)
+        for only, ascending, _ in groups
+    }
+    for (judged_only, ascending, group_level), group in groups.items():
+        judged = judged_by[judged_only, ascending]
         position = users.cast(pl.String).replace_strict(
             judged.qids, range(len(judged.qids)), default=-1, return_dtype=pl.Int64
         )
