@@ -57,7 +57,7 @@ class Flag:
     """How the command line spells an option.
 
     ``parse``: the text -> value parser (a name in :data:`mobeval.cli.PARSERS`: ``ints``,
-    ``names``, ``mapping``, ``finite``, ``threshold``, ``int``; None: the text as is).
+    ``names``, ``metrics``, ``mapping``, ``finite``, ``threshold``, ``int``; None: the text as is).
     ``default``: the flag's default (:data:`SAME`: the option's; :data:`FROM_PRESET`: absent
     unless given). ``switch``: a flag without a value (``--drop-unmatched``) that sets the
     option to ``on`` (the option's default otherwise)."""
@@ -260,7 +260,7 @@ def _cutoffs(help: str, **settings) -> Option:
 
 def _metrics(default: tuple | None, help: str, **settings) -> Option:
     """The metrics a family computes (``default`` None: the help text says which)."""
-    flag = Flag("names") if default is None else Flag("names", list(default))
+    flag = Flag("metrics") if default is None else Flag("metrics", list(default))
     return Option("metrics", "strings", default, help, flag=flag, defines=False, **settings)
 
 

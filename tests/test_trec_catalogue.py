@@ -129,9 +129,12 @@ def test_cli_job_and_compare_names(tmp_path, capsys):
             "--convention",
             "trec_eval",
         ]
-        argv += ["--metrics", "nDCG@10,bpref,P(rel=2)@5", "--model", model, "--out", str(out)]
+        names = "nDCG@10,bpref,P(rel=2)@5,SetF(rel=1, beta=0.5),P.5,10,ndcg.1=3,2=9"
+        argv += ["--metrics", names, "--model", model, "--out", str(out)]
         assert main(argv) == 0
-    assert "P(rel=2)@5" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    for name in ("P(rel=2)@5", "SetF(rel=1, beta=0.5)", "P_5", "P_10", "ndcg_1=3,2=9"):
+        assert name in printed  # a name's own commas (brackets, -m lists) do not split it
     assert main(["compare", str(out), "--metrics", "nDCG@10,bpref"]) == 0
     printed = capsys.readouterr().out
     assert "nDCG@10" in printed and "bpref" in printed
