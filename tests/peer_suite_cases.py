@@ -113,7 +113,7 @@ CASES = {
 JUDGED_ONLY = ["P@4", "RR", "Rprec", "AP", "AP@4", "nDCG", "nDCG@4", "R@2", "SetP", "SetAP"]
 JUDGED_ONLY += ["SetF", "Success@2", "IPrec@0.5"]
 IR_MEASURES_TIES = ["RR", "RR@1", "RR@2", "RR(rel=2)@4", "nDCG@2", "P@1", "AP"]
-IR_MEASURES_TIES += ["Judged", "Judged@1", "Judged@2", "Judged@4"]
+IR_MEASURES_TIES += ["Judged", "Judged@1", "Judged@2", "Judged@4", "nDCG(gains={1: 3, 2: 1})@2"]
 #: (case, measure as ir_measures writes it, the per-query values its test states or None,
 #: the aggregate it states or None, its tolerance in decimal places)
 IR_MEASURES = [
@@ -153,6 +153,9 @@ IR_MEASURES = [
     ("negative", "infAP(rel=2)", {"0": 0.33333, "1": 0.375}, 0.3542, 4),
     ("negative", "nDCG", {"0": 0.76018, "1": 0.32739}, None, 4),
     ("negative", "nDCG@3", {"0": 0.76018, "1": 0.0}, None, 4),
+    ("negative", "nDCG(gains={0:1,1:4})", {"0": 0.97177, "1": 0.14949}, None, 4),
+    ("negative", "nDCG(gains={0:1,1:4})@3", None, None, 7),
+    ("negative", "nDCG(gains={0: 0, 2: 5, 1: 3}, judged_only=True)@2", None, None, 7),
     ("p", "P@4", {"0": 0.5, "1": 0.25}, None, 4),
     ("p", "P(judged_only=True)@4", {"0": 0.75, "1": 0.25}, None, 4),
     ("aggregate", "P@5", None, 0.5, 7),

@@ -151,6 +151,8 @@ def test_cli_job_and_compare_names(tmp_path, capsys):
         ("RR(rel=-1)@10", {}, "rel must be >= 0"),
         ("Judged@0", {}, "whole number from 1"),
         ("RR@99999999999999999999", {}, "whole number from 1"),
+        ("nDCG(gains={0: 1.5})", {}, "integers"),
+        ("P(rel=1, rel=2)@5", {}, "cannot read the parameter 'rel=2'"),
         ("ERR@10", {}, "not supported"),
         ("Rprec@10", {}, "takes no cutoff"),
         ("P", {}, None),  # mobeval's own precision: no error

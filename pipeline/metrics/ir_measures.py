@@ -29,7 +29,7 @@ TREC_EQUIVALENTS: dict[str, tuple[str, str, frozenset[str]]] = {
     "R": ("", "recall_{k}", frozenset({"rel", "judged_only"})),
     "AP": ("map", "map_cut_{k}", frozenset({"rel", "judged_only"})),
     "RR": ("recip_rank", "", frozenset({"rel", "judged_only"})),
-    "nDCG": ("ndcg", "ndcg_cut_{k}", frozenset({"judged_only", "dcg"})),
+    "nDCG": ("ndcg", "ndcg_cut_{k}", frozenset({"judged_only", "dcg", "gains"})),
     "Rprec": ("Rprec", "", frozenset({"rel", "judged_only"})),
     "Bpref": ("bpref", "", frozenset({"rel"})),
     "infAP": ("infAP", "", frozenset({"rel"})),
@@ -84,16 +84,23 @@ _SYNTAX = re.compile(r"^\s*([^\W\d]\w*)\s*(?:\((.*)\))?\s*(?:@\s*([^\s@]+))?\s*$
 
 
 def _parameters(text: str, spelled: str) -> dict[str, object]:
-    """``rel=2, judged_only=True`` -> a dict (each value a Python literal)."""
-    params: dict[str, object] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        key, sep, value = part.partition("=")
-        try:
-            params[key.strip()] = ast.literal_eval(value.strip())
-        except (ValueError, SyntaxError):
-            sep = ""
-        if not sep or not key.strip().isidentifier():
-            raise ConfigError(f"{spelled}: cannot read the parameter {part!r} (e.g. rel=2)")
+    """``rel=2, judged_only=True``, ``gains={0: 1, 1: 4}`` -> a dict (each value a Python
+    literal), read as the keyword arguments of a call."""
+    try:
+        call = ast.parse(f"f({text})", mode="eval").body
+        if call.args:
+            raise ValueError(ast.unparse(call.args[0]))
+        params = {}
+        for keyword in call.keywords:
+            if keyword.arg is None or keyword.arg in params:
+                raise ValueError(ast.unparse(keyword))
+            try:
+                params[keyword.arg] = ast.literal_eval(keyword.value)
+            except ValueError:
+                raise ValueError(ast.unparse(keyword)) from None
+    except (ValueError, SyntaxError) as error:
+        part = error.args[0] if isinstance(error, ValueError) and error.args else text
+        raise ConfigError(f"{spelled}: cannot read the parameter {part!r} (e.g. rel=2)") from None
     return params
 
 
@@ -144,6 +151,7 @@ def ir_measures_metrics(text: str) -> list[TrecMetric] | None:
         raise ConfigError(f"{text}: judged_only must be True or False, not {judged_only!r}")
     if name == "NumRet" and "rel" in params:  # NumRet(rel=r): the relevant ones retrieved
         trec = "num_rel_ret"
+    gains = _gains(text, params.get("gains"))
     (metric,) = trec_metrics(trec)
     return [
         TrecMetric(
@@ -154,8 +162,20 @@ def ir_measures_metrics(text: str) -> list[TrecMetric] | None:
             label=text.strip(),
             level=level,
             judged_only=judged_only,
+            gains=gains,
         )
     ]
+
+
+def _gains(text: str, gains: object) -> tuple[tuple[int, int], ...] | None:
+    """nDCG's ``gains``: ir_measures maps each judged level to its gain (int to int; a level
+    not listed keeps its own) before pytrec_eval reads the qrels."""
+    if gains is None:
+        return None
+    pairs = gains.items() if isinstance(gains, dict) else [(None, None)]
+    if not all(type(k) is int and type(v) is int for k, v in pairs):
+        raise ConfigError(f"{text}: gains maps levels to gains, integers ({{0: 1, 1: 4}})")
+    return tuple(sorted(gains.items()))
 
 
 def _level(text: str, params: dict[str, object]) -> int:

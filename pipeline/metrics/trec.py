@@ -297,7 +297,8 @@ class TrecMetric:
     documents are dropped first (``judged_only``: ``-J``), ``label``, the name it is reported
     under (trec_eval's printed name, or the user's own spelling), and whether score ties fall
     by docno ascending (``docno_ascending``: :data:`PROVIDER_MEASURES`) instead of trec_eval's
-    descending."""
+    descending; ``gains``: (level, level read instead) pairs applied to the judgments first, as
+    ir_measures' ``nDCG(gains=...)`` does."""
 
     name: str
     kind: str
@@ -307,6 +308,7 @@ class TrecMetric:
     level: int | None = None
     judged_only: bool = False
     docno_ascending: bool = False
+    gains: tuple[tuple[int, int], ...] | None = None
 
     @property
     def measure(self) -> Measure:

@@ -330,16 +330,20 @@ def trec_user_values(
     qrels = ratings.select(*text[:1], text[1].alias("docno"), pl.col("rating").cast(pl.Int64))
     run = recs.select(*text[:1], text[1].alias("docno"), pl.col("score").cast(pl.Float64))
     qrels = qrels.rename({"rating": "rel"})
-    groups: dict[tuple[bool, bool, int], list[TrecMetric]] = {}
+    groups: dict[tuple, list[TrecMetric]] = {}
     for m in metrics:
-        key = (m.judged_only, m.docno_ascending, level if m.level is None else m.level)
-        groups.setdefault(key, []).append(m)
-    judged_by = {
-        (only, ascending): judge(qrels, run, Options(judged_only=only), docno_ascending=ascending)
-        for only, ascending, _ in groups
-    }
-    for (judged_only, ascending, group_level), group in groups.items():
-        judged = judged_by[judged_only, ascending]
+        ranking = (m.judged_only, m.docno_ascending, m.gains)
+        groups.setdefault((*ranking, level if m.level is None else m.level), []).append(m)
+    judged_by = {}
+    for only, ascending, gains, _ in groups:
+        levels = qrels
+        if gains is not None:
+            old, new = zip(*gains, strict=True)
+            levels = qrels.with_columns(pl.col("rel").replace(old, new))
+        options = Options(judged_only=only)
+        judged_by[only, ascending, gains] = judge(levels, run, options, docno_ascending=ascending)
+    for (judged_only, ascending, gains, group_level), group in groups.items():
+        judged = judged_by[judged_only, ascending, gains]
         position = users.cast(pl.String).replace_strict(
             judged.qids, range(len(judged.qids)), default=-1, return_dtype=pl.Int64
         )
