@@ -22,6 +22,7 @@ import pytest
 from conftest import GOLDEN
 
 from mobeval.api import evaluate_recs
+from mobeval.errors import ConfigError
 from mobeval.trec_eval.output import value_text
 
 SUITES = GOLDEN / "peer_suites"
@@ -34,6 +35,7 @@ from peer_suite_cases import (  # noqa: E402
     PYTREC_PARAMS,
     PYTREC_QRELS,
     PYTREC_RUNS,
+    RUN_ONE,
 )
 
 
@@ -146,3 +148,26 @@ def test_pytrec_evals_traditional_cases():
         for name, value in summary.items():
             ours = str(int(value)) if name.startswith("num_") else value_text(value)
             assert ours == printed[name], (expected, name)
+
+
+def test_ir_measures_scores_a_user_without_a_list_zero(tmp_path):
+    """ir_measures' test_providers.py, "qrels but partial run": a query of the qrels the run
+    lacks scores 0 and counts in the mean (its evaluators' DEFAULT). mobeval says so with
+    ``denominator="users_in_truth"``; trec_eval's own names refuse it (they score users on both
+    sides, as trec_eval without -c)."""
+    (tmp_path / "qrels.txt").write_text(CASES["numret"][0])
+    (tmp_path / "run.txt").write_text(RUN_ONE)
+    names = ["P@5", "Judged@5", "RR@5", "NumRet"]
+    args = (str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt"))
+    options = {"convention": "trec_eval", "denominator": "users_in_truth"}
+    result = evaluate_recs(*args, metrics=names, **options)
+    per_user = {row.pop("user_id"): row for row in result.per_unit.iter_rows(named=True)}
+    summary = dict(zip(result.summary["metric"], result.summary["value"], strict=True))
+    assert per_user == {
+        "0": {"P@5": 0.6, "Judged@5": 1.0, "RR@5": 0.5, "NumRet": 5.0},
+        "1": {"P@5": 0.0, "Judged@5": 0.0, "RR@5": 0.0, "NumRet": 0.0},
+    }
+    assert summary == {"P@5": 0.3, "Judged@5": 0.5, "RR@5": 0.25, "NumRet": 5.0, "users": 2}
+    with pytest.raises(ConfigError) as error:
+        evaluate_recs(*args, metrics=["P@5", "bpref"], **options)
+    assert "bpref is a trec_eval measure" in str(error.value)

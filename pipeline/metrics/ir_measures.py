@@ -163,6 +163,7 @@ def ir_measures_metrics(text: str) -> list[TrecMetric] | None:
             level=level,
             judged_only=judged_only,
             gains=gains,
+            default=0.0,
         )
     ]
 
@@ -205,5 +206,12 @@ def _provider_metric(text: str, name: str, params: dict[str, object], cutoff) ->
     if level < 0:  # trec_eval's judgments hold no negative level (they are unjudged)
         raise ConfigError(f"{text}: rel must be >= 0 for {name}@k")
     return TrecMetric(
-        measure, "long_cut", (k,), None, label=text.strip(), level=level, docno_ascending=True
+        measure,
+        "long_cut",
+        (k,),
+        None,
+        label=text.strip(),
+        level=level,
+        docno_ascending=True,
+        default=0.0,
     )

@@ -298,7 +298,10 @@ class TrecMetric:
     under (trec_eval's printed name, or the user's own spelling), and whether score ties fall
     by docno ascending (``docno_ascending``: :data:`PROVIDER_MEASURES`) instead of trec_eval's
     descending; ``gains``: (level, level read instead) pairs applied to the judgments first, as
-    ir_measures' ``nDCG(gains=...)`` does."""
+    ir_measures' ``nDCG(gains=...)`` does; ``default``: the value of a user the ratings hold
+    without a list, scored under ``denominator="users_in_truth"`` (ir_measures' names: its
+    measures' DEFAULT, 0, as its evaluators give a qrels query the run lacks; None: trec_eval's
+    names, which score the users on both sides only)."""
 
     name: str
     kind: str
@@ -309,6 +312,7 @@ class TrecMetric:
     judged_only: bool = False
     docno_ascending: bool = False
     gains: tuple[tuple[int, int], ...] | None = None
+    default: float | None = None
 
     @property
     def measure(self) -> Measure:

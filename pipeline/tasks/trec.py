@@ -269,7 +269,7 @@ def sequential_sum(values: np.ndarray, axis: int = 0):
 TREC_FIELDS = {
     "order": "score_id_str_desc",
     "duplicates": ("error", "drop"),
-    "denominator": "users_in_both",
+    "denominator": ("users_in_both", "users_in_truth"),
     "no_relevant": "zero",
     "unweighted": False,
 }
@@ -278,7 +278,8 @@ TREC_FIELDS = {
 def check_trec_convention(convention, metrics: Sequence[TrecMetric]) -> None:
     """ConfigError unless ``convention`` (a :class:`~mobeval.metrics.recs.RecsConvention`) is
     trec_eval's where its measures read it: the list ordered by score, ties by item id
-    descending; each user scored when on both sides; the level ``-l`` an integer threshold."""
+    descending; each user scored when on both sides (or, for ir_measures' names only, every
+    user with ratings: ``users_in_truth``); the level ``-l`` an integer threshold."""
     if not metrics:
         return
     named = metrics[0].label
@@ -289,6 +290,13 @@ def check_trec_convention(convention, metrics: Sequence[TrecMetric]) -> None:
                 f"{named} is a trec_eval measure: it needs {name}={allowed!r} (trec_eval's, as "
                 f"the trec_eval preset sets it), not {value!r}; use --convention trec_eval"
             )
+    strict = [m.label for m in metrics if m.default is None]
+    if convention.denominator == "users_in_truth" and strict:
+        raise ConfigError(
+            f"{strict[0]} is a trec_eval measure: it scores the users on both sides "
+            "(denominator='users_in_both'); users_in_truth, a user without a list scoring 0, is "
+            "ir_measures' averaging, for its names (mobeval trec_eval -c is trec_eval's own)"
+        )
     threshold = convention.relevant_threshold
     if any(m.level is None for m in metrics) and not (
         isinstance(threshold, int | float) and float(threshold).is_integer()
@@ -312,8 +320,14 @@ def trec_user_values(
     the users as queries, ``item_id`` as docnos (text: ties fall by item id descending, as the
     ``trec_eval`` preset orders), ``rating`` as the relevance level (an integer), ranked and
     scored as ``mobeval trec_eval`` does (:func:`judge`, :func:`evaluate`); ``level`` is ``-l``
-    for the metrics without a level of their own. ``gm_*`` hold ``log(max(v, 1e-5))``."""
+    for the metrics without a level of their own. ``gm_*`` hold ``log(max(v, 1e-5))``. A user
+    with ratings and no list holds the metric's ``default`` where it has one (ir_measures')."""
     out = {m.label: np.full(len(users), np.nan) for m in metrics}
+    rated = users.is_in(ratings["user_id"].implode())
+    unlisted = (rated & ~users.is_in(recs["user_id"].implode())).to_numpy()
+    for m in metrics:
+        if m.default is not None:
+            out[m.label][unlisted] = m.default
     rating = ratings["rating"].cast(pl.Float64)
     fractional = ratings.filter(rating != rating.floor())
     if len(fractional):
