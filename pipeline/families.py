@@ -509,6 +509,7 @@ RECS = Family(
         "clayrs": "ClayRS 0.5.1: relevant >= the user's mean rating",
         "relison": "RELISON / RankSys 0.4.3: every rated item relevant",
         "relison_unweighted": "as relison, every rating read as 1",
+        "ir_measures": "ir_measures 0.4.3: as trec_eval, a user without a list scoring 0",
         "trec_eval": "trec_eval 10.0 / pytrec_eval: relevant >= 1",
     },
     ("users",),

@@ -153,14 +153,16 @@ def test_pytrec_evals_traditional_cases():
 def test_ir_measures_scores_a_user_without_a_list_zero(tmp_path):
     """ir_measures' test_providers.py, "qrels but partial run": a query of the qrels the run
     lacks scores 0 and counts in the mean (its evaluators' DEFAULT). mobeval says so with
-    ``denominator="users_in_truth"``; trec_eval's own names refuse it (they score users on both
-    sides, as trec_eval without -c)."""
+    ``denominator="users_in_truth"`` (the ``ir_measures`` preset); trec_eval's own names refuse
+    it (they score users on both sides, as trec_eval without -c)."""
     (tmp_path / "qrels.txt").write_text(CASES["numret"][0])
     (tmp_path / "run.txt").write_text(RUN_ONE)
     names = ["P@5", "Judged@5", "RR@5", "NumRet"]
     args = (str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt"))
-    options = {"convention": "trec_eval", "denominator": "users_in_truth"}
+    options = {"convention": "ir_measures"}
     result = evaluate_recs(*args, metrics=names, **options)
+    same = evaluate_recs(*args, metrics=names, convention="trec_eval", denominator="users_in_truth")
+    assert same.per_unit.equals(result.per_unit)
     per_user = {row.pop("user_id"): row for row in result.per_unit.iter_rows(named=True)}
     summary = dict(zip(result.summary["metric"], result.summary["value"], strict=True))
     assert per_user == {
