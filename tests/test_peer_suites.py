@@ -32,6 +32,7 @@ from peer_suite_cases import (  # noqa: E402
     CASES,
     IR_MEASURES,
     PYTREC_EVAL,
+    PYTREC_NICKNAMES,
     PYTREC_PARAMS,
     PYTREC_QRELS,
     PYTREC_RUNS,
@@ -173,3 +174,18 @@ def test_ir_measures_scores_a_user_without_a_list_zero(tmp_path):
     with pytest.raises(ConfigError) as error:
         evaluate_recs(*args, metrics=["P@5", "bpref"], **options)
     assert "bpref is a trec_eval measure" in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "names", [["all_trec"], ["set"], ["official"], ["official", "set", "nDCG"]]
+)
+def test_pytrec_evals_nicknames(names, tmp_path):
+    """pytrec_eval's test_nicknames: a set's name gives the measures its test lists (less the
+    run's tag, the query count and the relevance string, which are not per-user numbers; plus
+    the measures newer than pytrec_eval's trec_eval: rbp, rbp_resid, unj_*), sets together
+    their union (its ``ndcg`` asked as ``nDCG``: mobeval's ``ndcg`` is its own)."""
+    per_user, _ = _recs(tmp_path, PYTREC_QRELS, PYTREC_RUNS["d2_third"], names)
+    listed = set().union(*(PYTREC_NICKNAMES.get(name, [name]) for name in names))
+    if "all_trec" in names:
+        listed |= {"rbp", "rbp_resid", "unj_5", "unj_10", "unj_20"}
+    assert set(per_user["q1"]) == listed - {"runid", "num_q", "relstring"}
