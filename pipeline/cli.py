@@ -229,6 +229,28 @@ def _name_list(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
+_PARAMETER_LIST_TAIL = re.compile(r"^[-+0-9.=]+$")
+
+
+def _metric_list(text: str) -> list[str]:
+    """Metric names apart at commas, except the commas of a name's own parameters: inside
+    brackets (ir_measures' ``SetF(rel=1, beta=0.5)``, ``nDCG(gains={0:1,1:4})``) and within
+    trec_eval's ``-m`` lists after a dot (``P.5,10``, ``ndcg.1=3,2=9``: a part of numbers and
+    ``=`` goes on the name before it)."""
+    names: list[str] = []
+    depth, start = 0, 0
+    for i, char in enumerate(text + ","):
+        depth += (char in "([{") - (char in ")]}")
+        if char == "," and depth <= 0:
+            part = text[start:i].strip()
+            if names and "." in names[-1] and _PARAMETER_LIST_TAIL.match(part):
+                names[-1] += "," + part
+            elif part:
+                names.append(part)
+            start = i + 1
+    return names
+
+
 def _threshold(text: str) -> float | str | None:
     """A number, ``user_mean`` or ``none`` (every rated item is relevant)."""
     if text in ("user_mean", "none"):
@@ -312,7 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--models", type=_name_list, default=None, help="the models compared (default: all)"
     )
     compare.add_argument(
-        "--metrics", type=_name_list, default=None, help="e.g. acc@5,mrr (default: all pairable)"
+        "--metrics", type=_metric_list, default=None, help="e.g. acc@5,mrr (default: all pairable)"
     )
     compare.add_argument(
         "--tests",
@@ -452,6 +474,7 @@ def _input_format(help_text: str):
 PARSERS = {
     "ints": _int_list,
     "names": _name_list,
+    "metrics": _metric_list,
     "mapping": _mapping,
     "finite": _finite,
     "threshold": _threshold,

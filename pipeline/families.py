@@ -60,7 +60,7 @@ class Flag:
     """How the command line spells an option.
 
     ``parse``: the text -> value parser (a name in :data:`mobeval.cli.PARSERS`: ``ints``,
-    ``names``, ``mapping``, ``finite``, ``threshold``, ``int``; None: the text as is).
+    ``names``, ``metrics``, ``mapping``, ``finite``, ``threshold``, ``int``; None: the text as is).
     ``default``: the flag's default (:data:`SAME`: the option's; :data:`FROM_PRESET`: absent
     unless given). ``switch``: a flag without a value (``--drop-unmatched``) that sets the
     option to ``on`` (the option's default otherwise)."""
@@ -285,7 +285,7 @@ def _cutoffs(help: str, **settings) -> Option:
 
 def _metrics(default: tuple | None, help: str, **settings) -> Option:
     """The metrics a family computes (``default`` None: the help text says which)."""
-    flag = Flag("names") if default is None else Flag("names", list(default))
+    flag = Flag("metrics") if default is None else Flag("metrics", list(default))
     return Option("metrics", "strings", default, help, flag=flag, defines=False, **settings)
 
 
@@ -612,6 +612,7 @@ RECS = Family(
         "clayrs": "ClayRS 0.5.1: relevant >= the user's mean rating",
         "relison": "RELISON / RankSys 0.4.3: every rated item relevant",
         "relison_unweighted": "as relison, every rating read as 1",
+        "ir_measures": "ir_measures 0.4.3: as trec_eval, a user without a list scoring 0",
         "trec_eval": "trec_eval 10.0 / pytrec_eval: relevant >= 1",
         "ranx": "ranx 0.3.21: relevant >= 1, ties as its Numba sort, a list read as a dict",
     },

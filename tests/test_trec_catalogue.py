@@ -129,9 +129,12 @@ def test_cli_job_and_compare_names(tmp_path, capsys):
             "--convention",
             "trec_eval",
         ]
-        argv += ["--metrics", "nDCG@10,bpref,P(rel=2)@5", "--model", model, "--out", str(out)]
+        names = "nDCG@10,bpref,P(rel=2)@5,SetF(rel=1, beta=0.5),P.5,10,ndcg.1=3,2=9"
+        argv += ["--metrics", names, "--model", model, "--out", str(out)]
         assert main(argv) == 0
-    assert "P(rel=2)@5" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    for name in ("P(rel=2)@5", "SetF(rel=1, beta=0.5)", "P_5", "P_10", "ndcg_1=3,2=9"):
+        assert name in printed  # a name's own commas (brackets, -m lists) do not split it
     assert main(["compare", str(out), "--metrics", "nDCG@10,bpref"]) == 0
     printed = capsys.readouterr().out
     assert "nDCG@10" in printed and "bpref" in printed
@@ -143,9 +146,15 @@ def test_cli_job_and_compare_names(tmp_path, capsys):
         ("bpref", {"convention": "clayrs"}, "order='score_id_str_desc'"),
         ("P_5", {"relevant_threshold": 3.5}, "relevance level -l, an integer"),
         ("nDCG@10", {"duplicates": "count_each"}, "duplicates"),
-        ("Judged@10", {}, "judged provider"),
+        ("Judged(rel=2)@10", {}, "takes no parameter, not rel"),
+        ("RR(judged_only=True)@10", {}, "takes ['rel'], not judged_only"),
+        ("RR(rel=-1)@10", {}, "rel must be >= 0"),
+        ("Judged@0", {}, "whole number from 1"),
+        ("RR@99999999999999999999", {}, "whole number from 1"),
+        ("nDCG(gains={0: 1.5})", {}, "integers"),
+        ("P(rel=1, rel=2)@5", {}, "cannot read the parameter 'rel=2'"),
         ("ERR@10", {}, "not supported"),
-        ("RR@10", {}, "takes no cutoff"),
+        ("Rprec@10", {}, "takes no cutoff"),
         ("P", {}, None),  # mobeval's own precision: no error
         ("SetF(gamma=2)", {}, "not gamma"),
         ("relstring", {}, "text, not a number"),
@@ -173,3 +182,73 @@ def test_a_fractional_rating_is_not_a_level(tmp_path):
     with pytest.raises(InputError) as error:
         evaluate_recs(ratings, recs, metrics=["bpref"], convention="trec_eval")
     assert "integer" in str(error.value) and "rating" in str(error.value)
+
+
+def _oracle(qrels_text: str, run_text: str, level: int) -> dict[str, dict[str, float]]:
+    """mrr@3, hit_rate@2 and f1@3 per query in plain Python: each list by score descending, ties
+    by docno descending (trec_eval's order), relevant a judgment >= level, for queries on both
+    sides; a negative judgment is trec_eval's unjudged."""
+    judged: dict[str, dict[str, int]] = {}
+    for line in qrels_text.splitlines():
+        qid, _, doc, rel = line.split()
+        judged.setdefault(qid, {})[doc] = int(rel)
+    lists: dict[str, list[tuple[float, str]]] = {}
+    for line in run_text.splitlines():
+        fields = line.split()
+        if len(fields) >= 6 and not line.startswith("#"):
+            lists.setdefault(fields[0], []).append((float(fields[4]), fields[2]))
+    out = {}
+    for qid, entries in lists.items():
+        if qid not in judged:
+            continue
+        ranked = [doc for _, doc in sorted(entries, reverse=True)]
+        relevant = {d for d, r in judged[qid].items() if r >= max(level, 0) and r >= 0}
+        first = next((i + 1 for i, d in enumerate(ranked) if d in relevant), None)
+        hits3 = sum(d in relevant for d in ranked[:3])
+        precision, recall = hits3 / 3, hits3 / len(relevant) if relevant else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if hits3 else 0.0
+        out[qid] = {
+            "mrr@3": 1 / first if first is not None and first <= 3 else 0.0,
+            "hit_rate@2": float(first is not None and first <= 2),
+            "f1@3": f1,
+        }
+    return out
+
+
+@pytest.mark.parametrize("level", [1, 2, 0])
+def test_recs_metrics_in_trec_eval_command(level, tmp_path, capsys):
+    """The reverse direction: ``mobeval trec_eval -m mrr@3`` (and any ranking metric of the
+    recs family that trec_eval lacks) prints each query's value and the mean over queries in
+    trec_eval's layout, equal to a plain oracle; trec_eval's own measures are untouched."""
+    qrels, run = write_inputs(tmp_path, "hand")
+    argv = ["trec_eval", "-q", "-l", str(level), "-m", "mrr@3", "-m", "hit_rate@2", "-m", "f1@3"]
+    assert main([*argv, "-m", "recip_rank", str(qrels), str(run)]) == 0
+    printed = {}
+    for line in capsys.readouterr().out.splitlines():
+        name, qid, value = line.split("\t")
+        printed[qid, name.strip()] = value
+    oracle = _oracle(qrels.read_text(), run.read_text(), level)
+    assert {q for q, _ in printed} - {"all"} == set(oracle)
+    for name in ("mrr@3", "hit_rate@2", "f1@3"):
+        for qid, values in oracle.items():
+            assert printed[qid, name] == value_text(values[name]), (qid, name)
+        mean = sum(values[name] for values in oracle.values()) / len(oracle)
+        assert printed["all", name] == value_text(mean), name
+    assert "recip_rank" in {name for _, name in printed}
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["-m", "rmse"], "predicted rating"),
+        (["-J", "-m", "mrr@3"], "-J does not apply"),
+        (["-c", "-m", "mrr@3"], "-c does not apply"),
+        (["-M", "5", "-m", "mrr@3"], "-M does not apply"),
+        (["-m", "nDCG@3"], "unknown measure"),
+        (["-m", "nonsense@3"], "unknown measure"),
+    ],
+)
+def test_trec_eval_command_refuses_what_recs_metrics_cannot_do(argv, said, tmp_path, capsys):
+    qrels, run = write_inputs(tmp_path, "hand")
+    assert main(["trec_eval", *argv, str(qrels), str(run)]) == 2
+    assert said in capsys.readouterr().err

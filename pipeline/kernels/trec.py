@@ -150,6 +150,41 @@ def hits_at(off, rel, level, cutoffs):
 
 
 @njit(cache=True)
+def provider_scores(off, rel, level, cutoffs):
+    """Per query and cutoff k (0: the whole list), two measures of ir_measures' own Python
+    providers (terrierteam/ir_measures 0.4.3, ``providers/judged_provider.py`` and
+    ``msmarco_provider.py``), on lists ranked with ties by docno ascending as they sort:
+
+    * Judged@k = |{d in top n_k : d is in the qrels}| / n_k with n_k = min(k, list length), a
+      negative judgment counting as judged (only ``NONPOOL`` does not); 0 for an empty list;
+    * RR@k = 1 / rank of the first document with ``rel >= level`` within the top k, else 0.
+    """
+    nq = off.size - 1
+    nc = cutoffs.size
+    judged = np.zeros((nq, nc))
+    rr = np.zeros((nq, nc))
+    for q in range(nq):
+        start = off[q]
+        n = off[q + 1] - start
+        first = 0  # rank of the first relevant document (0: none)
+        for i in range(n):
+            if rel[start + i] >= level:
+                first = i + 1
+                break
+        for c in range(nc):
+            depth = n if cutoffs[c] == 0 else min(cutoffs[c], n)
+            seen = 0
+            for i in range(depth):
+                if rel[start + i] != NONPOOL:
+                    seen += 1
+            if depth > 0:
+                judged[q, c] = seen / depth
+            if first > 0 and (cutoffs[c] == 0 or first <= cutoffs[c]):
+                rr[q, c] = 1.0 / first
+    return judged, rr
+
+
+@njit(cache=True)
 def interpolated_precision(off, rel, level, num_rel, num_rel_ret, fractions):
     """Per query and recall fraction f: the highest precision at any rank whose recall reaches
     round(f * num_rel) relevant documents (0 when fewer are retrieved)."""

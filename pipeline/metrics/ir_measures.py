@@ -6,8 +6,11 @@ measure ``Name(param=value, ...)@cutoff`` and computes most of them with pytrec_
 trec_eval: :data:`TREC_EQUIVALENTS` maps each such measure to the trec_eval measure its
 pytrec_eval provider asks for (``providers/pytrec_eval_provider.py``), ``rel`` to trec_eval's
 ``-l`` (default 1, ir_measures' own, whatever the convention's ``relevant_threshold``) and
-``judged_only=True`` to ``-J``. The values are those of :mod:`mobeval.kernels.trec`, reported
-under the name as the user spelled it. :data:`UNSUPPORTED` says why the others are refused.
+``judged_only=True`` to ``-J``. ``Judged`` and ``RR@k``, which ir_measures computes with its own
+Python providers (judged, msmarco), are :data:`~mobeval.metrics.trec.PROVIDER_MEASURES`:
+their lists ranked with ties by docno ascending, as those providers sort. The values are those
+of :mod:`mobeval.kernels.trec`, reported under the name as the user spelled it.
+:data:`UNSUPPORTED` says why the others are refused.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ TREC_EQUIVALENTS: dict[str, tuple[str, str, frozenset[str]]] = {
     "R": ("", "recall_{k}", frozenset({"rel", "judged_only"})),
     "AP": ("map", "map_cut_{k}", frozenset({"rel", "judged_only"})),
     "RR": ("recip_rank", "", frozenset({"rel", "judged_only"})),
-    "nDCG": ("ndcg", "ndcg_cut_{k}", frozenset({"judged_only", "dcg"})),
+    "nDCG": ("ndcg", "ndcg_cut_{k}", frozenset({"judged_only", "dcg", "gains"})),
     "Rprec": ("Rprec", "", frozenset({"rel", "judged_only"})),
     "Bpref": ("bpref", "", frozenset({"rel"})),
     "infAP": ("infAP", "", frozenset({"rel"})),
@@ -40,6 +43,9 @@ TREC_EQUIVALENTS: dict[str, tuple[str, str, frozenset[str]]] = {
     "SetAP": ("set_map", "", frozenset({"rel", "judged_only"})),
     "SetF": ("set_F", "", frozenset({"rel", "beta", "judged_only"})),
 }
+#: ir_measures name -> (the provider measure, the parameters it takes), when it has a cutoff
+#: (``Judged`` without one: the whole list).
+PROVIDER_EQUIVALENTS = {"Judged": ("judged", frozenset()), "RR": ("rr_cut", frozenset({"rel"}))}
 #: ir_measures' other spellings of the same measures.
 ALIASES = {
     "Precision": "P",
@@ -54,8 +60,6 @@ ALIASES = {
 _OTHER_PROVIDERS = "computed by another provider than pytrec_eval, with conventions of its own"
 #: ir_measures' measures mobeval does not compute, and why.
 UNSUPPORTED = {
-    "Judged": "the judged provider's own order (ties by document id ascending) and denominator "
-    "(min(k, list length)); not a trec_eval measure",
     "RBP": "cwl_eval's rank-biased precision (mobeval's trec_eval `rbp` is trec_eval's)",
     "ERR": _OTHER_PROVIDERS + " (gdeval)",
     "NumQ": "the summary's users row counts the users",
@@ -80,16 +84,23 @@ _SYNTAX = re.compile(r"^\s*([^\W\d]\w*)\s*(?:\((.*)\))?\s*(?:@\s*([^\s@]+))?\s*$
 
 
 def _parameters(text: str, spelled: str) -> dict[str, object]:
-    """``rel=2, judged_only=True`` -> a dict (each value a Python literal)."""
-    params: dict[str, object] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        key, sep, value = part.partition("=")
-        try:
-            params[key.strip()] = ast.literal_eval(value.strip())
-        except (ValueError, SyntaxError):
-            sep = ""
-        if not sep or not key.strip().isidentifier():
-            raise ConfigError(f"{spelled}: cannot read the parameter {part!r} (e.g. rel=2)")
+    """``rel=2, judged_only=True``, ``gains={0: 1, 1: 4}`` -> a dict (each value a Python
+    literal), read as the keyword arguments of a call."""
+    try:
+        call = ast.parse(f"f({text})", mode="eval").body
+        if call.args:
+            raise ValueError(ast.unparse(call.args[0]))
+        params = {}
+        for keyword in call.keywords:
+            if keyword.arg is None or keyword.arg in params:
+                raise ValueError(ast.unparse(keyword))
+            try:
+                params[keyword.arg] = ast.literal_eval(keyword.value)
+            except ValueError:
+                raise ValueError(ast.unparse(keyword)) from None
+    except (ValueError, SyntaxError) as error:
+        part = error.args[0] if isinstance(error, ValueError) and error.args else text
+        raise ConfigError(f"{spelled}: cannot read the parameter {part!r} (e.g. rel=2)") from None
     return params
 
 
@@ -105,6 +116,8 @@ def ir_measures_metrics(text: str) -> list[TrecMetric] | None:
     if word in UNSUPPORTED:
         raise ConfigError(f"{text}: ir_measures' {word} is not supported ({UNSUPPORTED[word]})")
     name = ALIASES.get(word, word)
+    if name in PROVIDER_EQUIVALENTS and (cutoff is not None or name == "Judged"):
+        return [_provider_metric(text, name, _parameters(inside or "", text), cutoff)]
     if name not in TREC_EQUIVALENTS:
         return None
     plain, cut, allowed = TREC_EQUIVALENTS[name]
@@ -132,14 +145,13 @@ def ir_measures_metrics(text: str) -> list[TrecMetric] | None:
         trec = "set_relative_P"
     if name == "SetF" and "beta" in params:
         trec = f"set_F.{params['beta']}"
-    level = params.get("rel", 1)
-    if isinstance(level, bool) or not isinstance(level, int):
-        raise ConfigError(f"{text}: rel must be an integer relevance level, not {level!r}")
+    level = _level(text, params)
     judged_only = params.get("judged_only", False)
     if not isinstance(judged_only, bool):
         raise ConfigError(f"{text}: judged_only must be True or False, not {judged_only!r}")
     if name == "NumRet" and "rel" in params:  # NumRet(rel=r): the relevant ones retrieved
         trec = "num_rel_ret"
+    gains = _gains(text, params.get("gains"))
     (metric,) = trec_metrics(trec)
     return [
         TrecMetric(
@@ -150,5 +162,56 @@ def ir_measures_metrics(text: str) -> list[TrecMetric] | None:
             label=text.strip(),
             level=level,
             judged_only=judged_only,
+            gains=gains,
+            default=0.0,
         )
     ]
+
+
+def _gains(text: str, gains: object) -> tuple[tuple[int, int], ...] | None:
+    """nDCG's ``gains``: ir_measures maps each judged level to its gain (int to int; a level
+    not listed keeps its own) before pytrec_eval reads the qrels."""
+    if gains is None:
+        return None
+    pairs = gains.items() if isinstance(gains, dict) else [(None, None)]
+    if not all(type(k) is int and type(v) is int for k, v in pairs):
+        raise ConfigError(f"{text}: gains maps levels to gains, integers ({{0: 1, 1: 4}})")
+    return tuple(sorted(gains.items()))
+
+
+def _level(text: str, params: dict[str, object]) -> int:
+    """The relevance level ``rel`` (default 1), an integer."""
+    level = params.get("rel", 1)
+    if isinstance(level, bool) or not isinstance(level, int):
+        raise ConfigError(f"{text}: rel must be an integer relevance level, not {level!r}")
+    return level
+
+
+def _provider_metric(text: str, name: str, params: dict[str, object], cutoff) -> TrecMetric:
+    """``Judged[@k]`` or ``RR[(rel=r)]@k``, as ir_measures' judged and msmarco providers compute
+    them (:data:`~mobeval.metrics.trec.PROVIDER_MEASURES`)."""
+    measure, allowed = PROVIDER_EQUIVALENTS[name]
+    unknown = sorted(set(params) - allowed)
+    if unknown:
+        raise ConfigError(
+            f"{text}: ir_measures' {name}@k ({measure}) takes {sorted(allowed) or 'no parameter'}"
+            f", not {', '.join(unknown)}"
+        )
+    k = 0
+    if cutoff is not None:
+        k = int(cutoff) if cutoff.isdigit() else 0
+        if not 1 <= k < 2**63:
+            raise ConfigError(f"{text}: the cutoff of {name} is a whole number from 1 to 2^63-1")
+    level = _level(text, params)
+    if level < 0:  # trec_eval's judgments hold no negative level (they are unjudged)
+        raise ConfigError(f"{text}: rel must be >= 0 for {name}@k")
+    return TrecMetric(
+        measure,
+        "long_cut",
+        (k,),
+        None,
+        label=text.strip(),
+        level=level,
+        docno_ascending=True,
+        default=0.0,
+    )

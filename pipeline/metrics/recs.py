@@ -257,6 +257,11 @@ RECS_PRESETS: dict[str, RecsConvention] = {
 }
 # RELISON's own evaluation reads the test graph unweighted: every edge has weight 1.
 RECS_PRESETS["relison_unweighted"] = dataclasses.replace(RECS_PRESETS["relison"], unweighted=True)
+# ir_measures (0.4.3): trec_eval's conventions, but a user the ratings hold without a list scores
+# its measures' default (0) and counts in the mean (its evaluators fill every qrels query).
+RECS_PRESETS["ir_measures"] = dataclasses.replace(
+    RECS_PRESETS["trec_eval"], denominator="users_in_truth"
+)
 
 
 def resolve_convention(convention: str | RecsConvention, **overrides: object) -> RecsConvention:

@@ -279,6 +279,11 @@ NOT_PER_USER = {
     "num_q": "the summary's users row counts the users",
     "relstring": "a string of relevance levels is text, not a number",
 }
+#: Measures of ir_measures' own Python providers, not trec_eval's (no ``-m`` name, in no set),
+#: computed on the same judged lists ranked with ties by docno ascending, as those providers
+#: sort (:func:`mobeval.kernels.trec.provider_scores`): ``judged`` (Judged@k) and ``rr_cut``
+#: (RR@k), each a ``long_cut`` whose cutoff 0 is the whole list.
+PROVIDER_MEASURES = ("judged", "rr_cut")
 #: How a measure's per-user values make the summary's value (trec_eval's): counts are summed;
 #: ``gm_*`` hold ``log(max(v, 1e-5))`` per user and the summary is ``exp`` of their mean.
 AGGREGATES = {**{name: "sum" for name in COUNTS}, "gm_map": "gm", "gm_bpref": "gm"}
@@ -289,8 +294,14 @@ class TrecMetric:
     """One per-user value of a trec_eval measure: the measure (``name``, parameter ``kind``,
     ``params`` of one value for the cut kinds, ``printable`` as ``-m`` gave them), the relevance
     level (``level``: ``-l``; None: the convention's ``relevant_threshold``), whether unjudged
-    documents are dropped first (``judged_only``: ``-J``), and ``label``, the name it is
-    reported under (trec_eval's printed name, or the user's own spelling)."""
+    documents are dropped first (``judged_only``: ``-J``), ``label``, the name it is reported
+    under (trec_eval's printed name, or the user's own spelling), and whether score ties fall
+    by docno ascending (``docno_ascending``: :data:`PROVIDER_MEASURES`) instead of trec_eval's
+    descending; ``gains``: (level, level read instead) pairs applied to the judgments first, as
+    ir_measures' ``nDCG(gains=...)`` does; ``default``: the value of a user the ratings hold
+    without a list, scored under ``denominator="users_in_truth"`` (ir_measures' names: its
+    measures' DEFAULT, 0, as its evaluators give a qrels query the run lacks; None: trec_eval's
+    names, which score the users on both sides only)."""
 
     name: str
     kind: str
@@ -299,6 +310,9 @@ class TrecMetric:
     label: str
     level: int | None = None
     judged_only: bool = False
+    docno_ascending: bool = False
+    gains: tuple[tuple[int, int], ...] | None = None
+    default: float | None = None
 
     @property
     def measure(self) -> Measure:

@@ -13,7 +13,7 @@ import polars as pl
 
 from mobeval.errors import ConfigError, InputError
 from mobeval.kernels import trec as K
-from mobeval.metrics.trec import COUNTS, Measure, TrecMetric, measure_names
+from mobeval.metrics.trec import COUNTS, PROVIDER_MEASURES, Measure, TrecMetric, measure_names
 
 BOGUS_DOCNO = "ceci_nest_pas_un_docno"
 
@@ -53,8 +53,17 @@ def _writable(array: np.ndarray, dtype) -> np.ndarray:
     return np.require(array, dtype=dtype, requirements=["C", "W"])
 
 
-def judge(qrels: pl.DataFrame, run: pl.DataFrame, opts: Options, *, paths=("qrels", "run")):
-    """Rank the run's lists, truncate them (-M), look up each document's judgment (-J)."""
+def judge(
+    qrels: pl.DataFrame,
+    run: pl.DataFrame,
+    opts: Options,
+    *,
+    paths=("qrels", "run"),
+    docno_ascending: bool = False,
+):
+    """Rank the run's lists (score ties by docno descending, as trec_eval; ascending with
+    ``docno_ascending``, as ir_measures' Python providers), truncate them (-M), look up each
+    document's judgment (-J)."""
     if qrels.height == 0:
         raise InputError("the qrels hold no judgment", path=paths[0])
     if run.height == 0:
@@ -82,6 +91,8 @@ def judge(qrels: pl.DataFrame, run: pl.DataFrame, opts: Options, *, paths=("qrel
     qrels_q = qrels["qid"].replace_strict(qids, codes, return_dtype=pl.Int64).to_numpy()
     qrels_d = qrels["docno"].replace_strict(docs, doc_codes, return_dtype=pl.Int64).to_numpy()
     qrels_rel = qrels["rel"].to_numpy().astype(np.int64)
+    if docno_ascending:  # the codes reversed: the kernel's descending order is then ascending
+        run_d, qrels_d = docs.len() - 1 - run_d, docs.len() - 1 - qrels_d
     off, rel, repeated, judged_twice = K.rank_and_judge(
         *(_writable(a, np.int64) for a in (run_q, run_d)),
         _writable(scores, np.float64),
@@ -192,6 +203,9 @@ def evaluate(judged: Judged, measures: list[Measure], opts: Options):
                 value = ratio(ap, np.broadcast_to(r, ap.shape))
             else:
                 value = unj / cut
+        elif n in PROVIDER_MEASURES:
+            judged_at, rr_at = K.provider_scores(off, rel, level, np.array(p, dtype=np.int64))
+            value = judged_at if n == "judged" else rr_at
         elif n == "ndcg_cut":
             value = K.ndcg_at(off, rel, levels, judged.level_values, np.array(p, dtype=np.int64))
         elif n == "Rprec_mult":
@@ -236,7 +250,7 @@ def evaluate(judged: Judged, measures: list[Measure], opts: Options):
             text = [bytes(row).rstrip(b"\0").decode() for row in raw]
             out.append((names, "relstring", text))
             continue
-        else:  # pragma: no cover - every name of MEASURES is handled above
+        else:  # pragma: no cover - every name of MEASURES, PROVIDER_MEASURES is handled
             raise ConfigError(f"measure {n} is not implemented")
         out.append((names, kind, np.asarray(value, dtype=np.float64)))
     return out, num_ret
@@ -255,7 +269,7 @@ def sequential_sum(values: np.ndarray, axis: int = 0):
 TREC_FIELDS = {
     "order": "score_id_str_desc",
     "duplicates": ("error", "drop"),
-    "denominator": "users_in_both",
+    "denominator": ("users_in_both", "users_in_truth"),
     "no_relevant": "zero",
     "unweighted": False,
 }
@@ -264,7 +278,8 @@ TREC_FIELDS = {
 def check_trec_convention(convention, metrics: Sequence[TrecMetric]) -> None:
     """ConfigError unless ``convention`` (a :class:`~mobeval.metrics.recs.RecsConvention`) is
     trec_eval's where its measures read it: the list ordered by score, ties by item id
-    descending; each user scored when on both sides; the level ``-l`` an integer threshold."""
+    descending; each user scored when on both sides (or, for ir_measures' names only, every
+    user with ratings: ``users_in_truth``); the level ``-l`` an integer threshold."""
     if not metrics:
         return
     named = metrics[0].label
@@ -275,6 +290,13 @@ def check_trec_convention(convention, metrics: Sequence[TrecMetric]) -> None:
                 f"{named} is a trec_eval measure: it needs {name}={allowed!r} (trec_eval's, as "
                 f"the trec_eval preset sets it), not {value!r}; use --convention trec_eval"
             )
+    strict = [m.label for m in metrics if m.default is None]
+    if convention.denominator == "users_in_truth" and strict:
+        raise ConfigError(
+            f"{strict[0]} is a trec_eval measure: it scores the users on both sides "
+            "(denominator='users_in_both'); users_in_truth, a user without a list scoring 0, is "
+            "ir_measures' averaging, for its names (mobeval trec_eval -c is trec_eval's own)"
+        )
     threshold = convention.relevant_threshold
     if any(m.level is None for m in metrics) and not (
         isinstance(threshold, int | float) and float(threshold).is_integer()
@@ -298,8 +320,14 @@ def trec_user_values(
     the users as queries, ``item_id`` as docnos (text: ties fall by item id descending, as the
     ``trec_eval`` preset orders), ``rating`` as the relevance level (an integer), ranked and
     scored as ``mobeval trec_eval`` does (:func:`judge`, :func:`evaluate`); ``level`` is ``-l``
-    for the metrics without a level of their own. ``gm_*`` hold ``log(max(v, 1e-5))``."""
+    for the metrics without a level of their own. ``gm_*`` hold ``log(max(v, 1e-5))``. A user
+    with ratings and no list holds the metric's ``default`` where it has one (ir_measures')."""
     out = {m.label: np.full(len(users), np.nan) for m in metrics}
+    rated = users.is_in(ratings["user_id"].implode())
+    unlisted = (rated & ~users.is_in(recs["user_id"].implode())).to_numpy()
+    for m in metrics:
+        if m.default is not None:
+            out[m.label][unlisted] = m.default
     rating = ratings["rating"].cast(pl.Float64)
     fractional = ratings.filter(rating != rating.floor())
     if len(fractional):
@@ -316,12 +344,20 @@ def trec_user_values(
     qrels = ratings.select(*text[:1], text[1].alias("docno"), pl.col("rating").cast(pl.Int64))
     run = recs.select(*text[:1], text[1].alias("docno"), pl.col("score").cast(pl.Float64))
     qrels = qrels.rename({"rating": "rel"})
-    groups: dict[tuple[bool, int], list[TrecMetric]] = {}
+    groups: dict[tuple, list[TrecMetric]] = {}
     for m in metrics:
-        groups.setdefault((m.judged_only, level if m.level is None else m.level), []).append(m)
-    judged_by = {only: judge(qrels, run, Options(judged_only=only)) for only, _ in groups}
-    for (judged_only, group_level), group in groups.items():
-        judged = judged_by[judged_only]
+        ranking = (m.judged_only, m.docno_ascending, m.gains)
+        groups.setdefault((*ranking, level if m.level is None else m.level), []).append(m)
+    judged_by = {}
+    for only, ascending, gains, _ in groups:
+        levels = qrels
+        if gains is not None:
+            old, new = zip(*gains, strict=True)
+            levels = qrels.with_columns(pl.col("rel").replace(old, new))
+        options = Options(judged_only=only)
+        judged_by[only, ascending, gains] = judge(levels, run, options, docno_ascending=ascending)
+    for (judged_only, ascending, gains, group_level), group in groups.items():
+        judged = judged_by[judged_only, ascending, gains]
         position = users.cast(pl.String).replace_strict(
             judged.qids, range(len(judged.qids)), default=-1, return_dtype=pl.Int64
         )

@@ -1,5 +1,6 @@
 """``mobeval trec_eval QRELS RUN``: the options as trec_eval spells them, and the whole
-command (read, rank, score, format), ``-R qrels_jg``'s judgment groups included."""
+command (read, rank, score, format), ``-R qrels_jg``'s judgment groups included; ``-m`` also
+takes the recs family's ranking metrics trec_eval lacks (``mrr@10``, ``f1@10``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import polars as pl
 
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.trec import iter_run, located, read_qrels
-from mobeval.metrics.trec import Measure, measure_names, resolve_measures
+from mobeval.metrics.recs import RecsMetric, parse_recs_metrics
+from mobeval.metrics.trec import MEASURES, NICKNAMES, Measure, measure_names, resolve_measures
+from mobeval.tasks.recs import score_recs_frame
 from mobeval.tasks.trec import Judged, Options, evaluate, judge
 from mobeval.trec_eval.output import format_report
 
@@ -98,11 +101,77 @@ def _evaluate_groups(qrels: pl.DataFrame, run: pl.DataFrame, measures, opts, pat
     return outer, results
 
 
+#: Recommendation metrics that read a list's score as a predicted rating, not as a rank order.
+NOT_RANKINGS = ("mse", "mae", "rmse")
+
+
+def _split_measures(requested: list[str]) -> tuple[list[str], list[RecsMetric]]:
+    """The ``-m`` arguments trec_eval knows, and the others read as mobeval's own
+    recommendation metrics (``mrr@10``, ``f1@10``...); an argument neither knows is trec_eval's
+    error."""
+    trec, recs = [], []
+    for item in requested:
+        if item.partition(".")[0] in (*MEASURES, *NICKNAMES):
+            trec.append(item)
+            continue
+        try:
+            specs = parse_recs_metrics([item])
+        except ConfigError:
+            specs = ()
+        if not specs or any(s.trec is not None for s in specs):
+            resolve_measures([item])  # trec_eval's "unknown measure"
+        for spec in specs:
+            if spec.family in NOT_RANKINGS:
+                raise ConfigError(
+                    f"-m {item}: {spec.family} reads a list's score as a predicted rating; a "
+                    "run's score only ranks its documents"
+                )
+            recs.append(spec)
+    return trec, recs
+
+
+def _recs_results(qrels: pl.DataFrame, run: pl.DataFrame, judged: Judged, specs, opts):
+    """mobeval's own metrics of the recommendation family, per query, by its kernels under the
+    ``trec_eval`` preset (``-l`` its relevance threshold; each query a user, each judgment a
+    rating; a negative judgment, unjudged to trec_eval, left out): NaN for a query not scored,
+    0 for a query judged only negatively (no relevant item). trec_eval's -c, -J, -M and
+    -R qrels_jg have no counterpart there and are refused with them."""
+    if not specs:
+        return []
+    flags = {"-c": opts.complete, "-J": opts.judged_only, "-M": opts.max_docs is not None}
+    flags["-R qrels_jg"] = opts.rel_format == "qrels_jg"
+    for flag, given in flags.items():
+        if given:
+            raise ConfigError(
+                f"-m {specs[0].name}: a recommendation metric of mobeval, which {flag} does not "
+                "apply to; leave it out, or name trec_eval's measures only"
+            )
+    scores = score_recs_frame(
+        run.select(user_id="qid", item_id="docno", score="score"),
+        qrels.filter(pl.col("rel") >= 0).select(user_id="qid", item_id="docno", rating="rel"),
+        metrics=[s.name for s in specs],
+        convention="trec_eval",
+        relevant_threshold=opts.level,
+        check_users=False,
+    )
+    per_user = scores.per_user
+    position = per_user["user_id"].replace_strict(
+        judged.qids, range(len(judged.qids)), return_dtype=pl.Int64
+    )
+    results = []
+    for spec in specs:
+        values = np.where(judged.scored, 0.0, np.nan)[:, None]
+        values[position.to_numpy(), 0] = per_user[spec.name].to_numpy()
+        results.append(([spec.name], "double", values))
+    return results
+
+
 def run_trec_eval(qrels_path, run_path, opts: Options) -> str:
     """The whole command: read, rank, score, format. The files are plain or gzip, at local paths
     or URLs (:mod:`mobeval.io.remote`). Identifiers are read as bytes, each one character
     (:mod:`mobeval.io.trec`'s ``as_bytes``): ``.encode("latin-1")`` gives the text's bytes."""
-    measures = resolve_measures(opts.measures)
+    trec, recs = _split_measures(opts.measures)
+    measures = resolve_measures(trec) if trec or not recs else []
     _check_format(measures, opts)
     for path in (qrels_path, run_path, *([opts.zscores] if opts.zscores is not None else [])):
         located(path)  # every file there before any is read
@@ -115,6 +184,7 @@ def run_trec_eval(qrels_path, run_path, opts: Options) -> str:
     else:
         judged = judge(qrels, run, opts, paths=paths)
         results, _ = evaluate(judged, measures, opts)
+    results += _recs_results(qrels, run, judged, recs, opts)
     return format_report(judged, results, None, opts)
 
 
@@ -144,7 +214,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="MEASURE[.PARAMS]",
         help="measure to print (repeatable): official (default), all_trec, set, map, P.5,10, "
-        "ndcg_cut.5, ndcg.1=1,2=3, ...",
+        "ndcg_cut.5, ndcg.1=1,2=3, ..., and recs metrics trec_eval lacks (mrr@10, f1@10)",
     )
     parser.add_argument("-q", dest="per_query", action="store_true", help="per-query lines too")
     parser.add_argument(
