@@ -405,14 +405,17 @@ def read_run_codes(spec, *, block_bytes: int = BLOCK_BYTES) -> RunCodes:
             docnos.extend(kept.data)
             score.append(values)
             tag = block[last_tag[0] : last_tag[1]].decode()
-    return RunCodes(
-        queries.strings(),
-        np.concatenate(qid) if qid else np.zeros(0, dtype=np.int64),
-        np.frombuffer(docnos, dtype=np.uint8),
-        np.concatenate(offsets),
-        np.concatenate(score) if score else np.zeros(0),
-        tag,
-    )
+    qid, offsets, score = (_joined(parts) for parts in (qid, offsets, score))
+    docnos = np.frombuffer(docnos, dtype=np.uint8)
+    return RunCodes(queries.strings(), qid, docnos, offsets, score, tag)
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    """``parts`` end to end, the list emptied as it is joined: one array at a time is held
+    twice, not the whole run (a generator over several lists joins them in turn)."""
+    joined = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    parts.clear()
+    return joined
 
 
 def _relevance(text: pl.Expr) -> pl.Expr:
