@@ -23,7 +23,6 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.objects import InputTypeError
@@ -140,6 +139,8 @@ def read_array(source: object, what: str, column: str = TARGETS_COLUMN) -> np.nd
 
 
 def _read_array(source: object, what: str, column: str) -> np.ndarray:
+    import pyarrow.parquet as pq
+
     if is_array(source):
         return as_array(source, what)
     if not isinstance(source, str | os.PathLike):
@@ -257,8 +258,9 @@ def _load_npy(path: Path, what: str) -> np.ndarray:
     return array
 
 
-def _parquet_batches(pf: pq.ParquetFile, path: Path, **options) -> Iterator:
-    """``pf.iter_batches(**options)``; a file that cannot be decoded is an InputError."""
+def _parquet_batches(pf, path: Path, **options) -> Iterator:
+    """``pf.iter_batches(**options)`` (``pf``: a pyarrow ParquetFile); a file that cannot be
+    decoded is an InputError."""
     batches = pf.iter_batches(**options)
     while True:
         try:
@@ -296,6 +298,8 @@ def _parquet_chunks(
 def _parquet_file_chunks(
     opened, path, targets: object, chunk_rows: int, column: str, targets_column: str
 ) -> Iterator:
+    import pyarrow.parquet as pq
+
     try:
         pf = pq.ParquetFile(opened)
     except (pa.ArrowException, OSError, ValueError) as error:

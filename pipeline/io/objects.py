@@ -29,7 +29,6 @@ from numbers import Integral, Number
 
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from mobeval.errors import InputError
 from mobeval.io.sources import Source, SpooledSource, plain_batch, plain_schema
@@ -296,6 +295,8 @@ def spooled(stream, label: str):
     source is collected, at once if the stream fails, or with the next spool after a kill.
     Whatever the producer raises (a capsule that is not one, a failing batch) is an InputError
     naming the input."""
+    import pyarrow.parquet as pq
+
     folder = ScratchFolder(tempfile.gettempdir(), "mobeval-stream-")
     path = folder.path / "stream.parquet"
     rows = 0

@@ -22,8 +22,6 @@ from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
-import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
 
 from mobeval.errors import InputError
 from mobeval.io import recbole
@@ -186,6 +184,8 @@ class Source:
 
     def schema(self) -> dict[str, pl.DataType]:
         """Column names and Polars types (of the first file; the others are checked when read)."""
+        import pyarrow.parquet as pq
+
         first = self.files[0]
         try:
             with self._opened(first) as source:
@@ -220,6 +220,8 @@ class Source:
         return file_size(self.filesystem, path)
 
     def _parquet_rows(self, path) -> int:
+        import pyarrow.parquet as pq
+
         try:
             with self._opened(path) as source:
                 return pq.ParquetFile(source).metadata.num_rows
@@ -256,6 +258,8 @@ class Source:
 
     def _parquet_batches(self, source, path, columns, batch_rows) -> Iterator[pl.DataFrame]:
         # pre_buffer=False: with it, pyarrow keeps whole column chunks and RSS grows with the file.
+        import pyarrow.parquet as pq
+
         parquet = pq.ParquetFile(source, pre_buffer=False, buffer_size=1 << 22)
         missing = [c for c in columns if c not in parquet.schema_arrow.names]
         if missing:
@@ -269,6 +273,8 @@ class Source:
         """Arrow's streaming reader of a CSV or RecBole file: ``columns`` only (None: all), each
         read as text when ``as_text``."""
         text_types = {c: pa.string() for c in columns} if as_text else {}
+        import pyarrow.csv as pacsv
+
         if self.format == "recbole":
             types = dict(self.types) | text_types
             return pacsv.open_csv(

@@ -35,6 +35,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from mobeval.errors import InputError
@@ -55,6 +56,7 @@ from mobeval.io.remote import (
 )
 from mobeval.io.sources import file_fingerprint, remote_fingerprint
 from mobeval.io.text import READ_ERRORS, first_non_utf8, line_blocks, open_binary, whole_lines
+from mobeval.kernels import text as K
 
 RUN_FIELDS = ("qid", "iter", "docno", "rank", "score", "tag")
 QRELS_FIELDS = ("qid", "iter", "docno", "rel")
@@ -309,6 +311,111 @@ def iter_run(
         if parsed.select(bad.any()).item():
             raise _bad_line(path, block, first_line, "run")
         yield parsed.select("qid", "docno", "rank", "score", "tag")
+
+
+def text_offsets(series: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """A String Series as (bytes, offsets): value ``i`` is the UTF-8 text
+    ``bytes[offsets[i]:offsets[i + 1]]`` (read from its Arrow buffers, not copied)."""
+    array = series.rechunk().to_arrow()
+    _, offsets, values = array.buffers()
+    bounds = np.frombuffer(offsets, dtype=np.int64)[array.offset : array.offset + len(array) + 1]
+    data = np.frombuffer(values, dtype=np.uint8) if values is not None else np.zeros(0, np.uint8)
+    return data, bounds
+
+
+class Interner:
+    """Byte strings to integer codes, the codes given in order of first appearance and kept
+    across blocks (the table of :func:`mobeval.kernels.text.intern`)."""
+
+    def __init__(self) -> None:
+        self._state = (
+            np.full(1 << 10, -1, dtype=np.int64),  # table
+            np.empty(1 << 12, dtype=np.uint8),  # arena
+            0,  # bytes used
+            np.empty(1 << 9, dtype=np.int64),  # key starts
+            np.empty(1 << 9, dtype=np.int64),  # key ends
+            0,  # keys
+        )
+
+    def codes(self, data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        """The codes of the strings ``data[starts[i]:ends[i]]`` (``data``: uint8)."""
+        codes, *self._state = K.intern(data, starts, ends, *self._state)
+        return codes
+
+    def strings(self) -> list[str]:
+        """Every key, by code, as text (keys are UTF-8: see :func:`read_run_codes`)."""
+        _, arena, _, starts, ends, count = self._state
+        return [bytes(arena[starts[c] : ends[c]]).decode() for c in range(count)]
+
+
+@dataclass
+class RunCodes:
+    """A run as trec_eval scores it: per line the code of its qid (an index of ``qids``), its
+    docno (the UTF-8 bytes ``docno_bytes[docno_offsets[i]:docno_offsets[i + 1]]``) and its
+    score; the tag of the last line (trec_eval's runid)."""
+
+    qids: list[str]
+    qid: np.ndarray
+    docno_bytes: np.ndarray
+    docno_offsets: np.ndarray
+    score: np.ndarray
+    tag: str | None
+
+    def docno(self, line: int) -> str:
+        span = self.docno_offsets[line : line + 2]
+        return bytes(self.docno_bytes[span[0] : span[1]]).decode()
+
+    @classmethod
+    def from_frame(cls, run: pl.DataFrame, tag: str | None) -> RunCodes:
+        """The codes of a DataFrame of ``qid, docno, score``."""
+        queries = Interner()
+        data, offsets = text_offsets(run["qid"])
+        qid = queries.codes(data, offsets[:-1], offsets[1:])
+        docnos = text_offsets(run["docno"])
+        return cls(queries.strings(), qid, *docnos, run["score"].to_numpy(), tag)
+
+
+def read_run_codes(spec, *, block_bytes: int = BLOCK_BYTES) -> RunCodes:
+    """A whole run (a local path or a URL) read straight into codes, block by block, by
+    :func:`mobeval.kernels.text.run_fields`: the lines :func:`iter_run` accepts, the same
+    scores (a score the fast decimal reading leaves is read by :func:`real_column`), the same
+    errors. Identifiers as bytes (``as_bytes``: each byte one character, kept as UTF-8); the
+    docnos' bytes are kept, those of the other fields let go block by block."""
+    path, fs = located(spec)
+    path = Path(path) if fs is None else path
+    queries, docnos = Interner(), bytearray()
+    qid, offsets, score, tag = [], [np.zeros(1, dtype=np.int64)], [], None
+    for raw, first_line in line_blocks(path, block_bytes, "not a readable TREC file", fs):
+        block = _polars_text(path, raw, first_line, True)
+        data = np.frombuffer(block, dtype=np.uint8)
+        spans, values, read, last_tag, short = K.run_fields(data, K.POWERS_OF_TEN)
+        if short >= 0:
+            raise _bad_line(path, block, first_line, "run")
+        slow = np.flatnonzero(~read)
+        if slow.size:
+            texts = pl.Series([block[spans[i, 4] : spans[i, 5]].decode() for i in slow])
+            parsed = pl.select(real_column(pl.lit(texts))).to_series()
+            if parsed.null_count():
+                raise _bad_line(path, block, first_line, "run")
+            values[slow] = parsed.to_numpy()
+        if values.size:
+            qid.append(queries.codes(data, spans[:, 0], spans[:, 1]))
+            kept, kept_offsets = K.concatenated(data, spans[:, 2], spans[:, 3])
+            offsets.append(kept_offsets[1:] + len(docnos))
+            docnos.extend(kept.data)
+            score.append(values)
+            tag = block[last_tag[0] : last_tag[1]].decode()
+    qid, offsets, score = (_joined(parts) for parts in (qid, offsets, score))
+    docnos = np.frombuffer(docnos, dtype=np.uint8)
+    return RunCodes(queries.strings(), qid, docnos, offsets, score, tag)
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    """``parts`` end to end, the list emptied as it is joined: one array at a time is held
+    twice, not the whole run (a generator over several lists joins them in turn)."""
+    joined = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    parts.clear()
+    return joined
 
 
 def _relevance(text: pl.Expr) -> pl.Expr:

@@ -586,3 +586,115 @@ def rank_and_judge(q, d, score, nq, ndocs, qrels_q, qrels_d, qrels_rel, max_docs
             k += 1
         off[g + 1] = k
     return off, rel[:k], duplicate, judged_twice
+
+
+@njit(cache=True)
+def _bytes_before(a_data, a, a_end, b_data, b, b_end):
+    """Whether ``a_data[a:a_end]`` sorts strictly before ``b_data[b:b_end]`` in byte order."""
+    for k in range(min(a_end - a, b_end - b)):
+        if a_data[a + k] != b_data[b + k]:
+            return a_data[a + k] < b_data[b + k]
+    return a_end - a < b_end - b
+
+
+@njit(cache=True)
+def _prefix(data, start, end):
+    """The first 8 bytes of ``data[start:end]`` as a big-endian integer, zero padded: a prefix
+    before another is a key that sorts before or equal to it."""
+    key = np.uint64(0)
+    for k in range(8):
+        byte = data[start + k] if start + k < end else 0
+        key = (key << np.uint64(8)) | np.uint64(byte)
+    return key
+
+
+@njit(cache=True)
+def local_doc_codes(run_data, run_offsets, run_q, qrels_data, qrels_offsets, qrels_q, nq):
+    """Docno codes for :func:`rank_and_judge`, given query by query: within a query, the rank
+    of each docno (the bytes ``run_data[run_offsets[i]:run_offsets[i + 1]]`` of run line ``i``,
+    or those of a qrels line in ``qrels_data``) among the distinct docnos of the query's run
+    and qrels lines, in byte order. Ties and judgments are looked up within a query only, so
+    these codes order and match documents as global byte ranks would, without a table of every
+    docno (as trec_eval sorts each query's documents by their text). Returns (run codes, qrels
+    codes, the most distinct docnos of one query); a run line of no query (``run_q < 0``) gets
+    0. Each query's docnos are merge sorted bottom up on their first 8 bytes, then the rest."""
+    start, rows = _grouped(run_q, nq)
+    qstart, qrows = _grouped(qrels_q, nq)
+    run_d = np.zeros(run_q.size, dtype=np.int64)
+    qrels_d = np.zeros(qrels_q.size, dtype=np.int64)
+    widest = 0
+    for g in range(nq):
+        widest = max(widest, start[g + 1] - start[g] + qstart[g + 1] - qstart[g])
+    data_of = np.empty(widest, dtype=np.bool_)  # True: a run line's docno
+    begin = np.empty(widest, dtype=np.int64)
+    end = np.empty(widest, dtype=np.int64)
+    key = np.empty(widest, dtype=np.uint64)
+    order = np.empty(widest, dtype=np.int64)
+    spare = np.empty(widest, dtype=np.int64)
+    most = 0
+    for g in range(nq):
+        n_run = start[g + 1] - start[g]
+        n = n_run + qstart[g + 1] - qstart[g]
+        for k in range(n):
+            if k < n_run:
+                line = rows[start[g] + k]
+                begin[k], end[k] = run_offsets[line], run_offsets[line + 1]
+                key[k] = _prefix(run_data, begin[k], end[k])
+            else:
+                line = qrows[qstart[g] + k - n_run]
+                begin[k], end[k] = qrels_offsets[line], qrels_offsets[line + 1]
+                key[k] = _prefix(qrels_data, begin[k], end[k])
+            data_of[k] = k < n_run
+            order[k] = k
+        width = 1
+        while width < n:
+            for lo in range(0, n, 2 * width):
+                mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+                a, b, k = lo, mid, lo
+                while a < mid and b < hi:
+                    x, y = order[a], order[b]
+                    if key[y] < key[x] or (
+                        key[y] == key[x]
+                        and _docno_before(y, x, data_of, begin, end, run_data, qrels_data)
+                    ):
+                        spare[k] = y
+                        b += 1
+                    else:
+                        spare[k] = x
+                        a += 1
+                    k += 1
+                spare[k : k + mid - a] = order[a:mid]
+                k += mid - a
+                spare[k : k + hi - b] = order[b:hi]
+            order, spare = spare, order
+            width *= 2
+        code = -1
+        for k in range(n):
+            y = order[k]
+            if k == 0:
+                code = 0
+            else:
+                x = order[k - 1]
+                if key[x] < key[y] or _docno_before(
+                    x, y, data_of, begin, end, run_data, qrels_data
+                ):
+                    code += 1
+            if y < n_run:
+                run_d[rows[start[g] + y]] = code
+            else:
+                qrels_d[qrows[qstart[g] + y - n_run]] = code
+        most = max(most, code + 1)
+    return run_d, qrels_d, most
+
+
+@njit(cache=True)
+def _docno_before(x, y, data_of, begin, end, run_data, qrels_data):
+    """Whether docno ``x`` of a query sorts strictly before docno ``y`` in byte order (each in
+    ``run_data`` where ``data_of`` says so, else in ``qrels_data``)."""
+    if data_of[x]:
+        if data_of[y]:
+            return _bytes_before(run_data, begin[x], end[x], run_data, begin[y], end[y])
+        return _bytes_before(run_data, begin[x], end[x], qrels_data, begin[y], end[y])
+    if data_of[y]:
+        return _bytes_before(qrels_data, begin[x], end[x], run_data, begin[y], end[y])
+    return _bytes_before(qrels_data, begin[x], end[x], qrels_data, begin[y], end[y])

@@ -12,6 +12,7 @@ import numpy as np
 import polars as pl
 
 from mobeval.errors import ConfigError, InputError
+from mobeval.io.trec import RunCodes, text_offsets
 from mobeval.kernels import trec as K
 from mobeval.metrics.trec import COUNTS, PROVIDER_MEASURES, Measure, TrecMetric, measure_names
 
@@ -55,7 +56,7 @@ def _writable(array: np.ndarray, dtype) -> np.ndarray:
 
 def judge(
     qrels: pl.DataFrame,
-    run: pl.DataFrame,
+    run: RunCodes,
     opts: Options,
     *,
     paths=("qrels", "run"),
@@ -66,39 +67,45 @@ def judge(
     document's judgment (-J)."""
     if qrels.height == 0:
         raise InputError("the qrels hold no judgment", path=paths[0])
-    if run.height == 0:
+    if run.qid.size == 0:
         raise InputError("the run holds no line", path=paths[1])
     qids = qrels["qid"].unique().sort()
     nq = qids.len()
-    codes = pl.int_range(nq, eager=True, dtype=pl.Int64)
-    run_q = run["qid"].replace_strict(qids, codes, default=-1, return_dtype=pl.Int64).to_numpy()
+    index = {qid: i for i, qid in enumerate(qids.to_list())}
+    run_q = np.array([index.get(qid, -1) for qid in run.qids], dtype=np.int64)[run.qid]
     has_run = np.zeros(nq, dtype=bool)
     has_run[run_q[run_q >= 0]] = True
     bogus = np.zeros(nq, dtype=bool)
-    run_docs, scores = run["docno"], run["score"].to_numpy()
+    scores = run.score
+    docnos, offsets = run.docno_bytes, run.docno_offsets
     if opts.complete and not has_run.all():
         # trec_eval scores a query without results as a list of one unknown document, then
         # zeroes num_ret, utility, relstring, unj* and rbp_resid (see format_report)
         bogus = ~has_run
         missing = np.flatnonzero(bogus)
         run_q = np.concatenate([run_q, missing])
-        run_docs = pl.concat([run_docs, pl.Series([BOGUS_DOCNO] * missing.size)])
+        bogus_docnos = np.frombuffer(BOGUS_DOCNO.encode() * missing.size, dtype=np.uint8)
+        docnos = np.concatenate([docnos, bogus_docnos])
+        extra = offsets[-1] + len(BOGUS_DOCNO) * np.arange(1, missing.size + 1)
+        offsets = np.concatenate([offsets, extra])
         scores = np.concatenate([scores, np.ones(missing.size)])
-    # docnos as their ranks in byte order: ties are broken on these
-    docs = pl.concat([run_docs.unique(), qrels["docno"].unique()]).unique().sort()
-    doc_codes = pl.int_range(docs.len(), eager=True, dtype=pl.Int64)
-    run_d = run_docs.replace_strict(docs, doc_codes, return_dtype=pl.Int64).to_numpy()
-    qrels_q = qrels["qid"].replace_strict(qids, codes, return_dtype=pl.Int64).to_numpy()
-    qrels_d = qrels["docno"].replace_strict(docs, doc_codes, return_dtype=pl.Int64).to_numpy()
-    qrels_rel = qrels["rel"].to_numpy().astype(np.int64)
+    qrels_q = qrels["qid"].replace_strict(qids, pl.int_range(nq, eager=True)).to_numpy()
+    qrels_q = _writable(qrels_q, np.int64)
+    # docnos as their ranks in byte order within each query: ties are broken on these
+    run_d, qrels_d, ndocs = K.local_doc_codes(
+        docnos, offsets, run_q, *text_offsets(qrels["docno"]), qrels_q, nq
+    )
     if docno_ascending:  # the codes reversed: the kernel's descending order is then ascending
-        run_d, qrels_d = docs.len() - 1 - run_d, docs.len() - 1 - qrels_d
+        run_d, qrels_d = ndocs - 1 - run_d, ndocs - 1 - qrels_d
     off, rel, repeated, judged_twice = K.rank_and_judge(
-        *(_writable(a, np.int64) for a in (run_q, run_d)),
+        run_q,
+        run_d,
         _writable(scores, np.float64),
         nq,
-        docs.len(),
-        *(_writable(a, np.int64) for a in (qrels_q, qrels_d, qrels_rel)),
+        ndocs,
+        qrels_q,
+        qrels_d,
+        _writable(qrels["rel"].to_numpy(), np.int64),
         -1 if opts.max_docs is None else int(opts.max_docs),
         bool(opts.judged_only),
     )
@@ -106,7 +113,7 @@ def judge(
         qid, docno = qrels["qid"][int(judged_twice)], qrels["docno"][int(judged_twice)]
         raise InputError(f"query {qid} judges document {docno} twice", path=paths[0])
     if repeated >= 0:
-        qid, docno = qids[int(run_q[repeated])], run_docs[int(repeated)]
+        qid, docno = qids[int(run_q[repeated])], run.docno(int(repeated))
         raise InputError(f"query {qid} retrieves document {docno} twice", path=paths[1])
     qrels = qrels.with_columns(q=pl.Series(qrels_q))
     judged = qrels.filter(pl.col("rel") >= 0)
@@ -115,7 +122,7 @@ def judge(
     levels = np.zeros((nq, level_values.size), dtype=np.int64)
     np.add.at(levels, (judged["q"].to_numpy(), np.searchsorted(level_values, judged_rel)), 1)
     scored = np.ones(nq, dtype=bool) if opts.complete else has_run
-    runid = run["tag"][-1] if "tag" in run.columns else "run"
+    runid = run.tag if run.tag is not None else "run"
     positive = int((qrels["rel"] > 0).sum())
     return Judged(qids.to_list(), off, rel, levels, level_values, scored, bogus, positive, runid)
 
@@ -342,7 +349,9 @@ def trec_user_values(
         return out
     text = (pl.col("user_id").cast(pl.String).alias("qid"), pl.col("item_id").cast(pl.String))
     qrels = ratings.select(*text[:1], text[1].alias("docno"), pl.col("rating").cast(pl.Int64))
-    run = recs.select(*text[:1], text[1].alias("docno"), pl.col("score").cast(pl.Float64))
+    run = RunCodes.from_frame(
+        recs.select(*text[:1], text[1].alias("docno"), pl.col("score").cast(pl.Float64)), None
+    )
     qrels = qrels.rename({"rating": "rel"})
     groups: dict[tuple, list[TrecMetric]] = {}
     for m in metrics:

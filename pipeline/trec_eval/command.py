@@ -11,29 +11,12 @@ import numpy as np
 import polars as pl
 
 from mobeval.errors import ConfigError, InputError
-from mobeval.io.trec import iter_run, located, read_qrels
+from mobeval.io.trec import RunCodes, located, read_qrels, read_run, read_run_codes
 from mobeval.metrics.recs import RecsMetric, parse_recs_metrics
 from mobeval.metrics.trec import MEASURES, NICKNAMES, Measure, measure_names, resolve_measures
 from mobeval.tasks.recs import score_recs_frame
 from mobeval.tasks.trec import Judged, Options, evaluate, judge
 from mobeval.trec_eval.output import format_report
-
-
-def _read_run_for_scoring(spec) -> pl.DataFrame:
-    """qid, docno, score of every run line (a local path or a URL), and the tag of the last one
-    (trec_eval's runid); the rank field and the other tags are let go block by block."""
-    frames, tag = [], None
-    path, fs = located(spec)
-    for frame in iter_run(path, filesystem=fs, as_bytes=True):
-        if frame.height:
-            tag = frame["tag"][-1]
-            frames.append(frame.select("qid", "docno", "score"))
-    if not frames:
-        return pl.DataFrame(schema={"qid": pl.String, "docno": pl.String, "score": pl.Float64})
-    frame = pl.concat(frames, rechunk=True)
-    blank = pl.repeat(None, frame.height - 1, dtype=pl.String, eager=True)
-    return frame.with_columns(tag=pl.concat([blank, pl.Series([tag], dtype=pl.String)]))
-
 
 JG_MEASURES = {"map_avgjg": "map", "P_avgjg": "P", "Rprec_mult_avgjg": "Rprec_mult"}
 
@@ -56,12 +39,13 @@ def _evaluate_groups(qrels: pl.DataFrame, run: pl.DataFrame, measures, opts, pat
     pseudo = pl.col("qid") + sep + pl.col("iter")
     qrels = qrels.with_columns(pseudo.alias("group"))
     groups = qrels.select("qid", "group").unique()
+    tag = run["tag"][-1] if run.height else None
     run = run.join(groups, on="qid", how="inner", maintain_order="left")
     if run.height == 0:
         raise InputError("no query of the run is in the qrels", path=paths[1])
     inner = judge(
         qrels.select(pl.col("group").alias("qid"), "docno", "rel"),
-        run.select(pl.col("group").alias("qid"), "docno", "score", "tag"),
+        RunCodes.from_frame(run.select(pl.col("group").alias("qid"), "docno", "score"), tag),
         opts,
         paths=paths,
     )
@@ -131,13 +115,11 @@ def _split_measures(requested: list[str]) -> tuple[list[str], list[RecsMetric]]:
 
 
 def _recs_results(qrels: pl.DataFrame, run: pl.DataFrame, judged: Judged, specs, opts):
-    """mobeval's own metrics of the recommendation family, per query, by its kernels under the
-    ``trec_eval`` preset (``-l`` its relevance threshold; each query a user, each judgment a
-    rating; a negative judgment, unjudged to trec_eval, left out): NaN for a query not scored,
+    """mobeval's own metrics of the recommendation family (``specs``: at least one), per query,
+    by its kernels under the ``trec_eval`` preset (``-l`` its relevance threshold; each query a
+    user, each judgment a rating; a negative judgment, unjudged to trec_eval, left out): NaN for a query not scored,
     0 for a query judged only negatively (no relevant item). trec_eval's -c, -J, -M and
     -R qrels_jg have no counterpart there and are refused with them."""
-    if not specs:
-        return []
     flags = {"-c": opts.complete, "-J": opts.judged_only, "-M": opts.max_docs is not None}
     flags["-R qrels_jg"] = opts.rel_format == "qrels_jg"
     for flag, given in flags.items():
@@ -177,14 +159,15 @@ def run_trec_eval(qrels_path, run_path, opts: Options) -> str:
         located(path)  # every file there before any is read
     grouped = opts.rel_format == "qrels_jg"
     qrels = read_qrels(qrels_path, keep_iter=grouped, as_bytes=True)
-    run = _read_run_for_scoring(run_path)
     paths = (str(qrels_path), str(run_path))
     if grouped:
+        run = read_run(run_path, as_bytes=True)
         judged, results = _evaluate_groups(qrels, run, measures, opts, paths)
     else:
-        judged = judge(qrels, run, opts, paths=paths)
+        judged = judge(qrels, read_run_codes(run_path), opts, paths=paths)
         results, _ = evaluate(judged, measures, opts)
-    results += _recs_results(qrels, run, judged, recs, opts)
+    if recs:  # the recommendation family reads the run as a table of its lines: a second read
+        results += _recs_results(qrels, read_run(run_path, as_bytes=True), judged, recs, opts)
     return format_report(judged, results, None, opts)
 
 
