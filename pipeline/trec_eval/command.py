@@ -117,9 +117,10 @@ def _split_measures(requested: list[str]) -> tuple[list[str], list[RecsMetric]]:
 def _recs_results(qrels: pl.DataFrame, run: pl.DataFrame, judged: Judged, specs, opts):
     """mobeval's own metrics of the recommendation family (``specs``: at least one), per query,
     by its kernels under the ``trec_eval`` preset (``-l`` its relevance threshold; each query a
-    user, each judgment a rating; a negative judgment, unjudged to trec_eval, left out): NaN for a query not scored,
-    0 for a query judged only negatively (no relevant item). trec_eval's -c, -J, -M and
-    -R qrels_jg have no counterpart there and are refused with them."""
+    user, each judgment a rating; a negative judgment, unjudged to trec_eval, left out): NaN
+    for a query not scored, 0 for a query judged only negatively (no relevant item).
+    trec_eval's -c, -J, -M and -R qrels_jg have no counterpart there and are refused with
+    them."""
     flags = {"-c": opts.complete, "-J": opts.judged_only, "-M": opts.max_docs is not None}
     flags["-R qrels_jg"] = opts.rel_format == "qrels_jg"
     for flag, given in flags.items():
