@@ -43,7 +43,7 @@ from mobeval.io.columns import check_used, missing_column, their_names
 from mobeval.io.logits import rows_per_chunk
 from mobeval.io.outputs import read_manifest, read_summary
 from mobeval.io.remote import url_timeout
-from mobeval.io.writers import partition_path
+from mobeval.io.writers import partition_path, result_name
 from mobeval.metrics.nextloc import INPUT_ORDER_TIES
 from mobeval.metrics.recs import parse_recs_metrics
 from mobeval.metrics.recs_population import (
@@ -140,6 +140,7 @@ def _arguments(
     out: str | Path | None = None,
     city: str | None = None,
     model: str | None = None,
+    run: str | None = None,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     progress: bool | None = None,
     engine: str | Engine | None = None,
@@ -154,7 +155,10 @@ def _arguments(
     ``out``: where the sections are written (staged, then committed: :mod:`mobeval.io.writers`);
     without it they come back in memory (``Evaluation.tables``). ``city``, ``model``: the
     result's names (default: the name of the folder the truth lies in, ``default`` for a Python
-    object, and the predictions' file name). ``chunk_rows``: rows
+    object, and the predictions' file name). ``run``: which run of the model this is (a seed, a
+    fold; a plain name): the result is ``city=<c>/model=<m>/run=<r>``, and compare and the report
+    take a model's runs together (mean and sd over runs; docs/compare-and-report.md).
+    ``chunk_rows``: rows
     scored at once (the memory budget). ``progress``: the progress line (default: when stderr is
     a terminal). ``engine``: ``"local"`` (default) or ``"spark"``; a SparkSession as ``spark``
     means Spark (paths every executor can read, ``out`` any path Spark can write, the same
@@ -168,7 +172,7 @@ def _arguments(
     ``**options``: the family's options (:mod:`mobeval.families`)."""
 
 
-_WHERE = ("out", "city", "model", "chunk_rows", "progress", "per_unit")
+_WHERE = ("out", "city", "model", "run", "chunk_rows", "progress", "per_unit")
 
 
 def _checked_per_unit(per_unit: object, out) -> bool:
@@ -472,26 +476,27 @@ class Manifest:
         remedy = "; move it aside or delete it (without it, --resume recomputes every result)"
         return read_manifest(self.path, self.files.read_text, remedy)
 
-    def _output_dir(self, section: str, city: str, model: str) -> str:
-        return f"{self.out}/{partition_path(section, city, model)}"
+    def _output_dir(self, section: str, *names: str | None) -> str:
+        """``names``: city, model and run (None for a result without runs)."""
+        return f"{self.out}/{partition_path(section, *names)}"
 
-    def _file_sizes(self, section: str, city: str, model: str) -> dict[str, int]:
+    def _file_sizes(self, section: str, *names: str | None) -> dict[str, int]:
         """{file name: size} of a result's section as it is on disk now."""
-        listing = self.files.data_files(self._output_dir(section, city, model))
+        listing = self.files.data_files(self._output_dir(section, *names))
         return {uri.rstrip("/").rsplit("/", 1)[-1]: size for uri, size, _ in listing}
 
     def record(self, evaluation: Evaluation, config: dict, task: str) -> None:
         """Mark one result complete (its directories must be in place), merged into the
         manifest as it is on disk now."""
-        city, model = evaluation.city, evaluation.model
+        names = (evaluation.city, evaluation.model, evaluation.run)
         for section in evaluation.outputs:
-            if not self.files.exists(self._output_dir(section, city, model)):
+            if not self.files.exists(self._output_dir(section, *names)):
                 raise MobevalError(
-                    f"{self._output_dir(section, city, model)}: missing after the commit; "
-                    f"city={city}/model={model} is not marked complete"
+                    f"{self._output_dir(section, *names)}: missing after the commit; "
+                    f"{result_name(*names)} is not marked complete"
                 )
         self.results = self._read()
-        self.results[f"city={city}/model={model}"] = {
+        self.results[result_name(*names)] = {
             "task": task,
             "engine": self.engine,
             "status": "complete",
@@ -499,20 +504,23 @@ class Manifest:
             "resolved": _resolved_options(task, config),
             "config_hash": config_hash(config, evaluation.inputs),
             "inputs": evaluation.inputs,
-            "outputs": {s: partition_path(s, city, model) for s in evaluation.outputs},
-            "files": {s: self._file_sizes(s, city, model) for s in evaluation.outputs},
+            "outputs": {s: partition_path(s, *names) for s in evaluation.outputs},
+            "files": {s: self._file_sizes(s, *names) for s in evaluation.outputs},
             "seconds": round(evaluation.seconds, 3),
             # to the microsecond: a result scored again is told apart from the one it replaced
             "finished": datetime.now().astimezone().isoformat(timespec="microseconds"),
         }
         self.save()
 
-    def is_complete(self, city: str, model: str, config: dict, inputs: dict) -> bool:
+    def is_complete(
+        self, city: str, model: str, config: dict, inputs: dict, run: str | None = None
+    ) -> bool:
         """Whether the result is recorded complete for this config and these inputs, and every
         one of its section directories exists under this OUT holding the files it was written
         with, of the sizes written (a deleted, truncated or added file means score it again;
         manifests written before the sizes were recorded check the directories only)."""
-        entry = self.results.get(f"city={city}/model={model}")
+        names = (city, model, run)
+        entry = self.results.get(result_name(*names))
         if not (
             entry is not None
             and entry["status"] == "complete"
@@ -522,28 +530,28 @@ class Manifest:
             return False
         recorded = entry.get("files")
         for section in entry["outputs"]:
-            if not self.files.exists(self._output_dir(section, city, model)):
+            if not self.files.exists(self._output_dir(section, *names)):
                 return False
-            if recorded is not None and recorded.get(section) != self._file_sizes(
-                section, city, model
-            ):
+            if recorded is not None and recorded.get(section) != self._file_sizes(section, *names):
                 return False
         return True
 
-    def resumed(self, city: str, model: str) -> Evaluation:
+    def resumed(self, city: str, model: str, run: str | None = None) -> Evaluation:
         """A complete result (:meth:`is_complete`) read back from OUT: its summary as written,
         its sections' directories, its inputs and seconds as recorded; ``resumed`` set."""
-        entry = self.results[f"city={city}/model={model}"]
-        summary_dir = self._output_dir("summary", city, model)
+        names = (city, model, run)
+        entry = self.results[result_name(*names)]
+        summary_dir = self._output_dir("summary", *names)
         files = [uri.removeprefix("file:") for uri, _, _ in self.files.data_files(summary_dir)]
         return Evaluation(
             city=city,
             model=model,
             summary=read_summary([Path(f) for f in files]),
-            outputs={s: self._output_dir(s, city, model) for s in entry["outputs"]},
+            outputs={s: self._output_dir(s, *names) for s in entry["outputs"]},
             inputs=entry["inputs"],
             seconds=entry["seconds"],
             resumed=True,
+            run=run,
         )
 
     def save(self) -> None:

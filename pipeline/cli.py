@@ -605,6 +605,12 @@ def _add_output_options(command: argparse.ArgumentParser) -> None:
     )
     command.add_argument("--model", default=None, help="model name (default: the file's name)")
     command.add_argument(
+        "--run",
+        default=None,
+        help="which run of the model this is (a seed, a fold): written as model=<m>/run=<r>; "
+        "compare and report take a model's runs together (default: none)",
+    )
+    command.add_argument(
         "--chunk-rows",
         type=int,
         default=None,
@@ -687,6 +693,7 @@ def _result_object(task: str, options: dict, evaluation) -> dict:
         "task": task,
         "city": evaluation.city,
         "model": evaluation.model,
+        **({} if evaluation.run is None else {"run": evaluation.run}),
         "options": resolved_options(task, options),
         "summary": {
             m: _json_number(v, _is_count(task, m))
@@ -720,7 +727,7 @@ def print_summaries(
         print(_json_text({"results": objects} if job else objects[0]))
         return
     rows = [
-        (e.city, e.model, metric, _number(value, _is_count(task, metric)), n, sd)
+        (e.city, e.label, metric, _number(value, _is_count(task, metric)), n, sd)
         for task, _, e in results
         for metric, value, n, sd in zip(
             *(e.summary[c] for c in ("metric", "value", "n")), _stds(e.summary), strict=True
@@ -763,7 +770,7 @@ def _evaluate(args, progress, family: str, inputs: dict, options: dict) -> None:
     from mobeval.io.writers import check_name
     from mobeval.options import check_options
 
-    for option, name in (("--city", args.city), ("--model", args.model)):
+    for option, name in (("--city", args.city), ("--model", args.model), ("--run", args.run)):
         if name is not None:
             check_name(name, option)
     chunking = {}
@@ -785,7 +792,8 @@ def _evaluate_checked(args, progress, family, inputs, options, chunking):
 
     evaluate = getattr(api, f"evaluate_{family}")
     runner = api.engine_for(args.engine, progress=progress)
-    place = {"city": args.city, "model": args.model, "progress": progress, "engine": runner}
+    place = {"city": args.city, "model": args.model, "run": args.run}
+    place |= {"progress": progress, "engine": runner}
     place |= chunking
     if args.out is None:  # print only: no per-unit values kept, memory bounded by the chunk
         return evaluate(**inputs, **place, per_unit=False, **options)

@@ -14,6 +14,11 @@ A job file::
     convention = "libcity"
     [tasks.models]                        # model name -> predictions (file, directory or glob)
     markov = "../data_samples/nextloc/tky/markov.parquet"
+    gru = { seed1 = "gru_s1.parquet", seed2 = "gru_s2.parquet" }  # runs (seeds, folds) of a model
+
+A model given a table of run name -> predictions has several runs, each a result of its own
+(``city=<c>/model=<m>/run=<r>``, ``--resume`` run by run) that compare and the report take
+together (docs/jobs.md, docs/compare-and-report.md).
 
 Task types (``TASK_TYPES``): ``nextloc`` (``truth`` = true next locations, models = predictions),
 ``trajectory`` (``truth`` = the reference trajectories, models = generated ones), ``recs``
@@ -96,8 +101,17 @@ class TaskSpec:
     type: str
     city: str
     truth: Path | str  # a path (the job file's folder joined) or a URL as given
-    models: dict[str, Path | str]
+    #: model name -> predictions, or -> {run name: predictions} for a model of several runs
+    models: dict[str, Path | str | dict[str, Path | str]]
     options: dict = field(default_factory=dict)
+
+    def results(self) -> list[tuple[str, str | None, Path | str]]:
+        """(model, run or None, predictions) of every result of the task, in the file's order."""
+        return [
+            (model, run, path)
+            for model, given in self.models.items()
+            for run, path in (given.items() if isinstance(given, dict) else [(None, given)])
+        ]
 
 
 @dataclass(frozen=True)
@@ -193,10 +207,14 @@ def _task(path: Path, base: Path, index: int, task: dict) -> TaskSpec:
     if not is_str(task["truth"]):
         raise ConfigError(f"{where}.truth: expected a path (a string), got {shown(task['truth'])}")
     for name, value in models.items():
-        if not is_str(value):
-            raise ConfigError(
-                f"{where}.models.{name}: expected a path (a string), got {shown(value)}"
-            )
+        runs = value.items() if isinstance(value, dict) and value else [(None, value)]
+        for run, path in runs:
+            if not is_str(path):
+                entry = f"{where}.models.{name}" + ("" if run is None else f".{run}")
+                raise ConfigError(
+                    f"{entry}: expected a path (a string) or a table of run = path, "
+                    f"got {shown(path)}"
+                )
     options = {name: value for name, value in task.items() if name not in COMMON_KEYS}
     try:  # every value resolved through its preset / convention now, not when its model runs
         options = _checked_options(where, kind, options)
@@ -213,7 +231,14 @@ def _task(path: Path, base: Path, index: int, task: dict) -> TaskSpec:
         ),
         truth=_job_path(base, task["truth"]),
         models={
-            check_name(name, f"{where}.models"): _job_path(base, value)
+            check_name(name, f"{where}.models"): (
+                {
+                    check_name(run, f"{where}.models.{name}"): _job_path(base, path)
+                    for run, path in value.items()
+                }
+                if isinstance(value, dict)
+                else _job_path(base, value)
+            )
             for name, value in models.items()
         },
         options=options,
@@ -231,8 +256,9 @@ def task_inputs(job: JobSpec) -> Iterator[tuple[str, str, Path]]:
     for index, task in enumerate(job.tasks):
         where = f"{job.path}: tasks[{index}]"
         yield task.type, f"{where}.truth", task.truth
-        for name, model_path in task.models.items():
-            yield task.type, f"{where}.models.{name}", model_path
+        for name, run, model_path in task.results():
+            entry = f"{where}.models.{name}" + ("" if run is None else f".{run}")
+            yield task.type, entry, model_path
 
 
 def run_job(
@@ -273,16 +299,18 @@ def run_job(
                 task_type = TASK_TYPES[task.type]
                 pending = []  # (model, config, call): the engine runs them (Spark: together)
                 task_results = []  # resumed, then computed: put back in the models' order
-                for model, prediction_path in task.models.items():
+                for model, run, prediction_path in task.results():
                     config = {"type": task.type, "city": task.city, "model": model, **task.options}
+                    config |= {} if run is None else {"run": run}
+                    label = "/".join(filter(None, (task.city, model, run)))
                     if resume:
                         inputs = {
                             "truth": runner.fingerprint(task.truth),
                             "predictions": runner.fingerprint(prediction_path),
                         }
-                        if manifest.is_complete(task.city, model, config, inputs):
-                            log(f"{task.city}/{model}: complete, resumed from OUT (--resume)")
-                            task_results.append(manifest.resumed(task.city, model))
+                        if manifest.is_complete(task.city, model, config, inputs, run):
+                            log(f"{label}: complete, resumed from OUT (--resume)")
+                            task_results.append(manifest.resumed(task.city, model, run))
                             continue
                     call = functools.partial(
                         task_type.evaluate,
@@ -293,13 +321,14 @@ def run_job(
                         out=root,
                         city=task.city,
                         model=model,
+                        run=run,
                         chunk_rows=job.chunk_rows,
                         progress=progress,
                         **task.options,
                     )
-                    pending.append((model, config, call))
+                    pending.append((label, config, call))
                 evaluations = runner.run_all([call for _, _, call in pending])
-                for model, config, _ in pending:
+                for label, config, _ in pending:
                     started = time.perf_counter()
                     try:
                         evaluation = next(evaluations)
@@ -311,10 +340,10 @@ def run_job(
                     manifest.record(evaluation, config, task.type)
                     seconds = max(time.perf_counter() - started, evaluation.seconds)
                     on = "" if runner.name == "local" else f" ({runner.name})"
-                    log(f"{task.city}/{model}: done in {seconds:.2f}s{on}")
+                    log(f"{label}: done in {seconds:.2f}s{on}")
                     task_results.append(evaluation)
-                order = list(task.models)
-                results += sorted(task_results, key=lambda e: order.index(e.model))
+                order = [(model, run) for model, run, _ in task.results()]
+                results += sorted(task_results, key=lambda e: order.index((e.model, e.run)))
             if job.report is not None and Path(str(root), "manifest.json").is_file():
                 run_report(job, log=log)  # compare every city, then write the report (a local OUT)
         return results

@@ -41,10 +41,7 @@ def unit_keys(result: Result, unit: str) -> tuple[str, list[str], str]:
     """(section, key columns, unit name) of a result's paired units."""
     refused = unit_refused(result.task, unit)
     if refused is not None:
-        raise ConfigError(
-            f"--unit {unit}: city={result.city}/model={result.model} is a {result.task} result; "
-            f"{refused}"
-        )
+        raise ConfigError(f"--unit {unit}: {result.name} is a {result.task} result; {refused}")
     if unit == "day":
         return "per_day", ["uid", "d"], "uid-day"
     if result.task == "nextloc":
@@ -55,7 +52,7 @@ def unit_keys(result: Result, unit: str) -> tuple[str, list[str], str]:
         return "per_unit", list(result.options.get("key") or ["user_id"])[:1], "user"
     if result.task == "logits":
         return "per_unit", ["row"], "row"
-    raise ConfigError(f"city={result.city}/model={result.model}: cannot compare {result.task!r}")
+    raise ConfigError(f"{result.name}: cannot compare {result.task!r}")
 
 
 @dataclass
@@ -153,8 +150,7 @@ def load_side(
     files = source.section_files(result, section)
     summary = source.summary(result)
     schema = section_schema(files)
-    label = f"city={result.city}/model={result.model}"
-    key_frame = _read_keys(files, keys, label)
+    key_frame = _read_keys(files, keys, result.name)
     percent = _percent_metrics(result)
     scale, columns = {}, []
     unpaired = dict.fromkeys(population_metrics(summary, schema), POPULATION)

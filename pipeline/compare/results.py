@@ -13,6 +13,7 @@ import polars as pl
 
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.outputs import RESULT_NAME, read_manifest, read_summary
+from mobeval.io.writers import result_name
 
 #: Summary rows that count things (not metrics).
 COUNT_ROWS = frozenset(
@@ -32,7 +33,9 @@ COUNT_ROWS = frozenset(
 
 @dataclass
 class Result:
-    """One (city, model) result of the manifest."""
+    """One result of the manifest: ``model`` the name compare and the report show it under (the
+    model's, or ``model/run`` for one run of a model that has several), ``name`` where it lies
+    in OUT (``city=<c>/model=<m>[/run=<r>]``)."""
 
     city: str
     model: str
@@ -40,6 +43,10 @@ class Result:
     config: dict
     entry: dict
     options: dict = field(default_factory=dict)
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        self.name = self.name or result_name(self.city, self.model)
 
 
 def effective_options(task: str, config: dict, where: str) -> dict:
@@ -104,12 +111,13 @@ class OutputFolder:
         for name, entry in read_manifest(path).items():
             if entry["status"] != "complete":
                 continue
-            city, model = RESULT_NAME.fullmatch(name).groups()
+            city, model, run = RESULT_NAME.fullmatch(name).groups()
             task, config = entry["task"], entry["config"]
             where = f"{path}: results[{json.dumps(name)}].config"
             options = effective_options(task, config, where)
-            self.cities.setdefault(city, {})[model] = Result(
-                city, model, task, config, entry, options
+            shown = model if run is None else f"{model}/{run}"  # each run a model of its own
+            self.cities.setdefault(city, {})[shown] = Result(
+                city, shown, task, config, entry, options, name
             )
 
     def section_files(self, result: Result, section: str) -> list[Path]:
@@ -117,14 +125,13 @@ class OutputFolder:
         must be among the manifest's outputs of the result; it is looked for under this OUT
         (as ``--resume`` does, so a moved OUT, or an older manifest's absolute paths, work)."""
         listed = section in result.entry["outputs"]
-        folder = self.out / section / f"city={result.city}" / f"model={result.model}"
+        folder = self.out / section / result.name
         files = sorted(folder.glob("*.parquet")) if listed and folder.is_dir() else []
         if not files:
             what = {"per_day": "per-day", "summary": "summary"}.get(section, "per-unit")
             raise InputError(
-                f"city={result.city}/model={result.model}: no {what} outputs "
-                f"({section}/city={result.city}/model={result.model}); score it again with "
-                "this mobeval to compare it",
+                f"{result.name}: no {what} outputs ({section}/{result.name}); score it again "
+                "with this mobeval to compare it",
                 path=self.out,
             )
         return files

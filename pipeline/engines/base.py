@@ -35,6 +35,7 @@ from mobeval.io.writers import (
     STAGING,
     StagedResult,
     check_name,
+    check_result_slot,
     output_lock,
     plain_name,
     write_text_atomic,
@@ -52,6 +53,7 @@ class Evaluation:
     "per_day" for trajectories) when neither written to ``out`` nor dropped (``per_unit=False``);
     ``outputs``: section -> directory. ``resumed``: read back from an OUT where it was complete
     (a job's ``--resume``), not computed by this run; ``seconds`` are then the run's that wrote it.
+    ``run``: which run of the model this is (a seed, a fold: ``model=<m>/run=<r>``), or None.
     """
 
     city: str
@@ -62,6 +64,12 @@ class Evaluation:
     inputs: dict[str, list] = field(default_factory=dict)
     seconds: float = 0.0
     resumed: bool = False
+    run: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The model's name, and its run after a slash when it has one (``gru/seed1``)."""
+        return self.model if self.run is None else f"{self.model}/{self.run}"
 
     @property
     def per_unit(self) -> pl.DataFrame | None:
@@ -192,12 +200,13 @@ class _Run:
     whatever the input's size); the summary alone is the result."""
 
     def __init__(
-        self, out, city: str | None, model: str, total_rows, progress, per_unit: bool = True
+        self, out, city: str | None, model: str, run, total_rows, progress, per_unit: bool = True
     ) -> None:
         self.out = None if out is None else Path(out)
         self.per_unit = per_unit
         self.city = check_name(city, "city")
         self.model = check_name(model, "model")
+        self.run = None if run is None else check_name(run, "run")
         #: Where the local engine puts its hash buckets: inside the staging area, which the next
         #: run on ``out`` empties if this one is killed (no ``out``: the system's temporary folder).
         self.temp_dir = None if self.out is None else self.out / STAGING
@@ -209,7 +218,7 @@ class _Run:
     def _new_sink(self) -> StagedResult | _InMemory:
         if self.out is None:
             return _InMemory()
-        return StagedResult(self.out, self.city, self.model)
+        return StagedResult(self.out, self.city, self.model, self.run)
 
     def restart(self) -> None:
         """Forget every part written so far (the engine starts over)."""
@@ -238,13 +247,16 @@ class _Run:
             outputs=outputs,
             inputs=inputs,
             seconds=time.perf_counter() - self.started,
+            run=self.run,
         )
 
     def __enter__(self) -> _Run:
         if self.out is not None:
             self._held.enter_context(output_lock(self.out))
+            check_result_slot(self.out, self.city, self.model, self.run)
         self.sink = self._new_sink()
-        self.meter = Progress(f"{self.city}/{self.model}", self.total_rows, enabled=self.progress)
+        label = "/".join(n for n in (self.city, self.model, self.run) if n is not None)
+        self.meter = Progress(label, self.total_rows, enabled=self.progress)
         return self
 
     def __exit__(self, kind, error, traceback) -> None:
@@ -292,7 +304,8 @@ class LocalEngine:
         city = where["city"] or default_city_name(truth)
         chunk_rows = checked_chunk_rows(where["chunk_rows"])
         total = predictions.row_count_estimate()
-        with _Run(where["out"], city, model, total, where["progress"], where["per_unit"]) as run:
+        names = (where["out"], city, model, where["run"])
+        with _Run(*names, total, where["progress"], where["per_unit"]) as run:
             scorer = plan.job.scorer()
             rows = {"truth": 0, "predictions": 0}
             for item in stream_pairs(
@@ -328,7 +341,8 @@ class LocalEngine:
         """Every logits chunk, in row order, through one accumulator."""
         model = where["model"] or default_model_name(job.logits)
         city = where["city"] or default_city_name(job.truth_file)
-        with _Run(where["out"], city, model, None, where["progress"], where["per_unit"]) as run:
+        names = (where["out"], city, model, where["run"])
+        with _Run(*names, None, where["progress"], where["per_unit"]) as run:
             accumulator = job.accumulator()
             for n_rows, frame in job.chunks(accumulator):
                 run.add({"per_unit": frame})

@@ -29,13 +29,17 @@ def scan_outputs(out: str | Path, section: str = "summary") -> pl.LazyFrame:
     """Every result of ``section`` (``summary``, ``per_unit``, ``per_day``) under ``out`` as one
     LazyFrame: the union of the files' columns (missing ones null; a numeric column whose type
     differs between files in their common supertype, e.g. Int32 and Int64 keys as Int64), ``city``
-    and ``model`` first (strings, as written). A file that is not Parquet, or a column of two
-    kinds (a String key here, an Int64 one there), is an InputError naming the file and column.
+    and ``model`` first (strings, as written), then ``run`` when some model has runs
+    (``model=<m>/run=<r>``; null for the results without one). A file that is not Parquet, or a
+    column of two kinds (a String key here, an Int64 one there), is an InputError naming the file
+    and column.
 
     >>> scan_outputs("out/nextloc_sample", "per_unit").filter(pl.col("city") == "tky").collect()
     """
     root = Path(out) / section
-    files = sorted(root.glob("city=*/model=*/*.parquet"))
+    files = sorted(
+        [*root.glob("city=*/model=*/*.parquet"), *root.glob("city=*/model=*/run=*/*.parquet")]
+    )
     if not files:
         raise InputError(
             f"no results in this folder (no {section}/city=*/model=*/*.parquet)", path=str(out)
@@ -50,11 +54,19 @@ def scan_outputs(out: str | Path, section: str = "summary") -> pl.LazyFrame:
                     path=path,
                     column=column,
                 )
-    hive = {"city": pl.String, "model": pl.String}  # names as written: "2024" stays a string
-    scans = [pl.scan_parquet(path, hive_partitioning=True, hive_schema=hive) for path in files]
-    return pl.concat(scans, how="diagonal_relaxed").select(
-        "city", "model", pl.exclude("city", "model")
+    names = ["city", "model"] + (
+        ["run"] if any(p.parent.name.startswith("run=") for p in files) else []
     )
+    hive = dict.fromkeys(names, pl.String)  # names as written: "2024" stays a string
+    scans = [
+        pl.scan_parquet(
+            path,
+            hive_partitioning=True,
+            hive_schema={n: hive[n] for n in names if f"/{n}=" in path.as_posix()},
+        )
+        for path in files
+    ]
+    return pl.concat(scans, how="diagonal_relaxed").select(*names, pl.exclude(*names))
 
 
 # --------------------------------------------------------------------------------------------
@@ -163,8 +175,11 @@ MANIFEST = Record(
     optional={"job": dict, "versions": Each(dict, str), "results": Each(dict, MANIFEST_RESULT)},
 )
 
-#: The name of a result in the manifest: ``city=<c>/model=<m>``, both plain names.
-RESULT_NAME = re.compile(f"city=({PLAIN_NAME.pattern})/model=({PLAIN_NAME.pattern})")
+#: The name of a result in the manifest: ``city=<c>/model=<m>``, or ``city=<c>/model=<m>/run=<r>``
+#: for one run of a model (:func:`mobeval.io.writers.result_name`), all plain names.
+RESULT_NAME = re.compile(
+    f"city=({PLAIN_NAME.pattern})/model=({PLAIN_NAME.pattern})(?:/run=({PLAIN_NAME.pattern}))?"
+)
 
 _JSON_NAMES = {dict: "an object", list: "an array", str: "a string", int: "an integer"}
 _JSON_NAMES |= {float: "a number", type(None): "null", bool: "true or false"}

@@ -4,13 +4,16 @@ Layout under OUT::
 
     OUT/summary/city=<c>/model=<m>/part-00000.parquet  metric, value, n
     OUT/per_unit/city=<c>/model=<m>/part-00000.parquet one row per unit (sample, uid, user)
+    OUT/summary/city=<c>/model=<m>/run=<r>/...         one run (a seed, a fold) of a model
     OUT/manifest.json                                  job, versions, input fingerprints, timings
     OUT/compare/city=<c>/part-0.parquet                the stored comparison (mobeval compare)
     OUT/.lock                                          while a run holds OUT (flock), its pid
     OUT/.staging/                                      work in progress, emptied by every run
     OUT/report/                                        the report's default folder (mobeval report)
 
-City and model names are path pieces, so they must be plain names (:func:`check_name`). A run
+City, model and run names are path pieces, so they must be plain names (:func:`check_name`); a
+model's results are either all runs (``model=<m>/run=<r>``: seeds, folds) or one result without
+a run, never both (:func:`check_result_slot`). A run
 holds an exclusive lock on ``OUT/.lock`` for its whole duration (:func:`output_lock`); a second run
 on the same OUT is refused at once. Everything under ``OUT/.staging/`` belongs to the lock holder,
 so taking the lock empties it (what a killed run left: staged parts, hash buckets, temporary
@@ -57,7 +60,8 @@ LOCK = ".lock"
 MANIFEST = "manifest.json"
 #: What OUT owns at its top level: the manifest, the lock, the staging area and the result
 #: sections. Only the commands that make them write there; a report never goes over or under one.
-OWNED = (MANIFEST, LOCK, STAGING, "summary", "per_unit", "per_day", "compare")
+RESULT_SECTIONS = ("summary", "per_unit", "per_day")
+OWNED = (MANIFEST, LOCK, STAGING, *RESULT_SECTIONS, "compare")
 
 #: A plain name: letters, digits and ``_ - . + =``, not starting with a dot (so never ``.``,
 #: ``..`` or a hidden file), at most 200 characters; no path separator, no control character.
@@ -83,9 +87,33 @@ def plain_name(text: str) -> str:
     return _NOT_PLAIN.sub("_", text).lstrip(".")[:200] or "model"
 
 
-def partition_path(section: str, city: str, model: str) -> str:
-    """A result's section directory relative to OUT: ``section/city=<c>/model=<m>``."""
-    return f"{section}/city={city}/model={model}"
+def result_name(city: str, model: str, run: str | None = None) -> str:
+    """A result's name, in the manifest and under each section: ``city=<c>/model=<m>``, or
+    ``city=<c>/model=<m>/run=<r>`` for one run (a seed, a fold) of a model that has several."""
+    return f"city={city}/model={model}" + ("" if run is None else f"/run={run}")
+
+
+def partition_path(section: str, city: str, model: str, run: str | None = None) -> str:
+    """A result's section directory relative to OUT: ``section/<result_name>``."""
+    return f"{section}/{result_name(city, model, run)}"
+
+
+def check_result_slot(out: Path, city: str, model: str, run: str | None) -> None:
+    """A ConfigError when OUT holds the model in the other shape: results of runs where this one
+    has none, or a result without a run where this one is a run (Hive readers, compare and the
+    report would meet one model as two tables)."""
+    for section in RESULT_SECTIONS:
+        folder = out / partition_path(section, city, model)
+        if run is None and any(folder.glob("run=*")):
+            found = "runs (run=<r>): give this result a run too"
+        elif run is not None and any(folder.glob("*.parquet")):
+            found = "a result without a run: score it again as a run, or name this model apart"
+        else:
+            continue
+        raise ConfigError(
+            f"{folder}: model {model!r} of city {city!r} already has {found} "
+            "(a model's results are all runs or one result)"
+        )
 
 
 def require_staged(path: str | os.PathLike, out: str | os.PathLike) -> str:
@@ -337,14 +365,15 @@ def made_parents(paths):
 
 
 class StagedResult:
-    """Where one (city, model) result is written before it is committed into ``out`` (whose lock
-    the caller holds, so the staging area starts empty)."""
+    """Where one (city, model[, run]) result is written before it is committed into ``out``
+    (whose lock the caller holds, so the staging area starts empty)."""
 
-    def __init__(self, out: Path, city: str, model: str) -> None:
+    def __init__(self, out: Path, city: str, model: str, run: str | None = None) -> None:
         self.out = out
         self.city = city
         self.model = model
-        self.root = out / STAGING / f"city={city}" / f"model={model}"
+        self.run = run
+        self.root = out / STAGING / result_name(city, model, run)
         self.parts: dict[str, int] = {}
         self._writing: threading.Thread | None = None
         self._failed: BaseException | None = None
@@ -389,9 +418,9 @@ class StagedResult:
         self._wait()
         placed = {}
         sections = sorted(self.parts, key=lambda name: name == SECTIONS_LAST)
+        names = (self.city, self.model, self.run)
         finals = {
-            s: checked_destination(self.out / partition_path(s, self.city, self.model), self.out)
-            for s in sections
+            s: checked_destination(self.out / partition_path(s, *names), self.out) for s in sections
         }
         with made_parents(finals.values()):
             for section, final in finals.items():
@@ -400,7 +429,7 @@ class StagedResult:
                     os.replace(final, aside)
                 os.replace(self.root / section, final)
                 remove_staged(aside, self.out)
-                placed[section] = str(self.out / partition_path(section, self.city, self.model))
+                placed[section] = str(self.out / partition_path(section, *names))
         self.discard()
         return placed
 

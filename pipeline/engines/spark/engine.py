@@ -86,7 +86,7 @@ def _group_key(run: tuple):
     _, plan, truth, predictions, where = run
     inputs = plan.inputs
     pred_types = tuple(predictions.columns[c] for c in inputs.pred_columns)
-    shared = {name: value for name, value in where.items() if name != "model"}
+    shared = {name: value for name, value in where.items() if name not in ("model", "run")}
     return (
         id(truth),
         tuple(plan.key),
@@ -212,6 +212,7 @@ class SparkEngine:
                     model=check_name(
                         run_where["model"] or default_model_name(as_uri(pred.label)), "model"
                     ),
+                    run=None if run_where["run"] is None else check_name(run_where["run"], "run"),
                 )
             )
         city = where["city"] or default_city_name(truth.label)
@@ -250,6 +251,7 @@ class SparkEngine:
             labels={"truth": input_name(job.targets) or label, "predictions": label},
             fingerprints=job.fingerprints(self.fingerprint),
             model=check_name(where["model"] or default_model_name(label), "model"),
+            run=None if where["run"] is None else check_name(where["run"], "run"),
         )
         city = where["city"] or default_city_name(input_name(job.truth_file))
         [evaluation] = self._finished(scoring, [result], sections, {**where, "city": city})
@@ -268,7 +270,7 @@ class SparkEngine:
         scored = scoring(folds)
         if len(sections) > 1:
             scored = scored.persist(StorageLevel.MEMORY_AND_DISK)
-        models = ",".join(result.model for result in results)
+        models = ",".join("/".join(filter(None, (r.model, r.run))) for r in results)
         meter = Progress(f"{city}/{models}", None, enabled=self.progress)
         evaluations, failure = [], None
         try:

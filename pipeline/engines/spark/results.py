@@ -56,12 +56,13 @@ def _merged(folds: list, index: int, labels: dict[str, str]):
 @dataclasses.dataclass
 class Result:
     """One (city, model) of a group: its scorer (the driver's: folds merged into it), the labels
-    and fingerprints of its inputs, its model name."""
+    and fingerprints of its inputs, its model name and run (None: a model without runs)."""
 
     scorer: object
     labels: dict[str, str]
     fingerprints: dict[str, list]
     model: str
+    run: str | None = None
 
 
 def _staged_section(
@@ -138,13 +139,14 @@ def finished_group(
                 for section in staged:
                     files.keep_data_files(staged[section], root)
                 for section in staged:  # the summary last: it marks the result complete
-                    final = f"{root}/{partition_path(section, city, result.model)}"
+                    final = f"{root}/{partition_path(section, city, result.model, result.run)}"
                     aside = f"{staging}/replaced-{section}"
                     files.replace(staged[section], final, aside=aside, root=root)
                     outputs[section] = final
             yield Evaluation(
                 city=city,
                 model=result.model,
+                run=result.run,
                 summary=summary,
                 tables=own,
                 outputs=outputs,

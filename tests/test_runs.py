@@ -1,0 +1,163 @@
+"""Several runs of a model (seeds, folds): stored as ``city=<c>/model=<m>/run=<r>`` by every face
+(job file, Python API, command line), resumed run by run, read back by ``scan_outputs``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from mobeval.api import evaluate_nextloc
+from mobeval.cli import main
+from mobeval.errors import ConfigError
+from mobeval.io.outputs import scan_outputs
+from mobeval.jobs import load_job, run_job
+
+MODELS = ("gru", "lstm", "markov")
+SEEDS = ("seed1", "seed2", "seed3")
+SAMPLES = 40
+
+
+def predictions(seed: int) -> pl.DataFrame:
+    """Five scored candidates per sample, shifted by ``seed``'s draw around the truth's location."""
+    rng = np.random.default_rng(seed)
+    sample, shift = np.repeat(np.arange(SAMPLES), 5), rng.integers(-2, 2, SAMPLES)
+    return pl.DataFrame(
+        {
+            "sample_id": sample,
+            "location": sample % 7 + np.tile(np.arange(5), SAMPLES) + np.repeat(shift, 5),
+            "score": rng.random(SAMPLES * 5),
+        }
+    )
+
+
+def write_runs(folder: Path) -> tuple[Path, dict[str, dict[str, Path]]]:
+    """The truth and every model's runs as Parquet files under ``folder``."""
+    truth = folder / "truth.parquet"
+    pl.DataFrame(
+        {"sample_id": np.arange(SAMPLES), "location": np.arange(SAMPLES) % 7}
+    ).write_parquet(truth)
+    files = {}
+    for m, model in enumerate(MODELS):
+        for s, seed in enumerate(SEEDS):
+            path = folder / f"{model}_{seed}.parquet"
+            predictions(10 * m + s).write_parquet(path)
+            files.setdefault(model, {})[seed] = path
+    return truth, files
+
+
+def write_job(folder: Path) -> Path:
+    truth, files = write_runs(folder)
+    lines = ['out = "out"', "[[tasks]]", 'type = "nextloc"', 'city = "tky"', f'truth = "{truth}"']
+    lines += ["k = [1, 5]", "[tasks.models]"]
+    for model, runs in files.items():
+        pairs = ", ".join(f'{seed} = "{path}"' for seed, path in runs.items())
+        lines.append(f"{model} = {{ {pairs} }}")
+    path = folder / "job.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_job_of_three_models_by_three_seeds(tmp_path):
+    job = load_job(write_job(tmp_path))
+    results = run_job(job, log=lambda _: None)
+    assert [(r.model, r.run) for r in results] == [(m, s) for m in MODELS for s in SEEDS]
+    out = tmp_path / "out"
+    manifest = json.loads((out / "manifest.json").read_text())["results"]
+    assert sorted(manifest) == sorted(f"city=tky/model={m}/run={s}" for m in MODELS for s in SEEDS)
+    for result in results:  # each run: the numbers of the same predictions scored alone
+        folder = out / "summary" / "city=tky" / f"model={result.model}" / f"run={result.run}"
+        stored = pl.read_parquet(folder / "part-00000.parquet")
+        alone = evaluate_nextloc(
+            tmp_path / "truth.parquet", tmp_path / f"{result.model}_{result.run}.parquet", k=[1, 5]
+        ).summary
+        assert stored.equals(alone)
+        assert manifest[f"city=tky/model={result.model}/run={result.run}"]["config"]["run"]
+    per_unit = scan_outputs(out, "per_unit").collect()
+    assert per_unit.columns[:3] == ["city", "model", "run"]
+    assert per_unit.group_by("model", "run").len().height == 9
+    assert per_unit.height == 9 * SAMPLES
+
+
+def test_resume_run_by_run(tmp_path):
+    job = load_job(write_job(tmp_path))
+    run_job(job, log=lambda _: None)
+    predictions(99).write_parquet(tmp_path / "lstm_seed2.parquet")  # one run's input changes
+    lines = []
+    again = run_job(job, resume=True, log=lines.append)
+    assert [r.resumed for r in again] == [(r.model, r.run) != ("lstm", "seed2") for r in again]
+    assert "tky/lstm/seed2: done" in " ".join(lines)
+    assert "tky/gru/seed1: complete, resumed from OUT (--resume)" in lines
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main([*argv, "--quiet"])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_the_api_and_the_command_line_name_a_run(tmp_path, capsys):
+    truth, files = write_runs(tmp_path)
+    out = tmp_path / "out"
+    evaluation = evaluate_nextloc(truth, files["gru"]["seed1"], out=out, model="gru", run="seed1")
+    assert evaluation.label == "gru/seed1"
+    for section in ("summary", "per_unit"):
+        folder = out / section / f"city={evaluation.city}" / "model=gru" / "run=seed1"
+        assert (folder / "part-00000.parquet").is_file()
+    code, printed, _ = run_cli(
+        capsys,
+        "nextloc", "--truth", str(truth), "--pred", str(files["gru"]["seed2"]), "--model", "gru",
+        "--run", "seed2", "--out", str(out), "--k", "1",
+    )  # fmt: skip
+    assert code == 0 and "gru/seed2" in printed
+    manifest = json.loads((out / "manifest.json").read_text())["results"]
+    assert f"city={evaluation.city}/model=gru/run=seed2" in manifest
+
+
+def test_a_model_is_all_runs_or_none(tmp_path, capsys):
+    truth, files = write_runs(tmp_path)
+    out = tmp_path / "out"
+    evaluate_nextloc(truth, files["gru"]["seed1"], out=out, model="gru", run="seed1")
+    with pytest.raises(ConfigError, match="already has runs"):
+        evaluate_nextloc(truth, files["gru"]["seed2"], out=out, model="gru")
+    evaluate_nextloc(truth, files["lstm"]["seed1"], out=out, model="lstm")
+    with pytest.raises(ConfigError, match="a result without a run"):
+        evaluate_nextloc(truth, files["lstm"]["seed2"], out=out, model="lstm", run="seed2")
+    code, _, error = run_cli(
+        capsys,
+        "nextloc", "--truth", str(truth), "--pred", str(files["gru"]["seed2"]), "--run", "a/b",
+        "--k", "1",
+    )  # fmt: skip
+    assert code == 2 and "--run: 'a/b' is not a plain name" in error
+
+
+def test_a_job_names_a_bad_run(tmp_path):
+    job = write_job(tmp_path)
+    job.write_text(job.read_text().replace("seed1 =", '"s 1" =', 1))
+    with pytest.raises(ConfigError, match=r"tasks\[0\].models.gru: 's 1' is not a plain name"):
+        load_job(job)
+    job.write_text(
+        job.read_text().replace('"s 1" =', "seed1 =").replace("gru = {", "gru = { x = 3, ", 1)
+    )
+    with pytest.raises(ConfigError, match=r"models.gru.x: expected a path \(a string\) or a table"):
+        load_job(job)
+
+
+def test_compare_and_report_read_each_run_as_a_model_of_its_own(tmp_path):
+    from mobeval.compare import compare
+    from mobeval.report import Report
+
+    run_job(load_job(write_job(tmp_path)), log=lambda _: None)
+    rows = compare(tmp_path / "out", baseline="gru/seed1", metrics=["acc@1"], tests=["paired-t"])
+    others = [f"{m}/{s}" for m in MODELS for s in SEEDS][1:]
+    assert rows.get_column("model").to_list() == others
+    units = pl.read_parquet(tmp_path / "out" / "per_unit" / "city=tky" / "model=lstm" / "run=seed3")
+    base = pl.read_parquet(tmp_path / "out" / "per_unit" / "city=tky" / "model=gru" / "run=seed1")
+    lstm3 = rows.filter(pl.col("model") == "lstm/seed3")
+    expected = (units["acc@1"] - base["acc@1"]).mean()  # both sorted by sample_id, as written
+    assert lstm3["diff"].item() == pytest.approx(expected, abs=1e-12)
+    markdown = Report(tmp_path / "out").to_markdown()
+    assert "markov/seed3" in markdown
