@@ -2,10 +2,15 @@
 
 >>> from mobeval.api import evaluate_nextloc
 >>> result = evaluate_nextloc("truth.parquet", "deepmove.parquet", k=[1, 5], convention="libcity")
->>> result.summary                      # Polars DataFrame: metric, value, n
+>>> result.summary                      # Polars DataFrame: metric, value, n, std
 >>> result.per_unit                     # one row per sample (when not written to ``out``)
 >>> evaluate_nextloc("truth.parquet", "deepmove.parquet", per_unit=False).summary  # the summary
 ...                                     # alone: memory bounded by the chunk, whatever the input
+
+Every ``evaluate_*`` returns the summary with ``std`` beside each mean over units: the
+population standard deviation of the per-unit values, ``sqrt(sum_u (v_u - value)^2 / n)``
+(ddof 0), what ranx's ``evaluate(..., return_std=True)`` returns beside its mean; null for
+counts and values that are not such a mean (:mod:`mobeval.tasks.summary`).
 """
 
 from __future__ import annotations

@@ -49,8 +49,10 @@ DEFAULT_CITY = "default"
 class Evaluation:
     """What one (city, model) evaluation produced.
 
-    ``summary``: metric, value, n. ``tables``: the per-unit tables by section ("per_unit", and
-    "per_day" for trajectories) when neither written to ``out`` nor dropped (``per_unit=False``);
+    ``summary``: metric, value, n, std (:mod:`mobeval.tasks.summary`: the population sd of the
+    per-unit values beside each mean, as ranx's ``return_std``). ``tables``: the per-unit
+    tables by section ("per_unit", and "per_day" for trajectories) when neither written to
+    ``out`` nor dropped (``per_unit=False``);
     ``outputs``: section -> directory. ``resumed``: read back from an OUT where it was complete
     (a job's ``--resume``), not computed by this run; ``seconds`` are then the run's that wrote it.
     ``run``: which run of the model this is (a seed, a fold: ``model=<m>/run=<r>``), or None.

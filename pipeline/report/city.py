@@ -66,3 +66,6 @@ class City:
     figures: list[Figure] = field(default_factory=list)
     #: the population metrics among ``metrics`` (no per-unit values: never tested, no marker)
     population: list[str] = field(default_factory=list)
+    #: model -> metric -> the summary's ``std`` (``report --std``; a metric whose value is not a
+    #: mean over units, or a summary without the column, has none)
+    stds: dict[str, dict[str, float]] = field(default_factory=dict)

@@ -36,6 +36,7 @@ from mobeval.report.tables import (
     TEST_NAMES,
     cutoff_tables,
     significance_text,
+    spread_text,
     superscript,
 )
 
@@ -65,6 +66,12 @@ class Report:
         caption: the tables' caption (each table's city and cutoff grid follow it).
         transpose: True: models as rows; False: metrics as rows; None: the renderer chooses by
             the table's width.
+        letters: a compact letter display on every value (Tukey's HSD over every model).
+        std: every mean as ``mean ± sd``, sd the summary's ``std``: the population standard
+            deviation of the per-unit values, ``sqrt(sum_u (v_u - mean)^2 / n)`` (ddof 0, as
+            ranx's ``evaluate(..., return_std=True)``); nothing after a value that is not a
+            mean over units (a count, a micro average, a population metric) nor from a summary
+            written without the column (the note says so). Default False: the mean alone.
         city: one city (default: every city).
         plots: draw the plots (needs matplotlib: ``pip install 'mobeval[report]'``).
         compute_compare: when ``OUT/compare`` holds no comparison of exactly the results shown
@@ -96,6 +103,7 @@ class Report:
         caption: str | None = None,
         transpose: bool | None = None,
         letters: bool | None = None,
+        std: bool | None = None,
         city: str | None = None,
         plots: bool = True,
         compute_compare: bool = True,
@@ -103,7 +111,7 @@ class Report:
     ) -> None:
         given = {"metrics": metrics, "models": models, "baseline": baseline, "test": test}
         given |= {"alpha": alpha, "title": title, "caption": caption, "transpose": transpose}
-        given |= {"letters": letters}
+        given |= {"letters": letters, "std": std}
         choices = checked_choices(given)
         self.out = Path(out)
         self.plots = plots
@@ -113,6 +121,7 @@ class Report:
         self.caption = caption
         self.transpose = transpose
         self.letters = bool(letters)
+        self.std = bool(std)
         self.compare_options = dict(compare_options or {})
         self.title = title or f"mobeval report: {self.out.name or self.out.resolve().name}"
         self._source = OutputFolder(self.out)
@@ -179,15 +188,22 @@ class Report:
                 scoring_difference(group[0], other[0]) for other in groups if other is not group
             ]
             if apart:
-                city.note = "not compared with the city's other models: " + "; ".join(apart)
+                apart_text = "not compared with the city's other models: " + "; ".join(apart)
+                city.note = _joined(apart_text, city.note)
         return cities
 
     def _group(self, name: str, results: list[Result], baseline: str | None, label: str) -> City:
         models = [r.model for r in results]
         values, units, metrics, population = {}, {}, [], set()
+        stds, without_std = {}, []
         for result in results:
             model = result.model
             summary = self._source.summary(result)
+            if self.std and "std" in summary.columns:
+                shown = summary.filter(pl.col("std").is_not_null())
+                stds[model] = dict(shown.select("metric", "std").iter_rows())
+            elif self.std:
+                without_std.append(model)
             with contextlib.suppress(InputError):  # no per-unit outputs: compare says so
                 schema = section_schema(self._source.section_files(result, "per_unit"))
                 population.update(population_metrics(summary, schema))
@@ -220,6 +236,13 @@ class Report:
             alpha=self.alpha,
             group=label,
             population=[m for m in metrics if m in population],
+            stds=stds,
+            note=(
+                f"no sd for {', '.join(without_std)}: a summary without a std column (written "
+                "by an older mobeval; score again for one)"
+                if without_std
+                else ""
+            ),
         )
 
     def _tables(self, city: City) -> None:
@@ -410,6 +433,15 @@ class Report:
                 text += f", d_z {rows['cohen_dz'][0]:+.2f}"
         return text
 
+    def spread(self, city: City, model: str, metric: str) -> str:
+        """The sd after a mean (``report --std``): its text as :meth:`number` writes it, or ``""``
+        where none is shown (not asked, not a mean over units, no finite mean)."""
+        value = city.values[model].get(metric)
+        std = city.stds.get(model, {}).get(metric)
+        if std is None or value is None or not math.isfinite(value):
+            return ""
+        return self.number(std)
+
     @staticmethod
     def number(value: float | None) -> str:
         if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -432,17 +464,25 @@ class Report:
     def method_groups(self) -> list[MethodGroup]:
         """One :class:`~mobeval.report.methods.MethodGroup` per distinct way of scoring (the
         cities, or groups of a city's models, scored by one task under the same options)."""
-        groups: list[tuple[list[str], str, dict, list[str]]] = []
+        groups: list[tuple[list[str], str, dict, list[str], list[City]]] = []
         for city in self.cities:
             name = city.name + (f" ({', '.join(city.models)})" if city.group else "")
-            for cities, task, options, metrics in groups:
+            for cities, task, options, metrics, members in groups:
                 if task == city.task and options == city.options:
                     cities.append(name)
                     metrics += [m for m in city.metrics if m not in metrics]
+                    members.append(city)
                     break
             else:
-                groups.append(([name], city.task, city.options, list(city.metrics)))
-        return [method_group(c, t, o, m) for c, t, o, m in groups]
+                groups.append(([name], city.task, city.options, list(city.metrics), [city]))
+        made = []
+        for cities, task, options, metrics, members in groups:
+            group = method_group(cities, task, options, metrics)
+            spread = next((spread_text(c) for c in members if spread_text(c)), "")
+            if spread:  # report --std: what the sd after each mean is, stated once
+                group.shared.append(("± sd", spread))
+            made.append(group)
+        return made
 
     def comparison_text(self) -> list[str]:
         """One sentence per city on the comparison behind its markers, or why it has none."""

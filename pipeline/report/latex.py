@@ -30,6 +30,7 @@ _TEX_ESCAPES = {
     "^": r"\textasciicircum{}",
     "†": r"$^{\dagger}$",
     "‡": r"$^{\ddagger}$",
+    "±": r"$\pm$",
     "<": r"$<$",
     ">": r"$>$",
     "/": r"/\allowbreak{}",  # a long path may break after a slash
@@ -85,16 +86,19 @@ def _width(texts: list[str]) -> float:
 
 
 def _value(report, city, model: str, metric: str) -> tuple[str, str]:
-    """A value's two cells (integer part with its point, decimals with the marker) and its
-    plain text (for the width)."""
+    """A value's two cells (integer part with its point, decimals, `` ± sd`` with
+    ``report --std``, and the marker) and its plain text (for the width)."""
     text = report.number(city.values[model].get(metric))
     marker = report.marker(city, model, metric, latex=True)
     if "." not in text:  # no value, or infinite: across both halves
         return rf"\multicolumn{{2}}{{c}}{{{tex_number(text)}{marker}}}", text
     whole, decimals = text.split(".")
+    spread = report.spread(city, model, metric)
+    sd = rf" $\pm$ {spread}" if spread else ""
+    text += f" ± {spread}" if spread else ""
     if model in report.best(city, metric):
-        return rf"\textbf{{{tex_number(whole)}.}} & \textbf{{{decimals}}}{marker}", text + "*"
-    return rf"{tex_number(whole)}. & {decimals}{marker}", text + ("*" if marker else "")
+        return rf"\textbf{{{tex_number(whole)}.}} & \textbf{{{decimals}}}{sd}{marker}", text + "*"
+    return rf"{tex_number(whole)}. & {decimals}{sd}{marker}", text + ("*" if marker else "")
 
 
 def _pair(head: str, cells: list[tuple[str, str]]) -> _Column:

@@ -81,6 +81,12 @@ REPORT_OPTIONS = (
         "a compact letter display on every value: Tukey's HSD over every model of the city; "
         "models sharing a letter are not significantly different at alpha",
     ),
+    ReportOption(
+        "std",
+        "boolean",
+        "every mean as mean ± sd over its units (population sd, ddof 0, as ranx's return_std; "
+        "default: the mean alone)",
+    ),
 )
 OPTIONS_BY_NAME = {option.name: option for option in REPORT_OPTIONS}
 #: The significance level when none is given.

@@ -70,12 +70,29 @@ def cutoff_tables(metrics: list[str]) -> list[Table]:
 
 def cell(report, city: City, model: str, metric: str, bold, marker) -> str:
     """A value's cell in a :class:`~mobeval.report.Report`'s table: the number, ``bold`` when
-    it is the best of the metric, then ``marker`` of its significance marker."""
+    it is the best of the metric, `` ± sd`` (``report --std``), then ``marker`` of its
+    significance marker: ``**0.1693** ± 0.3751‡``."""
     value = city.values[model].get(metric)
     text = report.number(value)
     if value is not None and model in report.best(city, metric):
         text = bold(text)
+    spread = report.spread(city, model, metric)
+    if spread:
+        text += f" ± {spread}"
     return text + marker(report.marker(city, model, metric))
+
+
+def spread_text(city: City) -> str:
+    """What the ``± sd`` after a mean is (empty when the city shows none)."""
+    if not any(city.stds.values()):
+        return ""
+    word = UNIT_WORDS.get(city.task, "units")
+    return (
+        f"the population standard deviation of the per-unit values over the {word} (the root "
+        "of their mean squared deviation from the mean: ddof 0, as ranx's return_std and "
+        "numpy.std); none where the value is not a mean over units (counts, micro averages, "
+        "population metrics)"
+    )
 
 
 def significance_text(city: City, family: pl.DataFrame) -> str:
@@ -137,6 +154,8 @@ def legend(city: City) -> str:
     lower = [m for m in city.metrics if lower_is_better(m)]
     if lower and parts:
         parts[0] += f" (lowest for {', '.join(lower)})"
+    if spread_text(city):
+        parts.append("± sd: " + spread_text(city))
     if city.significance:
         parts.append(city.significance)
     if city.letters_text:
