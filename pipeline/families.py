@@ -472,6 +472,15 @@ TRAJECTORY = Family(
             flag=Flag("ints"),
             defines=False,
         ),
+        Option(
+            "per_day_divergences",
+            "boolean",
+            False,
+            "also each divergence per day d (the real and generated days d): summary rows "
+            "<divergence>_<distribution>@d=<d>",
+            flag=Flag(switch="--per-day-divergences", on=True),
+            defines=False,
+        ),
         _error_unless(
             "on_mismatch",
             "skip (and count) uids whose (d, t) steps differ, not fail",

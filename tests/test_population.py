@@ -200,6 +200,19 @@ def test_report_shows_population_metrics_without_marker_lowest_in_bold(two_model
     assert "**Jensen-Shannon divergence of a population distribution**" in markdown
 
 
+def _located(days_of_uids, xs, ys):
+    """A (uid, d, t, x, y) frame of the location-id days ``days_of_uids[uid][d]``."""
+    import polars as pl
+
+    rows = [
+        (u, d, t, int(xs[loc]), int(ys[loc]))
+        for u, days in enumerate(days_of_uids)
+        for d, day in days.items()
+        for t, loc in enumerate(day)
+    ]
+    return pl.DataFrame(rows, schema=["uid", "d", "t", "x", "y"], orient="row")
+
+
 def test_uid_shares_are_the_divergences_of_nested_uid_subsets():
     """``uid_shares``: each ``<divergence>_<name>@<s>%`` row is the divergence of the whole real
     population against the generated uids of hash(uid) mod 100 < s (Polars' hash, seed 0),
@@ -214,13 +227,8 @@ def test_uid_shares_are_the_divergences_of_nested_uid_subsets():
     gen = np.repeat(rng.integers(0, 60, (n_uids * days, 12)), 4, axis=1)
 
     def frame(locations):
-        rows = [
-            (u, d, t, int(xs[loc]), int(ys[loc]))
-            for u in range(n_uids)
-            for d in range(days)
-            for t, loc in enumerate(locations[u * days + d])
-        ]
-        return pl.DataFrame(rows, schema=["uid", "d", "t", "x", "y"], orient="row")
+        uids = [{d: locations[u * days + d] for d in range(days)} for u in range(n_uids)]
+        return _located(uids, xs, ys)
 
     gen_frame, real_frame = frame(gen), frame(real)
     scorer = _scorer(uid_shares=(50, 25))
@@ -249,3 +257,38 @@ def test_uid_shares_out_of_range_exit_2(shares, tmp_path, capsys):
     argv += [str(tmp_path / "gen.parquet"), "--metrics", "radius", "--uid-shares", shares]
     assert main(argv) == 2
     assert "--uid-shares: " in capsys.readouterr().err
+
+
+def test_per_day_divergences_are_each_days_and_merge_into_the_whole():
+    """``per_day_divergences``: each ``<divergence>_<name>@d=<d>`` row is the divergence of the
+    real days d against the generated days d, in plain Python, ``n`` the uids with a day d; the
+    whole population's rows are unchanged; three chunks of shuffled rows give the same bits."""
+    rng = np.random.default_rng(5)
+    cells = rng.choice(200 * 200, 50, replace=False)
+    xs, ys = (cells // 200 + 1).astype(float), (cells % 200 + 1).astype(float)
+    n_uids = 30
+    days = {u: [0, 1, 3] if u % 3 else [1] for u in range(n_uids)}  # day 1 for all, 0 and 3: some
+    real = [{d: rng.integers(0, 50, 48) // rng.integers(1, 4) for d in days[u]} for u in days]
+    gen = [{d: np.repeat(rng.integers(0, 50, 12), 4) for d in days[u]} for u in days]
+    gen_frame, real_frame = _located(gen, xs, ys), _located(real, xs, ys)
+    plain, chunked = _scorer(), _scorer(per_day_divergences=True)
+    plain.score(gen_frame, real_frame)
+    for part in np.array_split(rng.permutation(n_uids), 3):
+        chunk = (
+            f.filter(f["uid"].is_in(part.tolist())).sample(fraction=1.0, shuffle=True, seed=2)
+            for f in (gen_frame, real_frame)
+        )
+        chunked.score(*chunk)
+    summary = {m: (v, n) for m, v, n, _ in chunked.summary().iter_rows()}
+    whole = {m: (v, n) for m, v, n, _ in plain.summary().iter_rows()}
+    assert {m: summary[m] for m in whole} == whole
+    assert len(summary) == len(whole) + 3 * len(DISTRIBUTIONS)
+    for d in (0, 1, 3):
+        have = [u for u in range(n_uids) if d in days[u]]
+        want = _oracle(
+            [real[u][d].tolist() for u in have], [gen[u][d].tolist() for u in have], xs, ys
+        )
+        for name in DISTRIBUTIONS:
+            value, n = summary[f"jsd_{name}@d={d}"]
+            assert n == len(have)
+            assert value == pytest.approx(want[name], rel=1e-9, abs=1e-12), (d, name)
