@@ -413,7 +413,7 @@ TRAJECTORY = Family(
         _metrics(
             ("geobleu", "dtw"),
             "geobleu, dtw and population distributions: distance, radius, duration, dailyloc, "
-            "grank, irank (MoveSim's)",
+            "grank, irank (MoveSim's), density, trip (DiffTraj's)",
         ),
         Option(
             "convention",

@@ -11,7 +11,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from mobeval.metrics.population import DISTRIBUTIONS, movesim_divergences
+from mobeval.metrics import DISTRIBUTIONS, GRID_DISTRIBUTIONS, MOVESIM_DISTRIBUTIONS
+from mobeval.metrics.population import movesim_divergences
 from mobeval.metrics.trajectory import TRAJECTORY_PRESETS
 from tests.conftest import GOLDEN
 
@@ -29,7 +30,7 @@ def test_movesim_preset_reproduces_movesim(max_distance):
     conv = dataclasses.replace(TRAJECTORY_PRESETS["movesim"], max_distance=float(max_distance))
     got = movesim_divergences(_read("real.data"), _read("gene.data"), gps[:, 0], gps[:, 1], conv)
     want = dict(zip(expected["order"], expected["jsds_by_max_distance"][max_distance], strict=True))
-    for name in DISTRIBUTIONS:
+    for name in MOVESIM_DISTRIBUTIONS:
         assert got[name] == want[name], name  # bit for bit
 
 
@@ -43,13 +44,22 @@ def _jsd(c1, c2):
 
 def _oracle(days_real, days_gen, xs, ys):
     """The default convention in plain Python: 1-cell bins of jumps and radii over [0, 282]
-    (beyond: the last bin), every stay, distinct counts, top-100 counts rank by rank."""
+    (beyond: the last bin), every stay, distinct counts, top-100 counts rank by rank; points,
+    first and last points per cell of a 16 x 16 grid over the 200 x 200 cells (trip: the mean
+    of the first and last points' JSDs)."""
+
+    def cell(x, y):
+        return [min(max(int(v - 1) * 16 // 200, 0), 15) for v in (x, y)]
 
     def hists(days):
         jump, rad, stay, dist = Counter(), Counter(), Counter(), Counter()
         visits, ranks = Counter(), [0] * 100
+        density, origin, destination = Counter(), Counter(), Counter()
         for day in days:
             pts = [(xs[v], ys[v]) for v in day]
+            density.update(tuple(cell(*p)) for p in pts)
+            origin[tuple(cell(*pts[0]))] += 1
+            destination[tuple(cell(*pts[-1]))] += 1
             for (a, b), (c, d) in zip(pts, pts[1:], strict=False):
                 jump[min(int(math.hypot(a - c, b - d)), 281)] += 1
             cx = sum(p[0] for p in pts) / len(pts)
@@ -76,10 +86,20 @@ def _oracle(days_real, days_gen, xs, ys):
             "dailyloc": [dist[i] for i in range(1, 49)],
             "grank": top + [0] * (100 - len(top)),
             "irank": ranks,
+            **{
+                name: [grid[i, j] for i in range(16) for j in range(16)]
+                for name, grid in (
+                    ("density", density),
+                    ("origin", origin),
+                    ("destination", destination),
+                )
+            },
         }
 
     real, gen = hists(days_real), hists(days_gen)
-    return {n: _jsd(real[n], gen[n]) for n in DISTRIBUTIONS}
+    values = {n: _jsd(real[n], gen[n]) for n in MOVESIM_DISTRIBUTIONS + ("density",)}
+    ends = [_jsd(real[n], gen[n]) for n in ("origin", "destination")]
+    return values | {"trip": (ends[0] + ends[1]) / 2}
 
 
 def test_default_convention_matches_plain_python():
@@ -90,7 +110,7 @@ def test_default_convention_matches_plain_python():
     gen = np.repeat(rng.integers(0, 60, (30, 12)), 4, axis=1)
     got = movesim_divergences(real, gen, xs, ys, TRAJECTORY_PRESETS["humob2025"])
     want = _oracle(real.tolist(), gen.tolist(), xs, ys)
-    for name in DISTRIBUTIONS:
+    for name in MOVESIM_DISTRIBUTIONS:
         assert got[name] == pytest.approx(want[name], rel=1e-9, abs=1e-12), name
 
 
@@ -120,9 +140,10 @@ def _city(n_uids=12, days=3, seed=3):
 @pytest.mark.parametrize("divergence", ["jsd", "kl", "emd"])
 def test_any_chunking_and_row_order_gives_the_same_bits(divergence):
     gen, ref = _city()
-    whole = _scorer(divergence=divergence, uid_shares=(30, 60))
+    metrics = [m for m in DISTRIBUTIONS if divergence != "emd" or m not in GRID_DISTRIBUTIONS]
+    whole = _scorer(divergence=divergence, uid_shares=(30, 60), metrics=metrics)
     whole.score(gen, ref)
-    chunked = _scorer(divergence=divergence, uid_shares=(30, 60))
+    chunked = _scorer(divergence=divergence, uid_shares=(30, 60), metrics=metrics)
     for uids in ([0, 5, 7], [1, 2, 3, 4, 6], [8, 9, 10, 11]):
         part = [
             f.filter(f["uid"].is_in(uids)).sample(fraction=1.0, shuffle=True, seed=1)
@@ -130,7 +151,7 @@ def test_any_chunking_and_row_order_gives_the_same_bits(divergence):
         ]
         chunked.score(*part)
     a, b = whole.summary(), chunked.summary()
-    assert a["metric"].to_list()[:6] == [f"{divergence}_{n}" for n in DISTRIBUTIONS]
+    assert a["metric"].to_list()[: len(metrics)] == [f"{divergence}_{n}" for n in metrics]
     assert a.equals(b)
 
 
@@ -292,3 +313,17 @@ def test_per_day_divergences_are_each_days_and_merge_into_the_whole():
             value, n = summary[f"jsd_{name}@d={d}"]
             assert n == len(have)
             assert value == pytest.approx(want[name], rel=1e-9, abs=1e-12), (d, name)
+
+
+def test_emd_over_grid_cells_is_refused_with_exit_2(tmp_path, capsys):
+    """The density and trip histograms are over a 2-D grid, whose cells have no order: ``emd``
+    (a distance along ordered bins) is refused before any work, naming them."""
+    from mobeval.cli import main
+
+    gen, ref = _city(n_uids=2, days=1)
+    for name, frame in (("gen", gen), ("ref", ref)):
+        frame.write_parquet(tmp_path / f"{name}.parquet")
+    argv = ["trajectory", "--reference", str(tmp_path / "ref.parquet"), "--generated"]
+    argv += [str(tmp_path / "gen.parquet"), "--metrics", "radius,trip", "--divergence", "emd"]
+    assert main(argv) == 2
+    assert "--divergence: 'emd' needs ordered bins; trip are histograms" in capsys.readouterr().err

@@ -22,8 +22,9 @@ from mobeval.io.arrays import kernel_array
 from mobeval.io.sources import columns_present
 from mobeval.kernels.exact_sum import ExactColumnSums
 from mobeval.kernels.geobleu import dtw_days, mean_per_unit
-from mobeval.metrics import DISTRIBUTIONS, DIVERGENCES
+from mobeval.metrics import DISTRIBUTIONS, DIVERGENCES, GRID_DISTRIBUTIONS
 from mobeval.metrics.population import (
+    GRID_CELLS,
     PopulationCounts,
     divergence,
     population_counts,
@@ -39,7 +40,7 @@ ALL_METRICS = METRICS + DISTRIBUTIONS
 ON_MISMATCH = ("error", "skip")
 OUT_OF_GRID = ("error", "score")
 GRID_MIN = 1
-GRID_MAX = 200
+GRID_MAX = GRID_CELLS
 #: Largest |x| or |y| scored even with out_of_grid="score" (999, the mask value, is fine): the
 #: kernels index tables by squared distances, which must stay within int64.
 MAX_COORD = 1_000_000_000
@@ -601,6 +602,12 @@ def checked_convention(
     ):
         if value not in allowed:
             raise ConfigError(f"{option}={value!r} is not one of {allowed}")
+    grid = [m for m in metrics if m in GRID_DISTRIBUTIONS]
+    if divergence == "emd" and grid:
+        raise ConfigError(
+            f"divergence='emd' needs ordered bins; {', '.join(grid)} are histograms over a 2-D "
+            "grid of cells: use jsd or kl"
+        )
     shares = list(uid_shares or ())
     if any(not 0 < share < 100 for share in shares) or len(set(shares)) < len(shares):
         raise ConfigError(f"uid_shares={shares!r}: distinct percentages between 1 and 99")
