@@ -291,6 +291,7 @@ def _trajectory(runner: Engine, reference, generated, values: dict, where: dict)
         "out_of_grid": values["out_of_grid"],
         "divergence": values["divergence"],
         "uid_shares": tuple(values["uid_shares"]),
+        "per_day_divergences": values["per_day_divergences"],
         "path_generated": generated_source.label,
         "path_reference": reference_source.label,
     }

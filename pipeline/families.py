@@ -413,7 +413,7 @@ TRAJECTORY = Family(
         _metrics(
             ("geobleu", "dtw"),
             "geobleu, dtw and population distributions: distance, radius, duration, dailyloc, "
-            "grank, irank (MoveSim's)",
+            "grank, irank (MoveSim's), density, trip (DiffTraj's)",
         ),
         Option(
             "convention",
@@ -470,6 +470,15 @@ TRAJECTORY = Family(
             "also each divergence over nested subsets of the generated uids, in percent of "
             "them (e.g. 25,50): how the value moves with the number of generated uids",
             flag=Flag("ints"),
+            defines=False,
+        ),
+        Option(
+            "per_day_divergences",
+            "boolean",
+            False,
+            "also each divergence per day d (the real and generated days d): summary rows "
+            "<divergence>_<distribution>@d=<d>",
+            flag=Flag(switch="--per-day-divergences", on=True),
             defines=False,
         ),
         _error_unless(

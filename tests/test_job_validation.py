@@ -119,6 +119,7 @@ BAD: list[tuple[str, str, str, str | None]] = [
     ("trajectory", "max_distance", '"far"', None),
     ("trajectory", "uid_shares", "[0]", "0"),
     ("trajectory", "uid_shares", "[50, 50]", "50,50"),
+    ("trajectory", "per_day_divergences", '"yes"', None),
     ("trajectory", "unit", '"miles"', "miles"),
     ("trajectory", "unit", "1", None),
     # recommendations (the convention's choices are added below)

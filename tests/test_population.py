@@ -11,7 +11,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from mobeval.metrics.population import DISTRIBUTIONS, movesim_divergences
+from mobeval.metrics import DISTRIBUTIONS, GRID_DISTRIBUTIONS, MOVESIM_DISTRIBUTIONS
+from mobeval.metrics.population import movesim_divergences
 from mobeval.metrics.trajectory import TRAJECTORY_PRESETS
 from tests.conftest import GOLDEN
 
@@ -29,8 +30,8 @@ def test_movesim_preset_reproduces_movesim(max_distance):
     conv = dataclasses.replace(TRAJECTORY_PRESETS["movesim"], max_distance=float(max_distance))
     got = movesim_divergences(_read("real.data"), _read("gene.data"), gps[:, 0], gps[:, 1], conv)
     want = dict(zip(expected["order"], expected["jsds_by_max_distance"][max_distance], strict=True))
-    for name in DISTRIBUTIONS:
-        assert got[name] == pytest.approx(want[name], rel=1e-12, abs=0), name
+    for name in MOVESIM_DISTRIBUTIONS:
+        assert got[name] == want[name], name  # bit for bit
 
 
 def _jsd(c1, c2):
@@ -43,13 +44,22 @@ def _jsd(c1, c2):
 
 def _oracle(days_real, days_gen, xs, ys):
     """The default convention in plain Python: 1-cell bins of jumps and radii over [0, 282]
-    (beyond: the last bin), every stay, distinct counts, top-100 counts rank by rank."""
+    (beyond: the last bin), every stay, distinct counts, top-100 counts rank by rank; points,
+    first and last points per cell of a 16 x 16 grid over the 200 x 200 cells (trip: the mean
+    of the first and last points' JSDs)."""
+
+    def cell(x, y):
+        return [min(max(int(v - 1) * 16 // 200, 0), 15) for v in (x, y)]
 
     def hists(days):
         jump, rad, stay, dist = Counter(), Counter(), Counter(), Counter()
         visits, ranks = Counter(), [0] * 100
+        density, origin, destination = Counter(), Counter(), Counter()
         for day in days:
             pts = [(xs[v], ys[v]) for v in day]
+            density.update(tuple(cell(*p)) for p in pts)
+            origin[tuple(cell(*pts[0]))] += 1
+            destination[tuple(cell(*pts[-1]))] += 1
             for (a, b), (c, d) in zip(pts, pts[1:], strict=False):
                 jump[min(int(math.hypot(a - c, b - d)), 281)] += 1
             cx = sum(p[0] for p in pts) / len(pts)
@@ -76,10 +86,20 @@ def _oracle(days_real, days_gen, xs, ys):
             "dailyloc": [dist[i] for i in range(1, 49)],
             "grank": top + [0] * (100 - len(top)),
             "irank": ranks,
+            **{
+                name: [grid[i, j] for i in range(16) for j in range(16)]
+                for name, grid in (
+                    ("density", density),
+                    ("origin", origin),
+                    ("destination", destination),
+                )
+            },
         }
 
     real, gen = hists(days_real), hists(days_gen)
-    return {n: _jsd(real[n], gen[n]) for n in DISTRIBUTIONS}
+    values = {n: _jsd(real[n], gen[n]) for n in MOVESIM_DISTRIBUTIONS + ("density",)}
+    ends = [_jsd(real[n], gen[n]) for n in ("origin", "destination")]
+    return values | {"trip": (ends[0] + ends[1]) / 2}
 
 
 def test_default_convention_matches_plain_python():
@@ -90,7 +110,7 @@ def test_default_convention_matches_plain_python():
     gen = np.repeat(rng.integers(0, 60, (30, 12)), 4, axis=1)
     got = movesim_divergences(real, gen, xs, ys, TRAJECTORY_PRESETS["humob2025"])
     want = _oracle(real.tolist(), gen.tolist(), xs, ys)
-    for name in DISTRIBUTIONS:
+    for name in MOVESIM_DISTRIBUTIONS:
         assert got[name] == pytest.approx(want[name], rel=1e-9, abs=1e-12), name
 
 
@@ -120,9 +140,10 @@ def _city(n_uids=12, days=3, seed=3):
 @pytest.mark.parametrize("divergence", ["jsd", "kl", "emd"])
 def test_any_chunking_and_row_order_gives_the_same_bits(divergence):
     gen, ref = _city()
-    whole = _scorer(divergence=divergence, uid_shares=(30, 60))
+    metrics = [m for m in DISTRIBUTIONS if divergence != "emd" or m not in GRID_DISTRIBUTIONS]
+    whole = _scorer(divergence=divergence, uid_shares=(30, 60), metrics=metrics)
     whole.score(gen, ref)
-    chunked = _scorer(divergence=divergence, uid_shares=(30, 60))
+    chunked = _scorer(divergence=divergence, uid_shares=(30, 60), metrics=metrics)
     for uids in ([0, 5, 7], [1, 2, 3, 4, 6], [8, 9, 10, 11]):
         part = [
             f.filter(f["uid"].is_in(uids)).sample(fraction=1.0, shuffle=True, seed=1)
@@ -130,7 +151,7 @@ def test_any_chunking_and_row_order_gives_the_same_bits(divergence):
         ]
         chunked.score(*part)
     a, b = whole.summary(), chunked.summary()
-    assert a["metric"].to_list()[:6] == [f"{divergence}_{n}" for n in DISTRIBUTIONS]
+    assert a["metric"].to_list()[: len(metrics)] == [f"{divergence}_{n}" for n in metrics]
     assert a.equals(b)
 
 
@@ -200,6 +221,19 @@ def test_report_shows_population_metrics_without_marker_lowest_in_bold(two_model
     assert "**Jensen-Shannon divergence of a population distribution**" in markdown
 
 
+def _located(days_of_uids, xs, ys):
+    """A (uid, d, t, x, y) frame of the location-id days ``days_of_uids[uid][d]``."""
+    import polars as pl
+
+    rows = [
+        (u, d, t, int(xs[loc]), int(ys[loc]))
+        for u, days in enumerate(days_of_uids)
+        for d, day in days.items()
+        for t, loc in enumerate(day)
+    ]
+    return pl.DataFrame(rows, schema=["uid", "d", "t", "x", "y"], orient="row")
+
+
 def test_uid_shares_are_the_divergences_of_nested_uid_subsets():
     """``uid_shares``: each ``<divergence>_<name>@<s>%`` row is the divergence of the whole real
     population against the generated uids of hash(uid) mod 100 < s (Polars' hash, seed 0),
@@ -214,13 +248,8 @@ def test_uid_shares_are_the_divergences_of_nested_uid_subsets():
     gen = np.repeat(rng.integers(0, 60, (n_uids * days, 12)), 4, axis=1)
 
     def frame(locations):
-        rows = [
-            (u, d, t, int(xs[loc]), int(ys[loc]))
-            for u in range(n_uids)
-            for d in range(days)
-            for t, loc in enumerate(locations[u * days + d])
-        ]
-        return pl.DataFrame(rows, schema=["uid", "d", "t", "x", "y"], orient="row")
+        uids = [{d: locations[u * days + d] for d in range(days)} for u in range(n_uids)]
+        return _located(uids, xs, ys)
 
     gen_frame, real_frame = frame(gen), frame(real)
     scorer = _scorer(uid_shares=(50, 25))
@@ -249,3 +278,52 @@ def test_uid_shares_out_of_range_exit_2(shares, tmp_path, capsys):
     argv += [str(tmp_path / "gen.parquet"), "--metrics", "radius", "--uid-shares", shares]
     assert main(argv) == 2
     assert "--uid-shares: " in capsys.readouterr().err
+
+
+def test_per_day_divergences_are_each_days_and_merge_into_the_whole():
+    """``per_day_divergences``: each ``<divergence>_<name>@d=<d>`` row is the divergence of the
+    real days d against the generated days d, in plain Python, ``n`` the uids with a day d; the
+    whole population's rows are unchanged; three chunks of shuffled rows give the same bits."""
+    rng = np.random.default_rng(5)
+    cells = rng.choice(200 * 200, 50, replace=False)
+    xs, ys = (cells // 200 + 1).astype(float), (cells % 200 + 1).astype(float)
+    n_uids = 30
+    days = {u: [0, 1, 3] if u % 3 else [1] for u in range(n_uids)}  # day 1 for all, 0 and 3: some
+    real = [{d: rng.integers(0, 50, 48) // rng.integers(1, 4) for d in days[u]} for u in days]
+    gen = [{d: np.repeat(rng.integers(0, 50, 12), 4) for d in days[u]} for u in days]
+    gen_frame, real_frame = _located(gen, xs, ys), _located(real, xs, ys)
+    plain, chunked = _scorer(), _scorer(per_day_divergences=True)
+    plain.score(gen_frame, real_frame)
+    for part in np.array_split(rng.permutation(n_uids), 3):
+        chunk = (
+            f.filter(f["uid"].is_in(part.tolist())).sample(fraction=1.0, shuffle=True, seed=2)
+            for f in (gen_frame, real_frame)
+        )
+        chunked.score(*chunk)
+    summary = {m: (v, n) for m, v, n, _ in chunked.summary().iter_rows()}
+    whole = {m: (v, n) for m, v, n, _ in plain.summary().iter_rows()}
+    assert {m: summary[m] for m in whole} == whole
+    assert len(summary) == len(whole) + 3 * len(DISTRIBUTIONS)
+    for d in (0, 1, 3):
+        have = [u for u in range(n_uids) if d in days[u]]
+        want = _oracle(
+            [real[u][d].tolist() for u in have], [gen[u][d].tolist() for u in have], xs, ys
+        )
+        for name in DISTRIBUTIONS:
+            value, n = summary[f"jsd_{name}@d={d}"]
+            assert n == len(have)
+            assert value == pytest.approx(want[name], rel=1e-9, abs=1e-12), (d, name)
+
+
+def test_emd_over_grid_cells_is_refused_with_exit_2(tmp_path, capsys):
+    """The density and trip histograms are over a 2-D grid, whose cells have no order: ``emd``
+    (a distance along ordered bins) is refused before any work, naming them."""
+    from mobeval.cli import main
+
+    gen, ref = _city(n_uids=2, days=1)
+    for name, frame in (("gen", gen), ("ref", ref)):
+        frame.write_parquet(tmp_path / f"{name}.parquet")
+    argv = ["trajectory", "--reference", str(tmp_path / "ref.parquet"), "--generated"]
+    argv += [str(tmp_path / "gen.parquet"), "--metrics", "radius,trip", "--divergence", "emd"]
+    assert main(argv) == 2
+    assert "--divergence: 'emd' needs ordered bins; trip are histograms" in capsys.readouterr().err

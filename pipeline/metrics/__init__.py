@@ -11,9 +11,14 @@ def drop_duplicates_hint(entry: str) -> str:
     )
 
 
-#: The distributions of a trajectory population (:mod:`mobeval.metrics.population`) and the
-#: divergences between two: a summary row ``<divergence>_<distribution>`` (``jsd_radius``).
-DISTRIBUTIONS = ("distance", "radius", "duration", "dailyloc", "grank", "irank")
+#: The distributions of a trajectory population (:mod:`mobeval.metrics.population`): MoveSim's
+#: six, then DiffTraj's three; and the divergences between two: a summary row
+#: ``<divergence>_<distribution>`` (``jsd_radius``).
+MOVESIM_DISTRIBUTIONS = ("distance", "radius", "duration", "dailyloc", "grank", "irank")
+DIFFTRAJ_DISTRIBUTIONS = ("density", "trip")
+DISTRIBUTIONS = MOVESIM_DISTRIBUTIONS + DIFFTRAJ_DISTRIBUTIONS
+#: The distributions over a 2-D grid of cells, whose bins have no order (no ``emd``).
+GRID_DISTRIBUTIONS = ("density", "trip")
 DIVERGENCES = ("jsd", "kl", "emd")
 
 #: Metrics where a lower value is better (the report bolds their minimum, compare's leaderboard

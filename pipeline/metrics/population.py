@@ -1,4 +1,4 @@
-"""Population distributions of trajectories (MoveSim's six) and their divergences.
+"""Population distributions of trajectories (MoveSim's six, DiffTraj's two) and their divergences.
 
 MoveSim (Feng et al., "Learning to Simulate Human Mobility", KDD 2020; FIBLAB/MoveSim
 ``code/evaluations.py``, ``IndividualEval.get_individual_jsds``) compares the real and generated
@@ -11,6 +11,20 @@ trajectories):
 * ``dailyloc``: each day's number of distinct locations;
 * ``grank``: the visit shares of the population's ``top_k`` most visited locations;
 * ``irank``: the visits of each day's r-th most visited location, summed over days, r = 1..top_k.
+
+and two more as DiffTraj (Zhu et al., NeurIPS 2023) and ControlTraj (KDD 2024) report them
+(in spirit: neither Yasoz/DiffTraj 27d25a9 nor Yasoz/ControlTraj eb49b43 ships its evaluation
+code; the definitions are those of the evaluation script copied among their reproductions,
+``density_error`` and ``trip_error``):
+
+* ``density``: every point's cell of a ``density_cells`` x ``density_cells`` grid laid over the
+  200 x 200 grid (cell ``floor((x - 1) * n / 200)``, clipped to the grid as the script clips);
+* ``trip``: the same grid's histograms of each day's first point (origin) and last point
+  (destination); the divergence is the mean of the two divergences.
+
+DiffTraj's third, Length (the histogram of points per trajectory), is not here: the generated
+and real trajectories mobeval scores share their (uid, d, t) steps, so their lengths are the same
+and the divergence 0 by construction.
 
 The measures are :mod:`mobeval.kernels.mobility`'s, the divergences
 :mod:`mobeval.kernels.divergence`'s. Every histogram is integer counts, folded chunk by chunk and
@@ -30,7 +44,9 @@ and how mobeval's default does, for ``max_distance = D``:
 * grank, irank: MoveSim the ``top_k`` shares histogrammed over ``np.arange(0, 1, 1/100)``;
   default the ``top_k`` counts themselves compared, rank r against rank r.
 
-MoveSim's JSD divides each histogram by its sum + 1e-14 (``guard``); its I-rank shares are the
+MoveSim's JSD divides each histogram by its sum + 1e-14 (``guard``) and is computed here as
+MoveSim computes it (:func:`scipy_jsd`, ``scipy_jsd``), so that its bits are MoveSim's; its I-rank
+shares are the
 mean over days of count / 48, renormalized, which equals rank_sum_r / sum of rank sums computed
 here exactly (MoveSim's sequential float sum can differ in the last bits, which moves a share
 between histogram bins only within a few ulps of an edge). MoveSim needs days of exactly 48 points
@@ -46,12 +62,20 @@ import polars as pl
 
 from mobeval.kernels.divergence import emd, jsd, kl
 from mobeval.kernels.mobility import bin_counts, day_measures
-from mobeval.metrics import DISTRIBUTIONS
+from mobeval.metrics import MOVESIM_DISTRIBUTIONS
 
 #: The slots of a day (HuMob: 30 minutes): MoveSim's sequence length.
 SLOTS = 48
 #: MoveSim's bins of the G-rank and I-rank shares over [0, 1).
 RANK_BINS = 100
+#: The side of the HuMob grid, in cells (coordinates 1..200).
+GRID_CELLS = 200
+
+
+def grid_counts(x: np.ndarray, y: np.ndarray, cells: int) -> np.ndarray:
+    """Points per cell of a ``cells`` x ``cells`` grid over the HuMob grid (row-major)."""
+    cx, cy = (np.clip((v.astype(np.int64) - 1) * cells // GRID_CELLS, 0, cells - 1) for v in (x, y))
+    return np.bincount(cx * cells + cy, minlength=cells * cells).astype(np.int64)
 
 
 def edges(convention, name: str) -> np.ndarray:
@@ -137,6 +161,11 @@ def population_counts(day_offsets, x, y, locations: pl.DataFrame, convention) ->
         name: bin_counts(np.asarray(v, dtype=np.float64), edges(convention, name), keep)
         for name, v in values.items()
     }
+    first, last = day_offsets[:-1], day_offsets[1:] - 1
+    cells = convention.density_cells
+    histograms["density"] = grid_counts(x, y, cells)
+    histograms["origin"] = grid_counts(x[first], y[first], cells)
+    histograms["destination"] = grid_counts(x[last], y[last], cells)
     visits = locations.group_by(locations.columns).len("visits")
     visits = visits.with_columns(pl.col("visits").cast(pl.Int64))
     return PopulationCounts(histograms, rank_sums, visits, day_offsets.size - 1)
@@ -158,15 +187,41 @@ def _rank_counts(counts: PopulationCounts, convention, name: str) -> tuple[np.nd
     return bin_counts(top / total, grid, False), grid[1] - grid[0]
 
 
+def scipy_jsd(c1: np.ndarray, c2: np.ndarray, guard: float) -> float:
+    """MoveSim's ``EvalUtils.get_js_divergence`` (FIBLAB/MoveSim ``code/evaluations.py``) call for
+    call, on the count histograms ``c1`` (real) and ``c2`` (generated)::
+
+        p = c1 / (c1.sum() + guard),  q = c2 / (c2.sum() + guard),  m = (p + q) / 2
+        JSD = 0.5 * scipy.stats.entropy(p, m) + 0.5 * scipy.stats.entropy(q, m)
+
+    The same NumPy and scipy calls in the same order give MoveSim's bits, which the Numba
+    :func:`mobeval.kernels.divergence.jsd` (its log is not scipy's ``rel_entr``'s) misses by a
+    few ulps. scipy's ``entropy`` costs about 0.3 ms a call: a few per distribution and city."""
+    from scipy.stats import entropy  # lazily: scipy.stats takes a while to import
+
+    p = c1 / (c1.sum() + guard)
+    q = c2 / (c2.sum() + guard)
+    m = (p + q) / 2
+    return float(0.5 * entropy(p, m) + 0.5 * entropy(q, m))
+
+
 def divergence(real: PopulationCounts, generated: PopulationCounts, convention, name, how):
-    """``how`` (jsd, kl, emd) between the real and the generated population's ``name``."""
+    """``how`` (jsd, kl, emd) between the real and the generated population's ``name`` (``trip``:
+    the mean of the origins' and the destinations', as DiffTraj's ``np.mean``)."""
+    if name == "trip":
+        ends = [divergence(real, generated, convention, e, how) for e in ("origin", "destination")]
+        return float(np.mean(ends))
     if name in ("grank", "irank"):
         (c1, width), (c2, _) = (_rank_counts(c, convention, name) for c in (real, generated))
+    elif name in ("density", "origin", "destination"):
+        c1, c2, width = real.histograms[name], generated.histograms[name], 1.0
     else:
         c1, c2 = real.histograms[name], generated.histograms[name]
         grid = edges(convention, name)
         width = grid[1] - grid[0]
     if how == "jsd":
+        if convention.scipy_jsd:
+            return scipy_jsd(c1, c2, convention.guard)
         return float(jsd(c1, c2, convention.guard))
     if how == "kl":
         return float(kl(c1, c2, convention.guard))
@@ -176,7 +231,7 @@ def divergence(real: PopulationCounts, generated: PopulationCounts, convention, 
 def movesim_divergences(real, generated, x, y, convention, how="jsd") -> dict[str, float]:
     """The six divergences of two populations of location-id sequences (2-D integer arrays, one
     day per row, as MoveSim's ``read_data_from_file`` returns them) over the coordinate table
-    ``x``, ``y`` (indexed by location id), in order of :data:`DISTRIBUTIONS`."""
+    ``x``, ``y`` (indexed by location id), in order of :data:`MOVESIM_DISTRIBUTIONS`."""
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     folds = []
     for days in (np.asarray(real, dtype=np.int64), np.asarray(generated, dtype=np.int64)):
@@ -187,4 +242,4 @@ def movesim_divergences(real, generated, x, y, convention, how="jsd") -> dict[st
                 offsets, x[flat], y[flat], pl.DataFrame({"location": flat}), convention
             )
         )
-    return {n: divergence(folds[0], folds[1], convention, n, how) for n in DISTRIBUTIONS}
+    return {n: divergence(folds[0], folds[1], convention, n, how) for n in MOVESIM_DISTRIBUTIONS}

@@ -317,8 +317,10 @@ FAMILIES: dict[str, Family] = {
         "measure over every uid-day (MoveSim, Feng et al., KDD 2020): distance the jumps "
         "between consecutive points, radius each day's radius of gyration, duration the stays, "
         "dailyloc the distinct locations per day, grank the visits of the top-k locations, "
-        "irank each day's r-th most visited location's visits summed over days. Natural log; "
-        "lower is better.",
+        "irank each day's r-th most visited location's visits summed over days; and (DiffTraj, "
+        "Zhu et al., NeurIPS 2023) density the points per cell of a 16 x 16 grid, trip each "
+        "day's first and last points on that grid (the mean of the two divergences). Natural "
+        "log; lower is better.",
         r"JSD = \frac{1}{2} \sum_i p_i \ln\frac{p_i}{m_i} + \frac{1}{2} \sum_i q_i "
         r"\ln\frac{q_i}{m_i}, \quad m = \frac{p + q}{2}",
         "JSD = 1/2 sum p_i ln(p_i / m_i) + 1/2 sum q_i ln(q_i / m_i), m = (p + q) / 2",

@@ -22,8 +22,9 @@ from mobeval.io.arrays import kernel_array
 from mobeval.io.sources import columns_present
 from mobeval.kernels.exact_sum import ExactColumnSums
 from mobeval.kernels.geobleu import dtw_days, mean_per_unit
-from mobeval.metrics import DISTRIBUTIONS, DIVERGENCES
+from mobeval.metrics import DISTRIBUTIONS, DIVERGENCES, GRID_DISTRIBUTIONS
 from mobeval.metrics.population import (
+    GRID_CELLS,
     PopulationCounts,
     divergence,
     population_counts,
@@ -39,7 +40,7 @@ ALL_METRICS = METRICS + DISTRIBUTIONS
 ON_MISMATCH = ("error", "skip")
 OUT_OF_GRID = ("error", "score")
 GRID_MIN = 1
-GRID_MAX = 200
+GRID_MAX = GRID_CELLS
 #: Largest |x| or |y| scored even with out_of_grid="score" (999, the mask value, is fine): the
 #: kernels index tables by squared distances, which must stay within int64.
 MAX_COORD = 1_000_000_000
@@ -324,8 +325,9 @@ class TrajectoryAccumulator:
     uids: int = 0
     uid_days: int = 0
     steps: int = 0
-    #: side -> the population's histograms (:mod:`mobeval.metrics.population`)
-    population: dict[str, PopulationCounts] = field(default_factory=dict)
+    #: side (or (side, d) with per-day divergences) -> the population's histograms
+    #: (:mod:`mobeval.metrics.population`)
+    population: dict[str | tuple[str, int], PopulationCounts] = field(default_factory=dict)
 
     @classmethod
     def empty(cls, metrics: Sequence[str]) -> TrajectoryAccumulator:
@@ -374,9 +376,11 @@ class TrajectoryScorer:
         path_reference,
         divergence="jsd",
         uid_shares=(),
+        per_day_divergences=False,
     ) -> None:
         self.convention = resolve(convention)
         self.uid_shares = tuple(sorted(uid_shares))
+        self.per_day_divergences = per_day_divergences
         self.metrics = tuple(m for m in metrics if m in METRICS)
         self.distributions = tuple(m for m in metrics if m in DISTRIBUTIONS)
         self.divergence = divergence
@@ -414,17 +418,28 @@ class TrajectoryScorer:
         if self.distributions:
             for side, frame in (("generated", generated), ("reference", reference)):
                 frame = frame.join(scores.skipped, on="uid", how="anti")
-                acc.population.setdefault(side, PopulationCounts()).merge(
-                    self._population(frame, side)
-                )
+                self._fold(side, frame, side, self.per_day_divergences)
             percent = uid_percent(generated["uid"])
             for low, high in zip((0, *self.uid_shares), self.uid_shares, strict=False):
                 band = generated.filter((percent >= low) & (percent < high))
                 band = band.join(scores.skipped, on="uid", how="anti")
-                acc.population.setdefault(f"generated<{high}", PopulationCounts()).merge(
-                    self._population(band, "generated")
-                )
+                self._fold(f"generated<{high}", band, "generated", False)
         return {"per_unit": scores.per_uid, "per_day": scores.per_day}
+
+    def _fold(self, key: str, frame: pl.DataFrame, side: str, per_day: bool) -> None:
+        """Folds one side's whole uids into ``population[key]``; ``per_day``: each day d's
+        histograms into ``population[key, d]``, merged for the whole (the same counts)."""
+        population = self.accumulator.population
+        if not per_day:
+            population.setdefault(key, PopulationCounts()).merge(self._population(frame, side))
+            return
+        whole = PopulationCounts()
+        for (d,), day in frame.partition_by("d", as_dict=True).items():
+            counts = self._population(day, side)
+            population.setdefault((key, int(d)), PopulationCounts()).merge(counts)
+            whole.merge(counts)
+        whole.uids = frame["uid"].n_unique()
+        population.setdefault(key, PopulationCounts()).merge(whole)
 
     def _population(self, frame: pl.DataFrame, side: str) -> PopulationCounts:
         """The histograms of one side's whole uids (rows in (uid, d, t) order)."""
@@ -496,24 +511,18 @@ class TrajectoryScorer:
             (m, totals[j] / uids if uids else float("nan"), uids, stds[j])
             for j, m in enumerate(self.metrics)
         ]
-        real, generated = (acc.population.get(s) for s in ("reference", "generated"))
-        for name in self.distributions:
-            value = (
-                divergence(real, generated, self.convention, name, self.divergence)
-                if real is not None and generated is not None
-                else float("nan")
-            )
-            rows.append((f"{self.divergence}_{name}", value, uids, None))  # no per-uid values
+        population = acc.population
+        real = population.get("reference")
+        rows += self._divergence_rows(real, population.get("generated"), "", uids)
         subset = PopulationCounts()
         for share in self.uid_shares:
-            subset.merge(acc.population.get(f"generated<{share}", PopulationCounts()))
-            for name in self.distributions:
-                value = (
-                    divergence(real, subset, self.convention, name, self.divergence)
-                    if real is not None and subset.days
-                    else float("nan")
-                )
-                rows.append((f"{self.divergence}_{name}@{share}%", value, subset.uids, None))
+            subset.merge(population.get(f"generated<{share}", PopulationCounts()))
+            rows += self._divergence_rows(real, subset, f"@{share}%", subset.uids)
+        for d in sorted({key[1] for key in population if isinstance(key, tuple)}):
+            day = population.get(("generated", d))
+            rows += self._divergence_rows(
+                population.get(("reference", d)), day, f"@d={d}", day.uids if day else 0
+            )
         rows += [
             count_row("uids", uids),
             count_row("uid_days", acc.uid_days),
@@ -522,6 +531,18 @@ class TrajectoryScorer:
             count_row("rows_out_of_grid", off_grid),
         ]
         return summary_frame(rows)
+
+    def _divergence_rows(self, real, generated, suffix: str, n: int) -> list[tuple]:
+        """The summary rows ``<divergence>_<name><suffix>`` of two populations (NaN where one is
+        empty), over ``n`` uids; no std: no per-uid values."""
+        if real is None or generated is None or not (real.days and generated.days):
+            values = dict.fromkeys(self.distributions, float("nan"))
+        else:
+            values = {
+                name: divergence(real, generated, self.convention, name, self.divergence)
+                for name in self.distributions
+            }
+        return [(f"{self.divergence}_{name}{suffix}", v, n, None) for name, v in values.items()]
 
 
 def check_schemas(reference: dict, reference_label, generated: dict, generated_label) -> None:
@@ -559,6 +580,7 @@ def checked_convention(
     unit=None,
     columns=None,
     uid_shares=(),
+    per_day_divergences=False,
 ) -> TrajectoryConvention:
     """The convention the evaluate functions' options ask for, after checking every option
     (``columns`` is the engines' business: each input is read under our names,
@@ -580,6 +602,12 @@ def checked_convention(
     ):
         if value not in allowed:
             raise ConfigError(f"{option}={value!r} is not one of {allowed}")
+    grid = [m for m in metrics if m in GRID_DISTRIBUTIONS]
+    if divergence == "emd" and grid:
+        raise ConfigError(
+            f"divergence='emd' needs ordered bins; {', '.join(grid)} are histograms over a 2-D "
+            "grid of cells: use jsd or kl"
+        )
     shares = list(uid_shares or ())
     if any(not 0 < share < 100 for share in shares) or len(set(shares)) < len(shares):
         raise ConfigError(f"uid_shares={shares!r}: distinct percentages between 1 and 99")
