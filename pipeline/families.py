@@ -595,20 +595,23 @@ RECS = Family(
             "original_ratings",
             "string",
             None,
-            "delta_gap's item popularity: a file with user_id, item_id (default: --train)",
+            "delta_gap's and pop_ratio's item popularity: a file with user_id, item_id "
+            "(default: --train)",
         ),
         Option(
             "user_groups",
             "strings",
             None,
-            "delta_gap's user groups by popularity ratio, e.g. popular=0.2,diverse=0.8",
+            "delta_gap's and pop_ratio's user groups by popularity ratio, e.g. "
+            "popular=0.2,diverse=0.8",
             flag=Flag("names"),
         ),
         Option(
             "pop_percentage",
             "number",
             0.2,
-            "delta_gap: the share of items that are the most popular (ClayRS's pop_percentage)",
+            "delta_gap, pop_ratio: the share of items that are the most popular (ClayRS's "
+            "pop_percentage)",
         ),
         Option("beta", "number", FROM_PRESET, preset=True, flag=None),
         Option("all_nan_error_metrics", "strings", FROM_PRESET, preset=True, flag=None),

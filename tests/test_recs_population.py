@@ -501,3 +501,76 @@ def test_gauc_golden_value_of_recbole_code(model):
     want = json.loads((GOLDEN / "beyond" / "gauc.json").read_text())["cases"][model]
     result = evaluate_recs(RATINGS, SAMPLES / f"{model}.parquet", metrics=["gauc"], k=None)
     assert result.value("gauc") == pytest.approx(want, abs=1e-9)
+
+
+# ClayRS test/evaluation/metrics/test_plot_metrics.py: the profiles (u2 keeps i11 there), the
+# original ratings (u2 also rated i55) and the same lists as TestDeltaGap's.
+PR_TRAIN = pl.concat(
+    [DG_TRAIN.slice(0, 9), pl.DataFrame({"user_id": ["u2"], "item_id": ["i11"]}), DG_TRAIN[9:]]
+)
+PR_ORIGINAL = pl.concat(
+    [
+        DG_ORIGINAL.slice(0, 12),
+        pl.DataFrame({"user_id": ["u2"], "item_id": ["i55"]}),
+        DG_ORIGINAL[12:],
+    ]
+)
+
+
+def test_pop_ratio_golden_values_of_clayrs_code(tmp_path):
+    """PopRatioProfileVsRecs's stored frame (each group's per-user ratios, profile and recs) on
+    ClayRS's own plot-metric test case: each row is the mean of its list, n its length."""
+    cases = json.loads((GOLDEN / "beyond" / "pop_ratio.json").read_text())["cases"]
+    lists = pl.DataFrame(
+        {
+            "user_id": [u for u, items in DG_LISTS.items() for _ in items],
+            "item_id": [i for items in DG_LISTS.values() for i in items],
+        }
+    )
+    original = tmp_path / "original.parquet"
+    PR_ORIGINAL.write_parquet(original)
+    for key, groups in cases.items():
+        case = json.loads(key)
+        result = _run(
+            tmp_path,
+            lists,
+            ["pop_ratio"],
+            train=PR_TRAIN,
+            original_ratings=str(original),
+            user_groups=case["user_groups"],
+            pop_percentage=case["pop_percentage"],
+        )
+        for group, sides in groups.items():
+            for side, ratios in sides.items():
+                row = result.summary.filter(pl.col("metric") == f"pop_ratio:{group}:{side}")
+                assert row["value"].item() == pytest.approx(sum(ratios) / len(ratios), abs=1e-12)
+                assert row["n"].item() == len(ratios), (key, group, side)
+
+
+def test_pop_ratio_of_the_first_k_distinct_items(tmp_path):
+    """pop_ratio@k against plain Python: the share of a user's distinct first-k items among the
+    round(n * pop_percentage) most popular; a repeated item counted once."""
+    lists = _lists([["i1", "i1", "i7", "i3"], ["i8", "i1"]])
+    train = pl.DataFrame({"user_id": [0, 0, 1], "item_id": ["i1", "i3", "i8"]})
+    original = tmp_path / "original.parquet"
+    pl.DataFrame(
+        {"user_id": ["a", "b", "c", "a", "b", "a"], "item_id": ["i1", "i1", "i1", "i3", "i3", "i8"]}
+    ).write_parquet(original)
+    result = _run(
+        tmp_path,
+        lists,
+        ["pop_ratio@3"],
+        train=train,
+        original_ratings=str(original),
+        user_groups=["all=1"],
+        pop_percentage=0.67,  # round(3 * 0.67) = 2: i1 and i3
+    )
+    popular = {"i1", "i3"}
+    recs = [
+        len(set(items[:3]) & popular) / len(set(items[:3]))
+        for items in (["i1", "i1", "i7"], ["i8", "i1"])
+    ]
+    profile = [1.0, 0.0]
+    values = dict(zip(result.summary["metric"], result.summary["value"], strict=True))
+    assert values["pop_ratio@3:all:recs"] == pytest.approx(sum(recs) / 2, abs=1e-15)
+    assert values["pop_ratio@3:all:profile"] == pytest.approx(sum(profile) / 2, abs=1e-15)

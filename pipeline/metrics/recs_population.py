@@ -31,6 +31,11 @@ or the whole list when there are none):
   distinct items among the ``round(n pop_percentage)`` most popular, ties in order of first
   appearance), descending, ties in order of first appearance, group ``g`` ending at
   ``round(users * (p_1 + ... + p_g))`` (Python's ``round``, as ClayRS).
+* ``pop_ratio@k``: the data of ClayRS's ``PopRatioProfileVsRecs`` plot (its ``store_frame``
+  table), two rows per user group of ``delta_gap``'s: ``pop_ratio@k:<group>:profile`` and
+  ``pop_ratio@k:<group>:recs``, the mean over the group's users with a list of their popularity
+  ratio (``|distinct items ∩ most popular| / |distinct items|``) in the training profile and in
+  the first ``k`` items of the list; ``n`` the group's users with a list.
 * ``pearson@k``, ``spearman@k``, ``kendall@k``: ClayRS's ``Correlation(method, top_n)``, per user
   the correlation (Pearson's r; Spearman's rho, r of the average ranks; Kendall's tau-b) between
   the predicted scores and the ratings of the rated items among the first ``k`` of the list (NaN
@@ -73,6 +78,7 @@ FAMILIES = (
     "avg_popularity",
     "tail_percentage",
     "delta_gap",
+    "pop_ratio",
     "pearson",
     "spearman",
     "kendall",
@@ -84,6 +90,8 @@ CORRELATION_FAMILIES = ("pearson", "spearman", "kendall")
 NO_CUTOFF_FAMILIES = ("gauc",)
 #: The families with a value per user (a ``per_unit`` column); they read the lists' scores.
 PER_UNIT_FAMILIES = (*CORRELATION_FAMILIES, "gauc")
+#: ClayRS's families of user groups (``user_groups``, ``pop_percentage``): one row per group.
+GROUP_FAMILIES = ("delta_gap", "pop_ratio")
 #: The families whose value is a mean over users (exact sums of per-user shares).
 PER_USER_FAMILIES = ("avg_popularity", "tail_percentage")
 
@@ -111,6 +119,8 @@ _ALIASES = {
     "kendall": "kendall",
     "delta_gap": "delta_gap",
     "deltagap": "delta_gap",
+    "pop_ratio": "pop_ratio",
+    "popratioprofilevsrecs": "pop_ratio",
     "gauc": "gauc",
 }
 _NAME = re.compile(r"^\s*([a-z_]+)\s*(?:@\s*(\d{1,18}))?\s*$")
@@ -153,7 +163,7 @@ class PopulationConvention:
         """The inputs beyond the lists that ``family`` needs under this convention."""
         if family == "coverage" or (family == "gini" and self.gini_items == "catalogue"):
             return ("catalogue",)
-        if family in (*PER_USER_FAMILIES, "delta_gap"):
+        if family in (*PER_USER_FAMILIES, *GROUP_FAMILIES):
             return ("train",)
         return ()
 

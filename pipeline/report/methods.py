@@ -246,6 +246,14 @@ FAMILIES: dict[str, Family] = {
         "DeltaGAP_g = (GAP_g(L^k) - GAP_g(P)) / GAP_g(P)",
         "one value per user group, over its users with a list (no per-user values)",
     ),
+    "pop_ratio": Family(
+        "Popularity ratio of profiles and recommendations",
+        "Per user group, the mean share of popular items among the distinct items of its users' "
+        "profiles and among the distinct items of their recommendations (the first k).",
+        r"PR_u = \frac{|I_u \cap I_{pop}|}{|I_u|}",
+        "PR_u = |I_u ∩ I_pop| / |I_u|",
+        "two values per user group (profile, recs), the means over its users with a list",
+    ),
     "mse": Family(
         "MSE (mean squared error)",
         "Mean squared difference between the rating r and the predicted score over the user's "
@@ -374,6 +382,7 @@ def _threshold_text(value) -> str:
 
 _POPULATION = (
     *("gini", "coverage", "entropy", "avg_popularity", "tail_percentage", "delta_gap"),
+    "pop_ratio",
     *("pearson", "spearman", "kendall", "gauc"),
 )
 
@@ -400,9 +409,9 @@ def parameters(task: str, family: str, options: dict, metrics: list[str]) -> lis
         out[0] = ("population convention", str(o.get("population_convention")))
         if family in ("coverage", "gini"):
             out.append(("catalogue", str(o.get("catalogue"))))
-        if family in ("avg_popularity", "tail_percentage", "delta_gap"):
+        if family in ("avg_popularity", "tail_percentage", "delta_gap", "pop_ratio"):
             out.append(("training interactions", str(o.get("train"))))
-        if family == "delta_gap":
+        if family in ("delta_gap", "pop_ratio"):
             out.append(("user groups", ", ".join(o.get("user_groups") or [])))
             out.append(("most popular items", f"the first {o.get('pop_percentage')} of them"))
             out.append(("popularity from", str(o.get("original_ratings") or o.get("train"))))

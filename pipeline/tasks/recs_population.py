@@ -24,6 +24,7 @@ from mobeval.kernels.correlation import METHODS, unit_auc, unit_correlations
 from mobeval.kernels.exact_sum import ExactColumnSums
 from mobeval.metrics.recs_population import (
     CORRELATION_FAMILIES,
+    GROUP_FAMILIES,
     PER_UNIT_FAMILIES,
     PER_USER_FAMILIES,
     PopulationConvention,
@@ -44,11 +45,11 @@ class PopulationInputs:
     catalogue: pl.Series | None = None
     popularity: pl.DataFrame | None = None  # item_id, popularity (Int64), tail (Boolean)
     path_catalogue: str | None = None
-    #: DeltaGap: the group names, each profile user's group and profile popularity, and the
-    #: items' popularity (rows in the original ratings / their users)
+    #: DeltaGap, PopRatio: the group names, each profile user's group, profile popularity and
+    #: popularity ratio, and the items' popularity (rows in the original ratings / their users)
     groups: tuple[str, ...] = ()
-    profiles: pl.DataFrame | None = None  # user_id, group (Int64), profile (Float64)
-    item_share: pl.DataFrame | None = None  # item_id, rows (Int64): popularity x users
+    profiles: pl.DataFrame | None = None  # user_id, group (Int64), profile, ratio (Float64)
+    item_share: pl.DataFrame | None = None  # item_id, rows (Int64), popular (Boolean)
     original_users: int = 0  # the users of the original ratings (popularity's denominator)
 
     @property
@@ -95,14 +96,19 @@ def population_inputs(
     if "train" in needed:
         popularity = _popularity(train, convention.tail_ratio)
     groups, profiles, item_share = (), None, None
-    if any(m.family == "delta_gap" for m in metrics):
+    grouped = [m for m in metrics if m.family in GROUP_FAMILIES]
+    if grouped:
         if not user_groups:
-            raise ConfigError("delta_gap needs user groups: user_groups=['popular=0.2', ...]")
+            raise ConfigError(
+                f"{grouped[0].family} needs user groups: user_groups=['popular=0.2', ...]"
+            )
         parsed = parse_user_groups(user_groups)
         groups = tuple(name for name, _ in parsed)
         original = train if original_ratings is None else original_ratings
         item_share, original_users, most_popular = _item_shares(original, pop_percentage)
         profiles = _profiles(train, item_share, original_users, most_popular, parsed)
+        popular = pl.col("item_id").is_in(most_popular.implode())
+        item_share = item_share.with_columns(popular.alias("popular"))
     return PopulationInputs(
         tuple(metrics),
         convention,
@@ -221,7 +227,7 @@ def _profiles(
         end = round(n_users * cumulative)
         group[start:end] = index
         start = max(start, end)
-    return users.select("user_id", pl.Series("group", group), "profile")
+    return users.select("user_id", pl.Series("group", group), "profile", "ratio")
 
 
 def _items(data: object) -> tuple[pl.Series, str]:
@@ -276,7 +282,7 @@ class PopulationCounts:
             for m in self.inputs.per_unit:
                 names += [f"{m.name}:{w}" for w in _AUC_SUMS] if m.family == "gauc" else [m.name]
             for m in self.inputs.metrics:
-                if m.family == "delta_gap":
+                if m.family in GROUP_FAMILIES:
                     names += [f"{m.name}:{g}:{side}" for g in self.inputs.groups for side in _SIDES]
             self.sums = ExactColumnSums(names)
 
@@ -392,34 +398,45 @@ class PopulationCounts:
         ]
 
     def _gaps(self, lists: pl.DataFrame) -> dict[str, np.ndarray]:
-        """Per user of the chunk, for each delta_gap metric and group: the mean popularity of its
-        first ``k`` items and of its profile if the user is in the group, else NaN."""
-        gaps = [m for m in self.inputs.metrics if m.family == "delta_gap"]
-        if not gaps:
+        """Per user of the chunk, for each group metric (delta_gap, pop_ratio) and group: the
+        value of its first ``k`` items and of its profile if the user is in the group, else NaN:
+        the mean popularity (delta_gap), the share of its distinct items among the most popular
+        (pop_ratio)."""
+        grouped = [m for m in self.inputs.metrics if m.family in GROUP_FAMILIES]
+        if not grouped:
             return {}
         shares, profiles = self.inputs.item_share, self.inputs.profiles
         lists = lists.with_columns(
             pl.col("item_id")
             .replace_strict(shares["item_id"], shares["rows"], default=0)
             .cast(pl.Int64)
-            .alias("share")
+            .alias("share"),
+            pl.col("item_id")
+            .replace_strict(shares["item_id"], shares["popular"], default=False)
+            .cast(pl.Int64)
+            .alias("popular"),
+            pl.col("item_id").is_first_distinct().over("user_id").alias("_distinct"),
         )
         users = self.inputs.original_users
-        heads = {
-            m.name: pl.col("share").filter(pl.col("_position") < (m.k or lists.height + 1))
-            for m in gaps
-        }
-        per_user = lists.group_by("user_id").agg(
-            (head.sum() / (head.count() * users)).alias(name) for name, head in heads.items()
-        )
+        aggregations = []
+        for m in grouped:
+            head = pl.col("_position") < (m.k or lists.height + 1)
+            if m.family == "delta_gap":
+                share = pl.col("share").filter(head)
+                aggregations.append((share.sum() / (share.count() * users)).alias(m.name))
+            else:  # the distinct items of the head (a repeat's first row is in the head)
+                popular = pl.col("popular").filter(head & pl.col("_distinct"))
+                aggregations.append((popular.sum() / popular.count()).alias(m.name))
+        per_user = lists.group_by("user_id").agg(aggregations)
         if per_user.schema["user_id"] != profiles.schema["user_id"]:
             per_user = per_user.with_columns(pl.col("user_id").cast(pl.String))
             profiles = profiles.with_columns(pl.col("user_id").cast(pl.String))
         joined = per_user.join(profiles, on="user_id", how="left")
-        group, profile = joined["group"].to_numpy(), joined["profile"].to_numpy()
+        group = joined["group"].to_numpy()
+        sides = {"delta_gap": joined["profile"].to_numpy(), "pop_ratio": joined["ratio"].to_numpy()}
         out = {}
-        for m in gaps:
-            recs = joined[m.name].to_numpy()
+        for m in grouped:
+            recs, profile = joined[m.name].cast(pl.Float64).to_numpy(), sides[m.family]
             for index in range(len(self.inputs.groups)):
                 member = group == index
                 name = f"{m.name}:{self.inputs.groups[index]}"
@@ -446,6 +463,13 @@ class PopulationCounts:
                     recs, profile = (f"{m.name}:{group}:{side}" for side in _SIDES)
                     n = int(counts[recs])
                     rows.append((f"{m.name}:{group}", _delta_gap(totals, recs, profile, n), n))
+                continue
+            if m.family == "pop_ratio":  # each side's mean over the group's users with a list
+                for group in self.inputs.groups:
+                    for side in reversed(_SIDES):
+                        name = f"{m.name}:{group}:{side}"
+                        n = int(counts[name])
+                        rows.append((name, totals[name] / n if n else float("nan"), n))
                 continue
             if m.family == "gauc":  # weighted by the positives, over the users with an AUC
                 weighted, positives = (totals[f"{m.name}:{w}"] for w in _AUC_SUMS)
