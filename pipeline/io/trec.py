@@ -30,12 +30,15 @@ from __future__ import annotations
 import io
 import os
 import re
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+import numba
 import numpy as np
 import polars as pl
 
@@ -66,6 +69,9 @@ QRELS_FIELDS = ("qid", "iter", "docno", "rel")
 RUN_AS_RECS = {"qid": "user_id", "docno": "item_id", "rank": "rank", "score": "score"}
 QRELS_AS_RATINGS = {"qid": "user_id", "docno": "item_id", "rel": "rating"}
 BLOCK_BYTES = 1 << 24
+#: Blocks of the readers into codes: smaller, as a few are held at once (:func:`_fields_ahead`)
+#: with their fields' spans (48 bytes a line).
+CODE_BLOCK_BYTES = 1 << 22
 
 
 # Field separators of trec_eval's C reader: C's isspace() but the newline. Python's str.split()
@@ -399,7 +405,7 @@ class QrelsCodes(CodedLines):
         return cls(*cls._frame_codes(qrels), qrels["rel"].to_numpy())
 
 
-def read_run_codes(spec, *, block_bytes: int = BLOCK_BYTES) -> RunCodes:
+def read_run_codes(spec, *, block_bytes: int = CODE_BLOCK_BYTES) -> RunCodes:
     """A whole run (a local path or a URL) read straight into codes, block by block, by
     :func:`mobeval.kernels.text.run_fields`: the lines :func:`iter_run` accepts, the same
     scores (a score the fast decimal reading leaves is read by :func:`real_column`), the same
@@ -409,7 +415,7 @@ def read_run_codes(spec, *, block_bytes: int = BLOCK_BYTES) -> RunCodes:
     return RunCodes(*lines, score, tag)
 
 
-def read_qrels_codes(spec, *, block_bytes: int = BLOCK_BYTES) -> QrelsCodes:
+def read_qrels_codes(spec, *, block_bytes: int = CODE_BLOCK_BYTES) -> QrelsCodes:
     """Whole qrels (a local path or a URL) read straight into codes, block by block, by
     :func:`mobeval.kernels.text.qrels_fields`: the lines :func:`iter_qrels` accepts, the same
     relevances (one the fast integer reading leaves is read by :func:`_relevance`), the same
@@ -424,6 +430,26 @@ def _qrels_fields(data: np.ndarray) -> tuple:
     return spans, rel, read, np.zeros(2, dtype=np.int64), bad
 
 
+def _fields_ahead(path, blocks, fields_of) -> Iterator[tuple[bytes, int, tuple]]:
+    """(block as :func:`_polars_text` gives it, its first line, ``fields_of`` its bytes) of each
+    of ``blocks`` in order, ``fields_of`` (a kernel compiled ``nogil``) run on
+    ``numba.get_num_threads()`` threads while the caller takes in the blocks before: at most
+    that many blocks are read ahead."""
+    threads = numba.get_num_threads()
+    with ThreadPoolExecutor(threads) as pool:
+        pending: deque = deque()
+        for raw, first_line in blocks:
+            block = _polars_text(path, raw, first_line, True)
+            data = np.frombuffer(block, dtype=np.uint8)
+            pending.append((block, first_line, pool.submit(fields_of, data)))
+            if len(pending) >= threads:
+                block, first_line, fields = pending.popleft()
+                yield block, first_line, fields.result()
+        while pending:
+            block, first_line, fields = pending.popleft()
+            yield block, first_line, fields.result()
+
+
 def _read_codes(spec, block_bytes: int, kind: str, fields_of, slow_value) -> tuple:
     """The lines of a run or qrels file (``kind``) as ((qids, qid codes, docno bytes, docno
     offsets), values, the last line's tag text), block by block: ``fields_of(block)`` gives
@@ -436,10 +462,10 @@ def _read_codes(spec, block_bytes: int, kind: str, fields_of, slow_value) -> tup
     path = Path(path) if fs is None else path
     queries, docnos = Interner(), bytearray()
     qid, offsets, values, tag = [], [np.zeros(1, dtype=np.int64)], [], None
-    for raw, first_line in line_blocks(path, block_bytes, "not a readable TREC file", fs):
-        block = _polars_text(path, raw, first_line, True)
+    blocks = line_blocks(path, block_bytes, "not a readable TREC file", fs)
+    for block, first_line, fields in _fields_ahead(path, blocks, fields_of):
         data = np.frombuffer(block, dtype=np.uint8)
-        spans, read_values, read, last_tag, bad = fields_of(data)
+        spans, read_values, read, last_tag, bad = fields
         if bad >= 0:
             raise _bad_line(path, block, first_line, kind)
         slow = np.flatnonzero(~read)

@@ -123,7 +123,7 @@ def _line_count(data):
     return lines
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def run_fields(data, powers):
     """The data lines of a run block: per line the spans (start, end) of its qid, docno and
     score text, its score (:func:`decimal_fast`) and whether that read it; the span of the last
@@ -180,7 +180,7 @@ def integer_fast(data, start, end):
     return (-value if negative else value), True
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def qrels_fields(data):
     """The data lines of a qrels block: per line the spans (start, end) of its qid, docno and
     relevance text (as :func:`run_fields`' qid, docno and score), its relevance
