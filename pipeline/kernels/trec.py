@@ -600,10 +600,23 @@ def _ranked_and_judged(
     stamp = np.full(ndocs, -1, dtype=np.int64)
     judged = np.zeros(ndocs, dtype=np.int64)
     seen = np.full(ndocs, -1, dtype=np.int64)
+    below = np.empty(ndocs + 1, dtype=np.int64)
+    longest = 0
+    for g in range(first, last):
+        longest = max(longest, start[g + 1] - start[g])
+    by_docno = np.empty(longest, dtype=np.int64)
     for g in range(first, last):
         members = rows[start[g] : start[g + 1]]
-        # docno descending, then (stable) score descending
-        by_doc = members[np.argsort(-d[members], kind="mergesort")]
+        # docno descending (a counting sort on the codes), then (stable) score descending
+        below[:] = 0
+        for i in members:
+            below[ndocs - d[i]] += 1
+        for c in range(ndocs):
+            below[c + 1] += below[c]
+        for i in members:
+            by_docno[below[ndocs - 1 - d[i]]] = i
+            below[ndocs - 1 - d[i]] += 1
+        by_doc = by_docno[: members.size]
         ordered = by_doc[np.argsort(-score[by_doc], kind="mergesort")]
         if max_docs >= 0 and ordered.size > max_docs:
             ordered = ordered[:max_docs]
