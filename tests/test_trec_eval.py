@@ -389,6 +389,25 @@ def test_a_document_judged_twice_is_an_error(tmp_path, capsys):
     assert code == 2 and "query q10 judges document n twice" in err
 
 
+@pytest.mark.parametrize("golden", ["gen1.aqJ", "gen1.aqM", "gen2_missing.aqcMJ"])
+def test_one_query_a_block_on_threads_as_one_block(golden, tmp_path, capsys, monkeypatch):
+    """The ranking kernels run blocks of queries on threads: with one query a block (each on
+    whichever thread comes free), the output is still trec_eval's, cuts and dropped documents
+    included; of two queries that repeat a document, the first in qid order is named."""
+    from mobeval.kernels import trec as kernels
+
+    monkeypatch.setattr(kernels, "QUERIES_PER_BLOCK", 1)
+    name, options = GOLDEN[golden]
+    qrels, run = write_inputs(tmp_path, name)
+    code, out, err = ours([*options, str(qrels), str(run)], capsys)
+    assert code == 0, err
+    assert out.splitlines() == (DATA / f"{golden}.txt").read_text().splitlines()
+    qrels, run = write_inputs(tmp_path, "hand")
+    run.write_text(run.read_text() + "q2 Q0 w 3 0.1 tagA\nq1 Q0 c 9 0.1 tagA\n")
+    code, _, err = ours([str(qrels), str(run)], capsys)
+    assert code == 2 and "query q1 retrieves document c twice" in err
+
+
 def test_trec_samples_regenerate_identically(tmp_path):
     """data_samples/make_trec_samples.py writes the shipped files again (the README's output)."""
     import importlib.util

@@ -1,14 +1,15 @@
-"""The byte-level TREC run reader (mobeval.kernels.text, mobeval.io.trec.read_run_codes): the
-scores it reads on its fast path are the bits Python's float (correctly rounded, as strtod)
-gives, and a run read into codes holds what the Polars reader reads, for any block size."""
+"""The byte-level TREC readers (mobeval.kernels.text, mobeval.io.trec.read_run_codes and
+read_qrels_codes): the scores and relevances they read on their fast paths are Python's float
+(correctly rounded, as strtod) and int, and a run or qrels read into codes holds what the
+Polars readers read, for any block size."""
 
 import random
 
 import numpy as np
 import pytest
 
-from mobeval.io.trec import read_run, read_run_codes
-from mobeval.kernels.text import POWERS_OF_TEN, decimal_fast
+from mobeval.io.trec import read_qrels, read_qrels_codes, read_run, read_run_codes
+from mobeval.kernels.text import POWERS_OF_TEN, decimal_fast, integer_fast
 
 
 def _decimals(rng: random.Random, count: int) -> list[str]:
@@ -60,3 +61,35 @@ def test_run_codes_hold_what_the_polars_reader_reads(tmp_path, block_bytes):
     assert [codes.docno(i) for i in range(codes.qid.size)] == frame["docno"].to_list()
     assert codes.score.tobytes() == frame["score"].to_numpy().tobytes()
     assert codes.tag == frame["tag"][-1]
+
+
+@pytest.mark.parametrize(
+    "text", ["0", "-7", "+12", "007", "999999999999999999", "-999999999999999999"]
+)
+def test_fast_integers_are_pythons_ints(text):
+    data = np.frombuffer(text.encode(), dtype=np.uint8)
+    assert integer_fast(data, 0, data.size) == (int(text), True)
+
+
+@pytest.mark.parametrize("text", ["", "+", "1.0", "1e2", "9223372036854775807", "1_0", " 1"])
+def test_not_short_integers_are_left_to_the_general_reader(text):
+    data = np.frombuffer(text.encode(), dtype=np.uint8)
+    assert not integer_fast(data, 0, data.size)[1]
+
+
+@pytest.mark.parametrize("block_bytes", [64, 300, 1 << 24])
+def test_qrels_codes_hold_what_the_polars_reader_reads(tmp_path, block_bytes):
+    rng = random.Random(5)
+    levels = ["0", "1", "-1", "+2", "1.7", "2e1", "-0.5", "9223372036854775807", "0003"]
+    lines = ["# a comment", ""]
+    for q in range(40):
+        for d in range(rng.randint(1, 30)):
+            sep = rng.choice([" ", "\t", "  ", " \v "])
+            lines.append(sep.join([f"q{q % 7}é", "0", f"d{d}\xff", rng.choice(levels)]))
+    path = tmp_path / "qrels.txt"
+    path.write_bytes(("\r\n".join(lines) + "\n").encode("latin-1"))
+    frame = read_qrels(path, as_bytes=True)
+    codes = read_qrels_codes(path, block_bytes=block_bytes)
+    assert [codes.qids[c] for c in codes.qid] == frame["qid"].to_list()
+    assert [codes.docno(i) for i in range(codes.qid.size)] == frame["docno"].to_list()
+    assert codes.rel.tolist() == frame["rel"].to_list()

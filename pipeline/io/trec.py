@@ -30,11 +30,15 @@ from __future__ import annotations
 import io
 import os
 import re
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
+import numba
 import numpy as np
 import polars as pl
 
@@ -65,6 +69,9 @@ QRELS_FIELDS = ("qid", "iter", "docno", "rel")
 RUN_AS_RECS = {"qid": "user_id", "docno": "item_id", "rank": "rank", "score": "score"}
 QRELS_AS_RATINGS = {"qid": "user_id", "docno": "item_id", "rel": "rating"}
 BLOCK_BYTES = 1 << 24
+#: Blocks of the readers into codes: smaller, as a few are held at once (:func:`_fields_ahead`)
+#: with their fields' spans (48 bytes a line).
+CODE_BLOCK_BYTES = 1 << 22
 
 
 # Field separators of trec_eval's C reader: C's isspace() but the newline. Python's str.split()
@@ -349,65 +356,135 @@ class Interner:
 
 
 @dataclass
-class RunCodes:
-    """A run as trec_eval scores it: per line the code of its qid (an index of ``qids``), its
-    docno (the UTF-8 bytes ``docno_bytes[docno_offsets[i]:docno_offsets[i + 1]]``) and its
-    score; the tag of the last line (trec_eval's runid)."""
+class CodedLines:
+    """The lines of a TREC file as trec_eval scores them: per line the code of its qid (an
+    index of ``qids``) and its docno (the UTF-8 bytes
+    ``docno_bytes[docno_offsets[i]:docno_offsets[i + 1]]``)."""
 
     qids: list[str]
     qid: np.ndarray
     docno_bytes: np.ndarray
     docno_offsets: np.ndarray
-    score: np.ndarray
-    tag: str | None
 
     def docno(self, line: int) -> str:
         span = self.docno_offsets[line : line + 2]
         return bytes(self.docno_bytes[span[0] : span[1]]).decode()
 
+    @staticmethod
+    def _frame_codes(frame: pl.DataFrame) -> tuple:
+        """(qids, qid codes, docno bytes, docno offsets) of a DataFrame's ``qid, docno``."""
+        queries = Interner()
+        data, offsets = text_offsets(frame["qid"])
+        qid = queries.codes(data, offsets[:-1], offsets[1:])
+        return (queries.strings(), qid, *text_offsets(frame["docno"]))
+
+
+@dataclass
+class RunCodes(CodedLines):
+    """A run's lines (:class:`CodedLines`), each with its score; the tag of the last line
+    (trec_eval's runid)."""
+
+    score: np.ndarray
+    tag: str | None
+
     @classmethod
     def from_frame(cls, run: pl.DataFrame, tag: str | None) -> RunCodes:
         """The codes of a DataFrame of ``qid, docno, score``."""
-        queries = Interner()
-        data, offsets = text_offsets(run["qid"])
-        qid = queries.codes(data, offsets[:-1], offsets[1:])
-        docnos = text_offsets(run["docno"])
-        return cls(queries.strings(), qid, *docnos, run["score"].to_numpy(), tag)
+        return cls(*cls._frame_codes(run), run["score"].to_numpy(), tag)
 
 
-def read_run_codes(spec, *, block_bytes: int = BLOCK_BYTES) -> RunCodes:
+@dataclass
+class QrelsCodes(CodedLines):
+    """Qrels' lines (:class:`CodedLines`), each with its relevance."""
+
+    rel: np.ndarray
+
+    @classmethod
+    def from_frame(cls, qrels: pl.DataFrame) -> QrelsCodes:
+        """The codes of a DataFrame of ``qid, docno, rel``."""
+        return cls(*cls._frame_codes(qrels), qrels["rel"].to_numpy())
+
+
+def read_run_codes(spec, *, block_bytes: int = CODE_BLOCK_BYTES) -> RunCodes:
     """A whole run (a local path or a URL) read straight into codes, block by block, by
     :func:`mobeval.kernels.text.run_fields`: the lines :func:`iter_run` accepts, the same
     scores (a score the fast decimal reading leaves is read by :func:`real_column`), the same
-    errors. Identifiers as bytes (``as_bytes``: each byte one character, kept as UTF-8); the
-    docnos' bytes are kept, those of the other fields let go block by block."""
+    errors (see :func:`_read_codes`)."""
+    run_fields = partial(K.run_fields, powers=K.POWERS_OF_TEN)
+    lines, score, tag = _read_codes(spec, block_bytes, "run", run_fields, real_column)
+    return RunCodes(*lines, score, tag)
+
+
+def read_qrels_codes(spec, *, block_bytes: int = CODE_BLOCK_BYTES) -> QrelsCodes:
+    """Whole qrels (a local path or a URL) read straight into codes, block by block, by
+    :func:`mobeval.kernels.text.qrels_fields`: the lines :func:`iter_qrels` accepts, the same
+    relevances (one the fast integer reading leaves is read by :func:`_relevance`), the same
+    errors (see :func:`_read_codes`)."""
+    lines, rel, _ = _read_codes(spec, block_bytes, "qrels", _qrels_fields, _relevance)
+    return QrelsCodes(*lines, rel)
+
+
+def _qrels_fields(data: np.ndarray) -> tuple:
+    """:func:`mobeval.kernels.text.qrels_fields`, with :func:`run_fields`' (unused) tag span."""
+    spans, rel, read, bad = K.qrels_fields(data)
+    return spans, rel, read, np.zeros(2, dtype=np.int64), bad
+
+
+def _fields_ahead(path, blocks, fields_of) -> Iterator[tuple[bytes, int, tuple]]:
+    """(block as :func:`_polars_text` gives it, its first line, ``fields_of`` its bytes) of each
+    of ``blocks`` in order, ``fields_of`` (a kernel compiled ``nogil``) run on
+    ``numba.get_num_threads()`` threads while the caller takes in the blocks before: at most
+    that many blocks are read ahead."""
+    threads = numba.get_num_threads()
+    with ThreadPoolExecutor(threads) as pool:
+        pending: deque = deque()
+        for raw, first_line in blocks:
+            block = _polars_text(path, raw, first_line, True)
+            data = np.frombuffer(block, dtype=np.uint8)
+            pending.append((block, first_line, pool.submit(fields_of, data)))
+            if len(pending) >= threads:
+                block, first_line, fields = pending.popleft()
+                yield block, first_line, fields.result()
+        while pending:
+            block, first_line, fields = pending.popleft()
+            yield block, first_line, fields.result()
+
+
+def _read_codes(spec, block_bytes: int, kind: str, fields_of, slow_value) -> tuple:
+    """The lines of a run or qrels file (``kind``) as ((qids, qid codes, docno bytes, docno
+    offsets), values, the last line's tag text), block by block: ``fields_of(block)`` gives
+    per line the spans of its qid, docno and value text, the value, whether it read it, the
+    last tag's span and the first bad line (-1: none); a value it leaves is read by the Polars
+    expression ``slow_value`` (null: a bad line, named by :func:`_bad_line`). Identifiers as
+    bytes (``as_bytes``: each byte one character, kept as UTF-8); the docnos' bytes are kept,
+    those of the other fields let go block by block."""
     path, fs = located(spec)
     path = Path(path) if fs is None else path
     queries, docnos = Interner(), bytearray()
-    qid, offsets, score, tag = [], [np.zeros(1, dtype=np.int64)], [], None
-    for raw, first_line in line_blocks(path, block_bytes, "not a readable TREC file", fs):
-        block = _polars_text(path, raw, first_line, True)
+    qid, offsets, values, tag = [], [np.zeros(1, dtype=np.int64)], [], None
+    blocks = line_blocks(path, block_bytes, "not a readable TREC file", fs)
+    for block, first_line, fields in _fields_ahead(path, blocks, fields_of):
         data = np.frombuffer(block, dtype=np.uint8)
-        spans, values, read, last_tag, short = K.run_fields(data, K.POWERS_OF_TEN)
-        if short >= 0:
-            raise _bad_line(path, block, first_line, "run")
+        spans, read_values, read, last_tag, bad = fields
+        if bad >= 0:
+            raise _bad_line(path, block, first_line, kind)
         slow = np.flatnonzero(~read)
         if slow.size:
             texts = pl.Series([block[spans[i, 4] : spans[i, 5]].decode() for i in slow])
-            parsed = pl.select(real_column(pl.lit(texts))).to_series()
+            parsed = pl.select(slow_value(pl.lit(texts))).to_series()
             if parsed.null_count():
-                raise _bad_line(path, block, first_line, "run")
-            values[slow] = parsed.to_numpy()
-        if values.size:
+                raise _bad_line(path, block, first_line, kind)
+            read_values[slow] = parsed.to_numpy()
+        if read_values.size:
             qid.append(queries.codes(data, spans[:, 0], spans[:, 1]))
             kept, kept_offsets = K.concatenated(data, spans[:, 2], spans[:, 3])
             offsets.append(kept_offsets[1:] + len(docnos))
             docnos.extend(kept.data)
-            score.append(values)
+            values.append(read_values)
             tag = block[last_tag[0] : last_tag[1]].decode()
-    qid, offsets, score = (_joined(parts) for parts in (qid, offsets, score))
-    docnos = np.frombuffer(docnos, dtype=np.uint8)
-    return RunCodes(queries.strings(), qid, docnos, offsets, score, tag)
+    qid, offsets, values = (_joined(parts) for parts in (qid, offsets, values))
+    lines = (queries.strings(), qid, np.frombuffer(docnos, dtype=np.uint8), offsets)
+    return lines, values, tag
 
 
 def _joined(parts: list[np.ndarray]) -> np.ndarray:

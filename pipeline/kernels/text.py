@@ -92,57 +92,123 @@ def decimal_fast(data, start, end, powers):
 
 
 @njit(cache=True)
+def _split_line(data, i, field_start, field_end):
+    """The fields of the line starting at ``data[i]``: the spans of the first
+    ``field_start.size`` written to ``field_start``, ``field_end``. Returns (the index of the
+    next line, the number of fields: 0 for a blank or comment line)."""
+    fields = 0
+    while data[i] != 10:
+        if _is_space(data[i]):
+            i += 1
+            continue
+        if fields == 0 and data[i] == 35:  # a comment
+            while data[i] != 10:
+                i += 1
+            break
+        begin = i
+        while data[i] != 10 and not _is_space(data[i]):
+            i += 1
+        if fields < field_start.size:
+            field_start[fields] = begin
+            field_end[fields] = i
+        fields += 1
+    return i + 1, fields
+
+
+@njit(cache=True)
+def _line_count(data):
+    lines = 0
+    for b in data:
+        lines += b == 10
+    return lines
+
+
+@njit(nogil=True, cache=True)
 def run_fields(data, powers):
     """The data lines of a run block: per line the spans (start, end) of its qid, docno and
     score text, its score (:func:`decimal_fast`) and whether that read it; the span of the last
     line's tag; and the number (from 0) of the first line with fewer than six fields (-1: none).
     A line's fields after the sixth are ignored."""
-    lines = 0
-    for b in data:
-        lines += b == 10
+    lines = _line_count(data)
     spans = np.empty((lines, 6), dtype=np.int64)
     score = np.empty(lines, dtype=np.float64)
     score_read = np.empty(lines, dtype=np.bool_)
     field_start = np.empty(6, dtype=np.int64)
     field_end = np.empty(6, dtype=np.int64)
     n = 0
-    line = 0
-    i = 0
     short = -1
-    while i < data.size:
-        fields = 0
-        while data[i] != 10:
-            if _is_space(data[i]):
-                i += 1
-                continue
-            if fields == 0 and data[i] == 35:  # a comment
-                while data[i] != 10:
-                    i += 1
-                break
-            begin = i
-            while data[i] != 10 and not _is_space(data[i]):
-                i += 1
-            if fields < 6:
-                field_start[fields] = begin
-                field_end[fields] = i
-            fields += 1
+    i = 0
+    for line in range(lines):
+        i, fields = _split_line(data, i, field_start, field_end)
         if 0 < fields < 6 and short < 0:
             short = line
         if fields >= 6:
-            spans[n, 0] = field_start[0]
-            spans[n, 1] = field_end[0]
-            spans[n, 2] = field_start[2]
-            spans[n, 3] = field_end[2]
-            spans[n, 4] = field_start[4]
-            spans[n, 5] = field_end[4]
+            for f in range(3):
+                spans[n, 2 * f] = field_start[2 * f]
+                spans[n, 2 * f + 1] = field_end[2 * f]
             score[n], score_read[n] = decimal_fast(data, field_start[4], field_end[4], powers)
             n += 1
-        i += 1
-        line += 1
     tag = np.zeros(2, dtype=np.int64)
     if n:
         tag[0], tag[1] = field_start[5], field_end[5]
     return spans[:n], score[:n], score_read[:n], tag, short
+
+
+@njit(cache=True)
+def integer_fast(data, start, end):
+    """(value, True) of the integer ``[+-]digits`` in ``data[start:end]`` when it has at most
+    18 significant digits (so it is within 64 bits); (0, False) for any other text: it is read
+    the slow, general way."""
+    i = start
+    negative = False
+    if i < end and (data[i] == 43 or data[i] == 45):
+        negative = data[i] == 45
+        i += 1
+    if i == end:
+        return 0, False
+    value = 0
+    digits = 0
+    while i < end:
+        if not 48 <= data[i] <= 57:
+            return 0, False
+        if value > 0 or data[i] != 48:
+            digits += 1
+            if digits > 18:
+                return 0, False
+        value = value * 10 + (data[i] - 48)
+        i += 1
+    return (-value if negative else value), True
+
+
+@njit(nogil=True, cache=True)
+def qrels_fields(data):
+    """The data lines of a qrels block: per line the spans (start, end) of its qid, docno and
+    relevance text (as :func:`run_fields`' qid, docno and score), its relevance
+    (:func:`integer_fast`) and whether that read it; and the number (from 0) of the first line
+    that has not exactly four fields (-1: none)."""
+    lines = _line_count(data)
+    spans = np.empty((lines, 6), dtype=np.int64)
+    rel = np.empty(lines, dtype=np.int64)
+    rel_read = np.empty(lines, dtype=np.bool_)
+    field_start = np.empty(4, dtype=np.int64)
+    field_end = np.empty(4, dtype=np.int64)
+    n = 0
+    bad = -1
+    i = 0
+    for line in range(lines):
+        i, fields = _split_line(data, i, field_start, field_end)
+        if fields == 0:
+            continue
+        if fields != 4:
+            if bad < 0:
+                bad = line
+            continue
+        for f, field in enumerate((0, 2, 3)):
+            spans[n, 2 * f] = field_start[field]
+            spans[n, 2 * f + 1] = field_end[field]
+        rel[n], rel_read[n] = integer_fast(data, field_start[3], field_end[3])
+        n += 1
+    return spans[:n], rel[:n], rel_read[:n], bad
 
 
 @njit(cache=True)

@@ -19,6 +19,8 @@ import math
 import numpy as np
 from numba import njit
 
+from mobeval.kernels.blocks import run_blocks
+
 NONPOOL = -1
 UNJUDGED = -2
 MIN_GEO_MEAN = 0.00001
@@ -534,45 +536,101 @@ def _grouped(codes, ngroups):
     return start, rows
 
 
-@njit(cache=True)
 def rank_and_judge(q, d, score, nq, ndocs, qrels_q, qrels_d, qrels_rel, max_docs, judged_only):
     """Each query's list in trec_eval's order (score descending, then docno descending: ``d`` is
     the docno's rank in byte order), cut to ``max_docs`` (< 0: no cut), each document's judgment
     looked up (``NONPOOL`` when the qrels of its query do not list it, ``UNJUDGED`` when judged
     negative), unjudged ones dropped when ``judged_only``. Returns ``off``, ``rel``, the run
     line of the first document a list repeats and the qrels line of the first document a query
-    judges twice (-1 when none).
+    judges twice (-1 when none; "first": of the first query, in code order, that has one).
 
     ``q``: query code per run line (-1: not a qrels query, skipped); ``qrels_*``: one judgment a
-    row. Grouping is a counting sort by query; each list is sorted on its own."""
+    row. Grouping is a counting sort by query; each list is sorted on its own, blocks of queries
+    on threads (:func:`mobeval.kernels.blocks.run_blocks`), each query's judgments written at
+    its run lines' place in the grouped order, then moved up over what ``-M``/``-J`` dropped."""
     start, rows = _grouped(q, nq)
     qstart, qrows = _grouped(qrels_q, nq)
+    rel = np.empty(start[-1], dtype=np.int64)
+    kept = np.zeros(nq, dtype=np.int64)
+    repeated = np.full(nq, -1, dtype=np.int64)
+    judged_twice = np.full(nq, -1, dtype=np.int64)
+    args = (start, rows, qstart, qrows, d, score, ndocs, qrels_d, qrels_rel)
+    args += (max_docs, judged_only, rel, kept, repeated, judged_twice)
+    run_blocks(_ranked_and_judged, nq, *args, grain=QUERIES_PER_BLOCK)
+    off = np.zeros(nq + 1, dtype=np.int64)
+    np.cumsum(kept, out=off[1:])
+    if off[-1] < rel.size:
+        _moved_up(rel, start, off)
+    return off, rel[: off[-1]], _first_found(repeated), _first_found(judged_twice)
+
+
+def _first_found(lines: np.ndarray) -> int:
+    """The first of per-query line numbers that is not -1 (-1 when none is)."""
+    found = lines[lines >= 0]
+    return int(found[0]) if found.size else -1
+
+
+#: Queries a block of :func:`run_blocks` holds at least.
+QUERIES_PER_BLOCK = 64
+
+
+@njit(nogil=True, cache=True)
+def _ranked_and_judged(
+    start,
+    rows,
+    qstart,
+    qrows,
+    d,
+    score,
+    ndocs,
+    qrels_d,
+    qrels_rel,
+    max_docs,
+    judged_only,
+    rel,
+    kept,
+    repeated,
+    judged_twice,
+    first,
+    last,
+):
+    """Queries ``first`` to ``last - 1`` of :func:`rank_and_judge`: query ``g``'s judgments in
+    rank order at ``rel[start[g]:start[g] + kept[g]]``, its first repeated run line and twice
+    judged qrels line (or -1)."""
     stamp = np.full(ndocs, -1, dtype=np.int64)
     judged = np.zeros(ndocs, dtype=np.int64)
     seen = np.full(ndocs, -1, dtype=np.int64)
-    off = np.zeros(nq + 1, dtype=np.int64)
-    rel = np.empty(start[-1], dtype=np.int64)
-    duplicate = -1
-    judged_twice = -1
-    k = 0
-    for g in range(nq):
-        lo, hi = start[g], start[g + 1]
-        members = rows[lo:hi]
-        # docno descending, then (stable) score descending
-        by_doc = members[np.argsort(-d[members], kind="mergesort")]
+    below = np.empty(ndocs + 1, dtype=np.int64)
+    longest = 0
+    for g in range(first, last):
+        longest = max(longest, start[g + 1] - start[g])
+    by_docno = np.empty(longest, dtype=np.int64)
+    for g in range(first, last):
+        members = rows[start[g] : start[g + 1]]
+        # docno descending (a counting sort on the codes), then (stable) score descending
+        below[:] = 0
+        for i in members:
+            below[ndocs - d[i]] += 1
+        for c in range(ndocs):
+            below[c + 1] += below[c]
+        for i in members:
+            by_docno[below[ndocs - 1 - d[i]]] = i
+            below[ndocs - 1 - d[i]] += 1
+        by_doc = by_docno[: members.size]
         ordered = by_doc[np.argsort(-score[by_doc], kind="mergesort")]
         if max_docs >= 0 and ordered.size > max_docs:
             ordered = ordered[:max_docs]
         for j in range(qstart[g], qstart[g + 1]):
             r = qrows[j]
-            if stamp[qrels_d[r]] == g and judged_twice < 0:
-                judged_twice = r
+            if stamp[qrels_d[r]] == g and judged_twice[g] < 0:
+                judged_twice[g] = r
             stamp[qrels_d[r]] = g
             judged[qrels_d[r]] = qrels_rel[r]
+        k = start[g]
         for i in ordered:
             doc = d[i]
-            if seen[doc] == g and duplicate < 0:
-                duplicate = i
+            if seen[doc] == g and repeated[g] < 0:
+                repeated[g] = i
             seen[doc] = g
             if stamp[doc] != g:
                 value = NONPOOL
@@ -584,8 +642,17 @@ def rank_and_judge(q, d, score, nq, ndocs, qrels_q, qrels_d, qrels_rel, max_docs
                 continue
             rel[k] = value
             k += 1
-        off[g + 1] = k
-    return off, rel[:k], duplicate, judged_twice
+        kept[g] = k - start[g]
+
+
+@njit(cache=True)
+def _moved_up(values, start, off):
+    """Each query's values moved from ``values[start[g]:]`` to ``values[off[g]:off[g + 1]]``
+    (``off[g] <= start[g]``: moved in order, one at a time, nothing is overwritten unread)."""
+    for g in range(off.size - 1):
+        shift = start[g] - off[g]
+        for i in range(off[g], off[g + 1]):
+            values[i] = values[i + shift]
 
 
 @njit(cache=True)
@@ -608,7 +675,6 @@ def _prefix(data, start, end):
     return key
 
 
-@njit(cache=True)
 def local_doc_codes(run_data, run_offsets, run_q, qrels_data, qrels_offsets, qrels_q, nq):
     """Docno codes for :func:`rank_and_judge`, given query by query: within a query, the rank
     of each docno (the bytes ``run_data[run_offsets[i]:run_offsets[i + 1]]`` of run line ``i``,
@@ -617,13 +683,38 @@ def local_doc_codes(run_data, run_offsets, run_q, qrels_data, qrels_offsets, qre
     these codes order and match documents as global byte ranks would, without a table of every
     docno (as trec_eval sorts each query's documents by their text). Returns (run codes, qrels
     codes, the most distinct docnos of one query); a run line of no query (``run_q < 0``) gets
-    0. Each query's docnos are merge sorted bottom up on their first 8 bytes, then the rest."""
+    0. Each query's docnos are merge sorted bottom up on their first 8 bytes, then the rest;
+    blocks of queries on threads (:func:`mobeval.kernels.blocks.run_blocks`)."""
     start, rows = _grouped(run_q, nq)
     qstart, qrows = _grouped(qrels_q, nq)
     run_d = np.zeros(run_q.size, dtype=np.int64)
     qrels_d = np.zeros(qrels_q.size, dtype=np.int64)
+    distinct = np.zeros(nq, dtype=np.int64)
+    args = (run_data, run_offsets, start, rows, qrels_data, qrels_offsets, qstart, qrows)
+    run_blocks(_local_codes, nq, *args, run_d, qrels_d, distinct, grain=QUERIES_PER_BLOCK)
+    return run_d, qrels_d, int(distinct.max(initial=0))
+
+
+@njit(nogil=True, cache=True)
+def _local_codes(
+    run_data,
+    run_offsets,
+    start,
+    rows,
+    qrels_data,
+    qrels_offsets,
+    qstart,
+    qrows,
+    run_d,
+    qrels_d,
+    distinct,
+    first,
+    last,
+):
+    """Queries ``first`` to ``last - 1`` of :func:`local_doc_codes`: the codes of their lines
+    and ``distinct[g]``, the distinct docnos of query ``g``."""
     widest = 0
-    for g in range(nq):
+    for g in range(first, last):
         widest = max(widest, start[g + 1] - start[g] + qstart[g + 1] - qstart[g])
     data_of = np.empty(widest, dtype=np.bool_)  # True: a run line's docno
     begin = np.empty(widest, dtype=np.int64)
@@ -631,8 +722,7 @@ def local_doc_codes(run_data, run_offsets, run_q, qrels_data, qrels_offsets, qre
     key = np.empty(widest, dtype=np.uint64)
     order = np.empty(widest, dtype=np.int64)
     spare = np.empty(widest, dtype=np.int64)
-    most = 0
-    for g in range(nq):
+    for g in range(first, last):
         n_run = start[g + 1] - start[g]
         n = n_run + qstart[g + 1] - qstart[g]
         for k in range(n):
@@ -683,8 +773,7 @@ def local_doc_codes(run_data, run_offsets, run_q, qrels_data, qrels_offsets, qre
                 run_d[rows[start[g] + y]] = code
             else:
                 qrels_d[qrows[qstart[g] + y - n_run]] = code
-        most = max(most, code + 1)
-    return run_d, qrels_d, most
+        distinct[g] = code + 1
 
 
 @njit(cache=True)

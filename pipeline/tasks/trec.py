@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 
 from mobeval.errors import ConfigError, InputError
-from mobeval.io.trec import RunCodes, text_offsets
+from mobeval.io.trec import QrelsCodes, RunCodes
 from mobeval.kernels import trec as K
 from mobeval.metrics.trec import COUNTS, PROVIDER_MEASURES, Measure, TrecMetric, measure_names
 
@@ -55,7 +55,7 @@ def _writable(array: np.ndarray, dtype) -> np.ndarray:
 
 
 def judge(
-    qrels: pl.DataFrame,
+    qrels: QrelsCodes,
     run: RunCodes,
     opts: Options,
     *,
@@ -65,13 +65,13 @@ def judge(
     """Rank the run's lists (score ties by docno descending, as trec_eval; ascending with
     ``docno_ascending``, as ir_measures' Python providers), truncate them (-M), look up each
     document's judgment (-J)."""
-    if qrels.height == 0:
+    if qrels.qid.size == 0:
         raise InputError("the qrels hold no judgment", path=paths[0])
     if run.qid.size == 0:
         raise InputError("the run holds no line", path=paths[1])
-    qids = qrels["qid"].unique().sort()
-    nq = qids.len()
-    index = {qid: i for i, qid in enumerate(qids.to_list())}
+    qids = sorted(qrels.qids)  # code points of bytes read as Latin-1: in byte order
+    nq = len(qids)
+    index = {qid: i for i, qid in enumerate(qids)}
     run_q = np.array([index.get(qid, -1) for qid in run.qids], dtype=np.int64)[run.qid]
     has_run = np.zeros(nq, dtype=bool)
     has_run[run_q[run_q >= 0]] = True
@@ -89,11 +89,10 @@ def judge(
         extra = offsets[-1] + len(BOGUS_DOCNO) * np.arange(1, missing.size + 1)
         offsets = np.concatenate([offsets, extra])
         scores = np.concatenate([scores, np.ones(missing.size)])
-    qrels_q = qrels["qid"].replace_strict(qids, pl.int_range(nq, eager=True)).to_numpy()
-    qrels_q = _writable(qrels_q, np.int64)
+    qrels_q = np.array([index[qid] for qid in qrels.qids], dtype=np.int64)[qrels.qid]
     # docnos as their ranks in byte order within each query: ties are broken on these
     run_d, qrels_d, ndocs = K.local_doc_codes(
-        docnos, offsets, run_q, *text_offsets(qrels["docno"]), qrels_q, nq
+        docnos, offsets, run_q, qrels.docno_bytes, qrels.docno_offsets, qrels_q, nq
     )
     if docno_ascending:  # the codes reversed: the kernel's descending order is then ascending
         run_d, qrels_d = ndocs - 1 - run_d, ndocs - 1 - qrels_d
@@ -105,26 +104,25 @@ def judge(
         ndocs,
         qrels_q,
         qrels_d,
-        _writable(qrels["rel"].to_numpy(), np.int64),
+        _writable(qrels.rel, np.int64),
         -1 if opts.max_docs is None else int(opts.max_docs),
         bool(opts.judged_only),
     )
     if judged_twice >= 0:
-        qid, docno = qrels["qid"][int(judged_twice)], qrels["docno"][int(judged_twice)]
+        qid, docno = qids[int(qrels_q[judged_twice])], qrels.docno(int(judged_twice))
         raise InputError(f"query {qid} judges document {docno} twice", path=paths[0])
     if repeated >= 0:
         qid, docno = qids[int(run_q[repeated])], run.docno(int(repeated))
         raise InputError(f"query {qid} retrieves document {docno} twice", path=paths[1])
-    qrels = qrels.with_columns(q=pl.Series(qrels_q))
-    judged = qrels.filter(pl.col("rel") >= 0)
-    judged_rel = judged["rel"].to_numpy()
+    judged = qrels.rel >= 0
+    judged_rel = qrels.rel[judged]
     level_values = np.unique(np.concatenate([np.zeros(1, dtype=np.int64), judged_rel]))
     levels = np.zeros((nq, level_values.size), dtype=np.int64)
-    np.add.at(levels, (judged["q"].to_numpy(), np.searchsorted(level_values, judged_rel)), 1)
+    np.add.at(levels, (qrels_q[judged], np.searchsorted(level_values, judged_rel)), 1)
     scored = np.ones(nq, dtype=bool) if opts.complete else has_run
     runid = run.tag if run.tag is not None else "run"
-    positive = int((qrels["rel"] > 0).sum())
-    return Judged(qids.to_list(), off, rel, levels, level_values, scored, bogus, positive, runid)
+    positive = int((qrels.rel > 0).sum())
+    return Judged(qids, off, rel, levels, level_values, scored, bogus, positive, runid)
 
 
 def _gains(params: tuple) -> tuple[np.ndarray, np.ndarray, float]:
@@ -364,6 +362,7 @@ def trec_user_values(
             old, new = zip(*gains, strict=True)
             levels = qrels.with_columns(pl.col("rel").replace(old, new))
         options = Options(judged_only=only)
+        levels = QrelsCodes.from_frame(levels)
         judged_by[only, ascending, gains] = judge(levels, run, options, docno_ascending=ascending)
     for (judged_only, ascending, gains, group_level), group in groups.items():
         judged = judged_by[judged_only, ascending, gains]

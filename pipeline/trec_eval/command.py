@@ -11,7 +11,15 @@ import numpy as np
 import polars as pl
 
 from mobeval.errors import ConfigError, InputError
-from mobeval.io.trec import RunCodes, located, read_qrels, read_run, read_run_codes
+from mobeval.io.trec import (
+    QrelsCodes,
+    RunCodes,
+    located,
+    read_qrels,
+    read_qrels_codes,
+    read_run,
+    read_run_codes,
+)
 from mobeval.metrics.recs import RecsMetric, parse_recs_metrics
 from mobeval.metrics.trec import MEASURES, NICKNAMES, Measure, measure_names, resolve_measures
 from mobeval.tasks.recs import score_recs_frame
@@ -44,7 +52,7 @@ def _evaluate_groups(qrels: pl.DataFrame, run: pl.DataFrame, measures, opts, pat
     if run.height == 0:
         raise InputError("no query of the run is in the qrels", path=paths[1])
     inner = judge(
-        qrels.select(pl.col("group").alias("qid"), "docno", "rel"),
+        QrelsCodes.from_frame(qrels.select(pl.col("group").alias("qid"), "docno", "rel")),
         RunCodes.from_frame(run.select(pl.col("group").alias("qid"), "docno", "score"), tag),
         opts,
         paths=paths,
@@ -158,16 +166,17 @@ def run_trec_eval(qrels_path, run_path, opts: Options) -> str:
     _check_format(measures, opts)
     for path in (qrels_path, run_path, *([opts.zscores] if opts.zscores is not None else [])):
         located(path)  # every file there before any is read
-    grouped = opts.rel_format == "qrels_jg"
-    qrels = read_qrels(qrels_path, keep_iter=grouped, as_bytes=True)
     paths = (str(qrels_path), str(run_path))
-    if grouped:
+    if opts.rel_format == "qrels_jg":
+        qrels = read_qrels(qrels_path, keep_iter=True, as_bytes=True)
         run = read_run(run_path, as_bytes=True)
         judged, results = _evaluate_groups(qrels, run, measures, opts, paths)
     else:
-        judged = judge(qrels, read_run_codes(run_path), opts, paths=paths)
+        codes = read_qrels_codes(qrels_path)
+        judged = judge(codes, read_run_codes(run_path), opts, paths=paths)
         results, _ = evaluate(judged, measures, opts)
-    if recs:  # the recommendation family reads the run as a table of its lines: a second read
+    if recs:  # the recommendation family reads both files as tables of lines: a second read
+        qrels = read_qrels(qrels_path, as_bytes=True)
         results += _recs_results(qrels, read_run(run_path, as_bytes=True), judged, recs, opts)
     return format_report(judged, results, None, opts)
 
