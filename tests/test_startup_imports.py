@@ -128,7 +128,6 @@ HEAVY_HELP = {
     "validate",
     "report",
     "trec_eval",
-    "warmup",
 }
 
 
