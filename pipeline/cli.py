@@ -27,14 +27,13 @@ import sys
 import textwrap
 import threading
 from pathlib import Path
-
-import polars as pl
+from typing import TYPE_CHECKING
 
 from mobeval import __version__
 from mobeval.errors import ConfigError, MobevalError, OptionError
-from mobeval.families import FAMILIES, FROM_PRESET, SAME, resolved_options
-from mobeval.validate.humob import TASKS as VALIDATION_TASKS
 
+if TYPE_CHECKING:
+    import polars as pl
 EXIT_DONE = 0
 EXIT_INVALID = 1
 EXIT_BAD_INPUT = 2
@@ -75,6 +74,16 @@ SCORING = {
     "trajectory": "score generated trajectories: GEO-BLEU and DTW per uid and day",
     "recs": "score recommendation lists against ratings",
     "logits": "score a logits matrix against integer targets",
+}
+#: Every command and its help (``mobeval --help`` lists them, in this order).
+COMMANDS = {
+    **SCORING,
+    "validate": "check a HuMob / GIS Cup submission file",
+    "run": "run a job file: every city x model it lists",
+    "compare": "compare models on paired per-unit values: tests, intervals, corrections",
+    "report": "write the report of OUT: tables, plots, methods (LaTeX, Markdown, HTML)",
+    "trec_eval": "trec_eval's command line: score a TREC run against qrels (see README)",
+    "warmup": "compile and cache the kernels now, so that the first run does not wait (README)",
 }
 #: The input flags of the scoring commands, in ``--help`` order: (command, flag, the API
 #: argument it gives, help).
@@ -166,6 +175,8 @@ def _named_lines(title: str, lines: dict[str, str]) -> list[str]:
 
 def _validation_tasks() -> dict[str, str]:
     """The validator's rule sets, one line each, from its table."""
+    from mobeval.validate.humob import TASKS as VALIDATION_TASKS
+
     return {
         name: f"uids {spec.uid_min}..{spec.uid_max}, days {spec.d_min}..{spec.d_max}"
         + ("" if ":" in name else f" (as 2025:{name})")
@@ -178,8 +189,11 @@ def _epilog(command: str, family: str | None = None) -> str:
     each, and an example, wrapped to 78 columns (printed as is:
     :class:`argparse.RawDescriptionHelpFormatter`)."""
     parts = []
-    if family is not None and FAMILIES[family].preset_help:
-        parts += _named_lines("presets (--convention):", FAMILIES[family].preset_help)
+    if family is not None:
+        from mobeval.families import FAMILIES
+
+        if FAMILIES[family].preset_help:
+            parts += _named_lines("presets (--convention):", FAMILIES[family].preset_help)
     if command == "validate":
         parts += _named_lines("tasks (--task):", _validation_tasks())
     parts.append("example:")
@@ -194,8 +208,9 @@ def _epilog(command: str, family: str | None = None) -> str:
     return "\n".join(parts)
 
 
-def _command(commands, name: str, help: str, family: str | None = None, **settings):
+def _command(commands, name: str, family: str | None = None, **settings):
     """A subcommand whose ``--help`` ends with its presets and its example (:func:`_epilog`)."""
+    help = COMMANDS[name]
     return commands.add_parser(
         name,
         help=help,
@@ -273,7 +288,12 @@ def _mapping(text: str) -> dict[str, str]:
     return pairs
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of the command line. ``command``: the only command whose arguments are added
+    (the one being run); the others are listed with their help, their arguments and the
+    modules that define them (a family's options, the report's, trec_eval's) not loaded, so
+    that ``mobeval --help`` and argument parsing load no Polars and no kernels. None: every
+    command's arguments."""
     parser = _Parser(
         prog="mobeval",
         description="Exact, fast, out-of-core evaluation of mobility and recommendation models.",
@@ -283,18 +303,30 @@ def build_parser() -> argparse.ArgumentParser:
         dest="command", required=True, metavar="COMMAND", title="commands (mobeval COMMAND --help)"
     )
 
-    for family, help_text in SCORING.items():
-        command = _command(commands, family, help_text, family)
-        for flag, _, input_help in _input_flags(family):
-            command.add_argument(flag, required=True, help=input_help)
-        after = None
-        if family in TREC_INPUTS:
-            option, trec_help = TREC_INPUTS[family]
-            after = {option: _input_format(trec_help)}
-        add_family_options(command, family, after=after)
-        _add_output_options(command)
+    for name, help_text in COMMANDS.items():
+        if command is None or command == name:
+            _ARGUMENTS.get(name, _scoring_arguments)(commands, name)
+        else:
+            commands.add_parser(name, help=help_text)
+    return parser
 
-    validate = _command(commands, "validate", "check a HuMob / GIS Cup submission file")
+
+def _scoring_arguments(commands, family: str) -> None:
+    command = _command(commands, family, family)
+    for flag, _, input_help in _input_flags(family):
+        command.add_argument(flag, required=True, help=input_help)
+    after = None
+    if family in TREC_INPUTS:
+        option, trec_help = TREC_INPUTS[family]
+        after = {option: _input_format(trec_help)}
+    add_family_options(command, family, after=after)
+    _add_output_options(command)
+
+
+def _validate_arguments(commands, name: str) -> None:
+    from mobeval.validate.humob import TASKS as VALIDATION_TASKS
+
+    validate = _command(commands, name)
     validate.add_argument(
         "--task",
         required=True,
@@ -305,7 +337,9 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--dataset", required=True, help="city_X_challengedata.csv(.gz)")
     validate.add_argument("--submission", required=True, help="the submission csv(.gz)")
 
-    run = _command(commands, "run", "run a job file: every city x model it lists")
+
+def _run_arguments(commands, name: str) -> None:
+    run = _command(commands, name)
     run.add_argument("job", help="job file (TOML)")
     run.add_argument("--resume", action="store_true", help="skip results already complete")
     run.add_argument("--out", default=None, help="output directory (overrides the job's)")
@@ -314,11 +348,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_format_option(run)
 
-    compare = _command(
-        commands,
-        "compare",
-        "compare models on paired per-unit values: tests, intervals, corrections",
-    )
+
+def _compare_arguments(commands, name: str) -> None:
+    compare = _command(commands, name)
     compare.add_argument("out", help="a mobeval output folder (OUT)")
     compare.add_argument("--city", default=None, help="one city (default: every city)")
     compare.add_argument(
@@ -393,11 +425,10 @@ def build_parser() -> argparse.ArgumentParser:
         default="default",
         help="default (each task's unit), uid, or day: trajectories' uid-days",
     )
-    report = _command(
-        commands,
-        "report",
-        "write the report of OUT: tables, plots, methods (LaTeX, Markdown, HTML)",
-    )
+
+
+def _report_arguments(commands, name: str) -> None:
+    report = _command(commands, name)
     report.add_argument("out", help="a mobeval output folder (OUT)")
     report.add_argument(
         "--format",
@@ -426,22 +457,26 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="significance markers only from OUT/compare (never computed)",
     )
+
+
+def _trec_eval_arguments(commands, name: str) -> None:
     trec = _command(
         commands,
-        "trec_eval",
-        "trec_eval's command line: score a TREC run against qrels (see README)",
+        name,
         description="A drop-in for trec_eval: same options, measures and text output.",
     )
     from mobeval.trec_eval import add_arguments as add_trec_eval_arguments
 
     add_trec_eval_arguments(trec)
     _add_url_timeout_option(trec)
+
+
+def _warmup_arguments(commands, name: str) -> None:
     from mobeval.warmup import FAMILY_NAMES
 
     warmup = _command(
         commands,
-        "warmup",
-        "compile and cache the kernels now, so that the first run does not wait (README)",
+        name,
         description="Compile each family's Numba kernels into the cache (NUMBA_CACHE_DIR, else "
         "the kernels' __pycache__ folder) by scoring tiny inputs, for container images and Spark "
         "executors.",
@@ -452,7 +487,17 @@ def build_parser() -> argparse.ArgumentParser:
         default="all",
         help="the family to warm up (default: all)",
     )
-    return parser
+
+
+#: What adds each command's arguments (a scoring command's: :func:`_scoring_arguments`).
+_ARGUMENTS = {
+    "validate": _validate_arguments,
+    "run": _run_arguments,
+    "compare": _compare_arguments,
+    "report": _report_arguments,
+    "trec_eval": _trec_eval_arguments,
+    "warmup": _warmup_arguments,
+}
 
 
 def _input_format(help_text: str):
@@ -497,6 +542,8 @@ class _RemovedValue:
 
 def _default_text(option, default) -> str | None:
     """How ``--help`` shows an option's default (None: the help text says it)."""
+    from mobeval.families import FROM_PRESET
+
     if default is FROM_PRESET or (option.preset and default is None):
         return "the convention's"
     if default is None or default == {}:
@@ -523,6 +570,8 @@ def add_family_options(command: argparse.ArgumentParser, family: str, after=None
     """The flags of every option of ``family`` that has one, from its definition
     (:mod:`mobeval.families`), in its order, each help ending with its choices and its default;
     ``after``: option name -> more flags added after that option's."""
+    from mobeval.families import FAMILIES, FROM_PRESET, SAME
+
     for option in FAMILIES[family].options:
         flag = option.flag
         if flag is None:
@@ -564,6 +613,8 @@ def add_family_options(command: argparse.ArgumentParser, family: str, after=None
 def family_options(args: argparse.Namespace, family: str) -> dict:
     """The API options of ``family`` the command line gives (read back from its flags; a flag
     of an option that the preset sets is left out unless given)."""
+    from mobeval.families import FAMILIES
+
     options = {}
     for option in FAMILIES[family].options:
         flag = option.flag
@@ -654,6 +705,8 @@ def _log(text: str) -> None:
 
 
 def _is_count(task: str, metric: str) -> bool:
+    from mobeval.families import FAMILIES
+
     return metric in FAMILIES[task].counts
 
 
@@ -688,6 +741,8 @@ def _json_text(document: dict) -> str:
 
 def _result_object(task: str, options: dict, evaluation) -> dict:
     """One result as JSON: where it is, the options as the run used them, the summary."""
+    from mobeval.families import resolved_options
+
     summary = evaluation.summary
     return {
         "task": task,
@@ -720,6 +775,8 @@ def print_summaries(
     the models that fit, each with the metric column, markdown's is kept whole to paste), csv one
     row per city, model and metric, json one object: ``{"results": [...]}`` for a ``job``, the
     one result's object for a single command."""
+    import polars as pl
+
     from mobeval.compare.printing import fitted, whole_tables
 
     if fmt == "json":
@@ -767,6 +824,7 @@ def _evaluate(args, progress, family: str, inputs: dict, options: dict) -> None:
     in its manifest, holding the folder's lock throughout (an unreadable manifest stops the run
     before any work); without it, in memory, nothing written."""
     from mobeval.engines.local import checked_chunk_rows
+    from mobeval.families import FAMILIES
     from mobeval.io.writers import check_name
     from mobeval.options import check_options
 
@@ -814,6 +872,8 @@ def cli_spelling(message: str, family: str) -> str:
     name with an underscore (``gain_threshold``: never an English word) its flag
     (``--gain-threshold``); a mapping (``columns={'truth.user_id': 'userId', 'truth.item_id':
     'movieId'}``) its flag and pairs (``--columns truth.user_id=userId,truth.item_id=movieId``)."""
+    from mobeval.families import FAMILIES
+
     for option in FAMILIES[family].options:
         if option.flag is None:
             continue
@@ -869,14 +929,21 @@ def _terminate_as_interrupt():
         signal.signal(signal.SIGTERM, previous)
 
 
+def _polars_panic() -> type[BaseException]:
+    """Polars' ``PanicException`` (a BaseException) where the command loaded Polars."""
+    polars = sys.modules.get("polars")
+    return polars.exceptions.PanicException if polars is not None else Exception
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; the exit code (see the module docstring). Every failure is one line on
     stderr, never a traceback."""
     from mobeval.io.remote import url_timeout
     from mobeval.io.writers import STDOUT, checked_stdout
 
-    parser = build_parser()
     argv = sys.argv[1:] if argv is None else argv
+    # the command is the first word that is not an option (``mobeval`` takes none with a value)
+    parser = build_parser(next((word for word in argv if not word.startswith("-")), ""))
     if not argv:  # ``mobeval`` alone asks what it can do: the help, as pip answers (exit 0)
         parser.print_help()
         return EXIT_DONE
@@ -890,7 +957,7 @@ def main(argv: list[str] | None = None) -> int:
             return _run(args)
     except MobevalError as error:
         message = _one_line(error)
-        if args.command in FAMILIES:  # what a message suggests, as the flag to type
+        if args.command in SCORING:  # what a message suggests, as the flag to type
             message = cli_spelling(message, args.command)
     except OSError as error:  # the output folder or an input: read-only, full, permission...
         if isinstance(error, BrokenPipeError) and error.filename == STDOUT:
@@ -901,8 +968,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("mobeval: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except (Exception, pl.exceptions.PanicException) as error:  # a panic is a BaseException
-        if os.environ.get("MOBEVAL_DEBUG"):
+    except BaseException as error:  # a Polars panic is a BaseException
+        if not isinstance(error, Exception | _polars_panic()) or os.environ.get("MOBEVAL_DEBUG"):
             raise
         print(
             f"mobeval: internal error: {type(error).__name__}: {_one_line(error)[:500]} "
@@ -918,6 +985,7 @@ def main(argv: list[str] | None = None) -> int:
 def _trec_inputs(family: str, inputs: dict, options: dict) -> dict:
     """``--input-format trec``: the truth read as TREC qrels, the model as a TREC run; for
     next-location scoring, the key the files' ``qid`` unless ``--key`` names another."""
+    from mobeval.families import FAMILIES
     from mobeval.io.trec import TrecSource
 
     truth, model = FAMILIES[family].truth, FAMILIES[family].model

@@ -21,10 +21,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import numpy as np
-import polars as pl
+if TYPE_CHECKING:
+    import polars as pl
 
+# NumPy, Polars and the API are imported by the warmers themselves: ``mobeval warmup --help``
+# loads none of them.
 FAMILY_NAMES = ("nextloc", "recs", "trajectory", "logits")
 
 
@@ -33,6 +36,8 @@ def _unsorted(evaluate, truth: pl.DataFrame, predictions: pl.DataFrame, key: str
     (:mod:`mobeval.engines.local`): each unit's rows together in another order (streamed again,
     each chunk sorted), then rows of units interleaved, fitting in one chunk (sorted in memory)
     and not (hash buckets)."""
+    import polars as pl
+
     grouped = predictions.sort(key, descending=True, maintain_order=True)
     place = pl.int_range(pl.len()).over(key)
     scattered = predictions.sort(place, pl.col(key), descending=[False, True])
@@ -41,6 +46,9 @@ def _unsorted(evaluate, truth: pl.DataFrame, predictions: pl.DataFrame, key: str
 
 
 def _nextloc() -> None:
+    import numpy as np
+    import polars as pl
+
     from mobeval.api import evaluate_nextloc
     from mobeval.families import FAMILIES
 
@@ -61,6 +69,9 @@ def _nextloc() -> None:
 
 
 def _recs() -> None:
+    import numpy as np
+    import polars as pl
+
     from mobeval.api import evaluate_recs
     from mobeval.families import FAMILIES
 
@@ -80,6 +91,9 @@ def _recs() -> None:
 
 
 def _trajectory() -> None:
+    import numpy as np
+    import polars as pl
+
     from mobeval.api import evaluate_trajectory
     from mobeval.families import FAMILIES
 
@@ -102,6 +116,8 @@ def _trajectory() -> None:
 
 
 def _logits() -> None:
+    import numpy as np
+
     from mobeval.api import evaluate_logits
     from mobeval.families import FAMILIES
 

@@ -56,50 +56,40 @@ Conventions (README "Compare models"):
   already adjusted over the metric's pairs, are left as they are.
 """
 
-from mobeval.compare.comparison import CORRECTED, DEFAULT_TESTS, SCHEMA, checked_options, compare
-from mobeval.compare.corrections import CORRECTIONS, FAMILIES, adjust
-from mobeval.compare.intervals import bootstrap_ci, bootstrap_cis
-from mobeval.compare.leaderboard import compact_letters, leaderboard
-from mobeval.compare.pairing import UNITS, unit_refused
-from mobeval.compare.printing import print_comparison, whole_tables
-from mobeval.compare.results import COUNT_ROWS
-from mobeval.compare.significance import (
-    P_COLUMNS,
-    TESTS,
-    cohen_dz,
-    paired_t,
-    randomization,
-    randomizations,
-    rank_biserial,
-    tukey_hsd,
-    wilcoxon,
-)
+import importlib
 
-__all__ = [
-    "CORRECTED",
-    "COUNT_ROWS",
-    "CORRECTIONS",
-    "DEFAULT_TESTS",
-    "FAMILIES",
-    "P_COLUMNS",
-    "SCHEMA",
-    "TESTS",
-    "UNITS",
-    "adjust",
-    "bootstrap_ci",
-    "bootstrap_cis",
-    "checked_options",
-    "cohen_dz",
-    "compact_letters",
-    "compare",
-    "leaderboard",
-    "paired_t",
-    "print_comparison",
-    "randomization",
-    "randomizations",
-    "rank_biserial",
-    "tukey_hsd",
-    "unit_refused",
-    "whole_tables",
-    "wilcoxon",
-]
+#: Each public name -> the module of this package that defines it, imported on first use: the
+#: command line prints every family's tables with :mod:`~mobeval.compare.printing`, which loads
+#: none of the tests.
+_EXPORTS = {
+    name: f"mobeval.compare.{module}"
+    for module, names in {
+        "comparison": ("CORRECTED", "DEFAULT_TESTS", "SCHEMA", "checked_options", "compare"),
+        "corrections": ("CORRECTIONS", "FAMILIES", "adjust"),
+        "intervals": ("bootstrap_ci", "bootstrap_cis"),
+        "leaderboard": ("compact_letters", "leaderboard"),
+        "pairing": ("UNITS", "unit_refused"),
+        "printing": ("print_comparison", "whole_tables"),
+        "results": ("COUNT_ROWS",),
+        "significance": (
+            "P_COLUMNS",
+            "TESTS",
+            "cohen_dz",
+            "paired_t",
+            "randomization",
+            "randomizations",
+            "rank_biserial",
+            "tukey_hsd",
+            "wilcoxon",
+        ),
+    }.items()
+    for name in names
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'mobeval.compare' has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)

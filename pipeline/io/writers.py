@@ -49,10 +49,12 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-
-import polars as pl
+from typing import TYPE_CHECKING
 
 from mobeval.errors import ConfigError, OutputInUse
+
+if TYPE_CHECKING:
+    import polars as pl
 
 SECTIONS_LAST = "summary"
 STAGING = ".staging"
@@ -321,6 +323,8 @@ def output_lock(out: str | os.PathLike):
 def write_parquet(frame: pl.DataFrame, path: Path) -> None:
     """``frame.write_parquet(path)``; an I/O failure (a full disk, a read-only file system) is an
     OSError naming the file, as Python's own writes raise it (Polars reports a ComputeError)."""
+    import polars as pl  # only a command that writes Parquet loads it
+
     try:
         frame.write_parquet(path)
     except pl.exceptions.PolarsError as error:
