@@ -242,7 +242,8 @@ class Report:
         if frame is not None:
             city.comparison_source = f"OUT/compare/city={city.name} (mobeval compare)"
         elif self.compute_compare:
-            options = {"tests": [self.test or "paired-t"], **self.compare_options}
+            options = {"tests": [self.test or "paired-t"], "runs": "separate"}
+            options |= self.compare_options
             try:
                 frame = compare(
                     self.out,
@@ -275,6 +276,7 @@ class Report:
         from Tukey's HSD over every model shown (computed, not written), or a note saying why
         there is none."""
         options = {k: v for k, v in self.compare_options.items() if k in ("intersect", "unit")}
+        options["runs"] = "separate"  # each run shown as a model of its own
         try:
             frame = compare(
                 self.out,
