@@ -146,9 +146,8 @@ def test_a_job_names_a_bad_run(tmp_path):
         load_job(job)
 
 
-def test_compare_separate_and_report_read_each_run_as_a_model_of_its_own(tmp_path):
+def test_compare_separate_reads_each_run_as_a_model_of_its_own(tmp_path):
     from mobeval.compare import compare
-    from mobeval.report import Report
 
     run_job(load_job(write_job(tmp_path)), log=lambda _: None)
     rows = compare(
@@ -165,8 +164,6 @@ def test_compare_separate_and_report_read_each_run_as_a_model_of_its_own(tmp_pat
     lstm3 = rows.filter(pl.col("model") == "lstm/seed3")
     expected = (units["acc@1"] - base["acc@1"]).mean()  # both sorted by sample_id, as written
     assert lstm3["diff"].item() == pytest.approx(expected, abs=1e-12)
-    markdown = Report(tmp_path / "out").to_markdown()
-    assert "markov/seed3" in markdown
 
 
 def per_unit(out: Path, model: str, run: str, metric: str) -> dict[int, float]:
@@ -262,3 +259,22 @@ def test_compare_takes_folds_as_units_when_units_differ(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["compare", str(out), "--runs", "both"])
     assert exit_.value.code == 2 and "--runs: invalid choice: 'both'" in capsys.readouterr().err
+
+
+def test_the_report_shows_mean_and_sd_over_runs(tmp_path):
+    from mobeval.report import Report
+
+    run_job(load_job(write_job(tmp_path)), log=lambda _: None)
+    out = tmp_path / "out"
+    report = Report(out, baseline="gru", plots=False)
+    markdown, html, latex = report.to_markdown(), report.to_html(), report.to_latex()
+    for model in MODELS:
+        values = run_means(out, model, "mrr")
+        mean = sum(values) / 3
+        sd = (sum((v - mean) ** 2 for v in values) / 2) ** 0.5
+        assert f"{mean:.4f}" in markdown and f" ± {sd:.4f}" in markdown
+        assert f" ± {sd:.4f}" in html and rf"$\pm${sd:.4f}" in latex
+    assert "/seed1" not in markdown
+    assert "mean ± sd over runs (runs: gru 3, lstm 3, markov 3; sd with ddof = 1)" in markdown
+    assert "runs (gru 3, lstm 3, markov 3): each value of a model with runs is the mean" in markdown
+    assert "(n = 40, each unit's mean across a model's runs)" in markdown

@@ -37,6 +37,11 @@ RUNS_AS_UNITS = "runs as units"
 #: ``compare(runs=...)``: ``mean`` (a model's runs together) or ``separate`` (each run a model of
 #: its own, shown as ``model/run``).
 RUNS = ("mean", "separate")
+#: The methods' words for what the tests of a city with runs paired.
+RUNS_WORDS = {
+    UNIT_MEANS: "each unit's mean across a model's runs",
+    RUNS_AS_UNITS: "the runs as units, each run's mean paired by run name",
+}
 
 
 def same_units(source: OutputFolder, models: dict[str, list[Result]], unit: str) -> bool:

@@ -66,3 +66,7 @@ class City:
     figures: list[Figure] = field(default_factory=list)
     #: the population metrics among ``metrics`` (no per-unit values: never tested, no marker)
     population: list[str] = field(default_factory=list)
+    #: the models with several runs (seeds, folds): model -> their number (``values`` hold the
+    #: mean over runs of the run means) and model -> metric -> the sd over runs of the run means
+    runs: dict[str, int] = field(default_factory=dict)
+    sd_over_runs: dict[str, dict[str, float]] = field(default_factory=dict)

@@ -15,7 +15,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from mobeval.report.tables import header, legend
+from mobeval.report.tables import header, legend, sd_over_runs
 
 _TEX_ESCAPES = {
     "\\": r"\textbackslash{}",
@@ -89,12 +89,16 @@ def _value(report, city, model: str, metric: str) -> tuple[str, str]:
     plain text (for the width)."""
     text = report.number(city.values[model].get(metric))
     marker = report.marker(city, model, metric, latex=True)
+    spread = sd_over_runs(report, city, model, metric)
+    plain = text + (f" +- {spread}" if spread else "")
+    if spread:  # a model with runs: mean +- sd over runs, after the marker
+        marker += rf"\,{{\footnotesize$\pm${tex_number(spread)}}}"
     if "." not in text:  # no value, or infinite: across both halves
-        return rf"\multicolumn{{2}}{{c}}{{{tex_number(text)}{marker}}}", text
+        return rf"\multicolumn{{2}}{{c}}{{{tex_number(text)}{marker}}}", plain
     whole, decimals = text.split(".")
     if model in report.best(city, metric):
-        return rf"\textbf{{{tex_number(whole)}.}} & \textbf{{{decimals}}}{marker}", text + "*"
-    return rf"{tex_number(whole)}. & {decimals}{marker}", text + ("*" if marker else "")
+        return rf"\textbf{{{tex_number(whole)}.}} & \textbf{{{decimals}}}{marker}", plain + "*"
+    return rf"{tex_number(whole)}. & {decimals}{marker}", plain + ("*" if marker else "")
 
 
 def _pair(head: str, cells: list[tuple[str, str]]) -> _Column:

@@ -75,7 +75,14 @@ def cell(report, city: City, model: str, metric: str, bold, marker) -> str:
     text = report.number(value)
     if value is not None and model in report.best(city, metric):
         text = bold(text)
-    return text + marker(report.marker(city, model, metric))
+    spread = sd_over_runs(report, city, model, metric)
+    return text + marker(report.marker(city, model, metric)) + (f" ± {spread}" if spread else "")
+
+
+def sd_over_runs(report, city: City, model: str, metric: str) -> str:
+    """The sd over runs of a model with runs (mean ± sd), as text; empty for one result."""
+    sd = city.sd_over_runs.get(model, {}).get(metric)
+    return "" if sd is None else report.number(sd)
 
 
 def significance_text(city: City, family: pl.DataFrame) -> str:
@@ -137,6 +144,9 @@ def legend(city: City) -> str:
     lower = [m for m in city.metrics if lower_is_better(m)]
     if lower and parts:
         parts[0] += f" (lowest for {', '.join(lower)})"
+    if city.runs:
+        counts = ", ".join(f"{model} {count}" for model, count in city.runs.items())
+        parts.append(f"mean ± sd over runs (runs: {counts}; sd with ddof = 1)")
     if city.significance:
         parts.append(city.significance)
     if city.letters_text:
