@@ -278,3 +278,19 @@ def test_the_report_shows_mean_and_sd_over_runs(tmp_path):
     assert "mean ± sd over runs (runs: gru 3, lstm 3, markov 3; sd with ddof = 1)" in markdown
     assert "runs (gru 3, lstm 3, markov 3): each value of a model with runs is the mean" in markdown
     assert "(n = 40, each unit's mean across a model's runs)" in markdown
+
+
+def test_a_jobs_report_compares_runs_together_and_uses_the_written_comparison(tmp_path):
+    job = write_job(tmp_path)
+    report = (
+        '[report]\nformats = ["markdown"]\nplots = false\nbaseline = "gru"\ntests = ["paired-t"]\n'
+    )
+    job.write_text(job.read_text().replace("[[tasks]]", report + "[[tasks]]", 1))
+    run_job(load_job(job), log=lambda _: None)
+    written = pl.read_parquet(tmp_path / "out" / "compare" / "city=tky" / "part-0.parquet")
+    assert set(written["runs"]) == {"unit means over runs"}
+    markdown = (tmp_path / "out" / "report" / "report.md").read_text()
+    assert "source: OUT/compare/city=tky (mobeval compare)" in markdown
+    job.write_text(job.read_text().replace("plots = false\n", 'plots = false\nruns = "all"\n'))
+    with pytest.raises(ConfigError, match=r"report.runs: 'all': choose among mean, separate"):
+        load_job(job)
