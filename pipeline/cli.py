@@ -425,6 +425,16 @@ def _compare_arguments(commands, name: str) -> None:
         default="default",
         help="default (each task's unit), uid, or day: trajectories' uid-days",
     )
+    from mobeval.compare.runs import RUNS
+
+    compare.add_argument(
+        "--runs",
+        choices=RUNS,
+        default=RUNS[0],
+        help="a model's runs (seeds, folds): mean (taken together: tests over the per-unit means "
+        "across runs, or over the runs as units when units differ between runs; sd over runs "
+        "beside) or separate (each run a model of its own); default: mean",
+    )
 
 
 def _report_arguments(commands, name: str) -> None:
@@ -1032,7 +1042,7 @@ def _run(args) -> int:
 
         options = ("city", "baseline", "pairs", "models", "metrics", "tests", "resamples")
         options += ("permutations", "seed", "correction", "family", "confidence", "intersect")
-        options += ("unit",)
+        options += ("unit", "runs")
         table = compare(args.out, write=True, log=_log, **{o: getattr(args, o) for o in options})
         if args.view == "leaderboard":
             table = leaderboard(table, alpha=args.alpha)

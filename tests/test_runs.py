@@ -146,12 +146,17 @@ def test_a_job_names_a_bad_run(tmp_path):
         load_job(job)
 
 
-def test_compare_and_report_read_each_run_as_a_model_of_its_own(tmp_path):
+def test_compare_separate_reads_each_run_as_a_model_of_its_own(tmp_path):
     from mobeval.compare import compare
-    from mobeval.report import Report
 
     run_job(load_job(write_job(tmp_path)), log=lambda _: None)
-    rows = compare(tmp_path / "out", baseline="gru/seed1", metrics=["acc@1"], tests=["paired-t"])
+    rows = compare(
+        tmp_path / "out",
+        baseline="gru/seed1",
+        metrics=["acc@1"],
+        tests=["paired-t"],
+        runs="separate",
+    )
     others = [f"{m}/{s}" for m in MODELS for s in SEEDS][1:]
     assert rows.get_column("model").to_list() == others
     units = pl.read_parquet(tmp_path / "out" / "per_unit" / "city=tky" / "model=lstm" / "run=seed3")
@@ -159,5 +164,133 @@ def test_compare_and_report_read_each_run_as_a_model_of_its_own(tmp_path):
     lstm3 = rows.filter(pl.col("model") == "lstm/seed3")
     expected = (units["acc@1"] - base["acc@1"]).mean()  # both sorted by sample_id, as written
     assert lstm3["diff"].item() == pytest.approx(expected, abs=1e-12)
-    markdown = Report(tmp_path / "out").to_markdown()
-    assert "markov/seed3" in markdown
+
+
+def per_unit(out: Path, model: str, run: str, metric: str) -> dict[int, float]:
+    """One run's per-unit values of ``metric``, by sample."""
+    frame = pl.read_parquet(out / "per_unit" / "city=tky" / f"model={model}" / f"run={run}")
+    return dict(zip(frame["sample_id"].to_list(), frame[metric].to_list(), strict=True))
+
+
+def run_means(out: Path, model: str, metric: str) -> list[float]:
+    """Each run's city value of ``metric`` (its summary), in the runs' order."""
+    means = []
+    for run in sorted(p.name[4:] for p in (out / "summary/city=tky" / f"model={model}").iterdir()):
+        summary = pl.read_parquet(out / "summary/city=tky" / f"model={model}" / f"run={run}")
+        means.append(summary.filter(pl.col("metric") == metric)["value"].item())
+    return means
+
+
+def test_compare_takes_a_models_seeds_together_over_per_unit_means(tmp_path):
+    from scipy import stats
+
+    from mobeval.compare import compare
+
+    run_job(load_job(write_job(tmp_path)), log=lambda _: None)
+    out = tmp_path / "out"
+    rows = compare(out, baseline="gru", metrics=["acc@5", "mrr"], tests=["paired-t", "wilcoxon"])
+    assert rows.get_column("model").to_list() == ["lstm", "markov", "lstm", "markov"]
+    assert set(rows["runs"]) == {"unit means over runs"} and set(rows["unit"]) == {"sample"}
+    for row in rows.iter_rows(named=True):
+        metric, means = row["metric"], {}
+        for model in ("gru", row["model"]):
+            runs = [per_unit(out, model, seed, metric) for seed in SEEDS]
+            means[model] = [sum(run[s] for run in runs) / 3 for s in range(SAMPLES)]
+        assert row["n"] == SAMPLES and row["runs_baseline"] == row["runs_model"] == 3
+        assert row["mean_model"] == pytest.approx(sum(means[row["model"]]) / SAMPLES, abs=1e-12)
+        t = stats.ttest_rel(means["gru"], means[row["model"]]).pvalue
+        w = stats.wilcoxon(means["gru"], means[row["model"]]).pvalue
+        assert row["p_t"] == pytest.approx(t, abs=1e-12)
+        assert row["p_wilcoxon"] == pytest.approx(w, abs=1e-12)
+        for side, model in (("baseline", "gru"), ("model", row["model"])):
+            values = run_means(out, model, metric)
+            assert row[f"mean_{side}"] == pytest.approx(sum(values) / 3, abs=1e-12)
+            mean = sum(values) / 3
+            sd = (sum((v - mean) ** 2 for v in values) / 2) ** 0.5
+            assert row[f"sd_runs_{side}"] == pytest.approx(sd, abs=1e-12)
+
+
+def score(truth: Path, pred: Path, out: Path, model: str, run: str | None = None) -> None:
+    """``mobeval nextloc`` into ``out`` as city tky (a run of ``model`` when ``run`` is given)."""
+    where = ["--city", "tky", "--model", model] + (["--run", run] if run else [])
+    argv = ["nextloc", "--truth", str(truth), "--pred", str(pred), "--out", str(out), "--k", "1"]
+    assert main([*argv, *where, "--quiet"]) == 0
+
+
+def write_folds(folder: Path) -> Path:
+    """Three folds, each its own samples and truth; every model scored on each."""
+    out = folder / "out"
+    for f in range(3):
+        offset = 100 * f
+        truth = folder / f"truth{f}.parquet"
+        pl.DataFrame(
+            {"sample_id": np.arange(SAMPLES) + offset, "location": np.arange(SAMPLES) % 7}
+        ).write_parquet(truth)
+        for m, model in enumerate(MODELS):
+            pred = folder / f"{model}{f}.parquet"
+            predictions(10 * m + f).with_columns(pl.col("sample_id") + offset).write_parquet(pred)
+            score(truth, pred, out, model, f"fold{f}")
+    return out
+
+
+def test_compare_takes_folds_as_units_when_units_differ(tmp_path, capsys):
+    from scipy import stats
+
+    from mobeval.compare import compare
+
+    out = write_folds(tmp_path)
+    rows = compare(out, baseline="gru", metrics=["acc@1", "mrr"], tests=["paired-t"])
+    assert set(rows["runs"]) == {"runs as units"} and set(rows["unit"]) == {"run"}
+    for row in rows.iter_rows(named=True):
+        base, model = (
+            run_means(out, "gru", row["metric"]),
+            run_means(out, row["model"], row["metric"]),
+        )
+        assert row["n"] == 3
+        assert row["p_t"] == pytest.approx(stats.ttest_rel(base, model).pvalue, abs=1e-12)
+        assert row["mean_model"] == pytest.approx(sum(model) / 3, abs=1e-12)
+    capsys.readouterr()
+    code = main(["compare", str(out), "--runs", "separate", "--baseline", "gru/fold0"])
+    error = capsys.readouterr().err
+    assert code == 2 and "scored against different truth files" in error
+    score(tmp_path / "truth0.parquet", tmp_path / "gru0.parquet", out, "once")
+    with pytest.raises(ConfigError, match="once has no runs; score each fold"):
+        compare(out, baseline="gru", tests=["paired-t"], log=None)
+    with pytest.raises(SystemExit) as exit_:
+        main(["compare", str(out), "--runs", "both"])
+    assert exit_.value.code == 2 and "--runs: invalid choice: 'both'" in capsys.readouterr().err
+
+
+def test_the_report_shows_mean_and_sd_over_runs(tmp_path):
+    from mobeval.report import Report
+
+    run_job(load_job(write_job(tmp_path)), log=lambda _: None)
+    out = tmp_path / "out"
+    report = Report(out, baseline="gru", plots=False)
+    markdown, html, latex = report.to_markdown(), report.to_html(), report.to_latex()
+    for model in MODELS:
+        values = run_means(out, model, "mrr")
+        mean = sum(values) / 3
+        sd = (sum((v - mean) ** 2 for v in values) / 2) ** 0.5
+        assert f"{mean:.4f}" in markdown and f" ± {sd:.4f}" in markdown
+        assert f" ± {sd:.4f}" in html and rf"$\pm${sd:.4f}" in latex
+    assert "/seed1" not in markdown
+    assert "mean ± sd over runs (runs: gru 3, lstm 3, markov 3; sd with ddof = 1)" in markdown
+    assert "runs (gru 3, lstm 3, markov 3): each value of a model with runs is the mean" in markdown
+    assert "(n = 40, each unit's mean across a model's runs)" in markdown
+
+
+def test_a_jobs_report_compares_runs_together_and_uses_the_written_comparison(tmp_path):
+    job = write_job(tmp_path)
+    report = (
+        '[report]\nformats = ["markdown"]\nplots = false\nbaseline = "gru"\ntests = ["paired-t"]\n'
+    )
+    job.write_text(job.read_text().replace("[[tasks]]", report + "[[tasks]]", 1))
+    run_job(load_job(job), log=lambda _: None)
+    written = pl.read_parquet(tmp_path / "out" / "compare" / "city=tky" / "part-0.parquet")
+    assert set(written["runs"]) == {"unit means over runs"}
+    markdown = (tmp_path / "out" / "report" / "report.md").read_text()
+    assert "source: OUT/compare/city=tky (mobeval compare)" in markdown
+    job.write_text(job.read_text().replace("plots = false\n", 'plots = false\nruns = "all"\n'))
+    with pytest.raises(ConfigError, match=r"report.runs: 'all': choose among mean, separate"):
+        load_job(job)

@@ -843,3 +843,35 @@ def test_recs_population_metrics_on_spark_have_the_local_bits(spark, tmp_path):
         assert on_spark.summary.filter(population).equals(local.summary.filter(population))
         assert_same_summary(on_spark.summary, local.summary)
         assert_same_rows(on_spark.tables["per_unit"], local.tables["per_unit"], ["user_id"])
+
+
+def test_a_job_with_runs_on_spark_gives_the_local_outputs_and_keeps_runs_all_or_none(
+    spark, tmp_path
+):
+    """A job of 3 models x 3 seeds (tests/test_runs.py): each run's outputs on Spark are the
+    local engine's, and Spark refuses, as the local engine does, a model's result without a run
+    into an OUT where it has runs (nothing written)."""
+    from tests.test_runs import write_job
+
+    job = write_job(tmp_path)
+    local = run_job(load_job(job, out=tmp_path / "local"), progress=False, log=lambda _: None)
+    on_spark = run_job(load_job(job, out=tmp_path / "spark"), log=lambda _: None, spark=spark)
+    assert [(e.model, e.run) for e in on_spark] == [(e.model, e.run) for e in local]
+    runs = sorted(
+        p.relative_to(tmp_path / "local") for p in (tmp_path / "local").glob("*/*/*/run=*")
+    )
+    assert len(runs) == 18  # per_unit and summary of 9 runs
+    for relative in runs:
+        spark_rows = pl.read_parquet(tmp_path / "spark" / relative)
+        local_rows = pl.read_parquet(tmp_path / "local" / relative)
+        if relative.parts[0] == "summary":
+            assert_same_summary(spark_rows, local_rows)
+        else:
+            assert_same_rows(spark_rows, local_rows, ["sample_id"])
+    before = sorted((tmp_path / "spark").rglob("*"))
+    with pytest.raises(ConfigError, match="already has runs"):
+        evaluate_nextloc(
+            tmp_path / "truth.parquet", tmp_path / "gru_seed1.parquet", out=tmp_path / "spark",
+            city="tky", model="gru", k=[1, 5], spark=spark,
+        )  # fmt: skip
+    assert sorted((tmp_path / "spark").rglob("*")) == before

@@ -8,6 +8,7 @@ import math
 import os
 import secrets
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -24,11 +25,13 @@ from mobeval.compare.pairing import (
     common_rows,
     load_side,
     model_pairs,
+    percent_metrics,
     read_column,
     same_key_types,
     unit_keys,
 )
-from mobeval.compare.results import OutputFolder, result_fingerprint
+from mobeval.compare.results import OutputFolder, runs_fingerprint
+from mobeval.compare.runs import RUNS, RUNS_AS_UNITS, runs_mode, runs_side
 from mobeval.compare.significance import (
     TESTS,
     cohen_dz,
@@ -39,6 +42,7 @@ from mobeval.compare.significance import (
     wilcoxon,
 )
 from mobeval.errors import ConfigError, InputError
+from mobeval.io.writers import ScratchFolder
 
 #: At most this many metrics are read and resampled together (their resamples and sign flips
 #: shared: the same numbers as one at a time, fewer passes over the units)...
@@ -57,6 +61,11 @@ SCHEMA = {
     "model": pl.String,
     "baseline_fingerprint": pl.String,
     "model_fingerprint": pl.String,
+    "runs": pl.String,
+    "runs_baseline": pl.Int64,
+    "runs_model": pl.Int64,
+    "sd_runs_baseline": pl.Float64,
+    "sd_runs_model": pl.Float64,
     "n": pl.Int64,
     "n_baseline_only": pl.Int64,
     "n_model_only": pl.Int64,
@@ -96,7 +105,7 @@ DEFAULT_TESTS = ("paired-t", "wilcoxon", "randomization")
 
 
 def checked_options(
-    tests, correction, confidence, resamples, permutations, seed, unit, family="all"
+    tests, correction, confidence, resamples, permutations, seed, unit, family="all", runs="mean"
 ):
     given = [tests] if isinstance(tests, str) else list(tests)
     tests = [name.strip() for text in given for name in str(text).split(",") if name.strip()]
@@ -116,6 +125,8 @@ def checked_options(
         raise ConfigError(f"--seed: {seed!r} is not an integer between 0 and 2^63 - 1")
     if unit not in UNITS:
         raise ConfigError(f"--unit: {unit!r}: choose among {', '.join(UNITS)}")
+    if runs not in RUNS:
+        raise ConfigError(f"--runs: {runs!r}: choose among {', '.join(RUNS)}")
     return list(dict.fromkeys(tests))
 
 
@@ -145,6 +156,7 @@ def compare(
     confidence: float = 0.95,
     intersect: bool = False,
     unit: str = "default",
+    runs: str = "mean",
     write: bool = False,
     log: Callable[[str], None] | None = _stderr,
 ) -> pl.DataFrame:
@@ -172,6 +184,10 @@ def compare(
         intersect: compare the units common to both models instead of refusing different sets.
         unit: ``default`` (each task's unit), ``uid`` (trajectories), ``day`` (trajectories'
             uid-days).
+        runs: ``mean``: a model's runs (seeds, folds) taken together: the tests over its
+            per-unit means across runs, or over its runs as units when the units differ
+            between runs, and the sd over runs beside (:mod:`mobeval.compare.runs`);
+            ``separate``: each run a model of its own (``model/run``).
         write: also write ``OUT/compare/city=<c>/part-0.parquet`` (holding OUT's lock).
         log: where the notes go (metrics left out, cities skipped); None: nowhere.
 
@@ -183,7 +199,7 @@ def compare(
             model, missing per-unit outputs, an unknown baseline or metric); nothing is written.
     """
     tests = checked_options(
-        tests, correction, confidence, resamples, permutations, seed, unit, family
+        tests, correction, confidence, resamples, permutations, seed, unit, family, runs
     )
     if isinstance(pairs, str) and pairs not in ("all", "baseline"):
         pairs = [p.strip() for p in pairs.split(",") if p.strip()]
@@ -212,6 +228,7 @@ def compare(
             confidence=confidence,
             intersect=intersect,
             unit=unit,
+            runs=runs,
             log=log,
         )
         if write:
@@ -236,9 +253,48 @@ def _compare(
     confidence,
     intersect,
     unit,
+    runs,
     log,
 ) -> pl.DataFrame:
     source = OutputFolder(out)
+    with ScratchFolder(tempfile.gettempdir(), "mobeval-runs-") as scratch:
+        return _compare_in(
+            source, scratch, out=out, city=city, baseline=baseline, pairs=pairs, models=models,
+            metrics=metrics, tests=tests, resamples=resamples, permutations=permutations,
+            seed=seed, correction=correction, family=family, confidence=confidence,
+            intersect=intersect, unit=unit, runs=runs, log=log,
+        )  # fmt: skip
+
+
+def _listing(source: OutputFolder, city: str, runs: str) -> dict[str, list]:
+    """The city's models, each with its results (``runs="separate"``: each run on its own)."""
+    if runs == "separate":
+        return {model: [result] for model, result in source.cities[city].items()}
+    return source.models(city)
+
+
+def _compare_in(
+    source,
+    scratch,
+    *,
+    out,
+    city,
+    baseline,
+    pairs,
+    models,
+    metrics,
+    tests,
+    resamples,
+    permutations,
+    seed,
+    correction,
+    family,
+    confidence,
+    intersect,
+    unit,
+    runs,
+    log,
+) -> pl.DataFrame:
     if not source.cities:
         raise InputError("no complete result in the manifest: nothing to compare", path=out)
     if city is not None:
@@ -251,7 +307,7 @@ def _compare(
     else:
         cities = list(source.cities)
     if models is not None:
-        known = {model for results in source.cities.values() for model in results}
+        known = {model for name in source.cities for model in _listing(source, name, runs)}
         unknown = [m for m in models if m not in known]
         if unknown:
             raise ConfigError(
@@ -259,7 +315,7 @@ def _compare(
             )
     plans = []
     for name in cities:
-        results = source.cities[name]
+        results = _listing(source, name, runs)
         if models is not None:
             results = {m: r for m, r in results.items() if m in models}
             if not results:
@@ -278,20 +334,36 @@ def _compare(
     if not plans:
         raise ConfigError(f"{out}: no city has two models to compare")
     # Every check first (nothing is computed or written before they all pass).
-    prepared = []
+    prepared, prints = [], {}
     for name in plans:
-        results = [r for m, r in source.cities[name].items() if models is None or m in models]
-        check_same_scoring(name, results)
+        listing = {
+            m: r for m, r in _listing(source, name, runs).items() if models is None or m in models
+        }
+        results = [result for group in listing.values() for result in group]
+        mode = runs_mode(source, listing, unit) if runs == "mean" else None
+        if mode == RUNS_AS_UNITS:  # folds: a run's truth is shared by the models' same run
+            check_same_scoring(name, results, truth=False)
+            for run in dict.fromkeys(result.run for result in results):
+                check_same_scoring(name, [r for r in results if r.run == run])
+        else:
+            check_same_scoring(name, results)
         sides, unpaired = {}, {}
-        for result in results:
-            side, left_out = load_side(source, result, unit, log)
-            sides[result.model] = side
+        for model, group in listing.items():
+            if mode is None or (len(group) == 1 and group[0].run is None and mode != RUNS_AS_UNITS):
+                side, left_out = load_side(source, group[0], unit, log)
+            else:
+                side, left_out = runs_side(source, group, unit, mode, scratch, log)
+            sides[model] = side
             for metric, reason in left_out.items():
                 unpaired.setdefault(metric, reason)
-        unit_name = unit_keys(results[0], unit)[2]
+        unit_name = "run" if mode == RUNS_AS_UNITS else unit_keys(results[0], unit)[2]
+        if mode is not None:
+            counts = ", ".join(f"{m} {side.runs}" for m, side in sides.items() if side.runs)
+            paired = "the runs as units" if mode == RUNS_AS_UNITS else f"per-{unit_name} means"
+            _note(log, f"note: city={name}: runs ({counts}): tests over {paired} across runs")
         available = [
             m
-            for m in sides[results[0].model].summary["metric"]
+            for m in next(iter(sides.values())).summary["metric"]
             if all(m in s.columns for s in sides.values())
         ]
         if metrics is not None:
@@ -343,11 +415,11 @@ def _compare(
                     f"({only_a} only in {a}, {only_b} only in {b} left out)",
                 )
         prepared.append(
-            (name, results[0].task, unit_name, sides, wanted, chosen, alignments, everywhere)
+            (name, results[0].task, unit_name, sides, wanted, chosen, alignments, everywhere, mode)
         )
+        prints[name] = {model: runs_fingerprint(group) for model, group in listing.items()}
     frames = []
-    for name, task, unit_name, sides, wanted, chosen, alignments, everywhere in prepared:
-        prints = {model: result_fingerprint(side.result.entry) for model, side in sides.items()}
+    for name, task, unit_name, sides, wanted, chosen, alignments, everywhere, mode in prepared:
         rows = {}
         units = max(side.keys.height for side in sides.values())
         at_once = max(1, min(METRICS_AT_ONCE, COLUMNS_BUDGET // (8 * units * len(sides) or 1)))
@@ -396,12 +468,17 @@ def _compare(
                         confidence,
                     )
                     for metric, values_of in zip(batch, stats, strict=True):
-                        percent = any(side.scale[metric] == 100.0 for side in sides.values())
+                        percent = metric.partition("@")[0] in percent_metrics(sides[a].result)
                         p_tukey, n_tukey = tukey.get(metric, (None, None))
                         rows[(metric, a, b)] = {
                             "city": name, "task": task, "unit": unit_name, "metric": metric,
-                            "baseline": a, "model": b, "baseline_fingerprint": prints[a],
-                            "model_fingerprint": prints[b], "n_baseline_only": only_a,
+                            "baseline": a, "model": b, "baseline_fingerprint": prints[name][a],
+                            "model_fingerprint": prints[name][b], "runs": mode,
+                            "runs_baseline": sides[a].runs or None,
+                            "runs_model": sides[b].runs or None,
+                            "sd_runs_baseline": sides[a].sd_over_runs.get(metric),
+                            "sd_runs_model": sides[b].sd_over_runs.get(metric),
+                            "n_baseline_only": only_a,
                             "n_model_only": only_b, "percent": percent,
                             "confidence": float(confidence), "resamples": resamples,
                             "seed": seed, "permutations": permutations,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -65,9 +65,11 @@ class Side:
     scale: dict[str, float]
     columns: list[str]
     summary: pl.DataFrame
+    runs: int = 0  # the model's runs taken together (0: its one result)
+    sd_over_runs: dict[str, float] = field(default_factory=dict)  # per metric, of the run means
 
 
-def _read_keys(files: list[Path], keys: list[str], label: str) -> pl.DataFrame:
+def read_keys(files: list[Path], keys: list[str], label: str) -> pl.DataFrame:
     schema = section_schema(files)
     missing = [k for k in keys if k not in schema]
     if missing:
@@ -92,9 +94,10 @@ def read_column(files: list[Path], name: str) -> np.ndarray:
     return read_section(files, [name])[name].cast(pl.Float64).to_numpy()
 
 
-def scoring_difference(first: Result, other: Result) -> str | None:
+def scoring_difference(first: Result, other: Result, truth: bool = True) -> str | None:
     """Why two results of a city cannot be compared (another task, another value of an option
-    that defines the metrics, another truth), or None when they were scored the same way."""
+    that defines the metrics, another truth unless ``truth`` is False), or None when they were
+    scored the same way."""
     if other.task != first.task:
         return (
             f"{first.model} is a {first.task} result and {other.model} a {other.task} one; "
@@ -108,7 +111,7 @@ def scoring_difference(first: Result, other: Result) -> str | None:
                 f"{json.dumps(a)} vs {json.dumps(b)}); their metrics do not mean the same thing, "
                 "score them the same way to compare them"
             )
-    if truth_fingerprint(first.entry) != truth_fingerprint(other.entry):
+    if truth and truth_fingerprint(first.entry) != truth_fingerprint(other.entry):
         return (
             f"{first.model} and {other.model} were scored against different truth files; "
             "compare models scored on the same truth"
@@ -116,15 +119,15 @@ def scoring_difference(first: Result, other: Result) -> str | None:
     return None
 
 
-def check_same_scoring(city: str, results: list[Result]) -> None:
-    """Refuse results of one city scored by different tasks, options or truths."""
+def check_same_scoring(city: str, results: list[Result], truth: bool = True) -> None:
+    """Refuse results of one city scored by different tasks, options or (``truth``) truths."""
     for other in results[1:]:
-        difference = scoring_difference(results[0], other)
+        difference = scoring_difference(results[0], other, truth)
         if difference is not None:
             raise ConfigError(f"city={city}: {difference}")
 
 
-def _percent_metrics(result: Result) -> set[str]:
+def percent_metrics(result: Result) -> set[str]:
     if result.task == "logits" and result.options.get("percent"):
         from mobeval.tasks.logits import PERCENT_METRICS
 
@@ -150,8 +153,8 @@ def load_side(
     files = source.section_files(result, section)
     summary = source.summary(result)
     schema = section_schema(files)
-    key_frame = _read_keys(files, keys, result.name)
-    percent = _percent_metrics(result)
+    key_frame = read_keys(files, keys, result.name)
+    percent = percent_metrics(result)
     scale, columns = {}, []
     unpaired = dict.fromkeys(population_metrics(summary, schema), POPULATION)
     for metric, value, n in summary.select("metric", "value", "n").iter_rows():

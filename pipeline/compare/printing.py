@@ -49,7 +49,8 @@ def _printed_width(frame: pl.DataFrame) -> int:
 
 
 def print_comparison(frame: pl.DataFrame, file=None) -> None:
-    """One heading per city and model pair (the units paired), then its metrics: means,
+    """One heading per city and model pair (the units paired; how a model's runs were taken
+    together), then its metrics: means (and, with runs, their sd over runs),
     difference, relative change, bootstrap interval, effect sizes (Cohen's d_z; the
     rank-biserial correlation r_rb beside Wilcoxon) and the corrected p-values of the tests run,
     in as many tables as the terminal's width needs (:func:`fitted`)."""
@@ -77,11 +78,21 @@ def print_comparison(frame: pl.DataFrame, file=None) -> None:
             confidence, unit = part["confidence"][0], part["unit"][0]
             counts = part["n"].unique()
             paired = f", {counts[0]} {unit}s paired" if counts.len() == 1 else f", {unit}s paired"
+            runs = part["runs"][0]
+            if runs is not None:  # a model's runs together (mobeval.compare.runs)
+                of = [part[f"runs_{side}"][0] or 1 for side in ("model", "baseline")]
+                paired += f" ({runs}: {of[0]} and {of[1]} runs; sd over runs)"
+            spread = [
+                pl.col(f"sd_runs_{side}").alias(f"sd {side}")
+                for side in ("baseline", "model")
+                if runs is not None
+            ]
             table = part.select(
                 "metric",
                 *([] if counts.len() == 1 else ["n"]),
                 pl.col("mean_baseline").alias("baseline"),
                 pl.col("mean_model").alias("model"),
+                *spread,
                 "diff",
                 pl.col("rel_change_pct").alias("rel %"),
                 pl.format(

@@ -35,7 +35,8 @@ COUNT_ROWS = frozenset(
 class Result:
     """One result of the manifest: ``model`` the name compare and the report show it under (the
     model's, or ``model/run`` for one run of a model that has several), ``name`` where it lies
-    in OUT (``city=<c>/model=<m>[/run=<r>]``)."""
+    in OUT (``city=<c>/model=<m>[/run=<r>]``), ``run`` its run (None: the model's one result)
+    and ``stored_as`` the model's own name (``model`` without ``/run``)."""
 
     city: str
     model: str
@@ -44,9 +45,12 @@ class Result:
     entry: dict
     options: dict = field(default_factory=dict)
     name: str = ""
+    run: str | None = None
+    stored_as: str = ""
 
     def __post_init__(self) -> None:
         self.name = self.name or result_name(self.city, self.model)
+        self.stored_as = self.stored_as or self.model
 
 
 def effective_options(task: str, config: dict, where: str) -> dict:
@@ -99,6 +103,14 @@ def result_fingerprint(entry: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def runs_fingerprint(results: list[Result]) -> str:
+    """:func:`result_fingerprint` of a model's one result, or a digest of those of its runs."""
+    prints = [result_fingerprint(result.entry) for result in results]
+    if len(results) == 1 and results[0].run is None:
+        return prints[0]
+    return hashlib.sha256(",".join(prints).encode()).hexdigest()[:16]
+
+
 class OutputFolder:
     """An output folder: its manifest's complete results and their per-unit tables."""
 
@@ -117,8 +129,16 @@ class OutputFolder:
             options = effective_options(task, config, where)
             shown = model if run is None else f"{model}/{run}"  # each run a model of its own
             self.cities.setdefault(city, {})[shown] = Result(
-                city, shown, task, config, entry, options, name
+                city, shown, task, config, entry, options, name, run, model
             )
+
+    def models(self, city: str) -> dict[str, list[Result]]:
+        """The city's models, each with its results: its runs, in the manifest's order, or its
+        one result."""
+        grouped: dict[str, list[Result]] = {}
+        for result in self.cities[city].values():
+            grouped.setdefault(result.stored_as, []).append(result)
+        return grouped
 
     def section_files(self, result: Result, section: str) -> list[Path]:
         """The Parquet files of one section of a result (InputError when absent). The section

@@ -48,6 +48,7 @@ import shutil
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -100,20 +101,34 @@ def partition_path(section: str, city: str, model: str, run: str | None = None) 
     return f"{section}/{result_name(city, model, run)}"
 
 
-def check_result_slot(out: Path, city: str, model: str, run: str | None) -> None:
+def check_result_slot(
+    out: str | os.PathLike,
+    city: str,
+    model: str,
+    run: str | None,
+    matches: Callable[[str], bool] | None = None,
+) -> None:
     """A ConfigError when OUT holds the model in the other shape: results of runs where this one
     has none, or a result without a run where this one is a run (Hive readers, compare and the
-    report would meet one model as two tables)."""
+    report would meet one model as two tables). ``matches(pattern)``: whether a glob pattern
+    relative to OUT names something (default: on the local disk; the Spark engine passes its
+    file system's)."""
+
+    def on_disk(pattern: str) -> bool:
+        return any(Path(out).glob(pattern))
+
+    matches = matches or on_disk
+    where = os.fspath(out).rstrip("/")
     for section in RESULT_SECTIONS:
-        folder = out / partition_path(section, city, model)
-        if run is None and any(folder.glob("run=*")):
+        folder = partition_path(section, city, model)
+        if run is None and matches(f"{folder}/run=*"):
             found = "runs (run=<r>): give this result a run too"
-        elif run is not None and any(folder.glob("*.parquet")):
+        elif run is not None and matches(f"{folder}/*.parquet"):
             found = "a result without a run: score it again as a run, or name this model apart"
         else:
             continue
         raise ConfigError(
-            f"{folder}: model {model!r} of city {city!r} already has {found} "
+            f"{where}/{folder}: model {model!r} of city {city!r} already has {found} "
             "(a model's results are all runs or one result)"
         )
 

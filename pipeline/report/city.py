@@ -69,3 +69,7 @@ class City:
     #: model -> metric -> the summary's ``std`` (``report --std``; a metric whose value is not a
     #: mean over units, or a summary without the column, has none)
     stds: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: the models with several runs (seeds, folds): model -> their number (``values`` hold the
+    #: mean over runs of the run means) and model -> metric -> the sd over runs of the run means
+    runs: dict[str, int] = field(default_factory=dict)
+    sd_over_runs: dict[str, dict[str, float]] = field(default_factory=dict)

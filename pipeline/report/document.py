@@ -17,7 +17,8 @@ import polars as pl
 from mobeval.compare.comparison import compare
 from mobeval.compare.leaderboard import leaderboard
 from mobeval.compare.pairing import population_metrics, scoring_difference, unit_keys
-from mobeval.compare.results import COUNT_ROWS, OutputFolder, Result, result_fingerprint
+from mobeval.compare.results import COUNT_ROWS, OutputFolder, Result, runs_fingerprint
+from mobeval.compare.runs import RUNS_WORDS, over_runs
 from mobeval.compare.significance import P_COLUMNS
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.outputs import read_section, section_schema
@@ -133,7 +134,7 @@ class Report:
                 f"{', '.join(self._source.cities)})"
             )
         names = [city] if city is not None else list(self._source.cities)
-        shown = {m: r for n in names for m, r in self._source.cities[n].items()}
+        shown = {m: r for n in names for m, r in self._source.models(n).items()}
         named = [("models", m) for m in choices.get("models", [])]
         named += [("baseline", baseline)] if baseline is not None else []
         for option, model in named:
@@ -167,22 +168,22 @@ class Report:
     def _city(self, name: str, baseline: str | None) -> list[City]:
         """The city's shown models, one :class:`City` per way they were scored (task, options
         that define the metrics, truth): one when they all agree."""
-        results = {
-            m: r
-            for m, r in self._source.cities[name].items()
-            if self.models is None or m in self.models
-        }
+        listing = self._source.models(name)  # each model's runs, or its one result
         if self.models is not None:
-            results = {m: results[m] for m in self.models if m in results}
-        groups: list[list[Result]] = []
-        for result in results.values():
+            listing = {m: listing[m] for m in self.models if m in listing}
+        groups: list[list[Result]] = []  # each model by its first result
+        for result in (runs[0] for runs in listing.values()):
             for group in groups:
                 if scoring_difference(group[0], result) is None:
                     group.append(result)
                     break
             else:
                 groups.append([result])
-        cities = [self._group(name, g, baseline, _group_label(g, groups)) for g in groups]
+        cities = [
+            self._group(name, {r.stored_as: listing[r.stored_as] for r in g}, baseline, label)
+            for g in groups
+            for label in [_group_label(g, groups)]
+        ]
         for city, group in zip(cities, groups, strict=True):
             apart = [
                 scoring_difference(group[0], other[0]) for other in groups if other is not group
@@ -192,14 +193,28 @@ class Report:
                 city.note = _joined(apart_text, city.note)
         return cities
 
-    def _group(self, name: str, results: list[Result], baseline: str | None, label: str) -> City:
-        models = [r.model for r in results]
+    def _group(
+        self, name: str, listing: dict[str, list[Result]], baseline: str | None, label: str
+    ) -> City:
+        """One :class:`City` of ``listing``'s models (each with its runs, or its one result): a
+        model with runs shows the mean over runs of each metric's run means, and their sd."""
+        models, results = list(listing), [runs[0] for runs in listing.values()]
         values, units, metrics, population = {}, {}, [], set()
         stds, without_std = {}, []
-        for result in results:
-            model = result.model
+        runs, sd_over_runs = {}, {}
+        for model, result in zip(models, results, strict=True):
             summary = self._source.summary(result)
-            if self.std and "std" in summary.columns:
+            if listing[model][0].run is not None:  # several runs: their means and sd
+                spread = over_runs([self._source.summary(r) for r in listing[model]])
+                runs[model] = len(listing[model])
+                sd_over_runs[model] = {m: sd for m, (_, sd) in spread.items()}
+                means = pl.DataFrame(
+                    {"metric": list(spread), "mean": [v for v, _ in spread.values()]}
+                )  # the counts stay the first run's
+                summary = summary.join(means, on="metric", how="left").with_columns(
+                    value=pl.coalesce("mean", "value")
+                )
+            elif self.std and "std" in summary.columns:  # a model with runs shows its sd over runs
                 shown = summary.filter(pl.col("std").is_not_null())
                 stds[model] = dict(shown.select("metric", "std").iter_rows())
             elif self.std:
@@ -243,6 +258,8 @@ class Report:
                 if without_std
                 else ""
             ),
+            runs=runs,
+            sd_over_runs=sd_over_runs,
         )
 
     def _tables(self, city: City) -> None:
@@ -260,7 +277,7 @@ class Report:
     def _comparison(self, city: City) -> None:
         """The comparison behind the city's markers: the stored one when it tested exactly the
         results shown, else one computed for the report (or none, with the reason)."""
-        results = [self._source.cities[city.name][m] for m in city.models]
+        results = [self._source.models(city.name)[m][0] for m in city.models]
         frame, stale = self._stored(city, results)
         if frame is not None:
             city.comparison_source = f"OUT/compare/city={city.name} (mobeval compare)"
@@ -336,9 +353,7 @@ class Report:
                 "it was written by an older mobeval, without the fingerprints of the results it "
                 "compared"
             )
-        current = {
-            m: result_fingerprint(r.entry) for m, r in self._source.cities[city.name].items()
-        }
+        current = {m: runs_fingerprint(r) for m, r in self._source.models(city.name).items()}
         for model_column, print_column in (
             ("baseline", "baseline_fingerprint"),
             ("model", "model_fingerprint"),
@@ -434,10 +449,12 @@ class Report:
         return text
 
     def spread(self, city: City, model: str, metric: str) -> str:
-        """The sd after a mean (``report --std``): its text as :meth:`number` writes it, or ``""``
-        where none is shown (not asked, not a mean over units, no finite mean)."""
+        """The sd after a mean: over a model's runs where it has runs (its mean over runs), else
+        over the units (``report --std``); its text as :meth:`number` writes it, or ``""`` where
+        none is shown (not asked, not a mean over units, no finite mean)."""
         value = city.values[model].get(metric)
-        std = city.stds.get(model, {}).get(metric)
+        over = city.sd_over_runs if model in city.runs else city.stds
+        std = over.get(model, {}).get(metric)
         if std is None or value is None or not math.isfinite(value):
             return ""
         return self.number(std)
@@ -485,8 +502,9 @@ class Report:
         return made
 
     def comparison_text(self) -> list[str]:
-        """One sentence per city on the comparison behind its markers, or why it has none."""
-        lines = []
+        """How the runs of models with runs were aggregated (:meth:`runs_text`), then one
+        sentence per city on the comparison behind its markers, or why it has none."""
+        lines = self.runs_text()
         for city in self.cities:
             where = f"city={city.name}" + (f" ({city.group})" if city.group else "")
             if city.comparison is None or city.comparison.height == 0:
@@ -498,11 +516,26 @@ class Report:
                 f"{row['confidence']:.0%} bootstrap percentile interval of the difference from "
                 f"{row['resamples']} resamples (seed {row['seed']})"
             )
+            runs = f", {RUNS_WORDS[row['runs']]}" if row["runs"] else ""
             lines.append(
                 f"{where}: {city.test} ({TEST_NAMES[city.test]}) against {city.baseline}, "
-                f"paired by {row['unit']} (n = {row['n']}); {city.significance}; {ci}; source: "
-                f"{city.comparison_source}" + (f"; {city.note}" if city.note else "") + "."
+                f"paired by {row['unit']} (n = {row['n']}{runs}); {city.significance}; {ci}; "
+                f"source: {city.comparison_source}" + (f"; {city.note}" if city.note else "") + "."
             )
+        return lines
+
+    def runs_text(self) -> list[str]:
+        """One sentence per city whose models have runs: how the runs were aggregated."""
+        lines = []
+        for city in self.cities:
+            if city.runs:
+                where = f"city={city.name}" + (f" ({city.group})" if city.group else "")
+                counts = ", ".join(f"{model} {count}" for model, count in city.runs.items())
+                lines.append(
+                    f"{where}: runs ({counts}): each value of a model with runs is the mean over "
+                    "its runs of the run means ± their standard deviation over runs (ddof = 1); "
+                    "its plots show its first run."
+                )
         return lines
 
     # ---- renderers ------------------------------------------------------------------------

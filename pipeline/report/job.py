@@ -7,7 +7,7 @@
     baseline = "markov"              # default: each city's first model
     plots = true                     # false: tables and methods only (no matplotlib needed)
     tests = ["paired-t", "randomization"]   # passed to compare, as resamples, permutations,
-    resamples = 1000                 # seed, correction, confidence, intersect, unit
+    resamples = 1000                 # seed, correction, confidence, intersect, unit, runs
     test = "randomization"           # the test behind the significance markers
 
 Checked whole when the job is loaded (:func:`check_report_table`, called by
@@ -47,10 +47,11 @@ REPORT_KINDS |= {
     "confidence": "number",
     "intersect": "boolean",
     "unit": "string",
+    "runs": "string",
 }
 _COMPARE_KEYS = ("tests", "resamples", "permutations", "seed", "correction", "family")
 _COMPARE_KEYS += ("confidence",)
-_COMPARE_KEYS += ("intersect", "unit")
+_COMPARE_KEYS += ("intersect", "unit", "runs")
 _COMPARE_DEFAULTS = {
     "tests": ["paired-t", "wilcoxon", "randomization"],
     "correction": "holm",
@@ -60,6 +61,7 @@ _COMPARE_DEFAULTS = {
     "permutations": 10000,
     "seed": 0,
     "unit": "default",
+    "runs": "mean",
 }
 
 
@@ -108,6 +110,7 @@ def check_report_table(path: Path, table: object, tasks) -> ReportSpec:
                     options["seed"],
                     options["unit"],
                     options["family"],
+                    options["runs"],
                 )
             except ConfigError as error:
                 raise ConfigError(f"{where}.{name}: {str(error).partition(': ')[2]}") from None

@@ -86,8 +86,8 @@ def _width(texts: list[str]) -> float:
 
 
 def _value(report, city, model: str, metric: str) -> tuple[str, str]:
-    """A value's two cells (integer part with its point, decimals, `` ± sd`` with
-    ``report --std``, and the marker) and its plain text (for the width)."""
+    """A value's two cells (integer part with its point, decimals, `` ± sd`` over runs or, with
+    ``report --std``, over units, and the marker) and its plain text (for the width)."""
     text = report.number(city.values[model].get(metric))
     marker = report.marker(city, model, metric, latex=True)
     if "." not in text:  # no value, or infinite: across both halves

@@ -118,7 +118,7 @@ def _curves(plt, city: City) -> Figure | None:
 
 def _per_unit_metrics(source: OutputFolder, city: City) -> list[str]:
     """The per-unit metrics of the CDF and scatter plots (at most two)."""
-    result = source.cities[city.name][city.models[0]]
+    result = source.models(city.name)[city.models[0]][0]
     try:
         files = source.section_files(result, "per_unit")
     except InputError:
@@ -137,7 +137,7 @@ def _per_unit_metrics(source: OutputFolder, city: City) -> list[str]:
 
 
 def _column(source: OutputFolder, city: City, model: str, metric: str) -> np.ndarray | None:
-    result = source.cities[city.name][model]
+    result = source.models(city.name)[model][0]
     try:
         files = source.section_files(result, "per_unit")
     except InputError:
@@ -176,7 +176,7 @@ def _per_day(plt, source: OutputFolder, city: City) -> Figure | None:
     figure, ax = plt.subplots(figsize=(7, 3.2))
     drawn = False
     for model in city.models:
-        result = source.cities[city.name][model]
+        result = source.models(city.name)[model][0]
         try:
             files = source.section_files(result, "per_day")
         except InputError:
@@ -207,7 +207,7 @@ def _scatter(plt, source: OutputFolder, city: City) -> Figure | None:
     metric = chosen[0]
     frames = {}
     for model in city.models:
-        result = source.cities[city.name][model]
+        result = source.models(city.name)[model][0]
         try:
             section, keys, _ = unit_keys(result, "default")
             files = source.section_files(result, section)

@@ -156,6 +156,9 @@ def legend(city: City) -> str:
         parts[0] += f" (lowest for {', '.join(lower)})"
     if spread_text(city):
         parts.append("± sd: " + spread_text(city))
+    if city.runs:
+        counts = ", ".join(f"{model} {count}" for model, count in city.runs.items())
+        parts.append(f"mean ± sd over runs (runs: {counts}; sd with ddof = 1)")
     if city.significance:
         parts.append(city.significance)
     if city.letters_text:

@@ -39,7 +39,7 @@ from mobeval.engines.spark.results import Result, finished_group, rows_scored
 from mobeval.engines.spark.session import is_quiet, quiet_log, spark_session, task_cpus
 from mobeval.errors import ConfigError
 from mobeval.io.logits import input_name, is_targets_column
-from mobeval.io.writers import check_name
+from mobeval.io.writers import check_name, check_result_slot
 from mobeval.progress import Progress
 
 
@@ -279,6 +279,7 @@ class SparkEngine:
                 quiet_log(self.spark, quiet),
                 rows_scored(folds, meter),
             ):
+                self._check_slots(results, city, where["out"])  # before anything is computed
                 for evaluation in finished_group(
                     self.spark,
                     scored,
@@ -300,6 +301,21 @@ class SparkEngine:
         yield from evaluations
         if failure is not None:
             raise failure
+
+    def _check_slots(self, results: list[Result], city: str, out) -> None:
+        """Each result's place in OUT checked as the local engine checks it (all runs or one
+        result: :func:`mobeval.io.writers.check_result_slot`), on Spark's file system."""
+        if out is None:
+            return
+        files, root = Files(self.spark), as_uri(out).rstrip("/")
+        for result in results:
+            check_result_slot(
+                root,
+                city,
+                result.model,
+                result.run,
+                lambda pattern: files.matches(f"{root}/{pattern}"),
+            )
 
     def location(self, path) -> str:
         return as_uri(path).rstrip("/")

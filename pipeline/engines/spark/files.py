@@ -50,6 +50,11 @@ class Files:
             self._systems[where] = path.getFileSystem(self.conf)
         return path, self._systems[where]
 
+    def matches(self, pattern: str) -> bool:
+        """Whether the glob ``pattern`` (a URI) names anything."""
+        path, fs = self._path(pattern)
+        return bool(fs.globStatus(path))
+
     def exists(self, uri: str) -> bool:
         path, fs = self._path(uri)
         return bool(fs.exists(path))
