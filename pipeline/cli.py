@@ -425,12 +425,10 @@ def _compare_arguments(commands, name: str) -> None:
         default="default",
         help="default (each task's unit), uid, or day: trajectories' uid-days",
     )
-    from mobeval.compare.runs import RUNS
-
     compare.add_argument(
         "--runs",
-        choices=RUNS,
-        default=RUNS[0],
+        choices=["mean", "separate"],  # compare.runs.RUNS, spelt here: --help imports no Polars
+        default="mean",
         help="a model's runs (seeds, folds): mean (taken together: tests over the per-unit means "
         "across runs, or over the runs as units when units differ between runs; sd over runs "
         "beside) or separate (each run a model of its own); default: mean",

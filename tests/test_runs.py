@@ -273,7 +273,7 @@ def test_the_report_shows_mean_and_sd_over_runs(tmp_path):
         mean = sum(values) / 3
         sd = (sum((v - mean) ** 2 for v in values) / 2) ** 0.5
         assert f"{mean:.4f}" in markdown and f" ± {sd:.4f}" in markdown
-        assert f" ± {sd:.4f}" in html and rf"$\pm${sd:.4f}" in latex
+        assert f" ± {sd:.4f}" in html and rf"$\pm$ {sd:.4f}" in latex
     assert "/seed1" not in markdown
     assert "mean ± sd over runs (runs: gru 3, lstm 3, markov 3; sd with ddof = 1)" in markdown
     assert "runs (gru 3, lstm 3, markov 3): each value of a model with runs is the mean" in markdown
@@ -294,3 +294,15 @@ def test_a_jobs_report_compares_runs_together_and_uses_the_written_comparison(tm
     job.write_text(job.read_text().replace("plots = false\n", 'plots = false\nruns = "all"\n'))
     with pytest.raises(ConfigError, match=r"report.runs: 'all': choose among mean, separate"):
         load_job(job)
+
+
+def test_the_command_line_offers_every_way_compare_takes_runs(tmp_path, capsys):
+    """``--runs``'s choices are spelt in cli.py (its --help imports no Polars): compare's own."""
+    from mobeval.cli import main
+    from mobeval.compare.runs import RUNS
+
+    for runs in RUNS:
+        main(["compare", str(tmp_path / "no-out"), "--runs", runs])
+        assert "invalid choice" not in capsys.readouterr().err
+    main(["compare", str(tmp_path / "no-out"), "--runs", "median"])
+    assert "invalid choice" in capsys.readouterr().err
