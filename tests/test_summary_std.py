@@ -117,7 +117,14 @@ def test_micro_averages_and_aggregated_f1_have_no_std():
 def test_a_summary_written_without_std_still_prints(monkeypatch):
     old = pl.DataFrame({"metric": ["ndcg@10", "users"], "value": [0.5, 3.0], "n": [3, 3]})
     evaluation = SimpleNamespace(
-        city="c", model="m", summary=old, outputs=None, seconds=0.0, resumed=False
+        city="c",
+        model="m",
+        run=None,
+        label="m",
+        summary=old,
+        outputs=None,
+        seconds=0.0,
+        resumed=False,
     )
     result = ("recs", {"metrics": ["ndcg@10"]}, evaluation)
     printed = {}
