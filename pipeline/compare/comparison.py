@@ -236,34 +236,11 @@ def compare(
     return frame
 
 
-def _compare(
-    out,
-    *,
-    city,
-    baseline,
-    pairs,
-    models,
-    metrics,
-    tests,
-    resamples,
-    permutations,
-    seed,
-    correction,
-    family,
-    confidence,
-    intersect,
-    unit,
-    runs,
-    log,
-) -> pl.DataFrame:
-    source = OutputFolder(out)
+def _compare(out, **options) -> pl.DataFrame:
+    """:func:`_compare_in` over OUT's results, with a scratch folder for the runs' unit means
+    (removed on every way out)."""
     with ScratchFolder(tempfile.gettempdir(), "mobeval-runs-") as scratch:
-        return _compare_in(
-            source, scratch, out=out, city=city, baseline=baseline, pairs=pairs, models=models,
-            metrics=metrics, tests=tests, resamples=resamples, permutations=permutations,
-            seed=seed, correction=correction, family=family, confidence=confidence,
-            intersect=intersect, unit=unit, runs=runs, log=log,
-        )  # fmt: skip
+        return _compare_in(OutputFolder(out), scratch, out=out, **options)
 
 
 def _listing(source: OutputFolder, city: str, runs: str) -> dict[str, list]:
