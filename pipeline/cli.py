@@ -396,10 +396,12 @@ def _compare_arguments(commands, name: str) -> None:
     )
     compare.add_argument(
         "--view",
-        choices=["pairs", "leaderboard"],
+        choices=["pairs", "leaderboard", "folds"],
         default="pairs",
-        help="pairs (a table per model pair) or leaderboard (per metric, the models ranked, "
-        "with letters: models sharing one are not significantly different); default: pairs",
+        help="pairs (a table per model pair), leaderboard (per metric, the models ranked, "
+        "with letters: models sharing one are not significantly different) or folds (per model, "
+        "each run's city value and their mean, NaN runs left out, as ClayRS's MetricEvaluator; "
+        "no tests); default: pairs",
     )
     compare.add_argument(
         "--alpha",
@@ -1034,10 +1036,17 @@ def _run(args) -> int:
         )
         print(f"outputs: {args.out or job.out}", file=sys.stderr)
     elif args.command == "compare":
-        from mobeval.compare import compare, print_comparison
+        from mobeval.compare import compare, fold_rows, print_comparison
         from mobeval.compare.leaderboard import leaderboard
-        from mobeval.compare.printing import print_leaderboard, print_rows
+        from mobeval.compare.printing import print_folds, print_leaderboard, print_rows
 
+        if args.view == "folds":
+            table = fold_rows(args.out, city=args.city, models=args.models, metrics=args.metrics)
+            if args.format != "table":
+                print_rows(table, args.format)
+            else:
+                print_folds(table)
+            return EXIT_DONE
         options = ("city", "baseline", "pairs", "models", "metrics", "tests", "resamples")
         options += ("permutations", "seed", "correction", "family", "confidence", "intersect")
         options += ("unit", "runs")

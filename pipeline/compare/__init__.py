@@ -71,6 +71,7 @@ _EXPORTS = {
         "pairing": ("UNITS", "unit_refused"),
         "printing": ("print_comparison", "whole_tables"),
         "results": ("COUNT_ROWS",),
+        "runs": ("fold_rows",),
         "significance": (
             "P_COLUMNS",
             "TESTS",

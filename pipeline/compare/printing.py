@@ -151,3 +151,21 @@ def print_leaderboard(frame: pl.DataFrame, file=None) -> None:
             for piece in fitted(part.select("rank", "model", "mean", "letters"), ["rank"]):
                 print(piece, file=file)
     file.flush()
+
+
+def print_folds(frame: pl.DataFrame, file=None) -> None:
+    """Per city and model, a heading, then its runs' rows and their mean row
+    (:func:`mobeval.compare.runs.fold_rows`), the metrics as columns."""
+    file = file or sys.stdout
+    with whole_tables(float_precision=6, fmt_str_lengths=40):
+        for (city, model), part in frame.partition_by(
+            "city", "model", as_dict=True, maintain_order=True
+        ).items():
+            print(f"city={city}: {model}, each run and the mean over runs (NaN runs left out)",
+                  file=file)  # fmt: skip
+            part = part.drop("city", "model").select(
+                pl.exclude([c for c in part.columns if part[c].null_count() == part.height])
+            )
+            for piece in fitted(part, ["run"]):
+                print(piece, file=file)
+    file.flush()

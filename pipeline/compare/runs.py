@@ -13,13 +13,19 @@ any two models. Two ways, one per city:
 Beside each metric's mean: the standard deviation over runs of the run means,
 ``sd = sqrt(sum_r (m_r - mean(m))^2 / (R - 1))`` (the sample sd, ``statistics.stdev``; NaN for
 one run). Memory: one model's units x metrics.
+
+:func:`fold_rows` is the table ClayRS's ``MetricEvaluator.eval_metrics`` returns for a system
+evaluated over folds: one row per run (``sys - fold<i>``: the run's city value) and a ``mean``
+row (``sys - mean``), ``mean = sum_{r: m_r not NaN} m_r / #{r: m_r not NaN}``, the runs whose
+value is NaN left out (pandas' ``DataFrame.mean()``, ``skipna=True``); NaN when every run is.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -79,6 +85,64 @@ def over_runs(summaries: list[pl.DataFrame]) -> dict[str, tuple[float, float]]:
         for metric, v in values.items()
         if len(v) == len(summaries)
     }
+
+
+#: The ``run`` of :func:`fold_rows`' mean row of a model (ClayRS's ``sys - mean``).
+MEAN_ROW = "mean"
+
+
+def fold_rows(
+    out: str | os.PathLike,
+    *,
+    city: str | None = None,
+    models: Sequence[str] | None = None,
+    metrics: Sequence[str] | None = None,
+) -> pl.DataFrame:
+    """Per city and model, each run's city value of every metric (one row per run, in the order
+    of the runs' names; ``run`` null for a model's one result) and the ``mean`` row over its runs,
+    NaN runs left out (module docstring): ClayRS's per-fold and mean system rows. Columns:
+    ``city``, ``model``, ``run``, then the metrics (not the counts) in the summaries' order."""
+    source = OutputFolder(out)
+    if city is not None and city not in source.cities:
+        raise ConfigError(
+            f"--city: no results for city {city!r} in {out} (cities: {', '.join(source.cities)})"
+        )
+    frames = []
+    for name in [city] if city is not None else list(source.cities):
+        for model, results in source.models(name).items():
+            if models is not None and model not in models:
+                continue
+            results = sorted(results, key=lambda result: result.run or "")
+            summaries = [source.summary(result) for result in results]
+            names = [m for m in summaries[0]["metric"] if m not in COUNT_ROWS]
+            if metrics is not None:
+                missing = [m for m in metrics if m not in names]
+                if missing:
+                    raise ConfigError(
+                        f"city={name}: model {model} has no metric {missing[0]!r} (metrics: "
+                        f"{', '.join(names)})"
+                    )
+                names = list(metrics)
+            values = {m: [_value(summary, m) for summary in summaries] for m in names}
+            means = {m: _mean_of_numbers(v) for m, v in values.items()}
+            frames.append(
+                pl.DataFrame(
+                    {"city": name, "model": model}
+                    | {"run": [result.run for result in results] + [MEAN_ROW]}
+                    | {m: v + [means[m]] for m, v in values.items()},
+                    schema={"city": pl.String, "model": pl.String, "run": pl.String}
+                    | dict.fromkeys(names, pl.Float64),
+                )
+            )
+    if not frames:
+        raise ConfigError(f"--models: no model {models[0]!r} in {out}")
+    return pl.concat(frames, how="diagonal")
+
+
+def _mean_of_numbers(values: list[float]) -> float:
+    """The mean of the values that are not NaN (NaN when none is)."""
+    numbers = [v for v in values if not math.isnan(v)]
+    return statistics.fmean(numbers) if numbers else math.nan
 
 
 def runs_side(
