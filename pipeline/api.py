@@ -336,6 +336,9 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
             original_ratings=values["original_ratings"],
             user_groups=values["user_groups"] or (),
             pop_percentage=values["pop_percentage"],
+            resamples=values["population_resamples"],
+            seed=values["population_seed"],
+            confidence=values["population_confidence"],
         )
         if population
         else None

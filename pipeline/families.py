@@ -613,6 +613,23 @@ RECS = Family(
             "delta_gap, pop_ratio: the share of items that are the most popular (ClayRS's "
             "pop_percentage)",
         ),
+        Option(
+            "population_resamples",
+            "integer",
+            0,
+            "gini, coverage, entropy: resamples of a Poisson bootstrap of the users, giving "
+            "<metric>:low and <metric>:high rows (0: none)",
+            flag=Flag("int"),
+        ),
+        Option(
+            "population_seed", "integer", 0, "the seed of --population-resamples", flag=Flag("int")
+        ),
+        Option(
+            "population_confidence",
+            "number",
+            0.95,
+            "the confidence of --population-resamples' percentile interval",
+        ),
         Option("beta", "number", FROM_PRESET, preset=True, flag=None),
         Option("all_nan_error_metrics", "strings", FROM_PRESET, preset=True, flag=None),
         Option("require_same_users", "boolean", FROM_PRESET, preset=True, flag=None),
