@@ -93,10 +93,6 @@ def population_inputs(
     (``NAME=FRACTION``), ``pop_percentage`` the share of most popular items; ``resamples``,
     ``seed``, ``confidence``: the bootstrap interval of gini, coverage and entropy
     (:class:`BootstrapCounts`)."""
-    if resamples < 0:
-        raise ConfigError(f"population_resamples must be >= 0, not {resamples!r}")
-    if not 0 < confidence < 1:
-        raise ConfigError(f"population_confidence must be in (0, 1), not {confidence!r}")
     given = {"catalogue": catalogue, "train": train}
     for metric in metrics:
         for need in convention.needs(metric.family):
