@@ -199,9 +199,22 @@ def _nextloc(values: dict) -> object:
     return nextloc_spec(**values)
 
 
+def _population_bootstrap(values: dict) -> None:
+    """The population bootstrap's options (``families._population_bootstrap``), in any family."""
+    if values["population_resamples"] < 0:
+        raise ConfigError(
+            f"population_resamples must be >= 0, not {values['population_resamples']!r}"
+        )
+    if not 0 < values["population_confidence"] < 1:
+        raise ConfigError(
+            f"population_confidence must be in (0, 1), not {values['population_confidence']!r}"
+        )
+
+
 def _trajectory(values: dict) -> object:
     from mobeval.tasks.trajectory import checked_convention
 
+    _population_bootstrap(values)
     return checked_convention(**values)
 
 
@@ -221,14 +234,7 @@ def _recs(values: dict) -> object:
         parse_user_groups(values["user_groups"])
     if not 0 < values["pop_percentage"] <= 1:
         raise ConfigError(f"pop_percentage must be in (0, 1], not {values['pop_percentage']!r}")
-    if values["population_resamples"] < 0:
-        raise ConfigError(
-            f"population_resamples must be >= 0, not {values['population_resamples']!r}"
-        )
-    if not 0 < values["population_confidence"] < 1:
-        raise ConfigError(
-            f"population_confidence must be in (0, 1), not {values['population_confidence']!r}"
-        )
+    _population_bootstrap(values)
     if not population:
         return parse_recs_metrics(accuracy, values["k"], beta=convention.beta)
     parsed = parse_population_metrics(population, values["k"])

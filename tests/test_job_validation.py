@@ -120,6 +120,11 @@ BAD: list[tuple[str, str, str, str | None]] = [
     ("trajectory", "uid_shares", "[0]", "0"),
     ("trajectory", "uid_shares", "[50, 50]", "50,50"),
     ("trajectory", "per_day_divergences", '"yes"', None),
+    ("trajectory", "population_resamples", "-1", "-1"),
+    ("trajectory", "population_resamples", "2.5", "2.5"),
+    ("trajectory", "population_seed", "1.5", "1.5"),
+    ("trajectory", "population_confidence", "1.5", "1.5"),
+    ("trajectory", "population_confidence", "0", "0"),
     ("trajectory", "unit", '"miles"', "miles"),
     ("trajectory", "unit", "1", None),
     # recommendations (the convention's choices are added below)

@@ -13,6 +13,7 @@ import pytest
 
 from mobeval.api import evaluate_recs
 from mobeval.errors import ConfigError
+from mobeval.metrics import DISTRIBUTIONS
 from tests.test_recs_engine import shuffle_users
 
 MASK = 2**64 - 1
@@ -142,3 +143,71 @@ def test_no_interval_by_default_and_bad_options(tmp_path):
         _evaluate(tmp_path, lists, population_resamples=-1)
     with pytest.raises(ConfigError, match="population_confidence"):
         _evaluate(tmp_path, lists, population_resamples=5, population_confidence=1.5)
+
+
+def _trajectory_city(n_uids=24, days=2, seed=13):
+    """Location-id days of a real and a generated population over 50 cells, and their frames."""
+    from tests.test_population import _located
+
+    rng = np.random.default_rng(seed)
+    cells = rng.choice(200 * 200, 50, replace=False)
+    xs, ys = (cells // 200 + 1).astype(float), (cells % 200 + 1).astype(float)
+    real = [
+        {d: rng.integers(0, 50, 48) // rng.integers(1, 4) for d in range(days)}
+        for _ in range(n_uids)
+    ]
+    gen = [{d: np.repeat(rng.integers(0, 50, 12), 4) for d in range(days)} for _ in range(n_uids)]
+    return real, gen, xs, ys, _located(gen, xs, ys), _located(real, xs, ys)
+
+
+def test_trajectory_interval_against_plain_python():
+    """Each divergence's ``:low`` / ``:high`` rows are the percentile interval of the divergence
+    of the whole real population against the generated uids each repeated ``w[u, r]`` times
+    (the plain-Python histograms of tests/test_population.py), ``n`` the uids."""
+    from tests.test_population import _oracle, _scorer
+
+    real, gen, xs, ys, gen_frame, real_frame = _trajectory_city()
+    resamples, seed, confidence = 30, 4, 0.8
+    scorer = _scorer(resamples=resamples, seed=seed, confidence=confidence)
+    scorer.score(gen_frame, real_frame)
+    summary = {m: (v, n) for m, v, n, _ in scorer.summary().iter_rows()}
+    hashes = pl.Series(range(len(gen)), dtype=pl.Int64).hash(0).to_list()
+    weights = [_weights(h, resamples, seed) for h in hashes]
+    real_days = [day.tolist() for days in real for day in days.values()]
+    resampled = []
+    for r in range(resamples):
+        days = [d for u, ds in enumerate(gen) for d in [*ds.values()] * weights[u][r]]
+        resampled.append(_oracle(real_days, [d.tolist() for d in days], xs, ys))
+    alpha = (1 - confidence) / 2 * 100
+    for name in DISTRIBUTIONS:
+        low, high = np.percentile([values[name] for values in resampled], [alpha, 100 - alpha])
+        assert summary[f"jsd_{name}:low"] == pytest.approx((low, len(gen)), rel=1e-9, abs=1e-12)
+        assert summary[f"jsd_{name}:high"] == pytest.approx((high, len(gen)), rel=1e-9, abs=1e-12)
+        assert low < high, name
+
+
+def test_trajectory_interval_same_bits_for_any_chunking_and_row_order():
+    """Three chunks of shuffled rows, one chunk: the same summary; another seed: another one;
+    the real population's own rows (no interval) unchanged."""
+    from tests.test_population import _scorer
+
+    *_, gen_frame, real_frame = _trajectory_city()
+    whole = _scorer(resamples=20, seed=1, metrics=("radius", "density", "irank"))
+    whole.score(gen_frame, real_frame)
+    chunked = _scorer(resamples=20, seed=1, metrics=("radius", "density", "irank"))
+    for part in np.array_split(np.random.default_rng(3).permutation(24), 3):
+        chunk = (
+            f.filter(f["uid"].is_in(part.tolist())).sample(fraction=1.0, shuffle=True, seed=2)
+            for f in (gen_frame, real_frame)
+        )
+        chunked.score(*chunk)
+    assert whole.summary().equals(chunked.summary())
+    names = whole.summary()["metric"].to_list()
+    assert names[:3] == ["jsd_radius", "jsd_radius:low", "jsd_radius:high"]
+    other = _scorer(resamples=20, seed=2, metrics=("radius", "density", "irank"))
+    other.score(gen_frame, real_frame)
+    assert not other.summary().equals(whole.summary())
+    plain = _scorer(metrics=("radius", "density", "irank"))
+    plain.score(gen_frame, real_frame)
+    point = whole.summary().filter(~pl.col("metric").str.contains(":"))
+    assert point.equals(plain.summary())
