@@ -211,3 +211,21 @@ def test_trajectory_interval_same_bits_for_any_chunking_and_row_order():
     plain.score(gen_frame, real_frame)
     point = whole.summary().filter(~pl.col("metric").str.contains(":"))
     assert point.equals(plain.summary())
+
+
+def test_resamples_without_a_metric_to_take_them_is_an_error(tmp_path, capsys):
+    """Resamples asked where no asked metric takes an interval: exit 2 naming what does, in
+    both families (not a run without the rows)."""
+    from mobeval.cli import main
+    from tests.test_population import _city
+
+    gen, ref = _city(n_uids=2, days=1)
+    for name, frame in (("gen", gen), ("ref", ref)):
+        frame.write_parquet(tmp_path / f"{name}.parquet")
+    argv = ["trajectory", "--reference", str(tmp_path / "ref.parquet"), "--generated"]
+    argv += [str(tmp_path / "gen.parquet"), "--population-resamples", "5"]
+    assert main([*argv, "--metrics", "geobleu"]) == 2
+    assert "gives an interval to the population divergences" in capsys.readouterr().err
+    lists = _lists(_rows())
+    with pytest.raises(ConfigError, match="gives an interval to gini, coverage and entropy"):
+        evaluate_recs(lists, lists, metrics=["ndcg@4"], k=None, population_resamples=5)
