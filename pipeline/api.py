@@ -292,6 +292,9 @@ def _trajectory(runner: Engine, reference, generated, values: dict, where: dict)
         "divergence": values["divergence"],
         "uid_shares": tuple(values["uid_shares"]),
         "per_day_divergences": values["per_day_divergences"],
+        "resamples": values["population_resamples"],
+        "seed": values["population_seed"],
+        "confidence": values["population_confidence"],
         "path_generated": generated_source.label,
         "path_reference": reference_source.label,
     }
@@ -336,6 +339,9 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
             original_ratings=values["original_ratings"],
             user_groups=values["user_groups"] or (),
             pop_percentage=values["pop_percentage"],
+            resamples=values["population_resamples"],
+            seed=values["population_seed"],
+            confidence=values["population_confidence"],
         )
         if population
         else None

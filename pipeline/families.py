@@ -311,6 +311,30 @@ def _error_unless(name: str, help: str, choices, switch: str, on: str, **setting
     return Option(name, "string", "error", help, choices, flag=flag, **settings)
 
 
+def _population_bootstrap(metrics: str, units: str) -> tuple[Option, ...]:
+    """The Poisson bootstrap interval of a family's population ``metrics`` over its ``units``
+    (:func:`mobeval.kernels.resampling.poisson_weights`): resamples, seed, confidence."""
+    return (
+        Option(
+            "population_resamples",
+            "integer",
+            0,
+            f"{metrics}: resamples of a Poisson bootstrap of {units}, giving <metric>:low and "
+            "<metric>:high rows (0: none)",
+            flag=Flag("int"),
+        ),
+        Option(
+            "population_seed", "integer", 0, "the seed of --population-resamples", flag=Flag("int")
+        ),
+        Option(
+            "population_confidence",
+            "number",
+            0.95,
+            "the confidence of --population-resamples' percentile interval",
+        ),
+    )
+
+
 NEXTLOC = Family(
     "nextloc",
     "next-location scoring",
@@ -481,6 +505,7 @@ TRAJECTORY = Family(
             flag=Flag(switch="--per-day-divergences", on=True),
             defines=False,
         ),
+        *_population_bootstrap("the divergences", "the generated uids (the real ones fixed)"),
         _error_unless(
             "on_mismatch",
             "skip (and count) uids whose (d, t) steps differ, not fail",
@@ -613,6 +638,7 @@ RECS = Family(
             "delta_gap, pop_ratio: the share of items that are the most popular (ClayRS's "
             "pop_percentage)",
         ),
+        *_population_bootstrap("gini, coverage, entropy", "the users"),
         Option("beta", "number", FROM_PRESET, preset=True, flag=None),
         Option("all_nan_error_metrics", "strings", FROM_PRESET, preset=True, flag=None),
         Option("require_same_users", "boolean", FROM_PRESET, preset=True, flag=None),

@@ -199,9 +199,31 @@ def _nextloc(values: dict) -> object:
     return nextloc_spec(**values)
 
 
+def _population_bootstrap(values: dict, intervals: list[str], takes: str) -> None:
+    """The population bootstrap's options (``families._population_bootstrap``), in any family:
+    ``intervals``, the asked metrics it gives an interval to (resamples without one: an error,
+    not a silent nothing); ``takes``, those it can."""
+    if values["population_resamples"] > 0 and not intervals:
+        raise ConfigError(
+            f"population_resamples={values['population_resamples']!r} gives an interval to "
+            f"{takes}; metrics asks for none of them"
+        )
+    if values["population_resamples"] < 0:
+        raise ConfigError(
+            f"population_resamples must be >= 0, not {values['population_resamples']!r}"
+        )
+    if not 0 < values["population_confidence"] < 1:
+        raise ConfigError(
+            f"population_confidence must be in (0, 1), not {values['population_confidence']!r}"
+        )
+
+
 def _trajectory(values: dict) -> object:
+    from mobeval.metrics import DISTRIBUTIONS
     from mobeval.tasks.trajectory import checked_convention
 
+    asked = [m for m in values["metrics"] if m in DISTRIBUTIONS]
+    _population_bootstrap(values, asked, "the population divergences")
     return checked_convention(**values)
 
 
@@ -213,6 +235,7 @@ def _recs(values: dict) -> object:
         resolve_population,
         split_metrics,
     )
+    from mobeval.tasks.recs_population import COUNT_FAMILIES
 
     convention = FAMILIES["recs"].convention(values)
     accuracy, population = split_metrics(values["metrics"])
@@ -221,9 +244,11 @@ def _recs(values: dict) -> object:
         parse_user_groups(values["user_groups"])
     if not 0 < values["pop_percentage"] <= 1:
         raise ConfigError(f"pop_percentage must be in (0, 1], not {values['pop_percentage']!r}")
+    parsed = parse_population_metrics(population, values["k"]) if population else ()
+    asked = [m.name for m in parsed if m.family in COUNT_FAMILIES]
+    _population_bootstrap(values, asked, "gini, coverage and entropy")
     if not population:
         return parse_recs_metrics(accuracy, values["k"], beta=convention.beta)
-    parsed = parse_population_metrics(population, values["k"])
     if accuracy:
         parsed = parse_recs_metrics(accuracy, values["k"], beta=convention.beta) + parsed
     return parsed
@@ -245,8 +270,12 @@ BUILDERS: dict[str, Callable[[dict], object]] = {
     "recs": _recs,
     "logits": _logits,
 }
-#: Options that are only checked together (``gain="relison"`` needs a ``gain_threshold``).
-TOGETHER = {"recs": ("gain", "gain_threshold")}
+#: Options that are only checked together (``gain="relison"`` needs a ``gain_threshold``;
+#: ``population_resamples`` a metric that takes its interval).
+TOGETHER = {
+    "recs": ("gain", "gain_threshold", "population_resamples"),
+    "trajectory": ("population_resamples",),
+}
 
 
 def check_options(family: str, options: dict) -> None:

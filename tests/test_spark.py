@@ -225,15 +225,18 @@ def test_trajectory_exp_option_reaches_the_workers(spark):
 
 def test_trajectory_population_rows_on_spark_are_the_local_bits(spark):
     """The population divergences (histograms folded per partition, merged on the driver), their
-    uid-share and per-day rows: the local engine's bits on Spark, over 3 partitions."""
+    bootstrap intervals, uid-share and per-day rows: the local engine's bits on Spark, over 3
+    partitions."""
     samples = REPO_ROOT / "data_samples" / "humob"
     reference, generated = samples / "reference_test.csv.gz", samples / "weekly_repeat.csv.gz"
     options = {"metrics": ["radius", "grank", "irank"], "uid_shares": [40], "chunk_rows": 200}
-    options |= {"per_day_divergences": True}
+    options |= {"per_day_divergences": True, "population_resamples": 20}
     local = evaluate_trajectory(reference, generated, **options)
     on_spark = evaluate_trajectory(reference, generated, partitions=3, spark=spark, **options)
-    assert local.summary["metric"].to_list()[:6] == [
-        "jsd_radius", "jsd_grank", "jsd_irank", "jsd_radius@40%", "jsd_grank@40%", "jsd_irank@40%"
+    assert local.summary["metric"].to_list()[:12] == [
+        "jsd_radius", "jsd_radius:low", "jsd_radius:high", "jsd_grank", "jsd_grank:low",
+        "jsd_grank:high", "jsd_irank", "jsd_irank:low", "jsd_irank:high",
+        "jsd_radius@40%", "jsd_grank@40%", "jsd_irank@40%",
     ]  # fmt: skip
     assert "jsd_irank@d=60" in local.summary["metric"].to_list()
     assert on_spark.summary.equals(local.summary)

@@ -31,7 +31,6 @@ def bootstrap_cis(
         return np.full(columns, math.nan), np.full(columns, math.nan)
     if n >= 2**32:
         raise ConfigError(f"{n} units: the bootstrap takes at most 2^32 - 1")
-    means = resampling.bootstrap_means(d, resamples, seed)
-    alpha = (1 - confidence) / 2
-    low, high = np.percentile(means, [alpha * 100, (1 - alpha) * 100], axis=0)
-    return low, high
+    return resampling.percentile_interval(
+        resampling.bootstrap_means(d, resamples, seed), confidence
+    )

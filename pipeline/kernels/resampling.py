@@ -18,6 +18,12 @@ whichever thread runs it.
 * :func:`signflip_count_mc`: the same count over ``permutations`` random sign vectors (64 signs per
   draw, bit ``b`` of draw ``j`` flipping row ``64 j + b``), every column at once.
 
+* :func:`poisson_weights`: the Poisson bootstrap (Hanley and MacGibbon 2006; Chamandy et al.
+  2012, "Estimating uncertainty for massive data streams"): unit ``u`` appears ``w[u, r] ~
+  Poisson(1)`` times in resample ``r``, drawn from the unit's own stream (seeded by its key's
+  hash), so a unit's weights are known the moment it is read, whatever the chunk, the row order
+  or the engine: a population value is resampled in the same single pass that computes it.
+
 The Monte-Carlo kernels take ``d`` as float64[n, m]: m metrics paired on the same n units share
 the random indices and signs, and each column's numbers are the same as when it is alone.
 """
@@ -37,10 +43,14 @@ _S27 = np.uint64(27)
 _S31 = np.uint64(31)
 _S32 = np.uint64(32)
 _ONE = np.uint64(1)
+_S11 = np.uint64(11)
+#: 2**-53: a draw's top 53 bits as a uniform in [0, 1).
+_UNIT = 1.0 / 9007199254740992.0
 
 #: Stream purposes: a bootstrap resample and a sign flip with the same index draw different bits.
 BOOTSTRAP = 1
 SIGNFLIP = 2
+POISSON = 3
 #: Fewest resamples (or sign flips) per block of work on a thread.
 RESAMPLES_PER_BLOCK = 64
 
@@ -154,3 +164,60 @@ def _signflip_mc_units(d, seed, threshold, hits, first, last):
         for c in range(columns):
             if abs(sums[c]) >= threshold[c]:
                 hits[p, c] = 1
+
+
+@njit(cache=True)
+def _poisson1(u):
+    """The Poisson(1) value whose CDF interval holds ``u`` (inversion: the smallest ``k`` with
+    ``u < sum_{i <= k} e^-1 / i!``, the terms and their sum accumulated in this order)."""
+    k = 0
+    term = np.exp(-1.0)
+    cdf = term
+    while u >= cdf and k < 64:  # P(k > 20) < 1e-19: the cap only guards the loop
+        k += 1
+        term /= k
+        cdf += term
+    return k
+
+
+def poisson_weights(unit_hashes, resamples, seed):
+    """``w[u, r]``: how many times unit ``u`` (``unit_hashes[u]``, uint64: its key's hash) is
+    drawn into resample ``r`` of the Poisson bootstrap under ``seed`` (int64[n, resamples]).
+    Draw ``r`` of unit ``u``'s stream (:func:`stream_state` of ``(seed, hash, POISSON)``,
+    advanced ``r + 1`` times) gives the uniform ``(top 53 bits) / 2**53``, and
+    :func:`_poisson1` the weight."""
+    hashes = readonly(unit_hashes, np.uint64)
+    out = np.empty((hashes.size, resamples), dtype=np.int64)
+    _poisson_units(hashes, int(seed), out)
+    return out
+
+
+@njit(cache=True)
+def _poisson_units(hashes, seed, out):
+    for u in range(hashes.size):
+        state = stream_state(seed, hashes[u], POISSON)
+        for r in range(out.shape[1]):
+            state += _GOLDEN
+            out[u, r] = _poisson1(np.float64(_mix(state) >> _S11) * _UNIT)
+
+
+@njit(cache=True)
+def weighted_counts(rows_unit, rows_code, rows_count, weights, codes):
+    """``out[c, r] = sum over rows i with rows_code[i] = c of rows_count[i] *
+    weights[rows_unit[i], r]`` (int64[codes, resamples]): per resample, how many times each
+    code (an item) is counted when each unit's rows count ``weights[unit, r]`` times. Integer
+    sums: exact in any order."""
+    out = np.zeros((codes, weights.shape[1]), dtype=np.int64)
+    for i in range(rows_code.size):
+        for r in range(weights.shape[1]):
+            out[rows_code[i], r] += rows_count[i] * weights[rows_unit[i], r]
+    return out
+
+
+def percentile_interval(values, confidence):
+    """The percentile interval of each column of ``values`` (float64[resamples, m], one row per
+    resample): its ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles (NumPy's
+    linear interpolation), as two float64[m]."""
+    alpha = (1 - confidence) / 2
+    low, high = np.percentile(values, [alpha * 100, (1 - alpha) * 100], axis=0)
+    return low, high

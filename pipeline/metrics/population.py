@@ -124,6 +124,20 @@ class PopulationCounts:
         self.days += other.days
         self.uids += other.uids
 
+    def scaled(self, weight: int) -> PopulationCounts:
+        """These counts as if each of their days were there ``weight`` times (a bootstrap
+        resample's weight of their uids)."""
+        visits = (
+            None if self.visits is None else self.visits.with_columns(pl.col("visits") * weight)
+        )
+        return PopulationCounts(
+            {name: counts * weight for name, counts in self.histograms.items()},
+            None if self.rank_sums is None else self.rank_sums * weight,
+            visits,
+            self.days * weight,
+            self.uids * weight,
+        )
+
 
 #: The seed of the hash that draws the uid subsets of :func:`uid_percent`.
 SHARE_SEED = 0

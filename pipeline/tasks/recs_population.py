@@ -22,6 +22,7 @@ from mobeval.io.sources import columns_present
 from mobeval.kernels import catalogue as K
 from mobeval.kernels.correlation import METHODS, unit_auc, unit_correlations
 from mobeval.kernels.exact_sum import ExactColumnSums
+from mobeval.kernels.resampling import percentile_interval, poisson_weights, weighted_counts
 from mobeval.metrics.recs_population import (
     CORRELATION_FAMILIES,
     GROUP_FAMILIES,
@@ -51,6 +52,11 @@ class PopulationInputs:
     profiles: pl.DataFrame | None = None  # user_id, group (Int64), profile, ratio (Float64)
     item_share: pl.DataFrame | None = None  # item_id, rows (Int64), popular (Boolean)
     original_users: int = 0  # the users of the original ratings (popularity's denominator)
+    #: the Poisson bootstrap of gini / coverage / entropy (:class:`BootstrapCounts`): its
+    #: resamples (0: none), seed and confidence
+    resamples: int = 0
+    seed: int = 0
+    confidence: float = 0.95
 
     @property
     def per_unit(self) -> tuple[PopulationMetric, ...]:
@@ -75,13 +81,18 @@ def population_inputs(
     original_ratings: object | None = None,
     user_groups: Sequence[str] = (),
     pop_percentage: float = 0.2,
+    resamples: int = 0,
+    seed: int = 0,
+    confidence: float = 0.95,
 ) -> PopulationInputs:
     """Read the inputs the ``metrics`` need (ConfigError naming the first metric whose input is
     not given): ``catalogue``, a file with an ``item_id`` column (each item once or more);
     ``train``, the training interactions, an ``item_id`` column, one row per interaction (and
     ``user_id`` for ``delta_gap``: the users' profiles); ``original_ratings`` (``user_id``,
     ``item_id``; default ``train``): the popularity of ``delta_gap``, ``user_groups`` its groups
-    (``NAME=FRACTION``), ``pop_percentage`` the share of most popular items."""
+    (``NAME=FRACTION``), ``pop_percentage`` the share of most popular items; ``resamples``,
+    ``seed``, ``confidence``: the bootstrap interval of gini, coverage and entropy
+    (:class:`BootstrapCounts`)."""
     given = {"catalogue": catalogue, "train": train}
     for metric in metrics:
         for need in convention.needs(metric.family):
@@ -119,6 +130,9 @@ def population_inputs(
         profiles,
         item_share,
         original_users if item_share is not None else 0,
+        resamples,
+        seed,
+        confidence,
     )
 
 
@@ -275,6 +289,7 @@ class PopulationCounts:
     counts: dict = field(default_factory=dict)  # cutoff -> DataFrame(item_id, count)
     sums: ExactColumnSums | None = None
     users: int = 0
+    boot: dict = field(default_factory=dict)  # cutoff -> BootstrapCounts (with resamples)
 
     def __post_init__(self) -> None:
         if self.sums is None:
@@ -302,6 +317,8 @@ class PopulationCounts:
             )
             known = self.counts.get(k)
             self.counts[k] = part if known is None else _add(known, part, "count")
+            if self.inputs.resamples:
+                self.boot.setdefault(k, BootstrapCounts()).add(head, self.inputs)
         columns = self._shares(lists) | self._gaps(lists)
         if per_unit is not None:
             columns |= {n: per_unit[n].to_numpy() for n in per_unit.columns if n != "user_id"}
@@ -451,6 +468,8 @@ class PopulationCounts:
             self.counts[k] = part if known is None else _add(known, part, "count")
         self.sums.merge(other.sums)
         self.users += other.users
+        for k, part in other.boot.items():
+            self.boot.setdefault(k, BootstrapCounts()).merge(part)
 
     def rows(self) -> list[tuple[str, float, int]]:
         """``(metric, value, n)`` per metric, ``n`` the users whose lists were counted."""
@@ -485,34 +504,55 @@ class PopulationCounts:
             else:
                 value = self._value(m)
             rows.append((m.name, float(value), self.users))
+            if m.k in self.boot and m.family in COUNT_FAMILIES:
+                low, high = self._interval(m)
+                rows += [(f"{m.name}:low", low, self.users), (f"{m.name}:high", high, self.users)]
         return rows
 
     def _value(self, metric: PopulationMetric) -> float:
-        conv = self.inputs.convention
         empty = pl.DataFrame(schema={"item_id": pl.Int64, "count": pl.Int64})
         counts = self.counts.get(metric.k, empty)
+        inside = np.ones(counts.height, dtype=bool)
+        if self.inputs.catalogue is not None:
+            inside = self._in_catalogue(counts["item_id"])
+        return self._count_value(metric.family, counts["count"].to_numpy(), inside)
+
+    def _interval(self, metric: PopulationMetric) -> tuple[float, float]:
+        """The percentile interval of ``metric`` (gini, coverage, entropy) over the Poisson
+        bootstrap's resamples of the users (:class:`BootstrapCounts`)."""
+        boot = self.boot[metric.k]
+        inside = np.ones(boot.items.len(), dtype=bool)
+        if self.inputs.catalogue is not None:
+            inside = self._in_catalogue(boot.items)
+        values = [
+            self._count_value(metric.family, column[column > 0], inside[column > 0])
+            for column in boot.counts.T
+        ]
+        low, high = percentile_interval(np.array(values)[:, None], self.inputs.confidence)
+        return float(low[0]), float(high[0])
+
+    def _count_value(self, family: str, values: np.ndarray, inside: np.ndarray) -> float:
+        """gini, entropy or coverage of the item ``values`` (counts > 0), ``inside`` marking
+        those of the catalogue."""
+        conv = self.inputs.convention
         catalogue = self.inputs.catalogue
-        inside = counts
-        if catalogue is not None:
-            inside = self._in_catalogue(counts, catalogue)
         n_items = None if catalogue is None else len(catalogue) + conv.catalogue_padding
-        values = counts["count"].to_numpy()
-        if metric.family == "gini":
+        if family == "gini":
             if conv.gini_items == "catalogue":
-                return K.gini(inside["count"].to_numpy(), n_items)
+                return K.gini(values[inside], n_items)
             return K.gini(values, len(values))
-        if metric.family == "entropy":
+        if family == "entropy":
             h = K.entropy(values)
             return h / len(values) if conv.entropy_divisor == "distinct_items" else h
-        covered = inside.height / n_items
+        covered = int(inside.sum()) / n_items
         if conv.coverage_unit == "percent_2dp":
             return float(np.round(covered * 100, 2))
         return covered
 
-    def _in_catalogue(self, counts: pl.DataFrame, catalogue: pl.Series) -> pl.DataFrame:
-        """The counted items of the catalogue; under ``outside_catalogue="error"`` an item
+    def _in_catalogue(self, items: pl.Series) -> np.ndarray:
+        """Which ``items`` are of the catalogue; under ``outside_catalogue="error"`` an item
         outside it is an InputError naming it."""
-        items = counts["item_id"]
+        catalogue = self.inputs.catalogue
         if items.dtype != catalogue.dtype:
             items, catalogue = items.cast(pl.String), catalogue.cast(pl.String)
         member = items.is_in(catalogue.implode())
@@ -525,7 +565,55 @@ class PopulationCounts:
                 column="item_id",
                 key=outside,
             )
-        return counts.filter(member)
+        return member.to_numpy()
+
+
+#: The population metrics computed from the item counts alone (their bootstrap interval is
+#: :class:`BootstrapCounts`').
+COUNT_FAMILIES = ("gini", "coverage", "entropy")
+#: The seed of the user-id hash that seeds each user's bootstrap weights.
+USER_HASH_SEED = 0
+
+
+@dataclass
+class BootstrapCounts:
+    """The item counts of every resample of the Poisson bootstrap of the users
+    (:func:`mobeval.kernels.resampling.poisson_weights`): user ``u`` counts ``w[u, r]`` times in
+    resample ``r``, its weights drawn from the hash of its id (Polars' ``Series.hash`` with
+    :data:`USER_HASH_SEED`), so they are known as soon as its lists are read, whatever the
+    chunking, the row order or the engine. ``items`` (sorted) and ``counts`` (int64[items,
+    resamples]): exact integers, merged exactly; memory the items times the resamples."""
+
+    items: pl.Series | None = None
+    counts: np.ndarray | None = None
+
+    def add(self, head: pl.DataFrame, inputs: PopulationInputs) -> None:
+        """Fold a chunk's first-``k`` rows (``user_id``, ``item_id``)."""
+        pairs = head.group_by("user_id", "item_id").len("count")
+        users = pairs["user_id"].unique().sort()
+        items = pairs["item_id"].unique().sort()
+        weights = poisson_weights(
+            users.hash(USER_HASH_SEED).to_numpy(), inputs.resamples, inputs.seed
+        )
+        counts = weighted_counts(
+            users.search_sorted(pairs["user_id"]).to_numpy().astype(np.int64),
+            items.search_sorted(pairs["item_id"]).to_numpy().astype(np.int64),
+            pairs["count"].cast(pl.Int64).to_numpy(),
+            weights,
+            items.len(),
+        )
+        self.merge(BootstrapCounts(items, counts))
+
+    def merge(self, other: BootstrapCounts) -> None:
+        """Add another chunk's (or partition's) counts, item by item."""
+        if self.items is None:
+            self.items, self.counts = other.items, other.counts
+            return
+        items = pl.concat([self.items, other.items]).unique().sort()
+        counts = np.zeros((items.len(), self.counts.shape[1]), dtype=np.int64)
+        for part in (self, other):
+            counts[items.search_sorted(part.items).to_numpy()] += part.counts
+        self.items, self.counts = items, counts
 
 
 _SIDES = ("recs", "profile")

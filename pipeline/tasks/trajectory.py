@@ -22,9 +22,11 @@ from mobeval.io.arrays import kernel_array
 from mobeval.io.sources import columns_present
 from mobeval.kernels.exact_sum import ExactColumnSums
 from mobeval.kernels.geobleu import dtw_days, mean_per_unit
+from mobeval.kernels.resampling import percentile_interval, poisson_weights
 from mobeval.metrics import DISTRIBUTIONS, DIVERGENCES, GRID_DISTRIBUTIONS
 from mobeval.metrics.population import (
     GRID_CELLS,
+    SHARE_SEED,
     PopulationCounts,
     divergence,
     population_counts,
@@ -328,6 +330,9 @@ class TrajectoryAccumulator:
     #: side (or (side, d) with per-day divergences) -> the population's histograms
     #: (:mod:`mobeval.metrics.population`)
     population: dict[str | tuple[str, int], PopulationCounts] = field(default_factory=dict)
+    #: the generated population's histograms in each resample of the Poisson bootstrap of its
+    #: uids (:meth:`TrajectoryScorer._fold_resamples`)
+    resampled: list[PopulationCounts] = field(default_factory=list)
 
     @classmethod
     def empty(cls, metrics: Sequence[str]) -> TrajectoryAccumulator:
@@ -356,6 +361,10 @@ class TrajectoryAccumulator:
         self.steps += other.steps
         for side, counts in other.population.items():
             self.population.setdefault(side, PopulationCounts()).merge(counts)
+        if not self.resampled:
+            self.resampled = [PopulationCounts() for _ in other.resampled]
+        for mine, theirs in zip(self.resampled, other.resampled, strict=False):
+            mine.merge(theirs)
 
 
 class TrajectoryScorer:
@@ -377,8 +386,12 @@ class TrajectoryScorer:
         divergence="jsd",
         uid_shares=(),
         per_day_divergences=False,
+        resamples=0,
+        seed=0,
+        confidence=0.95,
     ) -> None:
         self.convention = resolve(convention)
+        self.resamples, self.seed, self.confidence = resamples, seed, confidence
         self.uid_shares = tuple(sorted(uid_shares))
         self.per_day_divergences = per_day_divergences
         self.metrics = tuple(m for m in metrics if m in METRICS)
@@ -424,6 +437,8 @@ class TrajectoryScorer:
                 band = generated.filter((percent >= low) & (percent < high))
                 band = band.join(scores.skipped, on="uid", how="anti")
                 self._fold(f"generated<{high}", band, "generated", False)
+            if self.resamples:
+                self._fold_resamples(generated.join(scores.skipped, on="uid", how="anti"))
         return {"per_unit": scores.per_uid, "per_day": scores.per_day}
 
     def _fold(self, key: str, frame: pl.DataFrame, side: str, per_day: bool) -> None:
@@ -440,6 +455,24 @@ class TrajectoryScorer:
             whole.merge(counts)
         whole.uids = frame["uid"].n_unique()
         population.setdefault(key, PopulationCounts()).merge(whole)
+
+    def _fold_resamples(self, frame: pl.DataFrame) -> None:
+        """Folds the generated uids of ``frame`` into each resample of the Poisson bootstrap of
+        the generated uids: uid ``u`` counts ``w[u, r] ~ Poisson(1)`` times in resample ``r``
+        (:func:`mobeval.kernels.resampling.poisson_weights`, from the hash of its id, as
+        :func:`mobeval.metrics.population.uid_percent` hashes it), so resample ``r`` adds the
+        histograms of the uids of each weight ``k > 0``, ``k`` times."""
+        resampled = self.accumulator.resampled
+        if not resampled:
+            resampled += [PopulationCounts() for _ in range(self.resamples)]
+        uids = frame["uid"].unique().sort()
+        weights = poisson_weights(uids.hash(SHARE_SEED).to_numpy(), self.resamples, self.seed)
+        row_uid = uids.search_sorted(frame["uid"]).to_numpy()
+        for counts, uid_weights in zip(resampled, weights.T, strict=True):
+            row_weights = uid_weights[row_uid]
+            for weight in np.unique(uid_weights[uid_weights > 0]):
+                part = self._population(frame.filter(row_weights == weight), "generated")
+                counts.merge(part.scaled(int(weight)))
 
     def _population(self, frame: pl.DataFrame, side: str) -> PopulationCounts:
         """The histograms of one side's whole uids (rows in (uid, d, t) order)."""
@@ -513,7 +546,9 @@ class TrajectoryScorer:
         ]
         population = acc.population
         real = population.get("reference")
-        rows += self._divergence_rows(real, population.get("generated"), "", uids)
+        rows += self._with_intervals(
+            self._divergence_rows(real, population.get("generated"), "", uids)
+        )
         subset = PopulationCounts()
         for share in self.uid_shares:
             subset.merge(population.get(f"generated<{share}", PopulationCounts()))
@@ -531,6 +566,26 @@ class TrajectoryScorer:
             count_row("rows_out_of_grid", off_grid),
         ]
         return summary_frame(rows)
+
+    def _with_intervals(self, rows: list[tuple]) -> list[tuple]:
+        """The whole population's divergence ``rows``, each followed by its percentile interval
+        over the bootstrap's resamples of the generated uids (the real population fixed):
+        ``<divergence>_<name>:low`` and ``:high`` (none without ``resamples``)."""
+        if not self.resamples:
+            return rows
+        real = self.accumulator.population.get("reference")
+        resampled = np.array(
+            [
+                [value for _, value, _, _ in self._divergence_rows(real, counts, "", 0)]
+                for counts in self.accumulator.resampled or [PopulationCounts()] * self.resamples
+            ]
+        ).reshape(self.resamples, len(rows))
+        lows, highs = percentile_interval(resampled, self.confidence)
+        out = []
+        for (name, value, n, std), low, high in zip(rows, lows, highs, strict=True):
+            out += [(name, value, n, std), (f"{name}:low", low, n, None)]
+            out.append((f"{name}:high", high, n, None))
+        return out
 
     def _divergence_rows(self, real, generated, suffix: str, n: int) -> list[tuple]:
         """The summary rows ``<divergence>_<name><suffix>`` of two populations (NaN where one is
@@ -581,10 +636,14 @@ def checked_convention(
     columns=None,
     uid_shares=(),
     per_day_divergences=False,
+    population_resamples=0,
+    population_seed=0,
+    population_confidence=0.95,
 ) -> TrajectoryConvention:
     """The convention the evaluate functions' options ask for, after checking every option
     (``columns`` is the engines' business: each input is read under our names,
-    :mod:`mobeval.io.columns`)."""
+    :mod:`mobeval.io.columns`; the ``population_*`` options the scorer's, checked with every
+    family's in :mod:`mobeval.options`)."""
     base = resolve(convention)
     if exp is not None and exp not in EXPS:
         raise ConfigError(f"exp={exp!r} is not one of {EXPS}")
