@@ -223,9 +223,10 @@ def test_trajectory_exp_option_reaches_the_workers(spark):
         evaluate_trajectory(reference, generated, exp="fast", spark=spark)
 
 
-def test_trajectory_population_rows_on_spark_are_the_local_bits(spark):
+def test_trajectory_population_rows_on_spark_are_the_local_bits(spark, tmp_path):
     """The population divergences (histograms folded per partition, merged on the driver), their
-    uid-share and per-day rows: the local engine's bits on Spark, over 3 partitions."""
+    uid-share and per-day rows, and the histograms themselves (``distributions``, collected and
+    written under OUT): the local engine's bits on Spark, over 3 partitions."""
     samples = REPO_ROOT / "data_samples" / "humob"
     reference, generated = samples / "reference_test.csv.gz", samples / "weekly_repeat.csv.gz"
     options = {"metrics": ["radius", "grank", "irank"], "uid_shares": [40], "chunk_rows": 200}
@@ -237,6 +238,13 @@ def test_trajectory_population_rows_on_spark_are_the_local_bits(spark):
     ]  # fmt: skip
     assert "jsd_irank@d=60" in local.summary["metric"].to_list()
     assert on_spark.summary.equals(local.summary)
+    histograms = local.tables["distributions"]
+    assert histograms["distribution"].unique(maintain_order=True).to_list() == options["metrics"]
+    assert on_spark.tables["distributions"].equals(histograms)
+    written = evaluate_trajectory(
+        reference, generated, partitions=3, spark=spark, out=tmp_path, model="m", **options
+    )
+    assert pl.read_parquet(written.outputs["distributions"]).equals(histograms)
 
 
 RECS = REPO_ROOT / "data_samples" / "recs"

@@ -26,6 +26,7 @@ from mobeval.metrics import DISTRIBUTIONS, DIVERGENCES, GRID_DISTRIBUTIONS
 from mobeval.metrics.population import (
     GRID_CELLS,
     PopulationCounts,
+    distribution_table,
     divergence,
     population_counts,
     uid_percent,
@@ -531,6 +532,18 @@ class TrajectoryScorer:
             count_row("rows_out_of_grid", off_grid),
         ]
         return summary_frame(rows)
+
+    def result_sections(self) -> dict[str, pl.DataFrame]:
+        """The sections of the whole result beside its summary (called after :meth:`summary`):
+        ``distributions``, the whole population's real and generated histograms that the
+        divergences compare (:func:`mobeval.metrics.population.distribution_table`), when
+        ``metrics`` names distributions and both sides have days."""
+        population = self.accumulator.population
+        real, generated = population.get("reference"), population.get("generated")
+        if not (self.distributions and real and generated and real.days and generated.days):
+            return {}
+        table = distribution_table(real, generated, self.convention, self.distributions)
+        return {"distributions": table}
 
     def _divergence_rows(self, real, generated, suffix: str, n: int) -> list[tuple]:
         """The summary rows ``<divergence>_<name><suffix>`` of two populations (NaN where one is

@@ -16,7 +16,7 @@ import polars as pl
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from mobeval.engines.base import Evaluation
+from mobeval.engines.base import Evaluation, result_sections
 from mobeval.engines.partition import MODEL, merged_folds, rebuild_error
 from mobeval.engines.spark.failures import spark_error
 from mobeval.engines.spark.files import Files, as_uri
@@ -121,20 +121,22 @@ def finished_group(
         for index, result in enumerate(results):
             result.scorer.accumulator = _merged(folds.value, index, result.labels)
             summary = result.scorer.summary()
+            whole = result_sections(result.scorer)
             own, outputs = {}, {}
             if staging is None:
                 own = {
                     section: table.filter(pl.col(MODEL) == index).drop(MODEL)
                     for section, table in tables.items()
-                }
+                } | whole
             else:
-                buffer = io.BytesIO()
-                summary.write_parquet(buffer)
-                summary_at = f"{staging}/{SUMMARY}/{MODEL}={index}/part-00000.parquet"
-                files.write_bytes(summary_at, buffer.getvalue())
+                for section, frame in (whole | {SUMMARY: summary}).items():
+                    buffer = io.BytesIO()
+                    frame.write_parquet(buffer)
+                    at = f"{staging}/{section}/{MODEL}={index}/part-00000.parquet"
+                    files.write_bytes(at, buffer.getvalue())
                 staged = {
                     section: _staged_section(files, staging, section, index, sections.get(section))
-                    for section in [*sections, SUMMARY]
+                    for section in [*sections, *whole, SUMMARY]
                 }
                 for section in staged:
                     files.keep_data_files(staged[section], root)
