@@ -371,3 +371,22 @@ def test_distributions_parquet_holds_the_histograms_counted_in_plain_python(tmp_
     assert distance["left"].to_list() == list(range(282))
     assert distance["right"].to_list() == list(range(1, 283))
     assert table.filter(pl.col("distribution") == "density")["left"].null_count() == 256
+
+
+def test_report_draws_real_and_generated_distributions_in_every_format(two_models):
+    """Each city's distributions figure: one panel per distribution the models were scored with
+    (here distance and radius), written beside the Markdown and LaTeX reports and referenced by
+    them, embedded in the HTML page with its caption."""
+    import base64
+
+    from mobeval.cli import main
+
+    assert main(["report", str(two_models), "--format", "markdown,latex,html"]) == 0
+    name = "c-distributions.png"
+    png = (two_models / "report" / "report_files" / name).read_bytes()
+    assert png.startswith(b"\x89PNG")
+    assert f"report_files/{name})" in (two_models / "report" / "report.md").read_text()
+    assert f"{{report_files/{name}}}" in (two_models / "report" / "report.tex").read_text()
+    html = (two_models / "report" / "report.html").read_text()
+    assert base64.b64encode(png).decode() in html
+    assert "city=c: real and generated population distributions (near, far;" in html
