@@ -390,3 +390,28 @@ def test_report_draws_real_and_generated_distributions_in_every_format(two_model
     html = (two_models / "report" / "report.html").read_text()
     assert base64.b64encode(png).decode() in html
     assert "city=c: real and generated population distributions (near, far;" in html
+
+
+def test_a_model_scored_again_without_distributions_loses_them(tmp_path):
+    """Scored with population metrics, then again without: the model's result is the new one
+    whole: no ``distributions`` folder left beside the new summary (nor its empty parents), none
+    in the manifest, no distributions figure in the report."""
+    import json
+
+    from mobeval.cli import main
+
+    gen, ref = _city(n_uids=4, days=2)
+    ref.write_parquet(tmp_path / "ref.parquet")
+    gen.write_parquet(tmp_path / "gen.parquet")
+    out = tmp_path / "out"
+    argv = ["trajectory", "--reference", str(tmp_path / "ref.parquet"), "--city", "c"]
+    argv += ["--model", "m", "--generated", str(tmp_path / "gen.parquet"), "--out", str(out)]
+    assert main([*argv, "--metrics", "geobleu,distance"]) == 0
+    assert (out / "distributions" / "city=c" / "model=m").is_dir()
+    assert main([*argv, "--metrics", "geobleu"]) == 0
+    assert not (out / "distributions").exists()
+    entry = json.loads((out / "manifest.json").read_text())["results"]["city=c/model=m"]
+    assert "distributions" not in entry["outputs"]
+    assert main(["report", str(out), "--format", "markdown"]) == 0
+    assert "distributions" not in (out / "report" / "report.md").read_text()
+    assert not list((out / "report").rglob("*distributions*"))

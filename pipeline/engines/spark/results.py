@@ -1,8 +1,9 @@
 """From scored partitions to results: the sections of a group's results written by Spark (or
 collected) in the pass that scores them, each result's folds merged on the driver into its
 scorer (exact sums), its summary computed, and its files committed under OUT (staged, then
-renamed into place, the summary last) (:func:`finished_group`); and the progress line fed by the
-folds as they reach the driver (:func:`rows_scored`)."""
+replacing the result OUT holds whole: :func:`mobeval.io.writers.commit_result`)
+(:func:`finished_group`); and the progress line fed by the folds as they reach the driver
+(:func:`rows_scored`)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from mobeval.engines.partition import MODEL, merged_folds, rebuild_error
 from mobeval.engines.spark.failures import spark_error
 from mobeval.engines.spark.files import Files, as_uri
 from mobeval.errors import InputError
-from mobeval.io.writers import STAGING, partition_path
+from mobeval.io.writers import STAGING, commit_result, partition_path, undo_interrupted_commits
 from mobeval.progress import Progress
 
 SUMMARY = "summary"
@@ -104,6 +105,7 @@ def finished_group(
     tables = {}
     try:
         if staging is not None:
+            undo_interrupted_commits(files, root)  # a killed run's (OUT on HDFS, object stores)
             files.remove_staged(staging, root)
         try:
             if not sections:  # print-only (per_unit=False): scored into no sink
@@ -140,11 +142,11 @@ def finished_group(
                 }
                 for section in staged:
                     files.keep_data_files(staged[section], root)
-                for section in staged:  # the summary last: it marks the result complete
-                    final = f"{root}/{partition_path(section, city, result.model, result.run)}"
-                    aside = f"{staging}/replaced-{section}"
-                    files.replace(staged[section], final, aside=aside, root=root)
-                    outputs[section] = final
+                names = (city, result.model, result.run)
+                commit_result(files, root, names, staged, staging)
+                outputs = {
+                    section: f"{root}/{partition_path(section, *names)}" for section in staged
+                }
             yield Evaluation(
                 city=city,
                 model=result.model,
