@@ -573,7 +573,7 @@ def test_a_replaced_result_is_moved_aside_before_it_is_deleted(tmp_path, monkeyp
     remove = writers.remove_staged
 
     def watching(path, root):
-        if Path(path).name.startswith("replaced-"):
+        if Path(path).name.startswith("replaced-") and Path(path).exists():
             section = Path(path).name.removeprefix("replaced-")
             final = out / section / "city=tky" / "model=markov"
             seen.append((section, Path(path).is_dir(), final.is_dir()))
@@ -585,6 +585,89 @@ def test_a_replaced_result_is_moved_aside_before_it_is_deleted(tmp_path, monkeyp
     summary = pl.read_parquet(out / "summary" / "city=tky" / "model=markov")
     assert "acc@5" in summary["metric"].to_list()
     assert_no_leftovers(out)
+
+
+#: A run of the CLI (argv[2:]) whose commit SIGKILLs the process right after its rename number
+#: argv[1] (``LocalMoves.rename``: a section moved aside or into place).
+COMMIT_DRIVER = """
+import os, signal, sys
+from mobeval import cli
+from mobeval.io import writers
+
+renames = []
+
+def rename(source, target):
+    os.replace(source, target)
+    renames.append(target)
+    if len(renames) == int(sys.argv[1]):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+writers.LocalMoves.rename = staticmethod(rename)
+sys.exit(cli.main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize("renames", [1, 2, 4])
+def test_a_kill_mid_commit_leaves_the_old_result_once_out_is_next_used(tmp_path, renames):
+    """Killed after the old per-unit section went aside (1), after the new one took its place
+    (2), after the new summary too (4: the journal not yet removed): OUT shows a mixture until
+    the next run takes its lock, which puts the old result back byte for byte and removes the
+    rest."""
+    out = tmp_path / "out"
+    assert main([*nextloc_args(out), "--k", "1"]) == 0
+    before = snapshot(out)
+    driver = tmp_path / "driver.py"
+    driver.write_text(COMMIT_DRIVER)
+    killed = subprocess.run(
+        [sys.executable, str(driver), str(renames), *nextloc_args(out, "--k", "1,5")],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert list((out / STAGING).glob("commit-*.json"))
+    with output_lock(out):
+        pass
+    assert snapshot(out) == before
+    assert_no_leftovers(out)
+
+
+def test_a_failed_commit_puts_the_old_result_back(tmp_path, monkeypatch, capsys):
+    """The third move of a commit (the old summary going aside) fails: the new per-unit section
+    goes back to the staging area, the old one returns; OUT is as it was, exit 1 naming the file."""
+    from mobeval.io import writers
+
+    out = tmp_path / "out"
+    assert main([*nextloc_args(out), "--k", "1"]) == 0
+    before = snapshot(out)
+    calls = []
+
+    def failing(source, target):
+        calls.append(target)
+        if len(calls) == 3:
+            raise OSError(5, "Input/output error", source)
+        os.replace(source, target)
+
+    monkeypatch.setattr(writers.LocalMoves, "rename", staticmethod(failing))
+    assert main([*nextloc_args(out), "--k", "1,5"]) != 0
+    assert "Input/output error" in capsys.readouterr().err
+    assert snapshot(out) == before
+    assert_no_leftovers(out)
+
+
+def test_a_journal_mobeval_did_not_write_is_refused_and_nothing_moves(tmp_path):
+    """A journal naming a path outside the result sections: refused, naming it; the results
+    stay as they were (the staging area, the journal with it, is emptied as the lock is left)."""
+    out = tmp_path / "out"
+    assert main(nextloc_args(out)) == 0
+    before = snapshot(out)
+    (out / STAGING).mkdir()
+    plan = [{"final": "../elsewhere", "aside": f"{STAGING}/x", "staged": None}]
+    (out / STAGING / "commit-0.json").write_text(json.dumps(plan))
+    refused = r"commit-0.json: not a commit journal.*\.\./elsewhere"
+    with pytest.raises(ConfigError, match=refused), output_lock(out):
+        pass
+    assert snapshot(out) == before
 
 
 # ---------------------------------------------------------------------------------------------

@@ -42,61 +42,64 @@ def _jsd(c1, c2):
     return (kl(p) + kl(q)) / 2
 
 
+def _cell(x, y):
+    return [min(max(int(v - 1) * 16 // 200, 0), 15) for v in (x, y)]
+
+
+def _histograms(days, xs, ys):
+    """The default convention's count histograms of location-id ``days`` in plain Python: 1-cell
+    bins of jumps and radii over [0, 282] (beyond: the last bin), every stay, distinct counts,
+    top-100 counts rank by rank; points, first and last points per cell of a 16 x 16 grid over
+    the 200 x 200 cells."""
+    jump, rad, stay, dist = Counter(), Counter(), Counter(), Counter()
+    visits, ranks = Counter(), [0] * 100
+    density, origin, destination = Counter(), Counter(), Counter()
+    for day in days:
+        pts = [(xs[v], ys[v]) for v in day]
+        density.update(tuple(_cell(*p)) for p in pts)
+        origin[tuple(_cell(*pts[0]))] += 1
+        destination[tuple(_cell(*pts[-1]))] += 1
+        for (a, b), (c, d) in zip(pts, pts[1:], strict=False):
+            jump[min(int(math.hypot(a - c, b - d)), 281)] += 1
+        cx = sum(p[0] for p in pts) / len(pts)
+        cy = sum(p[1] for p in pts) / len(pts)
+        r = math.sqrt(sum((p[0] - cx) ** 2 + (p[1] - cy) ** 2 for p in pts) / len(pts))
+        rad[min(int(r), 281)] += 1
+        run = 1
+        for a, b in zip(day, day[1:], strict=False):
+            if a == b:
+                run += 1
+            else:
+                stay[run] += 1
+                run = 1
+        stay[run] += 1
+        dist[len(set(day))] += 1
+        for i, (_, n) in enumerate(Counter(day).most_common(100)):
+            ranks[i] += n
+        visits.update(day)
+    top = sorted(visits.values(), reverse=True)[:100]
+    return {
+        "distance": [jump[i] for i in range(282)],
+        "radius": [rad[i] for i in range(282)],
+        "duration": [stay[i] for i in range(1, 49)],
+        "dailyloc": [dist[i] for i in range(1, 49)],
+        "grank": top + [0] * (100 - len(top)),
+        "irank": ranks,
+        **{
+            name: [grid[i, j] for i in range(16) for j in range(16)]
+            for name, grid in (
+                ("density", density),
+                ("origin", origin),
+                ("destination", destination),
+            )
+        },
+    }
+
+
 def _oracle(days_real, days_gen, xs, ys):
-    """The default convention in plain Python: 1-cell bins of jumps and radii over [0, 282]
-    (beyond: the last bin), every stay, distinct counts, top-100 counts rank by rank; points,
-    first and last points per cell of a 16 x 16 grid over the 200 x 200 cells (trip: the mean
+    """The default convention's divergences in plain Python (:func:`_histograms`; trip: the mean
     of the first and last points' JSDs)."""
-
-    def cell(x, y):
-        return [min(max(int(v - 1) * 16 // 200, 0), 15) for v in (x, y)]
-
-    def hists(days):
-        jump, rad, stay, dist = Counter(), Counter(), Counter(), Counter()
-        visits, ranks = Counter(), [0] * 100
-        density, origin, destination = Counter(), Counter(), Counter()
-        for day in days:
-            pts = [(xs[v], ys[v]) for v in day]
-            density.update(tuple(cell(*p)) for p in pts)
-            origin[tuple(cell(*pts[0]))] += 1
-            destination[tuple(cell(*pts[-1]))] += 1
-            for (a, b), (c, d) in zip(pts, pts[1:], strict=False):
-                jump[min(int(math.hypot(a - c, b - d)), 281)] += 1
-            cx = sum(p[0] for p in pts) / len(pts)
-            cy = sum(p[1] for p in pts) / len(pts)
-            r = math.sqrt(sum((p[0] - cx) ** 2 + (p[1] - cy) ** 2 for p in pts) / len(pts))
-            rad[min(int(r), 281)] += 1
-            run = 1
-            for a, b in zip(day, day[1:], strict=False):
-                if a == b:
-                    run += 1
-                else:
-                    stay[run] += 1
-                    run = 1
-            stay[run] += 1
-            dist[len(set(day))] += 1
-            for i, (_, n) in enumerate(Counter(day).most_common(100)):
-                ranks[i] += n
-            visits.update(day)
-        top = sorted(visits.values(), reverse=True)[:100]
-        return {
-            "distance": [jump[i] for i in range(282)],
-            "radius": [rad[i] for i in range(282)],
-            "duration": [stay[i] for i in range(1, 49)],
-            "dailyloc": [dist[i] for i in range(1, 49)],
-            "grank": top + [0] * (100 - len(top)),
-            "irank": ranks,
-            **{
-                name: [grid[i, j] for i in range(16) for j in range(16)]
-                for name, grid in (
-                    ("density", density),
-                    ("origin", origin),
-                    ("destination", destination),
-                )
-            },
-        }
-
-    real, gen = hists(days_real), hists(days_gen)
+    real, gen = _histograms(days_real, xs, ys), _histograms(days_gen, xs, ys)
     values = {n: _jsd(real[n], gen[n]) for n in MOVESIM_DISTRIBUTIONS + ("density",)}
     ends = [_jsd(real[n], gen[n]) for n in ("origin", "destination")]
     return values | {"trip": (ends[0] + ends[1]) / 2}
@@ -327,3 +330,88 @@ def test_emd_over_grid_cells_is_refused_with_exit_2(tmp_path, capsys):
     argv += [str(tmp_path / "gen.parquet"), "--metrics", "radius,trip", "--divergence", "emd"]
     assert main(argv) == 2
     assert "--divergence: 'emd' needs ordered bins; trip are histograms" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("chunk_rows", [48 * 3, 48 * 50])
+def test_distributions_parquet_holds_the_histograms_counted_in_plain_python(tmp_path, chunk_rows):
+    """``OUT/distributions/city=c/model=m``: every bin of every distribution the divergences
+    compare, the real and generated counts of plain Python's histograms (:func:`_histograms`),
+    probabilities count / total, the edges of 1-cell distance bins; the same file for chunks of
+    one uid (3 days) or of the whole city, from shuffled rows."""
+    import polars as pl
+
+    from mobeval.cli import main
+
+    rng = np.random.default_rng(13)
+    cells = rng.choice(200 * 200, 40, replace=False)
+    xs, ys = (cells // 200 + 1).astype(float), (cells % 200 + 1).astype(float)
+    real = rng.integers(0, 40, (8 * 3, 48)) // rng.integers(1, 4, (8 * 3, 1))
+    gen = np.repeat(rng.integers(0, 40, (8 * 3, 12)), 4, axis=1)
+    for name, days in (("ref", real), ("gen", gen)):
+        frame = _located([{d: days[u * 3 + d] for d in range(3)} for u in range(8)], xs, ys)
+        frame.sample(fraction=1.0, shuffle=True, seed=4).write_parquet(tmp_path / f"{name}.pq")
+    out = tmp_path / "out"
+    argv = ["trajectory", "--reference", str(tmp_path / "ref.pq"), "--city", "c", "--model"]
+    argv += ["m", "--generated", str(tmp_path / "gen.pq"), "--out", str(out), "--metrics"]
+    argv += [",".join(DISTRIBUTIONS), "--chunk-rows", str(chunk_rows)]
+    assert main(argv) == 0
+    table = pl.read_parquet(out / "distributions" / "city=c" / "model=m")
+    want_real, want_gen = _histograms(real.tolist(), xs, ys), _histograms(gen.tolist(), xs, ys)
+    names = [*DISTRIBUTIONS[:-1], "origin", "destination"]
+    assert DISTRIBUTIONS[-1] == "trip"
+    assert table["distribution"].unique(maintain_order=True).to_list() == names
+    for name in names:
+        rows = table.filter(pl.col("distribution") == name)
+        assert rows["bin"].to_list() == list(range(len(want_real[name])))
+        assert rows["real_count"].to_list() == want_real[name], name
+        assert rows["generated_count"].to_list() == want_gen[name], name
+        for side, want in (("real", want_real[name]), ("generated", want_gen[name])):
+            assert rows[f"{side}_probability"].to_list() == [c / sum(want) for c in want]
+    distance = table.filter(pl.col("distribution") == "distance")
+    assert distance["left"].to_list() == list(range(282))
+    assert distance["right"].to_list() == list(range(1, 283))
+    assert table.filter(pl.col("distribution") == "density")["left"].null_count() == 256
+
+
+def test_report_draws_real_and_generated_distributions_in_every_format(two_models):
+    """Each city's distributions figure: one panel per distribution the models were scored with
+    (here distance and radius), written beside the Markdown and LaTeX reports and referenced by
+    them, embedded in the HTML page with its caption."""
+    import base64
+
+    from mobeval.cli import main
+
+    assert main(["report", str(two_models), "--format", "markdown,latex,html"]) == 0
+    name = "c-distributions.png"
+    png = (two_models / "report" / "report_files" / name).read_bytes()
+    assert png.startswith(b"\x89PNG")
+    assert f"report_files/{name})" in (two_models / "report" / "report.md").read_text()
+    assert f"{{report_files/{name}}}" in (two_models / "report" / "report.tex").read_text()
+    html = (two_models / "report" / "report.html").read_text()
+    assert base64.b64encode(png).decode() in html
+    assert "city=c: real and generated population distributions (near, far;" in html
+
+
+def test_a_model_scored_again_without_distributions_loses_them(tmp_path):
+    """Scored with population metrics, then again without: the model's result is the new one
+    whole: no ``distributions`` folder left beside the new summary (nor its empty parents), none
+    in the manifest, no distributions figure in the report."""
+    import json
+
+    from mobeval.cli import main
+
+    gen, ref = _city(n_uids=4, days=2)
+    ref.write_parquet(tmp_path / "ref.parquet")
+    gen.write_parquet(tmp_path / "gen.parquet")
+    out = tmp_path / "out"
+    argv = ["trajectory", "--reference", str(tmp_path / "ref.parquet"), "--city", "c"]
+    argv += ["--model", "m", "--generated", str(tmp_path / "gen.parquet"), "--out", str(out)]
+    assert main([*argv, "--metrics", "geobleu,distance"]) == 0
+    assert (out / "distributions" / "city=c" / "model=m").is_dir()
+    assert main([*argv, "--metrics", "geobleu"]) == 0
+    assert not (out / "distributions").exists()
+    entry = json.loads((out / "manifest.json").read_text())["results"]["city=c/model=m"]
+    assert "distributions" not in entry["outputs"]
+    assert main(["report", str(out), "--format", "markdown"]) == 0
+    assert "distributions" not in (out / "report" / "report.md").read_text()
+    assert not list((out / "report").rglob("*distributions*"))

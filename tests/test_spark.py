@@ -223,10 +223,11 @@ def test_trajectory_exp_option_reaches_the_workers(spark):
         evaluate_trajectory(reference, generated, exp="fast", spark=spark)
 
 
-def test_trajectory_population_rows_on_spark_are_the_local_bits(spark):
+def test_trajectory_population_rows_on_spark_are_the_local_bits(spark, tmp_path):
     """The population divergences (histograms folded per partition, merged on the driver), their
-    bootstrap intervals, uid-share and per-day rows: the local engine's bits on Spark, over 3
-    partitions."""
+    bootstrap intervals, uid-share and per-day rows, and the histograms themselves
+    (``distributions``, collected and written under OUT, removed when the model is scored again
+    without them): the local engine's bits on Spark, over 3 partitions."""
     samples = REPO_ROOT / "data_samples" / "humob"
     reference, generated = samples / "reference_test.csv.gz", samples / "weekly_repeat.csv.gz"
     options = {"metrics": ["radius", "grank", "irank"], "uid_shares": [40], "chunk_rows": 200}
@@ -240,6 +241,20 @@ def test_trajectory_population_rows_on_spark_are_the_local_bits(spark):
     ]  # fmt: skip
     assert "jsd_irank@d=60" in local.summary["metric"].to_list()
     assert on_spark.summary.equals(local.summary)
+    histograms = local.tables["distributions"]
+    assert histograms["distribution"].unique(maintain_order=True).to_list() == options["metrics"]
+    assert on_spark.tables["distributions"].equals(histograms)
+    written = evaluate_trajectory(
+        reference, generated, partitions=3, spark=spark, out=tmp_path, model="m", **options
+    )
+    assert pl.read_parquet(written.outputs["distributions"]).equals(histograms)
+    options["metrics"] = ["geobleu"]  # scored again without them: the old histograms go too
+    again = evaluate_trajectory(
+        reference, generated, partitions=3, spark=spark, out=tmp_path, model="m", **options
+    )
+    assert "distributions" not in again.outputs
+    assert not Path(written.outputs["distributions"].removeprefix("file:")).exists()
+    assert Path(again.outputs["summary"].removeprefix("file:")).is_dir()
 
 
 RECS = REPO_ROOT / "data_samples" / "recs"

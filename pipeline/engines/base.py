@@ -52,7 +52,8 @@ class Evaluation:
     ``summary``: metric, value, n, std (:mod:`mobeval.tasks.summary`: the population sd of the
     per-unit values beside each mean, as ranx's ``return_std``). ``tables``: the per-unit
     tables by section ("per_unit", and "per_day" for trajectories) when neither written to
-    ``out`` nor dropped (``per_unit=False``);
+    ``out`` nor dropped (``per_unit=False``), and the sections of the whole result
+    ("distributions" for trajectories' population histograms) when not written to ``out``;
     ``outputs``: section -> directory. ``resumed``: read back from an OUT where it was complete
     (a job's ``--resume``), not computed by this run; ``seconds`` are then the run's that wrote it.
     ``run``: which run of the model this is (a seed, a fold: ``model=<m>/run=<r>``), or None.
@@ -177,6 +178,14 @@ def default_city_name(truth) -> str:
     return plain_name(folder) if folder else DEFAULT_CITY
 
 
+def result_sections(scorer) -> dict[str, pl.DataFrame]:
+    """The sections a scorer computes once for the whole result, after its summary, from its
+    merged fold (``result_sections()``, where the family has any: the trajectory family's
+    ``distributions``); written beside the summary by every engine."""
+    sections = getattr(scorer, "result_sections", None)
+    return {} if sections is None else sections()
+
+
 class _InMemory:
     """Collects per-unit parts in memory (the same interface as StagedResult)."""
 
@@ -233,8 +242,11 @@ class _Run:
         for section, frame in (parts or {}).items():
             self.sink.add_part(section, frame)
 
-    def finish(self, summary: pl.DataFrame, inputs: dict[str, list]) -> Evaluation:
-        """Commit (summary last) or collect every section; the result."""
+    def finish(self, summary: pl.DataFrame, inputs: dict[str, list], sections=None) -> Evaluation:
+        """Commit (summary last) or collect every section, with the ``sections`` of the whole
+        result (:func:`result_sections`); the result."""
+        for section, frame in (sections or {}).items():
+            self.sink.add_part(section, frame)
         if self.out is not None:
             self.meter.phase(WRITING)
             self.sink.add_part("summary", summary)
@@ -332,7 +344,7 @@ class LocalEngine:
                 if rows[side] == 0:
                     raise InputError("holds no rows: nothing to evaluate", path=source.label)
             inputs = {"truth": truth.fingerprint(), "predictions": predictions.fingerprint()}
-            return run.finish(scorer.summary(), inputs)
+            return run.finish(scorer.summary(), inputs, result_sections(scorer))
 
     def run_all(self, calls) -> Iterator[Evaluation]:
         """One call after the other."""

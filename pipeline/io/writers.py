@@ -17,9 +17,11 @@ a run, never both (:func:`check_result_slot`). A run
 holds an exclusive lock on ``OUT/.lock`` for its whole duration (:func:`output_lock`); a second run
 on the same OUT is refused at once. Everything under ``OUT/.staging/`` belongs to the lock holder,
 so taking the lock empties it (what a killed run left: staged parts, hash buckets, temporary
-files). A (city, model) result is first written under ``OUT/.staging/``, then each section
-directory is moved into place with ``os.replace`` (the summary last; a result it replaces is first
-moved aside into the staging area and deleted afterwards), and the manifest records it as complete.
+files). A (city, model) result is first written under ``OUT/.staging/``, then replaces the one
+OUT holds whole (:func:`commit_result`): each section directory the model owns is moved aside into
+the staging area, each new one moved into place with ``os.replace`` (the summary last), a section
+not written this time left removed, all under a journal that a failure, or the next run after a
+kill, undoes; then the manifest records it as complete.
 Nothing outside ``OUT/.staging/`` is ever deleted (:func:`remove_staged`) but the run's own lock
 file, and OUT itself if the run created it and left it empty.
 
@@ -40,6 +42,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import glob
+import json
 import os
 import posixpath
 import re
@@ -63,7 +67,7 @@ LOCK = ".lock"
 MANIFEST = "manifest.json"
 #: What OUT owns at its top level: the manifest, the lock, the staging area and the result
 #: sections. Only the commands that make them write there; a report never goes over or under one.
-RESULT_SECTIONS = ("summary", "per_unit", "per_day")
+RESULT_SECTIONS = ("summary", "per_unit", "per_day", "distributions")
 OWNED = (MANIFEST, LOCK, STAGING, *RESULT_SECTIONS, "compare")
 
 #: A plain name: letters, digits and ``_ - . + =``, not starting with a dot (so never ``.``,
@@ -318,6 +322,7 @@ def output_lock(out: str | os.PathLike):
                     f"{out / STAGING}: a symbolic link: mobeval's staging area must be a folder "
                     "inside the output folder (remove the link)"
                 )
+            undo_interrupted_commits(LocalMoves(), str(out))
             _empty_staging(out)
             yield out
         finally:
@@ -383,6 +388,125 @@ def made_parents(paths):
         raise
 
 
+def commit_result(
+    moves, out: str, names: tuple[str, str, str | None], staged: dict[str, str], aside_root: str
+) -> None:
+    """Replace the result of ``names`` (city, model, run or None) under OUT by its ``staged``
+    sections (section -> its folder in ``OUT/.staging``): the result owns one folder in each of
+    :data:`RESULT_SECTIONS`; each it has in OUT is moved aside to
+    ``<aside_root>/replaced-<section>`` and the staged one, if any, moved into its place (the
+    summary last). A section not written
+    this time is so removed with the rest: OUT never shows a section of an earlier run beside
+    a new summary.
+
+    Whole or not at all: before the first move, a journal ``OUT/.staging/commit-<token>.json``
+    lists the moves; a failure undoes them (:func:`_undo`), and when the process was killed the
+    next run to take OUT's lock does (:func:`undo_interrupted_commits`). Removing the journal is
+    the commit; the folders moved aside are deleted after it. Only the result's own folders move,
+    by rename (a link there moves itself, never followed). ``moves``: the file operations
+    (:class:`LocalMoves`; the Spark engine's Hadoop ``Files``), on paths ``OUT/...``."""
+    order = sorted(RESULT_SECTIONS, key=lambda section: section == SECTIONS_LAST)
+    plan = [  # paths relative to OUT
+        {
+            "final": partition_path(section, *names),
+            "aside": f"{aside_root}/replaced-{section}".removeprefix(f"{out}/"),
+            "staged": staged[section].removeprefix(f"{out}/") if section in staged else None,
+        }
+        for section in order
+    ]
+    journal = f"{out}/{STAGING}/commit-{secrets.token_hex(4)}.json"
+    moves.write_text(journal, json.dumps(plan))
+    try:
+        for move in plan:
+            final = f"{out}/{move['final']}"
+            if moves.exists(final):
+                moves.rename(final, f"{out}/{move['aside']}")
+            if move["staged"] is not None:
+                moves.rename(f"{out}/{move['staged']}", final)
+    except BaseException:
+        _undo(moves, out, plan)
+        moves.remove_staged(journal, out)
+        raise
+    moves.remove_staged(journal, out)  # the commit
+    for move in plan:
+        moves.remove_staged(f"{out}/{move['aside']}", out)
+
+
+def _undo(moves, out: str, plan: list[dict]) -> None:
+    """Put back what :func:`commit_result` moved, section by section from the last: a staged
+    folder already in place goes back to the staging area, then the folder moved aside returns.
+    Each step is read from what is on disk, so undoing an undo cut short finishes it."""
+    for move in reversed(plan):
+        final, aside = f"{out}/{move['final']}", f"{out}/{move['aside']}"
+        staged = None if move["staged"] is None else f"{out}/{move['staged']}"
+        if staged is not None and not moves.exists(staged) and moves.exists(final):
+            moves.rename(final, staged)
+        if moves.exists(aside):
+            moves.rename(aside, final)
+
+
+def undo_interrupted_commits(moves, out: str) -> None:
+    """Undo every commit a killed run left half done (its journal ``OUT/.staging/commit-*.json``
+    still there: :func:`commit_result`), so OUT holds the results as they were before it; a
+    journal that is not one mobeval wrote (paths outside a result's section folder or the
+    staging area) is a ConfigError naming it, and nothing moves."""
+    for journal in moves.glob(f"{out}/{STAGING}/commit-*.json"):
+        try:
+            plan = json.loads(moves.read_text(journal))
+            for move in plan:
+                paths = [(move["final"], RESULT_SECTIONS), (move["aside"], (STAGING,))]
+                if move["staged"] is not None:
+                    paths.append((move["staged"], (STAGING,)))
+                for path, tops in paths:
+                    pieces = path.split("/")
+                    if pieces[0] not in tops or {"", ".", ".."} & set(pieces):
+                        raise ValueError(path)
+        except (ValueError, TypeError, KeyError) as error:
+            raise ConfigError(
+                f"{journal}: not a commit journal mobeval wrote ({error}); remove it"
+            ) from None
+        _undo(moves, out, plan)
+        moves.remove_staged(journal, out)
+
+
+class LocalMoves:
+    """:func:`commit_result`'s file operations on the local disk."""
+
+    exists = staticmethod(os.path.lexists)
+    rename = staticmethod(os.replace)
+
+    @staticmethod
+    def remove_staged(path: str, out: str) -> None:
+        remove_staged(path, out)
+
+    @staticmethod
+    def write_text(path: str, text: str) -> None:
+        """Write a file whole: a temporary file beside it, renamed."""
+        temporary = f"{path}.tmp"
+        Path(temporary).write_text(text)
+        os.replace(temporary, path)
+
+    @staticmethod
+    def read_text(path: str) -> str:
+        return Path(path).read_text()
+
+    @staticmethod
+    def glob(pattern: str) -> list[str]:
+        return sorted(glob.glob(pattern))
+
+
+def _prune_empty(folder: Path, out: Path) -> None:
+    """Remove ``folder`` and the folders above it inside OUT while they are empty (what a
+    section removed from OUT leaves: ``distributions/city=c``); a link is never removed."""
+    top = Path(os.path.abspath(out))
+    while folder != top and folder.is_relative_to(top):
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
+
+
 class StagedResult:
     """Where one (city, model[, run]) result is written before it is committed into ``out``
     (whose lock the caller holds, so the staging area starts empty)."""
@@ -428,29 +552,24 @@ class StagedResult:
             raise failed
 
     def commit(self) -> dict[str, str]:
-        """Move every section into place, the summary last; return section -> final directory.
-
-        A section that already exists is first renamed aside into the staging area, so the
-        directory is always either the old result or the new one, never a mixture. Every
-        section's parent folder is made before anything moves, so a path that cannot be made
-        (``OUT/summary`` is a file) stops the commit with nothing moved."""
+        """Put this result in place of the one OUT holds (:func:`commit_result`: every section
+        this model owns replaced, a section not written this time removed, whole or not at all);
+        return section -> final directory. Every staged section's parent folder is made before
+        anything moves, so a path that cannot be made (``OUT/summary`` is a file) stops the
+        commit with nothing moved."""
         self._wait()
-        placed = {}
-        sections = sorted(self.parts, key=lambda name: name == SECTIONS_LAST)
         names = (self.city, self.model, self.run)
         finals = {
-            s: checked_destination(self.out / partition_path(s, *names), self.out) for s in sections
+            s: checked_destination(self.out / partition_path(s, *names), self.out)
+            for s in RESULT_SECTIONS
         }
-        with made_parents(finals.values()):
-            for section, final in finals.items():
-                aside = self.root / f"replaced-{section}"
-                with contextlib.suppress(FileNotFoundError):
-                    os.replace(final, aside)
-                os.replace(self.root / section, final)
-                remove_staged(aside, self.out)
-                placed[section] = str(self.out / partition_path(section, *names))
+        staged = {section: str(self.root / section) for section in self.parts}
+        with made_parents(finals[section] for section in staged):
+            commit_result(LocalMoves(), str(self.out), names, staged, str(self.root))
+        for section in set(RESULT_SECTIONS) - set(staged):
+            _prune_empty(finals[section].parent, self.out)
         self.discard()
-        return placed
+        return {section: str(self.out / partition_path(section, *names)) for section in staged}
 
     def discard(self) -> None:
         """Delete what was staged for this result."""

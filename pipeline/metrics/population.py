@@ -185,8 +185,13 @@ def population_counts(day_offsets, x, y, locations: pl.DataFrame, convention) ->
     return PopulationCounts(histograms, rank_sums, visits, day_offsets.size - 1)
 
 
-def _rank_counts(counts: PopulationCounts, convention, name: str) -> tuple[np.ndarray, float]:
-    """The G-rank or I-rank histogram and its bin width."""
+#: The histograms over the cells of a 2-D grid (no order: no EMD, no edges).
+GRID_HISTOGRAMS = ("density", "origin", "destination")
+
+
+def _rank_counts(counts: PopulationCounts, convention, name: str) -> np.ndarray:
+    """The G-rank or I-rank counts: the ``top_k`` counts rank by rank, or under
+    ``rank_histogram`` the histogram of their shares over :func:`edges`."""
     k = convention.top_k
     if name == "grank":
         visits = np.sort(counts.visits["visits"].to_numpy())[::-1]
@@ -196,9 +201,21 @@ def _rank_counts(counts: PopulationCounts, convention, name: str) -> tuple[np.nd
     else:
         top, total = counts.rank_sums, counts.rank_sums.sum()
     if not convention.rank_histogram:
-        return top, 1.0
-    grid = edges(convention, name)
-    return bin_counts(top / total, grid, False), grid[1] - grid[0]
+        return top
+    return bin_counts(top / total, edges(convention, name), False)
+
+
+def compared_counts(real: PopulationCounts, generated: PopulationCounts, convention, name: str):
+    """The real and the generated count histograms of ``name`` (a measure, ``grank``, ``irank``,
+    or a grid: ``density``, ``origin``, ``destination``) and their bins' edges (None where the
+    bins are ranks or grid cells)."""
+    if name in ("grank", "irank"):
+        c1, c2 = (_rank_counts(c, convention, name) for c in (real, generated))
+        grid = edges(convention, name) if convention.rank_histogram else None
+    else:
+        c1, c2 = real.histograms[name], generated.histograms[name]
+        grid = None if name in GRID_HISTOGRAMS else edges(convention, name)
+    return c1, c2, grid
 
 
 def scipy_jsd(c1: np.ndarray, c2: np.ndarray, guard: float) -> float:
@@ -225,21 +242,48 @@ def divergence(real: PopulationCounts, generated: PopulationCounts, convention, 
     if name == "trip":
         ends = [divergence(real, generated, convention, e, how) for e in ("origin", "destination")]
         return float(np.mean(ends))
-    if name in ("grank", "irank"):
-        (c1, width), (c2, _) = (_rank_counts(c, convention, name) for c in (real, generated))
-    elif name in ("density", "origin", "destination"):
-        c1, c2, width = real.histograms[name], generated.histograms[name], 1.0
-    else:
-        c1, c2 = real.histograms[name], generated.histograms[name]
-        grid = edges(convention, name)
-        width = grid[1] - grid[0]
+    c1, c2, grid = compared_counts(real, generated, convention, name)
     if how == "jsd":
         if convention.scipy_jsd:
             return scipy_jsd(c1, c2, convention.guard)
         return float(jsd(c1, c2, convention.guard))
     if how == "kl":
         return float(kl(c1, c2, convention.guard))
-    return float(emd(c1, c2, width))
+    return float(emd(c1, c2, 1.0 if grid is None else grid[1] - grid[0]))
+
+
+def distribution_table(real, generated, convention, names) -> pl.DataFrame:
+    """The histograms the divergences of ``names`` compare, one row per bin (``trip``: its
+    ``origin`` and ``destination``): ``distribution``, ``bin`` (from 0: a rank minus one for
+    G-rank / I-rank counted rank by rank, ``row * n + column`` for a grid's cells), ``left`` and
+    ``right`` (the bin's edges; null for ranks and cells), and per side the count and the
+    probability ``count / sum of counts`` (null when the side has no count)."""
+    frames = []
+    for name in (e for n in names for e in (("origin", "destination") if n == "trip" else (n,))):
+        c1, c2, grid = compared_counts(real, generated, convention, name)
+        bins = len(c1)
+        columns = {"distribution": [name] * bins, "bin": np.arange(bins)}
+        columns["left"] = [None] * bins if grid is None else grid[:-1]
+        columns["right"] = [None] * bins if grid is None else grid[1:]
+        for side, counts in (("real", c1), ("generated", c2)):
+            total = int(counts.sum())
+            columns[f"{side}_count"] = counts
+            columns[f"{side}_probability"] = counts / total if total else [None] * bins
+        frames.append(pl.DataFrame(columns, schema=DISTRIBUTION_SCHEMA))
+    return pl.concat(frames) if frames else pl.DataFrame(schema=DISTRIBUTION_SCHEMA)
+
+
+#: The columns of :func:`distribution_table` (``OUT/distributions``).
+DISTRIBUTION_SCHEMA = {
+    "distribution": pl.String,
+    "bin": pl.Int64,
+    "left": pl.Float64,
+    "right": pl.Float64,
+    "real_count": pl.Int64,
+    "real_probability": pl.Float64,
+    "generated_count": pl.Int64,
+    "generated_probability": pl.Float64,
+}
 
 
 def movesim_divergences(real, generated, x, y, convention, how="jsd") -> dict[str, float]:

@@ -1,6 +1,7 @@
 """The report's plots (matplotlib, the ``report`` extra): metric@k curves, the CDF of per-unit
 values, the city GEO-BLEU per day (trajectories), a paired scatter of each model's per-unit
-values against the baseline's. Every axis is labelled, every legend outside the data.
+values against the baseline's, the real and generated population distributions overlaid
+(trajectories' ``distributions`` section). Every axis is labelled, every legend outside the data.
 Per-unit data is read one metric column at a time (plus the unit keys for the scatter), so
 memory is bounded by one column per model, not by the number of metrics."""
 
@@ -76,6 +77,7 @@ def _city_figures(plt, source: OutputFolder, city: City) -> list[Figure | None]:
         _cdf(plt, source, city),
         _per_day(plt, source, city),
         _scatter(plt, source, city),
+        _distributions(plt, source, city),
     ]
 
 
@@ -246,3 +248,81 @@ def _scatter(plt, source: OutputFolder, city: City) -> Figure | None:
         f"({', '.join(f'{m}: {n} units' for m, n in zip(others, shown, strict=True))})"
     )
     return _figure(plt, figure, f"{city.name}-scatter.png", caption)
+
+
+#: The titles of the population distributions' panels (``OUT/distributions``), in panel order.
+DISTRIBUTION_TITLES = {
+    "distance": "Distance (jump length)",
+    "radius": "Radius of gyration",
+    "duration": "Duration (stay length)",
+    "dailyloc": "DailyLoc (distinct locations a day)",
+    "grank": "G-rank (visits of the top locations)",
+    "irank": "I-rank (visits by rank within a day)",
+    "density": "Density (points per cell)",
+    "origin": "Trip origins (first points per cell)",
+    "destination": "Trip destinations (last points per cell)",
+}
+
+
+def _distributions(plt, source: OutputFolder, city: City) -> Figure | None:
+    """One panel per population distribution: the real probabilities and each model's generated
+    ones overlaid, as steps over the bins' left edges (over ranks for G-rank / I-rank counted
+    rank by rank; over cells sorted by their real share for the grid histograms, whose cells
+    have no order), up to the last bin either side fills. The real side is drawn once, from the
+    first model's table."""
+    if city.task != "trajectory":
+        return None
+    tables = {}
+    for model in city.models:
+        result = source.models(city.name)[model][0]
+        try:
+            tables[model] = read_section(source.section_files(result, "distributions"))
+        except InputError:
+            continue
+    if not tables:
+        return None
+    names = [
+        n for n in DISTRIBUTION_TITLES if n in set(next(iter(tables.values()))["distribution"])
+    ]
+    cols = min(len(names), 3)
+    rows = math.ceil(len(names) / cols)
+    figure, axes = plt.subplots(rows, cols, figsize=(4.0 * cols, 2.9 * rows), squeeze=False)
+    for ax, name in zip(axes.flat, names, strict=False):
+        real = next(iter(tables.values())).filter(pl.col("distribution") == name)
+        position, xlabel = _distribution_axis(real)
+        sides = [("real", real, "real", {"color": "black", "linewidth": 1.6})]
+        sides += [
+            (model, table.filter(pl.col("distribution") == name), "generated", {"linewidth": 1.0})
+            for model, table in tables.items()
+        ]
+        last = 0  # the last bin with a value on either side: the empty tail is not drawn
+        for label, table, side, look in sides:
+            x = position(table)
+            order = np.argsort(x, kind="stable")
+            y = np.nan_to_num(table[f"{side}_probability"].to_numpy()[order])
+            ax.step(x[order], y, where="post", label=label, **look)
+            last = max(last, int(np.flatnonzero(y).max(initial=0)))
+        x = np.sort(position(real))
+        ax.set_xlim(x[0], x[min(last + 1, x.size - 1)])
+        _style(ax, DISTRIBUTION_TITLES[name], xlabel, "probability", legend=False)
+    for ax in list(axes.flat)[len(names) :]:
+        ax.axis("off")
+    _legend_outside(axes[0, -1])  # once, right of the first row
+    caption = (
+        f"city={city.name}: real and generated population distributions "
+        f"({', '.join(tables)}; bins as in OUT/distributions)"
+    )
+    return _figure(plt, figure, f"{city.name}-distributions.png", caption)
+
+
+def _distribution_axis(real: pl.DataFrame):
+    """How one distribution's bins are laid along x: a function of a side's table (same bins)
+    giving each bin's position, and the axis label. Edges where the bins have them; ranks from
+    1; grid cells by decreasing real share (the real table's order, applied to every side)."""
+    if real["left"].null_count() == 0:
+        return (lambda table: table["left"].to_numpy()), "bin (left edge)"
+    if real["distribution"][0] in ("grank", "irank"):
+        return (lambda table: table["bin"].to_numpy() + 1), "rank"
+    position = np.empty(real.height, dtype=np.int64)
+    position[np.argsort(-real["real_count"].to_numpy(), kind="stable")] = np.arange(real.height)
+    return (lambda table: position[table["bin"].to_numpy()]), "cell, by decreasing real share"

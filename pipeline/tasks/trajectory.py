@@ -28,6 +28,7 @@ from mobeval.metrics.population import (
     GRID_CELLS,
     SHARE_SEED,
     PopulationCounts,
+    distribution_table,
     divergence,
     population_counts,
     uid_percent,
@@ -586,6 +587,18 @@ class TrajectoryScorer:
             out += [(name, value, n, std), (f"{name}:low", low, n, None)]
             out.append((f"{name}:high", high, n, None))
         return out
+
+    def result_sections(self) -> dict[str, pl.DataFrame]:
+        """The sections of the whole result beside its summary (called after :meth:`summary`):
+        ``distributions``, the whole population's real and generated histograms that the
+        divergences compare (:func:`mobeval.metrics.population.distribution_table`), when
+        ``metrics`` names distributions and both sides have days."""
+        population = self.accumulator.population
+        real, generated = population.get("reference"), population.get("generated")
+        if not (self.distributions and real and generated and real.days and generated.days):
+            return {}
+        table = distribution_table(real, generated, self.convention, self.distributions)
+        return {"distributions": table}
 
     def _divergence_rows(self, real, generated, suffix: str, n: int) -> list[tuple]:
         """The summary rows ``<divergence>_<name><suffix>`` of two populations (NaN where one is

@@ -78,17 +78,18 @@ class Files:
         if fs.exists(path):
             fs.delete(path, True)
 
-    def replace(self, source: str, target: str, *, aside: str, root: str) -> None:
-        """Put ``source`` in ``target``'s place by renames: an existing ``target`` is first renamed
-        to ``aside`` (in the staging area), then deleted once ``source`` is in place."""
+    def rename(self, source: str, target: str) -> None:
+        """Move ``source`` to ``target`` (its folder made if needed); an OSError if refused."""
         src, fs = self._path(source)
         dst, _ = self._path(target)
-        if fs.exists(dst) and not fs.rename(dst, self._path(aside)[0]):
-            raise OSError(f"could not move {target} aside to {aside}")
         fs.mkdirs(dst.getParent())
         if not fs.rename(src, dst):
             raise OSError(f"could not move {source} to {target}")
-        self.remove_staged(aside, root)
+
+    def glob(self, pattern: str) -> list[str]:
+        """The URIs the glob ``pattern`` names, sorted."""
+        path, fs = self._path(pattern)
+        return sorted(str(status.getPath()) for status in fs.globStatus(path) or [])
 
     def keep_data_files(self, uri: str, root: str) -> None:
         """Delete the ``_SUCCESS`` marker and ``.crc`` checksums Hadoop writes beside part files

@@ -1,8 +1,9 @@
 """From scored partitions to results: the sections of a group's results written by Spark (or
 collected) in the pass that scores them, each result's folds merged on the driver into its
 scorer (exact sums), its summary computed, and its files committed under OUT (staged, then
-renamed into place, the summary last) (:func:`finished_group`); and the progress line fed by the
-folds as they reach the driver (:func:`rows_scored`)."""
+replacing the result OUT holds whole: :func:`mobeval.io.writers.commit_result`)
+(:func:`finished_group`); and the progress line fed by the folds as they reach the driver
+(:func:`rows_scored`)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,12 @@ import polars as pl
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from mobeval.engines.base import Evaluation
+from mobeval.engines.base import Evaluation, result_sections
 from mobeval.engines.partition import MODEL, merged_folds, rebuild_error
 from mobeval.engines.spark.failures import spark_error
 from mobeval.engines.spark.files import Files, as_uri
 from mobeval.errors import InputError
-from mobeval.io.writers import STAGING, partition_path
+from mobeval.io.writers import STAGING, commit_result, partition_path, undo_interrupted_commits
 from mobeval.progress import Progress
 
 SUMMARY = "summary"
@@ -104,6 +105,7 @@ def finished_group(
     tables = {}
     try:
         if staging is not None:
+            undo_interrupted_commits(files, root)  # a killed run's (OUT on HDFS, object stores)
             files.remove_staged(staging, root)
         try:
             if not sections:  # print-only (per_unit=False): scored into no sink
@@ -121,28 +123,30 @@ def finished_group(
         for index, result in enumerate(results):
             result.scorer.accumulator = _merged(folds.value, index, result.labels)
             summary = result.scorer.summary()
+            whole = result_sections(result.scorer)
             own, outputs = {}, {}
             if staging is None:
                 own = {
                     section: table.filter(pl.col(MODEL) == index).drop(MODEL)
                     for section, table in tables.items()
-                }
+                } | whole
             else:
-                buffer = io.BytesIO()
-                summary.write_parquet(buffer)
-                summary_at = f"{staging}/{SUMMARY}/{MODEL}={index}/part-00000.parquet"
-                files.write_bytes(summary_at, buffer.getvalue())
+                for section, frame in (whole | {SUMMARY: summary}).items():
+                    buffer = io.BytesIO()
+                    frame.write_parquet(buffer)
+                    at = f"{staging}/{section}/{MODEL}={index}/part-00000.parquet"
+                    files.write_bytes(at, buffer.getvalue())
                 staged = {
                     section: _staged_section(files, staging, section, index, sections.get(section))
-                    for section in [*sections, SUMMARY]
+                    for section in [*sections, *whole, SUMMARY]
                 }
                 for section in staged:
                     files.keep_data_files(staged[section], root)
-                for section in staged:  # the summary last: it marks the result complete
-                    final = f"{root}/{partition_path(section, city, result.model, result.run)}"
-                    aside = f"{staging}/replaced-{section}"
-                    files.replace(staged[section], final, aside=aside, root=root)
-                    outputs[section] = final
+                names = (city, result.model, result.run)
+                commit_result(files, root, names, staged, staging)
+                outputs = {
+                    section: f"{root}/{partition_path(section, *names)}" for section in staged
+                }
             yield Evaluation(
                 city=city,
                 model=result.model,
