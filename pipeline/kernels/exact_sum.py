@@ -126,39 +126,33 @@ def square_parts(values: np.ndarray) -> np.ndarray:
     return parts.reshape(n_rows, 2 * n_cols)
 
 
-@njit(cache=True)
-def _block_bins(bits, start, stop, acc, cnt):
-    """Rows ``start`` to ``stop - 1`` of ``bits`` (float64 bit patterns) added into ``acc``
-    (n_cols x N_BINS, normalised at the end) and counted into ``cnt`` (+inf, -inf, not NaN)."""
-    n_cols = bits.shape[1]
-    since = 0
-    for r in range(start, stop):
-        for c in range(n_cols):
-            x = bits[r, c]
-            if (x >> 52) & _EXP_MASK == _EXP_MASK:  # inf or NaN
-                if x & _MANT_MASK == 0:  # inf: counted by sign; NaN: skipped
-                    cnt[1 if x < 0 else 0, c] += 1
-                    cnt[2, c] += 1
-                continue
-            cnt[2, c] += 1
-            _add_bits(acc, c, x)
-        since += 1  # a row adds at most one value to each column's bins
-        if since == CARRY_EVERY:
-            for c in range(n_cols):
-                _carry(acc, c)
-            since = 0
-    for c in range(n_cols):
-        _carry(acc, c)
-
-
 @njit(nogil=True, cache=True)
 def _blocks_bins(bits, block_bins, block_counts, first, last):
-    """Blocks ``first`` to ``last - 1`` of ``BLOCK_ROWS`` rows of ``bits`` (:func:`_block_bins`:
-    block b's bins into ``block_bins[b]``, its counts into ``block_counts[b]``)."""
-    n_rows = bits.shape[0]
+    """Blocks ``first`` to ``last - 1`` of ``BLOCK_ROWS`` rows of ``bits`` (float64 bit
+    patterns): block b's rows added into ``block_bins[b]`` (n_cols x N_BINS, normalised at the
+    end) and counted into ``block_counts[b]`` (+inf, -inf, not NaN). One kernel, not a kernel per
+    block called by another: a first run compiles it in about half the time."""
+    n_rows, n_cols = bits.shape
     for b in range(first, last):
-        start = b * BLOCK_ROWS
-        _block_bins(bits, start, min(start + BLOCK_ROWS, n_rows), block_bins[b], block_counts[b])
+        acc, cnt = block_bins[b], block_counts[b]
+        since = 0
+        for r in range(b * BLOCK_ROWS, min((b + 1) * BLOCK_ROWS, n_rows)):
+            for c in range(n_cols):
+                x = bits[r, c]
+                if (x >> 52) & _EXP_MASK == _EXP_MASK:  # inf or NaN
+                    if x & _MANT_MASK == 0:  # inf: counted by sign; NaN: skipped
+                        cnt[1 if x < 0 else 0, c] += 1
+                        cnt[2, c] += 1
+                    continue
+                cnt[2, c] += 1
+                _add_bits(acc, c, x)
+            since += 1  # a row adds at most one value to each column's bins
+            if since == CARRY_EVERY:
+                for c in range(n_cols):
+                    _carry(acc, c)
+                since = 0
+        for c in range(n_cols):
+            _carry(acc, c)
 
 
 def column_bins(values):
