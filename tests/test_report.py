@@ -610,6 +610,8 @@ window.addEventListener('load', () => {
   document.body.setAttribute('data-check', JSON.stringify({
     wrapped: wrapped.map(c => c.textContent),
     page_overflow: document.documentElement.scrollWidth > window.innerWidth,
+    tables_scrolling: [...document.querySelectorAll('div.scroll')].filter(
+      d => d.scrollWidth > d.clientWidth).map(d => d.querySelector('caption').textContent),
     math: maths.length,
     math_drawn: maths.filter(m => m.getBoundingClientRect().height > 0).length,
   }));
@@ -642,4 +644,7 @@ def test_html_in_a_headless_browser(tmp_path):
         assert found, run.stderr[-2000:]
         check = json.loads(found.group(1).replace("&quot;", '"'))
         assert check["wrapped"] == [] and not check["page_overflow"], (width, check)
+        if width == 1280:  # a normal window: every table fits, none scrolls sideways
+            assert check["tables_scrolling"] == [], check
+            assert "part 1 of" in page  # wider than the page: in parts
         assert check["math"] == page.count("<math") > 0 and check["math_drawn"] == check["math"]
