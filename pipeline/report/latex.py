@@ -43,6 +43,7 @@ PACKAGES = (
     r"\usepackage{graphicx}",
     r"\usepackage{booktabs}",
     r"\usepackage{threeparttable}",
+    r"\usepackage{rotating}",
 )
 #: The text width of the page above (A4, 2 cm margins), in points.
 TEXT_WIDTH_PT = 483.0
@@ -70,8 +71,10 @@ def tex_number(text: str) -> str:
 
 
 #: The page of :func:`~mobeval.report.tables.table_parts`: the text width, a character, the
-#: space around a column, in points.
+#: space around a column, in points; and the page turned (``landscape``: A4's 297 mm less the
+#: margins), for a table that needs fewer parts there.
 PAGE = (TEXT_WIDTH_PT, CHAR_PT, COLUMN_SEP_PT)
+LANDSCAPE = (728.0, CHAR_PT, COLUMN_SEP_PT)
 
 
 def _value(report, city, model: str, metric: str) -> str:
@@ -108,18 +111,31 @@ def latex_tables(
     to fit), each with ``\\caption`` (``caption``, then the city and the table's title),
     ``\\label`` (``<label>:<city>-<n>``, ``-<part>`` for a part), booktabs rules and the legend
     inside the float."""
-    notes = [tex_escape(legend(city))]
+    legends = [tex_escape(legend(city))]
     if city.note:
-        notes.append("Note: " + tex_escape(city.note))
+        legends.append("Note: " + tex_escape(city.note))
     out = []
     for number, table in enumerate(city.tables, 1):
-        for part in table_parts(report, city, table.metrics, transpose, page=PAGE):
+        parts = table_parts(report, city, table.metrics, transpose, page=PAGE)
+        turned = table_parts(report, city, table.metrics, transpose, page=LANDSCAPE)
+        landscape = len(turned) < len(parts)
+        if landscape:  # fewer parts on pages of their own, turned sideways
+            parts = turned
+        float_ = "sidewaystable" if landscape else "table"
+        name = f"{label}:{_slug(city.name)}-{number}"
+        last = f"{name}-{len(parts)}" if len(parts) > 1 else name
+        for part in parts:
             title = f"city={city.name}: {table.title[:1].lower()}{table.title[1:]}"
             text = f"{caption} ({title})" if caption else title
             name = f"{label}:{_slug(city.name)}-{number}"
             if part.count > 1:
                 text += f", part {part.number} of {part.count}"
                 name += f"-{part.number}"
+            notes = (
+                legends
+                if part.number == part.count
+                else [rf"Legend and notes under part {part.count} (Table~\ref{{{last}}})."]
+            )
             pairs = [any(kind == "value" for kind, _, _ in column) for column in part.columns]
             spec = "l" + "".join("r@{}l" if pair else "r" for pair in pairs)
             heads = [
@@ -127,7 +143,7 @@ def latex_tables(
                 for head, pair in zip(part.heads, pairs, strict=True)
             ]
             out += [
-                r"\begin{table}[htbp]\centering\small",
+                rf"\begin{{{float_}}}[htbp]\centering\small",
                 r"\begin{threeparttable}",
                 rf"\caption{{{tex_escape(text)}}}\label{{{name}}}",
                 rf"\begin{{tabular}}{{@{{}}{spec}@{{}}}}",
@@ -150,7 +166,7 @@ def latex_tables(
                 *[rf"\item {note}" for note in notes],
                 r"\end{tablenotes}",
                 r"\end{threeparttable}",
-                r"\end{table}",
+                rf"\end{{{float_}}}",
             ]
     return out
 

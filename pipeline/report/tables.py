@@ -41,6 +41,10 @@ SUPERSCRIPTS = dict(
 )
 
 
+#: The superscript letters: half as wide as a character (:func:`table_parts`).
+SMALL = frozenset(SUPERSCRIPTS.values())
+
+
 def superscript(letters: str) -> str:
     """``"ab"`` -> ``"ᵃᵇ"`` (a letter without a superscript form stays as it is)."""
     return "".join(SUPERSCRIPTS.get(letter, letter) for letter in letters)
@@ -139,7 +143,8 @@ def table_parts(
 ) -> list[Part]:
     """A table laid out on a page, ``page = (width, char, gap)``: the text width, a generous
     width of one character and the space around a column, in one unit (LaTeX's points, HTML's
-    pixels). A column's width is estimated as ``char * (its longest text) + gap``. Models as
+    pixels). A column's width is estimated as ``char * (its longest text) + gap`` (a
+    superscript letter counts half a character). Models as
     columns when that fits, else models as rows when that fits, else the layout that needs the
     fewer parts (models as columns on a tie), its columns in consecutive parts that each fit
     beside the stub; ``transpose`` True or False: that layout only, in parts when it does not
@@ -147,7 +152,7 @@ def table_parts(
     width, char, gap = page
 
     def size(texts: list[str]) -> float:
-        return max(len(text) for text in texts) * char + gap
+        return max(len(text) - sum(c in SMALL for c in text) / 2 for text in texts) * char + gap
 
     layouts = []
     for flag in [False, True] if transpose is None else [bool(transpose)]:
