@@ -392,8 +392,9 @@ def test_latex_compiles(outs, family, tmp_path):
 
 
 def _floats(tex: str) -> list[str]:
-    """Every table float of a LaTeX report, whole."""
-    return re.findall(r"\\begin\{table\}.*?\\end\{table\}", tex, flags=re.S)
+    """Every table float of a LaTeX report, whole (a table on a sideways page too)."""
+    found = re.finditer(r"\\begin\{(sideways|)table\}.*?\\end\{\1table\}", tex, flags=re.S)
+    return [match.group(0) for match in found]
 
 
 def _plain(cell: str) -> str:
@@ -530,9 +531,18 @@ def test_latex_wide_tables_transposed_or_split(tmp_path):
         if transpose is not None:
             stub = "model" if transpose else "metric"
             assert all(_latex_table(f)[0][0] == stub for f in floats)
+        # the legend once, under the last part; the other parts point to it
+        assert sum("best per metric in bold" in f for f in parts) == 1
+        assert "best per metric in bold" in parts[-1]
+        last = re.search(r"\\label\{([^}]*)\}", parts[-1]).group(1)
+        assert all(rf"under part {len(parts)} (Table~\ref{{{last}}})" in f for f in parts[:-1])
         if shutil.which("pdflatex"):
             log = _compiles(tex, tmp_path / f"tex-{transpose}")
             assert "Overfull \\hbox" not in log  # nothing wider than the text
+            assert "undefined" not in log  # every part's \ref to the legend's part resolved
+    # 21 metrics x 5 models in fewer parts on pages turned sideways, each fitting the page
+    # turned (the compile above), with the legend once
+    assert r"\begin{sidewaystable}" in many.to_latex()
     if shutil.which("pdflatex"):
         assert "Overfull \\hbox" not in _compiles(few.to_latex(), tmp_path / "tex-few")
 
@@ -610,6 +620,8 @@ window.addEventListener('load', () => {
   document.body.setAttribute('data-check', JSON.stringify({
     wrapped: wrapped.map(c => c.textContent),
     page_overflow: document.documentElement.scrollWidth > window.innerWidth,
+    tables_scrolling: [...document.querySelectorAll('div.scroll')].filter(
+      d => d.scrollWidth > d.clientWidth).map(d => d.querySelector('caption').textContent),
     math: maths.length,
     math_drawn: maths.filter(m => m.getBoundingClientRect().height > 0).length,
   }));
@@ -642,4 +654,7 @@ def test_html_in_a_headless_browser(tmp_path):
         assert found, run.stderr[-2000:]
         check = json.loads(found.group(1).replace("&quot;", '"'))
         assert check["wrapped"] == [] and not check["page_overflow"], (width, check)
+        if width == 1280:  # a normal window: every table fits, none scrolls sideways
+            assert check["tables_scrolling"] == [], check
+            assert "part 1 of" in page  # wider than the page: in parts
         assert check["math"] == page.count("<math") > 0 and check["math_drawn"] == check["math"]

@@ -307,3 +307,27 @@ def test_the_command_line_offers_every_way_compare_takes_runs(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["compare", str(tmp_path / "no-out"), "--runs", "median"])
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_compare_takes_runs_together_in_every_city_of_an_out(tmp_path):
+    """Two cities with models of the same names and different numbers of samples: each city's
+    per-unit means across runs are its own (not the other city's, read from a shared scratch)."""
+    from mobeval.compare import compare
+
+    job = write_job(tmp_path)
+    text = job.read_text()
+    small = tmp_path / "small"
+    small.mkdir()
+    for path in [tmp_path / "truth.parquet", *tmp_path.glob("*_seed*.parquet")]:
+        frame = pl.read_parquet(path).filter(pl.col("sample_id") < SAMPLES // 2)
+        frame.write_parquet(small / path.name)
+    second = text.split("[[tasks]]")[1].replace('"tky"', '"nyc"').replace(str(tmp_path), str(small))
+    job.write_text(text + "[[tasks]]" + second)
+    run_job(load_job(job), log=lambda _: None)
+    out = tmp_path / "out"
+    both = compare(out, baseline="gru", metrics=["mrr"], tests=["paired-t"], log=None)
+    for city, samples in (("tky", SAMPLES), ("nyc", SAMPLES // 2)):
+        alone = compare(out, city=city, baseline="gru", metrics=["mrr"], tests=["paired-t"])
+        rows = both.filter(pl.col("city") == city)
+        assert rows.height == 2 and set(rows["n"]) == {samples}
+        assert rows.equals(alone)

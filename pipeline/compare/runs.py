@@ -175,7 +175,8 @@ def runs_side(
         schema={"metric": pl.String, "value": pl.Float64},
     )
     sd = {metric: deviation for metric, (_, deviation) in spread.items()}
-    path = scratch / f"{model}.parquet"
+    path = scratch / f"city={first.city}" / f"{model}.parquet"  # a folder per city: same names
+    path.parent.mkdir(exist_ok=True)
     if mode == UNIT_MEANS:
         sides, unpaired = [], {}
         for result in results:

@@ -1,6 +1,7 @@
 """The report as one self-contained HTML page: plots embedded as base64 PNG, formulas as MathML
 (:mod:`mobeval.report.mathml`: typeset by the browser, no script, no network), table cells
-that never wrap (a wide table scrolls)."""
+that never wrap, and no table wider than the page's 1100 px: a wide one is transposed (models as
+rows) or split into parts, as the LaTeX report's (:func:`mobeval.report.tables.table_parts`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import base64
 import html
 
 from mobeval.report.mathml import tex_to_mathml
-from mobeval.report.tables import cell, header, legend
+from mobeval.report.tables import Part, cell, header, legend, table_parts
 
 _CSS = """
 body { font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; margin: 2em auto;
@@ -16,8 +17,9 @@ body { font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; mar
 h1 { border-bottom: 2px solid #ccc; padding-bottom: .2em; }
 h2 { margin-top: 2em; border-bottom: 1px solid #ddd; }
 .scroll { overflow-x: auto; max-width: 100%; }
+tr.rule td, tr.rule th { border-top: 2px solid #888; }
 table { border-collapse: collapse; margin: .6em 0 1.2em; font-size: 14px; }
-th, td { border: 1px solid #ccc; padding: 4px 10px; white-space: nowrap; }
+th, td { border: 1px solid #ccc; padding: 4px 8px; white-space: nowrap; }
 th { background: #f3f3f3; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 caption { caption-side: top; text-align: left; font-weight: bold; padding: 4px 0; }
@@ -31,6 +33,39 @@ dl.params { display: grid; grid-template-columns: max-content auto; gap: 2px 12p
 dl.params dt { font-weight: 600; } dl.params dd { margin: 0; }
 """
 
+#: The page of :func:`~mobeval.report.tables.table_parts` in pixels: the body's width
+#: (``max-width`` above), a character of the 14 px table font as wide as its digits (7.8 px
+#: in Helvetica / Arial; points, spaces and superscript letters are narrower) and a cell's
+#: padding and borders.
+PAGE = (1100.0, 7.8, 18.0)
+
+
+def _table(report, city, title: str, part: Part) -> str:
+    """One table (or part of one) as HTML: a row per stub cell, a rule above the improvements
+    of a table with models as rows."""
+    e = html.escape
+    if part.count > 1:
+        title += f", part {part.number} of {part.count}"
+    rows = []
+    for row, stub in enumerate(part.stub):
+        cells = []
+        for column in part.columns:
+            kind, model, metric = column[row]
+            text = (
+                cell(report, city, model, metric, lambda t: f"<b>{t}</b>", e)
+                if kind == "value"
+                else e(report.improvement(city, model, metric))
+            )
+            cells.append(f'<td class="num">{text}</td>')
+        rule = ' class="rule"' if row == part.rule else ""
+        rows.append(f"<tr{rule}><td>{e(stub)}</td>{''.join(cells)}</tr>")
+    head = "".join(f"<th>{e(h)}</th>" for h in [part.stub_head, *part.heads])
+    return (  # cells never wrap; at a narrow window, a table scrolls rather than the page
+        f'<div class="scroll"><table><caption>{e(title)}</caption><tr>{head}</tr>'
+        + "".join(rows)
+        + "</table></div>"
+    )
+
 
 def render_html(report, standalone: bool = True) -> str:
     """:meth:`mobeval.report.Report.to_html`'s page (``standalone=False``: a ``<div>`` for a
@@ -41,27 +76,9 @@ def render_html(report, standalone: bool = True) -> str:
     parts = [f"<h1>{e(report.title)}</h1>", f"<p>Results of <code>{e(str(report.out))}</code>.</p>"]
     for city in report.cities:
         parts.append(f"<h2>city={e(city.name)}</h2><p><em>{e(header(city))}</em></p>")
-        others = [m for m in city.models if m != city.baseline] if city.baseline else []
         for table in city.tables:
-            head = ["metric", *city.models, *[f"{m} vs {city.baseline}" for m in others]]
-            rows = []
-            for metric in table.metrics:
-                cells = [
-                    cell(report, city, m, metric, lambda t: f"<b>{t}</b>", e) for m in city.models
-                ]
-                cells += [e(report.improvement(city, m, metric)) for m in others]
-                rows.append(
-                    f"<tr><td>{e(metric)}</td>"
-                    + "".join(f'<td class="num">{c}</td>' for c in cells)
-                    + "</tr>"
-                )
-            parts.append(  # cells never wrap: a wide table scrolls
-                f'<div class="scroll"><table><caption>{e(table.title)}</caption><tr>'
-                + "".join(f"<th>{e(h)}</th>" for h in head)
-                + "</tr>"
-                + "".join(rows)
-                + "</table></div>"
-            )
+            for part in table_parts(report, city, table.metrics, report.transpose, page=PAGE):
+                parts.append(_table(report, city, table.title, part))
         parts.append(f'<p class="legend">{e(legend(city))}</p>')
         if city.note:
             parts.append(f'<p class="note">Note: {e(city.note)}</p>')

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
 
-from mobeval.report.tables import header, legend
+from mobeval.report.tables import header, legend, table_parts
 
 _TEX_ESCAPES = {
     "\\": r"\textbackslash{}",
@@ -44,6 +43,7 @@ PACKAGES = (
     r"\usepackage{graphicx}",
     r"\usepackage{booktabs}",
     r"\usepackage{threeparttable}",
+    r"\usepackage{rotating}",
 )
 #: The text width of the page above (A4, 2 cm margins), in points.
 TEXT_WIDTH_PT = 483.0
@@ -70,96 +70,34 @@ def tex_number(text: str) -> str:
     return text.replace("inf", r"$\infty$")
 
 
-@dataclass
-class _Column:
-    """One column of a table: its heading and its cells (LaTeX), its tabular spec, its
-    estimated width in points."""
-
-    head: str
-    cells: list[str]
-    spec: str
-    width: float
+#: The page of :func:`~mobeval.report.tables.table_parts`: the text width, a character, the
+#: space around a column, in points; and the page turned (``landscape``: A4's 297 mm less the
+#: margins), for a table that needs fewer parts there.
+PAGE = (TEXT_WIDTH_PT, CHAR_PT, COLUMN_SEP_PT)
+LANDSCAPE = (728.0, CHAR_PT, COLUMN_SEP_PT)
 
 
-def _width(texts: list[str]) -> float:
-    return max(len(t) for t in texts) * CHAR_PT + COLUMN_SEP_PT
-
-
-def _value(report, city, model: str, metric: str) -> tuple[str, str]:
-    """A value's two cells (integer part with its point, decimals, `` ± sd`` over runs or, with
-    ``report --std``, over units, and the marker) and its plain text (for the width)."""
+def _value(report, city, model: str, metric: str) -> str:
+    """A value's two cells: the integer part with its point, then the decimals, `` ± sd`` over
+    runs or, with ``report --std``, over units, and the marker."""
     text = report.number(city.values[model].get(metric))
     marker = report.marker(city, model, metric, latex=True)
     if "." not in text:  # no value, or infinite: across both halves
-        return rf"\multicolumn{{2}}{{c}}{{{tex_number(text)}{marker}}}", text
+        return rf"\multicolumn{{2}}{{c}}{{{tex_number(text)}{marker}}}"
     whole, decimals = text.split(".")
     spread = report.spread(city, model, metric)
     sd = rf" $\pm$ {spread}" if spread else ""
-    text += f" ± {spread}" if spread else ""
     if model in report.best(city, metric):
-        return rf"\textbf{{{tex_number(whole)}.}} & \textbf{{{decimals}}}{sd}{marker}", text + "*"
-    return rf"{tex_number(whole)}. & {decimals}{sd}{marker}", text + ("*" if marker else "")
+        return rf"\textbf{{{tex_number(whole)}.}} & \textbf{{{decimals}}}{sd}{marker}"
+    return rf"{tex_number(whole)}. & {decimals}{sd}{marker}"
 
 
-def _pair(head: str, cells: list[tuple[str, str]]) -> _Column:
-    return _Column(
-        rf"\multicolumn{{2}}{{c}}{{{tex_escape(head)}}}",
-        [c for c, _ in cells],
-        "r@{}l",
-        _width([head, *(t for _, t in cells)]),
-    )
-
-
-def _columns(report, city, metrics: list[str], transpose: bool):
-    """(stub heading, stub cells, columns, rule after row) of one table: one row per metric
-    and a column per model and improvement, or (``transpose``) a row per model and
-    improvement and a column per metric."""
-    others = [m for m in city.models if m != city.baseline] if city.baseline else []
-    against = [f"{m} vs {city.baseline}" for m in others]
-    if not transpose:
-        columns = [
-            _pair(model, [_value(report, city, model, metric) for metric in metrics])
-            for model in city.models
-        ]
-        for model, name in zip(others, against, strict=True):
-            texts = [report.improvement(city, model, metric) for metric in metrics]
-            cells = [tex_number(t) for t in texts]
-            columns.append(_Column(tex_escape(name), cells, "r", _width([name, *texts])))
-        return "metric", [tex_escape(m) for m in metrics], columns, None
-    columns = []
-    for metric in metrics:
-        column = _pair(metric, [_value(report, city, model, metric) for model in city.models])
-        texts = [report.improvement(city, model, metric) for model in others]
-        column.cells += [rf"\multicolumn{{2}}{{r}}{{{tex_number(t)}}}" for t in texts]
-        column.width = max(column.width, _width([metric, *texts]))
-        columns.append(column)
-    stub = [tex_escape(m) for m in [*city.models, *against]]
-    return "model", stub, columns, len(city.models) if others else None
-
-
-def _parts(stub_width: float, columns: list[_Column]) -> list[list[_Column]]:
-    """``columns`` in consecutive groups that each fit the text width beside the stub."""
-    parts: list[list[_Column]] = [[]]
-    used = stub_width
-    for column in columns:
-        if parts[-1] and used + column.width > TEXT_WIDTH_PT:
-            parts.append([])
-            used = stub_width
-        parts[-1].append(column)
-        used += column.width
-    return parts
-
-
-def _layout(report, city, metrics: list[str], transpose: bool | None):
-    """The table's layout chosen by width: models as columns when that fits, else models as
-    rows when that fits, else the one that needs the fewer parts (models as columns on a tie);
-    ``transpose`` True or False: that layout only, in parts when it does not fit. Returns the
-    stub's heading and cells, the parts' columns, the row before which a rule goes."""
-    layouts = []
-    for flag in [False, True] if transpose is None else [bool(transpose)]:
-        stub_head, stub, columns, rule = _columns(report, city, metrics, flag)
-        layouts.append((stub_head, stub, _parts(_width([stub_head, *stub]), columns), rule))
-    return min(layouts, key=lambda layout: len(layout[2]))
+def _cell(report, city, kind: str, model: str, metric: str, pair: bool) -> str:
+    """A cell in LaTeX; an improvement in a column of values (models as rows) spans both halves."""
+    if kind == "value":
+        return _value(report, city, model, metric)
+    text = tex_number(report.improvement(city, model, metric))
+    return rf"\multicolumn{{2}}{{r}}{{{text}}}" if pair else text
 
 
 def _slug(text: str) -> str:
@@ -173,33 +111,54 @@ def latex_tables(
     to fit), each with ``\\caption`` (``caption``, then the city and the table's title),
     ``\\label`` (``<label>:<city>-<n>``, ``-<part>`` for a part), booktabs rules and the legend
     inside the float."""
-    notes = [tex_escape(legend(city))]
+    legends = [tex_escape(legend(city))]
     if city.note:
-        notes.append("Note: " + tex_escape(city.note))
+        legends.append("Note: " + tex_escape(city.note))
     out = []
     for number, table in enumerate(city.tables, 1):
-        stub_head, stub, parts, rule = _layout(report, city, table.metrics, transpose)
-        for index, columns in enumerate(parts, 1):
+        parts = table_parts(report, city, table.metrics, transpose, page=PAGE)
+        turned = table_parts(report, city, table.metrics, transpose, page=LANDSCAPE)
+        landscape = len(turned) < len(parts)
+        if landscape:  # fewer parts on pages of their own, turned sideways
+            parts = turned
+        float_ = "sidewaystable" if landscape else "table"
+        name = f"{label}:{_slug(city.name)}-{number}"
+        last = f"{name}-{len(parts)}" if len(parts) > 1 else name
+        for part in parts:
             title = f"city={city.name}: {table.title[:1].lower()}{table.title[1:]}"
             text = f"{caption} ({title})" if caption else title
             name = f"{label}:{_slug(city.name)}-{number}"
-            if len(parts) > 1:
-                text += f", part {index} of {len(parts)}"
-                name += f"-{index}"
-            spec = "l" + "".join(c.spec for c in columns)
+            if part.count > 1:
+                text += f", part {part.number} of {part.count}"
+                name += f"-{part.number}"
+            notes = (
+                legends
+                if part.number == part.count
+                else [rf"Legend and notes under part {part.count} (Table~\ref{{{last}}})."]
+            )
+            pairs = [any(kind == "value" for kind, _, _ in column) for column in part.columns]
+            spec = "l" + "".join("r@{}l" if pair else "r" for pair in pairs)
+            heads = [
+                rf"\multicolumn{{2}}{{c}}{{{tex_escape(head)}}}" if pair else tex_escape(head)
+                for head, pair in zip(part.heads, pairs, strict=True)
+            ]
             out += [
-                r"\begin{table}[htbp]\centering\small",
+                rf"\begin{{{float_}}}[htbp]\centering\small",
                 r"\begin{threeparttable}",
                 rf"\caption{{{tex_escape(text)}}}\label{{{name}}}",
                 rf"\begin{{tabular}}{{@{{}}{spec}@{{}}}}",
                 r"\toprule",
-                " & ".join([stub_head, *(c.head for c in columns)]) + r" \\",
+                " & ".join([part.stub_head, *heads]) + r" \\",
                 r"\midrule",
             ]
-            for row, name_cell in enumerate(stub):
-                if row == rule:
+            for row, stub in enumerate(part.stub):
+                if row == part.rule:
                     out.append(r"\midrule")
-                out.append(" & ".join([name_cell, *(c.cells[row] for c in columns)]) + r" \\")
+                cells = [
+                    _cell(report, city, *column[row], pair)
+                    for column, pair in zip(part.columns, pairs, strict=True)
+                ]
+                out.append(" & ".join([tex_escape(stub), *cells]) + r" \\")
             out += [
                 r"\bottomrule",
                 r"\end{tabular}",
@@ -207,7 +166,7 @@ def latex_tables(
                 *[rf"\item {note}" for note in notes],
                 r"\end{tablenotes}",
                 r"\end{threeparttable}",
-                r"\end{table}",
+                rf"\end{{{float_}}}",
             ]
     return out
 

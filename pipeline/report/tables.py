@@ -1,8 +1,11 @@
 """The report's tables, whatever the format: one table per cutoff grid, each cell's text (the
-value, bold when best, the significance marker), the legend under a city's tables and the line
-above them."""
+value, bold when best, the significance marker), its layout on a page of a given width (models
+as columns or as rows, in parts when it does not fit: :func:`table_parts`), the legend under a
+city's tables and the line above them."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -36,6 +39,10 @@ SUPERSCRIPTS = dict(
         strict=True,
     )
 )
+
+
+#: The superscript letters: half as wide as a character (:func:`table_parts`).
+SMALL = frozenset(SUPERSCRIPTS.values())
 
 
 def superscript(letters: str) -> str:
@@ -80,6 +87,100 @@ def cell(report, city: City, model: str, metric: str, bold, marker) -> str:
     if spread:
         text += f" ± {spread}"
     return text + marker(report.marker(city, model, metric))
+
+
+#: A cell of a table: ``("value", model, metric)`` or ``("improvement", model, metric)`` (the
+#: model against the city's baseline).
+Cell = tuple[str, str, str]
+
+
+@dataclass
+class Part:
+    """One table, or one part of a table split to fit the page, whatever the format: the first
+    column's heading ``stub_head`` and cells ``stub`` (the metrics; or, models as rows, the
+    models then the improvements' names), the other columns' ``heads`` and ``columns`` (per
+    column, its cells row by row), ``rule``: the row before which a rule goes (the first
+    improvement of a table with models as rows), ``number`` of ``count`` parts."""
+
+    stub_head: str
+    stub: list[str]
+    heads: list[str]
+    columns: list[list[Cell]]
+    rule: int | None
+    number: int
+    count: int
+
+
+def cell_text(report, city: City, kind: str, model: str, metric: str) -> str:
+    """A cell's plain text, as wide as it prints: ``0.1693 ± 0.0012‡ᵃ``, ``+2.87 pp (+20.4%),
+    d_z +0.09``."""
+    if kind == "value":
+        return cell(report, city, model, metric, lambda text: text, lambda text: text)
+    return report.improvement(city, model, metric)
+
+
+def _grid(city: City, metrics: list[str], transpose: bool):
+    """(stub heading, stub, heads, columns, rule) of a whole table: a row per metric and a
+    column per model and improvement, or (``transpose``) a row per model and improvement and a
+    column per metric."""
+    others = [m for m in city.models if m != city.baseline] if city.baseline else []
+    against = [f"{m} vs {city.baseline}" for m in others]
+    if not transpose:
+        columns = [[("value", model, metric) for metric in metrics] for model in city.models]
+        columns += [[("improvement", model, metric) for metric in metrics] for model in others]
+        return "metric", list(metrics), [*city.models, *against], columns, None
+    columns = [
+        [("value", model, metric) for model in city.models]
+        + [("improvement", model, metric) for model in others]
+        for metric in metrics
+    ]
+    rule = len(city.models) if others else None
+    return "model", [*city.models, *against], list(metrics), columns, rule
+
+
+def table_parts(
+    report, city: City, metrics: list[str], transpose: bool | None, *, page: tuple
+) -> list[Part]:
+    """A table laid out on a page, ``page = (width, char, gap)``: the text width, a generous
+    width of one character and the space around a column, in one unit (LaTeX's points, HTML's
+    pixels). A column's width is estimated as ``char * (its longest text) + gap`` (a
+    superscript letter counts half a character). Models as
+    columns when that fits, else models as rows when that fits, else the layout that needs the
+    fewer parts (models as columns on a tie), its columns in consecutive parts that each fit
+    beside the stub; ``transpose`` True or False: that layout only, in parts when it does not
+    fit. Nothing is shrunk, nothing scrolls."""
+    width, char, gap = page
+
+    def size(texts: list[str]) -> float:
+        return max(len(text) - sum(c in SMALL for c in text) / 2 for text in texts) * char + gap
+
+    layouts = []
+    for flag in [False, True] if transpose is None else [bool(transpose)]:
+        stub_head, stub, heads, columns, rule = _grid(city, metrics, flag)
+        stub_width = size([stub_head, *stub])
+        groups: list[list[int]] = [[]]
+        used = stub_width
+        for index, column in enumerate(columns):
+            wide = size([heads[index], *(cell_text(report, city, *c) for c in column)])
+            if groups[-1] and used + wide > width:
+                groups.append([])
+                used = stub_width
+            groups[-1].append(index)
+            used += wide
+        layouts.append((stub_head, stub, heads, columns, rule, groups))
+    stub_head, stub, heads, columns, rule, groups = min(layouts, key=lambda lay: len(lay[-1]))
+    return [
+        Part(
+            stub_head,
+            stub,
+            [heads[i] for i in group],
+            [columns[i] for i in group],
+            rule,
+            n,
+            len(groups),
+        )
+        for n, group in enumerate(groups, 1)
+    ]
 
 
 def spread_text(city: City) -> str:
