@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from mobeval.io.trec import read_qrels, read_qrels_codes, read_run, read_run_codes
+from mobeval.io.trec import Interner, read_qrels, read_qrels_codes, read_run, read_run_codes
 from mobeval.kernels.text import POWERS_OF_TEN, decimal_fast, integer_fast
 
 
@@ -93,3 +93,19 @@ def test_qrels_codes_hold_what_the_polars_reader_reads(tmp_path, block_bytes):
     assert [codes.qids[c] for c in codes.qid] == frame["qid"].to_list()
     assert [codes.docno(i) for i in range(codes.qid.size)] == frame["docno"].to_list()
     assert codes.rel.tolist() == frame["rel"].to_list()
+
+
+def test_interner_codes_are_the_order_of_first_appearance_across_blocks():
+    rng = random.Random(11)
+    pool = ["", "a", "ab", "ba", "b", "abc", "q1", "q10", "q01"]
+    keys = [k for _ in range(300) for k in [rng.choice(pool)] * rng.randint(1, 4)]
+    oracle: dict[str, int] = {}
+    expected = [oracle.setdefault(k, len(oracle)) for k in keys]
+    interner, got = Interner(), []
+    for first in range(0, len(keys), 97):  # blocks, a run of equal keys cut between two
+        block = keys[first : first + 97]
+        data = np.frombuffer("".join(block).encode(), dtype=np.uint8)
+        ends = np.cumsum([len(k) for k in block], dtype=np.int64)
+        got += interner.codes(data, ends - [len(k) for k in block], ends).tolist()
+    assert got == expected
+    assert interner.strings() == list(oracle)

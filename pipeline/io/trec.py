@@ -58,7 +58,6 @@ from mobeval.io.remote import (
     url_error,
     url_scheme,
 )
-from mobeval.io.sources import file_fingerprint, remote_fingerprint
 from mobeval.io.text import READ_ERRORS, first_non_utf8, line_blocks, open_binary, whole_lines
 from mobeval.kernels import text as K
 
@@ -430,10 +429,18 @@ def _qrels_fields(data: np.ndarray) -> tuple:
     return spans, rel, read, np.zeros(2, dtype=np.int64), bad
 
 
+def _fields_and_docnos(fields_of, data: np.ndarray) -> tuple:
+    """``fields_of(data)``, then its lines' docnos end to end and their offsets
+    (:func:`mobeval.kernels.text.concatenated`): both kernels release the GIL."""
+    fields = fields_of(data)
+    spans = fields[0]
+    return *fields, *K.concatenated(data, spans[:, 2], spans[:, 3])
+
+
 def _fields_ahead(path, blocks, fields_of) -> Iterator[tuple[bytes, int, tuple]]:
-    """(block as :func:`_polars_text` gives it, its first line, ``fields_of`` its bytes) of each
-    of ``blocks`` in order, ``fields_of`` (a kernel compiled ``nogil``) run on
-    ``numba.get_num_threads()`` threads while the caller takes in the blocks before: at most
+    """(block as :func:`_polars_text` gives it, its first line, :func:`_fields_and_docnos` of
+    its bytes) of each of ``blocks`` in order, ``fields_of`` (a kernel compiled ``nogil``) run
+    on ``numba.get_num_threads()`` threads while the caller takes in the blocks before: at most
     that many blocks are read ahead."""
     threads = numba.get_num_threads()
     with ThreadPoolExecutor(threads) as pool:
@@ -441,7 +448,7 @@ def _fields_ahead(path, blocks, fields_of) -> Iterator[tuple[bytes, int, tuple]]
         for raw, first_line in blocks:
             block = _polars_text(path, raw, first_line, True)
             data = np.frombuffer(block, dtype=np.uint8)
-            pending.append((block, first_line, pool.submit(fields_of, data)))
+            pending.append((block, first_line, pool.submit(_fields_and_docnos, fields_of, data)))
             if len(pending) >= threads:
                 block, first_line, fields = pending.popleft()
                 yield block, first_line, fields.result()
@@ -465,7 +472,7 @@ def _read_codes(spec, block_bytes: int, kind: str, fields_of, slow_value) -> tup
     blocks = line_blocks(path, block_bytes, "not a readable TREC file", fs)
     for block, first_line, fields in _fields_ahead(path, blocks, fields_of):
         data = np.frombuffer(block, dtype=np.uint8)
-        spans, read_values, read, last_tag, bad = fields
+        spans, read_values, read, last_tag, bad, kept, kept_offsets = fields
         if bad >= 0:
             raise _bad_line(path, block, first_line, kind)
         slow = np.flatnonzero(~read)
@@ -477,7 +484,6 @@ def _read_codes(spec, block_bytes: int, kind: str, fields_of, slow_value) -> tup
             read_values[slow] = parsed.to_numpy()
         if read_values.size:
             qid.append(queries.codes(data, spans[:, 0], spans[:, 1]))
-            kept, kept_offsets = K.concatenated(data, spans[:, 2], spans[:, 3])
             offsets.append(kept_offsets[1:] + len(docnos))
             docnos.extend(kept.data)
             values.append(read_values)
@@ -659,6 +665,9 @@ class TrecSource:
         return frame.with_columns(docno)
 
     def fingerprint(self) -> list[dict]:
+        # imported here: mobeval.io.sources loads pyarrow, which mobeval trec_eval never needs
+        from mobeval.io.sources import file_fingerprint, remote_fingerprint
+
         if self.filesystem is not None:
             return [remote_fingerprint(self.filesystem, self.path, footer=False)]
         return [file_fingerprint(self.path, footer=False)]

@@ -234,10 +234,14 @@ def intern(data, starts, ends, table, arena, used, key_start, key_end, count):
     """Codes of the byte strings ``data[starts[i]:ends[i]]``, new ones added to the table.
     ``table``: slots holding a code or -1; ``arena[:used]``: the keys' bytes; ``key_start``,
     ``key_end``: their spans (``count`` of them). Returns (codes, table, arena, used,
-    key_start, key_end, count), arrays grown where needed."""
+    key_start, key_end, count), arrays grown where needed. A string equal to the one before
+    it (a run's lines come query by query) takes its code without hashing."""
     codes = np.empty(starts.size, dtype=np.int64)
     for i in range(starts.size):
         s, e = starts[i], ends[i]
+        if i > 0 and _same(data, starts[i - 1], ends[i - 1], data, s, e):
+            codes[i] = codes[i - 1]
+            continue
         if 2 * (count + 1) > table.size:  # rehash into twice the slots
             table = np.full(2 * table.size, -1, dtype=np.int64)
             mask = np.uint64(table.size - 1)
@@ -273,7 +277,7 @@ def intern(data, starts, ends, table, arena, used, key_start, key_end, count):
     return codes, table, arena, used, key_start, key_end, count
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def concatenated(data, starts, ends):
     """The strings ``data[starts[i]:ends[i]]`` end to end, and their offsets in that copy
     (string ``i`` at ``offsets[i]:offsets[i + 1]``)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -20,11 +21,12 @@ from mobeval.io.trec import (
     read_run,
     read_run_codes,
 )
-from mobeval.metrics.recs import RecsMetric, parse_recs_metrics
 from mobeval.metrics.trec import MEASURES, NICKNAMES, Measure, measure_names, resolve_measures
-from mobeval.tasks.recs import score_recs_frame
 from mobeval.tasks.trec import Judged, Options, evaluate, judge
 from mobeval.trec_eval.output import format_report
+
+if TYPE_CHECKING:
+    from mobeval.metrics.recs import RecsMetric
 
 JG_MEASURES = {"map_avgjg": "map", "P_avgjg": "P", "Rprec_mult_avgjg": "Rprec_mult"}
 
@@ -100,12 +102,14 @@ NOT_RANKINGS = ("mse", "mae", "rmse")
 def _split_measures(requested: list[str]) -> tuple[list[str], list[RecsMetric]]:
     """The ``-m`` arguments trec_eval knows, and the others read as mobeval's own
     recommendation metrics (``mrr@10``, ``f1@10``...); an argument neither knows is trec_eval's
-    error."""
+    error. The recommendation family is imported only for such an argument."""
     trec, recs = [], []
     for item in requested:
         if item.partition(".")[0] in (*MEASURES, *NICKNAMES):
             trec.append(item)
             continue
+        from mobeval.metrics.recs import parse_recs_metrics
+
         try:
             specs = parse_recs_metrics([item])
         except ConfigError:
@@ -137,6 +141,8 @@ def _recs_results(qrels: pl.DataFrame, run: pl.DataFrame, judged: Judged, specs,
                 f"-m {specs[0].name}: a recommendation metric of mobeval, which {flag} does not "
                 "apply to; leave it out, or name trec_eval's measures only"
             )
+    from mobeval.tasks.recs import score_recs_frame
+
     scores = score_recs_frame(
         run.select(user_id="qid", item_id="docno", score="score"),
         qrels.filter(pl.col("rel") >= 0).select(user_id="qid", item_id="docno", rating="rel"),
