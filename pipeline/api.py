@@ -35,7 +35,6 @@ from mobeval.engines.base import (
     Plan,
     default_model_name,
 )
-from mobeval.engines.local import DEFAULT_CHUNK_ROWS, checked_chunk_rows
 from mobeval.engines.partition import (
     LogitsPartitionJob,
     NextlocPartitionJob,
@@ -56,7 +55,7 @@ from mobeval.metrics.recs_population import (
     resolve_population,
     split_metrics,
 )
-from mobeval.options import option_values
+from mobeval.options import DEFAULT_CHUNK_ROWS, checked_chunk_rows, option_values
 from mobeval.tasks.logits import parse_logits_metrics
 from mobeval.tasks.nextloc import nextloc_spec, plan_inputs
 from mobeval.tasks.recs import rec_columns

@@ -648,7 +648,7 @@ def _add_format_option(command: argparse.ArgumentParser) -> None:
 
 
 def _add_output_options(command: argparse.ArgumentParser) -> None:
-    from mobeval.engines.local import DEFAULT_CHUNK_ROWS
+    from mobeval.options import DEFAULT_CHUNK_ROWS
 
     command.add_argument(
         "--out",
@@ -831,10 +831,9 @@ def _evaluate(args, progress, family: str, inputs: dict, options: dict) -> None:
     """Run one evaluation of the API and print it. With ``--out``, into that folder, recorded
     in its manifest, holding the folder's lock throughout (an unreadable manifest stops the run
     before any work); without it, in memory, nothing written."""
-    from mobeval.engines.local import checked_chunk_rows
     from mobeval.families import FAMILIES
     from mobeval.io.writers import check_name
-    from mobeval.options import check_options
+    from mobeval.options import check_options, checked_chunk_rows
 
     for option, name in (("--city", args.city), ("--model", args.model), ("--run", args.run)):
         if name is not None:

@@ -121,10 +121,6 @@ def test_a_scoring_command_loads_no_face_of_a_whole_out(command, tmp_path):
 #: (a family's choices live beside its kernels and tasks; the validator's, trec_eval's and the
 #: report's modules import Polars): the start-up work left (issue 25).
 HEAVY_HELP = {
-    "nextloc",
-    "trajectory",
-    "recs",
-    "logits",
     "validate",
     "report",
     "trec_eval",
