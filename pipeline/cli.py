@@ -175,7 +175,7 @@ def _named_lines(title: str, lines: dict[str, str]) -> list[str]:
 
 def _validation_tasks() -> dict[str, str]:
     """The validator's rule sets, one line each, from its table."""
-    from mobeval.validate.humob import TASKS as VALIDATION_TASKS
+    from mobeval.validate.tasks import TASKS as VALIDATION_TASKS
 
     return {
         name: f"uids {spec.uid_min}..{spec.uid_max}, days {spec.d_min}..{spec.d_max}"
@@ -324,7 +324,7 @@ def _scoring_arguments(commands, family: str) -> None:
 
 
 def _validate_arguments(commands, name: str) -> None:
-    from mobeval.validate.humob import TASKS as VALIDATION_TASKS
+    from mobeval.validate.tasks import TASKS as VALIDATION_TASKS
 
     validate = _command(commands, name)
     validate.add_argument(
@@ -473,7 +473,7 @@ def _trec_eval_arguments(commands, name: str) -> None:
         name,
         description="A drop-in for trec_eval: same options, measures and text output.",
     )
-    from mobeval.trec_eval import add_arguments as add_trec_eval_arguments
+    from mobeval.trec_eval.arguments import add_arguments as add_trec_eval_arguments
 
     add_trec_eval_arguments(trec)
     _add_url_timeout_option(trec)

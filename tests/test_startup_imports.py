@@ -142,25 +142,10 @@ def test_a_scoring_command_loads_no_other_familys_task_or_kernels(command, tmp_p
     assert sorted(others & modules) == []
 
 
-#: The commands whose ``--help`` still loads the heavy modules through the definitions it shows
-#: (a family's choices live beside its kernels and tasks; the validator's, trec_eval's and the
-#: report's modules import Polars): the start-up work left (issue 25).
-HEAVY_HELP = {
-    "validate",
-    "report",
-    "trec_eval",
-}
-
-
 @pytest.mark.parametrize(
     "command",
-    [
-        pytest.param(c, marks=pytest.mark.xfail(strict=True, reason="issue 25: left to do"))
-        if c in HEAVY_HELP
-        else c
-        for c in ("", "nextloc", "trajectory", "recs", "logits", "validate", "run")
-        + ("compare", "report", "trec_eval", "warmup")
-    ],
+    ["", "nextloc", "trajectory", "recs", "logits", "validate", "run", "compare", "report"]
+    + ["trec_eval", "warmup"],
 )
 def test_help_loads_no_polars_arrow_numba_or_scipy(command, tmp_path):
     modules = loaded_modules([command, "--help"] if command else ["--help"], tmp_path)

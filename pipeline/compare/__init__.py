@@ -71,9 +71,8 @@ _EXPORTS = {
         "pairing": ("UNITS", "unit_refused"),
         "printing": ("print_comparison", "whole_tables"),
         "results": ("COUNT_ROWS",),
+        "names": ("P_COLUMNS", "TESTS"),
         "significance": (
-            "P_COLUMNS",
-            "TESTS",
             "cohen_dz",
             "paired_t",
             "randomization",
