@@ -35,17 +35,9 @@ from mobeval.engines.base import (
     Plan,
     default_model_name,
 )
-from mobeval.engines.local import DEFAULT_CHUNK_ROWS, checked_chunk_rows
-from mobeval.engines.partition import (
-    LogitsPartitionJob,
-    NextlocPartitionJob,
-    RecsPartitionJob,
-    TrajectoryPartitionJob,
-)
 from mobeval.errors import ConfigError, InputError, MobevalError, OptionError
 from mobeval.families import FAMILIES, RECS, resolved_options, with_options
 from mobeval.io.columns import check_used, missing_column, their_names
-from mobeval.io.logits import rows_per_chunk
 from mobeval.io.outputs import read_manifest, read_summary
 from mobeval.io.remote import url_timeout
 from mobeval.io.writers import partition_path, result_name
@@ -56,14 +48,7 @@ from mobeval.metrics.recs_population import (
     resolve_population,
     split_metrics,
 )
-from mobeval.options import option_values
-from mobeval.tasks.logits import parse_logits_metrics
-from mobeval.tasks.nextloc import nextloc_spec, plan_inputs
-from mobeval.tasks.recs import rec_columns
-from mobeval.tasks.recs_population import population_inputs
-from mobeval.tasks.trajectory import COLUMNS as TRAJECTORY_COLUMNS
-from mobeval.tasks.trajectory import TrajectoryPlan, TrajectoryScorer, checked_convention
-from mobeval.tasks.trajectory import check_schemas as check_trajectory_schemas
+from mobeval.options import DEFAULT_CHUNK_ROWS, checked_chunk_rows, option_values
 
 ENGINES = ("local", "spark")
 
@@ -235,6 +220,9 @@ def _nextloc(runner: Engine, truth, predictions, values: dict, where: dict) -> E
     documented in :class:`mobeval.tasks.nextloc.NextlocSpec` and
     :class:`mobeval.metrics.nextloc.NextlocConvention`; ``ties`` and ``duplicates`` (``"error"``
     or ``"drop"``: one entry per location, as a dict-based run holds it) override the preset's."""
+    from mobeval.engines.partition_nextloc import NextlocPartitionJob
+    from mobeval.tasks.nextloc import nextloc_spec, plan_inputs
+
     spec = nextloc_spec(**values)
     truth_source, pred_source = _sources(runner, "nextloc", truth, predictions, values)
     _require_rows((truth_source, "the truth is"), (pred_source, "the predictions are"))
@@ -272,6 +260,11 @@ def _trajectory(runner: Engine, reference, generated, values: dict, where: dict)
     ``exp="numpy"`` takes GEO-BLEU's exp and log from NumPy on this machine, as the reference
     does (default ``"libm"``, the C library's: see :class:`mobeval.metrics.trajectory.
     TrajectoryConvention`)."""
+    from mobeval.engines.partition_trajectory import TrajectoryPartitionJob
+    from mobeval.metrics.trajectory import COLUMNS as TRAJECTORY_COLUMNS
+    from mobeval.tasks.trajectory import TrajectoryPlan, TrajectoryScorer, checked_convention
+    from mobeval.tasks.trajectory import check_schemas as check_trajectory_schemas
+
     chosen = checked_convention(**values)
     reference_source, generated_source = _sources(
         runner, "trajectory", reference, generated, values, TRAJECTORY_COLUMNS
@@ -326,6 +319,10 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
     ``**options``: fields of :class:`mobeval.metrics.recs.RecsConvention` overriding the preset
     (``relevant_threshold=4``, ``averaging="micro"``...). Sections: ``per_unit`` (the key, one
     column per metric), ``summary`` (the system values, then ``users``)."""
+    from mobeval.engines.partition_recs import RecsPartitionJob
+    from mobeval.tasks.recs import rec_columns
+    from mobeval.tasks.recs_population import population_inputs
+
     metrics, cutoffs, key = values["metrics"], values["k"], values["key"]
     conv = RECS.convention(values)
     metrics, population = split_metrics(metrics)
@@ -424,6 +421,10 @@ def _logits(runner: Engine, logits, targets, values: dict, where: dict) -> Evalu
     top1, each row's values), ``summary``. On Spark each task scores a range of rows that it
     reads from the files, so the paths must be readable by every executor (a shared or local file
     system)."""
+    from mobeval.engines.partition_logits import LogitsPartitionJob
+    from mobeval.io.logits import rows_per_chunk
+    from mobeval.tasks.logits import parse_logits_metrics
+
     accumulator_options = {
         "metrics": parse_logits_metrics(values["metrics"], values["k"]),
         "ties": values["ties"],

@@ -175,7 +175,7 @@ def _named_lines(title: str, lines: dict[str, str]) -> list[str]:
 
 def _validation_tasks() -> dict[str, str]:
     """The validator's rule sets, one line each, from its table."""
-    from mobeval.validate.humob import TASKS as VALIDATION_TASKS
+    from mobeval.validate.tasks import TASKS as VALIDATION_TASKS
 
     return {
         name: f"uids {spec.uid_min}..{spec.uid_max}, days {spec.d_min}..{spec.d_max}"
@@ -324,7 +324,7 @@ def _scoring_arguments(commands, family: str) -> None:
 
 
 def _validate_arguments(commands, name: str) -> None:
-    from mobeval.validate.humob import TASKS as VALIDATION_TASKS
+    from mobeval.validate.tasks import TASKS as VALIDATION_TASKS
 
     validate = _command(commands, name)
     validate.add_argument(
@@ -475,7 +475,7 @@ def _trec_eval_arguments(commands, name: str) -> None:
         name,
         description="A drop-in for trec_eval: same options, measures and text output.",
     )
-    from mobeval.trec_eval import add_arguments as add_trec_eval_arguments
+    from mobeval.trec_eval.arguments import add_arguments as add_trec_eval_arguments
 
     add_trec_eval_arguments(trec)
     _add_url_timeout_option(trec)
@@ -650,7 +650,7 @@ def _add_format_option(command: argparse.ArgumentParser) -> None:
 
 
 def _add_output_options(command: argparse.ArgumentParser) -> None:
-    from mobeval.engines.local import DEFAULT_CHUNK_ROWS
+    from mobeval.options import DEFAULT_CHUNK_ROWS
 
     command.add_argument(
         "--out",
@@ -833,10 +833,9 @@ def _evaluate(args, progress, family: str, inputs: dict, options: dict) -> None:
     """Run one evaluation of the API and print it. With ``--out``, into that folder, recorded
     in its manifest, holding the folder's lock throughout (an unreadable manifest stops the run
     before any work); without it, in memory, nothing written."""
-    from mobeval.engines.local import checked_chunk_rows
     from mobeval.families import FAMILIES
     from mobeval.io.writers import check_name
-    from mobeval.options import check_options
+    from mobeval.options import check_options, checked_chunk_rows
 
     for option, name in (("--city", args.city), ("--model", args.model), ("--run", args.run)):
         if name is not None:

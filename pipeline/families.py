@@ -31,16 +31,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from mobeval.errors import OptionError
-from mobeval.io.columns import ColumnMap, column_map
+from mobeval.io.columns import TARGETS_COLUMN, ColumnMap, column_map
 from mobeval.metrics import DIVERGENCES
+from mobeval.metrics import logits as _logits
 from mobeval.metrics import nextloc as _nextloc
 from mobeval.metrics import recs as _recs
 from mobeval.metrics import recs_population as _recs_population
 from mobeval.metrics import trajectory as _trajectory
-from mobeval.tasks import logits as _logits
-from mobeval.tasks import nextloc as _nextloc_task
-from mobeval.tasks import recs as _recs_task
-from mobeval.tasks import trajectory as _trajectory_task
 
 
 class _FromPreset:
@@ -395,7 +392,7 @@ NEXTLOC = Family(
             flag=Flag("names", ["sample_id"]),
         ),
         _columns(
-            _nextloc_task.CANONICAL,
+            _nextloc.CANONICAL,
             ("truth", "predictions"),
             "location=poi,pred.score=logit",
             key=True,
@@ -405,12 +402,12 @@ NEXTLOC = Family(
             "string",
             "auto",
             "what ranks long-form predictions with both a score and a rank (auto: the score)",
-            lambda: _nextloc_task.ORDER_CHOICES,
+            lambda: _nextloc.ORDER_CHOICES,
         ),
         _error_unless(
             "unmatched",
             "drop (and count) predictions whose sample is not in the truth",
-            lambda: _nextloc_task.UNMATCHED,
+            lambda: _nextloc.UNMATCHED,
             "--drop-unmatched",
             "drop",
             defines=False,
@@ -425,8 +422,17 @@ NEXTLOC = Family(
         "ranx": "ranx 0.3.21: Numba's sort on ties, mean F1, repeats dropped",
     },
     ("samples", "samples_without_predictions", "predictions_without_truth_dropped"),
-    _nextloc_task.CANONICAL,
+    _nextloc.CANONICAL,
 )
+
+
+def _trajectory_convention(values: dict):
+    """The convention the trajectory options resolve to, checked against the metrics asked for
+    (:func:`mobeval.tasks.trajectory.checked_convention`: the task, imported when asked)."""
+    from mobeval.tasks.trajectory import checked_convention
+
+    return checked_convention(**{n: values[n] for n in TRAJECTORY.names})
+
 
 TRAJECTORY = Family(
     "trajectory",
@@ -509,7 +515,7 @@ TRAJECTORY = Family(
         _error_unless(
             "on_mismatch",
             "skip (and count) uids whose (d, t) steps differ, not fail",
-            lambda: _trajectory_task.ON_MISMATCH,
+            lambda: _trajectory.ON_MISMATCH,
             "--skip-mismatched",
             "skip",
             defines=False,
@@ -517,23 +523,21 @@ TRAJECTORY = Family(
         _error_unless(
             "out_of_grid",
             "score x/y outside 1..200 (e.g. 999) as the reference does",
-            lambda: _trajectory_task.OUT_OF_GRID,
+            lambda: _trajectory.OUT_OF_GRID,
             "--score-out-of-grid",
             "score",
         ),
-        _columns(
-            _trajectory_task.COLUMNS, ("reference", "generated"), "generated.uid=user", key=False
-        ),
+        _columns(_trajectory.COLUMNS, ("reference", "generated"), "generated.uid=user", key=False),
     ),
     lambda: _trajectory.TRAJECTORY_PRESETS,
-    lambda v: _trajectory_task.checked_convention(**{n: v[n] for n in TRAJECTORY.names}),
+    _trajectory_convention,
     {
         "humob2025": "GIS Cup 2025 (yahoojapan/geobleu d9efb0f): GEO-BLEU N = 5, DTW",
         "humob2024": "HuMob 2024: GEO-BLEU N = 3, the earlier DTW (free start)",
         "movesim": "MoveSim (FIBLAB 93e6837) distributions; GEO-BLEU/DTW as humob2025",
     },
     ("uids", "uid_days", "steps", "uids_skipped", "rows_out_of_grid"),
-    _trajectory_task.COLUMNS,
+    _trajectory.COLUMNS,
 )
 
 
@@ -559,7 +563,7 @@ RECS = Family(
         ),
         Option("key", "string", "user_id", "the user column"),
         _columns(
-            _recs_task.COLUMNS,
+            _recs.COLUMNS,
             ("ratings", "recs"),
             "truth.user_id=userId,truth.item_id=movieId",
             key=False,
@@ -655,7 +659,7 @@ RECS = Family(
         "ranx": "ranx 0.3.21: relevant >= 1, ties as its Numba sort, a list read as a dict",
     },
     ("users",),
-    _recs_task.COLUMNS,
+    _recs.COLUMNS,
 )
 
 LOGITS = Family(
@@ -701,7 +705,7 @@ LOGITS = Family(
             flag=Flag("int"),
         ),
         _columns(
-            ("logits", _logits.TARGETS_COLUMN),
+            ("logits", TARGETS_COLUMN),
             ("targets", "logits"),
             "logits=probs,target=y",
             key=False,
@@ -710,7 +714,7 @@ LOGITS = Family(
         Option(
             "targets_column",
             "string",
-            _logits.TARGETS_COLUMN,
+            TARGETS_COLUMN,
             "Parquet targets column",
             defines=False,
         ),
@@ -722,7 +726,7 @@ LOGITS = Family(
         "sklearn": "scikit-learn's tie rule per metric (top_k_accuracy_score, ndcg_score...)",
     },
     (),
-    ("logits", _logits.TARGETS_COLUMN),
+    ("logits", TARGETS_COLUMN),
 )
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (NEXTLOC, TRAJECTORY, RECS, LOGITS)}

@@ -45,14 +45,13 @@ from pathlib import Path
 from mobeval import api
 from mobeval.api import Evaluation, Manifest
 from mobeval.engines.base import Engine, default_city_name
-from mobeval.engines.local import DEFAULT_CHUNK_ROWS, checked_chunk_rows
 from mobeval.errors import ConfigError, OptionError
 from mobeval.families import FAMILIES
 from mobeval.io.inputs import check_input, is_uri
 from mobeval.io.remote import checked_url_timeout, url_timeout
 from mobeval.io.writers import check_name
 from mobeval.job_values import VALUE_KINDS, all_items, is_int, is_str, shown
-from mobeval.options import check_options
+from mobeval.options import DEFAULT_CHUNK_ROWS, check_options, checked_chunk_rows
 from mobeval.report.job import ReportSpec, check_report_table, run_report
 
 

@@ -14,6 +14,7 @@ then spells the option as its user did: ``--k`` (:mod:`mobeval.cli`), ``tasks[0]
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -21,6 +22,17 @@ import numpy as np
 
 from mobeval.errors import ConfigError, OptionError
 from mobeval.families import FAMILIES, Family, Option
+
+#: Rows per chunk unless given (logits: values): the memory budget of every engine.
+DEFAULT_CHUNK_ROWS = 2_000_000
+
+
+def checked_chunk_rows(value: object, option: str = "chunk_rows") -> int:
+    """``value`` if it is a positive integer, else a ConfigError naming ``option`` (the one check
+    of the chunk size: the CLI's ``--chunk-rows``, a job's ``chunk_rows``, the API's)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1:
+        return int(value)  # a NumPy integer too
+    raise ConfigError(f"{option} must be a positive integer, got {value!r}")
 
 
 @contextmanager

@@ -118,29 +118,35 @@ def test_a_scoring_command_loads_no_face_of_a_whole_out(command, tmp_path):
     )
 
 
-#: The commands whose ``--help`` still loads the heavy modules through the definitions it shows
-#: (a family's choices live beside its kernels and tasks; the validator's, trec_eval's and the
-#: report's modules import Polars): the start-up work left (issue 25).
-HEAVY_HELP = {
-    "nextloc",
-    "trajectory",
-    "recs",
-    "logits",
-    "validate",
-    "report",
-    "trec_eval",
+#: Each family's own task, kernels and partition job: a scoring command loads no other family's.
+OWN = {
+    "nextloc": ("mobeval.tasks.nextloc", "mobeval.engines.partition_nextloc"),
+    "trajectory": (
+        "mobeval.tasks.trajectory",
+        "mobeval.kernels.geobleu",
+        "mobeval.engines.partition_trajectory",
+    ),
+    "recs": ("mobeval.tasks.recs", "mobeval.kernels.recs", "mobeval.engines.partition_recs"),
+    "logits": (
+        "mobeval.tasks.logits",
+        "mobeval.kernels.logits",
+        "mobeval.engines.partition_logits",
+    ),
 }
+
+
+@pytest.mark.parametrize("command", sorted(OWN))
+def test_a_scoring_command_loads_no_other_familys_task_or_kernels(command, tmp_path):
+    modules = loaded_modules(COMMANDS[command][0], tmp_path)
+    assert set(OWN[command]) <= modules  # the report is that of a run of this family
+    others = {name for family, names in OWN.items() if family != command for name in names}
+    assert sorted(others & modules) == []
 
 
 @pytest.mark.parametrize(
     "command",
-    [
-        pytest.param(c, marks=pytest.mark.xfail(strict=True, reason="issue 25: left to do"))
-        if c in HEAVY_HELP
-        else c
-        for c in ("", "nextloc", "trajectory", "recs", "logits", "validate", "run")
-        + ("compare", "report", "trec_eval", "warmup")
-    ],
+    ["", "nextloc", "trajectory", "recs", "logits", "validate", "run", "compare", "report"]
+    + ["trec_eval", "warmup"],
 )
 def test_help_loads_no_polars_arrow_numba_or_scipy(command, tmp_path):
     modules = loaded_modules([command, "--help"] if command else ["--help"], tmp_path)

@@ -72,9 +72,8 @@ _EXPORTS = {
         "printing": ("print_comparison", "whole_tables"),
         "results": ("COUNT_ROWS",),
         "runs": ("fold_rows",),
+        "names": ("P_COLUMNS", "TESTS"),
         "significance": (
-            "P_COLUMNS",
-            "TESTS",
             "cohen_dz",
             "paired_t",
             "randomization",

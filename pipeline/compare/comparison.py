@@ -17,6 +17,7 @@ import polars as pl
 
 from mobeval.compare.corrections import CORRECTIONS, FAMILIES, corrected
 from mobeval.compare.intervals import bootstrap_cis
+from mobeval.compare.names import TESTS
 from mobeval.compare.pairing import (
     POPULATION,
     UNITS,
@@ -33,7 +34,6 @@ from mobeval.compare.pairing import (
 from mobeval.compare.results import OutputFolder, runs_fingerprint
 from mobeval.compare.runs import RUNS, RUNS_AS_UNITS, runs_mode, runs_side
 from mobeval.compare.significance import (
-    TESTS,
     cohen_dz,
     paired_t,
     randomizations,

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from mobeval.compare.significance import P_COLUMNS, TESTS
+from mobeval.compare.names import P_COLUMNS, TESTS
 from mobeval.errors import ConfigError
 
 CORRECTIONS = ("holm", "bonferroni", "bh", "by", "none")

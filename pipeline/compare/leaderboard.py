@@ -14,7 +14,7 @@ import string
 
 import polars as pl
 
-from mobeval.compare.significance import P_COLUMNS, TESTS
+from mobeval.compare.names import P_COLUMNS, TESTS
 from mobeval.errors import ConfigError
 from mobeval.metrics import lower_is_better
 

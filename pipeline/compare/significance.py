@@ -12,14 +12,6 @@ import numpy as np
 
 from mobeval.kernels import resampling
 
-TESTS = ("paired-t", "wilcoxon", "randomization", "tukey")
-#: p-value column of each test.
-P_COLUMNS = {
-    "paired-t": "p_t",
-    "wilcoxon": "p_wilcoxon",
-    "randomization": "p_randomization",
-    "tukey": "p_tukey",
-}
 #: Non-zero differences up to which the randomization test enumerates every sign vector.
 EXACT_MAX_NONZERO = 16
 #: Absolute tolerance of the randomization test, times max|d|.

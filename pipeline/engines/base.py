@@ -26,7 +26,7 @@ from typing import Protocol
 
 import polars as pl
 
-from mobeval.engines.local import checked_chunk_rows, stream_pairs
+from mobeval.engines.local import stream_pairs
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.columns import renamed
 from mobeval.io.inputs import as_source, check_input, fingerprint, is_uri
@@ -40,6 +40,7 @@ from mobeval.io.writers import (
     plain_name,
     write_text_atomic,
 )
+from mobeval.options import checked_chunk_rows
 from mobeval.progress import WRITING, Progress
 
 DEFAULT_CITY = "default"

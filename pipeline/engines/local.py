@@ -14,7 +14,6 @@ keeps memory bounded by the chunk:
 
 from __future__ import annotations
 
-import numbers
 import queue
 import tempfile
 import threading
@@ -23,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from mobeval.errors import ConfigError, InputError
+from mobeval.errors import InputError
 from mobeval.io.chunking import (
     NotSorted,
     SortedLookup,
@@ -42,18 +41,9 @@ from mobeval.kernels.buckets import claim_runs
 from mobeval.kernels.keys import match_sorted, unit_offsets
 from mobeval.progress import BUCKETING, READING, SCORING, Progress
 
-DEFAULT_CHUNK_ROWS = 2_000_000
 #: Batches read ahead of the scorer: the reader thread decodes (Parquet decoding and Polars' casts
 #: release the GIL) while the kernels score the previous chunk; memory holds at most this many.
 READ_AHEAD = 2
-
-
-def checked_chunk_rows(value: object, option: str = "chunk_rows") -> int:
-    """``value`` if it is a positive integer, else a ConfigError naming ``option`` (the one check
-    of the chunk size: the CLI's ``--chunk-rows``, a job's ``chunk_rows``, the API's)."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1:
-        return int(value)  # a NumPy integer too
-    raise ConfigError(f"{option} must be a positive integer, got {value!r}")
 
 
 def _checked_keys(batches, key: list[str], label: str):

@@ -28,6 +28,9 @@ them, and a partition computed twice (a retried task, a cached block computed ag
 once. The driver merges the accumulators (exact sums: any partitioning gives the same bits) and
 raises the error, so a bad input fails with the local engine's message and no task retries.
 
+Each family's job (and its fold) lives in its own module, ``partition_<family>.py``, which only
+the runs of that family import: a run loads its own task and kernels, no other family's.
+
 This module imports no Spark at module level: workers unpickle the partition job by reference
 (``functools.partial`` of :func:`score_partition`), so Numba kernels come from the installed
 package and load from its on-disk cache.
@@ -39,29 +42,18 @@ import math
 import pickle
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from mobeval.engines.local import reject_duplicate_truth
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.chunking import SortedUnitChunks, key_at
-from mobeval.io.logits import (
-    TARGETS_COLUMN,
-    input_name,
-    is_parquet,
-    is_targets_column,
-    iter_logits,
-    logits_chunks,
-    read_array,
-)
-from mobeval.tasks.logits import AGGREGATION, LogitsAccumulator
-from mobeval.tasks.nextloc import NextlocScorer, NextlocSpec, plan_inputs
-from mobeval.tasks.recs import RecsPlan, RecsScorer, RecsState
-from mobeval.tasks.trajectory import TrajectoryScorer
+
+if TYPE_CHECKING:
+    from mobeval.engines.partition_logits import LogitsPartitionJob
 
 
 class SparkNotInstalled(ConfigError, ImportError):
@@ -76,260 +68,6 @@ TRUTH_SIDE = 0
 PRED_SIDE = 1
 BOTH = "__both"
 MODEL = "__model"
-
-
-@dataclass(frozen=True)
-class NextlocPartitionJob:
-    """Everything a worker needs to score next-location partitions (picklable, no Spark)."""
-
-    spec: NextlocSpec
-    truth_schema: dict
-    pred_schema: dict
-    truth_label: str
-    pred_label: str
-    output: pa.Schema
-    chunk_rows: int
-    threads: int
-
-    @property
-    def key(self) -> list[str]:
-        return list(self.spec.key)
-
-    def scorer(self) -> NextlocScorer:
-        plan = plan_inputs(
-            self.truth_schema, self.truth_label, self.pred_schema, self.pred_label, self.spec
-        )
-        return NextlocScorer(self.spec, plan, self.pred_label, self.truth_label)
-
-    def score(self, scorer: NextlocScorer, truth: pl.DataFrame, pred: pl.DataFrame):
-        truth = truth.select(scorer.plan.truth_select)
-        reject_duplicate_truth(truth, self.key, self.truth_label)
-        return scorer.score(pred.select(scorer.plan.pred_select), truth)
-
-
-@dataclass(frozen=True)
-class TrajectoryPartitionJob:
-    """Everything a worker needs to score trajectory partitions (picklable, no Spark)."""
-
-    options: dict
-    output: pa.Schema
-    chunk_rows: int
-    threads: int
-
-    @property
-    def key(self) -> list[str]:
-        return ["uid"]
-
-    def scorer(self) -> TrajectoryScorer:
-        return TrajectoryScorer(**self.options)
-
-    def score(self, scorer: TrajectoryScorer, reference: pl.DataFrame, generated: pl.DataFrame):
-        # Sorted by (uid, d, t) as a sorted file streams locally, so that the first out-of-grid
-        # row of a side is the smallest (uid, d, t), whatever the partitioning.
-        order = ["uid", "d", "t"]
-        return scorer.score(generated.sort(order), reference.sort(order))
-
-
-@dataclass
-class RecsFold:
-    """The fold of a recommendation scoring: the summary state (None before any user) and the
-    number of users scored; merged exactly (:meth:`RecsState.merge`)."""
-
-    state: RecsState | None = None
-    users: int = 0
-
-    def merge(self, other: RecsFold) -> None:
-        if other.state is not None:
-            if self.state is None:
-                self.state = other.state
-            else:
-                self.state.merge(other.state)
-        self.users += other.users
-
-
-class RecsPartitionScorer(RecsScorer):
-    """:class:`RecsScorer` whose state and user count read and write as one ``accumulator`` (a
-    :class:`RecsFold`), as the engine folds partitions; users on one side only are checked by
-    :meth:`summary`, on the driver, once every partition is in (the local engine's message)."""
-
-    @property
-    def accumulator(self) -> RecsFold:
-        return RecsFold(self.state, self.users)
-
-    @accumulator.setter
-    def accumulator(self, fold: RecsFold) -> None:
-        self.state, self.users = fold.state, fold.users
-
-
-@dataclass(frozen=True)
-class RecsPartitionJob:
-    """Everything a worker needs to score recommendation partitions (picklable, no Spark).
-
-    ``options``: the :class:`RecsScorer` keyword arguments; ``columns``, ``recs_schema``,
-    ``ratings_schema``: what :meth:`RecsPlan.build` takes (the plan is rebuilt on the worker).
-    A user's list rows arrive in input order (file, then position), as the local engine reads them.
-    """
-
-    options: dict
-    columns: tuple[str, ...]
-    recs_schema: dict
-    ratings_schema: dict
-    output: pa.Schema
-    chunk_rows: int
-    threads: int
-
-    @property
-    def key(self) -> list[str]:
-        return [self.options["key"]]
-
-    def plan(self) -> RecsPlan:
-        return RecsPlan.build(
-            self.options["key"], self.columns, self.recs_schema, self.ratings_schema
-        )
-
-    def scorer(self) -> RecsPartitionScorer:
-        scorer = RecsPartitionScorer(**self.options)
-        scorer.plan = self.plan()
-        return scorer
-
-    def score(self, scorer: RecsPartitionScorer, ratings: pl.DataFrame, recs: pl.DataFrame):
-        plan = scorer.plan
-        return scorer.score(recs.select(plan.pred_select), ratings.select(plan.truth_select))
-
-
-class LogitsFold(LogitsAccumulator):
-    """:class:`LogitsAccumulator` that merges another one exactly (its sums and its per-class
-    confusion counts), as the engine folds partitions of rows."""
-
-    def merge(self, other: LogitsFold) -> None:
-        if other.n_classes is None:
-            return
-        if self.n_classes is None:
-            self.n_classes = other.n_classes
-            self.n_true, self.n_pred, self.n_tp = (np.zeros_like(other.n_true) for _ in "abc")
-        self.sums.merge(other.sums)
-        self.n_true = self.n_true + other.n_true
-        self.n_pred = self.n_pred + other.n_pred
-        self.n_tp = self.n_tp + other.n_tp
-
-
-@dataclass(frozen=True)
-class LogitsPartitionJob:
-    """Everything needed to score logits rows (picklable): the inputs (a ``.npy`` or Parquet
-    path, or an array locally; targets also a column of the logits' Parquet file), the
-    accumulator's options, the input columns and the rows per chunk.
-
-    Rows pair by position, so a partition is a range of rows: :meth:`chunks` reads, from the
-    file itself, the chunks starting in ``[first, stop)`` (a ``.npy`` file memory-mapped: only
-    those rows; Parquet: the batches of ``chunk_rows`` rows up to ``stop``). Every partition but
-    the one holding row 0 starts with the classes known (``n_classes``, the first row's), so a row
-    of another width is the local engine's error wherever it is."""
-
-    logits: object
-    targets: object
-    options: dict
-    columns: dict
-    chunk_rows: int
-    percent: bool = False
-    n_classes: int | None = None
-    output: pa.Schema | None = None
-    threads: int = 1
-
-    def accumulator(self) -> LogitsFold:
-        return LogitsFold(**self.options)
-
-    def scorer(self) -> LogitsScorer:
-        return LogitsScorer(self.accumulator(), self.percent)
-
-    @property
-    def truth_file(self) -> object:
-        """What holds the targets: their own input, or the logits' when they are a column of it."""
-        return self.logits if is_targets_column(self.targets) else self.targets
-
-    def fingerprints(self, fingerprint=None) -> dict[str, list]:
-        """The inputs' fingerprints (``fingerprint``: the engine's, default the local files')."""
-        if fingerprint is None:
-            from mobeval.io.inputs import fingerprint
-        column = is_targets_column(self.targets)
-        return {
-            "truth": [{"column": self.targets}] if column else fingerprint(self.targets),
-            "predictions": fingerprint(self.logits),
-        }
-
-    def per_unit_schema(self) -> dict[str, pl.DataType]:
-        """Columns and types of the per-sample table (:meth:`LogitsAccumulator.add`)."""
-        means = [m for m in self.options["metrics"] if AGGREGATION.get(m, "mean") == "mean"]
-        return {
-            "row": pl.Int64,
-            "target": pl.Int64,
-            "rank": pl.Float64,
-            "top1": pl.Int64,
-            **dict.fromkeys(means, pl.Float64),
-        }
-
-    def shape(self) -> tuple[int, int]:
-        """(rows, classes) of the logits, the classes read from the first row."""
-        first = next(logits_chunks(self.logits, self.targets, 1, **self._chunk_columns()), None)
-        width = first[1].shape[-1] if first is not None and first[1].ndim == 2 else 0
-        if is_parquet(self.logits):
-            return pq.ParquetFile(self.logits).metadata.num_rows, width
-        return len(read_array(self.logits, "logits")), width
-
-    def chunks(self, accumulator: LogitsFold, first: int = 0, stop: int | None = None):
-        """(rows, per-sample frame) of every chunk that starts in ``[first, stop)``, each folded
-        into ``accumulator`` (everything: :func:`mobeval.io.logits.iter_logits`)."""
-        if first == 0 and stop is None:
-            yield from iter_logits(
-                accumulator,
-                self.logits,
-                self.targets,
-                chunk_rows=self.chunk_rows,
-                per_sample=True,
-                **self.columns,
-            )
-            return
-        path = input_name(self.logits)
-        if is_targets_column(self.targets):
-            targets_at = (path, self.targets)
-        else:
-            parquet = is_parquet(self.targets)
-            targets_at = (
-                input_name(self.targets),
-                self.columns["targets_column"] if parquet else None,
-            )
-        if first > 0 and self.n_classes is not None:
-            accumulator.n_classes = self.n_classes
-            accumulator.n_true, accumulator.n_pred, accumulator.n_tp = (
-                np.zeros(self.n_classes, dtype=np.int64) for _ in "abc"
-            )
-        for start, x, y in logits_chunks(
-            self.logits, self.targets, self.chunk_rows, **self._chunk_columns()
-        ):
-            if stop is not None and start >= stop:
-                return
-            if start >= first:
-                frame = accumulator.add(
-                    x, y, first_row=start, path=path, targets_at=targets_at, per_sample=True
-                )
-                yield len(x), frame
-
-    def _chunk_columns(self) -> dict:
-        return {
-            "logits_column": self.columns.get("logits_column", "logits"),
-            "targets_column": self.columns.get("targets_column", TARGETS_COLUMN),
-        }
-
-
-@dataclass
-class LogitsScorer:
-    """The fold of a logits scoring as the engines' drivers use it: ``accumulator`` (merged from
-    the partitions) and the summary."""
-
-    accumulator: LogitsFold
-    percent: bool
-
-    def summary(self) -> pl.DataFrame:
-        return self.accumulator.finalize(percent=self.percent)
 
 
 def row_ranges(n_rows: int, chunk_rows: int, partitions: int) -> list[tuple[int, int]]:
@@ -511,16 +249,8 @@ def rebuild_error(state: tuple) -> InputError:
 
 
 __all__ = [
-    "LogitsFold",
-    "LogitsPartitionJob",
-    "LogitsScorer",
-    "NextlocPartitionJob",
     "PartitionJobs",
-    "RecsFold",
-    "RecsPartitionJob",
-    "RecsPartitionScorer",
     "SparkNotInstalled",
-    "TrajectoryPartitionJob",
     "FoldList",
     "fold_state",
     "merged_folds",

@@ -20,6 +20,8 @@ local engine's sources, the Spark engine's ``read_input`` for its DataFrames, bo
 that likely holds it under another name (``userId`` for ``user_id``, ``movieId`` for ``item_id``,
 a case or underscore difference) and the entry that reads it (``columns={'truth.user_id':
 'userId'}``, spelled ``--columns truth.user_id=userId`` by the command line).
+
+The module loads no Polars or Arrow (a family's definition reads it: ``--help`` stays light).
 """
 
 from __future__ import annotations
@@ -27,12 +29,16 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-
-import polars as pl
+from typing import TYPE_CHECKING
 
 from mobeval.errors import InputError, OptionError
-from mobeval.io.sources import columns_present
 
+if TYPE_CHECKING:
+    import polars as pl
+
+#: Our name of the logits family's targets column (in a Parquet file of targets, or beside the
+#: logits in theirs).
+TARGETS_COLUMN = "target"
 #: The two inputs, as the mapping's prefixes name them beside each family's own names.
 ROLES = ("truth", "pred")
 #: Other spellings of our column names met in public data sets (MovieLens' ``userId`` /
@@ -335,6 +341,8 @@ def missing_column(
     their names in the file (:func:`rename_hint`; ``known``: the family's names and the key,
     which are not candidates). ``key_in``: where ``column`` is the key's one column, the other
     input's columns: a likely source in both inputs is named as the key to give instead."""
+    from mobeval.io.sources import columns_present
+
     columns = [column] if isinstance(column, str) else list(column)
     hint = (
         (key_in is not None and key_hint(columns[0], schema, key_in, known))

@@ -25,10 +25,10 @@ import polars as pl
 import pyarrow as pa
 
 from mobeval.errors import ConfigError, InputError
+from mobeval.io.columns import TARGETS_COLUMN
 from mobeval.io.objects import InputTypeError
 from mobeval.io.remote import client_errors, filesystem, local_path, url_error, url_scheme
 
-TARGETS_COLUMN = "target"
 #: The most bytes of a remote ``.npy`` file read for its header (magic, length, dict).
 HEADER_BYTES = 1 << 16
 ACCEPTED = (

@@ -10,14 +10,17 @@ qrels and ``-Z`` files, trec_eval's measure parameters, the HuMob validator's da
 
 Each reading has a plain Python form (``*_problem``: why a text is not one, or None), used to
 name a bad line and to check a parameter, and a Polars form (``*_column``) that reads a whole
-block of fields the same way, null where the Python form finds a problem.
+block of fields the same way, null where the Python form finds a problem. The Python forms
+load no Polars (trec_eval's measure names read them: ``--help`` and option checks stay light).
 """
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-import polars as pl
+if TYPE_CHECKING:
+    import polars as pl
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 INT64_RANGE = "a 64-bit integer (-2^63 to 2^63-1)"
@@ -52,10 +55,14 @@ def real_problem(text: str) -> str | None:
 
 def integer_column(text: pl.Expr) -> pl.Expr:
     """Int64 of each String of ``text``; null where :func:`integer_problem` finds a problem."""
+    import polars as pl
+
     return text.str.replace(r"^\+([0-9])", "$1").cast(pl.Int64, strict=False)
 
 
 def real_column(text: pl.Expr) -> pl.Expr:
     """Float64 of each String of ``text``; null where :func:`real_problem` finds a problem."""
+    import polars as pl
+
     value = text.cast(pl.Float64, strict=False)
     return pl.when(value.is_finite()).then(value)

@@ -46,14 +46,11 @@ import numpy as np
 from numba import njit
 
 from mobeval.kernels.blocks import readonly, run_blocks
+from mobeval.kernels.codes import MAX_TABLE
 from mobeval.kernels.pairwise import pairwise_sum
 
-#: Largest squared-distance lookup table we build (entries); beyond that, compute directly.
-MAX_TABLE = 1 << 22
 #: Fewest uid-days per block of work on a thread (a block allocates its scratch buffers once).
 BLOCK = 32
-#: Largest n-gram order N (a day has at most 48 half-hour steps; this bounds the buffers).
-MAX_ORDER = 128
 
 
 # --------------------------------------------------------------------------- point distances

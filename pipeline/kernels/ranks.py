@@ -35,17 +35,18 @@ import numpy as np
 from numba import njit
 
 from mobeval.kernels.blocks import readonly, run_blocks
-
-ID_ASC = 0
-ID_DESC_STR = 1
-INPUT = 2
-OPTIMISTIC = 3
-PESSIMISTIC = 4
-AVERAGE = 5
-ID_ASC_STR = 6
-RANX = 7
-RANX_COMPARABLE = 8
-RANX_DICT = 9
+from mobeval.kernels.codes import (
+    AVERAGE,
+    ID_ASC,
+    ID_ASC_STR,
+    ID_DESC_STR,
+    INPUT,
+    OPTIMISTIC,
+    PESSIMISTIC,
+    RANX,
+    RANX_COMPARABLE,
+    RANX_DICT,
+)
 
 # Numba's np.argsort (numba/misc/quicksort.py, SMALL_QUICKSORT) insertion-sorts a range of fewer
 # than 16 items; only longer ranges go through its (unstable) quicksort partitions.

@@ -27,17 +27,8 @@ import numpy as np
 from numba import njit
 
 from mobeval.kernels.blocks import readonly, run_blocks
+from mobeval.kernels.codes import ACC, CODES, F1, MAP, MRR, NDCG, NO_CUTOFF, PRECISION, RECALL
 
-ACC = 0
-PRECISION = 1
-RECALL = 2
-F1 = 3
-MRR = 4  # with k = 0: no cutoff
-MAP = 5
-NDCG = 6
-NO_CUTOFF = 0
-#: Every metric code this kernel computes; any other is refused before the kernel runs.
-CODES = frozenset({ACC, PRECISION, RECALL, F1, MRR, MAP, NDCG})
 UNITS_PER_BLOCK = 16384  # fewer units than this are scored in one block (no thread)
 
 

@@ -33,45 +33,51 @@ from dataclasses import dataclass
 import numpy as np
 
 from mobeval.errors import ConfigError
-from mobeval.kernels import ranks, topk
+from mobeval.kernels import codes
 
 TIE_POLICIES = {
-    "id_asc": ranks.ID_ASC,
-    "id_asc_str": ranks.ID_ASC_STR,
-    "id_desc_str": ranks.ID_DESC_STR,
-    "input": ranks.INPUT,
-    "ranx": ranks.RANX,
-    "ranx_comparable": ranks.RANX_COMPARABLE,
-    "ranx_dict": ranks.RANX_DICT,
-    "optimistic": ranks.OPTIMISTIC,
-    "pessimistic": ranks.PESSIMISTIC,
-    "average": ranks.AVERAGE,
+    "id_asc": codes.ID_ASC,
+    "id_asc_str": codes.ID_ASC_STR,
+    "id_desc_str": codes.ID_DESC_STR,
+    "input": codes.INPUT,
+    "ranx": codes.RANX,
+    "ranx_comparable": codes.RANX_COMPARABLE,
+    "ranx_dict": codes.RANX_DICT,
+    "optimistic": codes.OPTIMISTIC,
+    "pessimistic": codes.PESSIMISTIC,
+    "average": codes.AVERAGE,
 }
 
 #: Tie policies that read a sample's candidates in their input order.
 INPUT_ORDER_TIES = frozenset({"input", "ranx", "ranx_comparable", "ranx_dict"})
 
 CUTOFF_METRICS = {
-    "acc": topk.ACC,
-    "precision": topk.PRECISION,
-    "recall": topk.RECALL,
-    "f1": topk.F1,
-    "mrr": topk.MRR,
-    "map": topk.MAP,
-    "ndcg": topk.NDCG,
+    "acc": codes.ACC,
+    "precision": codes.PRECISION,
+    "recall": codes.RECALL,
+    "f1": codes.F1,
+    "mrr": codes.MRR,
+    "map": codes.MAP,
+    "ndcg": codes.NDCG,
 }
 #: The values of each choice of :class:`NextlocConvention` besides ``ties`` (see its fields).
 F1 = ("aggregate", "mean")
 MISSING = ("miss", "skip")
 K_BEYOND_LIST = ("allow", "error")
 DUPLICATES = ("error", "drop")
+#: The columns the family reads (long form: one row per candidate; wide: lists per sample).
+CANONICAL = ("location", "score", "rank", "locations", "scores")
+#: What ranks long-form predictions with both a score and a rank (``order_by``).
+ORDER_CHOICES = ("auto", "score", "rank")
+#: Predictions whose sample is not in the truth: an error, or dropped and counted.
+UNMATCHED = ("error", "drop")
 
-UNCUT_METRICS = {"mrr": topk.MRR, "map": topk.MAP, "ndcg": topk.NDCG}
+UNCUT_METRICS = {"mrr": codes.MRR, "map": codes.MAP, "ndcg": codes.NDCG}
 #: How a metric's city value is made from its per-sample values, per metric code: ``"mean"`` (the
 #: mean over the samples counted: every metric not listed), or ``"hits"``: under
 #: ``NextlocConvention.f1 == "aggregate"``, 2 P R / (P + R) of the mean precision and recall, both
 #: from the summed hits at the same cutoff (LibCity's F1@k; the mean under ``f1="mean"``).
-AGGREGATION = {topk.F1: "hits"}
+AGGREGATION = {codes.F1: "hits"}
 DEFAULT_METRICS = ("acc@k", "precision@k", "recall@k", "f1@k", "mrr@k", "map@k", "ndcg@k", "mrr")
 
 
@@ -137,7 +143,7 @@ class MetricColumns:
 
     names: tuple[str, ...]
     metric_codes: np.ndarray  # int64, mobeval.kernels.topk metric ids
-    cutoffs: np.ndarray  # int64, topk.NO_CUTOFF for none
+    cutoffs: np.ndarray  # int64, codes.NO_CUTOFF for none
 
     def aggregation(self, j: int, convention: NextlocConvention) -> str:
         """How column ``j``'s city value is made under ``convention`` (see AGGREGATION)."""
@@ -162,7 +168,7 @@ def expand_metrics(metrics: list[str] | tuple[str, ...] | None, k: list[int] | t
             for cutoff in cutoffs:
                 columns.setdefault(f"{base}@{cutoff}", (CUTOFF_METRICS[base], cutoff))
         elif not at and base in UNCUT_METRICS:
-            columns.setdefault(base, (UNCUT_METRICS[base], topk.NO_CUTOFF))
+            columns.setdefault(base, (UNCUT_METRICS[base], codes.NO_CUTOFF))
         elif not at and base in CUTOFF_METRICS:
             raise ConfigError(f"metric {raw!r} needs a cutoff: {base}@k (every k) or {base}@10")
         else:
@@ -170,9 +176,9 @@ def expand_metrics(metrics: list[str] | tuple[str, ...] | None, k: list[int] | t
             raise ConfigError(f"unknown metric {raw!r}; known: {', '.join(known)}")
     if not columns:
         raise ConfigError("metrics: give at least one metric, e.g. acc@k,ndcg@k,mrr")
-    codes = np.array([code for code, _ in columns.values()], dtype=np.int64)
+    metric_codes = np.array([code for code, _ in columns.values()], dtype=np.int64)
     cutoffs_array = np.array([cutoff for _, cutoff in columns.values()], dtype=np.int64)
-    return MetricColumns(tuple(columns), codes, cutoffs_array)
+    return MetricColumns(tuple(columns), metric_codes, cutoffs_array)
 
 
 #: The largest cutoff accepted (any k beyond a list's length gives the same values).

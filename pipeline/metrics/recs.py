@@ -89,6 +89,10 @@ _ALIASES = {
 _NAME = re.compile(r"^\s*([a-z_\-]+?|f\d+(?:\.\d+)?)\s*(?:@\s*(\d{1,18}))?\s*$")
 #: What ``mobeval recs`` / ``evaluate_recs`` report when no metric is named (over the cutoffs).
 DEFAULT_METRICS = ("precision", "recall", "ndcg", "map", "mrr")
+#: The columns the family reads (a ``columns`` option maps the user's names to these): the
+#: ratings' ``user_id`` (the ``key``), ``item_id``, ``rating``; the lists' ``user_id``,
+#: ``item_id`` and, as the convention needs them, ``rank`` / ``score``.
+COLUMNS = ("user_id", "item_id", "rating", "rank", "score")
 #: The allowed values of every :class:`RecsConvention` field that takes one of a few names.
 OPTION_CHOICES = {
     "averaging": ("macro", "micro"),

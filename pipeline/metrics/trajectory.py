@@ -17,6 +17,9 @@ differ from libm by 1 ulp on some arguments; the greedy matching can turn such a
 different matching. ``exp="libm"`` (default) computes with libm everywhere, so the values do not
 depend on the CPU; ``exp="numpy"`` takes every exp and log from NumPy on the running machine,
 called as the reference calls them, so that the values are the ones the reference prints there.
+
+The functions that score import their kernels when called: the conventions, presets and
+choices here load no Numba (``--help``, option checks; issue 25).
 """
 
 from __future__ import annotations
@@ -28,19 +31,7 @@ from typing import Literal
 import numpy as np
 
 from mobeval.errors import ConfigError, OptionError
-from mobeval.kernels.geobleu import (
-    MAX_ORDER,
-    MAX_TABLE,
-    dtw_days,
-    dtw_seq,
-    geobleu_days,
-    geobleu_pn_days,
-    geobleu_pn_seq,
-    geobleu_seq,
-    mean_per_unit,
-    mean_rows,
-    proximity_table_size,
-)
+from mobeval.kernels.codes import MAX_ORDER, MAX_TABLE
 
 Matching = Literal["greedy", "optimal"]
 Exp = Literal["libm", "numpy"]
@@ -50,6 +41,12 @@ Unit = Literal["cells", "metres"]
 UNITS = ("cells", "metres")
 Bins = Literal["closed", "arange"]
 BINS = ("closed", "arange")
+#: The columns the family reads, in both inputs.
+COLUMNS = ("uid", "d", "t", "x", "y")
+#: uids whose (d, t) steps differ: an error, or skipped and counted.
+ON_MISMATCH = ("error", "skip")
+#: x / y outside the grid: an error, or scored as the reference does.
+OUT_OF_GRID = ("error", "score")
 #: A HuMob grid cell's side in metres (200 x 200 cells of 500 m).
 CELL_METRES = 500.0
 
@@ -229,6 +226,8 @@ def numpy_finish(pn, n, len_gen, len_ref, *, exp_fn=None, log_fn=None) -> np.nda
     one call over all rows gives each row the bits of the reference's per-day calls (a test
     checks this on the running machine).
     """
+    from mobeval.kernels.geobleu import mean_rows
+
     exp_fn = np.exp if exp_fn is None else exp_fn
     log_fn = np.log if log_fn is None else log_fn
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -246,6 +245,12 @@ def geobleu_day_values(
 ) -> np.ndarray:
     """GEO-BLEU of every uid-day (layout of :func:`mobeval.kernels.geobleu.geobleu_days`)
     under ``convention``, its ``exp`` included; ``exp_fn`` / ``log_fn`` replace NumPy's (tests)."""
+    from mobeval.kernels.geobleu import (
+        geobleu_days,
+        geobleu_pn_days,
+        proximity_table_size,
+    )
+
     optimal = convention.matching == "optimal"
     if convention.exp == "libm":
         return geobleu_days(
@@ -290,6 +295,12 @@ def geobleu(
     ``calc_geobleu_orig`` defaults to max_n=3; we default to the GIS Cup 2025 value 5.
     ``exp="numpy"`` takes every exp and log from NumPy (see :class:`TrajectoryConvention`).
     """
+    from mobeval.kernels.geobleu import (
+        geobleu_pn_seq,
+        geobleu_seq,
+        proximity_table_size,
+    )
+
     convention = TrajectoryConvention(max_n=max_n, beta=beta, matching=matching, exp=exp)
     gx, gy = _xy(generated, "generated")
     rx, ry = _xy(reference, "reference")
@@ -315,6 +326,8 @@ def dtw(
 
     Not normalised by the path length; an empty side gives inf, both empty give 0.0.
     """
+    from mobeval.kernels.geobleu import dtw_seq
+
     convention = TrajectoryConvention(dtw_scale=scale, dtw_free_start=free_start)
     gx, gy = _xy(generated, "generated")
     rx, ry = _xy(reference, "reference")
@@ -392,6 +405,8 @@ def geobleu_uid(
     The mean over days (np.mean, bit for bit) of the day values; see :func:`_uid_days` for the
     argument checks. The caller's lists are not modified.
     """
+    from mobeval.kernels.geobleu import mean_per_unit
+
     convention = TrajectoryConvention(max_n=max_n, beta=beta, matching=matching, exp=exp)
     offsets, gx, gy, rx, ry = _uid_days(rows_gen, rows_ref)
     days = geobleu_day_values(offsets, gx, gy, rx, ry, convention)
@@ -406,6 +421,8 @@ def dtw_uid(
     free_start: bool = False,
 ) -> float:
     """DTW of one uid (``calc_dtw_single``): np.mean over days of the day DTW values."""
+    from mobeval.kernels.geobleu import dtw_days, mean_per_unit
+
     convention = TrajectoryConvention(dtw_scale=scale, dtw_free_start=free_start)
     offsets, gx, gy, rx, ry = _uid_days(rows_gen, rows_ref)
     days = dtw_days(offsets, gx, gy, rx, ry, float(convention.dtw_scale), free_start)

@@ -35,17 +35,24 @@ One concern per module:
 * :mod:`~mobeval.report.job`: a job file's ``[report]``.
 """
 
-from mobeval.report.document import FORMATS, Report, parse_formats, write_reports
-from mobeval.report.plots import EXTRA_MESSAGE, ReportExtraMissing, check_plotting
-from mobeval.report.tables import TEST_NAMES
+import importlib
 
-__all__ = [
-    "EXTRA_MESSAGE",
-    "FORMATS",
-    "TEST_NAMES",
-    "Report",
-    "ReportExtraMissing",
-    "check_plotting",
-    "parse_formats",
-    "write_reports",
-]
+#: Each public name -> the module of this package that defines it, imported on first use, so
+#: that ``mobeval report --help`` (which reads :mod:`~mobeval.report.options`) loads no Polars.
+_EXPORTS = {
+    name: f"mobeval.report.{module}"
+    for module, names in {
+        "document": ("FORMATS", "Report", "parse_formats", "write_reports"),
+        "plots": ("EXTRA_MESSAGE", "ReportExtraMissing", "check_plotting"),
+        "tables": ("TEST_NAMES",),
+    }.items()
+    for name in names
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'mobeval.report' has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)

@@ -16,10 +16,10 @@ import polars as pl
 
 from mobeval.compare.comparison import compare
 from mobeval.compare.leaderboard import leaderboard
+from mobeval.compare.names import P_COLUMNS
 from mobeval.compare.pairing import population_metrics, scoring_difference, unit_keys
 from mobeval.compare.results import COUNT_ROWS, OutputFolder, Result, runs_fingerprint
 from mobeval.compare.runs import RUNS_WORDS, over_runs
-from mobeval.compare.significance import P_COLUMNS
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.outputs import read_section, section_schema
 from mobeval.metrics import family_of, lower_is_better

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mobeval.compare.significance import P_COLUMNS
+from mobeval.compare.names import P_COLUMNS
 from mobeval.errors import ConfigError
 from mobeval.job_values import VALUE_KINDS
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from mobeval.compare.names import P_COLUMNS
 from mobeval.compare.pairing import POPULATION
-from mobeval.compare.significance import P_COLUMNS
 from mobeval.metrics import cutoff_of, lower_is_better
 from mobeval.report.city import UNIT_WORDS, City, Table
 

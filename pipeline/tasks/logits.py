@@ -19,20 +19,20 @@ Sums are exact (:class:`~mobeval.kernels.exact_sum.ExactColumnSums`) and the F1 
 are integers, so any chunking gives the same bits. Rows whose target equals ``ignore_target``
 (padding) are left out of every metric. Reference: the seed next_location_metrics_guide.md.
 
-Ties: the target's rank among the classes with its score is set by a tie policy (``TIES``):
+Ties: the target's rank among the classes with its score is set by a tie policy (``TIES`` of
+:mod:`mobeval.metrics.logits`):
 ``optimistic`` (first), ``pessimistic`` (last), ``index`` (lower class index first, a stable
 descending sort), ``index_desc`` (higher class index first: scikit-learn's ``top_k_accuracy_score``,
 ``np.argsort(y_score, kind="mergesort")[:, ::-1]``) or ``average``: every order of the tied classes
 equally likely, so each metric is its expectation over the target's equally likely positions in
 its tie group (``acc@k`` = the fraction of those positions ``<= k``, ``mrr`` the mean of ``1/r``,
 ``ndcg@k`` the mean of its gain), scored by the kernel the next-location task uses
-(:func:`mobeval.kernels.topk.single_target_metrics`). A convention (``PRESETS``) sets the policy of
-each metric family.
+(:func:`mobeval.kernels.topk.single_target_metrics`). A convention (``PRESETS`` of
+:mod:`mobeval.metrics.logits`) sets the policy of each metric family.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -45,9 +45,9 @@ from mobeval.io.logits import TARGETS_COLUMN, iter_logits
 from mobeval.kernels import topk
 from mobeval.kernels.exact_sum import ExactColumnSums
 from mobeval.kernels.logits import logits_rows
+from mobeval.metrics.logits import LogitsConvention, resolve_logits_convention
 from mobeval.tasks.summary import summary_frame
 
-TIES = ("optimistic", "pessimistic", "average", "index", "index_desc")
 #: How a metric's value is made over the rows, per metric (every other: ``"mean"`` of the
 #: per-row values, exact sums): ``"confusion"``: from the per-class confusion counts.
 AGGREGATION = {"f1_weighted": "confusion", "f1_macro": "confusion"}
@@ -75,68 +75,6 @@ class LogitsScores:
 
     summary: pl.DataFrame
     per_sample: pl.DataFrame | None = None
-
-
-@dataclass(frozen=True)
-class LogitsConvention:
-    """Options on which classifier evaluators differ (conventions are data).
-
-    Attributes:
-        ties: tie policy (``TIES``) of ``acc@k`` and of the per-sample ``rank``.
-        mrr_ties / ndcg_ties: the policy of ``mrr`` / ``ndcg@k``; None: ``ties``.
-        binary: ``"rank"`` scores fewer than three classes like any other matrix; ``"error"``
-            refuses ``acc@k`` there, as ``top_k_accuracy_score`` refuses a two-column score
-            matrix (its binary case thresholds one score column at 0.5 or 0 instead of ranking).
-    """
-
-    ties: str = "optimistic"
-    mrr_ties: str | None = None
-    ndcg_ties: str | None = None
-    binary: str = "rank"
-
-    def __post_init__(self) -> None:
-        for option in ("ties", "mrr_ties", "ndcg_ties"):
-            value = getattr(self, option)
-            if value is not None and value not in TIES:
-                raise ConfigError(f"{option} must be one of {sorted(TIES)}, not {value!r}")
-        if self.binary not in ("rank", "error"):
-            raise ConfigError(f"binary must be 'rank' or 'error', not {self.binary!r}")
-
-    def ties_of(self, family: str) -> str:
-        """The tie policy of a metric family (``acc``, ``mrr``, ``ndcg``)."""
-        own = {"mrr": self.mrr_ties, "ndcg": self.ndcg_ties}.get(family)
-        return own or self.ties
-
-
-#: ``sklearn``: ``top_k_accuracy_score`` (higher class index first among ties, two-column matrices
-#: refused), ``label_ranking_average_precision_score`` on one-hot targets for ``mrr`` (its rank is
-#: the number of scores >= the target's: pessimistic), ``ndcg_score`` on one-hot targets for
-#: ``ndcg@k`` (``ignore_ties=False`` averages the gain over each tie group: the expectation).
-PRESETS = {
-    "mobeval": LogitsConvention(),
-    "sklearn": LogitsConvention(
-        ties="index_desc", mrr_ties="pessimistic", ndcg_ties="average", binary="error"
-    ),
-}
-
-
-def resolve_logits_convention(
-    convention: str | LogitsConvention = "mobeval", ties: str | None = None
-) -> LogitsConvention:
-    """The preset (or a :class:`LogitsConvention`); ``ties`` overrides every family's policy."""
-    if isinstance(convention, LogitsConvention):
-        base = convention
-    elif convention in PRESETS:
-        base = PRESETS[convention]
-    else:
-        raise ConfigError(
-            f"unknown logits convention {convention!r}; choose one of {sorted(PRESETS)}"
-        )
-    if ties is None:
-        return base
-    if ties not in TIES:
-        raise ConfigError(f"ties must be one of {sorted(TIES)}, not {ties!r}")
-    return dataclasses.replace(base, ties=ties, mrr_ties=None, ndcg_ties=None)
 
 
 def rank_bounds(
@@ -394,8 +332,9 @@ def score_logits(
         k: cutoffs of ``acc`` and ``ndcg`` (``acc@k`` uses ``min(k, C)``).
         metrics: names (``acc``, ``acc@3``, ``mrr``, ``ndcg@10``, ``f1_weighted``, ``f1_macro``,
             ``cross_entropy``); default all.
-        ties: rank of a target tied with other classes (``TIES``); overrides the convention's.
-        convention: ``mobeval`` (optimistic ties) or ``sklearn`` (``PRESETS``).
+        ties: rank of a target tied with other classes (``metrics.logits.TIES``); overrides the
+            convention's.
+        convention: ``mobeval`` (optimistic ties) or ``sklearn`` (``metrics.logits.PRESETS``).
         percent: report the rate metrics (not cross-entropy) in percent, as papers do.
         ignore_target: a padding class whose rows are dropped (e.g. 0).
         chunk_rows: rows per chunk; results do not depend on it.

@@ -31,7 +31,10 @@ from mobeval.kernels.ranks import drop_repeated, target_rank_bounds
 from mobeval.kernels.topk import ACC, single_target_metrics
 from mobeval.metrics import drop_duplicates_hint
 from mobeval.metrics.nextloc import (
+    CANONICAL,
+    ORDER_CHOICES,
     TIE_POLICIES,
+    UNMATCHED,
     MetricColumns,
     NextlocConvention,
     expand_metrics,
@@ -41,9 +44,6 @@ from mobeval.tasks.summary import count_row, summary_frame
 
 TARGET = "__target"
 PREFERENCE = "__preference"
-CANONICAL = ("location", "score", "rank", "locations", "scores")
-ORDER_CHOICES = ("auto", "score", "rank")
-UNMATCHED = ("error", "drop")
 
 
 @dataclass(frozen=True)

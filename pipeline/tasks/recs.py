@@ -270,12 +270,6 @@ def _parsed(metrics: str | Sequence[str], cutoffs, beta: float) -> tuple[RecsMet
     return parse_recs_metrics(metrics, cutoffs, beta=beta) if len(metrics) else ()
 
 
-#: The columns the family reads (a ``columns`` option maps the user's names to these): the
-#: ratings' ``user_id`` (the ``key``), ``item_id``, ``rating``; the lists' ``user_id``,
-#: ``item_id`` and, as the convention needs them, ``rank`` / ``score``.
-COLUMNS = ("user_id", "item_id", "rating", "rank", "score")
-
-
 def rec_columns(
     conv: RecsConvention,
     specs: Sequence[RecsMetric],

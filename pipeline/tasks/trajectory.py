@@ -33,15 +33,20 @@ from mobeval.metrics.population import (
     population_counts,
     uid_percent,
 )
-from mobeval.metrics.trajectory import EXPS, TrajectoryConvention, geobleu_day_values, resolve
+from mobeval.metrics.trajectory import (
+    COLUMNS,
+    EXPS,
+    ON_MISMATCH,
+    OUT_OF_GRID,
+    TrajectoryConvention,
+    geobleu_day_values,
+    resolve,
+)
 from mobeval.tasks.summary import count_row, summary_frame
 
-COLUMNS = ("uid", "d", "t", "x", "y")
 METRICS = ("geobleu", "dtw")
 #: What ``metrics`` may name: the per-uid metrics and the population distributions.
 ALL_METRICS = METRICS + DISTRIBUTIONS
-ON_MISMATCH = ("error", "skip")
-OUT_OF_GRID = ("error", "score")
 GRID_MIN = 1
 GRID_MAX = GRID_CELLS
 #: Largest |x| or |y| scored even with out_of_grid="score" (999, the mask value, is fine): the

@@ -24,20 +24,29 @@ preference measures of ``-R prefs`` / ``-R qrels_prefs``.)
 
 One concern per module: :mod:`~mobeval.metrics.trec` (the measures and their
 parameters), :mod:`~mobeval.tasks.trec` (judging and per-query values),
-:mod:`~mobeval.trec_eval.output` (the text, z-scores), :mod:`~mobeval.trec_eval.command` (the
-options, the whole command).
+:mod:`~mobeval.trec_eval.output` (the text, z-scores), :mod:`~mobeval.trec_eval.arguments` (the
+options), :mod:`~mobeval.trec_eval.command` (the whole command).
 """
 
-from mobeval.metrics.trec import MEASURES, resolve_measures
-from mobeval.tasks.trec import Options, sequential_sum
-from mobeval.trec_eval.command import add_arguments, main_from_args, run_trec_eval
+import importlib
 
-__all__ = [
-    "MEASURES",
-    "Options",
-    "add_arguments",
-    "main_from_args",
-    "resolve_measures",
-    "run_trec_eval",
-    "sequential_sum",
-]
+#: Each public name -> the module that defines it, imported on first use: ``mobeval trec_eval
+#: --help`` reads :mod:`~mobeval.trec_eval.arguments` alone.
+_EXPORTS = {
+    name: module
+    for module, names in {
+        "mobeval.metrics.trec": ("MEASURES", "resolve_measures"),
+        "mobeval.tasks.trec": ("Options", "sequential_sum"),
+        "mobeval.trec_eval.arguments": ("add_arguments",),
+        "mobeval.trec_eval.command": ("main_from_args", "run_trec_eval"),
+    }.items()
+    for name in names
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'mobeval.trec_eval' has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)

@@ -17,7 +17,6 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
 from mobeval.engines.base import Evaluation, default_city_name, default_model_name
-from mobeval.engines.local import checked_chunk_rows
 from mobeval.engines.partition import (
     PRED,
     TRUTH,
@@ -40,6 +39,7 @@ from mobeval.engines.spark.session import is_quiet, quiet_log, spark_session, ta
 from mobeval.errors import ConfigError
 from mobeval.io.logits import input_name, is_targets_column
 from mobeval.io.writers import check_name, check_result_slot
+from mobeval.options import checked_chunk_rows
 from mobeval.progress import Progress
 
 

@@ -1,0 +1,12 @@
+"""The paired tests' names and their p-value columns, plain data: read by the tests
+(:mod:`mobeval.compare.significance`), the comparison's tables and the report's options, whose
+``--help`` loads no kernel."""
+
+TESTS = ("paired-t", "wilcoxon", "randomization", "tukey")
+#: p-value column of each test.
+P_COLUMNS = {
+    "paired-t": "p_t",
+    "wilcoxon": "p_wilcoxon",
+    "randomization": "p_randomization",
+    "tukey": "p_tukey",
+}
