@@ -397,7 +397,7 @@ def _compare_in(
         prints[name] = {model: runs_fingerprint(group) for model, group in listing.items()}
     frames = []
     for name, task, unit_name, sides, wanted, chosen, alignments, everywhere, mode in prepared:
-        rows = {}
+        rows, slow = {}, {}
         units = max(side.keys.height for side in sides.values())
         at_once = max(1, min(METRICS_AT_ONCE, COLUMNS_BUDGET // (8 * units * len(sides) or 1)))
         for first in range(0, len(wanted), at_once):
@@ -414,6 +414,9 @@ def _compare_in(
                 for model, side in sides.items()
             }
             tukey = {m: _tukey(values, m, order) for m in group} if "tukey" in tests else {}
+            for metric, (_, _, flagged) in tukey.items():
+                if flagged:
+                    slow[metric] = flagged
             for a, b in chosen:
                 ia, ib, only_a, only_b = alignments.get((a, b)) or (order[a], order[b], 0, 0)
                 paired = {}
@@ -446,7 +449,7 @@ def _compare_in(
                     )
                     for metric, values_of in zip(batch, stats, strict=True):
                         percent = metric.partition("@")[0] in percent_metrics(sides[a].result)
-                        p_tukey, n_tukey = tukey.get(metric, (None, None))
+                        p_tukey, n_tukey, _ = tukey.get(metric, (None, None, None))
                         rows[(metric, a, b)] = {
                             "city": name, "task": task, "unit": unit_name, "metric": metric,
                             "baseline": a, "model": b, "baseline_fingerprint": prints[name][a],
@@ -463,6 +466,8 @@ def _compare_in(
                             "n_tukey": n_tukey, "correction": correction, "family": family,
                             **values_of,
                         }  # fmt: skip
+        if slow:
+            _note(log, _integration_note(name, slow))
         ordered = [rows[(metric, a, b)] for metric in wanted for a, b in chosen]
         frame = pl.DataFrame(ordered, schema=SCHEMA)
         frames.append(corrected(frame, tests, correction, family))
@@ -510,10 +515,11 @@ def _batch_stats(baselines, models, tests, resamples, permutations, seed, confid
 
 def _tukey(
     values: dict[str, dict[str, np.ndarray]], metric: str, everywhere: dict[str, np.ndarray]
-) -> tuple[dict[str, dict[str, float]], int]:
-    """Tukey's HSD p-values of every pair of models on ``metric`` (``p[a][b]``) and the units
+) -> tuple[dict[str, dict[str, float]], int, list[float]]:
+    """Tukey's HSD p-values of every pair of models on ``metric`` (``p[a][b]``), the units
     compared: those every model has (``everywhere``: each model's rows of them, in key order, or
-    a slice of all when its values are already so), less those where a model has no value."""
+    a slice of all when its values are already so), less those where a model has no value; and
+    the p-values of the pairs scipy's integration flagged (:func:`tukey_hsd`)."""
     keep = None
     for model, rows in everywhere.items():  # one model's copy at a time
         present = ~np.isnan(values[model][metric][rows])
@@ -525,12 +531,31 @@ def _tukey(
         counts.append(column.size)
         means.append(mean)
         squares.append(np.sum((column - mean) ** 2))
-    pvalues = tukey_hsd(counts, means, squares)
+    pvalues, flagged = tukey_hsd(counts, means, squares)
     models = list(everywhere)
     table = {
         a: {b: float(pvalues[i, j]) for j, b in enumerate(models)} for i, a in enumerate(models)
     }
-    return table, int(keep.sum())
+    return table, int(keep.sum()), [float(p) for p in pvalues[np.triu(flagged, 1)]]
+
+
+def _integration_note(city: str, flagged: dict[str, list[float]]) -> str:
+    """The one line that replaces scipy's ``IntegrationWarning`` of a city's Tukey p-values
+    (``flagged``: per metric, the p-values of the pairs flagged), saying whether a decision
+    can hang on them: not when every one is above 0.5, far from any significance level."""
+    pvalues = [p for values in flagged.values() for p in values]
+    smallest = min(pvalues)
+    verdict = (
+        "far from any significance level, no decision depends on their last digits"
+        if smallest > 0.5
+        else "they may be inexact: check them with another tool"
+    )
+    return (
+        f"note: city={city}: Tukey's HSD: scipy's numerical integral of the studentized range "
+        f"converged slowly (IntegrationWarning) for {len(pvalues)} pair(s) of "
+        f"{', '.join(flagged)}; their p_tukey are scipy's (as scipy.stats.tukey_hsd gives), the "
+        f"smallest {smallest:.12g}: {verdict}"
+    )
 
 
 def _write(out: Path, frame: pl.DataFrame) -> None:

@@ -180,7 +180,9 @@ def rank_biserial(d: np.ndarray) -> float:
     return (r_plus - r_minus) / (r_plus + r_minus)
 
 
-def tukey_hsd(counts: np.ndarray, means: np.ndarray, squares: np.ndarray) -> np.ndarray:
+def tukey_hsd(
+    counts: np.ndarray, means: np.ndarray, squares: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Tukey's HSD p-values of every pair of k groups (k x k, symmetric, ones on the diagonal)
     from each group's size ``n_i``, mean and sum of squared deviations from its mean: the
     one-way ANOVA design of ``scipy.stats.tukey_hsd`` and statsmodels' ``pairwise_tukeyhsd``
@@ -192,9 +194,13 @@ def tukey_hsd(counts: np.ndarray, means: np.ndarray, squares: np.ndarray) -> np.
     ``p_ij = P(Q_{k, N-k} >= q_ij)``, the studentized range distribution
     (``scipy.stats.studentized_range.sf``).
 
-    Sums rather than the values, so that a caller holds one column at a time."""
-    from scipy import stats
+    Sums rather than the values, so that a caller holds one column at a time.
 
+    Also returns, k x k, the pairs whose p-value scipy's numerical integration of the
+    studentized range flagged (``IntegrationWarning``: "probably divergent, or slowly
+    convergent"; seen for q near 0 below N - k = 100,000, where scipy integrates a double
+    integral): the p-values are scipy's, as ``scipy.stats.tukey_hsd`` returns them, and the
+    warning is left to the caller to say once rather than printed per pair."""
     counts = np.asarray(counts, dtype=np.float64)
     means = np.asarray(means, dtype=np.float64)
     k = counts.size
@@ -204,10 +210,36 @@ def tukey_hsd(counts: np.ndarray, means: np.ndarray, squares: np.ndarray) -> np.
         normalize = 1.0 / counts + 1.0 / counts[:, None]
         q = np.abs(means[:, None] - means) / np.sqrt(normalize * mse / 2.0)
     pvalues = np.ones((k, k))
+    flagged = np.zeros((k, k), dtype=bool)
     upper = np.triu_indices(k, 1)
     if k >= 2 and df > 0:
-        pvalues[upper] = stats.studentized_range.sf(q[upper], k, df)
-        pvalues.T[upper] = pvalues[upper]
+        pvalues[upper], flagged[upper] = _studentized_range_sf(q[upper], k, df)
+        pvalues.T[upper], flagged.T[upper] = pvalues[upper], flagged[upper]
     else:
         pvalues[upper] = pvalues.T[upper] = math.nan
-    return pvalues
+    return pvalues, flagged
+
+
+def _studentized_range_sf(q: np.ndarray, k: int, df: float) -> tuple[np.ndarray, np.ndarray]:
+    """``scipy.stats.studentized_range.sf(q, k, df)`` and, per value, whether scipy's
+    integration warned (``IntegrationWarning``, kept from the terminal; any other warning passes
+    on); the flagged values are found one at a time, only when there are some (the same bits:
+    scipy integrates each value on its own)."""
+    import warnings
+
+    from scipy import integrate, stats
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", integrate.IntegrationWarning)
+        pvalues = np.asarray(stats.studentized_range.sf(q, k, df), dtype=np.float64)
+    integration = False
+    for warning in caught:
+        if issubclass(warning.category, integrate.IntegrationWarning):
+            integration = True
+        else:
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
+    if not integration or q.size == 1:
+        return pvalues, np.full(q.shape, integration)
+    return pvalues, np.array([_studentized_range_sf(value[None], k, df)[1][0] for value in q])
