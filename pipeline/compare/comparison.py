@@ -383,6 +383,14 @@ def _compare_in(
                 (a, b): alignment(name, unit_name, sides[a], sides[b], intersect) for a, b in chosen
             }
         )
+        if everywhere is not None:  # a model whose files are in key order is read as it is
+            everywhere = {
+                m: slice(None) if _in_order(rows, sides[m].keys.height) else rows
+                for m, rows in everywhere.items()
+            }
+        units = max(side.keys.height for side in sides.values())
+        for side in sides.values():  # paired: the keys are not needed any more (1 M x models)
+            side.keys = side.keys.clear()
         for (a, b), (_, _, only_a, only_b) in alignments.items():
             if only_a or only_b:
                 common = alignments[(a, b)][0].size
@@ -393,12 +401,23 @@ def _compare_in(
                 )
         prepared.append(
             (name, results[0].task, unit_name, sides, wanted, chosen, alignments, everywhere, mode)
+            + (units,)
         )
         prints[name] = {model: runs_fingerprint(group) for model, group in listing.items()}
     frames = []
-    for name, task, unit_name, sides, wanted, chosen, alignments, everywhere, mode in prepared:
+    for (
+        name,
+        task,
+        unit_name,
+        sides,
+        wanted,
+        chosen,
+        alignments,
+        everywhere,
+        mode,
+        units,
+    ) in prepared:
         rows, slow = {}, {}
-        units = max(side.keys.height for side in sides.values())
         at_once = max(1, min(METRICS_AT_ONCE, COLUMNS_BUDGET // (8 * units * len(sides) or 1)))
         for first in range(0, len(wanted), at_once):
             group = wanted[first : first + at_once]
@@ -406,12 +425,17 @@ def _compare_in(
             order = {m: slice(None) for m in sides} if not alignments else everywhere
             values = {
                 model: {
-                    m: (read_column(side.files, m) * side.scale[m])[
+                    m: _scaled(read_column(side.files, m), side.scale[m])[
                         slice(None) if alignments else everywhere[model]
                     ]
                     for m in group
                 }
                 for model, side in sides.items()
+            }
+            # which columns have a NaN: the pairs of two columns without one skip the masks
+            holes = {
+                model: {m: bool(np.isnan(column).any()) for m, column in columns.items()}
+                for model, columns in values.items()
             }
             tukey = {m: _tukey(values, m, order) for m in group} if "tukey" in tests else {}
             for metric, (_, _, flagged) in tukey.items():
@@ -422,6 +446,9 @@ def _compare_in(
                 paired = {}
                 for metric in group:
                     va, vb = values[a][metric][ia], values[b][metric][ib]
+                    if not (holes[a][metric] or holes[b][metric]):
+                        paired[metric] = (None, va, vb)
+                        continue
                     nan_a, nan_b = np.isnan(va), np.isnan(vb)
                     if (nan_a != nan_b).any() and not intersect:
                         raise InputError(
@@ -434,9 +461,10 @@ def _compare_in(
                     whole = bool(keep.all())
                     paired[metric] = (keep, va if whole else va[keep], vb if whole else vb[keep])
                 # metrics with the same units resample together (the same numbers as alone)
-                batches: dict[bytes, list[str]] = {}
+                batches: dict[bytes | None, list[str]] = {}
                 for metric, (keep, _, _) in paired.items():
-                    batches.setdefault(np.packbits(keep).tobytes(), []).append(metric)
+                    units_of = None if keep is None else np.packbits(keep).tobytes()
+                    batches.setdefault(units_of, []).append(metric)
                 for batch in batches.values():
                     stats = _batch_stats(
                         [paired[m][1] for m in batch],
@@ -472,6 +500,16 @@ def _compare_in(
         frame = pl.DataFrame(ordered, schema=SCHEMA)
         frames.append(corrected(frame, tests, correction, family))
     return pl.concat(frames)
+
+
+def _in_order(rows: np.ndarray, height: int) -> bool:
+    """Whether a model's rows of the common units are all its rows, in the files' order."""
+    return rows.size == height and bool(np.array_equal(rows, np.arange(height)))
+
+
+def _scaled(column: np.ndarray, factor: float) -> np.ndarray:
+    """``column * factor``, the column itself when the factor is 1 (no copy)."""
+    return column if factor == 1.0 else column * factor
 
 
 def _batch_stats(baselines, models, tests, resamples, permutations, seed, confidence) -> list[dict]:
