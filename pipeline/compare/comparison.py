@@ -37,9 +37,10 @@ from mobeval.compare.significance import (
     cohen_dz,
     paired_t,
     randomizations,
-    rank_biserial,
+    rank_biserial_ranked,
+    signed_ranks,
     tukey_hsd,
-    wilcoxon,
+    wilcoxon_ranked,
 )
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.writers import ScratchFolder
@@ -529,7 +530,8 @@ def _batch_stats(baselines, models, tests, resamples, permutations, seed, confid
             diff = mean_b - mean_a
             relative = 100.0 * diff / abs(mean_a) if mean_a != 0 else math.nan
         column = np.ascontiguousarray(d[:, c])
-        p_w, w_method = wilcoxon(column) if "wilcoxon" in tests else (None, None)
+        ranked = signed_ranks(column) if "wilcoxon" in tests else None  # once for both
+        p_w, w_method = wilcoxon_ranked(n, *ranked) if ranked else (None, None)
         out.append(
             {
                 "n": n,
@@ -538,7 +540,7 @@ def _batch_stats(baselines, models, tests, resamples, permutations, seed, confid
                 "diff": diff,
                 "rel_change_pct": relative,
                 "cohen_dz": cohen_dz(column),
-                "rank_biserial": rank_biserial(column) if "wilcoxon" in tests else None,
+                "rank_biserial": rank_biserial_ranked(*ranked[:2]) if ranked else None,
                 "ci_low": float(low[c]),
                 "ci_high": float(high[c]),
                 "p_t": paired_t(column) if "paired-t" in tests else None,

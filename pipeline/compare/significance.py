@@ -66,7 +66,7 @@ def _signed_rank_pmf(n: int) -> np.ndarray:
     return c
 
 
-def _signed_ranks(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def signed_ranks(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The non-zero differences (zeros dropped, scipy's ``zero_method="wilcox"``), the average
     ranks of their ``|d|`` and the size of each tie group."""
     nonzero = d[d != 0]
@@ -77,16 +77,23 @@ def _signed_ranks(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def wilcoxon(d: np.ndarray) -> tuple[float, str]:
     """Two-sided p-value of the Wilcoxon signed-rank test with scipy's defaults, and the method
     used (``exact``, ``permutation`` or ``asymptotic``)."""
+    d = np.asarray(d, dtype=np.float64)
+    return wilcoxon_ranked(d.size, *signed_ranks(d))
+
+
+def wilcoxon_ranked(
+    n: int, nonzero: np.ndarray, ranks: np.ndarray, sizes: np.ndarray
+) -> tuple[float, str]:
+    """:func:`wilcoxon` of n differences ranked by :func:`signed_ranks` (the ranks computed
+    once for the test and :func:`rank_biserial_ranked`)."""
     from scipy import special
 
-    d = np.asarray(d, dtype=np.float64)
-    if d.size == 0:
+    if n == 0:
         return math.nan, "none"
-    nonzero, ranks, sizes = _signed_ranks(d)
     m = nonzero.size
     r_plus = float(np.sum(ranks[nonzero > 0]))
     has_ties = bool(np.any(sizes > 1))
-    if d.size > 50 or ((has_ties or m < d.size) and d.size > 13):
+    if n > 50 or ((has_ties or m < n) and n > 13):
         count = float(m)
         mean = count * (count + 1.0) * 0.25
         spread = count * (count + 1.0) * (2.0 * count + 1.0)
@@ -95,7 +102,7 @@ def wilcoxon(d: np.ndarray) -> tuple[float, str]:
             se = np.sqrt((spread - tie_correct / 2) / 24)
             z = (r_plus - mean) / se
         return float(2 * special.ndtr(-np.abs(z))), "asymptotic"
-    if not has_ties and m == d.size:
+    if not has_ties and m == n:
         pmf = _signed_rank_pmf(m)
         centre = m * (m + 1) / 4
         k_low, k_high = math.floor(r_plus), math.ceil(r_plus)
@@ -171,8 +178,11 @@ def rank_biserial(d: np.ndarray) -> float:
     negative differences, ranked as :func:`wilcoxon` ranks them (zero differences dropped, tied
     ``|d|`` given their average rank); in [-1, 1], positive when the model is ahead; NaN when
     every difference is zero."""
-    d = np.asarray(d, dtype=np.float64)
-    nonzero, ranks, _ = _signed_ranks(d)
+    return rank_biserial_ranked(*signed_ranks(np.asarray(d, dtype=np.float64))[:2])
+
+
+def rank_biserial_ranked(nonzero: np.ndarray, ranks: np.ndarray) -> float:
+    """:func:`rank_biserial` of the non-zero differences ranked by :func:`signed_ranks`."""
     if nonzero.size == 0:
         return math.nan
     r_plus = float(np.sum(ranks[nonzero > 0]))
