@@ -37,7 +37,7 @@ def _sums(groups):
 @pytest.mark.parametrize("case", sorted(GOLD["tukey"]))
 def test_tukey_equals_statsmodels_and_scipy(case):
     gold = GOLD["tukey"][case]
-    ours = tukey_hsd(*_sums(gold["groups"]))
+    ours, _ = tukey_hsd(*_sums(gold["groups"]))
     assert np.allclose(ours, gold["scipy_tukey_hsd"], rtol=0, atol=1e-9)
     for pair, p in gold["statsmodels_pairwise_tukeyhsd"].items():
         i, j = (int(name[1:]) for name in pair.split(":"))
@@ -48,7 +48,7 @@ def test_tukey_equals_ranx_on_its_per_query_scores():
     gold = GOLD["ranx_tukey"]
     names = list(gold["runs"])
     for metric in gold["metrics"]:
-        ours = tukey_hsd(*_sums([gold["per_query"][m][metric] for m in names]))
+        ours, _ = tukey_hsd(*_sums([gold["per_query"][m][metric] for m in names]))
         for pair, values in gold["p_values"].items():
             a, b = pair.split(":")
             assert abs(ours[names.index(a), names.index(b)] - values[metric]) <= 1e-9
@@ -280,3 +280,62 @@ def test_report_markers_by_tukey_say_its_family(five_models, tmp_path):
             abs(report.p_value(report.cities[0], model, "mrr") - theirs[0, MODELS.index(model)])
             <= 1e-9
         )
+
+
+def test_tukey_flags_the_pairs_scipys_integration_warned_about():
+    """14 groups of 1,503 (N - k = 21,028: scipy's double integral) with MSE = 1: the first
+    pair's q = 0.35, where scipy's integration of the studentized range warns; the pairs flagged
+    are those whose own scipy call warns, the p-values scipy's, and no warning escapes."""
+    import warnings
+
+    from scipy import integrate
+
+    k, n = 14, 1503
+    counts = np.full(k, n)
+    means = np.r_[0.0, 0.35 / math.sqrt(n), 1.0 + np.arange(k - 2)]
+    squares = np.full(k, (k * n - k) / k)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a raw IntegrationWarning would fail the test
+        pvalues, flagged = tukey_hsd(counts, means, squares)
+    assert flagged[0, 1] and flagged[1, 0]
+    for i, j in itertools.combinations(range(k), 2):
+        q = abs(means[i] - means[j]) / math.sqrt((1 / n + 1 / n) / 2)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            p = scipy_stats.studentized_range.sf(q, k, k * n - k)
+        warned = any(issubclass(w.category, integrate.IntegrationWarning) for w in caught)
+        assert flagged[i, j] == flagged[j, i] == warned
+        assert pvalues[i, j] == pvalues[j, i] == p
+
+
+def test_tukey_integration_warning_is_one_line_of_ours(five_models, monkeypatch, capsys):
+    """When scipy's integral warns (here made to warn for every q whose p > 0.5, as it does
+    near q = 0), compare prints one note naming the pairs' count, the metrics and the smallest
+    such p-value, nothing raw, and the same p-values."""
+    import warnings
+
+    from scipy import integrate
+
+    options = dict(tests="tukey", metrics="acc@5,mrr", resamples=0)
+    quiet = compare(five_models, **options, log=None)
+    real = scipy_stats.studentized_range.sf
+
+    def warning_sf(q, k, df):
+        p = real(q, k, df)
+        if np.any(np.asarray(p) > 0.5):
+            warnings.warn("probably divergent", integrate.IntegrationWarning, stacklevel=2)
+        return p
+
+    monkeypatch.setattr(scipy_stats.studentized_range, "sf", warning_sf)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        table = compare(five_models, **options)
+    assert table.equals(quiet)
+    lines = [line for line in capsys.readouterr().err.splitlines() if "Tukey" in line]
+    high = quiet.filter(pl.col("p_tukey") > 0.5)
+    assert high.height > 0 and len(lines) == 1
+    assert (
+        f"for {high.height} pair(s) of {', '.join(high['metric'].unique(maintain_order=True))};"
+        in lines[0]
+    )
+    assert f"the smallest {high['p_tukey'].min():.12g}: far from any" in lines[0]

@@ -37,9 +37,10 @@ from mobeval.compare.significance import (
     cohen_dz,
     paired_t,
     randomizations,
-    rank_biserial,
+    rank_biserial_ranked,
+    signed_ranks,
     tukey_hsd,
-    wilcoxon,
+    wilcoxon_ranked,
 )
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.writers import ScratchFolder
@@ -383,6 +384,14 @@ def _compare_in(
                 (a, b): alignment(name, unit_name, sides[a], sides[b], intersect) for a, b in chosen
             }
         )
+        if everywhere is not None:  # a model whose files are in key order is read as it is
+            everywhere = {
+                m: slice(None) if _in_order(rows, sides[m].keys.height) else rows
+                for m, rows in everywhere.items()
+            }
+        units = max(side.keys.height for side in sides.values())
+        for side in sides.values():  # paired: the keys are not needed any more (1 M x models)
+            side.keys = side.keys.clear()
         for (a, b), (_, _, only_a, only_b) in alignments.items():
             if only_a or only_b:
                 common = alignments[(a, b)][0].size
@@ -393,12 +402,23 @@ def _compare_in(
                 )
         prepared.append(
             (name, results[0].task, unit_name, sides, wanted, chosen, alignments, everywhere, mode)
+            + (units,)
         )
         prints[name] = {model: runs_fingerprint(group) for model, group in listing.items()}
     frames = []
-    for name, task, unit_name, sides, wanted, chosen, alignments, everywhere, mode in prepared:
-        rows = {}
-        units = max(side.keys.height for side in sides.values())
+    for (
+        name,
+        task,
+        unit_name,
+        sides,
+        wanted,
+        chosen,
+        alignments,
+        everywhere,
+        mode,
+        units,
+    ) in prepared:
+        rows, slow = {}, {}
         at_once = max(1, min(METRICS_AT_ONCE, COLUMNS_BUDGET // (8 * units * len(sides) or 1)))
         for first in range(0, len(wanted), at_once):
             group = wanted[first : first + at_once]
@@ -406,19 +426,30 @@ def _compare_in(
             order = {m: slice(None) for m in sides} if not alignments else everywhere
             values = {
                 model: {
-                    m: (read_column(side.files, m) * side.scale[m])[
+                    m: _scaled(read_column(side.files, m), side.scale[m])[
                         slice(None) if alignments else everywhere[model]
                     ]
                     for m in group
                 }
                 for model, side in sides.items()
             }
+            # which columns have a NaN: the pairs of two columns without one skip the masks
+            holes = {
+                model: {m: bool(np.isnan(column).any()) for m, column in columns.items()}
+                for model, columns in values.items()
+            }
             tukey = {m: _tukey(values, m, order) for m in group} if "tukey" in tests else {}
+            for metric, (_, _, flagged) in tukey.items():
+                if flagged:
+                    slow[metric] = flagged
             for a, b in chosen:
                 ia, ib, only_a, only_b = alignments.get((a, b)) or (order[a], order[b], 0, 0)
                 paired = {}
                 for metric in group:
                     va, vb = values[a][metric][ia], values[b][metric][ib]
+                    if not (holes[a][metric] or holes[b][metric]):
+                        paired[metric] = (None, va, vb)
+                        continue
                     nan_a, nan_b = np.isnan(va), np.isnan(vb)
                     if (nan_a != nan_b).any() and not intersect:
                         raise InputError(
@@ -431,9 +462,10 @@ def _compare_in(
                     whole = bool(keep.all())
                     paired[metric] = (keep, va if whole else va[keep], vb if whole else vb[keep])
                 # metrics with the same units resample together (the same numbers as alone)
-                batches: dict[bytes, list[str]] = {}
+                batches: dict[bytes | None, list[str]] = {}
                 for metric, (keep, _, _) in paired.items():
-                    batches.setdefault(np.packbits(keep).tobytes(), []).append(metric)
+                    units_of = None if keep is None else np.packbits(keep).tobytes()
+                    batches.setdefault(units_of, []).append(metric)
                 for batch in batches.values():
                     stats = _batch_stats(
                         [paired[m][1] for m in batch],
@@ -446,7 +478,7 @@ def _compare_in(
                     )
                     for metric, values_of in zip(batch, stats, strict=True):
                         percent = metric.partition("@")[0] in percent_metrics(sides[a].result)
-                        p_tukey, n_tukey = tukey.get(metric, (None, None))
+                        p_tukey, n_tukey, _ = tukey.get(metric, (None, None, None))
                         rows[(metric, a, b)] = {
                             "city": name, "task": task, "unit": unit_name, "metric": metric,
                             "baseline": a, "model": b, "baseline_fingerprint": prints[name][a],
@@ -463,10 +495,22 @@ def _compare_in(
                             "n_tukey": n_tukey, "correction": correction, "family": family,
                             **values_of,
                         }  # fmt: skip
+        if slow:
+            _note(log, _integration_note(name, slow))
         ordered = [rows[(metric, a, b)] for metric in wanted for a, b in chosen]
         frame = pl.DataFrame(ordered, schema=SCHEMA)
         frames.append(corrected(frame, tests, correction, family))
     return pl.concat(frames)
+
+
+def _in_order(rows: np.ndarray, height: int) -> bool:
+    """Whether a model's rows of the common units are all its rows, in the files' order."""
+    return rows.size == height and bool(np.array_equal(rows, np.arange(height)))
+
+
+def _scaled(column: np.ndarray, factor: float) -> np.ndarray:
+    """``column * factor``, the column itself when the factor is 1 (no copy)."""
+    return column if factor == 1.0 else column * factor
 
 
 def _batch_stats(baselines, models, tests, resamples, permutations, seed, confidence) -> list[dict]:
@@ -486,7 +530,8 @@ def _batch_stats(baselines, models, tests, resamples, permutations, seed, confid
             diff = mean_b - mean_a
             relative = 100.0 * diff / abs(mean_a) if mean_a != 0 else math.nan
         column = np.ascontiguousarray(d[:, c])
-        p_w, w_method = wilcoxon(column) if "wilcoxon" in tests else (None, None)
+        ranked = signed_ranks(column) if "wilcoxon" in tests else None  # once for both
+        p_w, w_method = wilcoxon_ranked(n, *ranked) if ranked else (None, None)
         out.append(
             {
                 "n": n,
@@ -495,7 +540,7 @@ def _batch_stats(baselines, models, tests, resamples, permutations, seed, confid
                 "diff": diff,
                 "rel_change_pct": relative,
                 "cohen_dz": cohen_dz(column),
-                "rank_biserial": rank_biserial(column) if "wilcoxon" in tests else None,
+                "rank_biserial": rank_biserial_ranked(*ranked[:2]) if ranked else None,
                 "ci_low": float(low[c]),
                 "ci_high": float(high[c]),
                 "p_t": paired_t(column) if "paired-t" in tests else None,
@@ -510,10 +555,11 @@ def _batch_stats(baselines, models, tests, resamples, permutations, seed, confid
 
 def _tukey(
     values: dict[str, dict[str, np.ndarray]], metric: str, everywhere: dict[str, np.ndarray]
-) -> tuple[dict[str, dict[str, float]], int]:
-    """Tukey's HSD p-values of every pair of models on ``metric`` (``p[a][b]``) and the units
+) -> tuple[dict[str, dict[str, float]], int, list[float]]:
+    """Tukey's HSD p-values of every pair of models on ``metric`` (``p[a][b]``), the units
     compared: those every model has (``everywhere``: each model's rows of them, in key order, or
-    a slice of all when its values are already so), less those where a model has no value."""
+    a slice of all when its values are already so), less those where a model has no value; and
+    the p-values of the pairs scipy's integration flagged (:func:`tukey_hsd`)."""
     keep = None
     for model, rows in everywhere.items():  # one model's copy at a time
         present = ~np.isnan(values[model][metric][rows])
@@ -525,12 +571,31 @@ def _tukey(
         counts.append(column.size)
         means.append(mean)
         squares.append(np.sum((column - mean) ** 2))
-    pvalues = tukey_hsd(counts, means, squares)
+    pvalues, flagged = tukey_hsd(counts, means, squares)
     models = list(everywhere)
     table = {
         a: {b: float(pvalues[i, j]) for j, b in enumerate(models)} for i, a in enumerate(models)
     }
-    return table, int(keep.sum())
+    return table, int(keep.sum()), [float(p) for p in pvalues[np.triu(flagged, 1)]]
+
+
+def _integration_note(city: str, flagged: dict[str, list[float]]) -> str:
+    """The one line that replaces scipy's ``IntegrationWarning`` of a city's Tukey p-values
+    (``flagged``: per metric, the p-values of the pairs flagged), saying whether a decision
+    can hang on them: not when every one is above 0.5, far from any significance level."""
+    pvalues = [p for values in flagged.values() for p in values]
+    smallest = min(pvalues)
+    verdict = (
+        "far from any significance level, no decision depends on their last digits"
+        if smallest > 0.5
+        else "they may be inexact: check them with another tool"
+    )
+    return (
+        f"note: city={city}: Tukey's HSD: scipy's numerical integral of the studentized range "
+        f"converged slowly (IntegrationWarning) for {len(pvalues)} pair(s) of "
+        f"{', '.join(flagged)}; their p_tukey are scipy's (as scipy.stats.tukey_hsd gives), the "
+        f"smallest {smallest:.12g}: {verdict}"
+    )
 
 
 def _write(out: Path, frame: pl.DataFrame) -> None:

@@ -58,7 +58,7 @@ def _signed_rank_pmf(n: int) -> np.ndarray:
     return c
 
 
-def _signed_ranks(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def signed_ranks(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The non-zero differences (zeros dropped, scipy's ``zero_method="wilcox"``), the average
     ranks of their ``|d|`` and the size of each tie group."""
     nonzero = d[d != 0]
@@ -69,16 +69,23 @@ def _signed_ranks(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def wilcoxon(d: np.ndarray) -> tuple[float, str]:
     """Two-sided p-value of the Wilcoxon signed-rank test with scipy's defaults, and the method
     used (``exact``, ``permutation`` or ``asymptotic``)."""
+    d = np.asarray(d, dtype=np.float64)
+    return wilcoxon_ranked(d.size, *signed_ranks(d))
+
+
+def wilcoxon_ranked(
+    n: int, nonzero: np.ndarray, ranks: np.ndarray, sizes: np.ndarray
+) -> tuple[float, str]:
+    """:func:`wilcoxon` of n differences ranked by :func:`signed_ranks` (the ranks computed
+    once for the test and :func:`rank_biserial_ranked`)."""
     from scipy import special
 
-    d = np.asarray(d, dtype=np.float64)
-    if d.size == 0:
+    if n == 0:
         return math.nan, "none"
-    nonzero, ranks, sizes = _signed_ranks(d)
     m = nonzero.size
     r_plus = float(np.sum(ranks[nonzero > 0]))
     has_ties = bool(np.any(sizes > 1))
-    if d.size > 50 or ((has_ties or m < d.size) and d.size > 13):
+    if n > 50 or ((has_ties or m < n) and n > 13):
         count = float(m)
         mean = count * (count + 1.0) * 0.25
         spread = count * (count + 1.0) * (2.0 * count + 1.0)
@@ -87,7 +94,7 @@ def wilcoxon(d: np.ndarray) -> tuple[float, str]:
             se = np.sqrt((spread - tie_correct / 2) / 24)
             z = (r_plus - mean) / se
         return float(2 * special.ndtr(-np.abs(z))), "asymptotic"
-    if not has_ties and m == d.size:
+    if not has_ties and m == n:
         pmf = _signed_rank_pmf(m)
         centre = m * (m + 1) / 4
         k_low, k_high = math.floor(r_plus), math.ceil(r_plus)
@@ -163,8 +170,11 @@ def rank_biserial(d: np.ndarray) -> float:
     negative differences, ranked as :func:`wilcoxon` ranks them (zero differences dropped, tied
     ``|d|`` given their average rank); in [-1, 1], positive when the model is ahead; NaN when
     every difference is zero."""
-    d = np.asarray(d, dtype=np.float64)
-    nonzero, ranks, _ = _signed_ranks(d)
+    return rank_biserial_ranked(*signed_ranks(np.asarray(d, dtype=np.float64))[:2])
+
+
+def rank_biserial_ranked(nonzero: np.ndarray, ranks: np.ndarray) -> float:
+    """:func:`rank_biserial` of the non-zero differences ranked by :func:`signed_ranks`."""
     if nonzero.size == 0:
         return math.nan
     r_plus = float(np.sum(ranks[nonzero > 0]))
@@ -172,7 +182,9 @@ def rank_biserial(d: np.ndarray) -> float:
     return (r_plus - r_minus) / (r_plus + r_minus)
 
 
-def tukey_hsd(counts: np.ndarray, means: np.ndarray, squares: np.ndarray) -> np.ndarray:
+def tukey_hsd(
+    counts: np.ndarray, means: np.ndarray, squares: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Tukey's HSD p-values of every pair of k groups (k x k, symmetric, ones on the diagonal)
     from each group's size ``n_i``, mean and sum of squared deviations from its mean: the
     one-way ANOVA design of ``scipy.stats.tukey_hsd`` and statsmodels' ``pairwise_tukeyhsd``
@@ -184,9 +196,13 @@ def tukey_hsd(counts: np.ndarray, means: np.ndarray, squares: np.ndarray) -> np.
     ``p_ij = P(Q_{k, N-k} >= q_ij)``, the studentized range distribution
     (``scipy.stats.studentized_range.sf``).
 
-    Sums rather than the values, so that a caller holds one column at a time."""
-    from scipy import stats
+    Sums rather than the values, so that a caller holds one column at a time.
 
+    Also returns, k x k, the pairs whose p-value scipy's numerical integration of the
+    studentized range flagged (``IntegrationWarning``: "probably divergent, or slowly
+    convergent"; seen for q near 0 below N - k = 100,000, where scipy integrates a double
+    integral): the p-values are scipy's, as ``scipy.stats.tukey_hsd`` returns them, and the
+    warning is left to the caller to say once rather than printed per pair."""
     counts = np.asarray(counts, dtype=np.float64)
     means = np.asarray(means, dtype=np.float64)
     k = counts.size
@@ -196,10 +212,36 @@ def tukey_hsd(counts: np.ndarray, means: np.ndarray, squares: np.ndarray) -> np.
         normalize = 1.0 / counts + 1.0 / counts[:, None]
         q = np.abs(means[:, None] - means) / np.sqrt(normalize * mse / 2.0)
     pvalues = np.ones((k, k))
+    flagged = np.zeros((k, k), dtype=bool)
     upper = np.triu_indices(k, 1)
     if k >= 2 and df > 0:
-        pvalues[upper] = stats.studentized_range.sf(q[upper], k, df)
-        pvalues.T[upper] = pvalues[upper]
+        pvalues[upper], flagged[upper] = _studentized_range_sf(q[upper], k, df)
+        pvalues.T[upper], flagged.T[upper] = pvalues[upper], flagged[upper]
     else:
         pvalues[upper] = pvalues.T[upper] = math.nan
-    return pvalues
+    return pvalues, flagged
+
+
+def _studentized_range_sf(q: np.ndarray, k: int, df: float) -> tuple[np.ndarray, np.ndarray]:
+    """``scipy.stats.studentized_range.sf(q, k, df)`` and, per value, whether scipy's
+    integration warned (``IntegrationWarning``, kept from the terminal; any other warning passes
+    on); the flagged values are found one at a time, only when there are some (the same bits:
+    scipy integrates each value on its own)."""
+    import warnings
+
+    from scipy import integrate, stats
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", integrate.IntegrationWarning)
+        pvalues = np.asarray(stats.studentized_range.sf(q, k, df), dtype=np.float64)
+    integration = False
+    for warning in caught:
+        if issubclass(warning.category, integrate.IntegrationWarning):
+            integration = True
+        else:
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
+    if not integration or q.size == 1:
+        return pvalues, np.full(q.shape, integration)
+    return pvalues, np.array([_studentized_range_sf(value[None], k, df)[1][0] for value in q])
