@@ -47,6 +47,13 @@ or the whole list when there are none):
   ``per_unit`` column; the system value ``sum_u P_u AUC_u / sum_u P_u`` over the users with a
   positive and a negative (``n``). The list must hold every candidate the user was scored on
   (RecBole ranks the full catalogue less the user's history).
+* ``auc``: RecBole's ``AUC``: one ROC curve over every scored (user, item) pair of the lists
+  (each item's first row in a user's list), positive when the user rated the item (RecBole's
+  label 1; its label-0 pairs are the pairs of the lists without a rating), ranked by the
+  predicted score; ties count one half (the ROC curve's diagonal step, as RecBole's
+  ``_binary_clf_curve`` and scikit-learn draw it): with ``P`` positives, ``N`` negatives,
+  ``AUC = sum_{pos p, neg q} ([s_p > s_q] + [s_p = s_q] / 2) / (P N)``
+  (:mod:`mobeval.kernels.auc`); NaN without a positive or a negative; ``n`` the pairs scored.
 * ``tail_percentage@k``: the mean over users of the share of long-tail items among the user's
   first ``k`` (RecBole ``TailPercentage``): with ``tail_ratio > 1`` the items of the training
   interactions seen at most ``tail_ratio`` times, else the ``max(floor(n tail_ratio), 1)`` least
@@ -83,13 +90,16 @@ FAMILIES = (
     "spearman",
     "kendall",
     "gauc",
+    "auc",
 )
 #: ClayRS's Correlation methods.
 CORRELATION_FAMILIES = ("pearson", "spearman", "kendall")
 #: The families that rank the whole list (no ``@k``).
-NO_CUTOFF_FAMILIES = ("gauc",)
+NO_CUTOFF_FAMILIES = ("gauc", "auc")
 #: The families with a value per user (a ``per_unit`` column); they read the lists' scores.
 PER_UNIT_FAMILIES = (*CORRELATION_FAMILIES, "gauc")
+#: The families that read the lists' scores.
+SCORE_FAMILIES = (*PER_UNIT_FAMILIES, "auc")
 #: ClayRS's families of user groups (``user_groups``, ``pop_percentage``): one row per group.
 GROUP_FAMILIES = ("delta_gap", "pop_ratio")
 #: The families whose value is a mean over users (exact sums of per-user shares).
@@ -122,6 +132,7 @@ _ALIASES = {
     "pop_ratio": "pop_ratio",
     "popratioprofilevsrecs": "pop_ratio",
     "gauc": "gauc",
+    "auc": "auc",
 }
 _NAME = re.compile(r"^\s*([a-z_]+)\s*(?:@\s*(\d{1,18}))?\s*$")
 

@@ -237,6 +237,15 @@ FAMILIES: dict[str, Family] = {
         "AUC_u = ((L + 1) P - P (P + 1)/2 - S) / (P (L - P))",
         "the mean of AUC_u weighted by P_u over the users with a rated and an unrated item",
     ),
+    "auc": Family(
+        "AUC (area under the ROC curve)",
+        "Over every scored (user, item) pair of the lists, the share of (rated, unrated) pairs "
+        "that the predicted score orders correctly (ties count one half); P rated pairs, N "
+        "unrated.",
+        r"AUC = \frac{\sum_{p, q} ([s_p > s_q] + [s_p = s_q] / 2)}{P N}",
+        "AUC = sum_{p, q} ([s_p > s_q] + [s_p = s_q] / 2) / (P N)",
+        "one value over every scored pair (not a mean over users)",
+    ),
     "delta_gap": Family(
         "Delta GAP@k (group average popularity)",
         "Relative change from the mean item popularity of a user group's profiles to that of "
@@ -383,7 +392,7 @@ def _threshold_text(value) -> str:
 _POPULATION = (
     *("gini", "coverage", "entropy", "avg_popularity", "tail_percentage", "delta_gap"),
     "pop_ratio",
-    *("pearson", "spearman", "kendall", "gauc"),
+    *("pearson", "spearman", "kendall", "gauc", "auc"),
 )
 
 

@@ -278,11 +278,11 @@ def rec_columns(
     """The columns of the lists a scoring needs: ``user_id``, ``item_id``, then ``rank`` (order
     "rank") and ``score`` (score orders, ranx's included; the predicted rating of mse/mae/rmse,
     or of the
-    ``population`` metrics' correlations)."""
+    ``population`` metrics that read it: correlations, gauc, auc)."""
     need_score = (
         conv.order not in ("input", "rank")
         or any(s.family in ("mse", "mae", "rmse", "trec") for s in specs)
-        or bool(population is not None and population.per_unit)
+        or bool(population is not None and population.scored)
     )
     return (
         ["user_id", "item_id"]
@@ -634,7 +634,7 @@ class RecsScorer:
         per_user = scores.per_user
         if self.population is not None:
             scores.state.population = PopulationCounts(self.population)
-            if self.population.per_unit:
+            if self.population.scored:
                 _check_finite(
                     _columns(recs, ["user_id", "item_id", "score"], self.paths["recs"]),
                     "score",

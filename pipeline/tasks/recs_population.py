@@ -20,6 +20,7 @@ from mobeval.errors import ConfigError, InputError
 from mobeval.io.inputs import as_source
 from mobeval.io.sources import columns_present
 from mobeval.kernels import catalogue as K
+from mobeval.kernels.auc import collapse_counts, score_keys, twice_u
 from mobeval.kernels.correlation import METHODS, unit_auc, unit_correlations
 from mobeval.kernels.exact_sum import ExactColumnSums
 from mobeval.kernels.resampling import percentile_interval, poisson_weights, weighted_counts
@@ -28,6 +29,7 @@ from mobeval.metrics.recs_population import (
     GROUP_FAMILIES,
     PER_UNIT_FAMILIES,
     PER_USER_FAMILIES,
+    SCORE_FAMILIES,
     PopulationConvention,
     PopulationMetric,
     parse_user_groups,
@@ -62,6 +64,11 @@ class PopulationInputs:
     def per_unit(self) -> tuple[PopulationMetric, ...]:
         """The metrics with a value per user (``per_unit`` columns; they read the lists' scores)."""
         return tuple(m for m in self.metrics if m.family in PER_UNIT_FAMILIES)
+
+    @property
+    def scored(self) -> bool:
+        """Whether a metric reads the lists' scores (a per-unit metric, ``auc``)."""
+        return any(m.family in SCORE_FAMILIES for m in self.metrics)
 
     @property
     def cutoffs(self) -> list[int | None]:
@@ -290,6 +297,7 @@ class PopulationCounts:
     sums: ExactColumnSums | None = None
     users: int = 0
     boot: dict = field(default_factory=dict)  # cutoff -> BootstrapCounts (with resamples)
+    scores: ScoreCounts | None = None  # auc's counts per distinct score
 
     def __post_init__(self) -> None:
         if self.sums is None:
@@ -310,6 +318,10 @@ class PopulationCounts:
         lists = lists.with_columns(pl.int_range(pl.len()).over("user_id").alias("_position"))
         per_unit = self._per_unit(lists, ratings)
         self.users += lists["user_id"].n_unique()
+        if any(m.family == "auc" for m in self.inputs.metrics):
+            items = _scored_items(lists, ratings)
+            self.scores = self.scores or ScoreCounts()
+            self.scores.add(items["score"].cast(pl.Float64).to_numpy(), items["positive"])
         for k in self.inputs.cutoffs:
             head = lists if k is None else lists.filter(pl.col("_position") < k)
             part = (
@@ -390,22 +402,13 @@ class PopulationCounts:
 
     def _auc(self, lists: pl.DataFrame, ratings: pl.DataFrame, name: str) -> list[pl.Series]:
         """Per user (ascending): AUC, and P AUC and P where the AUC is defined (else NaN)."""
-        items = (
-            lists.select("user_id", "item_id", "score", "_position")
-            .unique(["user_id", "item_id"], keep="first", maintain_order=True)
-            .join(
-                ratings.select("user_id", "item_id", pl.lit(True).alias("positive")),
-                on=["user_id", "item_id"],
-                how="left",
-            )
-            .sort(["user_id", "_position"])
-        )
+        items = _scored_items(lists, ratings)
         counts = items.group_by("user_id", maintain_order=True).len()["len"].to_numpy()
         offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         auc, positives = unit_auc(
             offsets,
             items["score"].cast(pl.Float64).to_numpy(),
-            items["positive"].fill_null(False).to_numpy(),
+            items["positive"].to_numpy(),
         )
         weight = np.where(np.isnan(auc), np.nan, positives.astype(np.float64))
         return [
@@ -468,6 +471,9 @@ class PopulationCounts:
             self.counts[k] = part if known is None else _add(known, part, "count")
         self.sums.merge(other.sums)
         self.users += other.users
+        if other.scores is not None:
+            self.scores = self.scores or ScoreCounts()
+            self.scores.merge(other.scores)
         for k, part in other.boot.items():
             self.boot.setdefault(k, BootstrapCounts()).merge(part)
 
@@ -494,6 +500,9 @@ class PopulationCounts:
                 weighted, positives = (totals[f"{m.name}:{w}"] for w in _AUC_SUMS)
                 n = int(counts[f"{m.name}:{_AUC_SUMS[1]}"])
                 rows.append((m.name, weighted / positives if n else float("nan"), n))
+                continue
+            if m.family == "auc":  # over every scored pair
+                rows.append((m.name, *(self.scores or ScoreCounts()).auc()))
                 continue
             if m.family in CORRELATION_FAMILIES:  # the mean over the users with a value
                 n = int(counts[m.name])
@@ -614,6 +623,74 @@ class BootstrapCounts:
         for part in (self, other):
             counts[items.search_sorted(part.items).to_numpy()] += part.counts
         self.items, self.counts = items, counts
+
+
+def _scored_items(lists: pl.DataFrame, ratings: pl.DataFrame) -> pl.DataFrame:
+    """Each (user, item) of the lists once (its first row), sorted by user and list position,
+    with its ``score`` and whether the user rated it (``positive``)."""
+    return (
+        lists.select("user_id", "item_id", "score", "_position")
+        .unique(["user_id", "item_id"], keep="first", maintain_order=True)
+        .join(
+            ratings.select("user_id", "item_id", pl.lit(True).alias("positive")),
+            on=["user_id", "item_id"],
+            how="left",
+        )
+        .sort(["user_id", "_position"])
+        .with_columns(pl.col("positive").fill_null(False))
+    )
+
+
+@dataclass
+class ScoreCounts:
+    """auc's sufficient statistics: per distinct score of the scored pairs, its positives and
+    negatives (:mod:`mobeval.kernels.auc`: int64 keys in the scores' order, ascending, integer
+    counts), so chunks and partitions fold exactly in any order. Memory: 24 bytes per distinct
+    score; a chunk's counts wait in ``parts`` until they outweigh the table, then all collapse
+    into it (each pair is collapsed a logarithmic number of times)."""
+
+    keys: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    positives: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    negatives: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    parts: list = field(default_factory=list)
+
+    def add(self, scores: np.ndarray, positive: pl.Series) -> None:
+        """Fold a chunk's scored pairs (``positive``: Boolean, one per score)."""
+        positives = positive.cast(pl.Int64).to_numpy()
+        self._fold(collapse_counts(score_keys(scores), positives, 1 - positives))
+
+    def merge(self, other: ScoreCounts) -> None:
+        """Fold another chunk's (or partition's) counts."""
+        other._collapse()
+        self._fold((other.keys, other.positives, other.negatives))
+
+    def _fold(self, part: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+        self.parts.append(part)
+        if sum(len(keys) for keys, _, _ in self.parts) > len(self.keys):
+            self._collapse()
+
+    def _collapse(self) -> None:
+        if self.parts:
+            tables = [(self.keys, self.positives, self.negatives), *self.parts]
+            columns = (np.concatenate(column) for column in zip(*tables, strict=True))
+            self.keys, self.positives, self.negatives = collapse_counts(*columns)
+            self.parts = []
+
+    def auc(self) -> tuple[float, int]:
+        """``(AUC, n)``: ``2 U / (2 P N)``, one division of exact integers (NaN without a
+        positive or a negative), and ``n = P + N``, the pairs scored."""
+        self._collapse()
+        positives, negatives = int(self.positives.sum()), int(self.negatives.sum())
+        if 2 * positives * negatives >= 2**63:
+            raise InputError(
+                f"auc counts 2 P N = {2 * positives * negatives} pairs' halves in 64-bit "
+                "integers: more than 2**63, too many scored pairs for one value"
+            )
+        if not positives or not negatives:
+            return float("nan"), positives + negatives
+        return twice_u(self.positives, self.negatives) / (2 * positives * negatives), (
+            positives + negatives
+        )
 
 
 _SIDES = ("recs", "profile")
