@@ -238,17 +238,21 @@ def test_report_letters_are_the_leaderboards(five_models, tmp_path):
 
     out = tmp_path / "out"
     shutil.copytree(five_models, out)
-    report = Report(out, letters=True, metrics=["acc@5", "mrr"], plots=False, test="paired-t")
+    report = Report(
+        out, letters=True, metrics=["acc@5", "mrr"], plots=False, test="paired-t", transpose=False
+    )
     board = leaderboard(compare(out, tests="tukey", metrics="acc@5,mrr", resamples=0, log=None))
     markdown = report.to_markdown()
     assert "letters: models sharing a letter are not significantly different" in markdown
-    rows = {
-        line.split(" | ")[0].strip("| "): line.split(" | ")[1 : 1 + len(MODELS)]
-        for line in markdown.splitlines()
-        if line.startswith("| acc@5 ") or line.startswith("| mrr ")
-    }
+    cells, heads = {}, []  # (metric, model) -> cell, over every part of the table
+    for line in markdown.splitlines():
+        texts = [c.strip() for c in line.strip("|").split(" | ")]
+        if line.startswith("| metric |"):
+            heads = texts
+        elif line.startswith(("| acc@5 ", "| mrr ")):
+            cells |= {(texts[0], h): c for h, c in zip(heads[1:], texts[1:], strict=True)}
     for metric, model, letters in board.select("metric", "model", "letters").rows():
-        assert rows[metric][MODELS.index(model)].endswith(superscript(letters))
+        assert cells[(metric, model)].endswith(superscript(letters))
     latex = report.to_latex()
     assert r"$^{\mathrm{a}}$" in latex
     assert main(["report", str(out), "--letters", "--format", "html", "--no-plots"]) == 0
