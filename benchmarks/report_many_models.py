@@ -10,7 +10,8 @@ scores them (``model = { seed1 = ..., seed2 = ..., seed3 = ... }``), then
 
     mobeval compare OUT --pairs all --tests tukey            (the leaderboard, with letters)
     mobeval compare OUT                                      (the default tests, every pair)
-    mobeval report OUT --format latex,markdown,html --baseline markov --letters
+    mobeval report OUT --format latex,markdown,html --baseline markov --letters \
+        --leaderboard --comparisons
 
 leave ``FOLDER/out/report/report.{tex,md,html}`` to open in a browser or compile with pdflatex.
 """
@@ -90,7 +91,8 @@ def main() -> None:
     mobeval("compare", out, "--city", "tky", "--pairs", "all", "--tests", "tukey", "--view",
             "leaderboard", "--metrics", "acc@1,mrr")  # fmt: skip
     mobeval("compare", out, "--baseline", "markov")
-    mobeval("report", out, "--format", "latex,markdown,html", "--baseline", "markov", "--letters")
+    mobeval("report", out, "--format", "latex,markdown,html", "--baseline", "markov", "--letters",
+            "--leaderboard", "--comparisons")  # fmt: skip
 
 
 if __name__ == "__main__":

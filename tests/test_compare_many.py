@@ -238,17 +238,21 @@ def test_report_letters_are_the_leaderboards(five_models, tmp_path):
 
     out = tmp_path / "out"
     shutil.copytree(five_models, out)
-    report = Report(out, letters=True, metrics=["acc@5", "mrr"], plots=False, test="paired-t")
+    report = Report(
+        out, letters=True, metrics=["acc@5", "mrr"], plots=False, test="paired-t", transpose=False
+    )
     board = leaderboard(compare(out, tests="tukey", metrics="acc@5,mrr", resamples=0, log=None))
     markdown = report.to_markdown()
     assert "letters: models sharing a letter are not significantly different" in markdown
-    rows = {
-        line.split(" | ")[0].strip("| "): line.split(" | ")[1 : 1 + len(MODELS)]
-        for line in markdown.splitlines()
-        if line.startswith("| acc@5 ") or line.startswith("| mrr ")
-    }
+    cells, heads = {}, []  # (metric, model) -> cell, over every part of the table
+    for line in markdown.splitlines():
+        texts = [c.strip() for c in line.strip("|").split(" | ")]
+        if line.startswith("| metric |"):
+            heads = texts
+        elif line.startswith(("| acc@5 ", "| mrr ")):
+            cells |= {(texts[0], h): c for h, c in zip(heads[1:], texts[1:], strict=True)}
     for metric, model, letters in board.select("metric", "model", "letters").rows():
-        assert rows[metric][MODELS.index(model)].endswith(superscript(letters))
+        assert cells[(metric, model)].endswith(superscript(letters))
     latex = report.to_latex()
     assert r"$^{\mathrm{a}}$" in latex
     assert main(["report", str(out), "--letters", "--format", "html", "--no-plots"]) == 0
@@ -339,3 +343,79 @@ def test_tukey_integration_warning_is_one_line_of_ours(five_models, monkeypatch,
         in lines[0]
     )
     assert f"the smallest {high['p_tukey'].min():.12g}: far from any" in lines[0]
+
+
+def _report_tables(text: str, fmt: str) -> dict[str, tuple[list[str], list[list[str]]]]:
+    """Every small table of a report as {title: (heads, rows)} of plain texts, parsed from
+    the Markdown, the HTML or the LaTeX."""
+    import html
+    import re
+
+    found = {}
+    if fmt == "markdown":
+        blocks = re.findall(r"\*\*([^*\n]+)\*\*\n\n((?:\|.*\n)+)", text)
+        for title, body in blocks:
+            lines = [[c.strip() for c in ln.strip("|").split(" | ")] for ln in body.splitlines()]
+            found[title] = (lines[0], lines[2:])
+    elif fmt == "html":
+        for title, body in re.findall(r"<caption>([^<]*)</caption>(.*?)</table>", text):
+            rows = [re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r) for r in body.split("</tr>")]
+            rows = [[html.unescape(c) for c in r] for r in rows if r]
+            found[html.unescape(title)] = (rows[0], rows[1:])
+    else:
+        for title, body in re.findall(
+            r"\\caption\{city=x: ([^}]*)\}.*?\\toprule\n(.*?)\\bottomrule", text, flags=re.S
+        ):
+            plain = body.replace("$-$", "-").replace("$+$", "+").replace(r"\_", "_")
+            plain = plain.replace(r"$\pm$", "±").replace(r"\%", "%")
+            rows = [ln[:-3].split(" & ") for ln in plain.splitlines() if ln.endswith(r" \\")]
+            found[title] = (rows[0], rows[1:])
+    return found
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html", "latex"])
+def test_report_leaderboard_and_comparisons_are_compares_rows(five_models, tmp_path, capsys, fmt):
+    """The report's leaderboard tables hold what ``mobeval compare --view leaderboard`` prints
+    (its JSON rows), and its comparison tables the rows ``mobeval compare`` wrote to
+    OUT/compare (its Parquet file): difference and CI in points, d_z, r_rb, p and corrected p."""
+    import shutil
+
+    from mobeval.compare.printing import p_text
+    from mobeval.report import Report
+
+    out = tmp_path / "out"
+    shutil.copytree(five_models, out)
+    args = ["compare", str(out), "--metrics", "acc@5,mrr"]
+    assert main([*args, "--tests", "tukey", "--view", "leaderboard", "--format", "json"]) == 0
+    board = json.loads(capsys.readouterr().out)["rows"]
+    assert main([*args, "--baseline", "a", "--tests", "paired-t,wilcoxon", "--seed", "3"]) == 0
+    capsys.readouterr()
+    stored = pl.read_parquet(out / "compare/city=x/part-0.parquet")
+    report = Report(
+        out, metrics="acc@5,mrr", baseline="a", test="wilcoxon", plots=False,
+        leaderboard=True, comparisons=True,
+    )  # fmt: skip
+    text = {"markdown": report.to_markdown, "html": report.to_html, "latex": report.to_latex}[fmt]()
+    tables = _report_tables(text, fmt)
+    for metric in ("acc@5", "mrr"):
+        heads, rows = tables[f"{metric}: highest first"]
+        assert heads == ["rank", "model", "mean", "letters"]
+        expected = [r for r in board if r["metric"] == metric]
+        assert rows == [
+            [str(r["rank"]), r["model"], f"{r['mean']:.4f}", r["letters"]] for r in expected
+        ]
+        heads, rows = tables[f"{metric}: each model vs a"]
+        assert heads == ["model", "difference", "95% CI", "d_z", "r_rb", "p wilcoxon", "p holm"]
+        pairs = stored.filter(pl.col("metric") == metric)
+        assert [r[0] for r in rows] == pairs["model"].to_list() == MODELS[1:]
+        for row, pair in zip(rows, pairs.iter_rows(named=True), strict=True):
+            assert row[1] == f"{pair['diff'] * 100:+.2f} pp"
+            assert row[2] == f"[{pair['ci_low'] * 100:+.2f}, {pair['ci_high'] * 100:+.2f}]"
+            assert row[3:5] == [f"{pair['cohen_dz']:+.2f}", f"{pair['rank_biserial']:+.2f}"]
+            assert row[5:] == [p_text(pair["p_wilcoxon"]), p_text(pair["p_wilcoxon_corrected"])]
+    assert "OUT/compare/city=x (mobeval compare)" in "\n".join(report.comparison_text())
+    # neither asked: neither shown
+    plain = Report(out, metrics="acc@5,mrr", baseline="a", test="wilcoxon", plots=False)
+    assert not any(": highest first" in t or "each model vs" in t for t in _report_tables(
+        {"markdown": plain.to_markdown, "html": plain.to_html, "latex": plain.to_latex}[fmt](), fmt
+    ))  # fmt: skip

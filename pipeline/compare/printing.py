@@ -48,6 +48,13 @@ def _printed_width(frame: pl.DataFrame) -> int:
     return max(len(line) for line in str(frame).splitlines())
 
 
+def p_text(value: float | None) -> str:
+    """A p-value as compare prints it: ``0.0123``, ``4.6e-05`` below 0.001, ``-`` for none."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:.1e}" if value < 0.001 else f"{value:.4f}"
+
+
 def print_comparison(frame: pl.DataFrame, file=None) -> None:
     """One heading per city and model pair (the units paired; how a model's runs were taken
     together), then its metrics: means (and, with runs, their sd over runs),
@@ -66,12 +73,6 @@ def print_comparison(frame: pl.DataFrame, file=None) -> None:
         "p_tukey": "p Tukey",
     }
     tests = [c for c in labels if frame[c].is_not_null().any()]
-
-    def fmt(value):
-        if value is None or (isinstance(value, float) and math.isnan(value)):
-            return "-"
-        return f"{value:.1e}" if value < 0.001 else f"{value:.4f}"
-
     pairs = frame.partition_by("city", "model", "baseline", as_dict=True, maintain_order=True)
     with whole_tables(float_precision=4, fmt_str_lengths=40):
         for (city, model, baseline), part in pairs.items():
@@ -104,7 +105,7 @@ def print_comparison(frame: pl.DataFrame, file=None) -> None:
                 *([pl.col("rank_biserial").alias("r_rb")] if "p_wilcoxon" in tests else []),
                 *[
                     pl.col(f"{c}_corrected")
-                    .map_elements(fmt, return_dtype=pl.String)
+                    .map_elements(p_text, return_dtype=pl.String)
                     .alias(labels[c])
                     for c in tests
                 ],

@@ -42,7 +42,8 @@ class City:
     how they were made (test, alpha, correction and the family of p-values it was applied over,
     the metrics tested) and ``note`` why there are none, or why a stored comparison was not
     used. ``letters`` holds the compact letter display of each value (``report --letters``),
-    ``letters_text`` the sentence saying how it was made."""
+    ``letters_text`` the sentence saying how it was made (under the values, or under the
+    leaderboard of ``report --leaderboard``)."""
 
     name: str
     task: str
@@ -62,6 +63,9 @@ class City:
     significance: str = ""
     letters: dict[tuple[str, str], str] = field(default_factory=dict)  # (model, metric) -> "ab"
     letters_text: str = ""
+    #: :func:`mobeval.compare.leaderboard.leaderboard`'s rows of the city's metrics (``report
+    #: --letters`` or ``--leaderboard``), None when not asked or not made (the note says why)
+    leaderboard: pl.DataFrame | None = None
     tables: list[Table] = field(default_factory=list)
     figures: list[Figure] = field(default_factory=list)
     #: the population metrics among ``metrics`` (no per-unit values: never tested, no marker)

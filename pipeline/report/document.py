@@ -68,6 +68,10 @@ class Report:
         transpose: True: models as rows; False: metrics as rows; None: the renderer chooses by
             the table's width.
         letters: a compact letter display on every value (Tukey's HSD over every model).
+        leaderboard: a ranked table per metric under each city's tables (rank, model, mean
+            ± sd, letters: :func:`mobeval.compare.leaderboard.leaderboard`).
+        comparisons: a table per metric of each model against the baseline (difference, its
+            interval, d_z, r_rb, the p-value and the corrected one behind the marker).
         std: every mean as ``mean ± sd``, sd the summary's ``std``: the population standard
             deviation of the per-unit values, ``sqrt(sum_u (v_u - mean)^2 / n)`` (ddof 0, as
             ranx's ``evaluate(..., return_std=True)``); nothing after a value that is not a
@@ -104,6 +108,8 @@ class Report:
         caption: str | None = None,
         transpose: bool | None = None,
         letters: bool | None = None,
+        leaderboard: bool | None = None,
+        comparisons: bool | None = None,
         std: bool | None = None,
         city: str | None = None,
         plots: bool = True,
@@ -112,7 +118,8 @@ class Report:
     ) -> None:
         given = {"metrics": metrics, "models": models, "baseline": baseline, "test": test}
         given |= {"alpha": alpha, "title": title, "caption": caption, "transpose": transpose}
-        given |= {"letters": letters, "std": std}
+        given |= {"letters": letters, "leaderboard": leaderboard}
+        given |= {"comparisons": comparisons, "std": std}
         choices = checked_choices(given)
         self.out = Path(out)
         self.plots = plots
@@ -122,6 +129,8 @@ class Report:
         self.caption = caption
         self.transpose = transpose
         self.letters = bool(letters)
+        self.leaderboard = bool(leaderboard)
+        self.comparisons = bool(comparisons)
         self.std = bool(std)
         self.compare_options = dict(compare_options or {})
         self.title = title or f"mobeval report: {self.out.name or self.out.resolve().name}"
@@ -159,7 +168,7 @@ class Report:
             self._tables(city_)
             if city_.baseline is not None:
                 self._comparison(city_)
-            if self.letters and len(city_.models) > 1:
+            if (self.letters or self.leaderboard) and len(city_.models) > 1:
                 self._letters(city_)
         self._figures_done = False
 
@@ -311,9 +320,10 @@ class Report:
         city.significance = significance_text(city, frame)
 
     def _letters(self, city: City) -> None:
-        """The city's compact letter display (:func:`mobeval.compare.leaderboard.leaderboard`)
-        from Tukey's HSD over every model shown (computed, not written), or a note saying why
-        there is none."""
+        """The city's leaderboard and compact letter display
+        (:func:`mobeval.compare.leaderboard.leaderboard`) from Tukey's HSD over every model
+        shown (computed, not written), or a note saying why there is none; the letters go on
+        the values with ``letters``, in the leaderboard's tables with ``leaderboard``."""
         options = {k: v for k, v in self.compare_options.items() if k in ("intersect", "unit")}
         try:
             frame = compare(
@@ -330,8 +340,11 @@ class Report:
             city.note = _joined(city.note, f"no letters: {error}")
             return
         board = leaderboard(frame.filter(pl.col("metric").is_in(city.metrics)), alpha=city.alpha)
-        shown = board.select("model", "metric", "letters").rows()
-        city.letters = {(model, metric): letters for model, metric, letters in shown}
+        if self.letters:
+            shown = board.select("model", "metric", "letters").rows()
+            city.letters = {(model, metric): letters for model, metric, letters in shown}
+        if self.leaderboard:
+            city.leaderboard = board
         n = frame["n_tukey"][0]
         city.letters_text = (
             f"letters: models sharing a letter are not significantly different at p < "
@@ -435,11 +448,7 @@ class Report:
         if math.isnan(base) or math.isnan(value):
             return "-"
         diff = value - base
-        if family_of(metric) in RATES:
-            points = diff if city.percent else diff * 100
-            text = f"{points:+.2f} pp"
-        else:
-            text = f"{diff:+.4g}"
+        text = self.points(city, metric, diff, unit=True)
         if base != 0:
             text += f" ({diff / abs(base) * 100:+.1f}%)"
         if city.comparison is not None:
@@ -447,6 +456,16 @@ class Report:
             if rows.height and rows["cohen_dz"][0] is not None:
                 text += f", d_z {rows['cohen_dz'][0]:+.2f}"
         return text
+
+    def points(self, city: City, metric: str, diff: float | None, unit: bool = False) -> str:
+        """A difference of ``metric``'s values: in percentage points for a rate (``+2.87``,
+        ``+2.87 pp`` with ``unit``), else ``+1.234``; ``-`` for none."""
+        if diff is None or math.isnan(diff):
+            return "-"
+        if family_of(metric) in RATES:
+            points = diff if city.percent else diff * 100
+            return f"{points:+.2f}" + (" pp" if unit else "")
+        return f"{diff:+.4g}"
 
     def spread(self, city: City, model: str, metric: str) -> str:
         """The sd after a mean: over a model's runs where it has runs (its mean over runs), else

@@ -9,7 +9,15 @@ import base64
 import html
 
 from mobeval.report.mathml import tex_to_mathml
-from mobeval.report.tables import Part, cell, header, legend, table_parts
+from mobeval.report.tables import (
+    Listing,
+    Part,
+    cell,
+    header,
+    legend,
+    listing_sections,
+    table_parts,
+)
 
 _CSS = """
 body { font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; margin: 2em auto;
@@ -31,6 +39,7 @@ math { font-size: 1.1em; }
 dl.params { display: grid; grid-template-columns: max-content auto; gap: 2px 12px;
             font-size: 14px; }
 dl.params dt { font-weight: 600; } dl.params dd { margin: 0; }
+div.listings { display: flex; flex-wrap: wrap; gap: 0 1.5em; align-items: flex-start; }
 """
 
 #: The page of :func:`~mobeval.report.tables.table_parts` in pixels: the body's width
@@ -67,6 +76,22 @@ def _table(report, city, title: str, part: Part) -> str:
     )
 
 
+def _listing(listing: Listing) -> str:
+    """A :class:`~mobeval.report.tables.Listing` as an HTML table."""
+    e = html.escape
+    head = "".join(f"<th>{e(h)}</th>" for h in listing.heads)
+    rows = "".join(
+        "<tr>"
+        + "".join(
+            f'<td class="num">{e(c)}</td>' if numeric else f"<td>{e(c)}</td>"
+            for c, numeric in zip(row, listing.numeric, strict=True)
+        )
+        + "</tr>"
+        for row in listing.rows
+    )
+    return f"<table><caption>{e(listing.title)}</caption><tr>{head}</tr>{rows}</table>"
+
+
 def render_html(report, standalone: bool = True) -> str:
     """:meth:`mobeval.report.Report.to_html`'s page (``standalone=False``: a ``<div>`` for a
     notebook)."""
@@ -82,6 +107,10 @@ def render_html(report, standalone: bool = True) -> str:
         parts.append(f'<p class="legend">{e(legend(city))}</p>')
         if city.note:
             parts.append(f'<p class="note">Note: {e(city.note)}</p>')
+        for _, heading, listings, text in listing_sections(report, city):
+            parts.append(f'<h3>{e(heading)}</h3><div class="listings">')  # side by side
+            parts += [_listing(listing) for listing in listings]
+            parts.append(f'</div><p class="legend">{e(text)}</p>')
         for figure in city.figures:
             data = base64.b64encode(figure.png).decode("ascii")
             parts.append(

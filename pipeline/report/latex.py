@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import time
 
-from mobeval.report.tables import header, legend, table_parts
+from mobeval.report.tables import header, legend, listing_sections, table_parts
 
 _TEX_ESCAPES = {
     "\\": r"\textbackslash{}",
@@ -171,6 +171,50 @@ def latex_tables(
     return out
 
 
+def latex_listings(report, city, *, label: str = "tab") -> list[str]:
+    """The LaTeX lines of ``city``'s small tables
+    (:func:`~mobeval.report.tables.listing_sections`): a float per table (a leaderboard's
+    metric, a metric's comparisons), labelled ``<label>:<city>-<section>-<n>``; the sentence
+    saying what they show under the last of its section, the others pointing to it."""
+    out = []
+    for section, _, listings, text in listing_sections(report, city):
+        name = f"{label}:{_slug(city.name)}-{section}"
+        last = f"{name}-{len(listings)}"
+        for number, listing in enumerate(listings, 1):
+            notes = (
+                tex_escape(text)
+                if number == len(listings)
+                else rf"Columns as in Table~\ref{{{last}}}, whose notes say what they are."
+            )
+            spec = "".join("r" if numeric else "l" for numeric in listing.numeric)
+            out += [
+                r"\begin{table}[htbp]\centering\small",
+                r"\begin{threeparttable}",
+                rf"\caption{{{tex_escape(f'city={city.name}: {listing.title}')}}}"
+                rf"\label{{{name}-{number}}}",
+                rf"\begin{{tabular}}{{@{{}}{spec}@{{}}}}",
+                r"\toprule",
+                " & ".join(tex_escape(head) for head in listing.heads) + r" \\",
+                r"\midrule",
+                *[
+                    " & ".join(
+                        (tex_number if numeric else tex_escape)(text)
+                        for text, numeric in zip(row, listing.numeric, strict=True)
+                    )
+                    + r" \\"
+                    for row in listing.rows
+                ],
+                r"\bottomrule",
+                r"\end{tabular}",
+                r"\begin{tablenotes}[flushleft]\footnotesize\raggedright",
+                rf"\item {notes}",
+                r"\end{tablenotes}",
+                r"\end{threeparttable}",
+                r"\end{table}",
+            ]
+    return out
+
+
 def render_latex(
     report,
     figures_dir: str | None,
@@ -198,6 +242,7 @@ def render_latex(
         out.append(rf"\section*{{city={t(city.name)}}}")
         out.append(rf"\textit{{{t(header(city))}}}")
         out += latex_tables(report, city, caption=caption, label=label, transpose=transpose)
+        out += latex_listings(report, city, label=label)
         if figures_dir is not None:
             for figure in city.figures:
                 out += [

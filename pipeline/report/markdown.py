@@ -4,15 +4,55 @@ from __future__ import annotations
 
 import time
 
-from mobeval.report.tables import cell, header, legend
+from mobeval.report.html import PAGE
+from mobeval.report.tables import (
+    Listing,
+    Part,
+    cell,
+    header,
+    legend,
+    listing_sections,
+    table_parts,
+)
 
 
 def _md_escape(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def _table(report, city, title: str, part: Part) -> list[str]:
+    """One table (or part of one) as Markdown lines: a row per stub cell."""
+    if part.count > 1:
+        title += f", part {part.number} of {part.count}"
+    lines = [f"**{title}**", ""]
+    lines.append("| " + " | ".join(_md_escape(h) for h in [part.stub_head, *part.heads]) + " |")
+    lines.append("|---|" + "---:|" * len(part.heads))
+    for row, stub in enumerate(part.stub):
+        cells = []
+        for column in part.columns:
+            kind, model, metric = column[row]
+            cells.append(
+                cell(report, city, model, metric, lambda t: f"**{t}**", lambda t: t)
+                if kind == "value"
+                else report.improvement(city, model, metric)
+            )
+        lines.append("| " + " | ".join(_md_escape(c) for c in [stub, *cells]) + " |")
+    return [*lines, ""]
+
+
+def _listing(listing: Listing) -> list[str]:
+    """A :class:`~mobeval.report.tables.Listing` as Markdown lines."""
+    lines = [f"**{listing.title}**", ""]
+    lines.append("| " + " | ".join(_md_escape(h) for h in listing.heads) + " |")
+    lines.append("|" + "".join("---:|" if n else "---|" for n in listing.numeric))
+    lines += ["| " + " | ".join(_md_escape(c) for c in row) + " |" for row in listing.rows]
+    return [*lines, ""]
+
+
 def render_markdown(report, figures_dir: str | None) -> str:
-    """:meth:`mobeval.report.Report.to_markdown`'s text."""
+    """:meth:`mobeval.report.Report.to_markdown`'s text: the tables laid out as the HTML page's
+    (:func:`~mobeval.report.tables.table_parts` on its 1100 px), so that a wide one reads the
+    same in both (a Markdown viewer scrolls a wide table, or squeezes it)."""
     if report.plots and figures_dir is not None:  # no folder: nothing to link
         report.figures()
     lines = [f"# {report.title}", ""]
@@ -23,24 +63,17 @@ def render_markdown(report, figures_dir: str | None) -> str:
     lines.append("")
     for city in report.cities:
         lines += [f"## city={city.name}", "", f"*{header(city)}*", ""]
-        others = [m for m in city.models if m != city.baseline] if city.baseline else []
         for table in city.tables:
-            head = ["metric", *city.models, *[f"{m} vs {city.baseline}" for m in others]]
-            lines.append(f"**{table.title}**")
-            lines.append("")
-            lines.append("| " + " | ".join(_md_escape(h) for h in head) + " |")
-            lines.append("|---|" + "---:|" * (len(head) - 1))
-            for metric in table.metrics:
-                cells = [
-                    cell(report, city, m, metric, lambda t: f"**{t}**", lambda t: t)
-                    for m in city.models
-                ]
-                cells += [report.improvement(city, m, metric) for m in others]
-                lines.append("| " + " | ".join([_md_escape(metric), *cells]) + " |")
-            lines.append("")
+            for part in table_parts(report, city, table.metrics, report.transpose, page=PAGE):
+                lines += _table(report, city, table.title, part)
         lines += [legend(city), ""]
         if city.note:
             lines += [f"Note: {city.note}", ""]
+        for _, heading, listings, text in listing_sections(report, city):
+            lines += [f"### {heading}", ""]
+            for listing in listings:
+                lines += _listing(listing)
+            lines += [text, ""]
         if figures_dir is not None:
             for figure in city.figures:
                 lines += [f"![{figure.caption}]({figures_dir}/{figure.name})", ""]

@@ -82,6 +82,18 @@ REPORT_OPTIONS = (
         "models sharing a letter are not significantly different at alpha",
     ),
     ReportOption(
+        "leaderboard",
+        "boolean",
+        "a ranked table per metric under each city's tables: rank, model, mean (± sd), letters "
+        "(Tukey's HSD over every model, as mobeval compare --view leaderboard)",
+    ),
+    ReportOption(
+        "comparisons",
+        "boolean",
+        "a table per metric of each model against the baseline: difference with its CI, d_z, "
+        "r_rb (Wilcoxon), the p-value and the corrected one behind the marker",
+    ),
+    ReportOption(
         "std",
         "boolean",
         "every mean as mean ± sd over its units (population sd, ddof 0, as ranx's return_std; "

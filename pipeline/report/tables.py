@@ -1,16 +1,21 @@
 """The report's tables, whatever the format: one table per cutoff grid, each cell's text (the
 value, bold when best, the significance marker), its layout on a page of a given width (models
 as columns or as rows, in parts when it does not fit: :func:`table_parts`), the legend under a
-city's tables and the line above them."""
+city's tables and the line above them; and the small tables beside them (:class:`Listing`): a
+leaderboard per metric (:func:`leaderboard_listings`) and the comparisons behind a metric's
+markers (:func:`comparison_listings`)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import polars as pl
 
 from mobeval.compare.names import P_COLUMNS
 from mobeval.compare.pairing import POPULATION
+from mobeval.compare.printing import p_text
+from mobeval.compare.runs import RUNS_WORDS
 from mobeval.metrics import cutoff_of, lower_is_better
 from mobeval.report.city import UNIT_WORDS, City, Table
 
@@ -183,6 +188,140 @@ def table_parts(
     ]
 
 
+@dataclass
+class Listing:
+    """A small table of plain texts, whatever the format: its ``title``, column ``heads`` and
+    ``rows``, each column ``numeric`` (right-aligned) or not."""
+
+    title: str
+    heads: list[str]
+    rows: list[list[str]]
+    numeric: list[bool]
+
+
+def leaderboard_listings(report, city: City) -> list[Listing]:
+    """One ranked table per metric of ``city.leaderboard``
+    (:func:`mobeval.compare.leaderboard.leaderboard`'s rows, as ``mobeval compare --view
+    leaderboard`` prints them): rank, model, mean (`` ± sd`` over runs, or over units with
+    ``report --std``: :meth:`~mobeval.report.Report.spread`) and letters."""
+    if city.leaderboard is None:
+        return []
+    listings = []
+    for metric in city.metrics:
+        board = city.leaderboard.filter(pl.col("metric") == metric).sort("rank")
+        if board.height == 0:
+            continue
+        rows = []
+        for rank, model, mean, letters in board.select("rank", "model", "mean", "letters").rows():
+            spread = report.spread(city, model, metric)
+            text = report.number(mean) + (f" ± {spread}" if spread else "")
+            rows.append([str(rank), model, text, letters])
+        order = "lowest" if lower_is_better(metric) else "highest"
+        listings.append(
+            Listing(
+                f"{metric}: {order} first",
+                ["rank", "model", "mean ± sd" if city.runs or city.stds else "mean", "letters"],
+                rows,
+                [True, False, True, False],
+            )
+        )
+    return listings
+
+
+def comparison_listings(report, city: City) -> list[Listing]:
+    """One table per tested metric of the comparison behind ``city``'s markers: each model
+    against the baseline, its paired mean difference (in points for rates, as the improvement
+    columns) with the bootstrap interval, paired Cohen's d_z, the matched-pairs rank-biserial
+    correlation r_rb (when the Wilcoxon test ran), the p-value of the markers' test and the
+    corrected p-value the marker was read from (the correction named in the heading)."""
+    frame = city.comparison
+    if frame is None or frame.height == 0 or city.test is None:
+        return []
+    column = P_COLUMNS[city.test]
+    wilcoxon = frame["rank_biserial"].is_not_null().any()
+    correction = frame["correction"][0]
+    both = city.test != "tukey" and correction != "none"  # else the p-value is the one read
+    heads = ["model", "difference", f"{frame['confidence'][0]:.0%} CI", "d_z"]
+    heads += ["r_rb"] * wilcoxon + [f"p {city.test}"] + [f"p {correction}"] * both
+    listings = []
+    for metric in city.metrics:
+        rows = []
+        for model in city.models:
+            found = frame.filter((pl.col("model") == model) & (pl.col("metric") == metric))
+            if found.height == 0 or found[column][0] is None:
+                continue
+            row = found.row(0, named=True)
+            interval = (
+                f"[{report.points(city, metric, row['ci_low'])}, "
+                f"{report.points(city, metric, row['ci_high'])}]"
+                if row["ci_low"] is not None
+                else "-"
+            )
+            cells = [model, report.points(city, metric, row["diff"], unit=True), interval]
+            cells.append(_signed(row["cohen_dz"]))
+            cells += [_signed(row["rank_biserial"])] * wilcoxon
+            cells += [p_text(row[column])] + [p_text(row[f"{column}_corrected"])] * both
+            rows.append(cells)
+        if rows:
+            listings.append(
+                Listing(
+                    f"{metric}: each model vs {city.baseline}",
+                    heads,
+                    rows,
+                    [False, *[True] * (len(heads) - 1)],
+                )
+            )
+    return listings
+
+
+def _signed(value: float | None) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:+.2f}"
+
+
+def comparisons_text(city: City) -> str:
+    """What the columns of :func:`comparison_listings`' tables are."""
+    if city.comparison is None or city.comparison.height == 0:
+        return ""
+    row = city.comparison.row(0, named=True)
+    text = (
+        f"difference: the paired mean difference model - {city.baseline} over the {row['n']} "
+        f"{row['unit']}s{', ' + RUNS_WORDS[row['runs']] if row['runs'] else ''} (pp: "
+        f"percentage points for rates); CI: its {row['confidence']:.0%} "
+        f"bootstrap percentile interval ({row['resamples']} resamples, seed {row['seed']}); "
+        "d_z: paired Cohen's d (mean / sd of the differences, ddof = 1)"
+    )
+    if city.comparison["rank_biserial"].is_not_null().any():
+        text += (
+            "; r_rb: the matched-pairs rank-biserial correlation of the Wilcoxon test "
+            "((R+ - R-) / (R+ + R-), zero differences dropped)"
+        )
+    return (
+        f"{text}; p: the {TEST_NAMES[city.test]}'s p-value (two-sided), then the one the "
+        f"marker was read from: {city.significance}"
+    )
+
+
+def listing_sections(report, city: City) -> list[tuple[str, str, list[Listing], str]]:
+    """The small tables under a city's tables, as every format shows them: (key, heading,
+    tables, the sentence under them) of the ``leaderboard`` (``report --leaderboard``) and of
+    the ``comparisons`` with the baseline (``report --comparisons``), those asked and made."""
+    sections = [
+        (
+            "leaderboard",
+            f"Leaderboard, city={city.name}",
+            leaderboard_listings(report, city),
+            city.letters_text,
+        ),
+        (
+            "comparisons",
+            f"Comparisons with {city.baseline}, city={city.name}",
+            comparison_listings(report, city) if report.comparisons else [],
+            comparisons_text(city),
+        ),
+    ]
+    return [(key, heading, tables, text + ".") for key, heading, tables, text in sections if tables]
+
+
 def spread_text(city: City) -> str:
     """What the ``± sd`` after a mean is (empty when the city shows none)."""
     if not any(city.stds.values()):
@@ -262,7 +401,7 @@ def legend(city: City) -> str:
         parts.append(f"mean ± sd over runs (runs: {counts}; sd with ddof = 1)")
     if city.significance:
         parts.append(city.significance)
-    if city.letters_text:
+    if city.letters:
         parts.append(city.letters_text)
     elif city.baseline is not None:
         parts.append(f"{NOT_TESTED[0]} not tested against {city.baseline}")
