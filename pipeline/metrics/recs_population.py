@@ -47,6 +47,18 @@ or the whole list when there are none):
   ``per_unit`` column; the system value ``sum_u P_u AUC_u / sum_u P_u`` over the users with a
   positive and a negative (``n``). The list must hold every candidate the user was scored on
   (RecBole ranks the full catalogue less the user's history).
+* ``long_tail@k``: the data of ClayRS's ``LongTailDistr`` plot, no summary row but a table of
+  its own (the ``long_tail`` section): per side, ``truth`` (every row of the ratings) and
+  ``recs`` (the first ``k`` items of every list), each item's count ``c_i`` and its
+  ``position`` (0, 1, ...) in the items sorted by count, descending (ClayRS's
+  ``Counter.most_common()``, the x of its curve); ties by item id (ClayRS: by first appearance,
+  which its plot does not show: the curve is the same).
+* ``popularity_correlation@k``: the data of ClayRS's ``PopRecsCorrelation`` scatter (the
+  ``popularity_correlation`` section): per item of the original ratings (``original_ratings``,
+  default ``train``) its ``popularity``, its rows over the original ratings' users (ClayRS
+  ``get_item_popularity``), and ``recommended``, its count among the first ``k`` items of every
+  list (0 if never recommended: ClayRS's ``mode='w_zeros'``; ``recommended > 0`` its
+  ``'no_zeros'``).
 * ``tail_percentage@k``: the mean over users of the share of long-tail items among the user's
   first ``k`` (RecBole ``TailPercentage``): with ``tail_ratio > 1`` the items of the training
   interactions seen at most ``tail_ratio`` times, else the ``max(floor(n tail_ratio), 1)`` least
@@ -55,7 +67,8 @@ or the whole list when there are none):
 A list shorter than ``k`` counts what it has: its items are counted, and its per-user shares
 divide by its length (RecBole's lists always hold ``k`` items, where the two agree).
 
-References: ClayRS 0.5.1 ``clayrs/evaluation/metrics/fairness_metrics.py``; RecBole 1.2.1
+References: ClayRS 0.5.1 ``clayrs/evaluation/metrics/fairness_metrics.py`` and
+``plot_metrics.py``; RecBole 1.2.1
 ``recbole/evaluator/metrics.py`` (Zhao et al., CIKM 2021); Ge, Delgado-Battenfeld & Jannach,
 "Beyond accuracy: evaluating recommender systems by coverage and serendipity", RecSys 2010.
 """
@@ -83,6 +96,8 @@ FAMILIES = (
     "spearman",
     "kendall",
     "gauc",
+    "long_tail",
+    "popularity_correlation",
 )
 #: ClayRS's Correlation methods.
 CORRELATION_FAMILIES = ("pearson", "spearman", "kendall")
@@ -92,6 +107,8 @@ NO_CUTOFF_FAMILIES = ("gauc",)
 PER_UNIT_FAMILIES = (*CORRELATION_FAMILIES, "gauc")
 #: ClayRS's families of user groups (``user_groups``, ``pop_percentage``): one row per group.
 GROUP_FAMILIES = ("delta_gap", "pop_ratio")
+#: ClayRS's plot metrics: no summary row, a result section each (named as the family).
+PLOT_FAMILIES = ("long_tail", "popularity_correlation")
 #: The families whose value is a mean over users (exact sums of per-user shares).
 PER_USER_FAMILIES = ("avg_popularity", "tail_percentage")
 
@@ -122,6 +139,12 @@ _ALIASES = {
     "pop_ratio": "pop_ratio",
     "popratioprofilevsrecs": "pop_ratio",
     "gauc": "gauc",
+    "long_tail": "long_tail",
+    "longtaildistr": "long_tail",
+    "long_tail_distr": "long_tail",
+    "popularity_correlation": "popularity_correlation",
+    "poprecscorrelation": "popularity_correlation",
+    "pop_recs_correlation": "popularity_correlation",
 }
 _NAME = re.compile(r"^\s*([a-z_]+)\s*(?:@\s*(\d{1,18}))?\s*$")
 
@@ -163,7 +186,7 @@ class PopulationConvention:
         """The inputs beyond the lists that ``family`` needs under this convention."""
         if family == "coverage" or (family == "gini" and self.gini_items == "catalogue"):
             return ("catalogue",)
-        if family in (*PER_USER_FAMILIES, *GROUP_FAMILIES):
+        if family in (*PER_USER_FAMILIES, *GROUP_FAMILIES, "popularity_correlation"):
             return ("train",)
         return ()
 
