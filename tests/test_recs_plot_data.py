@@ -150,3 +150,55 @@ def test_the_sections_are_written_and_go_when_the_model_is_scored_without_them(t
 def test_popularity_correlation_needs_the_original_ratings():
     with pytest.raises(ConfigError, match=r"popularity_correlation@1 needs the training"):
         evaluate_recs(SAMPLES / "ratings.parquet", SAMPLES / "mf.parquet", metrics=METRICS)
+
+
+def test_the_report_draws_the_long_tail_and_the_scatter_of_every_model(tmp_path, monkeypatch):
+    """The city's popularity figure: two panels (long tail, popularity vs recommendations), both
+    axes labelled, the ratings' curve once and one curve and one scatter per model, drawn from
+    the written sections; in the Markdown report with its caption."""
+    pytest.importorskip("matplotlib")
+    from mobeval.cli import main
+    from mobeval.report import plots
+
+    train = str(SAMPLES / "train.parquet")
+    for model in ("mf", "popular"):
+        argv = ["recs", "--ratings", str(SAMPLES / "ratings.parquet"), "--k", "10"]
+        argv += ["--recs", str(SAMPLES / f"{model}.parquet"), "--train", train]
+        assert (
+            main(
+                [
+                    *argv,
+                    "--metrics",
+                    "ndcg,long_tail,popularity_correlation",
+                    "--out",
+                    str(tmp_path),
+                ]
+            )
+            == 0
+        )
+    drawn = {}
+    draw = plots._figure
+
+    def inspected(plt, figure, name, caption):
+        panels = [ax for ax in figure.axes if ax.axison]
+        drawn[name] = panels, caption
+        assert all(ax.get_xlabel() and ax.get_ylabel() for ax in panels), name
+        return draw(plt, figure, name, caption)
+
+    monkeypatch.setattr(plots, "_figure", inspected)
+    assert main(["report", str(tmp_path), "--format", "markdown"]) == 0
+    panels, caption = drawn["recs-popularity.png"]
+    tail, scatter = panels
+    assert [line.get_label() for line in tail.get_lines()] == [
+        "ratings",
+        "mf (long_tail@10)",
+        "popular (long_tail@10)",
+    ]
+    truth = pl.read_parquet(SAMPLES / "ratings.parquet")["item_id"].value_counts()["count"]
+    assert list(tail.get_lines()[0].get_ydata()) == sorted(truth.to_list(), reverse=True)
+    assert len(scatter.collections) == 2  # one scatter per model
+    items = pl.read_parquet(train)["item_id"].n_unique()
+    assert [len(c.get_offsets()) for c in scatter.collections] == [items, items]
+    assert "recs: long tail and popularity vs recommendations of mf, popular" in caption
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert "report_files/recs-popularity.png)" in report
