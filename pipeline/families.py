@@ -624,8 +624,8 @@ RECS = Family(
             "original_ratings",
             "string",
             None,
-            "delta_gap's and pop_ratio's item popularity: a file with user_id, item_id "
-            "(default: --train)",
+            "the item popularity of delta_gap, pop_ratio and popularity_correlation: a file "
+            "with user_id, item_id (default: --train)",
         ),
         Option(
             "user_groups",

@@ -830,11 +830,12 @@ def test_an_fsspec_memory_url_is_refused_by_spark_in_words(spark):
 
 
 def test_recs_population_metrics_on_spark_have_the_local_bits(spark, tmp_path):
-    # item counts and per-user shares are folded per partition and merged on the driver
+    # item counts and per-user shares are folded per partition and merged on the driver; the
+    # plot metrics' tables are made from the merged counts
     options = {
         "metrics": [
             *("ndcg@10", "gini", "coverage", "entropy", "avg_popularity", "tail_percentage"),
-            *("pearson", "kendall", "delta_gap", "gauc"),
+            *("pearson", "kendall", "delta_gap", "gauc", "long_tail", "popularity_correlation"),
         ],
         "user_groups": ["popular=0.2", "niche=0.8"],
         "k": [5, 30],
@@ -859,6 +860,8 @@ def test_recs_population_metrics_on_spark_have_the_local_bits(spark, tmp_path):
         )
         population = pl.col("metric").str.contains("gini|coverage|entropy|popularity|tail|gap")
         assert on_spark.summary.filter(population).equals(local.summary.filter(population))
+        for section in ("long_tail", "popularity_correlation"):  # ClayRS's plots' data
+            assert on_spark.tables[section].equals(local.tables[section])
         assert_same_summary(on_spark.summary, local.summary)
         assert_same_rows(on_spark.tables["per_unit"], local.tables["per_unit"], ["user_id"])
 

@@ -67,7 +67,14 @@ LOCK = ".lock"
 MANIFEST = "manifest.json"
 #: What OUT owns at its top level: the manifest, the lock, the staging area and the result
 #: sections. Only the commands that make them write there; a report never goes over or under one.
-RESULT_SECTIONS = ("summary", "per_unit", "per_day", "distributions")
+RESULT_SECTIONS = (
+    "summary",
+    "per_unit",
+    "per_day",
+    "distributions",
+    "long_tail",
+    "popularity_correlation",
+)
 OWNED = (MANIFEST, LOCK, STAGING, *RESULT_SECTIONS, "compare")
 
 #: A plain name: letters, digits and ``_ - . + =``, not starting with a dot (so never ``.``,

@@ -54,6 +54,18 @@ or the whole list when there are none):
   ``_binary_clf_curve`` and scikit-learn draw it): with ``P`` positives, ``N`` negatives,
   ``AUC = sum_{pos p, neg q} ([s_p > s_q] + [s_p = s_q] / 2) / (P N)``
   (:mod:`mobeval.kernels.auc`); NaN without a positive or a negative; ``n`` the pairs scored.
+* ``long_tail@k``: the data of ClayRS's ``LongTailDistr`` plot, no summary row but a table of
+  its own (the ``long_tail`` section): per side, ``truth`` (every row of the ratings) and
+  ``recs`` (the first ``k`` items of every list), each item's count ``c_i`` and its
+  ``position`` (0, 1, ...) in the items sorted by count, descending (ClayRS's
+  ``Counter.most_common()``, the x of its curve); ties by item id (ClayRS: by first appearance,
+  which its plot does not show: the curve is the same).
+* ``popularity_correlation@k``: the data of ClayRS's ``PopRecsCorrelation`` scatter (the
+  ``popularity_correlation`` section): per item of the original ratings (``original_ratings``,
+  default ``train``) its ``popularity``, its rows over the original ratings' users (ClayRS
+  ``get_item_popularity``), and ``recommended``, its count among the first ``k`` items of every
+  list (0 if never recommended: ClayRS's ``mode='w_zeros'``; ``recommended > 0`` its
+  ``'no_zeros'``).
 * ``tail_percentage@k``: the mean over users of the share of long-tail items among the user's
   first ``k`` (RecBole ``TailPercentage``): with ``tail_ratio > 1`` the items of the training
   interactions seen at most ``tail_ratio`` times, else the ``max(floor(n tail_ratio), 1)`` least
@@ -62,7 +74,8 @@ or the whole list when there are none):
 A list shorter than ``k`` counts what it has: its items are counted, and its per-user shares
 divide by its length (RecBole's lists always hold ``k`` items, where the two agree).
 
-References: ClayRS 0.5.1 ``clayrs/evaluation/metrics/fairness_metrics.py``; RecBole 1.2.1
+References: ClayRS 0.5.1 ``clayrs/evaluation/metrics/fairness_metrics.py`` and
+``plot_metrics.py``; RecBole 1.2.1
 ``recbole/evaluator/metrics.py`` (Zhao et al., CIKM 2021); Ge, Delgado-Battenfeld & Jannach,
 "Beyond accuracy: evaluating recommender systems by coverage and serendipity", RecSys 2010.
 """
@@ -91,6 +104,8 @@ FAMILIES = (
     "kendall",
     "gauc",
     "auc",
+    "long_tail",
+    "popularity_correlation",
 )
 #: ClayRS's Correlation methods.
 CORRELATION_FAMILIES = ("pearson", "spearman", "kendall")
@@ -102,6 +117,8 @@ PER_UNIT_FAMILIES = (*CORRELATION_FAMILIES, "gauc")
 SCORE_FAMILIES = (*PER_UNIT_FAMILIES, "auc")
 #: ClayRS's families of user groups (``user_groups``, ``pop_percentage``): one row per group.
 GROUP_FAMILIES = ("delta_gap", "pop_ratio")
+#: ClayRS's plot metrics: no summary row, a result section each (named as the family).
+PLOT_FAMILIES = ("long_tail", "popularity_correlation")
 #: The families whose value is a mean over users (exact sums of per-user shares).
 PER_USER_FAMILIES = ("avg_popularity", "tail_percentage")
 
@@ -133,6 +150,12 @@ _ALIASES = {
     "popratioprofilevsrecs": "pop_ratio",
     "gauc": "gauc",
     "auc": "auc",
+    "long_tail": "long_tail",
+    "longtaildistr": "long_tail",
+    "long_tail_distr": "long_tail",
+    "popularity_correlation": "popularity_correlation",
+    "poprecscorrelation": "popularity_correlation",
+    "pop_recs_correlation": "popularity_correlation",
 }
 _NAME = re.compile(r"^\s*([a-z_]+)\s*(?:@\s*(\d{1,18}))?\s*$")
 
@@ -174,7 +197,7 @@ class PopulationConvention:
         """The inputs beyond the lists that ``family`` needs under this convention."""
         if family == "coverage" or (family == "gini" and self.gini_items == "catalogue"):
             return ("catalogue",)
-        if family in (*PER_USER_FAMILIES, *GROUP_FAMILIES):
+        if family in (*PER_USER_FAMILIES, *GROUP_FAMILIES, "popularity_correlation"):
             return ("train",)
         return ()
 

@@ -1,7 +1,9 @@
 """The report's plots (matplotlib, the ``report`` extra): metric@k curves, the CDF of per-unit
 values, the city GEO-BLEU per day (trajectories), a paired scatter of each model's per-unit
 values against the baseline's, the real and generated population distributions overlaid
-(trajectories' ``distributions`` section). Every axis is labelled, every legend outside the data.
+(trajectories' ``distributions`` section), the long tail and the popularity vs recommendations
+scatter of recommendation lists (ClayRS's plots: the ``long_tail`` and
+``popularity_correlation`` sections). Every axis is labelled, every legend outside the data.
 Per-unit data is read one metric column at a time (plus the unit keys for the scatter), so
 memory is bounded by one column per model, not by the number of metrics."""
 
@@ -78,6 +80,7 @@ def _city_figures(plt, source: OutputFolder, city: City) -> list[Figure | None]:
         _per_day(plt, source, city),
         _scatter(plt, source, city),
         _distributions(plt, source, city),
+        _popularity(plt, source, city),
     ]
 
 
@@ -272,13 +275,7 @@ def _distributions(plt, source: OutputFolder, city: City) -> Figure | None:
     first model's table."""
     if city.task != "trajectory":
         return None
-    tables = {}
-    for model in city.models:
-        result = source.models(city.name)[model][0]
-        try:
-            tables[model] = read_section(source.section_files(result, "distributions"))
-        except InputError:
-            continue
+    tables = _model_sections(source, city, "distributions")
     if not tables:
         return None
     names = [
@@ -313,6 +310,72 @@ def _distributions(plt, source: OutputFolder, city: City) -> Figure | None:
         f"({', '.join(tables)}; bins as in OUT/distributions)"
     )
     return _figure(plt, figure, f"{city.name}-distributions.png", caption)
+
+
+def _model_sections(source: OutputFolder, city: City, section: str) -> dict[str, pl.DataFrame]:
+    """Each model's ``section`` (its first run's), for the models that have it."""
+    tables = {}
+    for model in city.models:
+        result = source.models(city.name)[model][0]
+        try:
+            tables[model] = read_section(source.section_files(result, section))
+        except InputError:
+            continue
+    return tables
+
+
+def _popularity(plt, source: OutputFolder, city: City) -> Figure | None:
+    """ClayRS's two plots of recommendation lists, every model on each: the long tail (items'
+    counts by position, descending; the ratings' once, in black; ``long_tail``) and each item's
+    popularity in the original ratings vs the times it is recommended
+    (``popularity_correlation``, never-recommended items at 0). Each model's first metric of
+    the section (its first cutoff)."""
+    if city.task != "recs":
+        return None
+    tails = _model_sections(source, city, "long_tail")
+    scatters = _model_sections(source, city, "popularity_correlation")
+    panels = [p for p in (tails, scatters) if p]
+    if not panels:
+        return None
+    figure, axes = plt.subplots(len(panels), 1, figsize=(6.4, 3.0 * len(panels)), squeeze=False)
+    axes = iter(axes.flat)
+    shown = []
+    if tails:
+        ax = next(axes)
+        for index, (model, table) in enumerate(tails.items()):
+            table = table.filter(pl.col("metric") == table["metric"][0])
+            if index == 0:
+                truth = table.filter(pl.col("side") == "truth")
+                ax.plot(truth["position"], truth["count"], color="black", lw=1.6, label="ratings")
+            recs = table.filter(pl.col("side") == "recs")
+            ax.plot(
+                recs["position"], recs["count"], lw=1.0, label=f"{model} ({table['metric'][0]})"
+            )
+        shown.append("long tail")
+        _style(ax, "Long tail (items by count)", "item, by decreasing count", "count", legend=False)
+        ax.set_xscale("symlog", linthresh=1)  # a 10-item head and a 500-item tail both show
+        ax.set_yscale("symlog", linthresh=1)
+        _legend_outside(ax)
+    if scatters:
+        ax = next(axes)
+        for model, table in scatters.items():
+            table = table.filter(pl.col("metric") == table["metric"][0])
+            label = f"{model} ({table['metric'][0]})"
+            ax.scatter(table["popularity"], table["recommended"], s=10, alpha=0.6, label=label)
+        shown.append("popularity vs recommendations")
+        _style(
+            ax,
+            "Popularity vs recommendations",
+            "popularity (ratings / users)",
+            "recommended",
+            legend=False,
+        )
+        _legend_outside(ax)
+    caption = (
+        f"city={city.name}: {' and '.join(shown)} of {', '.join(tails or scatters)} "
+        "(ClayRS's LongTailDistr and PopRecsCorrelation; OUT/long_tail, OUT/popularity_correlation)"
+    )
+    return _figure(plt, figure, f"{city.name}-popularity.png", caption)
 
 
 def _distribution_axis(real: pl.DataFrame):

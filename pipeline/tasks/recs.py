@@ -654,6 +654,14 @@ class RecsScorer:
         self.users += per_user.height
         return {"per_unit": per_user.rename({"user_id": self.key})}
 
+    def result_sections(self) -> dict[str, pl.DataFrame]:
+        """The sections of the whole result beside its summary: the tables of ClayRS's plot
+        metrics asked for (``long_tail``, ``popularity_correlation``:
+        :meth:`PopulationCounts.sections`)."""
+        if self.state is None or self.state.population is None:
+            return {}
+        return self.state.population.sections()
+
     def summary(self) -> pl.DataFrame:
         """The system values (:func:`finalize`), then ``users``: the users scored. Users on one
         side only are checked here, once every chunk is in (the engine may start over when the

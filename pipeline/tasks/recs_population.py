@@ -29,6 +29,7 @@ from mobeval.metrics.recs_population import (
     GROUP_FAMILIES,
     PER_UNIT_FAMILIES,
     PER_USER_FAMILIES,
+    PLOT_FAMILIES,
     SCORE_FAMILIES,
     PopulationConvention,
     PopulationMetric,
@@ -108,10 +109,11 @@ def population_inputs(
                     f"{metric.name} needs the {_ROLE[need]}: give {need}=PATH (--{need} PATH), "
                     f"a file with an item_id column"
                 )
-    needed = {n for m in metrics for n in convention.needs(m.family)}
+    families = {m.family for m in metrics}
+    needed = {n for family in families for n in convention.needs(family)}
     items = _items(catalogue) if "catalogue" in needed else None
     popularity = None
-    if "train" in needed:
+    if families & set(PER_USER_FAMILIES):
         popularity = _popularity(train, convention.tail_ratio)
     groups, profiles, item_share = (), None, None
     grouped = [m for m in metrics if m.family in GROUP_FAMILIES]
@@ -122,11 +124,13 @@ def population_inputs(
             )
         parsed = parse_user_groups(user_groups)
         groups = tuple(name for name, _ in parsed)
+    if grouped or "popularity_correlation" in families:
         original = train if original_ratings is None else original_ratings
         item_share, original_users, most_popular = _item_shares(original, pop_percentage)
-        profiles = _profiles(train, item_share, original_users, most_popular, parsed)
         popular = pl.col("item_id").is_in(most_popular.implode())
         item_share = item_share.with_columns(popular.alias("popular"))
+    if grouped:
+        profiles = _profiles(train, item_share, original_users, most_popular, parsed)
     return PopulationInputs(
         tuple(metrics),
         convention,
@@ -298,6 +302,7 @@ class PopulationCounts:
     users: int = 0
     boot: dict = field(default_factory=dict)  # cutoff -> BootstrapCounts (with resamples)
     scores: ScoreCounts | None = None  # auc's counts per distinct score
+    truth: pl.DataFrame | None = None  # long_tail: item_id, count of the ratings' rows
 
     def __post_init__(self) -> None:
         if self.sums is None:
@@ -313,6 +318,9 @@ class PopulationCounts:
         """Fold a chunk of whole users' lists (``user_id``, ``item_id``, ``score`` if a
         correlation is asked for; each user's rows together and in list order) and their
         ratings; return the per-user correlations (``user_id`` and a column each), if any."""
+        if ratings.height and any(m.family == "long_tail" for m in self.inputs.metrics):
+            part = ratings.group_by("item_id").len("count").cast({"count": pl.Int64})
+            self.truth = part if self.truth is None else _add(self.truth, part, "count")
         if lists.height == 0:
             return None
         lists = lists.with_columns(pl.int_range(pl.len()).over("user_id").alias("_position"))
@@ -476,6 +484,9 @@ class PopulationCounts:
             self.scores.merge(other.scores)
         for k, part in other.boot.items():
             self.boot.setdefault(k, BootstrapCounts()).merge(part)
+        if other.truth is not None:
+            known = self.truth
+            self.truth = other.truth if known is None else _add(known, other.truth, "count")
 
     def rows(self) -> list[tuple[str, float, int]]:
         """``(metric, value, n)`` per metric, ``n`` the users whose lists were counted."""
@@ -483,6 +494,8 @@ class PopulationCounts:
         rows = []
         counts = dict(zip(self.sums.names, self.sums.counts, strict=True))
         for m in self.inputs.metrics:
+            if m.family in PLOT_FAMILIES:  # tables of their own: :meth:`sections`
+                continue
             if m.family == "delta_gap":
                 for group in self.inputs.groups:
                     recs, profile = (f"{m.name}:{group}:{side}" for side in _SIDES)
@@ -517,6 +530,45 @@ class PopulationCounts:
                 low, high = self._interval(m)
                 rows += [(f"{m.name}:low", low, self.users), (f"{m.name}:high", high, self.users)]
         return rows
+
+    def sections(self) -> dict[str, pl.DataFrame]:
+        """The plot metrics' tables (:data:`PLOT_FAMILIES`), one section per family, a block of
+        rows per metric: ``long_tail`` (``metric``, ``side``, ``position``, ``item_id``,
+        ``count``) and ``popularity_correlation`` (``metric``, ``item_id``, ``ratings``,
+        ``popularity``, ``recommended``). Rows: at most the items counted (the catalogue)."""
+        tables: dict[str, list[pl.DataFrame]] = {}
+        for m in self.inputs.metrics:
+            if m.family == "long_tail":
+                sides = {"truth": self.truth, "recs": self.counts.get(m.k)}
+                frames = [_ranked(m.name, side, counts) for side, counts in sides.items()]
+            elif m.family == "popularity_correlation":
+                frames = [self._popularity_correlation(m)]
+            else:
+                continue
+            tables.setdefault(m.family, []).extend(f for f in frames if f is not None)
+        return {family: _concat(frames) for family, frames in tables.items() if frames}
+
+    def _popularity_correlation(self, metric: PopulationMetric) -> pl.DataFrame:
+        """Per item of the original ratings: its rows there, its popularity (rows over the
+        original ratings' users) and its count among the first ``k`` items of the lists."""
+        shares = self.inputs.item_share.select("item_id", pl.col("rows").alias("ratings"))
+        item = shares.schema["item_id"]
+        counts = self.counts.get(
+            metric.k, pl.DataFrame(schema={"item_id": item, "count": pl.Int64})
+        )
+        if counts.schema["item_id"] != item:
+            shares = shares.with_columns(pl.col("item_id").cast(pl.String))
+            counts = counts.with_columns(pl.col("item_id").cast(pl.String))
+        table = shares.join(counts, on="item_id", how="left").select(
+            pl.lit(metric.name).alias("metric"),
+            "item_id",
+            pl.col("ratings").cast(pl.Int64),
+            pl.col("count").fill_null(0).alias("recommended"),
+        )
+        # numpy's division, correctly rounded as Python's (Polars multiplies by the reciprocal)
+        popularity = table["ratings"].to_numpy() / self.inputs.original_users
+        table = table.insert_column(3, pl.Series("popularity", popularity, dtype=pl.Float64))
+        return table.sort(["ratings", "item_id"], descending=[True, False])
 
     def _value(self, metric: PopulationMetric) -> float:
         empty = pl.DataFrame(schema={"item_id": pl.Int64, "count": pl.Int64})
@@ -691,6 +743,29 @@ class ScoreCounts:
         return twice_u(self.positives, self.negatives) / (2 * positives * negatives), (
             positives + negatives
         )
+
+
+def _ranked(metric: str, side: str, counts: pl.DataFrame | None) -> pl.DataFrame | None:
+    """``counts`` (item_id, count) by count, descending, ties by item id, with their
+    ``position`` (0, 1, ...): the long tail of one side."""
+    if counts is None:
+        return None
+    ranked = counts.sort(["count", "item_id"], descending=[True, False])
+    return ranked.select(
+        pl.lit(metric).alias("metric"),
+        pl.lit(side).alias("side"),
+        pl.int_range(pl.len(), dtype=pl.Int64).alias("position"),
+        "item_id",
+        "count",
+    )
+
+
+def _concat(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    """``frames`` one under the other, their item ids as strings where their types differ (the
+    ratings' and the lists' items)."""
+    if len({f.schema["item_id"] for f in frames}) > 1:
+        frames = [f.with_columns(pl.col("item_id").cast(pl.String)) for f in frames]
+    return pl.concat(frames)
 
 
 _SIDES = ("recs", "profile")
