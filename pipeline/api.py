@@ -217,11 +217,10 @@ def _nextloc(runner: Engine, truth, predictions, values: dict, where: dict) -> E
     DataFrames. With ``out`` the per-sample table and the summary are written under ``out`` (see
     :mod:`mobeval.io.writers`); without it both come back in memory.
     Options (``mobeval.families.NEXTLOC``: ``key``, ``k``, ``metrics``, ``convention``...) are
-    documented in :class:`mobeval.tasks.nextloc.NextlocSpec` and
+    documented in :class:`mobeval.tasks.nextloc_inputs.NextlocSpec` and
     :class:`mobeval.metrics.nextloc.NextlocConvention`; ``ties`` and ``duplicates`` (``"error"``
     or ``"drop"``: one entry per location, as a dict-based run holds it) override the preset's."""
-    from mobeval.engines.partition_nextloc import NextlocPartitionJob
-    from mobeval.tasks.nextloc import nextloc_spec, plan_inputs
+    from mobeval.tasks.nextloc_inputs import nextloc_spec, plan_inputs
 
     spec = nextloc_spec(**values)
     truth_source, pred_source = _sources(runner, "nextloc", truth, predictions, values)
@@ -230,6 +229,8 @@ def _nextloc(runner: Engine, truth, predictions, values: dict, where: dict) -> E
     inputs = plan_inputs(truth_schema, truth_source.label, pred_schema, pred_source.label, spec)
     labels = (truth_source.label, pred_source.label)
     chunk_rows = checked_chunk_rows(where["chunk_rows"])
+    from mobeval.engines.partition_nextloc import NextlocPartitionJob  # Numba: after the checks
+
     job = NextlocPartitionJob(spec, truth_schema, pred_schema, *labels, None, chunk_rows, 1)
     scorer = job.scorer()
     key = list(spec.key)

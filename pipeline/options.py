@@ -206,7 +206,7 @@ def _nullable(option: Option) -> bool:
 
 
 def _nextloc(values: dict) -> object:
-    from mobeval.tasks.nextloc import nextloc_spec
+    from mobeval.tasks.nextloc_inputs import nextloc_spec
 
     return nextloc_spec(**values)
 

@@ -139,7 +139,7 @@ from mobeval.families import Flag, Option
 extra = Option("smoothing", "number", 0.0, "a new option", flag=Flag("finite"))
 new = dataclasses.replace(families.NEXTLOC, options=(*families.NEXTLOC.options, extra))
 families.FAMILIES["nextloc"] = new
-import mobeval.tasks.nextloc as task  # the code that uses it: here, takes it and drops it
+import mobeval.tasks.nextloc_inputs as task  # the code that uses it: here, takes it and drops it
 original = task.nextloc_spec
 task.nextloc_spec = lambda *, smoothing, **rest: original(**rest)
 import inspect

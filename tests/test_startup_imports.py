@@ -151,3 +151,85 @@ def test_a_scoring_command_loads_no_other_familys_task_or_kernels(command, tmp_p
 def test_help_loads_no_polars_arrow_numba_or_scipy(command, tmp_path):
     modules = loaded_modules([command, "--help"] if command else ["--help"], tmp_path)
     assert _loaded(modules, HEAVY) == []
+
+
+#: Each family's command given a bad input that its checks of the inputs' columns refuse
+#: (the truth given as the predictions, the lists as the ratings...).
+BAD_INPUT = {
+    "nextloc": [
+        "nextloc",
+        "--truth",
+        "nextloc/tky/truth.parquet",
+        "--pred",
+        "nextloc/tky/truth.parquet",
+    ],
+    "recs": ["recs", "--ratings", "recs/mf.parquet", "--recs", "recs/mf.parquet"],
+    "logits": ["logits", "--logits", "logits/targets.npy", "--targets", "logits/targets.npy"],
+    "trajectory": [
+        "trajectory",
+        "--reference",
+        "recs/ratings.parquet",
+        "--generated",
+        "humob/weekly_repeat.csv.gz",
+    ],
+}
+#: Families whose option checks still import their task module, and with it Numba (issue 25).
+CHECKS_IMPORT_NUMBA = {"recs", "logits", "trajectory"}
+#: At the first read of an input's schema, and at exit: whether Numba (and pandas, which
+#: pyarrow imports when it builds arrays) had been imported.
+ORDER = (
+    "import atexit, json, sys\n"
+    "from mobeval.io import sources\n"
+    "seen = []\n"
+    "def schema(self, read=sources.Source.schema):\n"
+    "    seen.append(sorted({'numba', 'pandas'} & set(sys.modules)))\n"
+    "    return read(self)\n"
+    "sources.Source.schema = schema\n"
+    "report = lambda: sys.stderr.write('\\nSEEN ' + json.dumps([seen, 'numba' in sys.modules]))\n"
+    "atexit.register(report)\n"
+    "from mobeval.cli import main\n"
+    "sys.argv = ['mobeval', *sys.argv[1:]]\n"
+    "raise SystemExit(main())\n"
+)
+
+
+def _first_read(arguments: list[str]) -> tuple[int, str, list, bool]:
+    """(exit code, stderr, what was imported at each schema read, numba imported at exit)."""
+    done = subprocess.run(
+        [sys.executable, "-c", ORDER, *arguments], capture_output=True, text=True, cwd=SAMPLES
+    )
+    seen, numba = json.loads(done.stderr.rsplit("\nSEEN ", 1)[1])
+    return done.returncode, done.stderr, seen, numba
+
+
+@pytest.mark.parametrize(
+    "family",
+    [
+        pytest.param(
+            family,
+            marks=pytest.mark.xfail(
+                family in CHECKS_IMPORT_NUMBA,
+                reason="its option checks import its task module, which imports Numba",
+                strict=True,
+            ),
+        )
+        for family in sorted(BAD_INPUT)
+    ],
+)
+def test_a_bad_input_is_refused_before_numba_is_imported(family):
+    """The inputs are opened and their columns checked before the kernels load, so a bad input
+    is named without Numba's import (nor pandas', which pyarrow's ``Schema.empty_table`` made)."""
+    code, stderr, seen, numba = _first_read(BAD_INPUT[family])
+    assert code == 2, stderr
+    assert "mobeval: error:" in stderr
+    assert all(imported == [] for imported in seen)
+    assert not numba
+
+
+def test_a_run_reads_its_inputs_schemas_before_numba_is_imported():
+    """nextloc: both schemas read (the first read of each input) before Numba is imported, and
+    the run then loads it (the sys.modules of a real run)."""
+    code, stderr, seen, numba = _first_read(COMMANDS["nextloc"][0])
+    assert code == 0, stderr
+    assert seen and all("numba" not in imported for imported in seen)
+    assert numba

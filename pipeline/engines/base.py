@@ -26,7 +26,6 @@ from typing import Protocol
 
 import polars as pl
 
-from mobeval.engines.local import stream_pairs
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.columns import renamed
 from mobeval.io.inputs import as_source, check_input, fingerprint, is_uri
@@ -315,6 +314,8 @@ class LocalEngine:
     def run(self, plan: Plan, truth, predictions, where: dict) -> Evaluation:
         """Stream both sources through a fresh scorer; stage, then commit, every section. If the
         inputs turn out not to be sorted, a new scorer starts over on hash buckets."""
+        from mobeval.engines.local import stream_pairs  # its kernels: after the inputs' checks
+
         model = where["model"] or default_model_name(predictions)
         city = where["city"] or default_city_name(truth)
         chunk_rows = checked_chunk_rows(where["chunk_rows"])

@@ -10,7 +10,8 @@ import polars as pl
 import pyarrow as pa
 
 from mobeval.engines.local import reject_duplicate_truth
-from mobeval.tasks.nextloc import NextlocScorer, NextlocSpec, plan_inputs
+from mobeval.tasks.nextloc import NextlocScorer
+from mobeval.tasks.nextloc_inputs import NextlocSpec, plan_inputs
 
 
 @dataclass(frozen=True)

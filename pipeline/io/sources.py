@@ -198,7 +198,9 @@ class Source:
             raise InputError(f"not a readable {kind} file ({error})", path=first) from None
         try:
             names = arrow_schema.names
-            empty = pl.from_arrow(plain_schema(arrow_schema).empty_table())
+            # from no batches: Schema.empty_table() imports pandas (pyarrow's check for it,
+            # about 0.3 s of CPU), before the columns are even checked
+            empty = pl.from_arrow(pa.Table.from_batches([], plain_schema(arrow_schema)))
         except READ_ERRORS as error:  # e.g. a column name that is not UTF-8
             raise InputError(f"unreadable column names ({error})", path=first) from None
         for name, arrow_type in zip(names, arrow_schema.types, strict=True):

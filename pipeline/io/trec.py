@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-import numba
 import numpy as np
 import polars as pl
 
@@ -59,7 +58,6 @@ from mobeval.io.remote import (
     url_scheme,
 )
 from mobeval.io.text import READ_ERRORS, first_non_utf8, line_blocks, open_binary, whole_lines
-from mobeval.kernels import text as K
 
 RUN_FIELDS = ("qid", "iter", "docno", "rank", "score", "tag")
 QRELS_FIELDS = ("qid", "iter", "docno", "rel")
@@ -345,6 +343,8 @@ class Interner:
 
     def codes(self, data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
         """The codes of the strings ``data[starts[i]:ends[i]]`` (``data``: uint8)."""
+        from mobeval.kernels import text as K
+
         codes, *self._state = K.intern(data, starts, ends, *self._state)
         return codes
 
@@ -409,6 +409,8 @@ def read_run_codes(spec, *, block_bytes: int = CODE_BLOCK_BYTES) -> RunCodes:
     :func:`mobeval.kernels.text.run_fields`: the lines :func:`iter_run` accepts, the same
     scores (a score the fast decimal reading leaves is read by :func:`real_column`), the same
     errors (see :func:`_read_codes`)."""
+    from mobeval.kernels import text as K
+
     run_fields = partial(K.run_fields, powers=K.POWERS_OF_TEN)
     lines, score, tag = _read_codes(spec, block_bytes, "run", run_fields, real_column)
     return RunCodes(*lines, score, tag)
@@ -425,6 +427,8 @@ def read_qrels_codes(spec, *, block_bytes: int = CODE_BLOCK_BYTES) -> QrelsCodes
 
 def _qrels_fields(data: np.ndarray) -> tuple:
     """:func:`mobeval.kernels.text.qrels_fields`, with :func:`run_fields`' (unused) tag span."""
+    from mobeval.kernels import text as K
+
     spans, rel, read, bad = K.qrels_fields(data)
     return spans, rel, read, np.zeros(2, dtype=np.int64), bad
 
@@ -432,6 +436,8 @@ def _qrels_fields(data: np.ndarray) -> tuple:
 def _fields_and_docnos(fields_of, data: np.ndarray) -> tuple:
     """``fields_of(data)``, then its lines' docnos end to end and their offsets
     (:func:`mobeval.kernels.text.concatenated`): both kernels release the GIL."""
+    from mobeval.kernels import text as K
+
     fields = fields_of(data)
     spans = fields[0]
     return *fields, *K.concatenated(data, spans[:, 2], spans[:, 3])
@@ -442,6 +448,8 @@ def _fields_ahead(path, blocks, fields_of) -> Iterator[tuple[bytes, int, tuple]]
     its bytes) of each of ``blocks`` in order, ``fields_of`` (a kernel compiled ``nogil``) run
     on ``numba.get_num_threads()`` threads while the caller takes in the blocks before: at most
     that many blocks are read ahead."""
+    import numba
+
     threads = numba.get_num_threads()
     with ThreadPoolExecutor(threads) as pool:
         pending: deque = deque()
