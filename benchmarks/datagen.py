@@ -69,6 +69,95 @@ def nextloc_files(n_samples: int, n_candidates: int, *, seed: int = 0) -> tuple[
     return truth_path, pred_path
 
 
+def city_days(rng: np.random.Generator, rows: int, locations: int) -> np.ndarray:
+    """``rows`` days of 48 location ids below ``locations``: stays of 1 to 4 slots, each a
+    uniformly drawn location (MoveSim's ``read_data_from_file`` layout: one day per row)."""
+    stays = rng.integers(1, 5, (rows, SLOTS))
+    starts = np.minimum(np.cumsum(stays, axis=1) // 4, SLOTS - 1)
+    return rng.integers(0, locations, (rows, SLOTS))[np.arange(rows)[:, None], starts]
+
+
+SLOTS = 48  # half-hour slots of a day
+GRID = 200  # HuMob's grid: cells 1..200 in x and y
+CITY_BLOCK = 1000  # uids generated at a time
+
+
+def city_files(uids: int, days: int, locations: int, *, seed: int = 0) -> tuple[Path, Path]:
+    """(real, generated) HuMob Parquet files (uid, d, t, x, y) of ``uids`` x ``days`` days of 48
+    points drawn by :func:`city_days`, location id ``i`` at cell ``(i % 200 + 1, i // 200 + 1)``.
+    Each block of :data:`CITY_BLOCK` uids has its own generator (``seed``, first uid), so a city
+    of N uids, N a multiple of the block, is the first N uids of any larger one."""
+    BENCH_DATA.mkdir(exist_ok=True)
+    stem = f"city_{uids}x{days}_{locations}_{seed}"
+    paths = (BENCH_DATA / f"{stem}_real.parquet", BENCH_DATA / f"{stem}_gen.parquet")
+    if all(path.exists() for path in paths):
+        return paths
+    schema = pa.schema([(name, pa.int64()) for name in ("uid", "d", "t", "x", "y")])
+    with pq.ParquetWriter(paths[0], schema) as real, pq.ParquetWriter(paths[1], schema) as gen:
+        for start in range(0, uids, CITY_BLOCK):
+            rng = np.random.default_rng((seed, start))
+            count = min(CITY_BLOCK, uids - start)
+            step = np.arange(count * days * SLOTS)
+            steps = {"uid": start + step // (days * SLOTS), "d": step // SLOTS % days}
+            steps["t"] = step % SLOTS
+            for writer in (real, gen):
+                ids = city_days(rng, count * days, locations).ravel()
+                cells = {"x": ids % GRID + 1, "y": ids // GRID + 1}
+                writer.write_table(pa.table({**steps, **cells}, schema=schema), ROW_GROUP)
+    return paths
+
+
+def city_location_ids(path: Path) -> np.ndarray:
+    """The location ids of a :func:`city_files` file, one day per row (MoveSim's layout)."""
+    xy = pq.read_table(path, columns=["x", "y"])
+    ids = (xy["x"].to_numpy() - 1) + (xy["y"].to_numpy() - 1) * GRID
+    return ids.reshape(-1, SLOTS)
+
+
+RECS_ITEMS, RECS_LISTED = 50_000, 100  # the catalogue, the length of each list
+
+
+def recs_population_files(users: int, *, seed: int = 0) -> dict[str, Path]:
+    """Recommendation lists of ``users`` x 100 distinct items over a 50,000-item catalogue, in
+    ``bench_data/recs_population_<users>/``: ``recs`` (user_id, item_id, score; sorted by user,
+    best first: a Zipf-drawn first item, then a strided walk of 37, a skewed popularity),
+    ``ratings`` (each user's first item, rating 1) and ``catalogue`` (item_id). Each block of
+    :data:`BLOCK` users has its own generator (``seed``, first user): a file of N users, N a
+    multiple of the block, holds the first N users of any larger one."""
+    folder = BENCH_DATA / f"recs_population_{users}_{seed}"
+    paths = {name: folder / f"{name}.parquet" for name in ("recs", "ratings", "catalogue")}
+    if all(path.exists() for path in paths.values()):
+        return paths
+    folder.mkdir(parents=True, exist_ok=True)
+    weights = 1.0 / np.arange(1, RECS_ITEMS + 1) ** 0.8
+    recs_schema = pa.schema(
+        [("user_id", pa.int64()), ("item_id", pa.int64()), ("score", pa.float64())]
+    )
+    firsts = []
+    with pq.ParquetWriter(paths["recs"], recs_schema) as writer:
+        for start in range(0, users, BLOCK):
+            count = min(BLOCK, users - start)
+            first = np.random.default_rng((seed, start)).choice(
+                RECS_ITEMS, size=count, p=weights / weights.sum()
+            )
+            items = (first[:, None] + np.arange(RECS_LISTED) * 37) % RECS_ITEMS  # 37 * 100 < items
+            table = {
+                "user_id": np.repeat(np.arange(start, start + count), RECS_LISTED),
+                "item_id": items.ravel(),
+                "score": np.tile(np.arange(RECS_LISTED, 0, -1, dtype=np.float64), count),
+            }
+            writer.write_table(pa.table(table, schema=recs_schema), ROW_GROUP)
+            firsts.append(first)
+    ratings = {
+        "user_id": np.arange(users),
+        "item_id": np.concatenate(firsts),
+        "rating": np.ones(users),
+    }
+    pq.write_table(pa.table(ratings), paths["ratings"])
+    pq.write_table(pa.table({"item_id": np.arange(RECS_ITEMS)}), paths["catalogue"])
+    return paths
+
+
 def snapshot_pipeline(folder: str) -> str:
     """Copy pipeline/ into folder as mobeval/ and put folder first on the children's PYTHONPATH.
 
