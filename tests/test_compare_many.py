@@ -237,6 +237,25 @@ def test_models_with_the_same_units_have_their_keys_read_one_at_a_time(
     assert alone.equals(joined)
 
 
+def test_a_unit_twice_in_a_model_after_the_first_is_refused(five_models, tmp_path):
+    """Only the first model's keys are checked for a unit that appears twice; another model's
+    duplicate makes its keys differ from the first's, and is named where they are joined."""
+    import shutil
+
+    from mobeval.errors import InputError
+
+    out = tmp_path / "out"
+    shutil.copytree(five_models, out)
+    files = sorted((out / "per_unit/city=x/model=d").glob("*.parquet"))
+    frame = pl.read_parquet(files)
+    for f in files:
+        f.unlink()
+    pl.concat([frame, frame.filter(pl.col("row") == 7)]).write_parquet(files[0])
+    with pytest.raises(InputError, match="a unit appears twice") as error:
+        compare(out, tests="tukey", resamples=0, log=None)
+    assert "model=d" in str(error.value) and "row=7" in str(error.value)
+
+
 def test_leaderboard_letters_follow_the_p_values(five_models, capsys):
     table = compare(five_models, tests="tukey,paired-t", metrics="acc@5,mrr", log=None)
     board = leaderboard(table)

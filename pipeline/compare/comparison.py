@@ -340,6 +340,29 @@ def _compare_in(
             counts = ", ".join(f"{m} {side.runs}" for m, side in sides.items() if side.runs)
             paired = "the runs as units" if mode == RUNS_AS_UNITS else f"per-{unit_name} means"
             _note(log, f"note: city={name}: runs ({counts}): tests over {paired} across runs")
+        chosen = model_pairs(list(sides), baseline, pairs)
+        # the units every model has, in key order (one array per model, not two per pair: 190
+        # pairs of 20 models); the models' keys read one at a time when their units are the same
+        same = key_order(sides)
+        if same is not None:
+            (everywhere, units), alignments = same, {}
+        else:  # different units: every model's keys, each pair aligned
+            keys = {model: side.read_keys() for model, side in sides.items()}
+            alignments = {
+                (a, b): alignment(name, unit_name, sides[a], sides[b], keys[a], keys[b], intersect)
+                for a, b in chosen
+            }
+            schemas = [frame.schema for frame in keys.values()]
+            everywhere = (
+                {
+                    model: slice(None) if in_order(rows, keys[model].height) else rows
+                    for model, rows in common_rows(keys).items()
+                }
+                if all(schema == schemas[0] for schema in schemas)
+                else None
+            )
+            units = max(frame.height for frame in keys.values())
+            del keys
         available = [
             m
             for m in next(iter(sides.values())).summary["metric"]
@@ -373,29 +396,6 @@ def _compare_in(
                 _note(log, f"note: city={name}: {metric} left out: not scored for every model")
         if not wanted:
             raise ConfigError(f"city={name}: no metric can be paired")
-        chosen = model_pairs(list(sides), baseline, pairs)
-        # the units every model has, in key order (one array per model, not two per pair: 190
-        # pairs of 20 models); the models' keys read one at a time when their units are the same
-        same = key_order(sides)
-        if same is not None:
-            (everywhere, units), alignments = same, {}
-        else:  # different units: every model's keys, each pair aligned
-            keys = {model: side.read_keys() for model, side in sides.items()}
-            alignments = {
-                (a, b): alignment(name, unit_name, sides[a], sides[b], keys[a], keys[b], intersect)
-                for a, b in chosen
-            }
-            schemas = [frame.schema for frame in keys.values()]
-            everywhere = (
-                {
-                    model: slice(None) if in_order(rows, keys[model].height) else rows
-                    for model, rows in common_rows(keys).items()
-                }
-                if all(schema == schemas[0] for schema in schemas)
-                else None
-            )
-            units = max(frame.height for frame in keys.values())
-            del keys
         for (a, b), (_, _, only_a, only_b) in alignments.items():
             if only_a or only_b:
                 common = alignments[(a, b)][0].size
@@ -499,6 +499,9 @@ def _compare_in(
                             "n_tukey": n_tukey, "correction": correction, "family": family,
                             **values_of,
                         }  # fmt: skip
+            # this group's columns (and the pairs' views of them) freed before the next
+            # group's are read: one group's columns held, not two
+            del values, paired, va, vb
         if slow:
             _note(log, _integration_note(name, slow))
         ordered = [rows[(metric, a, b)] for metric in wanted for a, b in chosen]

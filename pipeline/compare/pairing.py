@@ -68,9 +68,9 @@ class Side:
     runs: int = 0  # the model's runs taken together (0: its one result)
     sd_over_runs: dict[str, float] = field(default_factory=dict)  # per metric, of the run means
 
-    def read_keys(self) -> pl.DataFrame:
+    def read_keys(self, distinct: bool = True) -> pl.DataFrame:
         """Its unit keys and their row positions (:func:`read_keys`)."""
-        return read_keys(self.files, self.keys, self.result.name)
+        return read_keys(self.files, self.keys, self.result.name, distinct)
 
 
 def check_key_columns(files: list[Path], schema: pl.Schema, keys: list[str]) -> None:
@@ -84,11 +84,16 @@ def check_key_columns(files: list[Path], schema: pl.Schema, keys: list[str]) -> 
         )
 
 
-def read_keys(files: list[Path], keys: list[str], label: str) -> pl.DataFrame:
+def read_keys(
+    files: list[Path], keys: list[str], label: str, distinct: bool = True
+) -> pl.DataFrame:
     """The ``keys`` columns of ``files`` and ``"__row"``, each unit's position in the files'
-    concatenation; an InputError naming the folder and the first unit that appears twice."""
+    concatenation; an InputError naming the folder and the first unit that appears twice
+    (unless not ``distinct``: the caller compares them with keys known to be distinct)."""
     check_key_columns(files, section_schema(files), keys)
     frame = read_section(files, keys).with_row_index("__row")
+    if not distinct:
+        return frame
     duplicated = frame.select(keys).is_duplicated()
     if duplicated.any():
         first = frame.filter(duplicated).row(0, named=True)
@@ -240,10 +245,12 @@ def key_order(sides: dict[str, Side]) -> tuple[dict[str, slice | np.ndarray], in
     row positions in unit-key order (a slice of all rows when its files are already in that
     order) and the number of units; None when they differ (:func:`common_rows` and
     :func:`alignment` pair them then). The sides' keys are read one at a time: the first
-    side's, sorted, are held, and one other's."""
+    side's, sorted, are held, and one other's; only the first side's are checked for a unit
+    that appears twice (keys equal to them cannot have one; different keys are checked where
+    they are joined)."""
     reference, orders = None, {}
     for name, side in sides.items():
-        ordered = side.read_keys().sort(side.keys)
+        ordered = side.read_keys(distinct=reference is None).sort(side.keys)
         rows = ordered["__row"].to_numpy().astype(np.int64)
         ordered = ordered.drop("__row")
         if reference is None:
