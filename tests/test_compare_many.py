@@ -197,6 +197,65 @@ def test_tukey_same_numbers_for_any_row_order(five_models, tmp_path):
     assert before.select("p_tukey").equals(after.select("p_tukey"))
 
 
+def test_models_with_the_same_units_have_their_keys_read_one_at_a_time(
+    five_models, tmp_path, monkeypatch
+):
+    """Same units: at most one model's keys held besides the first model's (sorted, a copy),
+    never the five at once; and the same table as when every model's keys are read and joined
+    (a model's rows shuffled, so that its order is not the files')."""
+    import shutil
+    import weakref
+
+    import mobeval.compare.comparison as comparison
+    import mobeval.compare.pairing as pairing
+
+    out = tmp_path / "out"
+    shutil.copytree(five_models, out)
+    files = sorted((out / "per_unit/city=x/model=d").glob("*.parquet"))
+    frame = pl.read_parquet(files)
+    for f in files:
+        f.unlink()
+    frame.sample(fraction=1.0, shuffle=True, seed=5).write_parquet(files[0])
+    options = dict(tests="paired-t,wilcoxon,tukey", resamples=50, log=None)
+    held, most = [0], [0]
+
+    def counted(*args):
+        keys = read_keys(*args)
+        held[0] += 1
+        most[0] = max(most[0], held[0])
+        weakref.finalize(keys, lambda: held.__setitem__(0, held[0] - 1))
+        return keys
+
+    read_keys = pairing.read_keys
+    monkeypatch.setattr(pairing, "read_keys", counted)
+    alone = compare(out, **options)
+    assert most[0] == 1
+    monkeypatch.setattr(comparison, "key_order", lambda sides: None)  # every model's keys joined
+    most[0] = 0
+    joined = compare(out, **options)
+    assert most[0] == len(MODELS)
+    assert alone.equals(joined)
+
+
+def test_a_unit_twice_in_a_model_after_the_first_is_refused(five_models, tmp_path):
+    """Only the first model's keys are checked for a unit that appears twice; another model's
+    duplicate makes its keys differ from the first's, and is named where they are joined."""
+    import shutil
+
+    from mobeval.errors import InputError
+
+    out = tmp_path / "out"
+    shutil.copytree(five_models, out)
+    files = sorted((out / "per_unit/city=x/model=d").glob("*.parquet"))
+    frame = pl.read_parquet(files)
+    for f in files:
+        f.unlink()
+    pl.concat([frame, frame.filter(pl.col("row") == 7)]).write_parquet(files[0])
+    with pytest.raises(InputError, match="a unit appears twice") as error:
+        compare(out, tests="tukey", resamples=0, log=None)
+    assert "model=d" in str(error.value) and "row=7" in str(error.value)
+
+
 def test_leaderboard_letters_follow_the_p_values(five_models, capsys):
     table = compare(five_models, tests="tukey,paired-t", metrics="acc@5,mrr", log=None)
     board = leaderboard(table)

@@ -24,11 +24,12 @@ from mobeval.compare.pairing import (
     alignment,
     check_same_scoring,
     common_rows,
+    in_order,
+    key_order,
     load_side,
     model_pairs,
     percent_metrics,
     read_column,
-    same_key_types,
     unit_keys,
 )
 from mobeval.compare.results import OutputFolder, runs_fingerprint
@@ -339,6 +340,29 @@ def _compare_in(
             counts = ", ".join(f"{m} {side.runs}" for m, side in sides.items() if side.runs)
             paired = "the runs as units" if mode == RUNS_AS_UNITS else f"per-{unit_name} means"
             _note(log, f"note: city={name}: runs ({counts}): tests over {paired} across runs")
+        chosen = model_pairs(list(sides), baseline, pairs)
+        # the units every model has, in key order (one array per model, not two per pair: 190
+        # pairs of 20 models); the models' keys read one at a time when their units are the same
+        same = key_order(sides)
+        if same is not None:
+            (everywhere, units), alignments = same, {}
+        else:  # different units: every model's keys, each pair aligned
+            keys = {model: side.read_keys() for model, side in sides.items()}
+            alignments = {
+                (a, b): alignment(name, unit_name, sides[a], sides[b], keys[a], keys[b], intersect)
+                for a, b in chosen
+            }
+            schemas = [frame.schema for frame in keys.values()]
+            everywhere = (
+                {
+                    model: slice(None) if in_order(rows, keys[model].height) else rows
+                    for model, rows in common_rows(keys).items()
+                }
+                if all(schema == schemas[0] for schema in schemas)
+                else None
+            )
+            units = max(frame.height for frame in keys.values())
+            del keys
         available = [
             m
             for m in next(iter(sides.values())).summary["metric"]
@@ -372,26 +396,6 @@ def _compare_in(
                 _note(log, f"note: city={name}: {metric} left out: not scored for every model")
         if not wanted:
             raise ConfigError(f"city={name}: no metric can be paired")
-        chosen = model_pairs(list(sides), baseline, pairs)
-        # the units every model has, in key order: every pair's alignment when all the models
-        # have the same units (one array per model, not two per pair: 190 pairs of 20 models)
-        everywhere = common_rows(sides) if same_key_types(sides) else None
-        alignments = (
-            {}
-            if everywhere is not None
-            and all(rows.size == sides[m].keys.height for m, rows in everywhere.items())
-            else {
-                (a, b): alignment(name, unit_name, sides[a], sides[b], intersect) for a, b in chosen
-            }
-        )
-        if everywhere is not None:  # a model whose files are in key order is read as it is
-            everywhere = {
-                m: slice(None) if _in_order(rows, sides[m].keys.height) else rows
-                for m, rows in everywhere.items()
-            }
-        units = max(side.keys.height for side in sides.values())
-        for side in sides.values():  # paired: the keys are not needed any more (1 M x models)
-            side.keys = side.keys.clear()
         for (a, b), (_, _, only_a, only_b) in alignments.items():
             if only_a or only_b:
                 common = alignments[(a, b)][0].size
@@ -495,17 +499,15 @@ def _compare_in(
                             "n_tukey": n_tukey, "correction": correction, "family": family,
                             **values_of,
                         }  # fmt: skip
+            # this group's columns (and the pairs' views of them) freed before the next
+            # group's are read: one group's columns held, not two
+            del values, paired, va, vb
         if slow:
             _note(log, _integration_note(name, slow))
         ordered = [rows[(metric, a, b)] for metric in wanted for a, b in chosen]
         frame = pl.DataFrame(ordered, schema=SCHEMA)
         frames.append(corrected(frame, tests, correction, family))
     return pl.concat(frames)
-
-
-def _in_order(rows: np.ndarray, height: int) -> bool:
-    """Whether a model's rows of the common units are all its rows, in the files' order."""
-    return rows.size == height and bool(np.array_equal(rows, np.arange(height)))
 
 
 def _scaled(column: np.ndarray, factor: float) -> np.ndarray:

@@ -61,16 +61,20 @@ class Side:
 
     result: Result
     files: list[Path]
-    keys: pl.DataFrame  # key columns + "__row" (position in the files' concatenation)
+    keys: list[str]  # the unit key columns, read when paired (:meth:`read_keys`)
     scale: dict[str, float]
     columns: list[str]
     summary: pl.DataFrame
     runs: int = 0  # the model's runs taken together (0: its one result)
     sd_over_runs: dict[str, float] = field(default_factory=dict)  # per metric, of the run means
 
+    def read_keys(self, distinct: bool = True) -> pl.DataFrame:
+        """Its unit keys and their row positions (:func:`read_keys`)."""
+        return read_keys(self.files, self.keys, self.result.name, distinct)
 
-def read_keys(files: list[Path], keys: list[str], label: str) -> pl.DataFrame:
-    schema = section_schema(files)
+
+def check_key_columns(files: list[Path], schema: pl.Schema, keys: list[str]) -> None:
+    """An InputError naming the folder of ``files`` and the first of ``keys`` not in ``schema``."""
     missing = [k for k in keys if k not in schema]
     if missing:
         raise InputError(
@@ -78,7 +82,18 @@ def read_keys(files: list[Path], keys: list[str], label: str) -> pl.DataFrame:
             path=files[0].parent,
             column=missing[0],
         )
+
+
+def read_keys(
+    files: list[Path], keys: list[str], label: str, distinct: bool = True
+) -> pl.DataFrame:
+    """The ``keys`` columns of ``files`` and ``"__row"``, each unit's position in the files'
+    concatenation; an InputError naming the folder and the first unit that appears twice
+    (unless not ``distinct``: the caller compares them with keys known to be distinct)."""
+    check_key_columns(files, section_schema(files), keys)
     frame = read_section(files, keys).with_row_index("__row")
+    if not distinct:
+        return frame
     duplicated = frame.select(keys).is_duplicated()
     if duplicated.any():
         first = frame.filter(duplicated).row(0, named=True)
@@ -162,7 +177,7 @@ def load_side(
     files = source.section_files(result, section)
     summary = source.summary(result)
     schema = section_schema(files)
-    key_frame = read_keys(files, keys, result.name)
+    check_key_columns(files, schema, keys)
     percent = percent_metrics(result)
     scale, columns = {}, []
     unpaired = dict.fromkeys(population_metrics(summary, schema), POPULATION)
@@ -188,7 +203,7 @@ def load_side(
                 continue
         scale[metric] = factor
         columns.append(metric)
-    return Side(result, files, key_frame, scale, columns, summary), unpaired
+    return Side(result, files, keys, scale, columns, summary), unpaired
 
 
 #: The pair selections of ``pairs`` besides a list of ``baseline:model`` pairs.
@@ -225,46 +240,72 @@ def model_pairs(
     return chosen
 
 
-def same_key_types(sides: dict[str, Side]) -> bool:
-    """Whether every side's unit keys have the same types (else :func:`alignment` says which)."""
-    schemas = [side.keys.schema for side in sides.values()]
-    return all(schema == schemas[0] for schema in schemas)
+def key_order(sides: dict[str, Side]) -> tuple[dict[str, slice | np.ndarray], int] | None:
+    """When every side has the same units (keys of the same types, the same set): each side's
+    row positions in unit-key order (a slice of all rows when its files are already in that
+    order) and the number of units; None when they differ (:func:`common_rows` and
+    :func:`alignment` pair them then). The sides' keys are read one at a time: the first
+    side's, sorted, are held, and one other's; only the first side's are checked for a unit
+    that appears twice (keys equal to them cannot have one; different keys are checked where
+    they are joined)."""
+    reference, orders = None, {}
+    for name, side in sides.items():
+        ordered = side.read_keys(distinct=reference is None).sort(side.keys)
+        rows = ordered["__row"].to_numpy().astype(np.int64)
+        ordered = ordered.drop("__row")
+        if reference is None:
+            reference = ordered
+        elif ordered.schema != reference.schema or not ordered.equals(reference):
+            return None
+        orders[name] = slice(None) if in_order(rows, rows.size) else rows
+    return orders, reference.height
 
 
-def common_rows(sides: dict[str, Side]) -> dict[str, np.ndarray]:
-    """Row positions, in each side, of the units every side has, in unit-key order (the units
-    Tukey's HSD compares the models on)."""
-    names = list(sides)
-    keys = [c for c in sides[names[0]].keys.columns if c != "__row"]
-    joined = sides[names[0]].keys.rename({"__row": "__0"})
+def in_order(rows: np.ndarray, height: int) -> bool:
+    """Whether a side's rows of the common units are all its rows, in the files' order."""
+    return rows.size == height and bool(np.array_equal(rows, np.arange(height)))
+
+
+def common_rows(keys: dict[str, pl.DataFrame]) -> dict[str, np.ndarray]:
+    """Row positions, in each side (``keys``: its :func:`read_keys`), of the units every side
+    has, in unit-key order (the units Tukey's HSD compares the models on)."""
+    names = list(keys)
+    columns = [c for c in keys[names[0]].columns if c != "__row"]
+    joined = keys[names[0]].rename({"__row": "__0"})
     for i, name in enumerate(names[1:], 1):
         joined = joined.join(
-            sides[name].keys.rename({"__row": f"__{i}"}), on=keys, how="inner", nulls_equal=True
+            keys[name].rename({"__row": f"__{i}"}), on=columns, how="inner", nulls_equal=True
         )
-    joined = joined.sort(keys)
+    joined = joined.sort(columns)
     return {name: joined[f"__{i}"].to_numpy().astype(np.int64) for i, name in enumerate(names)}
 
 
 def alignment(
-    city: str, unit_name: str, a: Side, b: Side, intersect: bool
+    city: str,
+    unit_name: str,
+    a: Side,
+    b: Side,
+    keys_a: pl.DataFrame,
+    keys_b: pl.DataFrame,
+    intersect: bool,
 ) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """Row positions of the common units in each side, in unit-key order; the counts of units
-    on one side only (an InputError when there are some and not ``intersect``)."""
-    keys = [c for c in a.keys.columns if c != "__row"]
-    for key in keys:
-        if a.keys.schema[key] != b.keys.schema[key]:
+    """Row positions of the common units in each side (``keys_a``, ``keys_b``: their
+    :func:`read_keys`), in unit-key order; the counts of units on one side only (an InputError
+    when there are some and not ``intersect``)."""
+    for key in a.keys:
+        if keys_a.schema[key] != keys_b.schema[key]:
             raise InputError(
-                f"unit keys of type {b.keys.schema[key]}, {a.keys.schema[key]} in "
+                f"unit keys of type {keys_b.schema[key]}, {keys_a.schema[key]} in "
                 f"{a.files[0].parent}: the results cannot be paired (score them again)",
                 path=b.files[0].parent,
                 column=key,
             )
-    joined = a.keys.rename({"__row": "__a"}).join(
-        b.keys.rename({"__row": "__b"}), on=keys, how="full", coalesce=True, nulls_equal=True
+    joined = keys_a.rename({"__row": "__a"}).join(
+        keys_b.rename({"__row": "__b"}), on=a.keys, how="full", coalesce=True, nulls_equal=True
     )
     only_a = int(joined["__b"].is_null().sum())
     only_b = int(joined["__a"].is_null().sum())
-    common = joined.drop_nulls(["__a", "__b"]).sort(keys)
+    common = joined.drop_nulls(["__a", "__b"]).sort(a.keys)
     if (only_a or only_b) and not intersect:
         raise InputError(
             f"city={city}: {a.result.model} and {b.result.model} were scored on different "

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from mobeval.compare.pairing import Side, load_side, read_column, read_keys, unit_keys
+from mobeval.compare.pairing import Side, load_side, read_column, unit_keys
 from mobeval.compare.results import COUNT_ROWS, OutputFolder, Result
 from mobeval.errors import ConfigError
 from mobeval.io.outputs import read_section
@@ -185,13 +185,18 @@ def runs_side(
             for metric, reason in left_out.items():
                 unpaired.setdefault(metric, reason)
         columns = [m for m in sides[0].columns if all(m in side.columns for side in sides)]
-        keys = [c for c in sides[0].keys.columns if c != "__row"]
-        order = sides[0].keys.select(keys).sort(keys)
+        keys, first_keys = sides[0].keys, sides[0].read_keys()
+        order = first_keys.select(keys).sort(keys)
         rows = [
-            order.join(side.keys, on=keys, how="left", maintain_order="left", nulls_equal=True)
-            for side in sides
+            order.join(
+                first_keys if i == 0 else side.read_keys(),
+                on=keys,
+                how="left",
+                maintain_order="left",
+                nulls_equal=True,
+            )["__row"].to_numpy()
+            for i, side in enumerate(sides)
         ]  # each run's row of each unit, the units in key order
-        rows = [frame["__row"].to_numpy() for frame in rows]
         table = order.with_columns(
             pl.Series(metric, _unit_means(sides, rows, metric)) for metric in columns
         )
@@ -204,8 +209,7 @@ def runs_side(
         )
         scale = dict.fromkeys(columns, 1.0)  # the summaries' values, already in percent
     write_parquet(table, path)
-    keys_frame = read_keys([path], keys, group.name)
-    side = Side(group, [path], keys_frame, scale, columns, summary, len(results), sd)
+    side = Side(group, [path], keys, scale, columns, summary, len(results), sd)
     return side, unpaired
 
 
