@@ -329,6 +329,10 @@ def text_offsets(series: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     return data, bounds
 
 
+#: Distinct keys an :class:`Interner` numbers (its codes are int32).
+MAX_CODES = 2**31
+
+
 class Interner:
     """Byte strings to integer codes, the codes given in order of first appearance and kept
     across blocks (the table of :func:`mobeval.kernels.text.intern`)."""
@@ -344,8 +348,11 @@ class Interner:
         )
 
     def codes(self, data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-        """The codes of the strings ``data[starts[i]:ends[i]]`` (``data``: uint8)."""
+        """The codes of the strings ``data[starts[i]:ends[i]]`` (``data``: uint8), int32: more
+        distinct strings than that holds are an InputError (never codes wrapped around)."""
         codes, *self._state = K.intern(data, starts, ends, *self._state)
+        if self._state[-1] > MAX_CODES:
+            raise InputError(f"more than {MAX_CODES:,} distinct qids")
         return codes
 
     def strings(self) -> list[str]:
