@@ -7,14 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
 
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.trec import QrelsCodes, RunCodes
 from mobeval.kernels import trec as K
 from mobeval.metrics.trec import COUNTS, PROVIDER_MEASURES, Measure, TrecMetric, measure_names
+
+if TYPE_CHECKING:
+    import polars as pl
 
 BOGUS_DOCNO = "ceci_nest_pas_un_docno"
 
@@ -323,6 +326,8 @@ def trec_user_values(
     scored as ``mobeval trec_eval`` does (:func:`judge`, :func:`evaluate`); ``level`` is ``-l``
     for the metrics without a level of their own. ``gm_*`` hold ``log(max(v, 1e-5))``. A user
     with ratings and no list holds the metric's ``default`` where it has one (ir_measures')."""
+    import polars as pl
+
     out = {m.label: np.full(len(users), np.nan) for m in metrics}
     rated = users.is_in(ratings["user_id"].implode())
     unlisted = (rated & ~users.is_in(recs["user_id"].implode())).to_numpy()
