@@ -19,7 +19,7 @@ import math
 import numpy as np
 from numba import njit
 
-from mobeval.kernels.blocks import run_blocks
+from mobeval.kernels.blocks import readonly, run_blocks
 
 NONPOOL = -1
 UNJUDGED = -2
@@ -569,9 +569,13 @@ def rank_and_judge(
     merge sorted together in byte order (on their first 8 bytes, then the rest), which numbers
     its distinct docnos and matches each document with its judgment, and its run lines, taken
     in that docno order, sorted stably by score descending. As trec_eval, a query's documents
-    are sorted on their own, with no table of every docno."""
-    start, rows = _grouped(run_q, nq)
-    qstart, qrows = _grouped(qrels_q, nq)
+    are sorted on their own, with no table of every docno. The inputs are passed to Numba
+    read-only (:func:`mobeval.kernels.blocks.readonly`): one compiled kernel for every caller."""
+    start, rows = _grouped(readonly(run_q, np.int32), nq)
+    qstart, qrows = _grouped(readonly(qrels_q, np.int32), nq)
+    run_data, qrels_data = readonly(run_data, np.uint8), readonly(qrels_data, np.uint8)
+    run_offsets, qrels_offsets = readonly(run_offsets, np.int64), readonly(qrels_offsets, np.int64)
+    score, qrels_rel = readonly(score, np.float64), readonly(qrels_rel, np.int64)
     rel = np.empty(start[-1], dtype=np.int64)
     kept = np.zeros(nq, dtype=np.int64)
     repeated = np.full(nq, -1, dtype=np.int64)

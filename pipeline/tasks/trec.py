@@ -52,11 +52,6 @@ class Judged:
     runid: str
 
 
-def _writable(array: np.ndarray, dtype) -> np.ndarray:
-    """One array type for the kernels (Polars gives read-only views; each type compiles apart)."""
-    return np.require(array, dtype=dtype, requirements=["C", "W"])
-
-
 def judge(
     qrels: QrelsCodes,
     run: RunCodes,
@@ -97,11 +92,11 @@ def judge(
         docnos,
         offsets,
         run_q,
-        _writable(scores, np.float64),
+        scores,
         qrels.docno_bytes,
         qrels.docno_offsets,
         qrels_q,
-        _writable(qrels.rel, np.int64),
+        qrels.rel,
         nq,
         -1 if opts.max_docs is None else int(opts.max_docs),
         bool(opts.judged_only),
