@@ -1,10 +1,10 @@
 """What a command imports (issue 25, start-up): each command below runs in a fresh process and
 reports the modules it loaded; the heavy ones that only some commands need must be absent
 (scipy's statistics only for compare's distributions, matplotlib only for plots, pyspark only for
-the Spark engine, trec_eval without pyarrow or the recommendation family, which only its recs
-metrics need), a scoring command loads none of compare's tests, the report or the Spark engine,
-and ``--help`` loads no Polars, Arrow, Numba or SciPy: the parser adds only the arguments of the
-command it runs."""
+the Spark engine, trec_eval without Polars, pyarrow or the recommendation family, which only its
+recs metrics, -R qrels_jg and a score its byte reader leaves need), a scoring command loads none
+of compare's tests, the report or the Spark engine, and ``--help`` loads no Polars, Arrow, Numba
+or SciPy: the parser adds only the arguments of the command it runs."""
 
 import json
 import subprocess
@@ -78,7 +78,7 @@ COMMANDS = {
     ),
     "trec_eval": (
         ["trec_eval", str(SAMPLES / "trec/qrels.txt"), str(SAMPLES / "trec/run.txt.gz")],
-        ("pyarrow", "mobeval.tasks.recs", "mobeval.metrics.recs"),
+        ("polars", "pyarrow", "mobeval.tasks.recs", "mobeval.metrics.recs"),
     ),
 }
 

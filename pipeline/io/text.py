@@ -13,11 +13,13 @@ import zlib
 from collections.abc import Iterator
 from contextlib import nullcontext
 from pathlib import Path
-
-import polars as pl
+from typing import TYPE_CHECKING
 
 from mobeval.errors import InputError
 from mobeval.io.remote import client_errors
+
+if TYPE_CHECKING:
+    import polars as pl
 
 #: What reading a (possibly gzipped) file can raise: OSError (permission denied, a bad gzip header
 #: or trailing garbage: gzip.BadGzipFile), EOFError (a truncated gzip stream), zlib.error (corrupt
@@ -142,6 +144,8 @@ def integer_csv_blocks(
     ``names[0]`` is a header), its first ``keep`` columns as Int64 frames, a block of whole lines
     at a time. A field that is not an integer, or an empty or missing one, is an InputError
     naming ``what``; so is a file without rows."""
+    import polars as pl
+
     schema = {c: pl.Int64 for c in names}
     header = names[0].encode()
     expected = ",".join(names)

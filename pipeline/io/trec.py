@@ -37,9 +37,9 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
 
 from mobeval.errors import InputError
 from mobeval.io.numbers import (
@@ -58,6 +58,9 @@ from mobeval.io.remote import (
     url_scheme,
 )
 from mobeval.io.text import READ_ERRORS, first_non_utf8, line_blocks, open_binary, whole_lines
+
+if TYPE_CHECKING:
+    import polars as pl  # imported where used: mobeval trec_eval's fast path never needs it
 
 RUN_FIELDS = ("qid", "iter", "docno", "rank", "score", "tag")
 QRELS_FIELDS = ("qid", "iter", "docno", "rel")
@@ -186,6 +189,8 @@ def _polars_text(path, block: bytes, first_line: int, as_bytes: bool) -> bytes:
 
 
 def _line_fields(block: bytes) -> pl.DataFrame:
+    import polars as pl
+
     separator = next((s for s in _LINE_SEPARATORS if s.encode() not in block), None)
     if separator is None:  # every control byte occurs: split the lines in Python
         lines = pl.DataFrame(
@@ -202,6 +207,8 @@ def _line_fields(block: bytes) -> pl.DataFrame:
 
 def _read_lines(block: bytes, separator: str) -> pl.DataFrame:
     """The lines of ``block`` as one String column ``line`` (``separator`` absent from it)."""
+    import polars as pl
+
     return pl.read_csv(
         io.BytesIO(block),
         has_header=False,
@@ -254,7 +261,6 @@ def _relevance_problem(text: str) -> str | None:
     return None
 
 
-_RUN_TEXT = {name: pl.String for name in RUN_FIELDS}
 _NOT_SINGLE_SPACED = (b"\t", b"\r", b"\x0b", b"\x0c")
 
 
@@ -262,6 +268,8 @@ def _single_spaced_run(block: bytes) -> pl.DataFrame | None:
     """The common case read by Polars' CSV reader with a space separator: every line six or more
     fields apart by single spaces, no comment or blank line. None when the block is not so (an
     empty field shows a doubled space, a blank line or a short one); the general path reads it."""
+    import polars as pl
+
     if any(mark in block for mark in _NOT_SINGLE_SPACED):
         return None
     try:
@@ -270,7 +278,7 @@ def _single_spaced_run(block: bytes) -> pl.DataFrame | None:
             has_header=False,
             separator=" ",
             quote_char=None,
-            schema=_RUN_TEXT,
+            schema=dict.fromkeys(RUN_FIELDS, pl.String),
             truncate_ragged_lines=True,
         )
     except (pl.exceptions.PolarsError, ValueError):
@@ -293,6 +301,8 @@ def iter_run(
     integer, score Float64), block by block. ``rank`` is kept for list orders that use it; a rank
     that is not an integer is null (trec_eval ignores it). ``filesystem``: an fsspec file system
     holding ``path`` (None: a local file); ``as_bytes``: identifiers as bytes (see the module)."""
+    import polars as pl
+
     path = Path(path) if filesystem is None else path
     blocks = line_blocks(path, block_bytes, "not a readable TREC file", filesystem)
     for raw, first_line in blocks:
@@ -327,6 +337,10 @@ def text_offsets(series: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     return data, bounds
 
 
+#: Distinct keys an :class:`Interner` numbers (its codes are int32).
+MAX_CODES = 2**31
+
+
 class Interner:
     """Byte strings to integer codes, the codes given in order of first appearance and kept
     across blocks (the table of :func:`mobeval.kernels.text.intern`)."""
@@ -342,10 +356,13 @@ class Interner:
         )
 
     def codes(self, data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-        """The codes of the strings ``data[starts[i]:ends[i]]`` (``data``: uint8)."""
+        """The codes of the strings ``data[starts[i]:ends[i]]`` (``data``: uint8), int32: more
+        distinct strings than that holds are an InputError (never codes wrapped around)."""
         from mobeval.kernels import text as K
 
         codes, *self._state = K.intern(data, starts, ends, *self._state)
+        if self._state[-1] > MAX_CODES:
+            raise InputError(f"more than {MAX_CODES:,} distinct qids")
         return codes
 
     def strings(self) -> list[str]:
@@ -484,7 +501,9 @@ def _read_codes(spec, block_bytes: int, kind: str, fields_of, slow_value) -> tup
         if bad >= 0:
             raise _bad_line(path, block, first_line, kind)
         slow = np.flatnonzero(~read)
-        if slow.size:
+        if slow.size:  # scores or judgments the kernel leaves: rare, read by Polars
+            import polars as pl
+
             texts = pl.Series([block[spans[i, 4] : spans[i, 5]].decode() for i in slow])
             parsed = pl.select(slow_value(pl.lit(texts))).to_series()
             if parsed.null_count():
@@ -514,6 +533,8 @@ def _relevance(text: pl.Expr) -> pl.Expr:
     number cut to the integer written before its point or exponent (``1.0`` -> 1, ``0.5`` -> 0,
     ``2e1`` -> 2); null when the text is not a finite number or that integer is beyond 64 bits
     (:func:`_relevance_problem` says why)."""
+    import polars as pl
+
     digits = text.str.extract(r"^([+-]?[0-9]+)", 1)
     leading = pl.when(digits.is_null()).then(0).otherwise(integer_column(digits))
     return pl.coalesce(integer_column(text), pl.when(real_column(text).is_not_null()).then(leading))
@@ -530,6 +551,8 @@ def iter_qrels(
     """Qrels as DataFrames of ``qid, docno`` (strings) and ``rel`` (Int64), block by block;
     ``keep_iter``: the second field too (``iter``, trec_eval's judgment group under -R qrels_jg);
     ``filesystem`` and ``as_bytes`` as :func:`iter_run`'s."""
+    import polars as pl
+
     path = Path(path) if filesystem is None else path
     blocks = line_blocks(path, block_bytes, "not a readable TREC file", filesystem)
     for raw, first_line in blocks:
@@ -553,11 +576,15 @@ def iter_qrels(
 
 
 def _concat(frames: list[pl.DataFrame], schema: dict) -> pl.DataFrame:
+    import polars as pl
+
     return pl.concat(frames, rechunk=True) if frames else pl.DataFrame(schema=schema)
 
 
 def read_run(spec, *, block_bytes: int = BLOCK_BYTES, as_bytes: bool = False) -> pl.DataFrame:
     """A whole run at a local path or a URL (see :func:`iter_run`)."""
+    import polars as pl
+
     schema = {"qid": pl.String, "docno": pl.String, "rank": pl.Int64, "score": pl.Float64}
     path, fs = located(spec)
     frames = iter_run(path, block_bytes=block_bytes, filesystem=fs, as_bytes=as_bytes)
@@ -568,6 +595,8 @@ def read_qrels(
     spec, *, block_bytes: int = BLOCK_BYTES, keep_iter: bool = False, as_bytes: bool = False
 ) -> pl.DataFrame:
     """Whole qrels at a local path or a URL (see :func:`iter_qrels`)."""
+    import polars as pl
+
     schema = {"qid": pl.String, "docno": pl.String, "rel": pl.Int64}
     if keep_iter:
         schema = {"qid": pl.String, "iter": pl.String, "docno": pl.String, "rel": pl.Int64}
@@ -619,6 +648,8 @@ class TrecSource:
         return RUN_AS_RECS if self.kind == "run" else QRELS_AS_RATINGS
 
     def schema(self) -> dict[str, pl.DataType]:
+        import polars as pl
+
         if self.task == "nextloc":
             schema = {"qid": pl.String, "location": pl.Int64}
             if self.kind == "run":
@@ -642,6 +673,8 @@ class TrecSource:
         return _first_data_line(self.path, self.filesystem) is not None
 
     def iter_batches(self, columns: list[str], batch_rows: int) -> Iterator[pl.DataFrame]:
+        import polars as pl
+
         names = self._names()
         missing = [c for c in columns if c not in names.values()]
         if missing:
@@ -659,6 +692,8 @@ class TrecSource:
             yield renamed.select(columns)
 
     def _integer_docnos(self, frame: pl.DataFrame) -> pl.DataFrame:
+        import polars as pl
+
         if self.kind == "qrels":
             frame = frame.filter(pl.col("rel") > 0)
         docno = pl.col("docno").cast(pl.Int64, strict=False)

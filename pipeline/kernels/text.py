@@ -231,12 +231,12 @@ def _same(arena, a, a_end, data, b, b_end):
 
 @njit(cache=True)
 def intern(data, starts, ends, table, arena, used, key_start, key_end, count):
-    """Codes of the byte strings ``data[starts[i]:ends[i]]``, new ones added to the table.
+    """Codes (int32) of the byte strings ``data[starts[i]:ends[i]]``, new ones added to the table.
     ``table``: slots holding a code or -1; ``arena[:used]``: the keys' bytes; ``key_start``,
     ``key_end``: their spans (``count`` of them). Returns (codes, table, arena, used,
     key_start, key_end, count), arrays grown where needed. A string equal to the one before
     it (a run's lines come query by query) takes its code without hashing."""
-    codes = np.empty(starts.size, dtype=np.int64)
+    codes = np.empty(starts.size, dtype=np.int32)
     for i in range(starts.size):
         s, e = starts[i], ends[i]
         if i > 0 and _same(data, starts[i - 1], ends[i - 1], data, s, e):

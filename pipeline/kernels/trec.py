@@ -19,7 +19,7 @@ import math
 import numpy as np
 from numba import njit
 
-from mobeval.kernels.blocks import run_blocks
+from mobeval.kernels.blocks import readonly, run_blocks
 
 NONPOOL = -1
 UNJUDGED = -2
@@ -536,26 +536,53 @@ def _grouped(codes, ngroups):
     return start, rows
 
 
-def rank_and_judge(q, d, score, nq, ndocs, qrels_q, qrels_d, qrels_rel, max_docs, judged_only):
-    """Each query's list in trec_eval's order (score descending, then docno descending: ``d`` is
-    the docno's rank in byte order), cut to ``max_docs`` (< 0: no cut), each document's judgment
-    looked up (``NONPOOL`` when the qrels of its query do not list it, ``UNJUDGED`` when judged
-    negative), unjudged ones dropped when ``judged_only``. Returns ``off``, ``rel``, the run
-    line of the first document a list repeats and the qrels line of the first document a query
-    judges twice (-1 when none; "first": of the first query, in code order, that has one).
+def rank_and_judge(
+    run_data,
+    run_offsets,
+    run_q,
+    score,
+    qrels_data,
+    qrels_offsets,
+    qrels_q,
+    qrels_rel,
+    nq,
+    max_docs,
+    judged_only,
+    docno_ascending,
+):
+    """Each query's list in trec_eval's order, cut to ``max_docs`` (< 0: no cut), each
+    document's judgment looked up (``NONPOOL`` when the qrels of its query do not list it,
+    ``UNJUDGED`` when judged negative), unjudged ones dropped when ``judged_only``. Returns
+    ``off``, ``rel``, the run line of the first document a list repeats and the qrels line of
+    the first document a query judges twice (-1 when none; "first": of the first query, in code
+    order, that has one).
 
-    ``q``: query code per run line (-1: not a qrels query, skipped); ``qrels_*``: one judgment a
-    row. Grouping is a counting sort by query; each list is sorted on its own, blocks of queries
-    on threads (:func:`mobeval.kernels.blocks.run_blocks`), each query's judgments written at
-    its run lines' place in the grouped order, then moved up over what ``-M``/``-J`` dropped."""
-    start, rows = _grouped(q, nq)
-    qstart, qrows = _grouped(qrels_q, nq)
+    trec_eval's order (``form_res_rels.c``, ``comp_sim_docno``) is score descending, then docno
+    descending (``strcmp`` of the texts: byte order); ``docno_ascending`` breaks ties the other
+    way, as ir_measures' Python providers do. A docno is the bytes
+    ``run_data[run_offsets[i]:run_offsets[i + 1]]`` of run line ``i`` (``qrels_data``,
+    ``qrels_offsets`` for a judgment); ``run_q``, ``qrels_q``: query code per line (a run line of
+    -1, not a qrels query, is skipped); ``qrels_rel``: one judgment a line.
+
+    Grouping is a counting sort by query; then each query on its own, blocks of queries on
+    threads (:func:`mobeval.kernels.blocks.run_blocks`), in one pass: its run and qrels docnos
+    merge sorted together in byte order (on their first 8 bytes, then the rest), which numbers
+    its distinct docnos and matches each document with its judgment, and its run lines, taken
+    in that docno order, sorted stably by score descending. As trec_eval, a query's documents
+    are sorted on their own, with no table of every docno. The inputs are passed to Numba
+    read-only (:func:`mobeval.kernels.blocks.readonly`): one compiled kernel for every caller."""
+    start, rows = _grouped(readonly(run_q, np.int32), nq)
+    qstart, qrows = _grouped(readonly(qrels_q, np.int32), nq)
+    run_data, qrels_data = readonly(run_data, np.uint8), readonly(qrels_data, np.uint8)
+    run_offsets, qrels_offsets = readonly(run_offsets, np.int64), readonly(qrels_offsets, np.int64)
+    score, qrels_rel = readonly(score, np.float64), readonly(qrels_rel, np.int64)
     rel = np.empty(start[-1], dtype=np.int64)
     kept = np.zeros(nq, dtype=np.int64)
     repeated = np.full(nq, -1, dtype=np.int64)
     judged_twice = np.full(nq, -1, dtype=np.int64)
-    args = (start, rows, qstart, qrows, d, score, ndocs, qrels_d, qrels_rel)
-    args += (max_docs, judged_only, rel, kept, repeated, judged_twice)
+    args = (run_data, run_offsets, score, start, rows)
+    args += (qrels_data, qrels_offsets, qrels_rel, qstart, qrows)
+    args += (max_docs, judged_only, docno_ascending, rel, kept, repeated, judged_twice)
     run_blocks(_ranked_and_judged, nq, *args, grain=QUERIES_PER_BLOCK)
     off = np.zeros(nq + 1, dtype=np.int64)
     np.cumsum(kept, out=off[1:])
@@ -576,17 +603,19 @@ QUERIES_PER_BLOCK = 64
 
 @njit(nogil=True, cache=True)
 def _ranked_and_judged(
+    run_data,
+    run_offsets,
+    score,
     start,
     rows,
+    qrels_data,
+    qrels_offsets,
+    qrels_rel,
     qstart,
     qrows,
-    d,
-    score,
-    ndocs,
-    qrels_d,
-    qrels_rel,
     max_docs,
     judged_only,
+    docno_ascending,
     rel,
     kept,
     repeated,
@@ -596,41 +625,93 @@ def _ranked_and_judged(
 ):
     """Queries ``first`` to ``last - 1`` of :func:`rank_and_judge`: query ``g``'s judgments in
     rank order at ``rel[start[g]:start[g] + kept[g]]``, its first repeated run line and twice
-    judged qrels line (or -1)."""
-    stamp = np.full(ndocs, -1, dtype=np.int64)
-    judged = np.zeros(ndocs, dtype=np.int64)
-    seen = np.full(ndocs, -1, dtype=np.int64)
-    below = np.empty(ndocs + 1, dtype=np.int64)
-    longest = 0
+    judged qrels line (or -1). A query's lines are numbered locally: its run lines ``0 ..
+    n_run - 1``, then its judgments."""
+    widest = 0
     for g in range(first, last):
-        longest = max(longest, start[g + 1] - start[g])
-    by_docno = np.empty(longest, dtype=np.int64)
+        widest = max(widest, start[g + 1] - start[g] + qstart[g + 1] - qstart[g])
+    data_of = np.empty(widest, dtype=np.bool_)  # True: a run line's docno
+    begin = np.empty(widest, dtype=np.int64)
+    end = np.empty(widest, dtype=np.int64)
+    key = np.empty(widest, dtype=np.uint64)
+    order = np.empty(widest, dtype=np.int64)
+    spare = np.empty(widest, dtype=np.int64)
+    code = np.empty(widest, dtype=np.int64)  # each local line's docno number in byte order
+    judged = np.empty(widest, dtype=np.int64)  # by docno number: its judgment
+    stamp = np.full(widest, -1, dtype=np.int64)  # by docno number: g when query g judges it
+    seen = np.full(widest, -1, dtype=np.int64)  # by docno number: g when query g retrieves it
+    by_docno = np.empty(widest, dtype=np.int64)
+    negated = np.empty(widest, dtype=np.float64)
     for g in range(first, last):
-        members = rows[start[g] : start[g + 1]]
-        # docno descending (a counting sort on the codes), then (stable) score descending
-        below[:] = 0
-        for i in members:
-            below[ndocs - d[i]] += 1
-        for c in range(ndocs):
-            below[c + 1] += below[c]
-        for i in members:
-            by_docno[below[ndocs - 1 - d[i]]] = i
-            below[ndocs - 1 - d[i]] += 1
-        by_doc = by_docno[: members.size]
-        ordered = by_doc[np.argsort(-score[by_doc], kind="mergesort")]
-        if max_docs >= 0 and ordered.size > max_docs:
-            ordered = ordered[:max_docs]
-        for j in range(qstart[g], qstart[g + 1]):
-            r = qrows[j]
-            if stamp[qrels_d[r]] == g and judged_twice[g] < 0:
+        n_run = start[g + 1] - start[g]
+        n = n_run + qstart[g + 1] - qstart[g]
+        for k in range(n):
+            if k < n_run:
+                line = rows[start[g] + k]
+                begin[k], end[k] = run_offsets[line], run_offsets[line + 1]
+                key[k] = _prefix(run_data, begin[k], end[k])
+            else:
+                line = qrows[qstart[g] + k - n_run]
+                begin[k], end[k] = qrels_offsets[line], qrels_offsets[line + 1]
+                key[k] = _prefix(qrels_data, begin[k], end[k])
+            data_of[k] = k < n_run
+            order[k] = k
+        width = 1  # bottom-up merge sort of the local lines by docno
+        while width < n:
+            for lo in range(0, n, 2 * width):
+                mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+                a, b, k = lo, mid, lo
+                while a < mid and b < hi:
+                    x, y = order[a], order[b]
+                    if key[y] < key[x] or (
+                        key[y] == key[x]
+                        and _docno_before(y, x, data_of, begin, end, run_data, qrels_data)
+                    ):
+                        spare[k] = y
+                        b += 1
+                    else:
+                        spare[k] = x
+                        a += 1
+                    k += 1
+                spare[k : k + mid - a] = order[a:mid]
+                k += mid - a
+                spare[k : k + hi - b] = order[b:hi]
+            order, spare = spare, order
+            width *= 2
+        number = -1
+        runs_seen = 0
+        for k in range(n):
+            y = order[k]
+            if k == 0:
+                number = 0
+            else:
+                x = order[k - 1]
+                if key[x] < key[y] or _docno_before(
+                    x, y, data_of, begin, end, run_data, qrels_data
+                ):
+                    number += 1
+            code[y] = number
+            if y < n_run:  # the run lines in docno order, descending (or ascending)
+                at = runs_seen if docno_ascending else n_run - 1 - runs_seen
+                by_docno[at] = y
+                runs_seen += 1
+        for k in range(n_run, n):
+            r = qrows[qstart[g] + k - n_run]
+            if stamp[code[k]] == g and judged_twice[g] < 0:
                 judged_twice[g] = r
-            stamp[qrels_d[r]] = g
-            judged[qrels_d[r]] = qrels_rel[r]
-        k = start[g]
-        for i in ordered:
-            doc = d[i]
+            stamp[code[k]] = g
+            judged[code[k]] = qrels_rel[r]
+        for k in range(n_run):
+            negated[k] = -score[rows[start[g] + by_docno[k]]]
+        ranked = np.argsort(negated[:n_run], kind="mergesort")  # stable: ties keep docno order
+        if max_docs >= 0 and ranked.size > max_docs:
+            ranked = ranked[:max_docs]
+        out = start[g]
+        for j in ranked:
+            y = by_docno[j]
+            doc = code[y]
             if seen[doc] == g and repeated[g] < 0:
-                repeated[g] = i
+                repeated[g] = rows[start[g] + y]
             seen[doc] = g
             if stamp[doc] != g:
                 value = NONPOOL
@@ -640,9 +721,9 @@ def _ranked_and_judged(
                 value = judged[doc]
             if judged_only and value < 0:
                 continue
-            rel[k] = value
-            k += 1
-        kept[g] = k - start[g]
+            rel[out] = value
+            out += 1
+        kept[g] = out - start[g]
 
 
 @njit(cache=True)
@@ -673,107 +754,6 @@ def _prefix(data, start, end):
         byte = data[start + k] if start + k < end else 0
         key = (key << np.uint64(8)) | np.uint64(byte)
     return key
-
-
-def local_doc_codes(run_data, run_offsets, run_q, qrels_data, qrels_offsets, qrels_q, nq):
-    """Docno codes for :func:`rank_and_judge`, given query by query: within a query, the rank
-    of each docno (the bytes ``run_data[run_offsets[i]:run_offsets[i + 1]]`` of run line ``i``,
-    or those of a qrels line in ``qrels_data``) among the distinct docnos of the query's run
-    and qrels lines, in byte order. Ties and judgments are looked up within a query only, so
-    these codes order and match documents as global byte ranks would, without a table of every
-    docno (as trec_eval sorts each query's documents by their text). Returns (run codes, qrels
-    codes, the most distinct docnos of one query); a run line of no query (``run_q < 0``) gets
-    0. Each query's docnos are merge sorted bottom up on their first 8 bytes, then the rest;
-    blocks of queries on threads (:func:`mobeval.kernels.blocks.run_blocks`)."""
-    start, rows = _grouped(run_q, nq)
-    qstart, qrows = _grouped(qrels_q, nq)
-    run_d = np.zeros(run_q.size, dtype=np.int64)
-    qrels_d = np.zeros(qrels_q.size, dtype=np.int64)
-    distinct = np.zeros(nq, dtype=np.int64)
-    args = (run_data, run_offsets, start, rows, qrels_data, qrels_offsets, qstart, qrows)
-    run_blocks(_local_codes, nq, *args, run_d, qrels_d, distinct, grain=QUERIES_PER_BLOCK)
-    return run_d, qrels_d, int(distinct.max(initial=0))
-
-
-@njit(nogil=True, cache=True)
-def _local_codes(
-    run_data,
-    run_offsets,
-    start,
-    rows,
-    qrels_data,
-    qrels_offsets,
-    qstart,
-    qrows,
-    run_d,
-    qrels_d,
-    distinct,
-    first,
-    last,
-):
-    """Queries ``first`` to ``last - 1`` of :func:`local_doc_codes`: the codes of their lines
-    and ``distinct[g]``, the distinct docnos of query ``g``."""
-    widest = 0
-    for g in range(first, last):
-        widest = max(widest, start[g + 1] - start[g] + qstart[g + 1] - qstart[g])
-    data_of = np.empty(widest, dtype=np.bool_)  # True: a run line's docno
-    begin = np.empty(widest, dtype=np.int64)
-    end = np.empty(widest, dtype=np.int64)
-    key = np.empty(widest, dtype=np.uint64)
-    order = np.empty(widest, dtype=np.int64)
-    spare = np.empty(widest, dtype=np.int64)
-    for g in range(first, last):
-        n_run = start[g + 1] - start[g]
-        n = n_run + qstart[g + 1] - qstart[g]
-        for k in range(n):
-            if k < n_run:
-                line = rows[start[g] + k]
-                begin[k], end[k] = run_offsets[line], run_offsets[line + 1]
-                key[k] = _prefix(run_data, begin[k], end[k])
-            else:
-                line = qrows[qstart[g] + k - n_run]
-                begin[k], end[k] = qrels_offsets[line], qrels_offsets[line + 1]
-                key[k] = _prefix(qrels_data, begin[k], end[k])
-            data_of[k] = k < n_run
-            order[k] = k
-        width = 1
-        while width < n:
-            for lo in range(0, n, 2 * width):
-                mid, hi = min(lo + width, n), min(lo + 2 * width, n)
-                a, b, k = lo, mid, lo
-                while a < mid and b < hi:
-                    x, y = order[a], order[b]
-                    if key[y] < key[x] or (
-                        key[y] == key[x]
-                        and _docno_before(y, x, data_of, begin, end, run_data, qrels_data)
-                    ):
-                        spare[k] = y
-                        b += 1
-                    else:
-                        spare[k] = x
-                        a += 1
-                    k += 1
-                spare[k : k + mid - a] = order[a:mid]
-                k += mid - a
-                spare[k : k + hi - b] = order[b:hi]
-            order, spare = spare, order
-            width *= 2
-        code = -1
-        for k in range(n):
-            y = order[k]
-            if k == 0:
-                code = 0
-            else:
-                x = order[k - 1]
-                if key[x] < key[y] or _docno_before(
-                    x, y, data_of, begin, end, run_data, qrels_data
-                ):
-                    code += 1
-            if y < n_run:
-                run_d[rows[start[g] + y]] = code
-            else:
-                qrels_d[qrows[qstart[g] + y - n_run]] = code
-        distinct[g] = code + 1
 
 
 @njit(cache=True)

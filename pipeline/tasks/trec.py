@@ -7,14 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
 
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.trec import QrelsCodes, RunCodes
 from mobeval.kernels import trec as K
 from mobeval.metrics.trec import COUNTS, PROVIDER_MEASURES, Measure, TrecMetric, measure_names
+
+if TYPE_CHECKING:
+    import polars as pl
 
 BOGUS_DOCNO = "ceci_nest_pas_un_docno"
 
@@ -49,11 +52,6 @@ class Judged:
     runid: str
 
 
-def _writable(array: np.ndarray, dtype) -> np.ndarray:
-    """One array type for the kernels (Polars gives read-only views; each type compiles apart)."""
-    return np.require(array, dtype=dtype, requirements=["C", "W"])
-
-
 def judge(
     qrels: QrelsCodes,
     run: RunCodes,
@@ -72,7 +70,7 @@ def judge(
     qids = sorted(qrels.qids)  # code points of bytes read as Latin-1: in byte order
     nq = len(qids)
     index = {qid: i for i, qid in enumerate(qids)}
-    run_q = np.array([index.get(qid, -1) for qid in run.qids], dtype=np.int64)[run.qid]
+    run_q = np.array([index.get(qid, -1) for qid in run.qids], dtype=np.int32)[run.qid]
     has_run = np.zeros(nq, dtype=bool)
     has_run[run_q[run_q >= 0]] = True
     bogus = np.zeros(nq, dtype=bool)
@@ -83,30 +81,26 @@ def judge(
         # zeroes num_ret, utility, relstring, unj* and rbp_resid (see format_report)
         bogus = ~has_run
         missing = np.flatnonzero(bogus)
-        run_q = np.concatenate([run_q, missing])
+        run_q = np.concatenate([run_q, missing.astype(np.int32)])
         bogus_docnos = np.frombuffer(BOGUS_DOCNO.encode() * missing.size, dtype=np.uint8)
         docnos = np.concatenate([docnos, bogus_docnos])
         extra = offsets[-1] + len(BOGUS_DOCNO) * np.arange(1, missing.size + 1)
         offsets = np.concatenate([offsets, extra])
         scores = np.concatenate([scores, np.ones(missing.size)])
-    qrels_q = np.array([index[qid] for qid in qrels.qids], dtype=np.int64)[qrels.qid]
-    # docnos as their ranks in byte order within each query: ties are broken on these
-    run_d, qrels_d, ndocs = K.local_doc_codes(
-        docnos, offsets, run_q, qrels.docno_bytes, qrels.docno_offsets, qrels_q, nq
-    )
-    if docno_ascending:  # the codes reversed: the kernel's descending order is then ascending
-        run_d, qrels_d = ndocs - 1 - run_d, ndocs - 1 - qrels_d
+    qrels_q = np.array([index[qid] for qid in qrels.qids], dtype=np.int32)[qrels.qid]
     off, rel, repeated, judged_twice = K.rank_and_judge(
+        docnos,
+        offsets,
         run_q,
-        run_d,
-        _writable(scores, np.float64),
-        nq,
-        ndocs,
+        scores,
+        qrels.docno_bytes,
+        qrels.docno_offsets,
         qrels_q,
-        qrels_d,
-        _writable(qrels.rel, np.int64),
+        qrels.rel,
+        nq,
         -1 if opts.max_docs is None else int(opts.max_docs),
         bool(opts.judged_only),
+        docno_ascending,
     )
     if judged_twice >= 0:
         qid, docno = qids[int(qrels_q[judged_twice])], qrels.docno(int(judged_twice))
@@ -327,6 +321,8 @@ def trec_user_values(
     scored as ``mobeval trec_eval`` does (:func:`judge`, :func:`evaluate`); ``level`` is ``-l``
     for the metrics without a level of their own. ``gm_*`` hold ``log(max(v, 1e-5))``. A user
     with ratings and no list holds the metric's ``default`` where it has one (ir_measures')."""
+    import polars as pl
+
     out = {m.label: np.full(len(users), np.nan) for m in metrics}
     rated = users.is_in(ratings["user_id"].implode())
     unlisted = (rated & ~users.is_in(recs["user_id"].implode())).to_numpy()

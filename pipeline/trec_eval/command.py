@@ -8,7 +8,6 @@ import sys
 from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
 
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.trec import (
@@ -25,6 +24,8 @@ from mobeval.tasks.trec import Judged, Options, evaluate, judge
 from mobeval.trec_eval.output import format_report
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from mobeval.metrics.recs import RecsMetric
 
 JG_MEASURES = {"map_avgjg": "map", "P_avgjg": "P", "Rprec_mult_avgjg": "Rprec_mult"}
@@ -44,6 +45,8 @@ def _check_format(measures: list[Measure], opts: Options) -> None:
 def _evaluate_groups(qrels: pl.DataFrame, run: pl.DataFrame, measures, opts, paths):
     """-R qrels_jg: each (query, judgment group) scored as a query of its own, then a query's
     value the mean over its groups."""
+    import polars as pl
+
     sep = "\x1f"  # sorts below any printable byte: a query's groups stay together, in order
     pseudo = pl.col("qid") + sep + pl.col("iter")
     qrels = qrels.with_columns(pseudo.alias("group"))
@@ -132,6 +135,8 @@ def _recs_results(qrels: pl.DataFrame, run: pl.DataFrame, judged: Judged, specs,
     for a query not scored, 0 for a query judged only negatively (no relevant item).
     trec_eval's -c, -J, -M and -R qrels_jg have no counterpart there and are refused with
     them."""
+    import polars as pl
+
     flags = {"-c": opts.complete, "-J": opts.judged_only, "-M": opts.max_docs is not None}
     flags["-R qrels_jg"] = opts.rel_format == "qrels_jg"
     for flag, given in flags.items():
