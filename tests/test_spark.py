@@ -248,7 +248,7 @@ def test_trajectory_population_rows_on_spark_are_the_local_bits(spark, tmp_path)
         reference, generated, partitions=3, spark=spark, out=tmp_path, model="m", **options
     )
     assert pl.read_parquet(written.outputs["distributions"]).equals(histograms)
-    options["metrics"] = ["geobleu"]  # scored again without them: the old histograms go too
+    options = {"metrics": ["geobleu"], "chunk_rows": 200}  # again without them: the old go too
     again = evaluate_trajectory(
         reference, generated, partitions=3, spark=spark, out=tmp_path, model="m", **options
     )
