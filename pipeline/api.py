@@ -261,10 +261,9 @@ def _trajectory(runner: Engine, reference, generated, values: dict, where: dict)
     ``exp="numpy"`` takes GEO-BLEU's exp and log from NumPy on this machine, as the reference
     does (default ``"libm"``, the C library's: see :class:`mobeval.metrics.trajectory.
     TrajectoryConvention`)."""
-    from mobeval.engines.partition_trajectory import TrajectoryPartitionJob
     from mobeval.metrics.trajectory import COLUMNS as TRAJECTORY_COLUMNS
-    from mobeval.tasks.trajectory import TrajectoryPlan, TrajectoryScorer, checked_convention
-    from mobeval.tasks.trajectory import check_schemas as check_trajectory_schemas
+    from mobeval.tasks.trajectory_inputs import TrajectoryPlan, checked_convention
+    from mobeval.tasks.trajectory_inputs import check_schemas as check_trajectory_schemas
 
     chosen = checked_convention(**values)
     reference_source, generated_source = _sources(
@@ -293,6 +292,10 @@ def _trajectory(runner: Engine, reference, generated, values: dict, where: dict)
         "path_reference": reference_source.label,
     }
     chunk_rows = checked_chunk_rows(where["chunk_rows"])
+    # Numba: after the checks
+    from mobeval.engines.partition_trajectory import TrajectoryPartitionJob
+    from mobeval.tasks.trajectory import TrajectoryScorer
+
     plan = Plan(
         key=["uid"],
         inputs=TrajectoryPlan(),

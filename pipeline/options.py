@@ -232,7 +232,7 @@ def _population_bootstrap(values: dict, intervals: list[str], takes: str) -> Non
 
 def _trajectory(values: dict) -> object:
     from mobeval.metrics import DISTRIBUTIONS
-    from mobeval.tasks.trajectory import checked_convention
+    from mobeval.tasks.trajectory_inputs import checked_convention
 
     asked = [m for m in values["metrics"] if m in DISTRIBUTIONS]
     _population_bootstrap(values, asked, "the population divergences")
