@@ -425,9 +425,8 @@ def _logits(runner: Engine, logits, targets, values: dict, where: dict) -> Evalu
     top1, each row's values), ``summary``. On Spark each task scores a range of rows that it
     reads from the files, so the paths must be readable by every executor (a shared or local file
     system)."""
-    from mobeval.engines.partition_logits import LogitsPartitionJob
     from mobeval.io.logits import rows_per_chunk
-    from mobeval.tasks.logits import parse_logits_metrics
+    from mobeval.metrics.logits import parse_logits_metrics
 
     accumulator_options = {
         "metrics": parse_logits_metrics(values["metrics"], values["k"]),
@@ -437,6 +436,8 @@ def _logits(runner: Engine, logits, targets, values: dict, where: dict) -> Evalu
     }
     columns = _logits_columns(values)
     rows = rows_per_chunk(logits, targets, checked_chunk_rows(where["chunk_rows"]), **columns)
+    from mobeval.engines.partition_logits import LogitsPartitionJob  # Numba: after the checks
+
     job = LogitsPartitionJob(
         logits, targets, accumulator_options, columns, rows, percent=values["percent"]
     )

@@ -267,7 +267,7 @@ def _recs(values: dict) -> object:
 
 
 def _logits(values: dict) -> object:
-    from mobeval.tasks.logits import parse_logits_metrics
+    from mobeval.metrics.logits import parse_logits_metrics
 
     return parse_logits_metrics(values["metrics"], values["k"]), FAMILIES["logits"].convention(
         values

@@ -174,7 +174,7 @@ BAD_INPUT = {
     ],
 }
 #: Families whose option checks still import their task module, and with it Numba (issue 25).
-CHECKS_IMPORT_NUMBA = {"recs", "logits"}
+CHECKS_IMPORT_NUMBA = {"recs"}
 #: At the first read of an input's schema, and at exit: whether Numba (and pandas, which
 #: pyarrow imports when it builds arrays) had been imported.
 ORDER = (
