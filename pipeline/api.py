@@ -323,9 +323,7 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
     ``**options``: fields of :class:`mobeval.metrics.recs.RecsConvention` overriding the preset
     (``relevant_threshold=4``, ``averaging="micro"``...). Sections: ``per_unit`` (the key, one
     column per metric), ``summary`` (the system values, then ``users``)."""
-    from mobeval.engines.partition_recs import RecsPartitionJob
-    from mobeval.tasks.recs import rec_columns
-    from mobeval.tasks.recs_population import population_inputs
+    from mobeval.tasks.recs_inputs import population_inputs, rec_columns
 
     metrics, cutoffs, key = values["metrics"], values["k"], values["key"]
     conv = RECS.convention(values)
@@ -367,6 +365,8 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
         "population": population,
     }
     chunk_rows = checked_chunk_rows(where["chunk_rows"])
+    from mobeval.engines.partition_recs import RecsPartitionJob  # Numba: after the checks
+
     job = RecsPartitionJob(
         scorer_options, tuple(columns), recs_schema, ratings_schema, None, chunk_rows, 1
     )

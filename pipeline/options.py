@@ -242,12 +242,12 @@ def _trajectory(values: dict) -> object:
 def _recs(values: dict) -> object:
     from mobeval.metrics.recs import parse_recs_metrics
     from mobeval.metrics.recs_population import (
+        COUNT_FAMILIES,
         parse_population_metrics,
         parse_user_groups,
         resolve_population,
         split_metrics,
     )
-    from mobeval.tasks.recs_population import COUNT_FAMILIES
 
     convention = FAMILIES["recs"].convention(values)
     accuracy, population = split_metrics(values["metrics"])
