@@ -261,10 +261,9 @@ def _trajectory(runner: Engine, reference, generated, values: dict, where: dict)
     ``exp="numpy"`` takes GEO-BLEU's exp and log from NumPy on this machine, as the reference
     does (default ``"libm"``, the C library's: see :class:`mobeval.metrics.trajectory.
     TrajectoryConvention`)."""
-    from mobeval.engines.partition_trajectory import TrajectoryPartitionJob
     from mobeval.metrics.trajectory import COLUMNS as TRAJECTORY_COLUMNS
-    from mobeval.tasks.trajectory import TrajectoryPlan, TrajectoryScorer, checked_convention
-    from mobeval.tasks.trajectory import check_schemas as check_trajectory_schemas
+    from mobeval.tasks.trajectory_inputs import TrajectoryPlan, checked_convention
+    from mobeval.tasks.trajectory_inputs import check_schemas as check_trajectory_schemas
 
     chosen = checked_convention(**values)
     reference_source, generated_source = _sources(
@@ -293,6 +292,10 @@ def _trajectory(runner: Engine, reference, generated, values: dict, where: dict)
         "path_reference": reference_source.label,
     }
     chunk_rows = checked_chunk_rows(where["chunk_rows"])
+    # Numba: after the checks
+    from mobeval.engines.partition_trajectory import TrajectoryPartitionJob
+    from mobeval.tasks.trajectory import TrajectoryScorer
+
     plan = Plan(
         key=["uid"],
         inputs=TrajectoryPlan(),
@@ -320,9 +323,7 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
     ``**options``: fields of :class:`mobeval.metrics.recs.RecsConvention` overriding the preset
     (``relevant_threshold=4``, ``averaging="micro"``...). Sections: ``per_unit`` (the key, one
     column per metric), ``summary`` (the system values, then ``users``)."""
-    from mobeval.engines.partition_recs import RecsPartitionJob
-    from mobeval.tasks.recs import rec_columns
-    from mobeval.tasks.recs_population import population_inputs
+    from mobeval.tasks.recs_inputs import population_inputs, rec_columns
 
     metrics, cutoffs, key = values["metrics"], values["k"], values["key"]
     conv = RECS.convention(values)
@@ -364,6 +365,8 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
         "population": population,
     }
     chunk_rows = checked_chunk_rows(where["chunk_rows"])
+    from mobeval.engines.partition_recs import RecsPartitionJob  # Numba: after the checks
+
     job = RecsPartitionJob(
         scorer_options, tuple(columns), recs_schema, ratings_schema, None, chunk_rows, 1
     )
@@ -422,9 +425,8 @@ def _logits(runner: Engine, logits, targets, values: dict, where: dict) -> Evalu
     top1, each row's values), ``summary``. On Spark each task scores a range of rows that it
     reads from the files, so the paths must be readable by every executor (a shared or local file
     system)."""
-    from mobeval.engines.partition_logits import LogitsPartitionJob
     from mobeval.io.logits import rows_per_chunk
-    from mobeval.tasks.logits import parse_logits_metrics
+    from mobeval.metrics.logits import parse_logits_metrics
 
     accumulator_options = {
         "metrics": parse_logits_metrics(values["metrics"], values["k"]),
@@ -434,6 +436,8 @@ def _logits(runner: Engine, logits, targets, values: dict, where: dict) -> Evalu
     }
     columns = _logits_columns(values)
     rows = rows_per_chunk(logits, targets, checked_chunk_rows(where["chunk_rows"]), **columns)
+    from mobeval.engines.partition_logits import LogitsPartitionJob  # Numba: after the checks
+
     job = LogitsPartitionJob(
         logits, targets, accumulator_options, columns, rows, percent=values["percent"]
     )

@@ -428,8 +428,8 @@ NEXTLOC = Family(
 
 def _trajectory_convention(values: dict):
     """The convention the trajectory options resolve to, checked against the metrics asked for
-    (:func:`mobeval.tasks.trajectory.checked_convention`: the task, imported when asked)."""
-    from mobeval.tasks.trajectory import checked_convention
+    (:func:`mobeval.tasks.trajectory_inputs.checked_convention`, imported when asked)."""
+    from mobeval.tasks.trajectory_inputs import checked_convention
 
     return checked_convention(**{n: values[n] for n in TRAJECTORY.names})
 

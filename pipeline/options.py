@@ -232,7 +232,7 @@ def _population_bootstrap(values: dict, intervals: list[str], takes: str) -> Non
 
 def _trajectory(values: dict) -> object:
     from mobeval.metrics import DISTRIBUTIONS
-    from mobeval.tasks.trajectory import checked_convention
+    from mobeval.tasks.trajectory_inputs import checked_convention
 
     asked = [m for m in values["metrics"] if m in DISTRIBUTIONS]
     _population_bootstrap(values, asked, "the population divergences")
@@ -242,12 +242,12 @@ def _trajectory(values: dict) -> object:
 def _recs(values: dict) -> object:
     from mobeval.metrics.recs import parse_recs_metrics
     from mobeval.metrics.recs_population import (
+        COUNT_FAMILIES,
         parse_population_metrics,
         parse_user_groups,
         resolve_population,
         split_metrics,
     )
-    from mobeval.tasks.recs_population import COUNT_FAMILIES
 
     convention = FAMILIES["recs"].convention(values)
     accuracy, population = split_metrics(values["metrics"])
@@ -267,7 +267,7 @@ def _recs(values: dict) -> object:
 
 
 def _logits(values: dict) -> object:
-    from mobeval.tasks.logits import parse_logits_metrics
+    from mobeval.metrics.logits import parse_logits_metrics
 
     return parse_logits_metrics(values["metrics"], values["k"]), FAMILIES["logits"].convention(
         values

@@ -173,8 +173,6 @@ BAD_INPUT = {
         "humob/weekly_repeat.csv.gz",
     ],
 }
-#: Families whose option checks still import their task module, and with it Numba (issue 25).
-CHECKS_IMPORT_NUMBA = {"recs", "logits", "trajectory"}
 #: At the first read of an input's schema, and at exit: whether Numba (and pandas, which
 #: pyarrow imports when it builds arrays) had been imported.
 ORDER = (
@@ -202,20 +200,7 @@ def _first_read(arguments: list[str]) -> tuple[int, str, list, bool]:
     return done.returncode, done.stderr, seen, numba
 
 
-@pytest.mark.parametrize(
-    "family",
-    [
-        pytest.param(
-            family,
-            marks=pytest.mark.xfail(
-                family in CHECKS_IMPORT_NUMBA,
-                reason="its option checks import its task module, which imports Numba",
-                strict=True,
-            ),
-        )
-        for family in sorted(BAD_INPUT)
-    ],
-)
+@pytest.mark.parametrize("family", sorted(BAD_INPUT))
 def test_a_bad_input_is_refused_before_numba_is_imported(family):
     """The inputs are opened and their columns checked before the kernels load, so a bad input
     is named without Numba's import (nor pandas', which pyarrow's ``Schema.empty_table`` made)."""
@@ -226,10 +211,26 @@ def test_a_bad_input_is_refused_before_numba_is_imported(family):
     assert not numba
 
 
-def test_a_run_reads_its_inputs_schemas_before_numba_is_imported():
-    """nextloc: both schemas read (the first read of each input) before Numba is imported, and
-    the run then loads it (the sys.modules of a real run)."""
-    code, stderr, seen, numba = _first_read(COMMANDS["nextloc"][0])
+#: A run of each family whose inputs are sources (logits reads its arrays' shapes instead): the
+#: recs population's catalogue is read before the kernels too.
+RUNS = {
+    "nextloc": COMMANDS["nextloc"][0],
+    "trajectory": COMMANDS["trajectory"][0],
+    "recs": COMMANDS["recs"][0],
+    "recs population": [
+        *COMMANDS["recs"][0][:-1],
+        "ndcg@10,gini@5",
+        "--catalogue",
+        str(SAMPLES / "recs/catalogue.parquet"),
+    ],
+}
+
+
+@pytest.mark.parametrize("run", sorted(RUNS))
+def test_a_run_reads_its_inputs_schemas_before_numba_is_imported(run):
+    """Every schema read (the first read of each input) before Numba is imported, and the run
+    then loads it (the sys.modules of a real run)."""
+    code, stderr, seen, numba = _first_read(RUNS[run])
     assert code == 0, stderr
-    assert seen and all("numba" not in imported for imported in seen)
+    assert len(seen) >= 2 and all("numba" not in imported for imported in seen)
     assert numba

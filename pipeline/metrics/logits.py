@@ -1,5 +1,6 @@
-"""Logits metrics' conventions (conventions are data): the tie policies, the convention
-dataclass and its presets, read by :mod:`mobeval.families` without the task or its kernels.
+"""Logits metrics' names and conventions (conventions are data): the metric names and their
+parser (:func:`parse_logits_metrics`), the tie policies, the convention dataclass and its presets,
+read by :mod:`mobeval.families` and the option checks without the task or its kernels.
 
 Ties: the target's rank among the classes with its score is set by a tie policy (:data:`TIES`):
 ``optimistic`` (first), ``pessimistic`` (last), ``index`` (lower class index first, a stable
@@ -11,11 +12,29 @@ metric its expectation). The metrics and their formulas: :mod:`mobeval.tasks.log
 from __future__ import annotations
 
 import dataclasses
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from mobeval.errors import ConfigError
 
 TIES = ("optimistic", "pessimistic", "average", "index", "index_desc")
+#: Each spelling of a metric family ``metrics`` takes.
+_ALIASES = {
+    "acc": "acc",
+    "accuracy": "acc",
+    "mrr": "mrr",
+    "ndcg": "ndcg",
+    "f1": "f1_weighted",
+    "f1_weighted": "f1_weighted",
+    "f1_macro": "f1_macro",
+    "ce": "cross_entropy",
+    "loss": "cross_entropy",
+    "cross_entropy": "cross_entropy",
+}
+_NAME = re.compile(r"^\s*([a-z_0-9]+?)\s*(?:@\s*(\d{1,18}|k))?\s*$")
 
 
 @dataclass(frozen=True)
@@ -78,3 +97,38 @@ def resolve_logits_convention(
     if ties not in TIES:
         raise ConfigError(f"ties must be one of {sorted(TIES)}, not {ties!r}")
     return dataclasses.replace(base, ties=ties, mrr_ties=None, ndcg_ties=None)
+
+
+def parse_logits_metrics(metrics: str | Sequence[str] | None, k: Sequence[int]) -> list[str]:
+    """Output names in order: ``acc`` and ``ndcg`` (or ``acc@k``, ``ndcg@k``) expand over ``k``;
+    ``acc@3`` is one cutoff."""
+    ks = [_check_k(v) for v in k]
+    if metrics is None:
+        names = ["acc", "mrr", "ndcg", "f1_weighted", "f1_macro", "cross_entropy"]
+    else:
+        names = metrics.split(",") if isinstance(metrics, str) else list(metrics)
+    out: dict[str, None] = {}
+    for raw in names:
+        m = _NAME.match(str(raw).lower())
+        family = _ALIASES.get(m.group(1)) if m else None
+        if family is None:
+            raise ConfigError(f"unknown logits metric {raw!r}; known: {sorted(_ALIASES)}")
+        if family in ("acc", "ndcg"):
+            cut = m.group(2)
+            for kk in [_check_k(int(cut))] if cut and cut != "k" else ks:
+                out[f"{family}@{kk}"] = None
+        elif m.group(2):
+            raise ConfigError(f"{family} takes no cutoff: {raw!r}")
+        else:
+            out[family] = None
+    if not out:
+        raise ConfigError("no metric requested")
+    return list(out)
+
+
+def _check_k(k: object) -> int:
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise ConfigError(f"k must be an integer >= 1, not {k!r}")
+    if k > 2**31 - 1:  # beyond every row's classes; the cutoffs go to int64 arrays
+        raise ConfigError(f"k must be at most {2**31 - 1}, not {k}")
+    return int(k)

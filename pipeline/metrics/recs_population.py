@@ -121,6 +121,9 @@ GROUP_FAMILIES = ("delta_gap", "pop_ratio")
 PLOT_FAMILIES = ("long_tail", "popularity_correlation")
 #: The families whose value is a mean over users (exact sums of per-user shares).
 PER_USER_FAMILIES = ("avg_popularity", "tail_percentage")
+#: The families computed from the item counts alone (their bootstrap interval is
+#: :class:`mobeval.tasks.recs_population.BootstrapCounts`').
+COUNT_FAMILIES = ("gini", "coverage", "entropy")
 
 _ALIASES = {
     "gini": "gini",

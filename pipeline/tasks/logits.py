@@ -33,38 +33,28 @@ its tie group (``acc@k`` = the fraction of those positions ``<= k``, ``mrr`` the
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 
-from mobeval.errors import ConfigError, InputError
+from mobeval.errors import InputError
 from mobeval.io.logits import TARGETS_COLUMN, iter_logits
 from mobeval.kernels import topk
 from mobeval.kernels.exact_sum import ExactColumnSums
 from mobeval.kernels.logits import logits_rows
-from mobeval.metrics.logits import LogitsConvention, resolve_logits_convention
+from mobeval.metrics.logits import (
+    LogitsConvention,
+    parse_logits_metrics,
+    resolve_logits_convention,
+)
 from mobeval.tasks.summary import summary_frame
 
 #: How a metric's value is made over the rows, per metric (every other: ``"mean"`` of the
 #: per-row values, exact sums): ``"confusion"``: from the per-class confusion counts.
 AGGREGATION = {"f1_weighted": "confusion", "f1_macro": "confusion"}
 PERCENT_METRICS = ("acc", "mrr", "ndcg", "f1_weighted", "f1_macro")
-_ALIASES = {
-    "acc": "acc",
-    "accuracy": "acc",
-    "mrr": "mrr",
-    "ndcg": "ndcg",
-    "f1": "f1_weighted",
-    "f1_weighted": "f1_weighted",
-    "f1_macro": "f1_macro",
-    "ce": "cross_entropy",
-    "loss": "cross_entropy",
-    "cross_entropy": "cross_entropy",
-}
-_NAME = re.compile(r"^\s*([a-z_0-9]+?)\s*(?:@\s*(\d{1,18}|k))?\s*$")
 _TOPK_CODES = {"acc": topk.ACC, "mrr": topk.MRR, "ndcg": topk.NDCG}
 DEFAULT_CHUNK_ROWS = 16384
 
@@ -96,33 +86,6 @@ def rank_bounds(
         rank = first + n_higher
         return rank, rank
     return first, last
-
-
-def parse_logits_metrics(metrics: str | Sequence[str] | None, k: Sequence[int]) -> list[str]:
-    """Output names in order: ``acc`` and ``ndcg`` (or ``acc@k``, ``ndcg@k``) expand over ``k``;
-    ``acc@3`` is one cutoff."""
-    ks = [_check_k(v) for v in k]
-    if metrics is None:
-        names = ["acc", "mrr", "ndcg", "f1_weighted", "f1_macro", "cross_entropy"]
-    else:
-        names = metrics.split(",") if isinstance(metrics, str) else list(metrics)
-    out: dict[str, None] = {}
-    for raw in names:
-        m = _NAME.match(str(raw).lower())
-        family = _ALIASES.get(m.group(1)) if m else None
-        if family is None:
-            raise ConfigError(f"unknown logits metric {raw!r}; known: {sorted(_ALIASES)}")
-        if family in ("acc", "ndcg"):
-            cut = m.group(2)
-            for kk in [_check_k(int(cut))] if cut and cut != "k" else ks:
-                out[f"{family}@{kk}"] = None
-        elif m.group(2):
-            raise ConfigError(f"{family} takes no cutoff: {raw!r}")
-        else:
-            out[family] = None
-    if not out:
-        raise ConfigError("no metric requested")
-    return list(out)
 
 
 class LogitsAccumulator:
@@ -368,11 +331,3 @@ def _f1(n_true: np.ndarray, n_pred: np.ndarray, n_tp: np.ndarray, *, weighted: b
         w = n_true[labels]
         return float(np.sum(f1 * w) / np.sum(w)) if w.sum() else 0.0
     return float(np.mean(f1)) if len(f1) else 0.0
-
-
-def _check_k(k: object) -> int:
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
-        raise ConfigError(f"k must be an integer >= 1, not {k!r}")
-    if k > 2**31 - 1:  # beyond every row's classes; the cutoffs go to int64 arrays
-        raise ConfigError(f"k must be at most {2**31 - 1}, not {k}")
-    return int(k)

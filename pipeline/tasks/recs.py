@@ -35,7 +35,8 @@ from mobeval.metrics.recs import (
     parse_recs_metrics,
     resolve_convention,
 )
-from mobeval.tasks.recs_population import PopulationCounts, PopulationInputs
+from mobeval.tasks.recs_inputs import PopulationInputs, rec_columns
+from mobeval.tasks.recs_population import PopulationCounts
 from mobeval.tasks.summary import count_row, summary_frame
 from mobeval.tasks.trec import check_trec_convention, trec_user_values
 
@@ -268,27 +269,6 @@ def score_recs_frame(
 def _parsed(metrics: str | Sequence[str], cutoffs, beta: float) -> tuple[RecsMetric, ...]:
     """The per-user metrics named (none: only population metrics were asked for)."""
     return parse_recs_metrics(metrics, cutoffs, beta=beta) if len(metrics) else ()
-
-
-def rec_columns(
-    conv: RecsConvention,
-    specs: Sequence[RecsMetric],
-    population: PopulationInputs | None = None,
-) -> list[str]:
-    """The columns of the lists a scoring needs: ``user_id``, ``item_id``, then ``rank`` (order
-    "rank") and ``score`` (score orders, ranx's included; the predicted rating of mse/mae/rmse,
-    or of the
-    ``population`` metrics that read it: correlations, gauc, auc)."""
-    need_score = (
-        conv.order not in ("input", "rank")
-        or any(s.family in ("mse", "mae", "rmse", "trec") for s in specs)
-        or bool(population is not None and population.scored)
-    )
-    return (
-        ["user_id", "item_id"]
-        + (["rank"] if conv.order == "rank" else [])
-        + (["score"] if need_score else [])
-    )
 
 
 def finalize(state: RecsState) -> pl.DataFrame:

@@ -1,0 +1,308 @@
+"""Recommendation runs before their first row: the columns of the lists a scoring reads
+(:func:`rec_columns`) and the population metrics' inputs beyond the lists, read once
+(:func:`population_inputs`: the catalogue and the training interactions; memory one row per
+item).
+
+Polars and :mod:`mobeval.metrics` only, no kernel: a run reads these and checks its inputs'
+columns before Numba and the scorers (:mod:`mobeval.tasks.recs`,
+:mod:`mobeval.tasks.recs_population`) are imported, so a bad input is named at once
+(``tests/test_startup_imports.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from mobeval.errors import ConfigError, InputError
+from mobeval.io.inputs import as_source
+from mobeval.io.sources import columns_present
+from mobeval.metrics.recs import RecsConvention, RecsMetric
+from mobeval.metrics.recs_population import (
+    GROUP_FAMILIES,
+    PER_UNIT_FAMILIES,
+    PER_USER_FAMILIES,
+    SCORE_FAMILIES,
+    PopulationConvention,
+    PopulationMetric,
+    parse_user_groups,
+)
+
+_BATCH_ROWS = 1 << 20
+
+
+@dataclass(frozen=True)
+class PopulationInputs:
+    """What the metrics need beyond the lists: the catalogue's distinct items, and per item of
+    the training interactions its popularity (rows) and whether it is in the long tail."""
+
+    metrics: tuple[PopulationMetric, ...]
+    convention: PopulationConvention
+    catalogue: pl.Series | None = None
+    popularity: pl.DataFrame | None = None  # item_id, popularity (Int64), tail (Boolean)
+    path_catalogue: str | None = None
+    #: DeltaGap, PopRatio: the group names, each profile user's group, profile popularity and
+    #: popularity ratio, and the items' popularity (rows in the original ratings / their users)
+    groups: tuple[str, ...] = ()
+    profiles: pl.DataFrame | None = None  # user_id, group (Int64), profile, ratio (Float64)
+    item_share: pl.DataFrame | None = None  # item_id, rows (Int64), popular (Boolean)
+    original_users: int = 0  # the users of the original ratings (popularity's denominator)
+    #: the Poisson bootstrap of gini / coverage / entropy
+    #: (:class:`~mobeval.tasks.recs_population.BootstrapCounts`): its resamples (0: none), seed
+    #: and confidence
+    resamples: int = 0
+    seed: int = 0
+    confidence: float = 0.95
+
+    @property
+    def per_unit(self) -> tuple[PopulationMetric, ...]:
+        """The metrics with a value per user (``per_unit`` columns; they read the lists' scores)."""
+        return tuple(m for m in self.metrics if m.family in PER_UNIT_FAMILIES)
+
+    @property
+    def scored(self) -> bool:
+        """Whether a metric reads the lists' scores (a per-unit metric, ``auc``)."""
+        return any(m.family in SCORE_FAMILIES for m in self.metrics)
+
+    @property
+    def cutoffs(self) -> list[int | None]:
+        """The cutoffs whose item counts are kept (those of the count-based metrics)."""
+        return sorted(
+            {m.k for m in self.metrics if m.family not in PER_USER_FAMILIES},
+            key=lambda k: -1 if k is None else k,
+        )
+
+
+def population_inputs(
+    metrics: Sequence[PopulationMetric],
+    convention: PopulationConvention,
+    *,
+    catalogue: object | None,
+    train: object | None,
+    original_ratings: object | None = None,
+    user_groups: Sequence[str] = (),
+    pop_percentage: float = 0.2,
+    resamples: int = 0,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> PopulationInputs:
+    """Read the inputs the ``metrics`` need (ConfigError naming the first metric whose input is
+    not given): ``catalogue``, a file with an ``item_id`` column (each item once or more);
+    ``train``, the training interactions, an ``item_id`` column, one row per interaction (and
+    ``user_id`` for ``delta_gap``: the users' profiles); ``original_ratings`` (``user_id``,
+    ``item_id``; default ``train``): the popularity of ``delta_gap``, ``user_groups`` its groups
+    (``NAME=FRACTION``), ``pop_percentage`` the share of most popular items; ``resamples``,
+    ``seed``, ``confidence``: the bootstrap interval of gini, coverage and entropy
+    (:class:`~mobeval.tasks.recs_population.BootstrapCounts`)."""
+    given = {"catalogue": catalogue, "train": train}
+    for metric in metrics:
+        for need in convention.needs(metric.family):
+            if given[need] is None:
+                raise ConfigError(
+                    f"{metric.name} needs the {_ROLE[need]}: give {need}=PATH (--{need} PATH), "
+                    f"a file with an item_id column"
+                )
+    families = {m.family for m in metrics}
+    needed = {n for family in families for n in convention.needs(family)}
+    items = _items(catalogue) if "catalogue" in needed else None
+    popularity = None
+    if families & set(PER_USER_FAMILIES):
+        popularity = _popularity(train, convention.tail_ratio)
+    groups, profiles, item_share = (), None, None
+    grouped = [m for m in metrics if m.family in GROUP_FAMILIES]
+    if grouped:
+        if not user_groups:
+            raise ConfigError(
+                f"{grouped[0].family} needs user groups: user_groups=['popular=0.2', ...]"
+            )
+        parsed = parse_user_groups(user_groups)
+        groups = tuple(name for name, _ in parsed)
+    if grouped or "popularity_correlation" in families:
+        original = train if original_ratings is None else original_ratings
+        item_share, original_users, most_popular = _item_shares(original, pop_percentage)
+        popular = pl.col("item_id").is_in(most_popular.implode())
+        item_share = item_share.with_columns(popular.alias("popular"))
+    if grouped:
+        profiles = _profiles(train, item_share, original_users, most_popular, parsed)
+    return PopulationInputs(
+        tuple(metrics),
+        convention,
+        None if items is None else items[0],
+        popularity,
+        None if items is None else items[1],
+        groups,
+        profiles,
+        item_share,
+        original_users if item_share is not None else 0,
+        resamples,
+        seed,
+        confidence,
+    )
+
+
+_ROLE = {"catalogue": "catalogue of items", "train": "training interactions (item popularity)"}
+
+
+def _item_batches(source, columns: Sequence[str] = ("item_id",)):
+    """``columns`` of a source in batches, checked present and without nulls."""
+    schema = source.schema()
+    for column in columns:
+        if column not in schema:
+            raise InputError(
+                f"missing column; {columns_present(schema)}", path=source.label, column=column
+            )
+    for batch in source.iter_batches(list(columns), _BATCH_ROWS):
+        for column in columns:
+            if batch[column].null_count():
+                row = int(batch[column].is_null().arg_true()[0])
+                raise InputError("null value", path=source.label, column=column, key=f"row {row}")
+        yield batch
+
+
+def _item_shares(data: object, pop_percentage: float) -> tuple[pl.DataFrame, int, pl.Series]:
+    """ClayRS's item popularity (``get_item_popularity``): rows of the item over the distinct
+    users of ``data``; and its most popular items (``get_most_popular_items``): the first
+    ``round(n * pop_percentage)`` of the ``n`` items by popularity, descending, ties in order of
+    first appearance (a stable sort of a dict filled row by row)."""
+    source = as_source(data)
+    counts, users, offset = None, None, 0
+    for batch in _item_batches(source, ("user_id", "item_id")):
+        part = (
+            batch.with_row_index("first", offset=offset)
+            .group_by("item_id")
+            .agg(pl.len().alias("rows"), pl.col("first").min())
+        )
+        offset += batch.height
+        if counts is not None:
+            part = (
+                pl.concat([counts, part])
+                .group_by("item_id")
+                .agg(pl.col("rows").sum(), pl.col("first").min())
+            )
+        counts = part
+        distinct = batch["user_id"].unique()
+        users = distinct if users is None else pl.concat([users, distinct]).unique()
+    if counts is None or counts.height == 0:
+        raise InputError("the original ratings are empty", path=source.label)
+    counts = counts.sort(["rows", "first"], descending=[True, False])
+    top = round(counts.height * pop_percentage)
+    return counts.select("item_id", "rows"), len(users), counts["item_id"].head(top)
+
+
+def _profiles(
+    data: object,
+    item_share: pl.DataFrame,
+    original_users: int,
+    most_popular: pl.Series,
+    groups: Sequence[tuple[str, float]],
+) -> pl.DataFrame:
+    """Each profile user's group (index in ``groups``) and mean item popularity over every row of
+    its profile (ClayRS ``split_user_in_groups``, ``get_avg_pop_by_users``). Memory: the distinct
+    (user, item) pairs of the profiles."""
+    source = as_source(data)
+    parts, offset = [], 0
+    for batch in _item_batches(source, ("user_id", "item_id")):
+        parts.append(
+            batch.with_columns(
+                pl.col("item_id")
+                .replace_strict(item_share["item_id"], item_share["rows"], default=0)
+                .cast(pl.Int64)
+                .alias("share"),
+                pl.int_range(offset, offset + batch.height, dtype=pl.Int64).alias("row"),
+            )
+            .group_by("user_id", "item_id")
+            .agg(pl.len().alias("rows"), pl.col("share").sum(), pl.col("row").min())
+        )
+        offset += batch.height
+    pairs = (
+        pl.concat(parts)
+        .group_by("user_id", "item_id")
+        .agg(pl.col("rows").sum(), pl.col("share").sum(), pl.col("row").min())
+    )
+    popular = pl.col("item_id").is_in(most_popular.implode())
+    users = (
+        pairs.group_by("user_id")
+        .agg(
+            (popular.sum() / pl.len()).alias("ratio"),
+            # integers over integers: one rounding, in any row or thread order
+            (pl.col("share").sum() / (pl.col("rows").sum() * original_users)).alias("profile"),
+            pl.col("row").min().alias("first"),
+        )
+        .sort(["ratio", "first"], descending=[True, False])
+    )
+    n_users = users.height
+    if n_users < len(groups):
+        raise InputError(
+            f"You can't split in {len(groups)} groups {n_users} users! Try reducing number of "
+            "groups (ClayRS's message)",
+            path=source.label,
+            column="user_id",
+        )
+    group = np.zeros(n_users, dtype=np.int64)
+    start, cumulative = 0, 0.0
+    for index, (_, fraction) in enumerate(groups):
+        cumulative += fraction
+        end = round(n_users * cumulative)
+        group[start:end] = index
+        start = max(start, end)
+    return users.select("user_id", pl.Series("group", group), "profile", "ratio")
+
+
+def _items(data: object) -> tuple[pl.Series, str]:
+    """The distinct items of a catalogue file, and its label."""
+    source = as_source(data)
+    parts = [batch["item_id"].unique() for batch in _item_batches(source)]
+    items = pl.concat(parts).unique().sort() if parts else pl.Series("item_id", [])
+    if len(items) == 0:
+        raise InputError("the catalogue is empty: no item", path=source.label)
+    return items, source.label
+
+
+def _popularity(data: object, tail_ratio: float) -> pl.DataFrame:
+    """Rows per item of the training interactions, and RecBole's long tail: with
+    ``tail_ratio > 1`` the items seen at most ``tail_ratio`` times, else the
+    ``max(int(n * tail_ratio), 1)`` first of the ``n`` items sorted by (popularity, item id)."""
+    source = as_source(data)
+    counts = None
+    for batch in _item_batches(source):
+        part = batch.group_by("item_id").len("popularity")
+        counts = part if counts is None else add_counts(counts, part, "popularity")
+    if counts is None or counts.height == 0:
+        raise InputError("the training interactions are empty", path=source.label)
+    counts = counts.with_columns(pl.col("popularity").cast(pl.Int64)).sort(
+        ["popularity", "item_id"]
+    )
+    if tail_ratio > 1:
+        tail = pl.col("popularity") <= tail_ratio
+    else:
+        tail = pl.int_range(pl.len()) < max(int(counts.height * tail_ratio), 1)
+    return counts.with_columns(tail.alias("tail"))
+
+
+def add_counts(left: pl.DataFrame, right: pl.DataFrame, column: str) -> pl.DataFrame:
+    """Two (item_id, count) tables summed item by item (exact integers)."""
+    return pl.concat([left, right]).group_by("item_id").agg(pl.col(column).sum())
+
+
+def rec_columns(
+    conv: RecsConvention,
+    specs: Sequence[RecsMetric],
+    population: PopulationInputs | None = None,
+) -> list[str]:
+    """The columns of the lists a scoring needs: ``user_id``, ``item_id``, then ``rank`` (order
+    "rank") and ``score`` (score orders, ranx's included; the predicted rating of mse/mae/rmse,
+    or of the
+    ``population`` metrics that read it: correlations, gauc, auc)."""
+    need_score = (
+        conv.order not in ("input", "rank")
+        or any(s.family in ("mse", "mae", "rmse", "trec") for s in specs)
+        or bool(population is not None and population.scored)
+    )
+    return (
+        ["user_id", "item_id"]
+        + (["rank"] if conv.order == "rank" else [])
+        + (["score"] if need_score else [])
+    )
