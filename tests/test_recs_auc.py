@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import pickle
 import random
 
 import numpy as np
@@ -17,6 +18,7 @@ from mobeval.api import evaluate_recs
 from mobeval.cli import main
 from mobeval.errors import ConfigError
 from mobeval.kernels.auc import score_keys
+from mobeval.tasks import recs_population
 from mobeval.tasks.recs_population import ScoreCounts
 from tests.conftest import GOLDEN, REPO_ROOT
 from tests.test_recs_engine import shuffle_users
@@ -117,6 +119,57 @@ def test_score_counts_merge_in_any_order_gives_the_same_counts():
         assert state.auc() == states[0].auc()
         assert np.array_equal(state.keys, states[0].keys)
         assert np.array_equal(state.positives, states[0].positives)
+
+
+def test_spilled_runs_give_the_same_bits_and_memory_stays_within_the_budget():
+    # real-valued scores (nearly all distinct) with ties among them; counts folded chunk by chunk
+    # with a budget far below the distinct scores: sorted runs spilled, read back in blocks
+    rng = np.random.default_rng(11)
+    scores = np.concatenate([rng.normal(size=3000), np.round(rng.normal(size=1000), 1)])
+    scores[:10] = -0.0
+    positive = pl.Series(rng.random(len(scores)) < 0.3)
+    whole = ScoreCounts()
+    whole.add(scores, positive)
+    assert not whole.runs
+    want = whole.auc()
+    for budget, chunk, seed in ((2, 97, 1), (16, 1, 2), (100, 13, 3), (1000, 250, 4)):
+        order = np.random.default_rng(seed).permutation(len(scores))
+        counts, peak = ScoreCounts(budget=budget), 0
+        for start in range(0, len(scores), chunk):
+            rows = order[start : start + chunk]
+            part = ScoreCounts(budget=budget)
+            part.add(scores[rows], positive.gather(rows))
+            counts.merge(part)
+            peak = max(peak, counts.rows_in_memory)
+        assert counts.runs and peak <= budget
+        folder = counts.folder.path
+        assert counts.auc() == want
+        assert not folder.exists()  # the runs removed with their folder
+
+
+def test_spilled_counts_pickle_whole_and_a_run_gives_the_same_bits(monkeypatch):
+    rng = np.random.default_rng(5)
+    scores, positive = rng.normal(size=200), pl.Series(rng.random(200) < 0.5)
+    counts, again = ScoreCounts(budget=8), ScoreCounts()
+    counts.add(scores, positive)
+    again.add(scores, positive)
+    assert counts.runs
+    folder = counts.folder.path
+    copied = pickle.loads(pickle.dumps(counts))  # a Spark partition's counts to the driver
+    assert not folder.exists() and not copied.runs
+    assert copied.auc() == again.auc()
+    users = rng.integers(0, 60, size=900)
+    lists = pl.DataFrame(
+        {"user_id": users, "item_id": np.arange(900), "score": rng.normal(size=900)}
+    )
+    ratings = lists.filter(pl.Series(rng.random(900) < 0.3)).select(
+        "user_id", "item_id", pl.lit(1.0).alias("rating")
+    )
+    options = {"convention": "relison"}
+    want = _auc(ratings, lists, **options)
+    monkeypatch.setattr(recs_population, "AUC_TABLE_ROWS", 7)
+    for chunk_rows, seed in ((1, 1), (40, 2), (5000, 3)):
+        assert _auc(ratings, shuffle_users(lists, seed), chunk_rows=chunk_rows, **options) == want
 
 
 def test_score_keys_order_the_scores():

@@ -10,7 +10,8 @@ scores, Mann & Whitney's count of the (positive, negative) pairs in the right or
 counting one half, is ``U = sum_s pos_s (N_below(s) + neg_s / 2)``, and ``AUC = U / (P N)``: the
 area under the ROC curve with ties drawn as diagonal steps (Fawcett, "An introduction to ROC
 analysis", Pattern Recognition Letters 2006, section 6; scikit-learn's ``roc_auc_score``,
-RecBole's ``AUC``). :func:`twice_u` returns ``2 U``, an integer.
+RecBole's ``AUC``). :func:`twice_u` returns ``2 U``, an integer, over
+blocks of rows in score order (``N_below`` carried from one block to the next).
 
 Each function is a Python wrapper that passes its inputs read-only (one compiled specialisation
 whatever the caller's arrays) and allocates the outputs with NumPy.
@@ -80,17 +81,21 @@ def _collapse(keys, positives, negatives, order, out_keys, out_positives, out_ne
     return n
 
 
-def twice_u(positives, negatives) -> int:
+def twice_u(positives, negatives, below: int = 0) -> tuple[int, int]:
     """``2 U = sum_s pos_s (2 N_below(s) + neg_s)`` over rows in ascending score order (see the
-    module). The caller keeps ``2 P N`` below ``2**63`` (its largest value)."""
-    return int(_twice_u(readonly(positives, np.int64), readonly(negatives, np.int64)))
+    module), ``below`` the negatives of every lower score before them (rows cut into blocks in
+    score order: the previous block's); ``(2 U, below + sum_s neg_s)``. The caller keeps
+    ``2 P N`` below ``2**63`` (its largest value)."""
+    total, below = _twice_u(
+        readonly(positives, np.int64), readonly(negatives, np.int64), np.int64(below)
+    )
+    return int(total), int(below)
 
 
 @njit(cache=True)
-def _twice_u(positives, negatives):
+def _twice_u(positives, negatives, below):
     total = np.int64(0)
-    below = np.int64(0)
     for s in range(len(positives)):
         total += positives[s] * (2 * below + negatives[s])
         below += negatives[s]
-    return total
+    return total, below

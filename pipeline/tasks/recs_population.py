@@ -10,12 +10,16 @@ the lists. The metrics and their references: :mod:`mobeval.metrics.recs_populati
 
 from __future__ import annotations
 
+import tempfile
+import weakref
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import polars as pl
 
 from mobeval.errors import InputError
+from mobeval.io.writers import ScratchFolder
 from mobeval.kernels import catalogue as K
 from mobeval.kernels.auc import collapse_counts, score_keys, twice_u
 from mobeval.kernels.correlation import METHODS, unit_auc, unit_correlations
@@ -431,18 +435,34 @@ def _scored_items(lists: pl.DataFrame, ratings: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+#: auc's budget: the most rows (distinct scores, 24 bytes each) :class:`ScoreCounts` holds in
+#: memory before it spills them to a file, as many as a default chunk's rows (48 MB).
+AUC_TABLE_ROWS = 2_000_000
+
+
 @dataclass
 class ScoreCounts:
     """auc's sufficient statistics: per distinct score of the scored pairs, its positives and
     negatives (:mod:`mobeval.kernels.auc`: int64 keys in the scores' order, ascending, integer
-    counts), so chunks and partitions fold exactly in any order. Memory: 24 bytes per distinct
-    score; a chunk's counts wait in ``parts`` until they outweigh the table, then all collapse
-    into it (each pair is collapsed a logarithmic number of times)."""
+    counts), so chunks and partitions fold exactly in any order.
 
+    Memory: at most ``budget`` rows of 24 bytes (:data:`AUC_TABLE_ROWS`), whatever the input. A
+    chunk's counts wait in ``parts`` until they outweigh the table, then all collapse into it
+    (each pair is collapsed a logarithmic number of times); a table that outgrows the budget
+    goes to disk as a sorted *run* (a file of ``(key, positives, negatives)`` rows in a
+    :class:`~mobeval.io.writers.ScratchFolder` of the system's temporary folder, removed when
+    the value is taken, when the counts are let go, and by the next spill after a kill).
+    :meth:`auc` reads the runs back together in key order, a block of each at a time
+    (:meth:`_blocks`: ``budget`` rows in all), so ``N_below`` is carried across blocks. Pickled
+    (Spark sends each partition's counts to the driver) the runs are read back into memory."""
+
+    budget: int = field(default_factory=lambda: AUC_TABLE_ROWS)
     keys: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     positives: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     negatives: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     parts: list = field(default_factory=list)
+    runs: list = field(default_factory=list)  # (path, rows) of each spilled run
+    folder: ScratchFolder | None = None
 
     def add(self, scores: np.ndarray, positive: pl.Series) -> None:
         """Fold a chunk's scored pairs (``positive``: Boolean, one per score)."""
@@ -450,14 +470,25 @@ class ScoreCounts:
         self._fold(collapse_counts(score_keys(scores), positives, 1 - positives))
 
     def merge(self, other: ScoreCounts) -> None:
-        """Fold another chunk's (or partition's) counts."""
+        """Fold another chunk's (or partition's) counts, its runs one at a time."""
         other._collapse()
+        for path, rows in other.runs:
+            self._fold(tuple(_read_run(path, 0, rows).T))
         self._fold((other.keys, other.positives, other.negatives))
+        other.close()
+
+    @property
+    def rows_in_memory(self) -> int:
+        """The rows the table and the waiting parts hold."""
+        return len(self.keys) + sum(len(keys) for keys, _, _ in self.parts)
 
     def _fold(self, part: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
         self.parts.append(part)
-        if sum(len(keys) for keys, _, _ in self.parts) > len(self.keys):
+        waiting = self.rows_in_memory - len(self.keys)
+        if waiting > len(self.keys) or self.rows_in_memory > self.budget:
             self._collapse()
+            if len(self.keys) > self.budget // 2:
+                self._spill()
 
     def _collapse(self) -> None:
         if self.parts:
@@ -466,11 +497,49 @@ class ScoreCounts:
             self.keys, self.positives, self.negatives = collapse_counts(*columns)
             self.parts = []
 
+    def _spill(self) -> None:
+        """The table to a new run, the table emptied."""
+        if self.folder is None:
+            self.folder = ScratchFolder(tempfile.gettempdir(), "mobeval-auc-")
+            weakref.finalize(self, self.folder.close)
+        path = self.folder.path / f"run-{len(self.runs)}.bin"
+        np.column_stack([self.keys, self.positives, self.negatives]).tofile(path)
+        self.runs.append((path, len(self.keys)))
+        self.keys, self.positives, self.negatives = (self.keys[:0] for _ in range(3))
+
+    def _blocks(self):
+        """Every row of the runs and the table, in blocks of ascending keys: each round takes,
+        from the block read of each run, the rows up to the smallest of the blocks' last keys
+        (every row of that key or a lower one is then in memory), collapsed together."""
+        self._collapse()
+        sources = [(path, rows) for path, rows in self.runs if rows]
+        step = max(self.budget // (len(sources) + 1), 1)
+        starts = [0] * len(sources)
+        blocks = [_read_run(path, 0, min(step, rows)) for path, rows in sources]
+        table = np.column_stack([self.keys, self.positives, self.negatives])
+        while any(len(block) for block in blocks) or len(table):
+            ends = [block[-1, 0] for block in blocks if len(block)] + [np.iinfo(np.int64).max]
+            last = min(ends)
+            taken = [block[: np.searchsorted(block[:, 0], last, "right")] for block in blocks]
+            cut = np.searchsorted(table[:, 0], last, "right")
+            taken.append(table[:cut])
+            table = table[cut:]
+            yield collapse_counts(*np.concatenate(taken).T)
+            for i, (path, rows) in enumerate(sources):
+                starts[i] += len(taken[i])
+                blocks[i] = blocks[i][len(taken[i]) :]
+                if not len(blocks[i]) and starts[i] < rows:
+                    blocks[i] = _read_run(path, starts[i], min(step, rows - starts[i]))
+
     def auc(self) -> tuple[float, int]:
         """``(AUC, n)``: ``2 U / (2 P N)``, one division of exact integers (NaN without a
         positive or a negative), and ``n = P + N``, the pairs scored."""
-        self._collapse()
-        positives, negatives = int(self.positives.sum()), int(self.negatives.sum())
+        doubled, positives, negatives = 0, 0, 0
+        for _, block_positives, block_negatives in self._blocks():
+            part, negatives = twice_u(block_positives, block_negatives, negatives)
+            doubled += part
+            positives += int(block_positives.sum())
+        self.close()
         if 2 * positives * negatives >= 2**63:
             raise InputError(
                 f"auc counts 2 P N = {2 * positives * negatives} pairs' halves in 64-bit "
@@ -478,9 +547,30 @@ class ScoreCounts:
             )
         if not positives or not negatives:
             return float("nan"), positives + negatives
-        return twice_u(self.positives, self.negatives) / (2 * positives * negatives), (
-            positives + negatives
-        )
+        return doubled / (2 * positives * negatives), positives + negatives
+
+    def close(self) -> None:
+        """Let the runs go (their folder removed)."""
+        if self.folder is not None:
+            self.folder.close()
+        self.runs, self.folder = [], None
+
+    def __getstate__(self) -> dict:
+        """Pickled whole in memory: the runs read back (a Spark partition's counts)."""
+        for path, rows in self.runs:
+            self.parts.append(tuple(_read_run(path, 0, rows).T))
+        self.close()
+        self._collapse()
+        return {name: getattr(self, name) for name in ("budget", "keys", "positives", "negatives")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(**state)
+
+
+def _read_run(path: Path, start: int, rows: int) -> np.ndarray:
+    """Rows ``start`` to ``start + rows - 1`` of a run file: (rows x 3) int64."""
+    values = np.fromfile(path, dtype=np.int64, count=3 * rows, offset=24 * start)
+    return values.reshape(-1, 3)
 
 
 def _ranked(metric: str, side: str, counts: pl.DataFrame | None) -> pl.DataFrame | None:
