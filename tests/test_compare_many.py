@@ -423,7 +423,7 @@ def _report_tables(text: str, fmt: str) -> dict[str, tuple[list[str], list[list[
             found[html.unescape(title)] = (rows[0], rows[1:])
     else:
         for title, body in re.findall(
-            r"\\caption\{city=x: ([^}]*)\}.*?\\toprule\n(.*?)\\bottomrule", text, flags=re.S
+            r"\\listing\{city=x: ([^}]*)\}.*?\\toprule\n(.*?)\\bottomrule", text, flags=re.S
         ):
             plain = body.replace("$-$", "-").replace("$+$", "+").replace(r"\_", "_")
             plain = plain.replace(r"$\pm$", "±").replace(r"\%", "%")
@@ -478,3 +478,68 @@ def test_report_leaderboard_and_comparisons_are_compares_rows(five_models, tmp_p
     assert not any(": highest first" in t or "each model vs" in t for t in _report_tables(
         {"markdown": plain.to_markdown, "html": plain.to_html, "latex": plain.to_latex}[fmt](), fmt
     ))  # fmt: skip
+
+
+def test_report_latex_leaderboards_side_by_side_on_few_pages(five_models, tmp_path):
+    """``report --leaderboard --comparisons`` in LaTeX: each metric's small tables flow side by
+    side (as many on a line as fit) rather than a float each (a float page held two or three,
+    and past 18 floats waiting LaTeX stopped: ``Too many unprocessed floats``): every one
+    compiles, numbered and labelled, two leaderboards on a line, a page holding several."""
+    import re
+    import shutil
+    import subprocess
+
+    from mobeval.report import Report
+
+    if shutil.which("pdflatex") is None or shutil.which("pdftotext") is None:
+        pytest.skip("pdflatex / pdftotext are not installed")
+    from mobeval.jobs import load_job, run_job
+
+    source = five_models.parent  # its five models at five cutoffs: 13 metrics
+    lines = ["[[tasks]]", 'type = "logits"', 'city = "x"', f'truth = "{source}/targets.npy"']
+    lines += ["k = [1, 2, 3, 4, 5]", "[tasks.models]"]
+    (tmp_path / "job.toml").write_text(
+        "\n".join([*lines, *(f'{m} = "{source}/{m}.npy"' for m in MODELS)]) + "\n"
+    )
+    run_job(load_job(tmp_path / "job.toml", out=str(tmp_path / "out")), progress=False, log=print)
+    report = Report(
+        tmp_path / "out", baseline="a", test="paired-t", plots=False, leaderboard=True,
+        comparisons=True,
+    )  # fmt: skip
+    tex = report.to_latex()
+    tables = _report_tables(tex, "latex")
+    assert len(tables) > 18  # more than LaTeX's floats waiting
+    folder = tmp_path / "tex"
+    folder.mkdir()
+    (folder / "report.tex").write_text(tex)
+    for _ in range(2):
+        run = subprocess.run(
+            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "report.tex"],
+            cwd=folder, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert run.returncode == 0, run.stdout[-3000:]
+    log = (folder / "report.log").read_text()
+    assert "Overfull" not in log and "undefined" not in log and "Float too large" not in log
+    # every small table numbered and labelled: its \label's page in the .aux
+    aux = (folder / "report.aux").read_text()
+    pages = {
+        section: [
+            int(page)
+            for page in re.findall(rf"newlabel{{tab:x-{section}-\d+}}{{{{\d+}}{{(\d+)}}", aux)
+        ]
+        for section in ("leaderboard", "comparisons")
+    }
+    board = pages["leaderboard"]
+    ranked = [title.split(":")[0] for title in tables if title.endswith(" first")]
+    assert len(board) == len(ranked) and len(board) + len(pages["comparisons"]) == len(tables)
+    assert max(board.count(page) for page in board) >= 6  # three lines of two, at least
+    assert min(pages["comparisons"]) >= max(board)  # the sections in order
+    text = subprocess.run(
+        ["pdftotext", "-layout", str(folder / "report.pdf"), "-"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    lines = [ln for ln in text.splitlines() if "highest first" in ln or "lowest first" in ln]
+    beside = [re.findall(r"Table \d+: city=x: (.+?): \w+ first", ln) for ln in lines]
+    shown = [title.replace("\\_", " ") for title in ranked]  # pdftotext: _ as a space
+    assert [m for line in beside for m in line] == shown  # each once, in order
+    assert len(beside[0]) >= 2 and all(len(line) == len(beside[0]) for line in beside[:-1])

@@ -171,27 +171,43 @@ def latex_tables(
     return out
 
 
+#: The preamble's ``\\listing{caption}{label}{tabular}``: a small table with its caption, as
+#: wide as the wider of its tabular and its caption on one line (measured by TeX, a caption
+#: being ``\\normalsize``; at most the text width), set like a word of a paragraph: the tables
+#: of a section flow side by side, as many on a line as fit the text width, and lines on pages
+#: as text does (no float to place, none left over: a float page held two or three, and LaTeX
+#: stops at 18 floats waiting). The caption is a table's (``\\@captype``, as capt-of does),
+#: numbered with the tables.
+LISTING = (
+    r"\makeatletter\newsavebox{\listingbox}\newlength{\listingwidth}",
+    r"\newcommand{\listing}[3]{\sbox{\listingbox}{#3}%",
+    r"\settowidth{\listingwidth}{\normalsize\tablename~\the\numexpr\value{table}+1\relax: #1}%",
+    r"\addtolength{\listingwidth}{1pt}%",
+    r"\ifdim\wd\listingbox>\listingwidth\setlength{\listingwidth}{\wd\listingbox}\fi",
+    r"\ifdim\listingwidth>\linewidth\setlength{\listingwidth}{\linewidth}\fi",
+    r"\begin{minipage}[t]{\listingwidth}\centering\def\@captype{table}%",
+    r"\caption{#1}\label{#2}\usebox{\listingbox}\end{minipage}}\makeatother",
+)
+
+
 def latex_listings(report, city, *, label: str = "tab") -> list[str]:
     """The LaTeX lines of ``city``'s small tables
-    (:func:`~mobeval.report.tables.listing_sections`): a float per table (a leaderboard's
-    metric, a metric's comparisons), labelled ``<label>:<city>-<section>-<n>``; the sentence
-    saying what they show under the last of its section, the others pointing to it."""
-    out = []
-    for section, _, listings, text in listing_sections(report, city):
+    (:func:`~mobeval.report.tables.listing_sections`) on pages of their own after its tables:
+    per section its heading, the tables side by side (:data:`LISTING`), labelled
+    ``<label>:<city>-<section>-<n>``, and the sentence saying what they show."""
+    sections = listing_sections(report, city)
+    out = [r"\clearpage"] if sections else []  # the city's tables first
+    for section, heading, listings, text in sections:
         name = f"{label}:{_slug(city.name)}-{section}"
-        last = f"{name}-{len(listings)}"
+        out += [
+            rf"\subsection*{{{tex_escape(heading)}}}",
+            r"{\centering\small\setlength{\lineskip}{2ex}",
+        ]
         for number, listing in enumerate(listings, 1):
-            notes = (
-                tex_escape(text)
-                if number == len(listings)
-                else rf"Columns as in Table~\ref{{{last}}}, whose notes say what they are."
-            )
             spec = "".join("r" if numeric else "l" for numeric in listing.numeric)
             out += [
-                r"\begin{table}[htbp]\centering\small",
-                r"\begin{threeparttable}",
-                rf"\caption{{{tex_escape(f'city={city.name}: {listing.title}')}}}"
-                rf"\label{{{name}-{number}}}",
+                rf"\listing{{{tex_escape(f'city={city.name}: {listing.title}')}}}"
+                rf"{{{name}-{number}}}{{%",
                 rf"\begin{{tabular}}{{@{{}}{spec}@{{}}}}",
                 r"\toprule",
                 " & ".join(tex_escape(head) for head in listing.heads) + r" \\",
@@ -205,13 +221,9 @@ def latex_listings(report, city, *, label: str = "tab") -> list[str]:
                     for row in listing.rows
                 ],
                 r"\bottomrule",
-                r"\end{tabular}",
-                r"\begin{tablenotes}[flushleft]\footnotesize\raggedright",
-                rf"\item {notes}",
-                r"\end{tablenotes}",
-                r"\end{threeparttable}",
-                r"\end{table}",
+                r"\end{tabular}}\hspace{2em plus 1fil}",  # a break between two tables
             ]
+        out += [r"\par}", rf"{{\footnotesize {tex_escape(text)}\par}}"]
     return out
 
 
@@ -233,6 +245,7 @@ def render_latex(
         r"\setlength{\parindent}{0pt}\setlength{\parskip}{4pt}",
         r"\sloppy",  # a long path (a note's command) breaks rather than overflows
         r"\renewcommand{\labelitemi}{$\bullet$}",  # the text bullet is a bitmap font in OT1
+        *LISTING,
         rf"\title{{{t(report.title)}}}",
         r"\date{" + time.strftime("%Y-%m-%d") + "}",
         r"\begin{document}",
@@ -242,7 +255,6 @@ def render_latex(
         out.append(rf"\section*{{city={t(city.name)}}}")
         out.append(rf"\textit{{{t(header(city))}}}")
         out += latex_tables(report, city, caption=caption, label=label, transpose=transpose)
-        out += latex_listings(report, city, label=label)
         if figures_dir is not None:
             for figure in city.figures:
                 out += [
@@ -251,6 +263,7 @@ def render_latex(
                     rf"\caption{{{t(figure.caption)}}}\label{{fig:{_slug(figure.name)}}}",
                     r"\end{figure}",
                 ]
+        out += latex_listings(report, city, label=label)
         out.append(r"\clearpage")  # the city's floats before the next city
     out.append(r"\section*{Methods}")
     for cities, task, shared, entries in report.method_groups():
