@@ -60,7 +60,8 @@ class Report:
         baseline: the model the others are compared with (default: each city's first model in
             the manifest).
         test: the test behind the significance markers (``paired-t``, ``wilcoxon``,
-            ``randomization``; default: the first one the comparison ran, in that order).
+            ``randomization``, ``tukey``, ``ttest-ind``, ``ranksums``; default: the first one
+            the comparison ran, in that order).
         alpha: the significance level: ``†`` when the corrected p-value is below it, ``‡``
             below a fifth of it.
         title: the document's title.
