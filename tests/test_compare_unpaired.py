@@ -145,3 +145,13 @@ def test_cli_prints_the_unpaired_tests(three_models, capsys):
     printed = capsys.readouterr().out
     assert "p t-ind" in printed and "p rank-sum" in printed
     assert "p t-test" not in printed and "p wilcoxon" not in printed
+
+
+@pytest.mark.parametrize(("test", "unpaired"), [("ttest-ind", True), ("paired-t", False)])
+def test_the_reports_methods_say_whether_the_test_was_paired(three_models, test, unpaired):
+    from mobeval.report import Report
+
+    report = Report(three_models, metrics="mrr", baseline="a", test=test, plots=False)
+    text = "\n".join(report.comparison_text())
+    assert ("tested unpaired on the units both share" in text) == unpaired
+    assert ("paired by" in text) == (not unpaired)

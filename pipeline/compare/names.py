@@ -12,3 +12,6 @@ P_COLUMNS = {
     "ttest-ind": "p_ttest_ind",
     "ranksums": "p_ranksums",
 }
+#: The tests that ignore the pairing (ClayRS's): they compare the two models' values on the units
+#: both share as two independent samples.
+UNPAIRED_TESTS = ("ttest-ind", "ranksums")
