@@ -373,7 +373,8 @@ def _compare_arguments(commands, name: str) -> None:
         type=_name_list,
         default=["paired-t", "wilcoxon", "randomization"],
         help="among paired-t,wilcoxon,randomization,tukey (Tukey's HSD over every model of a "
-        "city); default: paired-t,wilcoxon,randomization",
+        "city),ttest-ind,ranksums (ClayRS's Ttest and Wilcoxon: unpaired); default: "
+        "paired-t,wilcoxon,randomization",
     )
     compare.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (1000)")
     compare.add_argument(

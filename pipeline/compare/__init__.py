@@ -47,6 +47,12 @@ Conventions (README "Compare models"):
   ``scipy.stats.tukey_hsd`` / statsmodels' ``pairwise_tukeyhsd`` (and of ranx's
   ``compare(stat_test="tukey")``, which calls scipy's on the per-query scores): the pairing of the
   units unused (:func:`~mobeval.compare.significance.tukey_hsd`), on the units every model has.
+* ``ttest-ind`` and ``ranksums``: ClayRS's ``Ttest`` and ``Wilcoxon``
+  (``clayrs/evaluation/statistical_test.py``), ``scipy.stats.ttest_ind(baseline, model)`` (pooled
+  variance) and ``scipy.stats.ranksums(baseline, model)`` on the two models' values of the units
+  compared: **unpaired** tests, whose spread includes the spread between units, which the paired
+  tests cancel (:func:`~mobeval.compare.significance.pooled_t`,
+  :func:`~mobeval.compare.significance.rank_sum`); for ClayRS users who reproduce its numbers.
 * Effect sizes: paired Cohen's d_z ``mean(d) / sd(d)`` (ddof=1), and beside Wilcoxon the
   matched-pairs rank-biserial correlation ``(R+ - R-) / (R+ + R-)`` (Kerby 2014), ranked as the
   Wilcoxon test ranks (zeros dropped, average ranks of ties).

@@ -37,8 +37,10 @@ from mobeval.compare.runs import RUNS, RUNS_AS_UNITS, runs_mode, runs_side
 from mobeval.compare.significance import (
     cohen_dz,
     paired_t,
+    pooled_t,
     randomizations,
     rank_biserial_ranked,
+    rank_sum,
     signed_ranks,
     tukey_hsd,
     wilcoxon_ranked,
@@ -91,6 +93,8 @@ SCHEMA = {
     "permutations": pl.Int64,
     "p_tukey": pl.Float64,
     "n_tukey": pl.Int64,
+    "p_ttest_ind": pl.Float64,
+    "p_ranksums": pl.Float64,
     "correction": pl.String,
     "family": pl.String,
 }
@@ -101,6 +105,8 @@ CORRECTED = {
     "p_wilcoxon_corrected": pl.Float64,
     "p_randomization_corrected": pl.Float64,
     "p_tukey_corrected": pl.Float64,
+    "p_ttest_ind_corrected": pl.Float64,
+    "p_ranksums_corrected": pl.Float64,
 }
 #: The tests run when none are named (Tukey's HSD is asked for: ``tests="tukey"``).
 DEFAULT_TESTS = ("paired-t", "wilcoxon", "randomization")
@@ -175,7 +181,8 @@ def compare(
         models: the models of each city compared (default: all).
         metrics: metric names (default: every metric that can be paired).
         tests: among ``paired-t``, ``wilcoxon``, ``randomization``, ``tukey`` (Tukey's HSD over
-            every model of the city: the studentized range, already adjusted over its pairs).
+            every model of the city: the studentized range, already adjusted over its pairs),
+            ``ttest-ind`` and ``ranksums`` (ClayRS's ``Ttest`` and ``Wilcoxon``: unpaired).
         resamples: bootstrap resamples of the interval (0: none).
         permutations: random sign vectors of the randomization test when it is not exact.
         seed: of the bootstrap and of the sign flips.
@@ -550,9 +557,21 @@ def _batch_stats(baselines, models, tests, resamples, permutations, seed, confid
                 "wilcoxon_method": w_method,
                 "p_randomization": float(p_r[c]) if "randomization" in tests else None,
                 "randomization_method": r_methods[c] if "randomization" in tests else None,
+                "p_ttest_ind": (
+                    pooled_t(n, mean_a, _squares(va, mean_a), n, mean_b, _squares(vb, mean_b))
+                    if "ttest-ind" in tests
+                    else None
+                ),
+                "p_ranksums": rank_sum(va, vb) if "ranksums" in tests else None,
             }
         )
     return out
+
+
+def _squares(values: np.ndarray, mean: float) -> float:
+    """The sum of squared deviations of ``values`` from their ``mean``: ``sum_u (x_u - mean)^2``
+    (Tukey's HSD and the pooled t take a model's values as its size, mean and this sum)."""
+    return float(np.sum((values - mean) ** 2))
 
 
 def _tukey(
@@ -572,7 +591,7 @@ def _tukey(
         mean = np.mean(column) if column.size else math.nan
         counts.append(column.size)
         means.append(mean)
-        squares.append(np.sum((column - mean) ** 2))
+        squares.append(_squares(column, mean))
     pvalues, flagged = tukey_hsd(counts, means, squares)
     models = list(everywhere)
     table = {

@@ -71,6 +71,8 @@ def print_comparison(frame: pl.DataFrame, file=None) -> None:
         "p_wilcoxon": "p wilcoxon",
         "p_randomization": "p random.",
         "p_tukey": "p Tukey",
+        "p_ttest_ind": "p t-ind",
+        "p_ranksums": "p rank-sum",
     }
     tests = [c for c in labels if frame[c].is_not_null().any()]
     pairs = frame.partition_by("city", "model", "baseline", as_dict=True, maintain_order=True)

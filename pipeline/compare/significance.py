@@ -1,6 +1,8 @@
 """The significance tests of a comparison, on NumPy arrays of paired differences
 ``d = model - baseline``: the paired t-test, the Wilcoxon signed-rank test and Fisher's
-randomization (sign-flip) test; Tukey's HSD over every model of a city on their per-unit values;
+randomization (sign-flip) test; ClayRS's two unpaired tests on the two models' values
+(Student's t for independent samples, the Wilcoxon rank-sum test); Tukey's HSD over every model
+of a city on their per-unit values;
 the effect sizes beside them (paired Cohen's d_z, the matched-pairs rank-biserial correlation);
 each as the package docstring of :mod:`mobeval.compare` states it."""
 
@@ -31,6 +33,56 @@ def paired_t(d: np.ndarray) -> float:
         var = np.mean((d - mean) ** 2) * (np.float64(n) / np.float64(n - 1))
         t = mean / np.sqrt(var / np.float64(n))
         return float(2 * special.stdtr(np.float64(n - 1), -np.abs(t)))
+
+
+def pooled_t(
+    count_a: int, mean_a: float, squares_a: float, count_b: int, mean_b: float, squares_b: float
+) -> float:
+    """Two-sided p-value of Student's t-test for two **independent** samples with a pooled
+    variance (``scipy.stats.ttest_ind`` with its defaults; ClayRS 0.5.1's ``Ttest``), from each
+    sample's size ``n``, mean and sum of squared deviations from its mean ``S``:
+
+    ``s^2 = (S_a + S_b) / (n_a + n_b - 2)``, ``t = (mean_a - mean_b) / sqrt(s^2 (1/n_a + 1/n_b))``,
+    Student's t with ``n_a + n_b - 2`` degrees of freedom; NaN with fewer than 3 values or both
+    samples constant and equal (0/0), 0 when they are constant and different.
+
+    The pairing of the units is unused: on paired values (the same units under two models) the
+    paired t-test (:func:`paired_t`) is the right one (the spread between units cancels out of
+    its differences; here it stays in ``s^2``)."""
+    from scipy import special
+
+    df = float(count_a) + float(count_b) - 2.0
+    if df <= 0:
+        return math.nan
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pooled = (np.float64(squares_a) + np.float64(squares_b)) / df
+        t = (np.float64(mean_a) - np.float64(mean_b)) / np.sqrt(
+            pooled * (1.0 / count_a + 1.0 / count_b)
+        )
+        return float(2 * special.stdtr(df, -np.abs(t)))
+
+
+def rank_sum(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided p-value of the Wilcoxon rank-sum test of two **independent** samples
+    (``scipy.stats.ranksums``; ClayRS 0.5.1's ``Wilcoxon``): the values of both ranked together
+    (average ranks of ties), ``R`` the rank sum of ``a``,
+
+    ``z = (R - n_a (n_a + n_b + 1) / 2) / sqrt(n_a n_b (n_a + n_b + 1) / 12)``, ``p = 2 Phi(-|z|)``
+
+    (the normal approximation, without tie correction, as scipy); NaN when a sample is empty.
+    As :func:`pooled_t`, it ignores the pairing: on paired values the signed-rank test
+    (:func:`wilcoxon`) is the right one."""
+    from scipy import special
+
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    n_a, n_b = float(a.size), float(b.size)
+    if a.size == 0 or b.size == 0:
+        return math.nan
+    ranks, _ = _average_ranks(np.concatenate([a, b]))
+    expected = n_a * (n_a + n_b + 1) / 2.0
+    z = (np.sum(ranks[: a.size]) - expected) / np.sqrt(n_a * n_b * (n_a + n_b + 1) / 12.0)
+    return float(2 * special.ndtr(-np.abs(z)))
 
 
 def _average_ranks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -16,7 +16,7 @@ import polars as pl
 
 from mobeval.compare.comparison import compare
 from mobeval.compare.leaderboard import leaderboard
-from mobeval.compare.names import P_COLUMNS
+from mobeval.compare.names import P_COLUMNS, UNPAIRED_TESTS
 from mobeval.compare.pairing import population_metrics, scoring_difference, unit_keys
 from mobeval.compare.results import COUNT_ROWS, OutputFolder, Result, runs_fingerprint
 from mobeval.compare.runs import RUNS_WORDS, over_runs
@@ -60,7 +60,8 @@ class Report:
         baseline: the model the others are compared with (default: each city's first model in
             the manifest).
         test: the test behind the significance markers (``paired-t``, ``wilcoxon``,
-            ``randomization``; default: the first one the comparison ran, in that order).
+            ``randomization``, ``tukey``, ``ttest-ind``, ``ranksums``; default: the first one
+            the comparison ran, in that order).
         alpha: the significance level: ``†`` when the corrected p-value is below it, ``‡``
             below a fifth of it.
         title: the document's title.
@@ -536,9 +537,14 @@ class Report:
                 f"{row['resamples']} resamples (seed {row['seed']})"
             )
             runs = f", {RUNS_WORDS[row['runs']]}" if row["runs"] else ""
+            pairing = (
+                "tested unpaired on the units both share, by"
+                if (city.test in UNPAIRED_TESTS)
+                else "paired by"
+            )
             lines.append(
                 f"{where}: {city.test} ({TEST_NAMES[city.test]}) against {city.baseline}, "
-                f"paired by {row['unit']} (n = {row['n']}{runs}); {city.significance}; {ci}; "
+                f"{pairing} {row['unit']} (n = {row['n']}{runs}); {city.significance}; {ci}; "
                 f"source: {city.comparison_source}" + (f"; {city.note}" if city.note else "") + "."
             )
         return lines

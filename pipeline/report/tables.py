@@ -35,6 +35,8 @@ TEST_NAMES = {
     "wilcoxon": "Wilcoxon signed-rank test",
     "randomization": "Fisher's randomization (sign-flip) test",
     "tukey": "Tukey's HSD over every model, one-way design",
+    "ttest-ind": "unpaired Student's t-test with pooled variance",
+    "ranksums": "unpaired Wilcoxon rank-sum test",
 }
 #: Superscript letters of a compact letter display in text (as ranx prints its report's).
 SUPERSCRIPTS = dict(
