@@ -44,6 +44,7 @@ from mobeval.io.writers import partition_path, result_name
 from mobeval.metrics.nextloc import INPUT_ORDER_TIES
 from mobeval.metrics.recs import parse_recs_metrics
 from mobeval.metrics.recs_population import (
+    check_engine,
     parse_population_metrics,
     resolve_population,
     split_metrics,
@@ -329,9 +330,11 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
     conv = RECS.convention(values)
     metrics, population = split_metrics(metrics)
     specs = parse_recs_metrics(metrics, cutoffs, beta=conv.beta) if metrics else ()
+    population = parse_population_metrics(population, cutoffs) if population else ()
+    check_engine(population, runner.name)
     population = (
         population_inputs(
-            parse_population_metrics(population, cutoffs),
+            population,
             resolve_population(values["population_convention"], values["tail_ratio"]),
             catalogue=values["catalogue"],
             train=values["train"],

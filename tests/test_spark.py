@@ -866,6 +866,32 @@ def test_recs_population_metrics_on_spark_have_the_local_bits(spark, tmp_path):
         assert_same_rows(on_spark.tables["per_unit"], local.tables["per_unit"], ["user_id"])
 
 
+def test_auc_is_refused_on_spark_by_every_face_before_anything_is_read(spark, tmp_path, capsys):
+    # its counts per distinct score would reach the driver whole (issue 24): the API, the CLI and
+    # a job file say so and name the local engine, exit 2, nothing written; gauc still runs
+    from mobeval.cli import main
+
+    inputs = [RECS / "ratings.parquet", RECS / "mf.parquet"]
+    out = tmp_path / "api"
+    with pytest.raises(ConfigError, match="auc is computed by the local engine only") as raised:
+        evaluate_recs(*inputs, metrics=["gauc", "auc"], spark=spark, out=out)
+    assert "engine='local'" in str(raised.value) and not out.exists()
+    ok = evaluate_recs(*inputs, metrics=["gauc"], spark=spark)
+    assert_same_summary(ok.summary, evaluate_recs(*inputs, metrics=["gauc"]).summary)
+    command = ["recs", "--ratings", str(inputs[0]), "--recs", str(inputs[1]), "--metrics", "auc"]
+    out = tmp_path / "cli"
+    assert main([*command, "--engine", "spark", "--quiet", "--out", str(out)]) == 2
+    assert "--engine local" in capsys.readouterr().err and not out.exists()
+    job = tmp_path / "job.toml"
+    job.write_text(
+        f'[[tasks]]\ntype = "recs"\ncity = "c"\ntruth = "{inputs[0]}"\nmetrics = ["auc"]\n'
+        f'[tasks.models]\nmf = "{inputs[1]}"\n'
+    )
+    with pytest.raises(ConfigError, match="auc is computed by the local engine only"):
+        run_job(load_job(job, out=tmp_path / "job"), log=lambda _: None, spark=spark)
+    assert not (tmp_path / "job").exists()
+
+
 def test_a_job_with_runs_on_spark_gives_the_local_outputs_and_keeps_runs_all_or_none(
     spark, tmp_path
 ):

@@ -121,6 +121,13 @@ GROUP_FAMILIES = ("delta_gap", "pop_ratio")
 PLOT_FAMILIES = ("long_tail", "popularity_correlation")
 #: The families whose value is a mean over users (exact sums of per-user shares).
 PER_USER_FAMILIES = ("avg_popularity", "tail_percentage")
+#: The families the local engine alone computes, and why: on Spark each partition's counts per
+#: distinct score (24 bytes each, :class:`mobeval.tasks.recs_population.ScoreCounts`) would reach
+#: the driver whole, in memory unbounded by any budget (:func:`check_engine`).
+LOCAL_ENGINE_FAMILIES = {
+    "auc": "every partition's counts per distinct score (24 bytes each) would reach the driver "
+    "whole, its memory bounded by no budget",
+}
 #: The families computed from the item counts alone (their bootstrap interval is
 #: :class:`mobeval.tasks.recs_population.BootstrapCounts`').
 COUNT_FAMILIES = ("gini", "coverage", "entropy")
@@ -285,6 +292,21 @@ def parse_population_metrics(
             metric = PopulationMetric(family, cut)
             out.setdefault(metric.name, metric)
     return tuple(out.values())
+
+
+def check_engine(metrics: Sequence[PopulationMetric], engine: str) -> None:
+    """A ConfigError, before anything is read, for a metric of :data:`LOCAL_ENGINE_FAMILIES` on
+    an engine other than the local one (``engine``: its name)."""
+    if engine == "local":
+        return
+    for metric in metrics:
+        if metric.family in LOCAL_ENGINE_FAMILIES:
+            raise ConfigError(
+                f"{metric.name} is computed by the local engine only: on the {engine} engine "
+                f"{LOCAL_ENGINE_FAMILIES[metric.family]}; run it with engine='local' "
+                "(--engine local, the default), whose memory is bounded: it spills the counts to "
+                "disk past a budget"
+            )
 
 
 def parse_user_groups(groups: Sequence[str]) -> tuple[tuple[str, float], ...]:
