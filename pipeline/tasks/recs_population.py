@@ -557,17 +557,6 @@ class ScoreCounts:
             self.folder.close()
         self.runs, self.folder = [], None
 
-    def __getstate__(self) -> dict:
-        """Pickled whole in memory: the runs read back (a Spark partition's counts)."""
-        for path, rows in self.runs:
-            self.parts.append(tuple(_read_run(path, 0, rows).T))
-        self.close()
-        self._collapse()
-        return {name: getattr(self, name) for name in ("budget", "keys", "positives", "negatives")}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__init__(**state)
-
 
 def _read_run(path: Path, start: int, rows: int) -> np.ndarray:
     """Rows ``start`` to ``start + rows - 1`` of a run file: (rows x 3) int64."""
