@@ -124,6 +124,10 @@ PER_USER_FAMILIES = ("avg_popularity", "tail_percentage")
 #: The families computed from the item counts alone (their bootstrap interval is
 #: :class:`mobeval.tasks.recs_population.BootstrapCounts`').
 COUNT_FAMILIES = ("gini", "coverage", "entropy")
+#: The families ``population_resamples`` gives a bootstrap interval over users: the item counts'
+#: (:class:`mobeval.tasks.recs_population.BootstrapCounts`) and the per-user values' (weighted
+#: exact sums, :class:`mobeval.kernels.exact_sum.WeightedColumnSums`).
+BOOTSTRAP_FAMILIES = (*COUNT_FAMILIES, *PER_USER_FAMILIES, *GROUP_FAMILIES)
 
 _ALIASES = {
     "gini": "gini",
