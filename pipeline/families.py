@@ -642,7 +642,10 @@ RECS = Family(
             "delta_gap, pop_ratio: the share of items that are the most popular (ClayRS's "
             "pop_percentage)",
         ),
-        *_population_bootstrap("gini, coverage, entropy", "the users"),
+        *_population_bootstrap(
+            "gini, coverage, entropy, avg_popularity, tail_percentage, delta_gap, pop_ratio",
+            "the users",
+        ),
         Option("beta", "number", FROM_PRESET, preset=True, flag=None),
         Option("all_nan_error_metrics", "strings", FROM_PRESET, preset=True, flag=None),
         Option("require_same_users", "boolean", FROM_PRESET, preset=True, flag=None),

@@ -242,7 +242,7 @@ def _trajectory(values: dict) -> object:
 def _recs(values: dict) -> object:
     from mobeval.metrics.recs import parse_recs_metrics
     from mobeval.metrics.recs_population import (
-        COUNT_FAMILIES,
+        BOOTSTRAP_FAMILIES,
         parse_population_metrics,
         parse_user_groups,
         resolve_population,
@@ -257,8 +257,9 @@ def _recs(values: dict) -> object:
     if not 0 < values["pop_percentage"] <= 1:
         raise ConfigError(f"pop_percentage must be in (0, 1], not {values['pop_percentage']!r}")
     parsed = parse_population_metrics(population, values["k"]) if population else ()
-    asked = [m.name for m in parsed if m.family in COUNT_FAMILIES]
-    _population_bootstrap(values, asked, "gini, coverage and entropy")
+    asked = [m.name for m in parsed if m.family in BOOTSTRAP_FAMILIES]
+    takes = f"{', '.join(BOOTSTRAP_FAMILIES[:-1])} and {BOOTSTRAP_FAMILIES[-1]}"
+    _population_bootstrap(values, asked, takes)
     if not population:
         return parse_recs_metrics(accuracy, values["k"], beta=convention.beta)
     if accuracy:

@@ -1,11 +1,14 @@
-"""The Poisson bootstrap interval of the population metrics (gini, coverage, entropy): against a
-plain-Python oracle (SplitMix64 and Poisson inversion written out, the metric recomputed from each
-resample's item counts), and the same bits for any chunking and row order."""
+"""The Poisson bootstrap interval of the population metrics (gini, coverage, entropy; the
+per-user avg_popularity, tail_percentage, delta_gap, pop_ratio): against a plain-Python oracle
+(SplitMix64 and Poisson inversion written out, the metric recomputed from each resample's item
+counts or weighted per-user values), every weight 1 giving the value's bits, and the same bits for
+any chunking and row order."""
 
 from __future__ import annotations
 
 import math
 from collections import Counter
+from fractions import Fraction
 
 import numpy as np
 import polars as pl
@@ -227,5 +230,180 @@ def test_resamples_without_a_metric_to_take_them_is_an_error(tmp_path, capsys):
     assert main([*argv, "--metrics", "geobleu"]) == 2
     assert "gives an interval to the population divergences" in capsys.readouterr().err
     lists = _lists(_rows())
-    with pytest.raises(ConfigError, match="gives an interval to gini, coverage and entropy"):
+    takes = "gini, coverage, entropy, avg_popularity, tail_percentage, delta_gap and pop_ratio"
+    with pytest.raises(ConfigError, match=f"gives an interval to {takes}; metrics asks for none"):
         evaluate_recs(lists, lists, metrics=["ndcg@4"], k=None, population_resamples=5)
+    for metric in ("avg_popularity@4", "tail_percentage@4", "delta_gap@4", "pop_ratio@4"):
+        options = {"user_groups": ["all=1"]} if metric.startswith(("delta", "pop")) else {}
+        train = lists.select("user_id", "item_id")  # takes them: no error
+        _run(tmp_path, lists, [metric], train=train, population_resamples=5, **options)
+
+
+def _percentiles(values: list[float], confidence: float) -> tuple[float, float]:
+    """The percentiles of the resamples with a value (NaN: none drawn to count)."""
+    alpha = (1 - confidence) / 2 * 100
+    low, high = np.percentile([v for v in values if not math.isnan(v)], [alpha, 100 - alpha])
+    return float(low), float(high)
+
+
+def _weighted_mean(values: list[float], weights: list[int]) -> float:
+    """``sum w v`` exactly, rounded once, over ``sum w`` (NaN when 0)."""
+    total = sum(weights)
+    exact = sum(Fraction(v) * w for v, w in zip(values, weights, strict=True))
+    return float(exact) / total if total else math.nan
+
+
+def test_per_user_interval_against_plain_python(tmp_path):
+    """avg_popularity@4 and tail_percentage@4: resample r is ``sum_u w_ur s_u / sum_u w_ur``,
+    ``s_u`` the user's share of its first 4 items (plain Python), the sum exact; the interval
+    the percentiles of those, bit for bit."""
+    rows, resamples, seed, confidence = _rows(), 40, 7, 0.9
+    rng = np.random.default_rng(3)
+    train_items = [int(i) for i in rng.integers(0, 40, 120)]
+    train = pl.DataFrame({"user_id": [0] * len(train_items), "item_id": train_items})
+    result = _run(
+        tmp_path,
+        _lists(rows),
+        ["avg_popularity@4", "tail_percentage@4"],
+        train=train,
+        tail_ratio=2,  # the items seen at most twice in the training interactions
+        population_resamples=resamples,
+        population_seed=seed,
+        population_confidence=confidence,
+    )
+    popularity = Counter(train_items)
+    shares = {
+        "avg_popularity@4": [sum(popularity[i] for i in r[:4]) / len(r[:4]) for r in rows],
+        "tail_percentage@4": [
+            sum(0 < popularity[i] <= 2 for i in r[:4]) / len(r[:4]) for r in rows
+        ],
+    }
+    hashes = pl.Series(range(len(rows)), dtype=pl.Int64).hash(0).to_list()
+    weights = [_weights(h, resamples, seed) for h in hashes]
+    for name, values in shares.items():
+        resampled = [_weighted_mean(values, [w[r] for w in weights]) for r in range(resamples)]
+        low, high = _percentiles(resampled, confidence)
+        assert (result.value(f"{name}:low"), result.value(f"{name}:high")) == (low, high), name
+        assert low < result.value(name) < high, name
+
+
+def test_delta_gap_interval_against_plain_python(tmp_path):
+    """ClayRS's DeltaGap test case (tests/test_recs_population.py), groups a = {u2, u4},
+    b = {u1, u3, u5}: resample r's GAP of a side is the weighted mean of the group's users'
+    mean popularity; a resample that draws none of them is left out (some do here)."""
+    from tests.test_recs_population import DG_LISTS, DG_ORIGINAL, DG_TRAIN
+
+    resamples, seed, confidence = 30, 1, 0.8
+    original = tmp_path / "original.parquet"
+    DG_ORIGINAL.write_parquet(original)
+    result = _run(
+        tmp_path,
+        _named_lists(DG_LISTS),
+        ["delta_gap@3"],
+        train=DG_TRAIN,
+        original_ratings=str(original),
+        user_groups=["a=0.4", "b=0.6"],
+        population_resamples=resamples,
+        population_seed=seed,
+        population_confidence=confidence,
+    )
+    users = len(set(DG_ORIGINAL["user_id"]))
+    pop = {i: c / users for i, c in Counter(DG_ORIGINAL["item_id"].to_list()).items()}
+    profile = {}
+    for u, i in DG_TRAIN.iter_rows():
+        profile.setdefault(u, []).append(i)
+    hashes = dict(zip(DG_LISTS, pl.Series(list(DG_LISTS)).hash(0).to_list(), strict=True))
+    undefined = 0
+    for name, group in (("a", ["u2", "u4"]), ("b", ["u1", "u3", "u5"])):
+        recs = [sum(pop.get(i, 0.0) for i in DG_LISTS[u][:3]) / 3 for u in group]
+        prof = [sum(pop.get(i, 0.0) for i in profile[u]) / len(profile[u]) for u in group]
+        weights = [_weights(hashes[u], resamples, seed) for u in group]
+        resampled = []
+        for r in range(resamples):
+            w = [weights_u[r] for weights_u in weights]
+            recs_gap, profile_gap = _weighted_mean(recs, w), _weighted_mean(prof, w)
+            resampled.append((recs_gap - profile_gap) / profile_gap)
+        low, high = _percentiles(resampled, confidence)
+        metric = f"delta_gap@3:{name}"
+        # ClayRS's mean popularity sums c_i / users (the value's test: 1e-12); mobeval divides
+        # the integer sum once
+        got = (result.value(f"{metric}:low"), result.value(f"{metric}:high"))
+        assert got == pytest.approx((low, high), rel=1e-12), name
+        assert low < result.value(metric) < high, name
+        undefined += sum(math.isnan(v) for v in resampled)
+    assert undefined > 0
+
+
+def _named_lists(lists: dict[str, list[str]]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "user_id": [u for u, items in lists.items() for _ in items],
+            "item_id": [i for items in lists.values() for i in items],
+        }
+    )
+
+
+def _run(tmp_path, lists, metrics, **options):
+    from tests.test_recs_population import _run
+
+    return _run(tmp_path, lists, metrics, **options)
+
+
+PER_USER = ["avg_popularity@3", "tail_percentage@3", "delta_gap@3", "pop_ratio@3", "gini@3"]
+
+
+def _per_user_run(tmp_path, lists, **options):
+    from tests.test_recs_population import DG_ORIGINAL, DG_TRAIN
+
+    original = tmp_path / "original.parquet"
+    DG_ORIGINAL.write_parquet(original)
+    return _run(
+        tmp_path,
+        lists,
+        PER_USER,
+        train=DG_TRAIN,
+        original_ratings=str(original),
+        user_groups=["a=0.4", "b=0.6"],
+        **options,
+    )
+
+
+def test_per_user_interval_of_weights_one_is_the_value(tmp_path, monkeypatch):
+    """Every user drawn once in every resample: each ``:low`` and ``:high`` row is its value's
+    bits (the weighted exact sums are the value's sums)."""
+    from mobeval.tasks import recs_population
+    from tests.test_recs_population import DG_LISTS
+
+    def ones(hashes, resamples, seed):
+        return np.ones((len(hashes), resamples), dtype=np.int64)
+
+    monkeypatch.setattr(recs_population, "poisson_weights", ones)
+    summary = _per_user_run(tmp_path, _named_lists(DG_LISTS), population_resamples=3).summary
+    values = dict(zip(summary["metric"], summary["value"], strict=True))
+    names = [m for m in values if m.endswith(":low")]
+    assert len(names) == 3 + 2 + 2 * 2  # 3 metrics, delta_gap 2 groups, pop_ratio 2 x 2
+    for low in names:
+        name = low[: -len(":low")]
+        assert values[low] == values[f"{name}:high"] == values[name], name
+        assert not math.isnan(values[name]), name
+
+
+def test_per_user_interval_same_bits_for_any_chunking_and_row_order(tmp_path):
+    from tests.test_recs_population import DG_LISTS
+
+    lists = _named_lists(DG_LISTS)
+    first = _per_user_run(tmp_path, lists, population_resamples=25, population_seed=4).summary
+    assert "pop_ratio@3:b:recs:low" in first["metric"].to_list()
+    for chunk_rows, order in ((3, 1), (7, 2), (10**6, 3)):
+        again = _per_user_run(
+            tmp_path,
+            shuffle_users(lists, seed=order),
+            population_resamples=25,
+            population_seed=4,
+            chunk_rows=chunk_rows,
+        ).summary
+        assert again.equals(first), chunk_rows
+    other = _per_user_run(tmp_path, lists, population_resamples=25, population_seed=5).summary
+    assert not other.equals(first)
+    plain = _per_user_run(tmp_path, lists).summary
+    assert first.filter(~pl.col("metric").str.contains(":(low|high)$")).equals(plain)

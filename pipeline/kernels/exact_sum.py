@@ -280,3 +280,85 @@ class ExactColumnSums:
             t, s = self._totals[c], self._squares[c]
             out[c] = sqrt_ratio((n * s << 1074) - t * t, n * n << 2148)
         return out
+
+
+@njit(nogil=True, cache=True)
+def _weighted_bins(bits, weights, bins, counts, first, last):
+    """Resamples ``first`` to ``last - 1``: row ``u`` of ``bits`` (float64 bit patterns) added
+    ``weights[u, r]`` times into ``bins[r]`` (n_cols x N_BINS, normalised at the end), its
+    weight counted into ``counts[r]`` (+inf, -inf, not NaN). A weight is at most 64 (the cap of
+    :func:`mobeval.kernels.resampling.poisson_weights`), so carrying before a row would take a
+    column past ``CARRY_EVERY`` values keeps every bin below 2^63."""
+    n_rows, n_cols = bits.shape
+    for r in range(first, last):
+        acc, cnt = bins[r], counts[r]
+        since = 0
+        for u in range(n_rows):
+            w = weights[u, r]
+            if w == 0:
+                continue
+            if since + w > CARRY_EVERY:
+                for c in range(n_cols):
+                    _carry(acc, c)
+                since = 0
+            for c in range(n_cols):
+                x = bits[u, c]
+                if (x >> 52) & _EXP_MASK == _EXP_MASK:  # inf or NaN
+                    if x & _MANT_MASK == 0:  # inf: counted by sign; NaN: skipped
+                        cnt[1 if x < 0 else 0, c] += w
+                        cnt[2, c] += w
+                    continue
+                cnt[2, c] += w
+                for _ in range(w):
+                    _add_bits(acc, c, x)
+            since += w
+        for c in range(n_cols):
+            _carry(acc, c)
+
+
+class WeightedColumnSums:
+    """:class:`ExactColumnSums` of ``resamples`` weighted copies of the same rows: resample
+    ``r``'s column ``c`` is the exact sum ``sum_u w[u, r] v[u, c]`` (integer weights: each value
+    added ``w`` times into the bins, so it is the same integer as the unweighted sum of the
+    rows repeated), its count ``sum_u w[u, r]`` over the non-NaN values; with every weight 1, a
+    resample's sums and counts are :class:`ExactColumnSums`' bits. Memory: the columns times the
+    resamples."""
+
+    def __init__(self, names: list[str], resamples: int) -> None:
+        self.names = list(names)
+        self._totals = [[0] * len(self.names) for _ in range(resamples)]
+        self._inf = np.zeros((resamples, 2, len(self.names)), dtype=np.int64)
+        self.counts = np.zeros((resamples, len(self.names)), dtype=np.int64)
+
+    def add(self, values: np.ndarray, weights: np.ndarray) -> None:
+        """Fold a (n_rows x n_cols) float64 block, columns in ``names`` order, row ``u`` counted
+        ``weights[u, r]`` times in resample ``r`` (int64[n_rows, resamples], each at most 64)."""
+        bits = readonly(values, np.float64).reshape(-1, len(self.names)).view(np.int64)
+        weights = readonly(weights, np.int64)
+        resamples = len(self._totals)
+        bins = np.zeros((resamples, len(self.names), N_BINS), dtype=np.int64)
+        counts = np.zeros((resamples, 3, len(self.names)), dtype=np.int64)
+        run_blocks(_weighted_bins, resamples, bits, weights, bins, counts, grain=16)
+        for r, totals in enumerate(self._totals):
+            for c in range(len(self.names)):
+                totals[c] += bins_to_int(bins[r, c])
+        self._inf += counts[:, :2]
+        self.counts += counts[:, 2]
+
+    def merge(self, other: WeightedColumnSums) -> None:
+        """Fold another accumulator over the same columns and resamples (exact)."""
+        for totals, others in zip(self._totals, other._totals, strict=True):
+            for c, total in enumerate(others):
+                totals[c] += total
+        self._inf += other._inf
+        self.counts += other.counts
+
+    def sums(self) -> np.ndarray:
+        """float64[resamples, n_cols]: each resample's sums, as :meth:`ExactColumnSums.sums`."""
+        return np.array(
+            [
+                [round_units(t, int(p), int(n)) for t, p, n in zip(totals, *inf, strict=True)]
+                for totals, inf in zip(self._totals, self._inf, strict=True)
+            ],
+            dtype=np.float64,
+        ).reshape(len(self._totals), len(self.names))

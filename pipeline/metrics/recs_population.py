@@ -131,6 +131,10 @@ LOCAL_ENGINE_FAMILIES = {
 #: The families computed from the item counts alone (their bootstrap interval is
 #: :class:`mobeval.tasks.recs_population.BootstrapCounts`').
 COUNT_FAMILIES = ("gini", "coverage", "entropy")
+#: The families ``population_resamples`` gives a bootstrap interval over users: the item counts'
+#: (:class:`mobeval.tasks.recs_population.BootstrapCounts`) and the per-user values' (weighted
+#: exact sums, :class:`mobeval.kernels.exact_sum.WeightedColumnSums`).
+BOOTSTRAP_FAMILIES = (*COUNT_FAMILIES, *PER_USER_FAMILIES, *GROUP_FAMILIES)
 
 _ALIASES = {
     "gini": "gini",

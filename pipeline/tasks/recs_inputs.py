@@ -95,8 +95,8 @@ def population_inputs(
     ``user_id`` for ``delta_gap``: the users' profiles); ``original_ratings`` (``user_id``,
     ``item_id``; default ``train``): the popularity of ``delta_gap``, ``user_groups`` its groups
     (``NAME=FRACTION``), ``pop_percentage`` the share of most popular items; ``resamples``,
-    ``seed``, ``confidence``: the bootstrap interval of gini, coverage and entropy
-    (:class:`~mobeval.tasks.recs_population.BootstrapCounts`)."""
+    ``seed``, ``confidence``: the bootstrap interval over users of
+    :data:`~mobeval.metrics.recs_population.BOOTSTRAP_FAMILIES`."""
     given = {"catalogue": catalogue, "train": train}
     for metric in metrics:
         for need in convention.needs(metric.family):

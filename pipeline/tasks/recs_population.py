@@ -10,9 +10,11 @@ the lists. The metrics and their references: :mod:`mobeval.metrics.recs_populati
 
 from __future__ import annotations
 
+import math
 import tempfile
 import weakref
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +25,7 @@ from mobeval.io.writers import ScratchFolder
 from mobeval.kernels import catalogue as K
 from mobeval.kernels.auc import collapse_counts, score_keys, twice_u
 from mobeval.kernels.correlation import METHODS, unit_auc, unit_correlations
-from mobeval.kernels.exact_sum import ExactColumnSums
+from mobeval.kernels.exact_sum import ExactColumnSums, WeightedColumnSums
 from mobeval.kernels.resampling import percentile_interval, poisson_weights, weighted_counts
 from mobeval.metrics.recs_population import (
     CORRELATION_FAMILIES,
@@ -46,6 +48,7 @@ class PopulationCounts:
     sums: ExactColumnSums | None = None
     users: int = 0
     boot: dict = field(default_factory=dict)  # cutoff -> BootstrapCounts (with resamples)
+    resampled: WeightedColumnSums | None = None  # the per-user values' (with resamples)
     scores: ScoreCounts | None = None  # auc's counts per distinct score
     truth: pl.DataFrame | None = None  # long_tail: item_id, count of the ratings' rows
 
@@ -58,6 +61,11 @@ class PopulationCounts:
                 if m.family in GROUP_FAMILIES:
                     names += [f"{m.name}:{g}:{side}" for g in self.inputs.groups for side in _SIDES]
             self.sums = ExactColumnSums(names)
+        families = (*PER_USER_FAMILIES, *GROUP_FAMILIES)
+        resampled = {m.name for m in self.inputs.metrics if m.family in families}
+        names = [n for n in self.sums.names if n.split(":")[0] in resampled]
+        if self.inputs.resamples and names and self.resampled is None:
+            self.resampled = WeightedColumnSums(names, self.inputs.resamples)
 
     def add(self, lists: pl.DataFrame, ratings: pl.DataFrame) -> pl.DataFrame | None:
         """Fold a chunk of whole users' lists (``user_id``, ``item_id``, ``score`` if a
@@ -84,7 +92,12 @@ class PopulationCounts:
             self.counts[k] = part if known is None else add_counts(known, part, "count")
             if self.inputs.resamples:
                 self.boot.setdefault(k, BootstrapCounts()).add(head, self.inputs)
-        columns = self._shares(lists) | self._gaps(lists)
+        columns = self._shares(lists) | self._gaps(lists)  # per user, ascending
+        if self.resampled is not None:
+            self.resampled.add(
+                np.column_stack([columns[name] for name in self.resampled.names]),
+                user_weights(lists["user_id"].unique().sort(), self.inputs),
+            )
         if per_unit is not None:
             columns |= {n: per_unit[n].to_numpy() for n in per_unit.columns if n != "user_id"}
         if columns:
@@ -150,7 +163,7 @@ class PopulationCounts:
                 first = first.filter(pl.col("_position") < m.k)
             # an integer sum over an integer count: one rounding, as RecBole's cumsum / k
             aggregations.append((first.sum() / first.count()).alias(m.name))
-        table = lists.group_by("user_id").agg(aggregations)
+        table = lists.group_by("user_id").agg(aggregations).sort("user_id")
         return {m.name: table[m.name].cast(pl.Float64).to_numpy() for m in per_user}
 
     def _auc(self, lists: pl.DataFrame, ratings: pl.DataFrame, name: str) -> list[pl.Series]:
@@ -200,11 +213,11 @@ class PopulationCounts:
             else:  # the distinct items of the head (a repeat's first row is in the head)
                 popular = pl.col("popular").filter(head & pl.col("_distinct"))
                 aggregations.append((popular.sum() / popular.count()).alias(m.name))
-        per_user = lists.group_by("user_id").agg(aggregations)
+        per_user = lists.group_by("user_id").agg(aggregations).sort("user_id")
         if per_user.schema["user_id"] != profiles.schema["user_id"]:
             per_user = per_user.with_columns(pl.col("user_id").cast(pl.String))
             profiles = profiles.with_columns(pl.col("user_id").cast(pl.String))
-        joined = per_user.join(profiles, on="user_id", how="left")
+        joined = per_user.join(profiles, on="user_id", how="left", maintain_order="left")
         group = joined["group"].to_numpy()
         sides = {"delta_gap": joined["profile"].to_numpy(), "pop_ratio": joined["ratio"].to_numpy()}
         out = {}
@@ -229,6 +242,8 @@ class PopulationCounts:
             self.scores.merge(other.scores)
         for k, part in other.boot.items():
             self.boot.setdefault(k, BootstrapCounts()).merge(part)
+        if other.resampled is not None:
+            self.resampled.merge(other.resampled)
         if other.truth is not None:
             known = self.truth
             self.truth = other.truth if known is None else add_counts(known, other.truth, "count")
@@ -237,22 +252,44 @@ class PopulationCounts:
         """``(metric, value, n)`` per metric, ``n`` the users whose lists were counted."""
         totals = dict(zip(self.sums.names, self.sums.sums(), strict=True))
         rows = []
-        counts = dict(zip(self.sums.names, self.sums.counts, strict=True))
+        counts = dict(zip(self.sums.names, self.sums.counts.tolist(), strict=True))
+        resampled = self._resampled_sums()
+
+        def with_interval(name: str, value, counted: str) -> list[tuple[str, float, int]]:
+            """The row of ``value(totals, counts)`` (dicts by column name), ``n`` the users
+            counted in column ``counted``; with resamples, its rows ``:low`` and ``:high``: the
+            percentile interval of ``value`` of each resample's weighted sums and counts, over
+            the resamples where it is defined (a group none of whose users is drawn has none;
+            NaN without any)."""
+            rows = [(name, float(value(totals, counts)), counts[counted])]
+            if not resampled:
+                return rows
+            values = np.array([value(*sums) for sums in resampled])
+            low, high = math.nan, math.nan
+            if not np.isnan(values).all():
+                defined = values[~np.isnan(values), None]
+                low, high = (
+                    float(q[0]) for q in percentile_interval(defined, self.inputs.confidence)
+                )
+            return [*rows, (f"{name}:low", low, rows[0][2]), (f"{name}:high", high, rows[0][2])]
+
         for m in self.inputs.metrics:
             if m.family in PLOT_FAMILIES:  # tables of their own: :meth:`sections`
                 continue
             if m.family == "delta_gap":
                 for group in self.inputs.groups:
                     recs, profile = (f"{m.name}:{group}:{side}" for side in _SIDES)
-                    n = int(counts[recs])
-                    rows.append((f"{m.name}:{group}", _delta_gap(totals, recs, profile, n), n))
+                    value = partial(_delta_gap, recs=recs, profile=profile)
+                    rows += with_interval(f"{m.name}:{group}", value, recs)
                 continue
             if m.family == "pop_ratio":  # each side's mean over the group's users with a list
                 for group in self.inputs.groups:
                     for side in reversed(_SIDES):
                         name = f"{m.name}:{group}:{side}"
-                        n = int(counts[name])
-                        rows.append((name, totals[name] / n if n else float("nan"), n))
+                        rows += with_interval(name, partial(_mean, name=name), name)
+                continue
+            if m.family in PER_USER_FAMILIES:  # the mean over the users with a list
+                rows += with_interval(m.name, partial(_mean, name=m.name), m.name)
                 continue
             if m.family == "gauc":  # weighted by the positives, over the users with an AUC
                 weighted, positives = (totals[f"{m.name}:{w}"] for w in _AUC_SUMS)
@@ -266,15 +303,22 @@ class PopulationCounts:
                 n = int(counts[m.name])
                 rows.append((m.name, totals[m.name] / n if n else float("nan"), n))
                 continue
-            if m.family in PER_USER_FAMILIES:
-                value = totals[m.name] / self.users if self.users else float("nan")
-            else:
-                value = self._value(m)
-            rows.append((m.name, float(value), self.users))
+            rows.append((m.name, float(self._value(m)), self.users))
             if m.k in self.boot and m.family in COUNT_FAMILIES:
                 low, high = self._interval(m)
                 rows += [(f"{m.name}:low", low, self.users), (f"{m.name}:high", high, self.users)]
         return rows
+
+    def _resampled_sums(self) -> list[tuple[dict, dict]]:
+        """Per resample, the per-user values' weighted sums and counts by column name
+        (:class:`~mobeval.kernels.exact_sum.WeightedColumnSums`); none without resamples."""
+        if self.resampled is None:
+            return []
+        names, counts = self.resampled.names, self.resampled.counts.tolist()
+        return [
+            (dict(zip(names, sums, strict=True)), dict(zip(names, n, strict=True)))
+            for sums, n in zip(self.resampled.sums(), counts, strict=True)
+        ]
 
     def sections(self) -> dict[str, pl.DataFrame]:
         """The plot metrics' tables (:data:`PLOT_FAMILIES`), one section per family, a block of
@@ -378,6 +422,14 @@ class PopulationCounts:
 USER_HASH_SEED = 0
 
 
+def user_weights(users: pl.Series, inputs: PopulationInputs) -> np.ndarray:
+    """int64[users, resamples]: each user's Poisson bootstrap weights
+    (:func:`mobeval.kernels.resampling.poisson_weights`), drawn from the hash of its id (Polars'
+    ``Series.hash`` with :data:`USER_HASH_SEED`)."""
+    hashes = users.hash(USER_HASH_SEED).to_numpy()
+    return poisson_weights(hashes, inputs.resamples, inputs.seed)
+
+
 @dataclass
 class BootstrapCounts:
     """The item counts of every resample of the Poisson bootstrap of the users
@@ -395,9 +447,7 @@ class BootstrapCounts:
         pairs = head.group_by("user_id", "item_id").len("count")
         users = pairs["user_id"].unique().sort()
         items = pairs["item_id"].unique().sort()
-        weights = poisson_weights(
-            users.hash(USER_HASH_SEED).to_numpy(), inputs.resamples, inputs.seed
-        )
+        weights = user_weights(users, inputs)
         counts = weighted_counts(
             users.search_sorted(pairs["user_id"]).to_numpy().astype(np.int64),
             items.search_sorted(pairs["item_id"]).to_numpy().astype(np.int64),
@@ -590,10 +640,16 @@ _SIDES = ("recs", "profile")
 _AUC_SUMS = ("weighted", "positives")
 
 
-def _delta_gap(totals: dict, recs: str, profile: str, n: int) -> float:
+def _mean(totals: dict, counts: dict, name: str) -> float:
+    """Column ``name``'s mean over its values (NaN without one)."""
+    return totals[name] / counts[name] if counts[name] else float("nan")
+
+
+def _delta_gap(totals: dict, counts: dict, recs: str, profile: str) -> float:
     """``(GAP_recs - GAP_profile) / GAP_profile``, 0 when ``GAP_profile = 0`` (ClayRS's
     ``calculate_delta_gap``); NaN for a group none of whose users has a list (ClayRS leaves the
     group out with a warning)."""
+    n = counts[recs]
     if n == 0:
         return float("nan")
     recs_gap, profile_gap = totals[recs] / n, totals[profile] / n
