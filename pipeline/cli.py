@@ -372,9 +372,9 @@ def _compare_arguments(commands, name: str) -> None:
         "--tests",
         type=_name_list,
         default=["paired-t", "wilcoxon", "randomization"],
-        help="among paired-t,wilcoxon,randomization,tukey (Tukey's HSD over every model of a "
-        "city),ttest-ind,ranksums (ClayRS's Ttest and Wilcoxon: unpaired); default: "
-        "paired-t,wilcoxon,randomization",
+        help="any of paired-t, wilcoxon, randomization, tukey (Tukey's HSD over every model of "
+        "a city), ttest-ind, ranksums (ClayRS's Ttest and Wilcoxon, unpaired), comma-separated; "
+        "default: paired-t,wilcoxon,randomization",
     )
     compare.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (1000)")
     compare.add_argument(
