@@ -49,6 +49,9 @@ GRID_MAX = GRID_CELLS
 #: kernels index tables by squared distances, which must stay within int64.
 MAX_COORD = 1_000_000_000
 INT64_MAX = 2**63 - 1
+#: Each cell's location id for the population histograms, one per (x, y) within +-MAX_COORD
+#: (below 2**62), without a sort or a table: x and y are checked Int64 columns.
+LOCATION = (pl.col("x") + MAX_COORD) * (2 * MAX_COORD + 1) + (pl.col("y") + MAX_COORD)
 #: How many offending uids an error message lists.
 SHOW = 5
 
@@ -287,17 +290,25 @@ def _checked_pair(generated, reference, on_mismatch, out_of_grid, paths) -> _Che
     return _CheckedPair(gen, ref, bad, n_off)
 
 
+def _starts(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(new_uid, new_day): whether each row starts a uid, a uid-day (rows in (uid, d) order)."""
+    n = frame.height
+    uid, d = frame["uid"], frame["d"].to_numpy()
+    new_uid = np.ones(n, dtype=bool)
+    if n:
+        new_uid[1:] = (uid.slice(1) != uid.slice(0, n - 1)).to_numpy()
+    new_day = new_uid.copy()
+    new_day[1:] |= d[1:] != d[:-1]
+    return new_uid, new_day
+
+
 def _scores(pair: _CheckedPair, conv: TrajectoryConvention, metrics) -> TrajectoryScores:
     """The per-uid and per-uid-day ``metrics`` of a checked pair."""
     gen, ref, bad = pair.generated, pair.reference, pair.skipped
     n = gen.height
     uid = gen["uid"]
     d = gen["d"].to_numpy()
-    new_uid = np.ones(n, dtype=bool)
-    if n:
-        new_uid[1:] = (uid.slice(1) != uid.slice(0, n - 1)).to_numpy()
-    new_day = new_uid.copy()
-    new_day[1:] |= d[1:] != d[:-1]
+    new_uid, new_day = _starts(gen)
     day_starts = np.flatnonzero(new_day)
     day_offsets = _offsets(day_starts, n)
     unit_offsets = _offsets(np.flatnonzero(new_uid[day_starts]), day_starts.size)
@@ -494,8 +505,7 @@ class TrajectoryScorer:
 
     def _population(self, frame: pl.DataFrame, side: str) -> PopulationCounts:
         """The histograms of one side's whole uids (rows in (uid, d, t) order)."""
-        day = pl.struct("uid", "d")
-        starts = np.flatnonzero(frame.select(day.ne_missing(day.shift(1))).to_series().to_numpy())
+        starts = np.flatnonzero(_starts(frame)[1])
         offsets = _offsets(starts, frame.height)
         need = self.convention.full_days
         if need:
@@ -512,7 +522,8 @@ class TrajectoryScorer:
                     key=(first["uid"], first["d"]),
                 )
         x, y = (frame[c].cast(pl.Float64).to_numpy() for c in ("x", "y"))
-        counts = population_counts(offsets, x, y, frame.select("x", "y"), self.convention)
+        locations = frame.select(LOCATION).to_series().to_numpy()
+        counts = population_counts(offsets, x, y, locations, self.convention)
         counts.uids = frame["uid"].n_unique()
         return counts
 
