@@ -49,9 +49,6 @@ GRID_MAX = GRID_CELLS
 #: kernels index tables by squared distances, which must stay within int64.
 MAX_COORD = 1_000_000_000
 INT64_MAX = 2**63 - 1
-#: Each cell's location id for the population histograms, one per (x, y) within +-MAX_COORD
-#: (below 2**62), without a sort or a table: x and y are checked Int64 columns.
-LOCATION = (pl.col("x") + MAX_COORD) * (2 * MAX_COORD + 1) + (pl.col("y") + MAX_COORD)
 #: How many offending uids an error message lists.
 SHOW = 5
 
@@ -146,7 +143,11 @@ def _clean(frame: pl.DataFrame, path: object, side: str) -> pl.DataFrame:
 
 
 def _mismatched_uids(gen: pl.DataFrame, ref: pl.DataFrame) -> pl.DataFrame:
-    """uid, reason for every uid whose (d, t) steps differ or that is on one side only."""
+    """uid, reason for every uid whose (d, t) steps differ or that is on one side only (both
+    sides in (uid, d, t) order)."""
+    g, r = gen.select("uid", "d", "t"), ref.select("uid", "d", "t")
+    if g.equals(r):  # the same steps: no uid to count or join
+        return pl.DataFrame({"uid": g["uid"].clear(), "reason": pl.Series([], dtype=pl.String)})
     counts = (
         gen.group_by("uid")
         .len("n_gen")
@@ -161,13 +162,11 @@ def _mismatched_uids(gen: pl.DataFrame, ref: pl.DataFrame) -> pl.DataFrame:
         .then(pl.format("{} generated vs {} reference steps", "n_gen", "n_ref"))
     )
     by_count = counts.select("uid", reason.alias("reason")).drop_nulls("reason")
-    g, r = gen.select("uid", "d", "t"), ref.select("uid", "d", "t")
     if by_count.height:  # else both sides have the same uids, the same rows
         g, r = (side.join(by_count, on="uid", how="anti", maintain_order="left") for side in (g, r))
     differ = (g["d"] != r["d"]) | (g["t"] != r["t"])
     by_step = (
-        g.select("uid", "d", "t")
-        .with_columns(r_d=r["d"], r_t=r["t"])
+        g.with_columns(r_d=r["d"], r_t=r["t"])
         .filter(differ)
         .group_by("uid", maintain_order=True)
         .first()
@@ -187,6 +186,16 @@ OFF_GRID = (
     | (pl.col("y") < GRID_MIN)
     | (pl.col("y") > GRID_MAX)
 )
+
+
+def _cell_ids(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """One location id per cell, ``(x + M) * (2M + 1) + (y + M)`` with M = :data:`MAX_COORD`
+    (distinct for |x|, |y| <= M, below 2**62), computed in place in one int64 array."""
+    ids = x + MAX_COORD
+    ids *= 2 * MAX_COORD + 1
+    ids += y
+    ids += MAX_COORD
+    return ids
 
 
 def _offsets(starts: np.ndarray, n: int) -> np.ndarray:
@@ -521,9 +530,10 @@ class TrajectoryScorer:
                     column="uid, d",
                     key=(first["uid"], first["d"]),
                 )
-        x, y = (frame[c].cast(pl.Float64).to_numpy() for c in ("x", "y"))
-        locations = frame.select(LOCATION).to_series().to_numpy()
-        counts = population_counts(offsets, x, y, locations, self.convention)
+        x, y = (frame[c].to_numpy() for c in ("x", "y"))
+        counts = population_counts(
+            offsets, x.astype(np.float64), y.astype(np.float64), _cell_ids(x, y), self.convention
+        )
         counts.uids = frame["uid"].n_unique()
         return counts
 
