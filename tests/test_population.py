@@ -158,6 +158,30 @@ def test_any_chunking_and_row_order_gives_the_same_bits(divergence):
     assert a.equals(b)
 
 
+def _address(column) -> int:
+    """Where a column's values lie in memory (its Arrow values buffer)."""
+    return column.to_arrow().buffers()[1].address
+
+
+def test_an_ordered_chunk_reaches_the_histograms_without_a_copy(monkeypatch):
+    """Memory per chunk: a chunk already in (uid, d, t) order is checked, scored and folded into
+    each side's histograms in place; the frames the histograms read hold the input's own x values
+    (no sorted, joined or re-sorted copy of the chunk alive beside it)."""
+    from mobeval.tasks.trajectory import TrajectoryScorer
+
+    gen, ref = _city()
+    read = []
+    population = TrajectoryScorer._population
+
+    def recorded(self, frame, side):
+        read.append((side, _address(frame["x"])))
+        return population(self, frame, side)
+
+    monkeypatch.setattr(TrajectoryScorer, "_population", recorded)
+    _scorer(metrics=[*DISTRIBUTIONS, "geobleu"]).score(gen, ref)
+    assert read == [("generated", _address(gen["x"])), ("reference", _address(ref["x"]))]
+
+
 def test_movesim_needs_full_days_and_names_the_first():
     from mobeval.errors import InputError
 

@@ -165,3 +165,20 @@ def test_sample_trajectory_job_and_validator(tmp_path, capsys):
     )
     assert code == 0
     assert "Validation finished without errors!" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("order", [None, ["uid"], ["uid", "d"], ["uid", "t"], ["uid", "d", "t"]])
+def test_checked_rows_are_in_uid_d_t_order_whatever_the_input_order(order):
+    """The check sorts a chunk only when it is out of (uid, d, t) order: a chunk sorted by uid
+    alone, by (uid, d), by (uid, t), fully or not at all comes out as the sorted frame."""
+    from mobeval.tasks.trajectory import _clean
+
+    rng = np.random.default_rng(7)
+    steps = rng.choice(4 * 3 * 6, size=40, replace=False)  # distinct (uid, d, t)
+    frame = pl.DataFrame(
+        {"uid": steps // 18, "d": steps // 6 % 3, "t": steps % 6, "x": steps, "y": steps + 1}
+    ).sample(fraction=1.0, shuffle=True, seed=1)
+    if order:
+        frame = frame.sort(order, maintain_order=True)
+    expected = sorted(frame.iter_rows())
+    assert _clean(frame, None, "generated").rows() == expected

@@ -151,12 +151,11 @@ def uid_percent(uids: pl.Series) -> np.ndarray:
     return (uids.hash(SHARE_SEED) % 100).cast(pl.Int64).to_numpy()
 
 
-def population_counts(day_offsets, x, y, locations: pl.DataFrame, convention) -> PopulationCounts:
+def population_counts(day_offsets, x, y, locations: np.ndarray, convention) -> PopulationCounts:
     """The histograms of the days ``day_offsets`` delimits (rows in time order) at coordinates
-    ``x``, ``y`` (float64, in the coordinate unit) of ``locations`` (one row per point: the
-    columns that name a location)."""
-    codes = locations.select(pl.struct(locations.columns).rank("dense")).to_series()
-    codes = codes.cast(pl.Int64).to_numpy()
+    ``x``, ``y`` (float64, in the coordinate unit) of ``locations`` (one int64 per point: the id
+    of its location, one id per location, the same in every fold that is merged)."""
+    codes = np.asarray(locations, dtype=np.int64)
     scale = convention.cell_size
     jumps, radius, stays, distinct, rank_sums = day_measures(
         day_offsets,
@@ -180,7 +179,7 @@ def population_counts(day_offsets, x, y, locations: pl.DataFrame, convention) ->
     histograms["density"] = grid_counts(x, y, cells)
     histograms["origin"] = grid_counts(x[first], y[first], cells)
     histograms["destination"] = grid_counts(x[last], y[last], cells)
-    visits = locations.group_by(locations.columns).len("visits")
+    visits = pl.DataFrame({"location": codes}).group_by("location").len("visits")
     visits = visits.with_columns(pl.col("visits").cast(pl.Int64))
     return PopulationCounts(histograms, rank_sums, visits, day_offsets.size - 1)
 
@@ -295,9 +294,5 @@ def movesim_divergences(real, generated, x, y, convention, how="jsd") -> dict[st
     for days in (np.asarray(real, dtype=np.int64), np.asarray(generated, dtype=np.int64)):
         offsets = np.arange(0, days.size + 1, days.shape[1], dtype=np.int64)
         flat = days.ravel()
-        folds.append(
-            population_counts(
-                offsets, x[flat], y[flat], pl.DataFrame({"location": flat}), convention
-            )
-        )
+        folds.append(population_counts(offsets, x[flat], y[flat], flat, convention))
     return {n: divergence(folds[0], folds[1], convention, n, how) for n in MOVESIM_DISTRIBUTIONS}

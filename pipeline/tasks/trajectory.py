@@ -77,6 +77,17 @@ def _key(row: dict) -> tuple:
     return tuple(row[c] for c in ("uid", "d", "t") if c in row)
 
 
+def _step(column: str) -> tuple[pl.Expr, pl.Expr]:
+    """(column > the previous row's, column == the previous row's)."""
+    return pl.col(column) > pl.col(column).shift(1), pl.col(column) == pl.col(column).shift(1)
+
+
+(_UID_UP, _SAME_UID), (_D_UP, _SAME_D), (_T_UP, _SAME_T) = map(_step, ("uid", "d", "t"))
+#: Rows already in (uid, d, t) order (ties allowed: duplicates are refused next), so that
+#: :func:`_clean` sorts only what needs it and otherwise shares the input's buffers.
+IN_ORDER = (_UID_UP | (_SAME_UID & (_D_UP | (_SAME_D & (_T_UP | _SAME_T))))).fill_null(True)
+
+
 def _clean(frame: pl.DataFrame, path: object, side: str) -> pl.DataFrame:
     """Columns uid, d, t, x, y with d, t, x, y as Int64, sorted by (uid, d, t); checked."""
     where = path if path is not None else f"<{side}>"
@@ -117,13 +128,10 @@ def _clean(frame: pl.DataFrame, path: object, side: str) -> pl.DataFrame:
                     column=col,
                     key=_key(first),
                 )
-    frame = frame.with_columns(pl.col("d", "t", "x", "y").cast(pl.Int64)).sort("uid", "d", "t")
-    dup = (
-        (pl.col("uid") == pl.col("uid").shift(1))
-        & (pl.col("d") == pl.col("d").shift(1))
-        & (pl.col("t") == pl.col("t").shift(1))
-    )
-    dups = frame.filter(dup.fill_null(False))
+    frame = frame.with_columns(pl.col("d", "t", "x", "y").cast(pl.Int64))
+    if not frame.select(IN_ORDER.all()).item():
+        frame = frame.sort("uid", "d", "t")
+    dups = frame.filter((_SAME_UID & _SAME_D & _SAME_T).fill_null(False))
     if dups.height:
         raise InputError(
             f"{dups.height} duplicate (uid, d, t) row(s)",
@@ -135,7 +143,11 @@ def _clean(frame: pl.DataFrame, path: object, side: str) -> pl.DataFrame:
 
 
 def _mismatched_uids(gen: pl.DataFrame, ref: pl.DataFrame) -> pl.DataFrame:
-    """uid, reason for every uid whose (d, t) steps differ or that is on one side only."""
+    """uid, reason for every uid whose (d, t) steps differ or that is on one side only (both
+    sides in (uid, d, t) order)."""
+    g, r = gen.select("uid", "d", "t"), ref.select("uid", "d", "t")
+    if g.equals(r):  # the same steps: no uid to count or join
+        return pl.DataFrame({"uid": g["uid"].clear(), "reason": pl.Series([], dtype=pl.String)})
     counts = (
         gen.group_by("uid")
         .len("n_gen")
@@ -150,13 +162,11 @@ def _mismatched_uids(gen: pl.DataFrame, ref: pl.DataFrame) -> pl.DataFrame:
         .then(pl.format("{} generated vs {} reference steps", "n_gen", "n_ref"))
     )
     by_count = counts.select("uid", reason.alias("reason")).drop_nulls("reason")
-    same_count = counts.filter(pl.col("n_gen") == pl.col("n_ref")).select("uid")
-    g = gen.join(same_count, on="uid", how="semi", maintain_order="left")
-    r = ref.join(same_count, on="uid", how="semi", maintain_order="left")
+    if by_count.height:  # else both sides have the same uids, the same rows
+        g, r = (side.join(by_count, on="uid", how="anti", maintain_order="left") for side in (g, r))
     differ = (g["d"] != r["d"]) | (g["t"] != r["t"])
     by_step = (
-        g.select("uid", "d", "t")
-        .with_columns(r_d=r["d"], r_t=r["t"])
+        g.with_columns(r_d=r["d"], r_t=r["t"])
         .filter(differ)
         .group_by("uid", maintain_order=True)
         .first()
@@ -176,6 +186,16 @@ OFF_GRID = (
     | (pl.col("y") < GRID_MIN)
     | (pl.col("y") > GRID_MAX)
 )
+
+
+def _cell_ids(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """One location id per cell, ``(x + M) * (2M + 1) + (y + M)`` with M = :data:`MAX_COORD`
+    (distinct for |x|, |y| <= M, below 2**62), computed in place in one int64 array."""
+    ids = x + MAX_COORD
+    ids *= 2 * MAX_COORD + 1
+    ids += y
+    ids += MAX_COORD
+    return ids
 
 
 def _offsets(starts: np.ndarray, n: int) -> np.ndarray:
@@ -212,7 +232,25 @@ def score_trajectory_frame(
         raise ConfigError(f"on_mismatch must be 'error' or 'skip', got {on_mismatch!r}")
     if out_of_grid not in OUT_OF_GRID:
         raise ConfigError(f"out_of_grid must be 'error' or 'score', got {out_of_grid!r}")
+    paths = {"generated": path_generated, "reference": path_reference}
+    pair = _checked_pair(generated, reference, on_mismatch, out_of_grid, paths)
+    return _scores(pair, conv, metrics)
 
+
+@dataclass(frozen=True)
+class _CheckedPair:
+    """Both sides checked by :func:`_clean`, with one uid type, in (uid, d, t) order, the uids
+    of ``skipped`` (uid, reason) left out; ``n_out_of_grid`` rows scored outside the grid."""
+
+    generated: pl.DataFrame
+    reference: pl.DataFrame
+    skipped: pl.DataFrame
+    n_out_of_grid: int
+
+
+def _checked_pair(generated, reference, on_mismatch, out_of_grid, paths) -> _CheckedPair:
+    """The checks of :func:`score_trajectory_frame` (``paths``: side -> path)."""
+    path_generated, path_reference = paths["generated"], paths["reference"]
     gen = _clean(generated, path_generated, "generated")
     ref = _clean(reference, path_reference, "reference")
     if gen["uid"].dtype != ref["uid"].dtype:
@@ -258,14 +296,28 @@ def score_trajectory_frame(
                 key=_key(off.row(0, named=True)),
             )
 
-    n = gen.height
-    uid = gen["uid"]
-    d = gen["d"].to_numpy()
+    return _CheckedPair(gen, ref, bad, n_off)
+
+
+def _starts(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(new_uid, new_day): whether each row starts a uid, a uid-day (rows in (uid, d) order)."""
+    n = frame.height
+    uid, d = frame["uid"], frame["d"].to_numpy()
     new_uid = np.ones(n, dtype=bool)
     if n:
         new_uid[1:] = (uid.slice(1) != uid.slice(0, n - 1)).to_numpy()
     new_day = new_uid.copy()
     new_day[1:] |= d[1:] != d[:-1]
+    return new_uid, new_day
+
+
+def _scores(pair: _CheckedPair, conv: TrajectoryConvention, metrics) -> TrajectoryScores:
+    """The per-uid and per-uid-day ``metrics`` of a checked pair."""
+    gen, ref, bad = pair.generated, pair.reference, pair.skipped
+    n = gen.height
+    uid = gen["uid"]
+    d = gen["d"].to_numpy()
+    new_uid, new_day = _starts(gen)
     day_starts = np.flatnonzero(new_day)
     day_offsets = _offsets(day_starts, n)
     unit_offsets = _offsets(np.flatnonzero(new_uid[day_starts]), day_starts.size)
@@ -296,7 +348,7 @@ def score_trajectory_frame(
         n_skipped_uids=bad.height,
         skipped_uids=bad["uid"],
         skipped=bad,
-        n_out_of_grid=n_off,
+        n_out_of_grid=pair.n_out_of_grid,
         convention=conv,
     )
 
@@ -407,30 +459,24 @@ class TrajectoryScorer:
             if off.height:
                 acc.off_grid[side] += off.height
                 acc.first_off_grid.setdefault(side, _key(off.row(0, named=True)))
-        scores = score_trajectory_frame(
-            generated,
-            reference,
-            convention=self.convention,
-            metrics=self.metrics,
-            on_mismatch="skip",
-            out_of_grid="score",
-            path_generated=self.paths["generated"],
-            path_reference=self.paths["reference"],
-        )
+        uid_type = generated["uid"].dtype
+        pair = _checked_pair(generated, reference, "skip", "score", self.paths)
+        scores = _scores(pair, self.convention, self.metrics)
         if scores.skipped.height:
             acc.skipped.append(scores.skipped)
         acc.add(scores.per_uid)
         if self.distributions:
-            for side, frame in (("generated", generated), ("reference", reference)):
-                frame = frame.join(scores.skipped, on="uid", how="anti")
+            # the checked frames, in (uid, d, t) order, without the skipped uids; the generated
+            # uids of their own type, which the uid shares and the bootstrap hash
+            generated = pair.generated.with_columns(pl.col("uid").cast(uid_type))
+            for side, frame in (("generated", generated), ("reference", pair.reference)):
                 self._fold(side, frame, side, self.per_day_divergences)
             percent = uid_percent(generated["uid"])
             for low, high in zip((0, *self.uid_shares), self.uid_shares, strict=False):
                 band = generated.filter((percent >= low) & (percent < high))
-                band = band.join(scores.skipped, on="uid", how="anti")
                 self._fold(f"generated<{high}", band, "generated", False)
             if self.resamples:
-                self._fold_resamples(generated.join(scores.skipped, on="uid", how="anti"))
+                self._fold_resamples(generated)
         return {"per_unit": scores.per_uid, "per_day": scores.per_day}
 
     def _fold(self, key: str, frame: pl.DataFrame, side: str, per_day: bool) -> None:
@@ -468,9 +514,7 @@ class TrajectoryScorer:
 
     def _population(self, frame: pl.DataFrame, side: str) -> PopulationCounts:
         """The histograms of one side's whole uids (rows in (uid, d, t) order)."""
-        frame = frame.sort("uid", "d", "t")
-        day = pl.struct("uid", "d")
-        starts = np.flatnonzero(frame.select(day.ne_missing(day.shift(1))).to_series().to_numpy())
+        starts = np.flatnonzero(_starts(frame)[1])
         offsets = _offsets(starts, frame.height)
         need = self.convention.full_days
         if need:
@@ -486,8 +530,10 @@ class TrajectoryScorer:
                     column="uid, d",
                     key=(first["uid"], first["d"]),
                 )
-        x, y = (frame[c].cast(pl.Float64).to_numpy() for c in ("x", "y"))
-        counts = population_counts(offsets, x, y, frame.select("x", "y"), self.convention)
+        x, y = (frame[c].to_numpy() for c in ("x", "y"))
+        counts = population_counts(
+            offsets, x.astype(np.float64), y.astype(np.float64), _cell_ids(x, y), self.convention
+        )
         counts.uids = frame["uid"].n_unique()
         return counts
 
