@@ -503,8 +503,8 @@ class ScoreCounts:
     :class:`~mobeval.io.writers.ScratchFolder` of the system's temporary folder, removed when
     the value is taken, when the counts are let go, and by the next spill after a kill).
     :meth:`auc` reads the runs back together in key order, a block of each at a time
-    (:meth:`_blocks`: ``budget`` rows in all), so ``N_below`` is carried across blocks. The Spark engine, whose partitions' folds
-    reach the driver whole, refuses ``auc``
+    (:meth:`_blocks`: ``budget`` rows in all), so ``N_below`` is carried across blocks. The
+    Spark engine, whose partitions' folds reach the driver whole, refuses ``auc``
     (:data:`mobeval.metrics.recs_population.LOCAL_ENGINE_FAMILIES`)."""
 
     budget: int = field(default_factory=lambda: AUC_TABLE_ROWS)
