@@ -62,24 +62,30 @@ Conventions (README "Compare models"):
   already adjusted over the metric's pairs, are left as they are.
 """
 
-import importlib
+from mobeval.lazy import lazy_exports
 
-#: Each public name -> the module of this package that defines it, imported on first use: the
+#: Each public name, by the module of this package that defines it, imported on first use: the
 #: command line prints every family's tables with :mod:`~mobeval.compare.printing`, which loads
 #: none of the tests.
-_EXPORTS = {
-    name: f"mobeval.compare.{module}"
-    for module, names in {
-        "comparison": ("CORRECTED", "DEFAULT_TESTS", "SCHEMA", "checked_options", "compare"),
-        "corrections": ("CORRECTIONS", "FAMILIES", "adjust"),
-        "intervals": ("bootstrap_ci", "bootstrap_cis"),
-        "leaderboard": ("compact_letters", "leaderboard"),
-        "pairing": ("UNITS", "unit_refused"),
-        "printing": ("print_comparison", "whole_tables"),
-        "results": ("COUNT_ROWS",),
-        "runs": ("fold_rows",),
-        "names": ("P_COLUMNS", "TESTS"),
-        "significance": (
+__all__, __getattr__ = lazy_exports(
+    "mobeval.compare",
+    {
+        "mobeval.compare.comparison": (
+            "CORRECTED",
+            "DEFAULT_TESTS",
+            "SCHEMA",
+            "checked_options",
+            "compare",
+        ),
+        "mobeval.compare.corrections": ("CORRECTIONS", "FAMILIES", "adjust"),
+        "mobeval.compare.intervals": ("bootstrap_ci", "bootstrap_cis"),
+        "mobeval.compare.leaderboard": ("compact_letters", "leaderboard"),
+        "mobeval.compare.pairing": ("UNITS", "unit_refused"),
+        "mobeval.compare.printing": ("print_comparison", "whole_tables"),
+        "mobeval.compare.results": ("COUNT_ROWS",),
+        "mobeval.compare.runs": ("fold_rows",),
+        "mobeval.compare.names": ("P_COLUMNS", "TESTS"),
+        "mobeval.compare.significance": (
             "cohen_dz",
             "paired_t",
             "randomization",
@@ -88,14 +94,5 @@ _EXPORTS = {
             "tukey_hsd",
             "wilcoxon",
         ),
-    }.items()
-    for name in names
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'mobeval.compare' has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
+    },
+)

@@ -35,24 +35,15 @@ One concern per module:
 * :mod:`~mobeval.report.job`: a job file's ``[report]``.
 """
 
-import importlib
+from mobeval.lazy import lazy_exports
 
-#: Each public name -> the module of this package that defines it, imported on first use, so
+#: Each public name, by the module of this package that defines it, imported on first use, so
 #: that ``mobeval report --help`` (which reads :mod:`~mobeval.report.options`) loads no Polars.
-_EXPORTS = {
-    name: f"mobeval.report.{module}"
-    for module, names in {
-        "document": ("FORMATS", "Report", "parse_formats", "write_reports"),
-        "plots": ("EXTRA_MESSAGE", "ReportExtraMissing", "check_plotting"),
-        "tables": ("TEST_NAMES",),
-    }.items()
-    for name in names
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'mobeval.report' has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
+__all__, __getattr__ = lazy_exports(
+    "mobeval.report",
+    {
+        "mobeval.report.document": ("FORMATS", "Report", "parse_formats", "write_reports"),
+        "mobeval.report.plots": ("EXTRA_MESSAGE", "ReportExtraMissing", "check_plotting"),
+        "mobeval.report.tables": ("TEST_NAMES",),
+    },
+)

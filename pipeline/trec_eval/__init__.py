@@ -28,25 +28,16 @@ parameters), :mod:`~mobeval.tasks.trec` (judging and per-query values),
 options), :mod:`~mobeval.trec_eval.command` (the whole command).
 """
 
-import importlib
+from mobeval.lazy import lazy_exports
 
-#: Each public name -> the module that defines it, imported on first use: ``mobeval trec_eval
+#: Each public name, by the module that defines it, imported on first use: ``mobeval trec_eval
 #: --help`` reads :mod:`~mobeval.trec_eval.arguments` alone.
-_EXPORTS = {
-    name: module
-    for module, names in {
+__all__, __getattr__ = lazy_exports(
+    "mobeval.trec_eval",
+    {
         "mobeval.metrics.trec": ("MEASURES", "resolve_measures"),
         "mobeval.tasks.trec": ("Options", "sequential_sum"),
         "mobeval.trec_eval.arguments": ("add_arguments",),
         "mobeval.trec_eval.command": ("main_from_args", "run_trec_eval"),
-    }.items()
-    for name in names
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'mobeval.trec_eval' has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
+    },
+)
