@@ -35,3 +35,29 @@ RECS = pl.DataFrame(
 )
 TARGETS = np.array([0, 2, 1, 3], dtype=np.int64)
 LOGITS = np.arange(16, dtype=np.float64).reshape(4, 4) % 5
+
+
+def logits_out(folder, models, *, rows, classes, seed, step, cutoffs):
+    """The OUT of a logits job (one city, ``x``) scoring ``models`` on ``rows`` samples of
+    ``classes`` classes, written under ``folder``: model ``i``'s logit of the true class raised by
+    ``step * i`` (models of increasing skill), Gaussian logits from ``seed``."""
+    from mobeval.jobs import load_job, run_job
+
+    rng = np.random.default_rng(seed)
+    targets = rng.integers(0, classes, rows)
+    np.save(folder / "targets.npy", targets)
+    for i, model in enumerate(models):
+        logits = rng.normal(size=(rows, classes))
+        logits[np.arange(rows), targets] += step * i
+        np.save(folder / f"{model}.npy", logits.astype(np.float32))
+    lines = ['out = "out"', "[[tasks]]", 'type = "logits"', 'city = "x"', 'truth = "targets.npy"']
+    lines += [f"k = {list(cutoffs)}", "[tasks.models]", *(f'{m} = "{m}.npy"' for m in models)]
+    (folder / "job.toml").write_text("\n".join(lines) + "\n")
+    run_job(load_job(folder / "job.toml"), progress=False, log=lambda _: 0)
+    return folder / "out"
+
+
+def per_unit_column(out, model, metric):
+    """``metric``'s per-unit values of ``model`` in city ``x`` of ``out``, in row order."""
+    files = sorted((out / f"per_unit/city=x/model={model}").glob("*.parquet"))
+    return pl.read_parquet(files).sort("row")[metric].to_numpy()

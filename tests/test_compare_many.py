@@ -22,6 +22,7 @@ from mobeval.cli import main  # noqa: E402
 from mobeval.compare import adjust, cohen_dz, compare, rank_biserial, tukey_hsd  # noqa: E402
 from mobeval.compare.leaderboard import compact_letters, leaderboard  # noqa: E402
 from mobeval.errors import ConfigError  # noqa: E402
+from tests.helpers import logits_out, per_unit_column  # noqa: E402
 
 GOLD = json.loads((GOLDEN / "compare" / "golden.json").read_text())
 MODELS = ["a", "b", "c", "d", "e"]
@@ -109,34 +110,22 @@ def test_compact_letters_share_a_letter_exactly_when_not_significant(seed):
 @pytest.fixture(scope="module")
 def five_models(tmp_path_factory):
     """A logits OUT of five models of increasing skill on 60 rows (one city)."""
-    from mobeval.jobs import load_job, run_job
-
-    folder = tmp_path_factory.mktemp("five")
-    rng = np.random.default_rng(1)
-    rows, classes = 60, 12
-    targets = rng.integers(0, classes, rows)
-    np.save(folder / "targets.npy", targets)
-    for i, model in enumerate(MODELS):
-        logits = rng.normal(size=(rows, classes))
-        logits[np.arange(rows), targets] += 0.4 * i
-        np.save(folder / f"{model}.npy", logits.astype(np.float32))
-    lines = ['out = "out"', "[[tasks]]", 'type = "logits"', 'city = "x"', 'truth = "targets.npy"']
-    lines += ["k = [1, 5]", "[tasks.models]", *(f'{m} = "{m}.npy"' for m in MODELS)]
-    (folder / "job.toml").write_text("\n".join(lines) + "\n")
-    run_job(load_job(folder / "job.toml"), progress=False, log=lambda _: 0)
-    return folder / "out"
-
-
-def _per_unit(out, model, metric):
-    files = sorted((out / f"per_unit/city=x/model={model}").glob("*.parquet"))
-    return pl.read_parquet(files).sort("row")[metric].to_numpy()
+    return logits_out(
+        tmp_path_factory.mktemp("five"),
+        MODELS,
+        rows=60,
+        classes=12,
+        seed=1,
+        step=0.4,
+        cutoffs=(1, 5),
+    )
 
 
 def test_compare_tukey_equals_scipy_on_the_per_unit_values(five_models):
     table = compare(five_models, tests="tukey", metrics="acc@5,mrr", resamples=0, log=None)
     assert table.height == 2 * 10  # every pair of five models, per metric
     for metric in ("acc@5", "mrr"):
-        theirs = scipy_stats.tukey_hsd(*[_per_unit(five_models, m, metric) for m in MODELS])
+        theirs = scipy_stats.tukey_hsd(*[per_unit_column(five_models, m, metric) for m in MODELS])
         rows = table.filter(pl.col("metric") == metric)
         for a, b, p, p_corrected, n in rows.select(
             "baseline", "model", "p_tukey", "p_tukey_corrected", "n_tukey"
@@ -262,7 +251,7 @@ def test_leaderboard_letters_follow_the_p_values(five_models, capsys):
     assert board["test"].unique().to_list() == ["tukey"]
     for metric in ("acc@5", "mrr"):
         rows = board.filter(pl.col("metric") == metric)
-        means = {m: _per_unit(five_models, m, metric).mean() for m in MODELS}
+        means = {m: per_unit_column(five_models, m, metric).mean() for m in MODELS}
         assert rows["model"].to_list() == sorted(MODELS, key=lambda m: -means[m])
         assert np.allclose(rows["mean"], [means[m] for m in rows["model"]], rtol=1e-15, atol=0)
         p = table.filter(pl.col("metric") == metric)
@@ -337,7 +326,7 @@ def test_report_markers_by_tukey_say_its_family(five_models, tmp_path):
     report = Report(out, test="tukey", baseline="a", metrics=["mrr"], plots=False)
     text = report.to_markdown()
     assert "adjusted over every pair of the 5 models by the studentized range" in text
-    theirs = scipy_stats.tukey_hsd(*[_per_unit(out, m, "mrr") for m in MODELS]).pvalue
+    theirs = scipy_stats.tukey_hsd(*[per_unit_column(out, m, "mrr") for m in MODELS]).pvalue
     for model in MODELS[1:]:  # each marker by Tukey's p-value of (a, model) over all 5 models
         assert (
             abs(report.p_value(report.cities[0], model, "mrr") - theirs[0, MODELS.index(model)])

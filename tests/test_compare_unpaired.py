@@ -10,7 +10,6 @@ import math
 import warnings
 
 import numpy as np
-import polars as pl
 import pytest
 
 scipy_stats = pytest.importorskip("scipy.stats")
@@ -20,6 +19,7 @@ from conftest import GOLDEN  # noqa: E402
 from mobeval.cli import main  # noqa: E402
 from mobeval.compare import adjust, compare  # noqa: E402
 from mobeval.compare.significance import pooled_t, rank_sum  # noqa: E402
+from tests.helpers import logits_out, per_unit_column  # noqa: E402
 
 GOLD = json.loads((GOLDEN / "clayrs_stats" / "expected.json").read_text())
 MODELS = ["a", "b", "c"]
@@ -98,27 +98,15 @@ def test_equal_clayrs_ttest_and_wilcoxon_on_its_own_cases(case, test, clayrs):
 @pytest.fixture(scope="module")
 def three_models(tmp_path_factory):
     """A logits OUT of three models on 50 rows (one city)."""
-    from mobeval.jobs import load_job, run_job
-
-    folder = tmp_path_factory.mktemp("three")
-    rng = np.random.default_rng(5)
-    rows, classes = 50, 8
-    targets = rng.integers(0, classes, rows)
-    np.save(folder / "targets.npy", targets)
-    for i, model in enumerate(MODELS):
-        logits = rng.normal(size=(rows, classes))
-        logits[np.arange(rows), targets] += 0.5 * i
-        np.save(folder / f"{model}.npy", logits.astype(np.float32))
-    lines = ['out = "out"', "[[tasks]]", 'type = "logits"', 'city = "x"', 'truth = "targets.npy"']
-    lines += ["k = [1, 3]", "[tasks.models]", *(f'{m} = "{m}.npy"' for m in MODELS)]
-    (folder / "job.toml").write_text("\n".join(lines) + "\n")
-    run_job(load_job(folder / "job.toml"), progress=False, log=lambda _: 0)
-    return folder / "out"
-
-
-def _per_unit(out, model, metric):
-    files = sorted((out / f"per_unit/city=x/model={model}").glob("*.parquet"))
-    return pl.read_parquet(files).sort("row")[metric].to_numpy()
+    return logits_out(
+        tmp_path_factory.mktemp("three"),
+        MODELS,
+        rows=50,
+        classes=8,
+        seed=5,
+        step=0.5,
+        cutoffs=(1, 3),
+    )
 
 
 def test_compare_unpaired_columns_equal_scipy_and_are_corrected(three_models):
@@ -126,7 +114,10 @@ def test_compare_unpaired_columns_equal_scipy_and_are_corrected(three_models):
     table = compare(three_models, tests=tests, metrics="acc@3,mrr", resamples=0, log=None)
     assert table.height == 6
     for row in table.iter_rows(named=True):
-        a, b = (_per_unit(three_models, row[side], row["metric"]) for side in ("baseline", "model"))
+        a, b = (
+            per_unit_column(three_models, row[side], row["metric"])
+            for side in ("baseline", "model")
+        )
         assert _same(row["p_ttest_ind"], _scipy("ttest-ind", a, b))
         assert _same(row["p_ranksums"], _scipy("ranksums", a, b))
     # one family (the city's): the three tests' p-values corrected together
