@@ -89,4 +89,4 @@ def test_compare_fits_the_terminal(nextloc_sample_out, tmp_path, capsys, monkeyp
     pieces = printed.count("│ metric ")  # the tables of both cities, as many as the width needs
     for metric in written["metric"]:  # each metric in every piece of each city's table
         assert printed.count(f"│ {metric} ") == pieces
-    assert "city=tky: markov vs popularity, 3000 samples paired" in printed
+    assert "city=tky: markov vs popularity, 3,000 samples paired" in printed

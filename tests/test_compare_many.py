@@ -393,6 +393,24 @@ def test_tukey_integration_warning_is_one_line_of_ours(five_models, monkeypatch,
     assert f"the smallest {high['p_tukey'].min():.12g}: far from any" in lines[0]
 
 
+def _untypeset(text: str) -> str:
+    """A report's LaTeX or HTML with its notations as plain text: ``$d_z$`` and
+    ``<i>d</i><sub>z</sub>`` as ``d_z``, ``$1.70\\times10^{-4}$`` and ``1.70×10<sup>−4</sup>``
+    as ``1.70×10⁻⁴`` (p_text's)."""
+    import re
+
+    for name in ("d_z", "r_rb"):
+        letter, sub = name.split("_")
+        text = text.replace(f"<i>{letter}</i><sub>{sub}</sub>", name)
+    text = text.replace("$d_z$", "d_z").replace(r"$r_{\mathrm{rb}}$", "r_rb")
+    digits = str.maketrans("-−0123456789", "⁻⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+    return re.sub(
+        r"\$?(\d\.\d+)(?:\\times|×)10(?:\^\{|<sup>)([-−]?\d+)(?:\}\$|</sup>)",
+        lambda m: f"{m[1]}×10{m[2].translate(digits)}",
+        text,
+    )
+
+
 def _report_tables(text: str, fmt: str) -> dict[str, tuple[list[str], list[list[str]]]]:
     """Every small table of a report as {title: (heads, rows)} of plain texts, parsed from
     the Markdown, the HTML or the LaTeX."""
@@ -408,13 +426,13 @@ def _report_tables(text: str, fmt: str) -> dict[str, tuple[list[str], list[list[
     elif fmt == "html":
         for title, body in re.findall(r"<caption>([^<]*)</caption>(.*?)</table>", text):
             rows = [re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r) for r in body.split("</tr>")]
-            rows = [[html.unescape(c) for c in r] for r in rows if r]
+            rows = [[html.unescape(_untypeset(c)) for c in r] for r in rows if r]
             found[html.unescape(title)] = (rows[0], rows[1:])
     else:
         for title, body in re.findall(
             r"\\listing\{city=x: ([^}]*)\}.*?\\toprule\n(.*?)\\bottomrule", text, flags=re.S
         ):
-            plain = body.replace("$-$", "-").replace("$+$", "+").replace(r"\_", "_")
+            plain = _untypeset(body).replace("$-$", "-").replace("$+$", "+").replace(r"\_", "_")
             plain = plain.replace(r"$\pm$", "±").replace(r"\%", "%")
             rows = [ln[:-3].split(" & ") for ln in plain.splitlines() if ln.endswith(r" \\")]
             found[title] = (rows[0], rows[1:])

@@ -473,7 +473,7 @@ def test_latex_tables_are_paper_ready(outs, tmp_path):
         a, b = value[("markov", metric)], value[("popularity", metric)]
         for model, text in zip(("markov", "popularity"), cells, strict=False):
             assert float(text.rstrip("†‡")) == pytest.approx(value[(model, metric)], abs=6e-5)
-        improvement = f"{(b - a) * 100:+.2f} pp ({(b - a) / a * 100:+.1f}%), d_z "
+        improvement = f"{(b - a) * 100:+.2f} pp ({(b - a) / a * 100:+.1f}%), $d_z$ "  # math
         assert cells[2].startswith(improvement)
     # each value column is a pair aligned on the point: "0." right, "1693" left
     assert r"\begin{tabular}{@{}lr@{}lr@{}lr@{}}" in floats[0]

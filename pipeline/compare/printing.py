@@ -48,11 +48,24 @@ def _printed_width(frame: pl.DataFrame) -> int:
     return max(len(line) for line in str(frame).splitlines())
 
 
+#: Unicode superscripts of an exponent's characters (:func:`p_text`'s power of ten).
+SUPERSCRIPT_DIGITS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
 def p_text(value: float | None) -> str:
-    """A p-value as compare prints it: ``0.0123``, ``4.6e-05`` below 0.001, ``-`` for none."""
+    """A p-value as mobeval prints it everywhere (compare's tables, the report in every format):
+    three significant digits, in decimals from 0.001 up (``0.0242``, ``0.00170``, ``1.00``),
+    below as a power of ten (``1.70×10⁻⁴``, which the report typesets as
+    ``$1.70\\times10^{-4}$`` in LaTeX, ``1.70×10<sup>−4</sup>`` in HTML); ``0`` for a
+    p-value that underflowed, ``-`` for none. The exact value stays in compare's files."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
-    return f"{value:.1e}" if value < 0.001 else f"{value:.4f}"
+    if value == 0:
+        return "0"
+    mantissa, exponent = f"{value:.2e}".split("e")
+    if int(exponent) >= -3:  # rounded, 0.001 or more
+        return f"{float(mantissa + 'e' + exponent):#.3g}"
+    return f"{mantissa}×10{str(int(exponent)).translate(SUPERSCRIPT_DIGITS)}"
 
 
 def print_comparison(frame: pl.DataFrame, file=None) -> None:
@@ -80,7 +93,7 @@ def print_comparison(frame: pl.DataFrame, file=None) -> None:
         for (city, model, baseline), part in pairs.items():
             confidence, unit = part["confidence"][0], part["unit"][0]
             counts = part["n"].unique()
-            paired = f", {counts[0]} {unit}s paired" if counts.len() == 1 else f", {unit}s paired"
+            paired = f", {counts[0]:,} {unit}s paired" if counts.len() == 1 else f", {unit}s paired"
             runs = part["runs"][0]
             if runs is not None:  # a model's runs together (mobeval.compare.runs)
                 of = [part[f"runs_{side}"][0] or 1 for side in ("model", "baseline")]

@@ -534,7 +534,7 @@ class Report:
             row = city.comparison.row(0, named=True)
             ci = (
                 f"{row['confidence']:.0%} bootstrap percentile interval of the difference from "
-                f"{row['resamples']} resamples (seed {row['seed']})"
+                f"{row['resamples']:,} resamples (seed {row['seed']})"
             )
             runs = f", {RUNS_WORDS[row['runs']]}" if row["runs"] else ""
             pairing = (
@@ -544,7 +544,7 @@ class Report:
             )
             lines.append(
                 f"{where}: {city.test} ({TEST_NAMES[city.test]}) against {city.baseline}, "
-                f"{pairing} {row['unit']} (n = {row['n']}{runs}); {city.significance}; {ci}; "
+                f"{pairing} {row['unit']} (n = {row['n']:,}{runs}); {city.significance}; {ci}; "
                 f"source: {city.comparison_source}" + (f"; {city.note}" if city.note else "") + "."
             )
         return lines

@@ -17,6 +17,7 @@ from mobeval.report.tables import (
     legend,
     listing_sections,
     table_parts,
+    typeset,
 )
 
 _CSS = """
@@ -49,10 +50,16 @@ div.listings { display: flex; flex-wrap: wrap; gap: 0 1.5em; align-items: flex-s
 PAGE = (1100.0, 7.8, 18.0)
 
 
+def _text(text: str) -> str:
+    """``text`` escaped for HTML, its notations typeset (:func:`~mobeval.report.tables.typeset`:
+    ``<i>d</i><sub>z</sub>``, ``1.70×10<sup>−4</sup>``)."""
+    return typeset(str(text), html.escape, "html")
+
+
 def _table(report, city, title: str, part: Part) -> str:
     """One table (or part of one) as HTML: a row per stub cell, a rule above the improvements
     of a table with models as rows."""
-    e = html.escape
+    e = _text
     if part.count > 1:
         title += f", part {part.number} of {part.count}"
     rows = []
@@ -78,7 +85,7 @@ def _table(report, city, title: str, part: Part) -> str:
 
 def _listing(listing: Listing) -> str:
     """A :class:`~mobeval.report.tables.Listing` as an HTML table."""
-    e = html.escape
+    e = _text
     head = "".join(f"<th>{e(h)}</th>" for h in listing.heads)
     rows = "".join(
         "<tr>"
@@ -97,7 +104,7 @@ def render_html(report, standalone: bool = True) -> str:
     notebook)."""
     if report.plots:
         report.figures()
-    e = html.escape
+    e = _text
     parts = [f"<h1>{e(report.title)}</h1>", f"<p>Results of <code>{e(str(report.out))}</code>.</p>"]
     for city in report.cities:
         parts.append(f"<h2>city={e(city.name)}</h2><p><em>{e(header(city))}</em></p>")
@@ -113,8 +120,9 @@ def render_html(report, standalone: bool = True) -> str:
             parts.append(f'</div><p class="legend">{e(text)}</p>')
         for figure in city.figures:
             data = base64.b64encode(figure.png).decode("ascii")
+            alt = html.escape(figure.caption)
             parts.append(
-                f'<figure><img alt="{e(figure.caption)}" src="data:image/png;base64,{data}">'
+                f'<figure><img alt="{alt}" src="data:image/png;base64,{data}">'
                 f"<figcaption>{e(figure.caption)}</figcaption></figure>"
             )
     parts.append("<h2>Methods</h2>")
@@ -142,6 +150,6 @@ def render_html(report, standalone: bool = True) -> str:
         return f"<div><style>{_CSS}</style>{body}</div>"
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{e(report.title)}</title><style>{_CSS}</style></head><body>\n{body}\n"
+        f"<title>{html.escape(report.title)}</title><style>{_CSS}</style></head><body>\n{body}\n"
         "</body></html>\n"
     )

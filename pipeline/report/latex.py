@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import time
 
-from mobeval.report.tables import header, legend, listing_sections, table_parts
+from mobeval.report.tables import header, legend, listing_sections, table_parts, typeset
 
 _TEX_ESCAPES = {
     "\\": r"\textbackslash{}",
@@ -56,9 +56,20 @@ COLUMN_SEP_PT = 12.0
 _SIGN = re.compile(r"(?<![\w.])([-+])(?=\d|inf)")
 
 
+def _escaped(text: str) -> str:
+    return "".join(_TEX_ESCAPES.get(ch, ch) for ch in text)
+
+
+def _signed(text: str) -> str:
+    text = _SIGN.sub(lambda m: "$-$" if m.group(1) == "-" else "$+$", _escaped(text))
+    return text.replace("inf", r"$\infty$")
+
+
 def tex_escape(text: str) -> str:
-    """``text`` with LaTeX's special characters escaped (a model name, a caption)."""
-    return "".join(_TEX_ESCAPES.get(ch, ch) for ch in str(text))
+    """``text`` with LaTeX's special characters escaped (a model name, a caption) and the
+    report's notations typeset (:func:`~mobeval.report.tables.typeset`: ``$d_z$``,
+    ``$1.70\\times10^{-4}$``)."""
+    return typeset(str(text), _escaped, "latex")
 
 
 def tex_number(text: str) -> str:
@@ -66,8 +77,7 @@ def tex_number(text: str) -> str:
     signs, ``inf`` as the infinity sign, a lone ``-`` (no value) as an en dash."""
     if text.strip() == "-":
         return "--"
-    text = _SIGN.sub(lambda m: "$-$" if m.group(1) == "-" else "$+$", tex_escape(text))
-    return text.replace("inf", r"$\infty$")
+    return typeset(text, _signed, "latex")
 
 
 #: The page of :func:`~mobeval.report.tables.table_parts`: the text width, a character, the

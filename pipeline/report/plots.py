@@ -248,7 +248,7 @@ def _scatter(plt, source: OutputFolder, city: City) -> Figure | None:
         return None
     caption = (
         f"city={city.name}: {metric} of each model vs {city.baseline}, paired by unit "
-        f"({', '.join(f'{m}: {n} units' for m, n in zip(others, shown, strict=True))})"
+        f"({', '.join(f'{m}: {n:,} units' for m, n in zip(others, shown, strict=True))})"
     )
     return _figure(plt, figure, f"{city.name}-scatter.png", caption)
 

@@ -8,6 +8,8 @@ markers (:func:`comparison_listings`)."""
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import polars as pl
@@ -55,6 +57,41 @@ SMALL = frozenset(SUPERSCRIPTS.values())
 def superscript(letters: str) -> str:
     """``"ab"`` -> ``"ᵃᵇ"`` (a letter without a superscript form stays as it is)."""
     return "".join(SUPERSCRIPTS.get(letter, letter) for letter in letters)
+
+
+#: The notations of the report's plain texts that LaTeX and HTML typeset (:func:`typeset`):
+#: the effect sizes' names and a power of ten (:func:`~mobeval.compare.printing.p_text`'s
+#: ``1.70×10⁻⁴``).
+NOTATION = re.compile(
+    r"\b(?P<name>d_z|r_rb)\b|(?P<mantissa>\d\.\d+)×10(?P<exponent>[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)"
+)
+#: How each format writes :data:`NOTATION`'s names: paired Cohen's d_z, the rank-biserial r_rb.
+NAMES = {
+    "latex": {"d_z": "$d_z$", "r_rb": r"$r_{\mathrm{rb}}$"},
+    "html": {"d_z": "<i>d</i><sub>z</sub>", "r_rb": "<i>r</i><sub>rb</sub>"},
+}
+#: How each format writes a power of ten (its mantissa, its exponent as an integer).
+POWERS = {
+    "latex": lambda mantissa, exponent: rf"${mantissa}\times10^{{{exponent}}}$",
+    "html": lambda mantissa, exponent: f"{mantissa}×10<sup>{exponent:d}</sup>".replace("-", "−"),
+}
+_PLAIN_DIGITS = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+
+
+def typeset(text: str, escape: Callable[[str], str], fmt: str) -> str:
+    """``text`` in format ``fmt`` (``latex``, ``html``): its :data:`NOTATION` written as the
+    format writes it (``$d_z$``, ``<i>d</i><sub>z</sub>``; ``$1.70\\times10^{-4}$``), the
+    rest escaped by ``escape``."""
+    out, start = [], 0
+    for match in NOTATION.finditer(text):
+        out.append(escape(text[start : match.start()]))
+        if match["name"]:
+            out.append(NAMES[fmt][match["name"]])
+        else:
+            exponent = int(match["exponent"].translate(_PLAIN_DIGITS))
+            out.append(POWERS[fmt](match["mantissa"], exponent))
+        start = match.end()
+    return "".join(out) + escape(text[start:])
 
 
 def cutoff_tables(metrics: list[str]) -> list[Table]:
@@ -286,10 +323,10 @@ def comparisons_text(city: City) -> str:
         return ""
     row = city.comparison.row(0, named=True)
     text = (
-        f"difference: the paired mean difference model - {city.baseline} over the {row['n']} "
+        f"difference: the paired mean difference model - {city.baseline} over the {row['n']:,} "
         f"{row['unit']}s{', ' + RUNS_WORDS[row['runs']] if row['runs'] else ''} (pp: "
         f"percentage points for rates); CI: its {row['confidence']:.0%} "
-        f"bootstrap percentile interval ({row['resamples']} resamples, seed {row['seed']}); "
+        f"bootstrap percentile interval ({row['resamples']:,} resamples, seed {row['seed']}); "
         "d_z: paired Cohen's d (mean / sd of the differences, ddof = 1)"
     )
     if city.comparison["rank_biserial"].is_not_null().any():
@@ -365,7 +402,7 @@ def significance_text(city: City, family: pl.DataFrame) -> str:
             )
         else:
             corrected = (
-                f"{correction}-corrected over a family of {count} p-values: the {names} "
+                f"{correction}-corrected over a family of {count:,} p-values: the {names} "
                 f"p-values of {metrics} metric(s) x {pairs} model pair(s)"
             )
     rows = city.comparison
@@ -425,4 +462,4 @@ def header(city: City) -> str:
     word = UNIT_WORDS.get(city.task, "units")
     base = f", baseline {city.baseline}" if city.baseline else ""
     group = f", {city.group}" if city.group else ""
-    return f"{city.task}, {len(city.models)} model(s), {units} {word}{base}{group}"
+    return f"{city.task}, {len(city.models)} model(s), {units:,} {word}{base}{group}"
