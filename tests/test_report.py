@@ -457,10 +457,15 @@ def test_latex_tables_are_paper_ready(outs, tmp_path):
     assert len(floats) == 4  # two cities, two cutoff grids
     labels = [re.search(r"\\label\{([^}]*)\}", f).group(1) for f in floats]
     assert labels == ["tab:tky-1", "tab:tky-2", "tab:nyc-1", "tab:nyc-2"]
-    for block in floats:
+    for block, label in zip(floats, labels, strict=True):
         assert block.index(r"\toprule") < block.index(r"\midrule") < block.index(r"\bottomrule")
         notes = block.split(r"\begin{tablenotes}", 1)[1]  # the legend inside the float
-        assert "best per metric in bold" in notes and notes.index(r"\end{threeparttable}")
+        assert notes.index(r"\end{threeparttable}")
+        if label.endswith("-1"):  # the legend once per city, under its first table
+            assert "best per metric in bold" in notes
+        else:  # the others point to it: a small table is not made a page of legend
+            assert "best per metric" not in notes
+            assert rf"Legend and notes under Table~\ref{{{label[:-2]}-1}}" in notes
         assert r"\caption{city=" in block
         assert not re.search(r"(?<![$\w])-\d", block)  # every minus is math's minus
     summary = _summary(outs["nextloc"]).filter(pl.col("city") == "tky")

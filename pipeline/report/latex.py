@@ -120,20 +120,24 @@ def latex_tables(
     """The LaTeX lines of ``city``'s tables: one float per table (or per part of a table split
     to fit), each with ``\\caption`` (``caption``, then the city and the table's title),
     ``\\label`` (``<label>:<city>-<n>``, ``-<part>`` for a part), booktabs rules and the legend
-    inside the float."""
+    inside the city's first float (its last part), the others pointing to it."""
     legends = [tex_escape(legend(city))]
     if city.note:
         legends.append("Note: " + tex_escape(city.note))
     out = []
-    for number, table in enumerate(city.tables, 1):
+    laid = []
+    for table in city.tables:
         parts = table_parts(report, city, table.metrics, transpose, page=PAGE)
         turned = table_parts(report, city, table.metrics, transpose, page=LANDSCAPE)
-        landscape = len(turned) < len(parts)
-        if landscape:  # fewer parts on pages of their own, turned sideways
-            parts = turned
+        laid.append(
+            (table, turned if len(turned) < len(parts) else parts, len(turned) < len(parts))
+        )
+    # the legend once, under the first table (its last part): the others point to it
+    first = f"{label}:{_slug(city.name)}-1"
+    anchor = f"{first}-{len(laid[0][1])}" if laid and len(laid[0][1]) > 1 else first
+    for number, (table, parts, landscape) in enumerate(laid, 1):
+        # landscape: fewer parts on pages of their own, turned sideways
         float_ = "sidewaystable" if landscape else "table"
-        name = f"{label}:{_slug(city.name)}-{number}"
-        last = f"{name}-{len(parts)}" if len(parts) > 1 else name
         for part in parts:
             title = f"city={city.name}: {table.title[:1].lower()}{table.title[1:]}"
             text = f"{caption} ({title})" if caption else title
@@ -141,11 +145,10 @@ def latex_tables(
             if part.count > 1:
                 text += f", part {part.number} of {part.count}"
                 name += f"-{part.number}"
-            notes = (
-                legends
-                if part.number == part.count
-                else [rf"Legend and notes under part {part.count} (Table~\ref{{{last}}})."]
-            )
+            where = rf"Table~\ref{{{anchor}}}"
+            if number == 1:  # a part of the same table
+                where = f"part {len(parts)} ({where})"
+            notes = legends if name == anchor else [f"Legend and notes under {where}."]
             pairs = [any(kind == "value" for kind, _, _ in column) for column in part.columns]
             spec = "l" + "".join("r@{}l" if pair else "r" for pair in pairs)
             heads = [
