@@ -3,8 +3,8 @@ reports the modules it loaded; the heavy ones that only some commands need must 
 (scipy's statistics only for compare's distributions, matplotlib only for plots, pyspark only for
 the Spark engine, trec_eval without Polars, pyarrow or the recommendation family, which only its
 recs metrics, -R qrels_jg and a score its byte reader leaves need), a scoring command loads none
-of compare's tests, the report or the Spark engine, and ``--help`` loads no Polars, Arrow, Numba
-or SciPy: the parser adds only the arguments of the command it runs."""
+of compare's tests, the report or the Spark engine, and ``--help`` loads no Polars, Arrow, Numba,
+SciPy or NumPy: the parser adds only the arguments of the command it runs."""
 
 import json
 import subprocess
@@ -26,7 +26,7 @@ NEVER = ("matplotlib", "pyspark", "scipy.stats", "scipy.special", "scipy.optimiz
 #: printer, :mod:`mobeval.compare.printing`, which prints its summary), the Spark engine.
 NOT_SCORING = ("mobeval.report", "mobeval.engines.spark", "mobeval.compare")
 #: What ``--help`` never loads.
-HEAVY = ("polars", "pyarrow", "numba", "scipy")
+HEAVY = ("polars", "pyarrow", "numba", "scipy", "numpy")
 SAMPLES = REPO_ROOT / "data_samples"
 COMMANDS = {
     "help": (["--help"], ()),
@@ -148,7 +148,7 @@ def test_a_scoring_command_loads_no_other_familys_task_or_kernels(command, tmp_p
     ["", "nextloc", "trajectory", "recs", "logits", "validate", "run", "compare", "report"]
     + ["trec_eval", "warmup"],
 )
-def test_help_loads_no_polars_arrow_numba_or_scipy(command, tmp_path):
+def test_help_loads_no_polars_arrow_numba_scipy_or_numpy(command, tmp_path):
     modules = loaded_modules([command, "--help"] if command else ["--help"], tmp_path)
     assert _loaded(modules, HEAVY) == []
 
