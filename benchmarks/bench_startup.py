@@ -8,14 +8,20 @@ alternating: our process, the baseline's (``--baseline REV``: pipeline/ as of gi
 e.g. the commit before a change) and the floor, a process that only imports Polars (NumPy for
 ``.npy``) and reads the same inputs whole. Prints the medians of the wall seconds and of the CPU
 seconds (user + system: on a loaded machine the steadier measure), and the seconds from the
-process's start to its first open of an input file (``strace -f -e trace=execve,openat``; the
-goal: at most ~0.3 s, issue 25). Runs from a snapshot of pipeline/ taken at start
-(``datagen.snapshot_pipeline``), so edits made meanwhile do not count.
+process's start to its first open of an input file (``strace -f --seccomp-bpf -e
+trace=execve,openat``: with ``--seccomp-bpf`` the kernel stops the process only at the traced
+calls, so the figure is the program's; an strace that refuses the option traces without it and
+the column says so; the goal: at most ~0.3 s, issue 25). Runs from a snapshot of pipeline/
+taken at start (``datagen.snapshot_pipeline``), so edits made meanwhile do not count, compiled
+to bytecode first as ``pip install`` does (with ``PYTHONDONTWRITEBYTECODE`` set, as on this
+machine, every process would otherwise compile the modules it imports: 0.2-0.4 s before the first
+read).
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import re
 import resource
@@ -75,17 +81,26 @@ def floor_code(files: list[str]) -> str:
     return f"import numpy as np, polars as pl; {reads}"
 
 
+def strace_options() -> list[str]:
+    """strace's options that trace ``execve`` and ``openat`` with time stamps: through a seccomp
+    filter (the process runs at full speed between those calls) where this strace accepts it,
+    else stopping at every system call (slower: the first read comes later than untraced)."""
+    light = ["-f", "--seccomp-bpf", "-ttt", "-e", "trace=execve,openat"]
+    probe = subprocess.run(["strace", *light, "-o", os.devnull, "true"], capture_output=True)
+    return light if probe.returncode == 0 else [o for o in light if o != "--seccomp-bpf"]
+
+
 def timed(
-    command: list[str], env: dict, trace: bool, files: list[str]
+    command: list[str], env: dict, trace: list[str] | None, files: list[str]
 ) -> tuple[float, float, float]:
-    """Wall and CPU seconds of one process, and (``trace``) the seconds from its start to its
-    first open of one of ``files`` (NaN: none opened, or not traced)."""
+    """Wall and CPU seconds of one process, and (``trace``: strace's options) the seconds from
+    its start to its first open of one of ``files`` (NaN: none opened, or not traced)."""
     first_read = float("nan")
     log = None
     if trace:
         handle, log = tempfile.mkstemp(suffix=".strace")
         os.close(handle)
-        command = ["strace", "-f", "-ttt", "-e", "trace=execve,openat", "-o", log, *command]
+        command = ["strace", *trace, "-o", log, *command]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, env=env)
@@ -117,19 +132,25 @@ def main() -> None:
     codes = {"ours": snapshot_pipeline(str(scratch / "code"))}
     if args.baseline:
         codes["baseline"] = snapshot_revision(args.baseline, scratch / "baseline")
+    for code in codes.values():  # the .pyc files an installed package has
+        compileall.compile_dir(code, quiet=1)
     given = os.environ.get("PYTHONPATH")
     envs = {
         label: dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [code, given])))
         for label, code in codes.items()
     }
-    trace = not args.no_strace and shutil.which("strace") is not None
+    trace = None
+    if not args.no_strace and shutil.which("strace") is not None:
+        trace = strace_options()
     rows = {"--help": ("--help",)}
     rows |= {f"{family} --help": (family, "--help") for family in COMMANDS}
     rows |= {family: (family, *arguments) for family, arguments in COMMANDS.items()}
     for env in envs.values():  # the kernels cached for every code, before timing
         for family, arguments in COMMANDS.items():
-            timed([sys.executable, "-m", "mobeval", family, *arguments], env, False, [])
+            timed([sys.executable, "-m", "mobeval", family, *arguments], env, None, [])
     print(f"2 CPUs; load average at start (1/5/15 min): {load()}")
+    if trace and "--seccomp-bpf" not in trace:
+        print("strace refused --seccomp-bpf: first reads traced at every system call (slower)")
     print(f"{'command':<18} {'code':<9} {'wall':>6} {'cpu':>6} {'first read':>10}")
     for row, arguments in rows.items():
         files = inputs(arguments)
@@ -139,7 +160,7 @@ def main() -> None:
         for _ in range(args.repeat):  # alternating, so that each sees the same load
             for label, env in envs.items():
                 command = [sys.executable, "-m", "mobeval", *arguments]
-                runs[label].append(timed(command, env, trace and bool(files), files))
+                runs[label].append(timed(command, env, trace if files else None, files))
             if files:
                 command = [sys.executable, "-c", floor_code(files)]
                 runs["floor"].append(timed(command, envs["ours"], trace, files))

@@ -948,16 +948,16 @@ def _polars_panic() -> type[BaseException]:
 def main(argv: list[str] | None = None) -> int:
     """Run one command; the exit code (see the module docstring). Every failure is one line on
     stderr, never a traceback."""
-    from mobeval.io.remote import url_timeout
-    from mobeval.io.writers import STDOUT, checked_stdout
-
     argv = sys.argv[1:] if argv is None else argv
     # the command is the first word that is not an option (``mobeval`` takes none with a value)
     parser = build_parser(next((word for word in argv if not word.startswith("-")), ""))
     if not argv:  # ``mobeval`` alone asks what it can do: the help, as pip answers (exit 0)
         parser.print_help()
         return EXIT_DONE
-    args = parser.parse_args(argv)  # usage errors: one line, SystemExit(2)
+    args = parser.parse_args(argv)  # usage errors: one line, SystemExit(2); --help: exit 0
+    from mobeval.io.remote import url_timeout  # after --help, which needs neither
+    from mobeval.io.writers import STDOUT, checked_stdout
+
     try:
         with (
             _terminate_as_interrupt(),

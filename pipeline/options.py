@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-
-import numpy as np
 
 from mobeval.errors import ConfigError, OptionError
 from mobeval.families import FAMILIES, Family, Option
@@ -58,17 +57,24 @@ def _fail(option: str, value: object, expected: str) -> OptionError:
 
 
 def _is_int(value: object) -> bool:
-    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+    """An int or a NumPy integer (both ``numbers.Integral``; NumPy's bool is not), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def _is_number(value: object) -> bool:
-    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(
-        value, bool | np.bool_
-    )
+    """An int, a float, a NumPy integer or float (``numbers.Real``), not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _numpy_type(name: str) -> tuple[type, ...]:
+    """NumPy's type ``name`` (``ndarray``, ``bool_``), or none before NumPy is imported (no value
+    is one before): the options of a command are checked without importing NumPy."""
+    numpy = sys.modules.get("numpy")
+    return () if numpy is None else (getattr(numpy, name),)
 
 
 def _is_list(value: object) -> bool:
-    return isinstance(value, list | tuple | range | np.ndarray)
+    return isinstance(value, (list, tuple, range, *_numpy_type("ndarray")))
 
 
 def _name(option: str, value: object, *, optional: bool = False) -> None:
@@ -109,7 +115,7 @@ def _finite(option: str, value: object, *, optional: bool = False) -> None:
 
 
 def _boolean(option: str, value: object) -> None:
-    if not isinstance(value, bool | np.bool_):
+    if not isinstance(value, (bool, *_numpy_type("bool_"))):
         raise _fail(option, value, "True or False")
 
 

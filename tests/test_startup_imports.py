@@ -3,8 +3,10 @@ reports the modules it loaded; the heavy ones that only some commands need must 
 (scipy's statistics only for compare's distributions, matplotlib only for plots, pyspark only for
 the Spark engine, trec_eval without Polars, pyarrow or the recommendation family, which only its
 recs metrics, -R qrels_jg and a score its byte reader leaves need), a scoring command loads none
-of compare's tests, the report or the Spark engine, and ``--help`` loads no Polars, Arrow, Numba
-or SciPy: the parser adds only the arguments of the command it runs."""
+of compare's tests, the report or the Spark engine, and ``--help`` loads no Polars, Arrow, Numba,
+SciPy or NumPy: the parser adds only the arguments of the command it runs. Before its first read
+of an input a run has imported no kernel, scorer, engine stream or reader of another kind of
+input (``sys.modules`` at that read, :data:`FIRST_READ`)."""
 
 import json
 import subprocess
@@ -26,7 +28,7 @@ NEVER = ("matplotlib", "pyspark", "scipy.stats", "scipy.special", "scipy.optimiz
 #: printer, :mod:`mobeval.compare.printing`, which prints its summary), the Spark engine.
 NOT_SCORING = ("mobeval.report", "mobeval.engines.spark", "mobeval.compare")
 #: What ``--help`` never loads.
-HEAVY = ("polars", "pyarrow", "numba", "scipy")
+HEAVY = ("polars", "pyarrow", "numba", "scipy", "numpy")
 SAMPLES = REPO_ROOT / "data_samples"
 COMMANDS = {
     "help": (["--help"], ()),
@@ -148,7 +150,7 @@ def test_a_scoring_command_loads_no_other_familys_task_or_kernels(command, tmp_p
     ["", "nextloc", "trajectory", "recs", "logits", "validate", "run", "compare", "report"]
     + ["trec_eval", "warmup"],
 )
-def test_help_loads_no_polars_arrow_numba_or_scipy(command, tmp_path):
+def test_help_loads_no_polars_arrow_numba_scipy_or_numpy(command, tmp_path):
     modules = loaded_modules([command, "--help"] if command else ["--help"], tmp_path)
     assert _loaded(modules, HEAVY) == []
 
@@ -234,3 +236,110 @@ def test_a_run_reads_its_inputs_schemas_before_numba_is_imported(run):
     assert code == 0, stderr
     assert len(seen) >= 2 and all("numba" not in imported for imported in seen)
     assert numba
+
+
+#: ``sys.modules`` at a command's first read of one of its input files (the files named on its
+#: command line): Python's own opens raise the audit event ``open`` (a ``.npy`` file, a text
+#: file's first line); Arrow's C++ opens raise none, so the two functions through which mobeval
+#: has Arrow open a file are wrapped once their modules are loaded. A read this misses could only
+#: come earlier than the one it records, so the modules it reports are never fewer than those
+#: loaded at the true first read.
+FIRST_READ = (
+    "import atexit, importlib.abc, importlib.util, json, os, sys\n"
+    "inputs = {os.path.realpath(a) for a in sys.argv[1:] if os.path.isfile(a)}\n"
+    "first = []\n"
+    "def read(path):\n"
+    "    if not first and isinstance(path, str | bytes | os.PathLike):\n"
+    "        if os.path.realpath(os.fsdecode(path)) in inputs:\n"
+    "            first.append(sorted(sys.modules))\n"
+    "sys.addaudithook(lambda event, args: event == 'open' and read(args[0]))\n"
+    "def opening(function, position):\n"
+    "    def wrapper(*args, **kwargs):\n"
+    "        read(args[position])\n"
+    "        return function(*args, **kwargs)\n"
+    "    return wrapper\n"
+    "def parquet(module):\n"
+    "    module.ParquetFile.__init__ = opening(module.ParquetFile.__init__, 1)\n"
+    "def csv(module):\n"
+    "    module.open_csv = opening(module.open_csv, 0)\n"
+    "wrap = {'pyarrow.parquet.core': parquet, 'pyarrow.csv': csv}\n"
+    "class Wrapping(importlib.abc.MetaPathFinder):\n"
+    "    def find_spec(self, name, path, target=None):\n"
+    "        if name not in wrap:\n"
+    "            return None\n"
+    "        sys.meta_path.remove(self)\n"
+    "        try:\n"
+    "            spec = importlib.util.find_spec(name)\n"
+    "        finally:\n"
+    "            sys.meta_path.insert(0, self)\n"
+    "        run = spec.loader.exec_module\n"
+    "        def exec_module(module):\n"
+    "            run(module)\n"
+    "            wrap[name](module)\n"
+    "        spec.loader.exec_module = exec_module\n"
+    "        return spec\n"
+    "sys.meta_path.insert(0, Wrapping())\n"
+    "atexit.register(lambda: sys.stderr.write('\\nFIRST ' + json.dumps(first[:1])))\n"
+    "from mobeval.cli import main\n"
+    "sys.argv = ['mobeval', *sys.argv[1:]]\n"
+    "raise SystemExit(main())\n"
+)
+#: What no command imports before its first read: Numba and what it brings, pandas, the kernels
+#: (but ``kernels/codes.py``, plain data), the engine's streaming and its partition jobs, the
+#: scorers (``tasks/<family>.py``), the faces of a whole OUT, the job files and the validator.
+NOT_BEFORE_FIRST_READ = (
+    "numba",
+    "llvmlite",
+    "scipy",
+    "pandas",
+    "mobeval.engines.local",
+    "mobeval.engines.partition",
+    *(
+        f"mobeval.engines.partition_{family}"
+        for family in ("nextloc", "trajectory", "recs", "logits")
+    ),
+    "mobeval.io.chunking",
+    "mobeval.tasks.nextloc",
+    "mobeval.tasks.trajectory",
+    "mobeval.tasks.recs",
+    "mobeval.tasks.recs_population",
+    "mobeval.tasks.logits",
+    "mobeval.tasks.summary",
+    "mobeval.compare",
+    "mobeval.report",
+    "mobeval.trec_eval",
+    "mobeval.jobs",
+    "mobeval.validate",
+    "mobeval.warmup",
+)
+#: The kernels' codes and limits, plain data that the options' checks read (no Numba).
+KERNEL_CODES = "mobeval.kernels.codes"
+#: The readers of other kinds of input (TREC files, Python objects, logits arrays): imported
+#: before the first read only by the family whose inputs they read.
+READERS = {
+    "mobeval.io.trec": "trajectory",  # a text file that is not Parquet: sniffed for TREC lines
+    "mobeval.io.objects": "logits",
+    "mobeval.io.logits": "logits",
+}
+
+
+@pytest.mark.parametrize("family", ["nextloc", "trajectory", "recs", "logits"])
+def test_before_its_first_read_a_run_imports_only_what_that_read_needs(family, tmp_path):
+    """The modules loaded when a run first opens an input: no kernel, no Numba, no scorer, no
+    reader of another kind of input (the libraries that read: Polars, pyarrow, NumPy)."""
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_READ, *COMMANDS[family][0]],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    first = json.loads(done.stderr.rsplit("\nFIRST ", 1)[1])
+    assert first, "no read of an input seen"
+    modules = set(first[0])
+    assert "mobeval.families" in modules  # the report is that of a real run
+    kernels = _loaded(modules, ("mobeval.kernels",), allowed={"mobeval.kernels", KERNEL_CODES})
+    assert kernels == []
+    assert _loaded(modules, NOT_BEFORE_FIRST_READ) == []
+    readers = {name for name, reader_of in READERS.items() if reader_of != family}
+    assert sorted(readers & modules) == []

@@ -15,11 +15,8 @@ import re
 from pathlib import Path, PurePosixPath
 
 from mobeval.errors import ConfigError, InputError
-from mobeval.io.logits import is_array
-from mobeval.io.objects import object_source
 from mobeval.io.remote import filesystem, local_path, url_error, url_scheme
 from mobeval.io.sources import PARQUET_SUFFIXES, Source, file_fingerprint, remote_fingerprint
-from mobeval.io.trec import TrecSource, sniff
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
 
@@ -46,17 +43,25 @@ def as_source(data, *, label: str | None = None, names=None):
     dicts). ``names``: column names for header-less CSV files."""
     if _is_source(data):
         return data
+    # each reader imported where it reads: a run loads the readers of its inputs only
     if isinstance(data, str | os.PathLike):
         spec = local_path(data) if isinstance(data, str) else data
-        if not str(spec).lower().endswith(PARQUET_SUFFIXES) and sniff(spec):
-            return TrecSource.open(spec)  # a TREC run or qrels file, told by its first line
+        if not str(spec).lower().endswith(PARQUET_SUFFIXES):
+            from mobeval.io.trec import TrecSource, sniff
+
+            if sniff(spec):
+                return TrecSource.open(spec)  # a TREC run or qrels file, told by its first line
         return Source.resolve(spec, names=names)
+    from mobeval.io.objects import object_source
+
     return object_source(data, label)
 
 
 def fingerprint(data) -> list[dict]:
     """What ``--resume`` compares for an input: a source's files (see :meth:`Source.fingerprint`),
     a ``.npy`` file's size, mtime and first 64 KiB, or an in-memory array's shape and type."""
+    from mobeval.io.logits import is_array
+
     if is_array(data):
         shape = getattr(data, "shape", None)
         return [

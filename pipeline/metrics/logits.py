@@ -12,11 +12,10 @@ metric its expectation). The metrics and their formulas: :mod:`mobeval.tasks.log
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
 
 from mobeval.errors import ConfigError
 
@@ -127,7 +126,7 @@ def parse_logits_metrics(metrics: str | Sequence[str] | None, k: Sequence[int]) 
 
 
 def _check_k(k: object) -> int:
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
         raise ConfigError(f"k must be an integer >= 1, not {k!r}")
     if k > 2**31 - 1:  # beyond every row's classes; the cutoffs go to int64 arrays
         raise ConfigError(f"k must be at most {2**31 - 1}, not {k}")

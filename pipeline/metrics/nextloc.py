@@ -28,12 +28,15 @@ as a dict filled row by row, as ranx holds a run (see :class:`NextlocConvention`
 from __future__ import annotations
 
 import dataclasses
+import numbers
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from mobeval.errors import ConfigError
 from mobeval.kernels import codes
+
+if TYPE_CHECKING:
+    import numpy as np
 
 TIE_POLICIES = {
     "id_asc": codes.ID_ASC,
@@ -176,6 +179,8 @@ def expand_metrics(metrics: list[str] | tuple[str, ...] | None, k: list[int] | t
             raise ConfigError(f"unknown metric {raw!r}; known: {', '.join(known)}")
     if not columns:
         raise ConfigError("metrics: give at least one metric, e.g. acc@k,ndcg@k,mrr")
+    import numpy as np  # the kernels' arrays: the options are checked without NumPy
+
     metric_codes = np.array([code for code, _ in columns.values()], dtype=np.int64)
     cutoffs_array = np.array([cutoff for _, cutoff in columns.values()], dtype=np.int64)
     return MetricColumns(tuple(columns), metric_codes, cutoffs_array)
@@ -196,7 +201,7 @@ def _check_cutoffs(k) -> list[int]:
     if not values:
         raise ConfigError("k: give at least one cutoff, e.g. --k 1,5,10")
     for value in values:
-        if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < 1:
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
             raise ConfigError(f"k must be integers >= 1, got {value!r}")
         if value > MAX_CUTOFF:
             raise ConfigError(f"k must be at most {MAX_CUTOFF}, got {value}")

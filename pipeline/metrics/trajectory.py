@@ -24,14 +24,17 @@ choices here load no Numba (``--help``, option checks; issue 25).
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Literal
 
 from mobeval.errors import ConfigError, OptionError
 from mobeval.kernels.codes import MAX_ORDER, MAX_TABLE
+
+if TYPE_CHECKING:  # the functions that score import it: the convention's checks need no NumPy
+    import numpy as np
 
 Matching = Literal["greedy", "optimal"]
 Exp = Literal["libm", "numpy"]
@@ -122,9 +125,9 @@ class TrajectoryConvention:
             raise OptionError(
                 "max_n", self.max_n, f"must be an integer in 1..{MAX_ORDER}, got {self.max_n!r}"
             )
-        if not _is_real(self.beta) or not np.isfinite(self.beta) or self.beta < 0:
+        if not _is_real(self.beta) or not math.isfinite(self.beta) or self.beta < 0:
             raise OptionError("beta", self.beta, f"must be finite and >= 0, got {self.beta!r}")
-        if not _is_real(self.dtw_scale) or not np.isfinite(self.dtw_scale) or self.dtw_scale <= 0:
+        if not _is_real(self.dtw_scale) or not math.isfinite(self.dtw_scale) or self.dtw_scale <= 0:
             raise OptionError(
                 "dtw_scale", self.dtw_scale, f"must be finite and > 0, got {self.dtw_scale!r}"
             )
@@ -138,16 +141,15 @@ class TrajectoryConvention:
             raise OptionError("unit", self.unit, f"must be one of {UNITS}, got {self.unit!r}")
         if self.bins not in BINS:
             raise OptionError("bins", self.bins, f"must be one of {BINS}, got {self.bins!r}")
-        if not _is_real(self.max_distance) or not np.isfinite(self.max_distance):
+        if not _is_real(self.max_distance) or not math.isfinite(self.max_distance):
             raise OptionError("max_distance", self.max_distance, "must be a finite number > 0")
         if self.max_distance <= 0:
             raise OptionError("max_distance", self.max_distance, "must be a finite number > 0")
 
 
 def _is_real(value: object) -> bool:
-    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(
-        value, bool | np.bool_
-    )
+    """An int, a float, a NumPy integer or float (``numbers.Real``), not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 #: Named conventions. "humob2025" (GIS Cup 2025, reference commit 3afb63c and later) is the
@@ -200,6 +202,8 @@ def numpy_proximity_table(size: int, beta: float, *, exp_fn=None) -> np.ndarray:
     the exp can differ between machines). Built once per beta and process (80,000 entries, about
     0.1 s, cover the 200 x 200 grid); an injected ``exp_fn`` (tests) is never cached.
     """
+    import numpy as np
+
     if size > MAX_TABLE:
         raise ConfigError(
             f"exp='numpy' tabulates NumPy's exp over every squared distance up to the "
@@ -226,6 +230,8 @@ def numpy_finish(pn, n, len_gen, len_ref, *, exp_fn=None, log_fn=None) -> np.nda
     one call over all rows gives each row the bits of the reference's per-day calls (a test
     checks this on the running machine).
     """
+    import numpy as np
+
     from mobeval.kernels.geobleu import mean_rows
 
     exp_fn = np.exp if exp_fn is None else exp_fn
@@ -245,6 +251,8 @@ def geobleu_day_values(
 ) -> np.ndarray:
     """GEO-BLEU of every uid-day (layout of :func:`mobeval.kernels.geobleu.geobleu_days`)
     under ``convention``, its ``exp`` included; ``exp_fn`` / ``log_fn`` replace NumPy's (tests)."""
+    import numpy as np
+
     from mobeval.kernels.geobleu import (
         geobleu_days,
         geobleu_pn_days,
@@ -267,6 +275,8 @@ def geobleu_day_values(
 
 def _xy(points: object, side: str) -> tuple[np.ndarray, np.ndarray]:
     """(x, y) int64 arrays from a sequence of (x, y) pairs; integral grid cells only."""
+    import numpy as np
+
     arr = np.asarray(points, dtype=np.float64)
     if arr.size == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
@@ -344,6 +354,8 @@ def _uid_days(
     is dropped, never compared); the same (d, t) at every position in input order. Then both are
     stable-sorted by (d, t) and split into days (ascending d).
     """
+    import numpy as np
+
     for name, rows in (("generated", rows_gen), ("reference", rows_ref)):
         if len(rows) == 0:
             raise ValueError(f"The length of the {name} trajectory is 0.")
@@ -405,6 +417,8 @@ def geobleu_uid(
     The mean over days (np.mean, bit for bit) of the day values; see :func:`_uid_days` for the
     argument checks. The caller's lists are not modified.
     """
+    import numpy as np
+
     from mobeval.kernels.geobleu import mean_per_unit
 
     convention = TrajectoryConvention(max_n=max_n, beta=beta, matching=matching, exp=exp)
@@ -421,6 +435,8 @@ def dtw_uid(
     free_start: bool = False,
 ) -> float:
     """DTW of one uid (``calc_dtw_single``): np.mean over days of the day DTW values."""
+    import numpy as np
+
     from mobeval.kernels.geobleu import dtw_days, mean_per_unit
 
     convention = TrajectoryConvention(dtw_scale=scale, dtw_free_start=free_start)
