@@ -223,9 +223,13 @@ def test_unreadable_submissions_are_input_errors(tmp_path):
     [
         ("", "no rows"),
         ("uid,d,t,x,y\n", "no rows"),
-        ("uid,d,t,x,y\n50,60\n", "cannot read the dataset"),
-        ("uid,d,t,x,y\n50,60,x,1,1\n", "cannot read the dataset"),
-        ("uid,d,t,x,y\n50,60,,1,1\n", "empty or missing"),
+        ("uid,d,t,x,y\n50,60\n", "line 2 has 2 field(s), expected 5 (uid,d,t,x,y)"),
+        ("uid,d,t,x,y\n50,60,3,1,1,7\n", "line 2 has 6 field(s), expected 5"),
+        ("uid,d,t,x,y\n50,60,3,1,1\n\n50,60,7,1,1\n", "line 3 has 1 field(s)"),
+        ("uid,d,t,x,y\n50,60,x,1,1\n", "line 2, column 't': 'x' is not an integer"),
+        ("uid,d,t,x,y\n50,60,3,1,y\n", "line 2, column 'y': 'y' is not an integer"),
+        ("uid,d,t,x,y\n50,60,,1,1\n", "line 2, column 't' is empty or missing"),
+        ("uid,d,t,x,y\n50,60,3,1,1\n" + "9" * 20 + ",60,3,1,1\n", "'" + "9" * 20 + "' does not"),
     ],
 )
 def test_unreadable_datasets_are_input_errors(tmp_path, dataset, fragment):
@@ -234,6 +238,14 @@ def test_unreadable_datasets_are_input_errors(tmp_path, dataset, fragment):
     with pytest.raises(InputError) as info:
         validate_submission("test", tmp_path / "ds.csv", tmp_path / "sub.csv")
     assert fragment in str(info.value)
+
+
+def test_dataset_fields_are_read_as_the_reference_reads_them(files):
+    """The reference int()s every field of a line stripped of trailing blanks: blanks around a
+    field and at the end of a line are read, the first line's ``uid`` header skipped."""
+    lines = dataset_text().splitlines()
+    spaced = [lines[0]] + [" " + line.replace(",", " ,\t") + " \t" for line in lines[1:]]
+    assert files(submission_lines(), dataset="\n".join(spaced) + "\n").ok
 
 
 # --------------------------------------------------------------------------- fuzz vs an oracle

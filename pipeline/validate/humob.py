@@ -21,7 +21,10 @@ crash: every line is either valid or reported.
 
 Bad input, not an invalid submission (:class:`InputError`, exit 2 in the CLI): a file that cannot
 be read (missing, permission denied, a truncated or corrupt gzip stream), a submission that is
-not UTF-8 text (the reference would crash decoding it), a dataset that is not uid,d,t,x,y.
+not UTF-8 text (the reference would crash decoding it), a dataset that is not uid,d,t,x,y: a line
+with another number of fields (a blank line included) or a field that is not an integer, where
+the reference crashes unpacking or ``int()``-ing it (blanks around a field are read, as ``int()``
+reads them), named by its line, column and value.
 """
 
 from __future__ import annotations
@@ -355,7 +358,7 @@ def validate_submission(task: str, dataset: str | Path, submission: str | Path) 
 
     ``task``: "2025:a".."2025:d", "2025:test", "2024:b".."2024:d", "2024:test" (bare "a".."d",
     "test" = 2025). ``dataset``: the city's challenge data (csv or csv.gz, uid,d,t,x,y; read in
-    chunks, only uid, d, t parsed). ``submission``: csv or csv.gz.
+    chunks, every field an integer). ``submission``: csv or csv.gz.
     """
     key = task.lower()
     if key not in TASKS:
