@@ -210,6 +210,21 @@ def ours(argv: list[str], capsys) -> tuple[int, str, str]:
     return code, out, err
 
 
+def test_a_path_that_is_no_file_says_what_it_is(tmp_path, capsys):
+    """A folder or a link to nothing given as a file is named as such (exit 2, one line), by
+    trec_eval and validate alike: never "no such file" for a folder that is there."""
+    qrels, _ = write_inputs(tmp_path, "hand")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nothing")
+    for path, what in [
+        (tmp_path, "a folder, not a file"),
+        (tmp_path / "dangling", "a symbolic link to nothing"),
+    ]:
+        assert ours([str(qrels), str(path)], capsys) == (2, "", f"mobeval: error: {path}: {what}\n")
+        argv = ["validate", "--task", "test", "--dataset", str(qrels), "--submission", str(path)]
+        assert main(argv) == 2
+        assert capsys.readouterr().err == f"mobeval: error: {path}: {what}\n"
+
+
 @pytest.mark.parametrize("golden", sorted(GOLDEN))
 def test_reproduces_trec_eval(golden, tmp_path, capsys):
     name, options = GOLDEN[golden]

@@ -1,4 +1,4 @@
-"""Plain or gzipped text files: read as bytes in blocks of whole lines (TREC files), whole and
+"""Plain or gzipped text files: read as bytes in blocks of whole lines (TREC files), such blocks
 checked to be UTF-8 (a HuMob submission), or as blocks of integer CSV columns (the HuMob
 validator's dataset). A file is gunzipped when it starts with gzip's magic bytes, whatever its
 name. A line ends with LF, CR LF or a lone CR (:func:`universal_newlines`): a file written with
@@ -54,10 +54,11 @@ def universal_newlines(data: bytes) -> bytes:
     return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in data else data
 
 
-def whole_lines(stream, block_bytes: int) -> Iterator[bytes]:
+def whole_lines(stream, block_bytes: int, keep_blank_last: bool = False) -> Iterator[bytes]:
     """The lines of a binary ``stream`` in blocks of whole lines, about ``block_bytes`` at a
     time, every line ended by one LF (:func:`universal_newlines`); a last line without an end
-    gets one, a blank last line is dropped."""
+    gets one, a blank last line is dropped unless ``keep_blank_last`` (Python's text-mode
+    iteration yields it: a line of a HuMob submission)."""
     rest = b""
     while chunk := stream.read(block_bytes):
         data = rest + chunk
@@ -68,12 +69,12 @@ def whole_lines(stream, block_bytes: int) -> Iterator[bytes]:
         if block:
             yield block
     rest = universal_newlines(rest)
-    if rest.strip():
+    if rest.strip() or (rest and keep_blank_last):
         yield rest if rest.endswith(b"\n") else rest + b"\n"
 
 
 def line_blocks(
-    path: Path, block_bytes: int, unreadable: str, filesystem=None
+    path: Path, block_bytes: int, unreadable: str, filesystem=None, keep_blank_last: bool = False
 ) -> Iterator[tuple[bytes, int]]:
     """:func:`whole_lines` of the file at ``path``, each block with the number of its first line
     (from 1). A file that cannot be read is an InputError ``"<unreadable> (<reason>)"`` naming
@@ -82,7 +83,7 @@ def line_blocks(
     guard = nullcontext() if filesystem is None else client_errors(path, READ_ERRORS)
     try:
         with guard, open_binary(path, filesystem) as stream:
-            for block in whole_lines(stream, block_bytes):
+            for block in whole_lines(stream, block_bytes, keep_blank_last):
                 yield block, line
                 line += block.count(b"\n")
     except READ_ERRORS as error:
@@ -101,23 +102,20 @@ def first_non_utf8(data: bytes) -> tuple[int, int] | None:
     return None
 
 
-def read_utf8(path: Path, what: str) -> bytes:
-    """The whole file as bytes (gunzipped, :func:`universal_newlines`), checked to be UTF-8
-    text. A file that cannot be read is an InputError ``"cannot read <what> (<reason>)"``; a
-    byte that is not UTF-8 one naming it and its 0-based line index."""
-    try:
-        with open_binary(path) as stream:
-            data = universal_newlines(stream.read())
-    except READ_ERRORS as error:
-        raise InputError(f"cannot read {what} ({read_error_reason(error)})", path=path) from None
-    bad = first_non_utf8(data)
-    if bad is not None:
-        raise InputError(
-            f"not a UTF-8 text (CSV) file: byte 0x{bad[0]:02x} at line index {bad[1]} cannot be "
-            "decoded",
-            path=path,
-        )
-    return data
+def utf8_line_blocks(path: Path, what: str, block_bytes: int) -> Iterator[tuple[bytes, int]]:
+    """The file (gunzipped) in blocks of whole lines, each with the 0-based index of its first
+    line, every line ended by one LF (a blank last line kept), checked to be UTF-8 text. A file
+    that cannot be read is an InputError ``"cannot read <what> (<reason>)"``; a byte that is not
+    UTF-8 one naming it and its 0-based line index."""
+    for block, line in line_blocks(path, block_bytes, f"cannot read {what}", keep_blank_last=True):
+        bad = first_non_utf8(block)
+        if bad is not None:
+            raise InputError(
+                f"not a UTF-8 text (CSV) file: byte 0x{bad[0]:02x} at line index "
+                f"{line - 1 + bad[1]} cannot be decoded",
+                path=path,
+            )
+        yield block, line - 1
 
 
 #: The range of an Int64 column: a wider integer cannot be read as one.
