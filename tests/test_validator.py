@@ -11,6 +11,7 @@ from conftest import REPO_ROOT
 
 from mobeval.cli import main
 from mobeval.errors import ConfigError, InputError
+from mobeval.validate import humob
 from mobeval.validate.humob import MAX_KEPT, SUCCESS, TASKS, validate_submission
 
 UIDS = range(50, 61)  # task "test" (2025): uids 50..60 inclusive, days 60..74
@@ -216,6 +217,21 @@ def test_unreadable_submissions_are_input_errors(tmp_path):
         with pytest.raises(InputError) as info:
             validate_submission("test", tmp_path / "ds.csv", tmp_path / name)
         assert fragment in str(info.value) and name in str(info.value)
+
+
+def test_the_report_is_the_same_for_any_block_size(files, monkeypatch):
+    """The submission is read in blocks of whole lines: the same errors, in the same order, and
+    the same line indices, whatever the block size (a blank last line without its LF kept)."""
+    lines = submission_lines()
+    lines[3] = "50,60,x,10,20"
+    lines[9] = "9" * 30 + ",60,3,10,20"
+    lines[12] += ",1"
+    lines[20] = "51,99,3,10,20"
+    whole = files(lines, trailing="\n  ")
+    assert whole.n_errors > 5 and whole.n_lines == len(lines) + 1
+    for block_bytes in (1, 7, 64):
+        monkeypatch.setattr(humob, "SUBMISSION_BLOCK_BYTES", block_bytes)
+        assert files(lines, trailing="\n  ") == whole
 
 
 @pytest.mark.parametrize(
