@@ -197,6 +197,33 @@ def checked_destination(path: str | os.PathLike, out: str | os.PathLike) -> Path
     return target
 
 
+def check_inputs_apart(out: str | os.PathLike | None, inputs) -> None:
+    """Refuse a local input (a path among ``inputs``; URLs, data objects and None pass) that
+    lies under what ``out`` owns (:data:`OWNED`: a run replaces its result folders whole, so the
+    input would be deleted), and a folder input that holds ``out`` (its results would be read as
+    input). Paths are compared resolved, links followed: a ConfigError names the input."""
+    from mobeval.io.remote import local_path, url_scheme
+
+    if out is None:
+        return
+    top = Path(os.path.abspath(out)).resolve()
+    for given in inputs:
+        if not isinstance(given, str | os.PathLike) or url_scheme(given) is not None:
+            continue
+        path = Path(os.path.abspath(local_path(given))).resolve()
+        owned = next((name for name in OWNED if _within(path, top / name)), None)
+        if owned is not None:
+            raise ConfigError(
+                f"{given}: an input inside {os.path.join(out, owned)}, which mobeval replaces "
+                f"whole (the input would be deleted): move it out of the output folder {out}"
+            )
+        if path != top and top.is_relative_to(path) and path.is_dir():
+            raise ConfigError(
+                f"{given}: an input folder holding the output folder {out}, whose results would "
+                "be read as input: give an --out outside it"
+            )
+
+
 def report_destination(path: str | os.PathLike, out: str | os.PathLike) -> Path:
     """``path``, where a report of ``out`` is to be written (with its ``<stem>_files`` folder
     beside), checked: outside OUT anywhere; inside OUT (lexically, or once its folder is
