@@ -260,6 +260,17 @@ def _empty_staging(out: Path) -> None:
 _HELD: dict[tuple[Path, int], int] = {}
 
 
+def _why(out: Path, error: OSError) -> str:
+    """Why the folder ``out`` cannot be made: the first piece of its path, from the root down,
+    that is a file or a link to nothing, else the system's reason."""
+    for path in [*reversed(out.parents), out]:
+        if os.path.islink(path) and not os.path.exists(path):
+            return f"{path} is a symbolic link to nothing"
+        if os.path.lexists(path) and not os.path.isdir(path):
+            return f"{path} is a file, not a folder"
+    return error.strerror or str(error)
+
+
 def _acquire(out: Path) -> int:
     """An open ``OUT/.lock`` holding the lock, with this process's id written in it. The file is
     opened without following a symbolic link (a linked lock is refused, naming it); if the pid
@@ -346,7 +357,7 @@ def output_lock(out: str | os.PathLike):
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise ConfigError(f"{out}: cannot use this output folder ({error.strerror})") from None
+        raise ConfigError(f"{out}: cannot use this output folder ({_why(out, error)})") from None
     try:
         handle = _acquire(out)
         _HELD[key] = 1
