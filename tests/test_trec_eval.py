@@ -382,6 +382,20 @@ def test_integer_options_hold_in_64_bits(flag, tmp_path, capsys):
         assert ours([f"{flag}{value}", str(qrels), str(run)], capsys)[0] == 0
 
 
+@pytest.mark.parametrize("text", ["", "# only a comment\n\n"])
+def test_an_empty_zscores_file_is_refused(text, tmp_path, capsys):
+    """-Z with a file of no line (trec_eval: "Cannot read zscores file") is one line, exit 2,
+    never every z-score at -1e6."""
+    qrels, run = write_inputs(tmp_path, "hand")
+    (tmp_path / "empty").write_text(text)
+    assert ours(["-Z", str(tmp_path / "empty"), str(qrels), str(run)], capsys) == (
+        2,
+        "",
+        f"mobeval: error: {tmp_path / 'empty'}: the z-scores file holds no line (qid measure "
+        "mean stddev)\n",
+    )
+
+
 def test_a_negative_document_count_is_refused(tmp_path, capsys):
     """-M is a number of documents: a negative one (trec_eval 10.0 crashes on it) is one line,
     exit 2, never read as "no limit"."""
