@@ -36,6 +36,7 @@ from mobeval.io.writers import (
     PLAIN_NAME,
     STAGING,
     ScratchFolder,
+    check_inputs_apart,
     check_name,
     output_lock,
     plain_name,
@@ -242,6 +243,7 @@ def test_an_input_inside_what_out_owns_is_refused_before_anything_moves(
     with pytest.raises(ConfigError, match="an input folder holding the output folder"):
         evaluate_nextloc(TKY / "truth.parquet", folder, out=folder / "out")
     assert not (folder / "out").exists()
+    check_inputs_apart("s3://bucket/out", [folder, Path("."), "s3://bucket/out/per_unit"])
 
 
 def job_file(tmp_path: Path, city: str, model: str) -> Path:

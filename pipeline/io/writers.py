@@ -201,12 +201,15 @@ def check_inputs_apart(out: str | os.PathLike | None, inputs) -> None:
     """Refuse a local input (a path among ``inputs``; URLs, data objects and None pass) that
     lies under what ``out`` owns (:data:`OWNED`: a run replaces its result folders whole, so the
     input would be deleted), and a folder input that holds ``out`` (its results would be read as
-    input). Paths are compared resolved, links followed: a ConfigError names the input."""
+    input). Paths are compared resolved, links followed: a ConfigError names the input. An OUT
+    at a URL (Spark's) is not checked."""
     from mobeval.io.remote import local_path, url_scheme
 
-    if out is None:
+    if (
+        out is None or url_scheme(str(out)) is not None
+    ):  # an OUT at a URL (Spark) holds no local input
         return
-    top = Path(os.path.abspath(out)).resolve()
+    top = Path(os.path.abspath(local_path(str(out)))).resolve()
     for given in inputs:
         if not isinstance(given, str | os.PathLike) or url_scheme(given) is not None:
             continue
