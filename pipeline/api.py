@@ -40,7 +40,7 @@ from mobeval.families import FAMILIES, RECS, resolved_options, with_options
 from mobeval.io.columns import check_used, missing_column, their_names
 from mobeval.io.outputs import read_manifest, read_summary
 from mobeval.io.remote import url_timeout
-from mobeval.io.writers import partition_path, result_name
+from mobeval.io.writers import check_inputs_apart, partition_path, result_name
 from mobeval.metrics.nextloc import INPUT_ORDER_TIES
 from mobeval.metrics.recs import parse_recs_metrics
 from mobeval.metrics.recs_population import (
@@ -164,6 +164,8 @@ def _arguments(
 
 
 _WHERE = ("out", "city", "model", "run", "chunk_rows", "progress", "per_unit")
+#: Options that name a file read beside the two inputs (the recommendation family's).
+FILE_OPTIONS = ("catalogue", "train", "original_ratings")
 
 
 def _checked_per_unit(per_unit: object, out) -> bool:
@@ -186,12 +188,13 @@ def _evaluation(family: str, build: Callable) -> Callable[..., Evaluation]:
     ``build(engine, input_1, input_2, values, where)`` reads anything. Its signature (what
     ``help()`` shows, with every option spelled out) comes from the family's definition."""
     kinds = inspect.Parameter
-    inputs = [
+    inputs_named = [
         kinds(name, kinds.POSITIONAL_OR_KEYWORD)
         for name in list(inspect.signature(build).parameters)[1:3]
     ]
     accepted = inspect.Signature(
-        [*inputs, *inspect.signature(_arguments).parameters.values()], return_annotation=Evaluation
+        [*inputs_named, *inspect.signature(_arguments).parameters.values()],
+        return_annotation=Evaluation,
     )
 
     def evaluate(*args, **kwargs) -> Evaluation:
@@ -201,9 +204,11 @@ def _evaluation(family: str, build: Callable) -> Callable[..., Evaluation]:
         values = option_values(family, given["options"])
         runner = engine_for(given["engine"], given["spark"], given["partitions"], given["progress"])
         _checked_per_unit(given["per_unit"], given["out"])
+        inputs = [given[i.name] for i in inputs_named] + [values.get(n) for n in FILE_OPTIONS]
+        check_inputs_apart(given["out"], inputs)
         where = {name: given[name] for name in _WHERE}
         with url_timeout(given["url_timeout"]):
-            return build(runner, given[inputs[0].name], given[inputs[1].name], values, where)
+            return build(runner, *(given[i.name] for i in inputs_named), values, where)
 
     evaluate.__name__ = evaluate.__qualname__ = f"evaluate_{family}"
     evaluate.__doc__ = f"{build.__doc__}\n\n    Other arguments: :func:`mobeval.api._arguments`."

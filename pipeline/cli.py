@@ -1084,9 +1084,10 @@ def _run(args) -> int:
         from mobeval.warmup import FAMILY_NAMES, cache_location, warmup
 
         families = FAMILY_NAMES if args.family == "all" else (args.family,)
+        cache = cache_location()  # checked before any compilation
         for family, seconds in warmup(families).items():
             print(f"{family}: {seconds:.1f} s", file=sys.stderr)
-        print(f"cache: {cache_location()}", file=sys.stderr)
+        print(f"cache: {cache}", file=sys.stderr)
     return EXIT_DONE
 
 

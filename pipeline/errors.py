@@ -3,6 +3,8 @@ key."""
 
 from __future__ import annotations
 
+import os
+
 
 class MobevalError(Exception):
     """Base class of every error mobeval raises on purpose (the CLI prints it and exits 2)."""
@@ -32,6 +34,19 @@ class InputError(MobevalError):
         if key is not None:
             text += f" (first offending key: {key})"
         super().__init__(text)
+
+
+def no_file(path: object) -> InputError:
+    """The InputError for a ``path`` that is not a file to read, saying what it is instead:
+    ``no such file``, ``a folder, not a file`` or ``a symbolic link to nothing`` (a URL: ``no
+    such file``)."""
+    if os.path.isdir(path):
+        why = "a folder, not a file"
+    elif os.path.islink(path) and not os.path.exists(path):
+        why = "a symbolic link to nothing"
+    else:
+        why = "no such file"
+    return InputError(why, path=path)
 
 
 class ConfigError(MobevalError):

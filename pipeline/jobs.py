@@ -49,7 +49,7 @@ from mobeval.errors import ConfigError, OptionError
 from mobeval.families import FAMILIES
 from mobeval.io.inputs import check_input, is_uri
 from mobeval.io.remote import checked_url_timeout, url_timeout
-from mobeval.io.writers import check_name
+from mobeval.io.writers import check_inputs_apart, check_name
 from mobeval.job_values import VALUE_KINDS, all_items, is_int, is_str, shown
 from mobeval.options import DEFAULT_CHUNK_ROWS, check_options, checked_chunk_rows
 from mobeval.report.job import ReportSpec, check_report_table, run_report
@@ -180,6 +180,10 @@ def load_job(
     for kind, where, input_path in task_inputs(job):  # every input in place before any model runs
         if not is_uri(input_path):  # a URL: looked for by the engine that reads it, before it runs
             check_input(kind, input_path, where)
+            try:
+                check_inputs_apart(out_path, [input_path])
+            except ConfigError as error:
+                raise ConfigError(f"{where}: {error}") from None
     return job
 
 

@@ -151,16 +151,30 @@ def warmup(families: list[str] | tuple[str, ...] = FAMILY_NAMES) -> dict[str, fl
 
 def cache_location() -> str:
     """Where this process's Numba cache is written (Numba's own order): ``NUMBA_CACHE_DIR``, else
-    the kernels' ``__pycache__`` folder if it can be written, else the user's cache folder."""
+    the kernels' ``__pycache__`` folder if it can be written, else the user's cache folder. A
+    ``NUMBA_CACHE_DIR`` that cannot be made or written (a file, a read-only folder), which Numba
+    would pass over silently for the next place, is a ConfigError naming it."""
     import os
+    import tempfile
     from pathlib import Path
 
     import numba
     from numba.misc.appdirs import AppDirs
 
     import mobeval.kernels
+    from mobeval.errors import ConfigError
 
     if numba.config.CACHE_DIR:
+        try:  # Numba's own test of a cache folder (caching._CacheLocator.ensure_cache_path)
+            os.makedirs(numba.config.CACHE_DIR, exist_ok=True)
+            tempfile.TemporaryFile(dir=numba.config.CACHE_DIR).close()
+        except OSError as error:
+            why = "a file, not a folder" if os.path.isfile(numba.config.CACHE_DIR) else error
+            raise ConfigError(
+                f"NUMBA_CACHE_DIR={numba.config.CACHE_DIR}: the kernels cannot be cached there "
+                f"({getattr(why, 'strerror', None) or why}); Numba would cache them elsewhere, "
+                "unseen"
+            ) from None
         return numba.config.CACHE_DIR
     kernels = Path(mobeval.kernels.__file__).parent
     if os.access(kernels, os.W_OK):

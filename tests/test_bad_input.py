@@ -651,9 +651,13 @@ CASES = [
     Case(
         "validate/missing submission",
         lambda d: [*validate(d)[:-1], str(d / "nope.csv")],
-        ("nope.csv", "not found"),
+        ("nope.csv", "no such file"),
     ),
-    Case("validate/submission is a folder", lambda d: [*validate(d)[:-1], str(d)], ("not found",)),
+    Case(
+        "validate/submission is a folder",
+        lambda d: [*validate(d)[:-1], str(d)],
+        ("a folder, not a file",),
+    ),
     Case(
         "validate/unknown task",
         lambda d: ["validate", "--task", "2025:e", "--dataset", "x", "--submission", "y"],

@@ -53,6 +53,26 @@ def test_the_command_line_refuses_a_folder_that_is_not_an_out(tmp_path, inputs, 
     ]
 
 
+def test_an_out_that_cannot_be_a_folder_is_named_for_what_is_in_the_way(tmp_path, inputs, capsys):
+    """OUT (or a folder above it) a file, or a link to nothing: one line naming the piece of the
+    path in the way, never the bare system reason ("File exists", "Not a directory")."""
+    (tmp_path / "a_file").write_text("mine\n")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nothing")
+    cases = [
+        ("a_file", "a_file", "is a file, not a folder"),
+        ("a_file/sub", "a_file", "is a file, not a folder"),
+        ("dangling", "dangling", "is a symbolic link to nothing"),
+    ]
+    for given, culprit, what in cases:
+        out = tmp_path / given
+        assert main(_argv("nextloc", inputs, out)) == 2
+        assert capsys.readouterr() == (
+            "",
+            f"mobeval: error: {out}: cannot use this output folder ({tmp_path / culprit} {what})\n",
+        )
+    assert (tmp_path / "a_file").read_text() == "mine\n" and not (tmp_path / "nothing").exists()
+
+
 @pytest.mark.parametrize("family", sorted(FILES))
 def test_python_refuses_a_folder_that_is_not_an_out(tmp_path, inputs, family):
     folder = _users_folder(tmp_path)

@@ -36,6 +36,7 @@ from mobeval.io.writers import (
     PLAIN_NAME,
     STAGING,
     ScratchFolder,
+    check_inputs_apart,
     check_name,
     output_lock,
     plain_name,
@@ -206,6 +207,43 @@ def test_cli_names_are_checked_before_an_existing_out_is_touched(
     before = snapshot(tmp_path)
     assert main([*nextloc_args(out), "--model", "x/../../../../victim"]) == 2
     assert snapshot(tmp_path) == before
+
+
+def test_an_input_inside_what_out_owns_is_refused_before_anything_moves(
+    tmp_path, capsys, nextloc_sample_out
+):
+    """An input under OUT's result folders would be deleted when its result is replaced: the
+    CLI, the Python API and a job file (before any of its models runs) refuse it in one line,
+    OUT and the input left as they were. A folder input holding OUT (its results read as input)
+    is refused too."""
+    out = tmp_path / "out"
+    shutil.copytree(nextloc_sample_out, out)
+    inside = out / "per_unit" / "city=tky" / "model=markov" / "pred.parquet"
+    shutil.copy(TKY / "markov.parquet", inside)
+    before = snapshot(tmp_path)
+    argv = ["nextloc", "--truth", str(TKY / "truth.parquet"), "--pred", str(inside)]
+    assert main([*argv, "--city", "tky", "--model", "markov", "--out", str(out)]) == 2
+    error = capsys.readouterr().err
+    assert error == (
+        f"mobeval: error: {inside}: an input inside {out / 'per_unit'}, which mobeval replaces "
+        f"whole (the input would be deleted): move it out of the output folder {out}\n"
+    )
+    with pytest.raises(ConfigError, match="an input inside"):
+        evaluate_nextloc(TKY / "truth.parquet", inside, out=out, city="tky", model="markov")
+    assert snapshot(tmp_path) == before
+    job = job_file(tmp_path, "tky", "first")
+    job.write_text(job.read_text() + f'second = "{inside}"\n')
+    before = snapshot(tmp_path)
+    assert main(["run", str(job), "--quiet"]) == 2
+    assert "tasks[0].models.second: " in capsys.readouterr().err
+    assert snapshot(tmp_path) == before
+    folder = tmp_path / "inputs"
+    folder.mkdir()
+    shutil.copy(TKY / "markov.parquet", folder)
+    with pytest.raises(ConfigError, match="an input folder holding the output folder"):
+        evaluate_nextloc(TKY / "truth.parquet", folder, out=folder / "out")
+    assert not (folder / "out").exists()
+    check_inputs_apart("s3://bucket/out", [folder, Path("."), "s3://bucket/out/per_unit"])
 
 
 def job_file(tmp_path: Path, city: str, model: str) -> Path:

@@ -210,6 +210,21 @@ def ours(argv: list[str], capsys) -> tuple[int, str, str]:
     return code, out, err
 
 
+def test_a_path_that_is_no_file_says_what_it_is(tmp_path, capsys):
+    """A folder or a link to nothing given as a file is named as such (exit 2, one line), by
+    trec_eval and validate alike: never "no such file" for a folder that is there."""
+    qrels, _ = write_inputs(tmp_path, "hand")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nothing")
+    for path, what in [
+        (tmp_path, "a folder, not a file"),
+        (tmp_path / "dangling", "a symbolic link to nothing"),
+    ]:
+        assert ours([str(qrels), str(path)], capsys) == (2, "", f"mobeval: error: {path}: {what}\n")
+        argv = ["validate", "--task", "test", "--dataset", str(qrels), "--submission", str(path)]
+        assert main(argv) == 2
+        assert capsys.readouterr().err == f"mobeval: error: {path}: {what}\n"
+
+
 @pytest.mark.parametrize("golden", sorted(GOLDEN))
 def test_reproduces_trec_eval(golden, tmp_path, capsys):
     name, options = GOLDEN[golden]
@@ -363,8 +378,34 @@ def test_integer_options_hold_in_64_bits(flag, tmp_path, capsys):
     out, err = capsys.readouterr()
     assert (stopped.value.code, out) == (2, "") and "beyond a 64-bit integer" in err
     assert len(err.splitlines()) == 1 and "internal error" not in err
-    for value in (2**63 - 1, -(2**63)):
+    for value in (2**63 - 1, 0 if flag == "-M" else -(2**63)):
         assert ours([f"{flag}{value}", str(qrels), str(run)], capsys)[0] == 0
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n\n"])
+def test_an_empty_zscores_file_is_refused(text, tmp_path, capsys):
+    """-Z with a file of no line (trec_eval: "Cannot read zscores file") is one line, exit 2,
+    never every z-score at -1e6."""
+    qrels, run = write_inputs(tmp_path, "hand")
+    (tmp_path / "empty").write_text(text)
+    assert ours(["-Z", str(tmp_path / "empty"), str(qrels), str(run)], capsys) == (
+        2,
+        "",
+        f"mobeval: error: {tmp_path / 'empty'}: the z-scores file holds no line (qid measure "
+        "mean stddev)\n",
+    )
+
+
+def test_a_negative_document_count_is_refused(tmp_path, capsys):
+    """-M is a number of documents: a negative one (trec_eval 10.0 crashes on it) is one line,
+    exit 2, never read as "no limit"."""
+    qrels, run = write_inputs(tmp_path, "hand")
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stopped:
+        main(["trec_eval", "-M", "-3", str(qrels), str(run)])
+    out, err = capsys.readouterr()
+    assert (stopped.value.code, out) == (2, "")
+    assert "argument -M: -3 is negative (a number of documents, 0 or more)" in err
 
 
 def test_cli_bad_line_exit_2(tmp_path, capsys):
@@ -426,6 +467,25 @@ def test_unknown_measure_is_an_error(tmp_path, capsys):
     qrels, run = write_inputs(tmp_path, "hand")
     code, _, err = ours(["-m", "mapp", str(qrels), str(run)], capsys)
     assert code == 2 and "unknown measure" in err
+
+
+@pytest.mark.parametrize(
+    "measure, why",
+    [
+        ("P.", "no parameters after the '.' (write -m P)"),
+        ("map.", "no parameters after the '.' (write -m map)"),
+        ("official.5", "official is a set of measures: it takes no parameters"),
+    ],
+)
+def test_measure_parameters_given_empty_or_to_a_set_are_errors(measure, why, tmp_path, capsys):
+    """``-m P.`` (trec_eval: "illegal measure") and parameters to a set of measures (which
+    trec_eval drops unread) are one line, exit 2, never the defaults silently."""
+    qrels, run = write_inputs(tmp_path, "hand")
+    assert ours(["-m", measure, str(qrels), str(run)], capsys) == (
+        2,
+        "",
+        f"mobeval: error: -m {measure}: {why}\n",
+    )
 
 
 def _summary(golden: str) -> dict[str, str]:

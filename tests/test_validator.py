@@ -11,6 +11,7 @@ from conftest import REPO_ROOT
 
 from mobeval.cli import main
 from mobeval.errors import ConfigError, InputError
+from mobeval.validate import humob
 from mobeval.validate.humob import MAX_KEPT, SUCCESS, TASKS, validate_submission
 
 UIDS = range(50, 61)  # task "test" (2025): uids 50..60 inclusive, days 60..74
@@ -218,14 +219,33 @@ def test_unreadable_submissions_are_input_errors(tmp_path):
         assert fragment in str(info.value) and name in str(info.value)
 
 
+def test_the_report_is_the_same_for_any_block_size(files, monkeypatch):
+    """The submission is read in blocks of whole lines: the same errors, in the same order, and
+    the same line indices, whatever the block size (a blank last line without its LF kept)."""
+    lines = submission_lines()
+    lines[3] = "50,60,x,10,20"
+    lines[9] = "9" * 30 + ",60,3,10,20"
+    lines[12] += ",1"
+    lines[20] = "51,99,3,10,20"
+    whole = files(lines, trailing="\n  ")
+    assert whole.n_errors > 5 and whole.n_lines == len(lines) + 1
+    for block_bytes in (1, 7, 64):
+        monkeypatch.setattr(humob, "SUBMISSION_BLOCK_BYTES", block_bytes)
+        assert files(lines, trailing="\n  ") == whole
+
+
 @pytest.mark.parametrize(
     "dataset, fragment",
     [
         ("", "no rows"),
         ("uid,d,t,x,y\n", "no rows"),
-        ("uid,d,t,x,y\n50,60\n", "cannot read the dataset"),
-        ("uid,d,t,x,y\n50,60,x,1,1\n", "cannot read the dataset"),
-        ("uid,d,t,x,y\n50,60,,1,1\n", "empty or missing"),
+        ("uid,d,t,x,y\n50,60\n", "line 2 has 2 field(s), expected 5 (uid,d,t,x,y)"),
+        ("uid,d,t,x,y\n50,60,3,1,1,7\n", "line 2 has 6 field(s), expected 5"),
+        ("uid,d,t,x,y\n50,60,3,1,1\n\n50,60,7,1,1\n", "line 3 has 1 field(s)"),
+        ("uid,d,t,x,y\n50,60,x,1,1\n", "line 2, column 't': 'x' is not an integer"),
+        ("uid,d,t,x,y\n50,60,3,1,y\n", "line 2, column 'y': 'y' is not an integer"),
+        ("uid,d,t,x,y\n50,60,,1,1\n", "line 2, column 't' is empty or missing"),
+        ("uid,d,t,x,y\n50,60,3,1,1\n" + "9" * 20 + ",60,3,1,1\n", "'" + "9" * 20 + "' does not"),
     ],
 )
 def test_unreadable_datasets_are_input_errors(tmp_path, dataset, fragment):
@@ -234,6 +254,14 @@ def test_unreadable_datasets_are_input_errors(tmp_path, dataset, fragment):
     with pytest.raises(InputError) as info:
         validate_submission("test", tmp_path / "ds.csv", tmp_path / "sub.csv")
     assert fragment in str(info.value)
+
+
+def test_dataset_fields_are_read_as_the_reference_reads_them(files):
+    """The reference int()s every field of a line stripped of trailing blanks: blanks around a
+    field and at the end of a line are read, the first line's ``uid`` header skipped."""
+    lines = dataset_text().splitlines()
+    spaced = [lines[0]] + [" " + line.replace(",", " ,\t") + " \t" for line in lines[1:]]
+    assert files(submission_lines(), dataset="\n".join(spaced) + "\n").ok
 
 
 # --------------------------------------------------------------------------- fuzz vs an oracle

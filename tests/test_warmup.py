@@ -106,3 +106,16 @@ def test_warmup_refuses_an_unknown_family(tmp_path):
     result = _mobeval(tmp_path / "cache", "warmup", "--family", "nope")
     assert result.returncode == 2
     assert "invalid choice: 'nope'" in result.stderr
+
+
+def test_a_cache_folder_that_cannot_be_written_is_refused_before_compiling(tmp_path):
+    """NUMBA_CACHE_DIR a file: Numba would cache elsewhere without a word, and warmup would
+    print the file as the cache. One line, exit 2, nothing compiled anywhere."""
+    cache = tmp_path / "cache"
+    cache.write_text("")
+    result = _mobeval(cache, "warmup", "--family", "logits")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        f"mobeval: error: NUMBA_CACHE_DIR={cache}: the kernels cannot be cached there (a file, "
+        "not a folder); Numba would cache them elsewhere, unseen\n"
+    )

@@ -14,7 +14,7 @@ import os
 import re
 from pathlib import Path, PurePosixPath
 
-from mobeval.errors import ConfigError, InputError
+from mobeval.errors import ConfigError, InputError, no_file
 from mobeval.io.remote import filesystem, local_path, url_error, url_scheme
 from mobeval.io.sources import PARQUET_SUFFIXES, Source, file_fingerprint, remote_fingerprint
 
@@ -76,7 +76,7 @@ def fingerprint(data) -> list[dict]:
         if url_scheme(str(data)):
             return [remote_fingerprint(filesystem(str(data))[0], str(data), footer=False)]
         if not Path(data).is_file():
-            raise InputError("no such file", path=data)
+            raise no_file(data)
         return [file_fingerprint(Path(data), footer=False)]
     return as_source(data).fingerprint()
 
@@ -90,7 +90,7 @@ def check_input(kind: str, path: Path | str, where: str) -> None:
         if kind != "logits":
             as_source(path)
         elif not is_file(path):
-            raise InputError("no such file", path=path)
+            raise no_file(path)
     except InputError as error:  # its text names the path
         raise ConfigError(f"{where}: {error}") from None
 

@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from mobeval.errors import ConfigError, InputError
+from mobeval.errors import ConfigError, InputError, no_file
 from mobeval.io.columns import TARGETS_COLUMN
 from mobeval.io.objects import InputTypeError
 from mobeval.io.remote import client_errors, filesystem, local_path, url_error, url_scheme
@@ -170,7 +170,7 @@ def _located(source) -> tuple[object, object | None]:
     if url_scheme(str(source)) is None:
         path = Path(local_path(source))
         if not path.is_file():
-            raise InputError("no such file", path=path)
+            raise no_file(path)
         return path, None
     fs, inside = filesystem(str(source))
     try:
@@ -178,7 +178,7 @@ def _located(source) -> tuple[object, object | None]:
     except Exception as error:  # noqa: BLE001 - network and permission errors of any fs
         raise url_error(source, error) from None
     if not found:
-        raise InputError("no such file", path=source)
+        raise no_file(source)
     return str(source), fs
 
 

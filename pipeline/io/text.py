@@ -1,4 +1,4 @@
-"""Plain or gzipped text files: read as bytes in blocks of whole lines (TREC files), whole and
+"""Plain or gzipped text files: read as bytes in blocks of whole lines (TREC files), such blocks
 checked to be UTF-8 (a HuMob submission), or as blocks of integer CSV columns (the HuMob
 validator's dataset). A file is gunzipped when it starts with gzip's magic bytes, whatever its
 name. A line ends with LF, CR LF or a lone CR (:func:`universal_newlines`): a file written with
@@ -54,10 +54,11 @@ def universal_newlines(data: bytes) -> bytes:
     return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in data else data
 
 
-def whole_lines(stream, block_bytes: int) -> Iterator[bytes]:
+def whole_lines(stream, block_bytes: int, keep_blank_last: bool = False) -> Iterator[bytes]:
     """The lines of a binary ``stream`` in blocks of whole lines, about ``block_bytes`` at a
     time, every line ended by one LF (:func:`universal_newlines`); a last line without an end
-    gets one, a blank last line is dropped."""
+    gets one, a blank last line is dropped unless ``keep_blank_last`` (Python's text-mode
+    iteration yields it: a line of a HuMob submission)."""
     rest = b""
     while chunk := stream.read(block_bytes):
         data = rest + chunk
@@ -68,12 +69,12 @@ def whole_lines(stream, block_bytes: int) -> Iterator[bytes]:
         if block:
             yield block
     rest = universal_newlines(rest)
-    if rest.strip():
+    if rest.strip() or (rest and keep_blank_last):
         yield rest if rest.endswith(b"\n") else rest + b"\n"
 
 
 def line_blocks(
-    path: Path, block_bytes: int, unreadable: str, filesystem=None
+    path: Path, block_bytes: int, unreadable: str, filesystem=None, keep_blank_last: bool = False
 ) -> Iterator[tuple[bytes, int]]:
     """:func:`whole_lines` of the file at ``path``, each block with the number of its first line
     (from 1). A file that cannot be read is an InputError ``"<unreadable> (<reason>)"`` naming
@@ -82,7 +83,7 @@ def line_blocks(
     guard = nullcontext() if filesystem is None else client_errors(path, READ_ERRORS)
     try:
         with guard, open_binary(path, filesystem) as stream:
-            for block in whole_lines(stream, block_bytes):
+            for block in whole_lines(stream, block_bytes, keep_blank_last):
                 yield block, line
                 line += block.count(b"\n")
     except READ_ERRORS as error:
@@ -101,40 +102,70 @@ def first_non_utf8(data: bytes) -> tuple[int, int] | None:
     return None
 
 
-def read_utf8(path: Path, what: str) -> bytes:
-    """The whole file as bytes (gunzipped, :func:`universal_newlines`), checked to be UTF-8
-    text. A file that cannot be read is an InputError ``"cannot read <what> (<reason>)"``; a
-    byte that is not UTF-8 one naming it and its 0-based line index."""
-    try:
-        with open_binary(path) as stream:
-            data = universal_newlines(stream.read())
-    except READ_ERRORS as error:
-        raise InputError(f"cannot read {what} ({read_error_reason(error)})", path=path) from None
-    bad = first_non_utf8(data)
-    if bad is not None:
-        raise InputError(
-            f"not a UTF-8 text (CSV) file: byte 0x{bad[0]:02x} at line index {bad[1]} cannot be "
-            "decoded",
-            path=path,
-        )
-    return data
+def utf8_line_blocks(path: Path, what: str, block_bytes: int) -> Iterator[tuple[bytes, int]]:
+    """The file (gunzipped) in blocks of whole lines, each with the 0-based index of its first
+    line, every line ended by one LF (a blank last line kept), checked to be UTF-8 text. A file
+    that cannot be read is an InputError ``"cannot read <what> (<reason>)"``; a byte that is not
+    UTF-8 one naming it and its 0-based line index."""
+    for block, line in line_blocks(path, block_bytes, f"cannot read {what}", keep_blank_last=True):
+        bad = first_non_utf8(block)
+        if bad is not None:
+            raise InputError(
+                f"not a UTF-8 text (CSV) file: byte 0x{bad[0]:02x} at line index "
+                f"{line - 1 + bad[1]} cannot be decoded",
+                path=path,
+            )
+        yield block, line - 1
+
+
+#: The range of an Int64 column: a wider integer cannot be read as one.
+INT64_RANGE = (-(1 << 63), (1 << 63) - 1)
 
 
 def first_bad_field(block: bytes, line: int, names: list[str]) -> str:
-    """Where the comma-separated ``block`` (its first line numbered ``line``) first has a field
-    of ``names`` (its first columns) that is not an integer: ``line 7, column 't': 'x' is not an
-    integer``, or ``... is empty or missing``."""
+    """Where the comma-separated ``block`` (its first line numbered ``line``) first is not
+    ``names`` integers: ``line 7 has 6 fields, expected 5 (uid,d,t,x,y)``, ``line 7, column 't':
+    'x' is not an integer`` (or ``... is empty or missing``, ``... does not fit in 64 bits``).
+    A field is read as Python's ``int()`` reads it: a sign and blanks around it allowed."""
     lines = block.decode("utf-8", "replace").removesuffix("\n").split("\n")
     for number, text in enumerate(lines, start=line):
-        fields = text.split(",")
-        for name, field in zip(names, fields + [""] * len(names), strict=False):
+        fields = text.rstrip().split(",")
+        if len(fields) != len(names):
+            return (
+                f"line {number} has {len(fields)} field(s), expected {len(names)} "
+                f"({','.join(names)})"
+            )
+        for name, field in zip(names, fields, strict=True):
             value = field.strip()
+            shown = value if len(value) <= 40 else value[:40] + "..."
             if not value:
                 return f"line {number}, column '{name}' is empty or missing"
             if not value.lstrip("+-").isdigit() or not value.isascii():
-                shown = value if len(value) <= 40 else value[:40] + "..."
                 return f"line {number}, column '{name}': '{shown}' is not an integer"
-    return "a field that is not an integer"
+            if not INT64_RANGE[0] <= int(value) <= INT64_RANGE[1]:
+                return f"line {number}, column '{name}': '{shown}' does not fit in 64 bits"
+    raise RuntimeError(f"no bad field in lines {line}..{line + len(lines) - 1}")
+
+
+def _integer_frame(block: bytes, names: list[str]) -> pl.DataFrame | None:
+    """The lines of ``block``, each exactly ``names`` integers, as Int64 columns; None when a
+    line is not. Blanks around a field (the reference's ``int()`` takes them) are read by a
+    second, slower pass over the block that failed the fast one."""
+    import polars as pl
+
+    try:
+        frame = pl.read_csv(
+            block, has_header=False, new_columns=names, schema={c: pl.Int64 for c in names}
+        )
+    except pl.exceptions.PolarsError:
+        try:
+            text = pl.read_csv(
+                block, has_header=False, new_columns=names, schema={c: pl.String for c in names}
+            )
+        except pl.exceptions.PolarsError:  # a line with more fields than names
+            return None
+        frame = text.select(pl.col(c).str.strip_chars().cast(pl.Int64, strict=False) for c in names)
+    return None if frame.null_count().sum_horizontal().item() else frame
 
 
 def integer_csv_blocks(
@@ -142,13 +173,11 @@ def integer_csv_blocks(
 ) -> Iterator[pl.DataFrame]:
     """A comma-separated file of integer columns ``names`` (a first line starting with
     ``names[0]`` is a header), its first ``keep`` columns as Int64 frames, a block of whole lines
-    at a time. A field that is not an integer, or an empty or missing one, is an InputError
-    naming ``what``; so is a file without rows."""
-    import polars as pl
-
-    schema = {c: pl.Int64 for c in names}
-    header = names[0].encode()
+    at a time. Every line must hold exactly ``names`` integers: a line with another number of
+    fields (a blank one included), a field that is not an integer or an empty one is an
+    InputError naming ``what``, the line, the column and the value; so is a file without rows."""
     expected = ",".join(names)
+    header = names[0].encode()
     rows = 0
     for block, line in line_blocks(path, block_bytes, f"cannot read {what}"):
         if block.startswith(header):
@@ -156,19 +185,13 @@ def integer_csv_blocks(
             line += 1
             if not block:
                 continue
-        try:
-            frame = pl.read_csv(
-                block, has_header=False, new_columns=names, schema=schema, columns=range(keep)
-            )
-            failed = frame.null_count().sum_horizontal().item() > 0
-        except pl.exceptions.PolarsError:
-            failed = True
-        if failed:
+        frame = _integer_frame(block, names)
+        if frame is None:
             raise InputError(
-                f"cannot read {what} as {expected}: {first_bad_field(block, line, names[:keep])}",
+                f"cannot read {what} as {expected}: {first_bad_field(block, line, names)}",
                 path=path,
             )
         rows += frame.height
-        yield frame
+        yield frame.select(names[:keep])
     if rows == 0:
         raise InputError(f"{what} has no rows (expected {expected} lines)", path=path)

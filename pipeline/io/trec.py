@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mobeval.errors import InputError
+from mobeval.errors import InputError, no_file
 from mobeval.io.numbers import (
     INT64_RANGE,
     integer_column,
@@ -142,7 +142,7 @@ def located(spec) -> tuple[object, object | None]:
     InputError ``no such file`` naming ``spec`` if there is none."""
     path, fs, is_file = _located(spec)
     if not is_file:
-        raise InputError("no such file", path=spec)
+        raise no_file(spec)
     return path, fs
 
 

@@ -197,6 +197,36 @@ def checked_destination(path: str | os.PathLike, out: str | os.PathLike) -> Path
     return target
 
 
+def check_inputs_apart(out: str | os.PathLike | None, inputs) -> None:
+    """Refuse a local input (a path among ``inputs``; URLs, data objects and None pass) that
+    lies under what ``out`` owns (:data:`OWNED`: a run replaces its result folders whole, so the
+    input would be deleted), and a folder input that holds ``out`` (its results would be read as
+    input). Paths are compared resolved, links followed: a ConfigError names the input. An OUT
+    at a URL (Spark's) is not checked."""
+    from mobeval.io.remote import local_path, url_scheme
+
+    if (
+        out is None or url_scheme(str(out)) is not None
+    ):  # an OUT at a URL (Spark) holds no local input
+        return
+    top = Path(os.path.abspath(local_path(str(out)))).resolve()
+    for given in inputs:
+        if not isinstance(given, str | os.PathLike) or url_scheme(given) is not None:
+            continue
+        path = Path(os.path.abspath(local_path(given))).resolve()
+        owned = next((name for name in OWNED if _within(path, top / name)), None)
+        if owned is not None:
+            raise ConfigError(
+                f"{given}: an input inside {os.path.join(out, owned)}, which mobeval replaces "
+                f"whole (the input would be deleted): move it out of the output folder {out}"
+            )
+        if path != top and top.is_relative_to(path) and path.is_dir():
+            raise ConfigError(
+                f"{given}: an input folder holding the output folder {out}, whose results would "
+                "be read as input: give an --out outside it"
+            )
+
+
 def report_destination(path: str | os.PathLike, out: str | os.PathLike) -> Path:
     """``path``, where a report of ``out`` is to be written (with its ``<stem>_files`` folder
     beside), checked: outside OUT anywhere; inside OUT (lexically, or once its folder is
@@ -231,6 +261,17 @@ def _empty_staging(out: Path) -> None:
 
 
 _HELD: dict[tuple[Path, int], int] = {}
+
+
+def _why(out: Path, error: OSError) -> str:
+    """Why the folder ``out`` cannot be made: the first piece of its path, from the root down,
+    that is a file or a link to nothing, else the system's reason."""
+    for path in [*reversed(out.parents), out]:
+        if os.path.islink(path) and not os.path.exists(path):
+            return f"{path} is a symbolic link to nothing"
+        if os.path.lexists(path) and not os.path.isdir(path):
+            return f"{path} is a file, not a folder"
+    return error.strerror or str(error)
 
 
 def _acquire(out: Path) -> int:
@@ -319,7 +360,7 @@ def output_lock(out: str | os.PathLike):
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise ConfigError(f"{out}: cannot use this output folder ({error.strerror})") from None
+        raise ConfigError(f"{out}: cannot use this output folder ({_why(out, error)})") from None
     try:
         handle = _acquire(out)
         _HELD[key] = 1

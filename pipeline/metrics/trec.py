@@ -232,14 +232,18 @@ def resolve_measures(requested: list[str]) -> list[Measure]:
     given: dict[str, str] = {}
     for item in requested or ["official"]:
         name, dot, text = item.partition(".")
-        if name in NICKNAMES and not dot:
+        if dot and not text and name in (*NICKNAMES, *MEASURES):
+            raise ConfigError(f"-m {item}: no parameters after the '.' (write -m {name})")
+        if name in NICKNAMES:
+            if dot:
+                raise ConfigError(f"-m {item}: {name} is a set of measures: it takes no parameters")
             marked.update(NICKNAMES[name])
             continue
         if name not in MEASURES:
             known = ", ".join([*NICKNAMES, *MEASURES])
             raise ConfigError(f"-m {item}: unknown measure (known: {known})")
         marked.add(name)
-        if dot and text and name not in given:
+        if dot and name not in given:
             given[name] = text
     measures = []
     for name, (kind, default) in MEASURES.items():

@@ -17,6 +17,15 @@ def _long(text: str) -> int:
     return value
 
 
+def _count(text: str) -> int:
+    """A number of documents (``-M``): a 64-bit integer >= 0 (trec_eval crashes on a negative
+    one)."""
+    value = _long(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is negative (a number of documents, 0 or more)")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """trec_eval's options, spelled as trec_eval spells them."""
     parser.add_argument(
@@ -39,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-c", dest="complete", action="store_true", help="average over every qrels query"
     )
     parser.add_argument("-l", dest="level", type=_long, default=1, help="relevance level (1)")
-    parser.add_argument("-M", dest="max_docs", type=_long, default=None, help="max docs per query")
+    parser.add_argument("-M", dest="max_docs", type=_count, default=None, help="max docs per query")
     parser.add_argument("-J", dest="judged_only", action="store_true", help="judged docs only")
     parser.add_argument("-N", dest="num_docs", type=_long, default=0, help="docs in collection")
     parser.add_argument(

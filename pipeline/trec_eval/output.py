@@ -45,7 +45,7 @@ MISSING_ZSCORE = -1000000.0
 
 def read_zscores(path) -> dict[tuple[str, str], tuple[float, float]]:
     """-Z's file: ``qid measure mean stddev`` a line (whitespace separated), plain or gzip, at a
-    local path or a URL."""
+    local path or a URL; at least one such line (trec_eval refuses an empty file too)."""
     table = {}
     try:
         with open_binary(*located(path)) as stream:
@@ -69,6 +69,8 @@ def read_zscores(path) -> dict[tuple[str, str], tuple[float, float]]:
                     f"line {number}: {name} {value!r} {problem}", path=path, column=name
                 )
         table[qid, measure] = (float(mean), float(stddev))
+    if not table:  # trec_eval: "Cannot read zscores file"
+        raise InputError("the z-scores file holds no line (qid measure mean stddev)", path=path)
     return table
 
 

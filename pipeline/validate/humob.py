@@ -21,7 +21,10 @@ crash: every line is either valid or reported.
 
 Bad input, not an invalid submission (:class:`InputError`, exit 2 in the CLI): a file that cannot
 be read (missing, permission denied, a truncated or corrupt gzip stream), a submission that is
-not UTF-8 text (the reference would crash decoding it), a dataset that is not uid,d,t,x,y.
+not UTF-8 text (the reference would crash decoding it), a dataset that is not uid,d,t,x,y: a line
+with another number of fields (a blank line included) or a field that is not an integer, where
+the reference crashes unpacking or ``int()``-ing it (blanks around a field are read, as ``int()``
+reads them), named by its line, column and value.
 """
 
 from __future__ import annotations
@@ -32,8 +35,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from mobeval.errors import ConfigError, InputError
-from mobeval.io.text import integer_csv_blocks, read_utf8
+from mobeval.errors import ConfigError, no_file
+from mobeval.io.text import integer_csv_blocks, utf8_line_blocks
 from mobeval.validate.tasks import TASKS, TaskSpec
 
 SUCCESS = "Validation finished without errors!"
@@ -136,13 +139,38 @@ def _bad_line_message(text: str) -> tuple[int | None, str]:
     return uid, f"Each column must be numeric (found {_quote(bad)})"
 
 
-def _parse_submission(data: bytes, errors: _Errors) -> tuple[pl.DataFrame, int]:
-    """Rows (line, uid, d, t, x, y) of the well-formed lines of ``data`` (lines ended by LF, as
-    :func:`~mobeval.io.text.read_utf8` gives them); format errors go to ``errors``."""
+#: The rows of a submission's well-formed lines: the 0-based line index and the five fields.
+ROW_SCHEMA = {c: pl.Int64 for c in ("line", "uid", "d", "t", "x", "y")}
+#: The submission is read in blocks of whole lines of about this many bytes: the line checks take
+#: about 40 bytes of memory per byte of a block, the rows kept 48 bytes per line.
+SUBMISSION_BLOCK_BYTES = 4 << 20
+
+
+def _read_submission(path: Path, errors: _Errors) -> tuple[pl.DataFrame, int]:
+    """Rows (line, uid, d, t, x, y) of the well-formed lines of the submission at ``path``, read
+    a block at a time (:data:`SUBMISSION_BLOCK_BYTES`), and its number of lines; format errors go
+    to ``errors`` in line order, then the uids too large for 64 bits."""
+    huge = _Errors()
+    parts = []
+    n_lines = 0
+    for block, first in utf8_line_blocks(path, "the submission", SUBMISSION_BLOCK_BYTES):
+        rows, n_block = _parse_block(block, first, errors, huge)
+        parts.append(rows)
+        n_lines += n_block
+    errors.add(huge.total, huge.kept)
+    return (pl.concat(parts) if parts else pl.DataFrame(schema=ROW_SCHEMA)), n_lines
+
+
+def _parse_block(
+    data: bytes, first: int, errors: _Errors, huge_uids: _Errors
+) -> tuple[pl.DataFrame, int]:
+    """Rows (line, uid, d, t, x, y) of the well-formed lines of ``data`` (whole lines ended by
+    LF, the first one line index ``first`` of the file) and its number of lines; format errors
+    go to ``errors``, uids above int64's range to ``huge_uids``."""
     buf = np.frombuffer(data, dtype=np.uint8)
     starts, _, stripped = _line_bounds(buf)
     n_lines = starts.size
-    header = n_lines > 0 and data.startswith(b"uid,")
+    header = first == 0 and n_lines > 0 and data.startswith(b"uid,")
     is_digit = (buf >= 48) & (buf <= 57)
     is_comma = buf == 44
     n_other = _count_in(~(is_digit | is_comma), starts, stripped)
@@ -159,17 +187,16 @@ def _parse_submission(data: bytes, errors: _Errors) -> tuple[pl.DataFrame, int]:
     bad_lines = np.flatnonzero(~good)
     if header:
         bad_lines = bad_lines[1:]
-    first = []
+    found = []
     for i in bad_lines[:MAX_KEPT]:
         text = data[starts[i] : stripped[i]].decode("utf-8", errors="replace")
         uid, why = _bad_line_message(text)
-        first.append((int(i), uid, f"Error at line index {i}: {why}"))
-    errors.add(int(bad_lines.size), first)
+        found.append((first + int(i), uid, f"Error at line index {first + i}: {why}"))
+    errors.add(int(bad_lines.size), found)
 
     good_lines = np.flatnonzero(good)
     if good_lines.size == 0:
-        schema = {c: pl.Int64 for c in ("line", "uid", "d", "t", "x", "y")}
-        return pl.DataFrame(schema=schema), n_lines
+        return pl.DataFrame(schema=ROW_SCHEMA), n_lines
     keep = np.zeros(buf.size + 1, dtype=np.int64)
     np.add.at(keep, starts[good_lines], 1)
     np.add.at(keep, stripped[good_lines], -1)
@@ -193,19 +220,20 @@ def _parse_submission(data: bytes, errors: _Errors) -> tuple[pl.DataFrame, int]:
     # Every field is ASCII digits, so a null after the cast is a number above int64's range;
     # such a uid is reported here (it cannot be a target uid), d/t/x/y by the range checks.
     rows = raw.select(
-        pl.Series("line", good_lines), *(pl.col(c).cast(pl.Int64, strict=False) for c in names)
+        pl.Series("line", first + good_lines),
+        *(pl.col(c).cast(pl.Int64, strict=False) for c in names),
     )
     huge = rows["uid"].is_null()
     if huge.any():
         where = huge.arg_true()
-        errors.add(
+        huge_uids.add(
             len(where),
             [
                 (
-                    int(good_lines[i]),
+                    first + int(good_lines[i]),
                     None,
-                    f"Error at line index {good_lines[i]}: uid {_quote(raw['uid'][i])} is too "
-                    "large to be a target uid (it does not fit in 64 bits)",
+                    f"Error at line index {first + good_lines[i]}: uid {_quote(raw['uid'][i])} "
+                    "is too large to be a target uid (it does not fit in 64 bits)",
                 )
                 for i in where.head(MAX_KEPT)
             ],
@@ -355,7 +383,7 @@ def validate_submission(task: str, dataset: str | Path, submission: str | Path) 
 
     ``task``: "2025:a".."2025:d", "2025:test", "2024:b".."2024:d", "2024:test" (bare "a".."d",
     "test" = 2025). ``dataset``: the city's challenge data (csv or csv.gz, uid,d,t,x,y; read in
-    chunks, only uid, d, t parsed). ``submission``: csv or csv.gz.
+    chunks, every field an integer). ``submission``: csv or csv.gz.
     """
     key = task.lower()
     if key not in TASKS:
@@ -365,9 +393,9 @@ def validate_submission(task: str, dataset: str | Path, submission: str | Path) 
     submission = Path(submission)
     for path in (dataset, submission):
         if not path.is_file():
-            raise InputError("file not found", path=path)
+            raise no_file(path)
     errors = _Errors()
-    rows, n_lines = _parse_submission(read_utf8(submission, "the submission"), errors)
+    rows, n_lines = _read_submission(submission, errors)
     _range_errors(rows, spec, errors)
     _uid_errors(rows, spec, key, errors)
     ref_rows, present = _read_dataset(dataset, spec)
