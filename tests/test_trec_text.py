@@ -8,6 +8,7 @@ import random
 import numpy as np
 import pytest
 
+from mobeval.errors import InputError
 from mobeval.io.trec import Interner, read_qrels, read_qrels_codes, read_run, read_run_codes
 from mobeval.kernels.text import POWERS_OF_TEN, decimal_fast, integer_fast
 
@@ -109,3 +110,27 @@ def test_interner_codes_are_the_order_of_first_appearance_across_blocks():
         got += interner.codes(data, ends - [len(k) for k in block], ends).tolist()
     assert got == expected
     assert interner.strings() == list(oracle)
+
+
+@pytest.mark.parametrize("block_bytes", [64, 300, 1 << 24])
+@pytest.mark.parametrize(
+    ("kind", "good", "bad", "column"),
+    [
+        ("run", "q1 Q0 d{} 1 0.5 t", "q1 Q0 d 1 x t", "score"),
+        ("run", "q1 Q0 d{} 1 0.5 t", "q1 Q0 d 1 0.5", "tag"),
+        ("qrels", "q1 0 d{} 1", "q1 0 d", "rel"),
+    ],
+)
+def test_a_bad_line_is_named_by_its_number_in_the_file(
+    tmp_path, block_bytes, kind, good, bad, column
+):
+    """The line numbers of the readers into codes count every line (comments, blank lines, CR
+    LF ends) of every block before the bad one, read ahead on other threads or not."""
+    lines = ["# a comment", ""] + [good.format(i) for i in range(150)]
+    lines.insert(97, bad)
+    path = tmp_path / kind
+    path.write_bytes(("\r\n".join(lines) + "\n").encode())
+    reader = read_run_codes if kind == "run" else read_qrels_codes
+    with pytest.raises(InputError, match="^.*line 98: ") as error:
+        reader(path, block_bytes=block_bytes)
+    assert error.value.column == column

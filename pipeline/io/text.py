@@ -72,21 +72,25 @@ def whole_lines(stream, block_bytes: int) -> Iterator[bytes]:
         yield rest if rest.endswith(b"\n") else rest + b"\n"
 
 
-def line_blocks(
-    path: Path, block_bytes: int, unreadable: str, filesystem=None
-) -> Iterator[tuple[bytes, int]]:
-    """:func:`whole_lines` of the file at ``path``, each block with the number of its first line
-    (from 1). A file that cannot be read is an InputError ``"<unreadable> (<reason>)"`` naming
-    ``path``. ``filesystem``: as :func:`open_binary`'s."""
-    line = 1
+def text_blocks(path: Path, block_bytes: int, unreadable: str, filesystem=None) -> Iterator[bytes]:
+    """:func:`whole_lines` of the file at ``path``. A file that cannot be read is an InputError
+    ``"<unreadable> (<reason>)"`` naming ``path``. ``filesystem``: as :func:`open_binary`'s."""
     guard = nullcontext() if filesystem is None else client_errors(path, READ_ERRORS)
     try:
         with guard, open_binary(path, filesystem) as stream:
-            for block in whole_lines(stream, block_bytes):
-                yield block, line
-                line += block.count(b"\n")
+            yield from whole_lines(stream, block_bytes)
     except READ_ERRORS as error:
         raise InputError(f"{unreadable} ({read_error_reason(error)})", path=path) from None
+
+
+def line_blocks(
+    path: Path, block_bytes: int, unreadable: str, filesystem=None
+) -> Iterator[tuple[bytes, int]]:
+    """:func:`text_blocks`, each block with the number of its first line (from 1)."""
+    line = 1
+    for block in text_blocks(path, block_bytes, unreadable, filesystem):
+        yield block, line
+        line += block.count(b"\n")
 
 
 def first_non_utf8(data: bytes) -> tuple[int, int] | None:
