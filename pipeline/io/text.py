@@ -60,13 +60,19 @@ def whole_lines(stream, block_bytes: int) -> Iterator[bytes]:
     gets one, a blank last line is dropped."""
     rest = b""
     while chunk := stream.read(block_bytes):
-        data = rest + chunk
-        held = data.endswith(b"\r")  # perhaps the CR of a CR LF the read cut in two
-        data = universal_newlines(data[:-1] if held else data)
-        cut = data.rfind(b"\n") + 1
-        block, rest = data[:cut], data[cut:] + (b"\r" if held else b"")
-        if block:
-            yield block
+        held = False
+        if b"\r" in chunk or rest.endswith(b"\r"):  # CR ends: rewritten with the rest
+            chunk, rest = rest + chunk, b""
+            held = chunk.endswith(b"\r")  # perhaps the CR of a CR LF the read cut in two
+            chunk = universal_newlines(chunk[:-1] if held else chunk)
+        cut = chunk.rfind(b"\n") + 1
+        if cut:
+            yield b"".join((rest, memoryview(chunk)[:cut]))  # one copy of the block's bytes
+            rest = chunk[cut:]
+        else:
+            rest += chunk
+        if held:
+            rest += b"\r"
     rest = universal_newlines(rest)
     if rest.strip():
         yield rest if rest.endswith(b"\n") else rest + b"\n"
