@@ -771,3 +771,32 @@ def test_docnos_are_bytes_as_trec_evals(tmp_path, capsysbinary):
     assert main([*argv, "--out", str(tmp_path / "out"), "--quiet"]) == 2
     err = capsysbinary.readouterr().err.decode()
     assert "line 1: byte 0xe9 is not UTF-8" in err and files[0] in err
+
+
+def test_per_query_lines_formatted_in_bulk():
+    """-q's lines, formatted a query at a time by one template, are the lines printed one by
+    one (the oracle: each value by ``value_text``, a count by ``int``): a NaN (``-nan``), a
+    ``%`` in a measure's name, counts, a relstring, z-scored counts; a query not scored left
+    out."""
+    from mobeval.trec_eval.output import per_query_text, value_text
+
+    values = np.array([[0.5, np.nan], [1 / 3, 2.0], [0.25, 1e6]])
+    counts = np.array([[3.0], [0.0], [12.0]])
+    results = [
+        (["runid"], "runid", None),
+        (["odd%name", "P_5"], "double", values),
+        (["num_ret"], "long", counts),
+        (["gm_map"], "gm", values[:, :1]),
+        (["relstring"], "relstring", ["RN", "", "R"]),
+    ]
+    qids, rows = ["q1", "q%2", "q3"], np.array([0, 2])
+    for z in ("", "Z"):
+        expected = []
+        for q in rows:
+            expected.append(f"{z}{'odd%name':<22}\t{qids[q]}\t{value_text(values[q, 0])}")
+            expected.append(f"{z}{'P_5':<22}\t{qids[q]}\t{value_text(values[q, 1])}")
+            count = value_text(counts[q, 0]) if z else int(counts[q, 0])
+            expected.append(f"{z}{'num_ret':<22}\t{qids[q]}\t{count}")
+            expected.append(f"{'relstring':<22}\t{qids[q]}\t'{['RN', '', 'R'][q]}'")
+        assert per_query_text(results, qids, rows, z) == "".join(line + "\n" for line in expected)
+    assert per_query_text(results[:1], qids, rows, "") == ""

@@ -3,11 +3,14 @@ read_qrels_codes): the scores and relevances they read on their fast paths are P
 (correctly rounded, as strtod) and int, and a run or qrels read into codes holds what the
 Polars readers read, for any block size."""
 
+import io
 import random
 
 import numpy as np
 import pytest
 
+from mobeval.errors import InputError
+from mobeval.io.text import whole_lines
 from mobeval.io.trec import Interner, read_qrels, read_qrels_codes, read_run, read_run_codes
 from mobeval.kernels.text import POWERS_OF_TEN, decimal_fast, integer_fast
 
@@ -109,3 +112,44 @@ def test_interner_codes_are_the_order_of_first_appearance_across_blocks():
         got += interner.codes(data, ends - [len(k) for k in block], ends).tolist()
     assert got == expected
     assert interner.strings() == list(oracle)
+
+
+@pytest.mark.parametrize("block_bytes", [64, 300, 1 << 24])
+@pytest.mark.parametrize(
+    ("kind", "good", "bad", "column"),
+    [
+        ("run", "q1 Q0 d{} 1 0.5 t", "q1 Q0 d 1 x t", "score"),
+        ("run", "q1 Q0 d{} 1 0.5 t", "q1 Q0 d 1 0.5", "tag"),
+        ("qrels", "q1 0 d{} 1", "q1 0 d", "rel"),
+    ],
+)
+def test_a_bad_line_is_named_by_its_number_in_the_file(
+    tmp_path, block_bytes, kind, good, bad, column
+):
+    """The line numbers of the readers into codes count every line (comments, blank lines, CR
+    LF ends) of every block before the bad one, read ahead on other threads or not."""
+    lines = ["# a comment", ""] + [good.format(i) for i in range(150)]
+    lines.insert(97, bad)
+    path = tmp_path / kind
+    path.write_bytes(("\r\n".join(lines) + "\n").encode())
+    reader = read_run_codes if kind == "run" else read_qrels_codes
+    with pytest.raises(InputError, match="^.*line 98: ") as error:
+        reader(path, block_bytes=block_bytes)
+    assert error.value.column == column
+
+
+def test_whole_lines_are_the_files_lines_for_any_read_size():
+    """Blocks of whole lines, each ended by one LF, together the file with every CR LF and lone
+    CR written as LF (a CR LF cut in two by a read too), a last line without an end given one,
+    a blank last one dropped (a CR ending the file is held as the first half of a CR LF: it
+    ends nothing): whatever the size of the reads."""
+    rng = random.Random(17)
+    for _ in range(300):
+        data = bytes(rng.choice(b"ab \r\n") for _ in range(rng.randint(0, 60)))
+        text = data.removesuffix(b"\r").replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        last = text[text.rfind(b"\n") + 1 :]
+        expected = text + b"\n" if last.strip() else text[: len(text) - len(last)]
+        for size in (1, 2, 3, 7, 64):
+            blocks = list(whole_lines(io.BytesIO(data), size))
+            assert all(block.endswith(b"\n") for block in blocks)
+            assert b"".join(blocks) == expected, (data, size)

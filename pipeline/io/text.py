@@ -61,33 +61,45 @@ def whole_lines(stream, block_bytes: int, keep_blank_last: bool = False) -> Iter
     iteration yields it: a line of a HuMob submission)."""
     rest = b""
     while chunk := stream.read(block_bytes):
-        data = rest + chunk
-        held = data.endswith(b"\r")  # perhaps the CR of a CR LF the read cut in two
-        data = universal_newlines(data[:-1] if held else data)
-        cut = data.rfind(b"\n") + 1
-        block, rest = data[:cut], data[cut:] + (b"\r" if held else b"")
-        if block:
-            yield block
+        held = False
+        if b"\r" in chunk or rest.endswith(b"\r"):  # CR ends: rewritten with the rest
+            chunk, rest = rest + chunk, b""
+            held = chunk.endswith(b"\r")  # perhaps the CR of a CR LF the read cut in two
+            chunk = universal_newlines(chunk[:-1] if held else chunk)
+        cut = chunk.rfind(b"\n") + 1
+        if cut:
+            yield b"".join((rest, memoryview(chunk)[:cut]))  # one copy of the block's bytes
+            rest = chunk[cut:]
+        else:
+            rest += chunk
+        if held:
+            rest += b"\r"
     rest = universal_newlines(rest)
     if rest.strip() or (rest and keep_blank_last):
         yield rest if rest.endswith(b"\n") else rest + b"\n"
 
 
-def line_blocks(
+def text_blocks(
     path: Path, block_bytes: int, unreadable: str, filesystem=None, keep_blank_last: bool = False
-) -> Iterator[tuple[bytes, int]]:
-    """:func:`whole_lines` of the file at ``path``, each block with the number of its first line
-    (from 1). A file that cannot be read is an InputError ``"<unreadable> (<reason>)"`` naming
-    ``path``. ``filesystem``: as :func:`open_binary`'s."""
-    line = 1
+) -> Iterator[bytes]:
+    """:func:`whole_lines` of the file at ``path``. A file that cannot be read is an InputError
+    ``"<unreadable> (<reason>)"`` naming ``path``. ``filesystem``: as :func:`open_binary`'s."""
     guard = nullcontext() if filesystem is None else client_errors(path, READ_ERRORS)
     try:
         with guard, open_binary(path, filesystem) as stream:
-            for block in whole_lines(stream, block_bytes, keep_blank_last):
-                yield block, line
-                line += block.count(b"\n")
+            yield from whole_lines(stream, block_bytes, keep_blank_last)
     except READ_ERRORS as error:
         raise InputError(f"{unreadable} ({read_error_reason(error)})", path=path) from None
+
+
+def line_blocks(
+    path: Path, block_bytes: int, unreadable: str, filesystem=None, keep_blank_last: bool = False
+) -> Iterator[tuple[bytes, int]]:
+    """:func:`text_blocks`, each block with the number of its first line (from 1)."""
+    line = 1
+    for block in text_blocks(path, block_bytes, unreadable, filesystem, keep_blank_last):
+        yield block, line
+        line += block.count(b"\n")
 
 
 def first_non_utf8(data: bytes) -> tuple[int, int] | None:

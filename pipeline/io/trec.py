@@ -36,6 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -57,7 +58,14 @@ from mobeval.io.remote import (
     url_error,
     url_scheme,
 )
-from mobeval.io.text import READ_ERRORS, first_non_utf8, line_blocks, open_binary, whole_lines
+from mobeval.io.text import (
+    READ_ERRORS,
+    first_non_utf8,
+    line_blocks,
+    open_binary,
+    text_blocks,
+    whole_lines,
+)
 
 if TYPE_CHECKING:
     import polars as pl  # imported where used: mobeval trec_eval's fast path never needs it
@@ -446,8 +454,8 @@ def _qrels_fields(data: np.ndarray) -> tuple:
     """:func:`mobeval.kernels.text.qrels_fields`, with :func:`run_fields`' (unused) tag span."""
     from mobeval.kernels import text as K
 
-    spans, rel, read, bad = K.qrels_fields(data)
-    return spans, rel, read, np.zeros(2, dtype=np.int64), bad
+    spans, rel, read, bad, lines = K.qrels_fields(data)
+    return spans, rel, read, np.zeros(2, dtype=np.int64), bad, lines
 
 
 def _fields_and_docnos(fields_of, data: np.ndarray) -> tuple:
@@ -462,42 +470,44 @@ def _fields_and_docnos(fields_of, data: np.ndarray) -> tuple:
 
 def _fields_ahead(path, blocks, fields_of) -> Iterator[tuple[bytes, int, tuple]]:
     """(block as :func:`_polars_text` gives it, its first line, :func:`_fields_and_docnos` of
-    its bytes) of each of ``blocks`` in order, ``fields_of`` (a kernel compiled ``nogil``) run
-    on ``numba.get_num_threads()`` threads while the caller takes in the blocks before: at most
-    that many blocks are read ahead."""
+    its bytes) of each of ``blocks`` in order, ``fields_of`` (a kernel compiled ``nogil``, the
+    block's line count its sixth output) run on ``numba.get_num_threads()`` threads while the
+    caller takes in the blocks before: at most that many blocks are read ahead."""
     import numba
 
     threads = numba.get_num_threads()
+    first_line = 1
     with ThreadPoolExecutor(threads) as pool:
         pending: deque = deque()
-        for raw, first_line in blocks:
-            block = _polars_text(path, raw, first_line, True)
-            data = np.frombuffer(block, dtype=np.uint8)
-            pending.append((block, first_line, pool.submit(_fields_and_docnos, fields_of, data)))
-            if len(pending) >= threads:
-                block, first_line, fields = pending.popleft()
-                yield block, first_line, fields.result()
-        while pending:
-            block, first_line, fields = pending.popleft()
-            yield block, first_line, fields.result()
+        for raw in chain(blocks, [None]):  # None: the end, every pending block taken in
+            if raw is not None:
+                block = _polars_text(path, raw, 0, True)  # as bytes: never an error
+                data = np.frombuffer(block, dtype=np.uint8)
+                pending.append((block, pool.submit(_fields_and_docnos, fields_of, data)))
+            while len(pending) >= threads or (raw is None and pending):
+                block, future = pending.popleft()
+                fields = future.result()
+                yield block, first_line, fields
+                first_line += fields[5]
 
 
 def _read_codes(spec, block_bytes: int, kind: str, fields_of, slow_value) -> tuple:
     """The lines of a run or qrels file (``kind``) as ((qids, qid codes, docno bytes, docno
     offsets), values, the last line's tag text), block by block: ``fields_of(block)`` gives
     per line the spans of its qid, docno and value text, the value, whether it read it, the
-    last tag's span and the first bad line (-1: none); a value it leaves is read by the Polars
-    expression ``slow_value`` (null: a bad line, named by :func:`_bad_line`). Identifiers as
+    last tag's span, the first bad line (-1: none) and the block's line count; a value it
+    leaves is read by the Polars expression ``slow_value`` (null: a bad line, named by
+    :func:`_bad_line`). Identifiers as
     bytes (``as_bytes``: each byte one character, kept as UTF-8); the docnos' bytes are kept,
     those of the other fields let go block by block."""
     path, fs = located(spec)
     path = Path(path) if fs is None else path
     queries, docnos = Interner(), bytearray()
     qid, offsets, values, tag = [], [np.zeros(1, dtype=np.int64)], [], None
-    blocks = line_blocks(path, block_bytes, "not a readable TREC file", fs)
+    blocks = text_blocks(path, block_bytes, "not a readable TREC file", fs)
     for block, first_line, fields in _fields_ahead(path, blocks, fields_of):
         data = np.frombuffer(block, dtype=np.uint8)
-        spans, read_values, read, last_tag, bad, kept, kept_offsets = fields
+        spans, read_values, read, last_tag, bad, _, kept, kept_offsets = fields
         if bad >= 0:
             raise _bad_line(path, block, first_line, kind)
         slow = np.flatnonzero(~read)

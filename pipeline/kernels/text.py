@@ -127,8 +127,8 @@ def _line_count(data):
 def run_fields(data, powers):
     """The data lines of a run block: per line the spans (start, end) of its qid, docno and
     score text, its score (:func:`decimal_fast`) and whether that read it; the span of the last
-    line's tag; and the number (from 0) of the first line with fewer than six fields (-1: none).
-    A line's fields after the sixth are ignored."""
+    line's tag; the number (from 0) of the first line with fewer than six fields (-1: none); and
+    the number of lines in the block. A line's fields after the sixth are ignored."""
     lines = _line_count(data)
     spans = np.empty((lines, 6), dtype=np.int64)
     score = np.empty(lines, dtype=np.float64)
@@ -151,7 +151,7 @@ def run_fields(data, powers):
     tag = np.zeros(2, dtype=np.int64)
     if n:
         tag[0], tag[1] = field_start[5], field_end[5]
-    return spans[:n], score[:n], score_read[:n], tag, short
+    return spans[:n], score[:n], score_read[:n], tag, short, lines
 
 
 @njit(cache=True)
@@ -184,8 +184,8 @@ def integer_fast(data, start, end):
 def qrels_fields(data):
     """The data lines of a qrels block: per line the spans (start, end) of its qid, docno and
     relevance text (as :func:`run_fields`' qid, docno and score), its relevance
-    (:func:`integer_fast`) and whether that read it; and the number (from 0) of the first line
-    that has not exactly four fields (-1: none)."""
+    (:func:`integer_fast`) and whether that read it; the number (from 0) of the first line
+    that has not exactly four fields (-1: none); and the number of lines in the block."""
     lines = _line_count(data)
     spans = np.empty((lines, 6), dtype=np.int64)
     rel = np.empty(lines, dtype=np.int64)
@@ -208,7 +208,7 @@ def qrels_fields(data):
             spans[n, 2 * f + 1] = field_end[field]
         rel[n], rel_read[n] = integer_fast(data, field_start[3], field_end[3])
         n += 1
-    return spans[:n], rel[:n], rel_read[:n], bad
+    return spans[:n], rel[:n], rel_read[:n], bad, lines
 
 
 @njit(cache=True)

@@ -98,39 +98,53 @@ def _to_zscores(results, qids: list[str], table):
     return out
 
 
+def per_query_text(results, qids: list[str], rows: np.ndarray, z: str) -> str:
+    """-q's lines of the queries ``rows`` (of ``qids``), a query's lines together, its
+    measures in ``results``' order: ``name<TAB>qid<TAB>value``, ``name`` padded to 22. Formatted
+    in bulk: one ``%`` template holding every line of a query, applied once per query to its
+    ``(qid, value, qid, value, ...)`` (Python's ``%6.4f`` and ``%d``, as :func:`value_text` and
+    ``int`` print a value); a column holding a NaN is printed by :func:`value_text` (``-nan``)."""
+    qids = [qids[q] for q in rows]
+    template, columns = [], []
+    for names, kind, values in results:
+        if kind in ("runid", "num_q", "gm"):
+            continue
+        if kind == "relstring":
+            template.append(_literal(f"{names[0]:<22}") + "\t%s\t'%s'\n")
+            columns += [qids, [values[q] for q in rows]]
+            continue
+        chosen = values[rows]
+        for j, name in enumerate(names):
+            column = chosen[:, j]
+            if kind == "long" and not z:
+                field, printed = "%d", column.tolist()
+            elif np.isnan(column).any():
+                field, printed = "%s", [value_text(v) for v in column]
+            else:
+                field, printed = "%6.4f", column.tolist()
+            template.append(_literal(f"{z}{name:<22}") + f"\t%s\t{field}\n")
+            columns += [qids, printed]
+    line_of_query = "".join(template)
+    return "".join([line_of_query % values for values in zip(*columns, strict=True)])
+
+
+def _literal(text: str) -> str:
+    """``text`` inside a ``%`` template."""
+    return text.replace("%", "%%")
+
+
 def format_report(judged: Judged, results, num_ret, opts: Options) -> str:
     """trec_eval's text: per-query lines (-q), then the summary."""
     rows = np.flatnonzero(judged.scored)
     if rows.size == 0:
         raise InputError("no query has both results and judgments")
-    lines = []
+    lines = []  # the summary's
     results = _zero_bogus(results, judged.bogus)
     z = ""
     if opts.zscores is not None:
         results = _to_zscores(results, judged.qids, read_zscores(opts.zscores))
         z = "Z"
-    if opts.per_query:
-        blocks = []
-        for names, kind, values in results:
-            if kind in ("runid", "num_q", "gm"):
-                blocks.append(None)
-                continue
-            blocks.append((names, kind, values))
-        for q in rows:
-            qid = judged.qids[q]
-            for block in blocks:
-                if block is None:
-                    continue
-                names, kind, values = block
-                if kind == "relstring":
-                    lines.append(f"{names[0]:<22}\t{qid}\t'{values[q]}'")
-                    continue
-                for j, name in enumerate(names):
-                    v = values[q, j]
-                    if kind == "long" and not z:
-                        lines.append(f"{name:<22}\t{qid}\t{int(v)}")
-                    else:
-                        lines.append(f"{z}{name:<22}\t{qid}\t{value_text(v)}")
+    per_query = per_query_text(results, judged.qids, rows, z) if opts.per_query else ""
     count = rows.size
     for names, kind, values in results:
         if kind == "runid":
@@ -157,4 +171,4 @@ def format_report(judged: Judged, results, num_ret, opts: Options) -> str:
                 if kind == "gm":
                     value = math.exp(value)
                 lines.append(f"{z}{name:<22}\tall\t{value_text(value)}")
-    return "\n".join(lines) + "\n"
+    return per_query + "".join(line + "\n" for line in lines) or "\n"
