@@ -10,6 +10,7 @@ import html
 
 from mobeval.report.mathml import tex_to_mathml
 from mobeval.report.tables import (
+    SIGN,
     Listing,
     Part,
     cell,
@@ -56,6 +57,13 @@ def _text(text: str) -> str:
     return typeset(str(text), html.escape, "html")
 
 
+def _number(cell: str) -> str:
+    """A numeric cell's HTML with the minus sign U+2212 before a negative number
+    (:data:`~mobeval.report.tables.SIGN`): ``−2.57 pp (−4.9%)``; ids and words keep their
+    hyphens."""
+    return SIGN.sub(lambda m: "\u2212" if m.group(1) == "-" else "+", cell)
+
+
 def _table(report, city, title: str, part: Part) -> str:
     """One table (or part of one) as HTML: a row per stub cell, a rule above the improvements
     of a table with models as rows."""
@@ -72,7 +80,7 @@ def _table(report, city, title: str, part: Part) -> str:
                 if kind == "value"
                 else e(report.improvement(city, model, metric))
             )
-            cells.append(f'<td class="num">{text}</td>')
+            cells.append(f'<td class="num">{_number(text)}</td>')
         rule = ' class="rule"' if row == part.rule else ""
         rows.append(f"<tr{rule}><td>{e(stub)}</td>{''.join(cells)}</tr>")
     head = "".join(f"<th>{e(h)}</th>" for h in [part.stub_head, *part.heads])
@@ -90,7 +98,7 @@ def _listing(listing: Listing) -> str:
     rows = "".join(
         "<tr>"
         + "".join(
-            f'<td class="num">{e(c)}</td>' if numeric else f"<td>{e(c)}</td>"
+            f'<td class="num">{_number(e(c))}</td>' if numeric else f"<td>{e(c)}</td>"
             for c, numeric in zip(row, listing.numeric, strict=True)
         )
         + "</tr>"

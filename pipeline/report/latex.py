@@ -14,7 +14,14 @@ from __future__ import annotations
 import re
 import time
 
-from mobeval.report.tables import header, legend, listing_sections, table_parts, typeset
+from mobeval.report.tables import (
+    SIGN,
+    header,
+    legend,
+    listing_sections,
+    table_parts,
+    typeset,
+)
 
 _TEX_ESCAPES = {
     "\\": r"\textbackslash{}",
@@ -52,16 +59,13 @@ TEXT_WIDTH_PT = 483.0
 CHAR_PT = 5.0
 COLUMN_SEP_PT = 12.0
 
-#: A sign before a number (not inside a word): the math minus or plus.
-_SIGN = re.compile(r"(?<![\w.])([-+])(?=\d|inf)")
-
 
 def _escaped(text: str) -> str:
     return "".join(_TEX_ESCAPES.get(ch, ch) for ch in text)
 
 
 def _signed(text: str) -> str:
-    text = _SIGN.sub(lambda m: "$-$" if m.group(1) == "-" else "$+$", _escaped(text))
+    text = SIGN.sub(lambda m: "$-$" if m.group(1) == "-" else "$+$", _escaped(text))
     return text.replace("inf", r"$\infty$")
 
 
