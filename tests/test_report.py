@@ -663,3 +663,27 @@ def test_html_in_a_headless_browser(tmp_path):
             assert check["tables_scrolling"] == [], check
             assert "part 1 of" in page  # wider than the page: in parts
         assert check["math"] == page.count("<math") > 0 and check["math_drawn"] == check["math"]
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
+def test_latex_small_table_after_sideways_parts_shares_its_page(tmp_path):
+    """A small table waiting behind tables turned sideways (21 metrics x 5 models) goes to the
+    top of the next page, above the leaderboards that follow, not alone on a page: no page holds
+    one table float only (its \\label's page in the .aux), whichever tables come after it."""
+    from mobeval.report import Report
+
+    out = _five_models(tmp_path, "many", '["acc@k", "ndcg@k", "mrr", "map@k", "recall@k"]')
+    report = Report(out, plots=False, leaderboard=True)
+    tex = report.to_latex()
+    assert r"\begin{sidewaystable}" in tex and "metrics without a cutoff" in tex
+    log = _compiles(tex, tmp_path / "tex")
+    assert "Overfull \\hbox" not in log and "undefined" not in log
+    aux = (tmp_path / "tex" / "report.aux").read_text()
+    pages = dict(re.findall(r"\\newlabel\{(tab:[^}]*)\}\{\{\d+\}\{(\d+)\}", aux))
+    sideways = set(re.findall(r"\\begin\{sidewaystable\}.*?\\label\{([^}]*)\}", tex, re.S))
+    floats = [name for name in pages if re.fullmatch(r"tab:tky-\d+(-\d+)?", name)]
+    assert len(floats) > len(sideways) > 0
+    for name in floats:
+        if name not in sideways:  # a small table: never alone on its page
+            others = [other for other, page in pages.items() if page == pages[name]]
+            assert len(others) > 1, (name, pages)
