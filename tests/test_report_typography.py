@@ -147,3 +147,12 @@ def test_html_numbers_with_real_minus_signs_ids_and_words_with_hyphens(reported)
     # ids and text keep their hyphens
     assert "\u2212" not in "".join(re.findall(r'(?:id|class)="([^"]*)"', html))
     assert "two-sided" in html and "holm-corrected" in html
+
+
+def test_letters_legend_counts_with_a_thousands_separator(reported):
+    from mobeval.report import Report
+
+    out, _, _ = reported
+    text = Report(out, baseline="markov", letters=True, plots=False).to_markdown()
+    n = pl.read_parquet(out / "compare/city=tky/part-0.parquet")["n"][0]
+    assert f"models on {n:,} samples" in text and f" {n} samples" not in text
