@@ -622,11 +622,37 @@ window.addEventListener('load', () => {
   const wrapped = [...document.querySelectorAll('td, th')].filter(
     c => c.getClientRects().length && c.offsetHeight > 1.9 * line(c));
   const maths = [...document.querySelectorAll('math')];
+  // the numbers of a value column end at one x (their digits tabular: on the point too),
+  // whether or not a marker follows; every row of a table equally high
+  const right = c => {  // where a value's number (its first one: a mean before its sd) ends
+    const walk = document.createTreeWalker(c, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      const m = n.data.match(/\\d+\\.\\d+/);
+      if (m) { const r = document.createRange(); r.setStart(n, m.index);
+        r.setEnd(n, m.index + m[0].length); return r.getBoundingClientRect().right; }
+    }
+  };
+  const spread = xs => Math.max(...xs) - Math.min(...xs);
+  const misaligned = [], uneven = [];
+  document.querySelectorAll('div.scroll table').forEach(t => {
+    const columns = {};
+    t.querySelectorAll('td.num').forEach(c => {
+      const text = c.textContent.trim();  // a value, not an improvement (pp, %)
+      if (/^\\d+\\.\\d+/.test(text) && !/[(%]| pp/.test(text))
+        (columns[c.cellIndex] ??= []).push(right(c));
+    });
+    Object.entries(columns).forEach(([i, xs]) => {
+      if (spread(xs) > 0.5) misaligned.push(t.caption.textContent + ' column ' + i); });
+    const heights = [...t.rows].slice(1).map(r => r.getBoundingClientRect().height);
+    if (spread(heights) > 0.5) uneven.push(t.caption.textContent);
+  });
   document.body.setAttribute('data-check', JSON.stringify({
     wrapped: wrapped.map(c => c.textContent),
     page_overflow: document.documentElement.scrollWidth > window.innerWidth,
     tables_scrolling: [...document.querySelectorAll('div.scroll')].filter(
       d => d.scrollWidth > d.clientWidth).map(d => d.querySelector('caption').textContent),
+    misaligned: misaligned,
+    uneven_rows: uneven,
     math: maths.length,
     math_drawn: maths.filter(m => m.getBoundingClientRect().height > 0).length,
   }));
@@ -659,7 +685,32 @@ def test_html_in_a_headless_browser(tmp_path):
         assert found, run.stderr[-2000:]
         check = json.loads(found.group(1).replace("&quot;", '"'))
         assert check["wrapped"] == [] and not check["page_overflow"], (width, check)
+        assert check["misaligned"] == [] and check["uneven_rows"] == [], (width, check)
         if width == 1280:  # a normal window: every table fits, none scrolls sideways
             assert check["tables_scrolling"] == [], check
             assert "part 1 of" in page  # wider than the page: in parts
         assert check["math"] == page.count("<math") > 0 and check["math_drawn"] == check["math"]
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
+def test_latex_small_table_after_sideways_parts_shares_its_page(tmp_path):
+    """A small table waiting behind tables turned sideways (21 metrics x 5 models) goes to the
+    top of the next page, above the leaderboards that follow, not alone on a page: no page holds
+    one table float only (its \\label's page in the .aux), whichever tables come after it."""
+    from mobeval.report import Report
+
+    out = _five_models(tmp_path, "many", '["acc@k", "ndcg@k", "mrr", "map@k", "recall@k"]')
+    report = Report(out, plots=False, leaderboard=True)
+    tex = report.to_latex()
+    assert r"\begin{sidewaystable}" in tex and "metrics without a cutoff" in tex
+    log = _compiles(tex, tmp_path / "tex")
+    assert "Overfull \\hbox" not in log and "undefined" not in log
+    aux = (tmp_path / "tex" / "report.aux").read_text()
+    pages = dict(re.findall(r"\\newlabel\{(tab:[^}]*)\}\{\{\d+\}\{(\d+)\}", aux))
+    sideways = set(re.findall(r"\\begin\{sidewaystable\}.*?\\label\{([^}]*)\}", tex, re.S))
+    floats = [name for name in pages if re.fullmatch(r"tab:tky-\d+(-\d+)?", name)]
+    assert len(floats) > len(sideways) > 0
+    for name in floats:
+        if name not in sideways:  # a small table: never alone on its page
+            others = [other for other, page in pages.items() if page == pages[name]]
+            assert len(others) > 1, (name, pages)

@@ -129,3 +129,30 @@ def test_counts_with_a_thousands_separator(reported):
         assert not re.search(rf"\b{n} samples\b", text)
     for text in texts.values():
         assert "1,000 resamples" in text and "1000 resamples" not in text
+
+
+def test_html_numbers_with_real_minus_signs_ids_and_words_with_hyphens(reported):
+    out, texts, _ = reported
+    html = texts["html"]
+    cells = re.findall(r'<td class="num">(.*?)</td>', html)
+    assert cells and not any(re.search(r"(?<![\w.])-\d", c) for c in cells)  # no hyphen-minus
+    # every negative difference of compare's files shown with U+2212, in pp and in percent
+    rows = pl.read_parquet(out / "compare/city=tky/part-0.parquet").filter(pl.col("diff") < 0)
+    assert rows.height > 0
+    for row in rows.iter_rows(named=True):
+        shown = f"\u2212{abs(row['diff']) * 100:.2f} pp (\u2212{abs(row['rel_change_pct']):.1f}%)"
+        assert any(c.startswith(shown) for c in cells), (row["metric"], shown)
+    # the numbers right-aligned on tabular (equal-width) digits, so points line up
+    assert re.search(r"td\.num \{[^}]*text-align: right;[^}]*tabular-nums", html)
+    # ids and text keep their hyphens
+    assert "\u2212" not in "".join(re.findall(r'(?:id|class)="([^"]*)"', html))
+    assert "two-sided" in html and "holm-corrected" in html
+
+
+def test_letters_legend_counts_with_a_thousands_separator(reported):
+    from mobeval.report import Report
+
+    out, _, _ = reported
+    text = Report(out, baseline="markov", letters=True, plots=False).to_markdown()
+    n = pl.read_parquet(out / "compare/city=tky/part-0.parquet")["n"][0]
+    assert f"models on {n:,} samples" in text and f" {n} samples" not in text

@@ -349,7 +349,7 @@ class Report:
         n = frame["n_tukey"][0]
         city.letters_text = (
             f"letters: models sharing a letter are not significantly different at p < "
-            f"{city.alpha:g} (Tukey's HSD over the {len(city.models)} models on {n} "
+            f"{city.alpha:g} (Tukey's HSD over the {len(city.models)} models on {n:,} "
             f"{UNIT_WORDS.get(city.task, 'units')}, one-way design as scipy.stats.tukey_hsd)"
         )
 

@@ -10,6 +10,7 @@ import html
 
 from mobeval.report.mathml import tex_to_mathml
 from mobeval.report.tables import (
+    SIGN,
     Listing,
     Part,
     cell,
@@ -31,11 +32,14 @@ table { border-collapse: collapse; margin: .6em 0 1.2em; font-size: 14px; }
 th, td { border: 1px solid #ccc; padding: 4px 8px; white-space: nowrap; }
 th { background: #f3f3f3; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num.pair { border-right: none; padding-right: 0; }
+td.mark { border-left: none; padding-left: 1px; text-align: left; }
 caption { caption-side: top; text-align: left; font-weight: bold; padding: 4px 0; }
 figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
 figcaption { font-size: 13px; color: #555; }
 div.formula { overflow-x: auto; background: #f7f7f7; padding: 6px 10px; margin: .4em 0; }
 math { font-size: 1.1em; }
+sub, sup { line-height: 0; }  /* a subscript (d_z) does not make its row taller */
 .legend, .note { font-size: 13px; color: #444; }
 dl.params { display: grid; grid-template-columns: max-content auto; gap: 2px 12px;
             font-size: 14px; }
@@ -56,26 +60,46 @@ def _text(text: str) -> str:
     return typeset(str(text), html.escape, "html")
 
 
+def _number(cell: str) -> str:
+    """A numeric cell's HTML with the minus sign U+2212 before a negative number
+    (:data:`~mobeval.report.tables.SIGN`): ``−2.57 pp (−4.9%)``; ids and words keep their
+    hyphens."""
+    return SIGN.sub(lambda m: "\u2212" if m.group(1) == "-" else "+", cell)
+
+
+def _cells(report, city, kind: str, model: str, metric: str, pair: bool) -> str:
+    """A cell in HTML; a value as two cells, as the LaTeX ``r@{}l`` pair: the number
+    right-aligned, then its marker left-aligned, so that the numbers of a column line up on
+    their last digit (and so on the point) whichever carry a ``‡`` or letters; an improvement
+    in a column of values (models as rows) spans both."""
+    if kind == "value":
+        number = cell(report, city, model, metric, lambda t: f"<b>{t}</b>", lambda _: "")
+        mark = _text(report.marker(city, model, metric))
+        return f'<td class="num pair">{_number(number)}</td><td class="mark">{mark}</td>'
+    text = _number(_text(report.improvement(city, model, metric)))
+    return f'<td class="num" colspan="2">{text}</td>' if pair else f'<td class="num">{text}</td>'
+
+
 def _table(report, city, title: str, part: Part) -> str:
     """One table (or part of one) as HTML: a row per stub cell, a rule above the improvements
     of a table with models as rows."""
     e = _text
     if part.count > 1:
         title += f", part {part.number} of {part.count}"
+    pairs = [any(kind == "value" for kind, _, _ in column) for column in part.columns]
     rows = []
     for row, stub in enumerate(part.stub):
-        cells = []
-        for column in part.columns:
-            kind, model, metric = column[row]
-            text = (
-                cell(report, city, model, metric, lambda t: f"<b>{t}</b>", e)
-                if kind == "value"
-                else e(report.improvement(city, model, metric))
-            )
-            cells.append(f'<td class="num">{text}</td>')
+        cells = [
+            _cells(report, city, *column[row], pair)
+            for column, pair in zip(part.columns, pairs, strict=True)
+        ]
         rule = ' class="rule"' if row == part.rule else ""
         rows.append(f"<tr{rule}><td>{e(stub)}</td>{''.join(cells)}</tr>")
-    head = "".join(f"<th>{e(h)}</th>" for h in [part.stub_head, *part.heads])
+    heads = [f"<th>{e(part.stub_head)}</th>"] + [
+        f'<th colspan="2">{e(h)}</th>' if pair else f"<th>{e(h)}</th>"
+        for h, pair in zip(part.heads, pairs, strict=True)
+    ]
+    head = "".join(heads)
     return (  # cells never wrap; at a narrow window, a table scrolls rather than the page
         f'<div class="scroll"><table><caption>{e(title)}</caption><tr>{head}</tr>'
         + "".join(rows)
@@ -90,7 +114,7 @@ def _listing(listing: Listing) -> str:
     rows = "".join(
         "<tr>"
         + "".join(
-            f'<td class="num">{e(c)}</td>' if numeric else f"<td>{e(c)}</td>"
+            f'<td class="num">{_number(e(c))}</td>' if numeric else f"<td>{e(c)}</td>"
             for c, numeric in zip(row, listing.numeric, strict=True)
         )
         + "</tr>"

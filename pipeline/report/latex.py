@@ -14,7 +14,14 @@ from __future__ import annotations
 import re
 import time
 
-from mobeval.report.tables import header, legend, listing_sections, table_parts, typeset
+from mobeval.report.tables import (
+    SIGN,
+    header,
+    legend,
+    listing_sections,
+    table_parts,
+    typeset,
+)
 
 _TEX_ESCAPES = {
     "\\": r"\textbackslash{}",
@@ -44,6 +51,17 @@ PACKAGES = (
     r"\usepackage{booktabs}",
     r"\usepackage{threeparttable}",
     r"\usepackage{rotating}",
+    r"\usepackage{placeins}",
+)
+#: Where floats go: a page of floats alone only when they fill most of it (``floatpagefraction``:
+#: a small table or a figure left over goes to the top of the next page of text, above the
+#: text, rather than alone on a page), floats up to 85% of a page above text, and a page of
+#: floats filled from the top, one float under the other (LaTeX spreads them over the page).
+FLOATS = (
+    r"\renewcommand{\topfraction}{0.85}\renewcommand{\textfraction}{0.1}",
+    r"\renewcommand{\floatpagefraction}{0.8}",
+    r"\makeatletter\setlength{\@fptop}{0pt}\setlength{\@fpsep}{\floatsep}",
+    r"\setlength{\@fpbot}{0pt plus 1fil}\makeatother",
 )
 #: The text width of the page above (A4, 2 cm margins), in points.
 TEXT_WIDTH_PT = 483.0
@@ -52,16 +70,13 @@ TEXT_WIDTH_PT = 483.0
 CHAR_PT = 5.0
 COLUMN_SEP_PT = 12.0
 
-#: A sign before a number (not inside a word): the math minus or plus.
-_SIGN = re.compile(r"(?<![\w.])([-+])(?=\d|inf)")
-
 
 def _escaped(text: str) -> str:
     return "".join(_TEX_ESCAPES.get(ch, ch) for ch in text)
 
 
 def _signed(text: str) -> str:
-    text = _SIGN.sub(lambda m: "$-$" if m.group(1) == "-" else "$+$", _escaped(text))
+    text = SIGN.sub(lambda m: "$-$" if m.group(1) == "-" else "$+$", _escaped(text))
     return text.replace("inf", r"$\infty$")
 
 
@@ -205,11 +220,13 @@ LISTING = (
 
 def latex_listings(report, city, *, label: str = "tab") -> list[str]:
     """The LaTeX lines of ``city``'s small tables
-    (:func:`~mobeval.report.tables.listing_sections`) on pages of their own after its tables:
-    per section its heading, the tables side by side (:data:`LISTING`), labelled
-    ``<label>:<city>-<section>-<n>``, and the sentence saying what they show."""
+    (:func:`~mobeval.report.tables.listing_sections`) after its tables and figures (placeins'
+    ``\\FloatBarrier``: on the next page, under the floats still waiting, rather than after a
+    ``\\clearpage`` that put each of those alone on a page): per section its heading, the
+    tables side by side (:data:`LISTING`), labelled ``<label>:<city>-<section>-<n>``, and the
+    sentence saying what they show."""
     sections = listing_sections(report, city)
-    out = [r"\clearpage"] if sections else []  # the city's tables first
+    out = [r"\FloatBarrier"] if sections else []  # the city's tables and figures first
     for section, heading, listings, text in sections:
         name = f"{label}:{_slug(city.name)}-{section}"
         out += [
@@ -255,6 +272,7 @@ def render_latex(
     out = [
         r"\documentclass[10pt]{article}",
         *PACKAGES,
+        *FLOATS,
         r"\setlength{\parindent}{0pt}\setlength{\parskip}{4pt}",
         r"\sloppy",  # a long path (a note's command) breaks rather than overflows
         r"\renewcommand{\labelitemi}{$\bullet$}",  # the text bullet is a bitmap font in OT1

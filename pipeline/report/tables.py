@@ -75,6 +75,10 @@ POWERS = {
     "latex": lambda mantissa, exponent: rf"${mantissa}\times10^{{{exponent}}}$",
     "html": lambda mantissa, exponent: f"{mantissa}×10<sup>{exponent:d}</sup>".replace("-", "−"),
 }
+#: A sign before a number (not inside a word, an id or a name such as ``seed-1``): what LaTeX
+#: writes as math's minus and plus, HTML as the minus sign U+2212 (a hyphen is shorter, and
+#: thinner than the plus: ``-0.08`` reads as ``0.08`` at a glance).
+SIGN = re.compile(r"(?<![\w.])([-+])(?=\d|inf)")
 _PLAIN_DIGITS = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
 
 
