@@ -201,7 +201,9 @@ def _evaluation(family: str, build: Callable) -> Callable[..., Evaluation]:
         values = option_values(family, given["options"])
         runner = engine_for(given["engine"], given["spark"], given["partitions"], given["progress"])
         _checked_per_unit(given["per_unit"], given["out"])
+        definition = FAMILIES[family]  # what tells that a result scored no unit
         where = {name: given[name] for name in _WHERE}
+        where |= {"counts": definition.counts, "units": definition.units}
         with url_timeout(given["url_timeout"]):
             return build(runner, given[inputs[0].name], given[inputs[1].name], values, where)
 

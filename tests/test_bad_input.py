@@ -758,6 +758,52 @@ CASES = [
         lambda d: run_job(d, text=job_text(d).replace("truth.parquet", "absent.parquet")),
         ("absent.parquet", "no such file"),
     ),
+    # ------------------------------------------------------------------ no unit scored
+    # every unit on one side only and left out (or ignored): every metric would be NaN
+    Case(
+        "nextloc/no sample on both sides, misses skipped",
+        lambda d: [
+            *nextloc(d, pred=PRED.with_columns(pl.col("sample_id") + 100)),
+            "--drop-unmatched",
+            "--missing",
+            "skip",
+        ],
+        ("pred.parquet", "column 'sample_id'", "no unit was scored against", "truth.parquet"),
+    ),
+    Case(
+        "trajectory/no uid on both sides, mismatches skipped",
+        lambda d: [
+            *trajectory(d, gen=GENERATED.with_columns(pl.col("uid") + 100)),
+            "--skip-mismatched",
+        ],
+        ("gen.parquet", "column 'uid'", "no unit was scored", "uids_skipped = 4"),
+    ),
+    Case(
+        "recs/no user on both sides under trec_eval",
+        lambda d: [
+            *recs(d, lists=RECS.with_columns(pl.col("user_id") + 100)),
+            "--convention",
+            "trec_eval",
+        ],
+        ("recs.parquet", "column 'user_id'", "no unit was scored against", "ratings.parquet"),
+    ),
+    Case(
+        "logits/every target ignored",
+        lambda d: [*logits(d, y=np.full(4, 3)), "--ignore-target", "3"],
+        ("logits.npy", "column 'target'", "no unit was scored against", "targets.npy"),
+    ),
+    Case(
+        "run/no sample on both sides, misses skipped",
+        lambda d: [
+            *run_job(d, missing='"skip"', unmatched='"drop"')[:1],
+            write(
+                d / "job.toml",
+                job_text(d, missing='"skip"', unmatched='"drop"').replace("pred.", "far."),
+            ),
+            write(d / "far.parquet", PRED.with_columns(pl.col("sample_id") + 100)),
+        ][:2],
+        ("far.parquet", "column 'sample_id'", "no unit was scored"),
+    ),
     Case(
         "run/--out names a file",
         lambda d: [*run_job(d), "--out", write(d / "afile", "x")],
