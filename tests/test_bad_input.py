@@ -758,6 +758,30 @@ CASES = [
         lambda d: run_job(d, text=job_text(d).replace("truth.parquet", "absent.parquet")),
         ("absent.parquet", "no such file"),
     ),
+    # ------------------------------------------------------------------ float ids
+    # a float id's text (10.0) never matches the other side's integer (10): refused, not 0 hits
+    Case(
+        "recs/float item ids in the ratings",
+        lambda d: [
+            *recs(d, ratings=RATINGS.with_columns(pl.col("item_id").cast(pl.Float64))),
+            "--convention",
+            "ranx",
+        ],
+        ("ratings.parquet", "column 'item_id'", "integers or strings, found Float64"),
+    ),
+    Case(
+        "recs/float user ids in the lists",
+        lambda d: [
+            *recs(
+                d,
+                lists=RECS.with_columns(pl.col("user_id").cast(pl.Float64)),
+                recs_name="recs.csv",
+            ),
+            "--convention",
+            "trec_eval",
+        ],
+        ("recs.csv", "column 'user_id'", "integers or strings, found Float64"),
+    ),
     # ------------------------------------------------------------------ no unit scored
     # every unit on one side only and left out (or ignored): every metric would be NaN
     Case(

@@ -74,6 +74,22 @@ def columns_present(names) -> str:
     return text
 
 
+def require_ids(schema: dict, columns, label: str) -> None:
+    """Each of ``columns`` (ids: a unit's, an item's) holds integers, strings or other exact
+    values, never floats: two inputs that type an id differently are compared as text, and a
+    float's text (``10.0``) is never the integer's (``10``), so a float id would silently match
+    nothing (as pandas writes an integer column that had a missing value)."""
+    for column in columns:
+        dtype = schema[column]
+        if dtype.is_float() or dtype.is_decimal():
+            raise InputError(
+                f"ids must be integers or strings, found {dtype} (write the ids as integers: a "
+                "float id 10.0 is never the id 10 of the other input)",
+                path=label,
+                column=column,
+            )
+
+
 def format_of(name: str) -> str | None:
     """A file's format told from its name: ``parquet``, ``recbole`` (``.inter``), ``csv``."""
     name = name.lower()
