@@ -138,6 +138,19 @@ def npy_bytes(array: np.ndarray, tmp: Path) -> bytes:
     return data
 
 
+def parts(folder: Path, frame: pl.DataFrame) -> Path:
+    """``frame`` as a folder of two Parquet parts: its first half, then the other half with its
+    first column written as strings."""
+    folder.mkdir()
+    half = frame.height // 2
+    frame.head(half).write_parquet(folder / "part0.parquet")
+    rest = frame.tail(frame.height - half)
+    rest.with_columns(pl.col(frame.columns[0]).cast(pl.String)).write_parquet(
+        folder / "part1.parquet"
+    )
+    return folder
+
+
 def at(row: int, column: str, value, dtype=None) -> pl.Expr:
     """``column`` with ``value`` on ``row``."""
     new = pl.lit(value, dtype=dtype) if dtype is not None else pl.lit(value)
@@ -757,6 +770,36 @@ CASES = [
         "run/missing truth file",
         lambda d: run_job(d, text=job_text(d).replace("truth.parquet", "absent.parquet")),
         ("absent.parquet", "no such file"),
+    ),
+    # ------------------------------------------------------------------ headers and parts
+    Case(
+        "nextloc/a column named twice in the header",
+        lambda d: nextloc(d, truth="sample_id,sample_id\n1,10\n2,20\n", truth_name="truth.csv"),
+        ("truth.csv", "column 'sample_id'", "the header names this column twice"),
+    ),
+    Case(
+        "trajectory/a column named twice in the header",
+        lambda d: trajectory(
+            d, gen=GENERATED.write_csv().replace("uid,d,t,x,y", "uid,d,t,x,x"), gen_name="g.csv"
+        ),
+        ("g.csv", "column 'x'", "the header names this column twice"),
+    ),
+    Case(
+        "recs/the parts of a folder hold strings and integers",
+        lambda d: [
+            *recs(d)[:4],
+            str(parts(d / "lists", RECS)),
+            *recs(d)[5:],
+        ],
+        ("part1.parquet", "column 'user_id'", "type String differs from Int64", "part0.parquet"),
+    ),
+    Case(
+        "trajectory/the parts of a folder hold strings and integers",
+        lambda d: [
+            *trajectory(d)[:4],
+            str(parts(d / "gen", GENERATED)),
+        ],
+        ("part1.parquet", "column 'uid'", "type String differs from Int64", "part0.parquet"),
     ),
     # ------------------------------------------------------------------ float ids
     # a float id's text (10.0) never matches the other side's integer (10): refused, not 0 hits
