@@ -138,6 +138,11 @@ def npy_bytes(array: np.ndarray, tmp: Path) -> bytes:
     return data
 
 
+def folder(path: Path) -> Path:
+    path.mkdir()
+    return path
+
+
 def parts(folder: Path, frame: pl.DataFrame) -> Path:
     """``frame`` as a folder of two Parquet parts: its first half, then the other half with its
     first column written as strings."""
@@ -800,6 +805,16 @@ CASES = [
             str(parts(d / "gen", GENERATED)),
         ],
         ("part1.parquet", "column 'uid'", "type String differs from Int64", "part0.parquet"),
+    ),
+    Case(
+        "logits/a folder given as the logits",
+        lambda d: [*logits(d)[:2], str(folder(d / "folder.npy")), *logits(d)[3:]],
+        ("folder.npy", "a folder, not a file"),
+    ),
+    Case(
+        "logits/a CSV named .npy",
+        lambda d: logits(d, x="a,b\n0.1,0.9\n"),
+        ("logits.npy", "not a readable .npy array of logits", "does not begin with the bytes"),
     ),
     # ------------------------------------------------------------------ float ids
     # a float id's text (10.0) never matches the other side's integer (10): refused, not 0 hits

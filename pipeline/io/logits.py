@@ -169,6 +169,8 @@ def _located(source) -> tuple[object, object | None]:
     """(path, fsspec file system or None) of a local path or a URL; InputError if no file."""
     if url_scheme(str(source)) is None:
         path = Path(local_path(source))
+        if path.is_dir():
+            raise InputError("a folder, not a file: give a .npy or Parquet file", path=path)
         if not path.is_file():
             raise InputError("no such file", path=path)
         return path, None
@@ -247,6 +249,10 @@ def _load_npy(path: Path, what: str) -> np.ndarray:
     """A ``.npy`` file memory-mapped; a truncated, pickled (object), text or zip file is an
     InputError."""
     try:
+        with open(path, "rb") as stream:  # np.load reads a file without them as a pickle
+            head = stream.read(len(np.lib.format.MAGIC_PREFIX))
+        if head and head != np.lib.format.MAGIC_PREFIX and not head.startswith(b"PK"):
+            raise ValueError("it does not begin with the bytes of a .npy file")
         with warnings.catch_warnings():  # e.g. "created on Python 2": read it, say nothing
             warnings.simplefilter("ignore")
             array = np.load(path, mmap_mode="r")
