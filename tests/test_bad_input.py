@@ -816,6 +816,13 @@ CASES = [
         lambda d: logits(d, x="a,b\n0.1,0.9\n"),
         ("logits.npy", "not a readable .npy array of logits", "does not begin with the bytes"),
     ),
+    Case(
+        "nextloc/null rank",
+        lambda d: nextloc(
+            d, pred=PRED.drop("score").with_columns(rank=pl.Series([1, None, 1, 2, 1, 2]))
+        ),
+        ("pred.parquet", "column 'rank'", "null rank", "sample_id=1"),
+    ),
     # ------------------------------------------------------------------ float ids
     # a float id's text (10.0) never matches the other side's integer (10): refused, not 0 hits
     Case(
