@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from mobeval import cli
@@ -136,6 +138,13 @@ def npy_bytes(array: np.ndarray, tmp: Path) -> bytes:
     data = (tmp / "whole.npy").read_bytes()
     (tmp / "whole.npy").unlink()
     return data
+
+
+def two_targets(path: Path) -> str:
+    """LOGITS as a Parquet list column beside two columns named ``target``."""
+    columns = [pa.array(LOGITS.tolist()), pa.array(TARGETS), pa.array(TARGETS[::-1])]
+    pq.write_table(pa.table(columns, names=["logits", "target", "target"]), path)
+    return str(path)
 
 
 def folder(path: Path) -> Path:
@@ -780,14 +789,14 @@ CASES = [
     Case(
         "nextloc/a column named twice in the header",
         lambda d: nextloc(d, truth="sample_id,sample_id\n1,10\n2,20\n", truth_name="truth.csv"),
-        ("truth.csv", "column 'sample_id'", "the header names this column twice"),
+        ("truth.csv", "column 'sample_id'", "two columns of the file have this name"),
     ),
     Case(
         "trajectory/a column named twice in the header",
         lambda d: trajectory(
             d, gen=GENERATED.write_csv().replace("uid,d,t,x,y", "uid,d,t,x,x"), gen_name="g.csv"
         ),
-        ("g.csv", "column 'x'", "the header names this column twice"),
+        ("g.csv", "column 'x'", "two columns of the file have this name"),
     ),
     Case(
         "recs/the parts of a folder hold strings and integers",
@@ -822,6 +831,17 @@ CASES = [
             d, pred=PRED.drop("score").with_columns(rank=pl.Series([1, None, 1, 2, 1, 2]))
         ),
         ("pred.parquet", "column 'rank'", "null rank", "sample_id=1"),
+    ),
+    Case(
+        "logits/a Parquet file with two target columns",
+        lambda d: [
+            "logits",
+            "--logits",
+            two_targets(d / "rows.parquet"),
+            "--targets",
+            str(d / "rows.parquet"),
+        ],
+        ("rows.parquet", "column 'target'", "two columns of the file have this name"),
     ),
     # ------------------------------------------------------------------ float ids
     # a float id's text (10.0) never matches the other side's integer (10): refused, not 0 hits

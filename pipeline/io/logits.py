@@ -153,9 +153,7 @@ def _read_array(source: object, what: str, column: str) -> np.ndarray:
     try:
         with _opened(path, fs) as opened:
             parquet = pq.ParquetFile(opened)
-            names = parquet.schema_arrow.names
-            if column not in names:
-                raise InputError(f"missing column; found {names}", path=path, column=column)
+            _require_column(parquet.schema_arrow.names, column, path)
             values = parquet.read(columns=[column]).column(0)
     except (pa.ArrowException, OSError, ValueError) as error:
         raise InputError(f"not a readable Parquet file ({error})", path=path) from None
@@ -163,6 +161,15 @@ def _read_array(source: object, what: str, column: str) -> np.ndarray:
         row = int(np.flatnonzero(values.is_null().to_numpy())[0])
         raise InputError(f"null {what[:-1]}", path=path, column=column, key=f"row {row}")
     return values.to_numpy()
+
+
+def _require_column(names: list[str], column: str, path) -> None:
+    """``column`` is one of a Parquet file's column ``names``, once (two columns of one name are
+    two candidates, not one input)."""
+    if column not in names:
+        raise InputError(f"missing column; found {names}", path=path, column=column)
+    if names.count(column) > 1:
+        raise InputError("two columns of the file have this name", path=path, column=column)
 
 
 def _located(source) -> tuple[object, object | None]:
@@ -310,12 +317,10 @@ def _parquet_file_chunks(
         pf = pq.ParquetFile(opened)
     except (pa.ArrowException, OSError, ValueError) as error:
         raise InputError(f"not a readable Parquet file ({error})", path=path) from None
-    names = pf.schema_arrow.names
     target_column = targets if is_targets_column(targets) else None
     wanted = [column] + ([target_column] if target_column else [])
     for c in wanted:
-        if c not in names:
-            raise InputError(f"missing column; found {names}", path=path, column=c)
+        _require_column(pf.schema_arrow.names, c, path)
     y_all = None if target_column else read_array(targets, "targets", targets_column)
     first = 0
     width = None

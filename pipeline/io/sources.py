@@ -216,7 +216,7 @@ class Source:
             names = arrow_schema.names
             twice = next((name for name in names if names.count(name) > 1), None)
             if twice is not None:
-                raise InputError("the header names this column twice", path=first, column=twice)
+                raise InputError("two columns of the file have this name", path=first, column=twice)
             # from no batches: Schema.empty_table() imports pandas (pyarrow's check for it,
             # about 0.3 s of CPU), before the columns are even checked
             empty = pl.from_arrow(pa.Table.from_batches([], plain_schema(arrow_schema)))
