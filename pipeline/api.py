@@ -206,7 +206,9 @@ def _evaluation(family: str, build: Callable) -> Callable[..., Evaluation]:
         _checked_per_unit(given["per_unit"], given["out"])
         inputs = [given[i.name] for i in inputs_named] + [values.get(n) for n in FILE_OPTIONS]
         check_inputs_apart(given["out"], inputs)
+        definition = FAMILIES[family]  # what tells that a result scored no unit
         where = {name: given[name] for name in _WHERE}
+        where |= {"counts": definition.counts, "units": definition.units}
         with url_timeout(given["url_timeout"]):
             return build(runner, *(given[i.name] for i in inputs_named), values, where)
 
@@ -329,6 +331,7 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
     ``**options``: fields of :class:`mobeval.metrics.recs.RecsConvention` overriding the preset
     (``relevant_threshold=4``, ``averaging="micro"``...). Sections: ``per_unit`` (the key, one
     column per metric), ``summary`` (the system values, then ``users``)."""
+    from mobeval.io.sources import require_ids
     from mobeval.tasks.recs_inputs import population_inputs, rec_columns
 
     metrics, cutoffs, key = values["metrics"], values["k"], values["key"]
@@ -363,6 +366,8 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
     ratings_schema = _require_columns(ratings_source, truth_columns, "truth", own, lists)
     own = [c for c in ratings_schema if c not in shared]
     recs_schema = _require_columns(recs_source, [key, *columns[1:]], "pred", own, ratings_schema)
+    for source, schema in ((ratings_source, ratings_schema), (recs_source, recs_schema)):
+        require_ids(schema, (key, "item_id"), source.label)
     scorer_options = {
         "metrics": metrics,
         "cutoffs": cutoffs,

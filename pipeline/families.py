@@ -153,6 +153,9 @@ class Family:
     counts: tuple[str, ...] = ()
     #: our names of the inputs' columns, which the ``columns`` option maps (with the key's)
     column_names: tuple[str, ...] = ()
+    #: the count row of the units scored where a scored unit's metric may be undefined (a user
+    #: without a relevant item); None where every metric's ``n`` counts the units scored
+    units: str | None = None
 
     @property
     def inputs(self) -> dict[str, tuple[str, ...]]:
@@ -538,6 +541,7 @@ TRAJECTORY = Family(
     },
     ("uids", "uid_days", "steps", "uids_skipped", "rows_out_of_grid"),
     _trajectory.COLUMNS,
+    units="uids",
 )
 
 
@@ -663,6 +667,7 @@ RECS = Family(
     },
     ("users",),
     _recs.COLUMNS,
+    units="users",
 )
 
 LOGITS = Family(

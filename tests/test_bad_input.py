@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from mobeval import cli
@@ -136,6 +138,31 @@ def npy_bytes(array: np.ndarray, tmp: Path) -> bytes:
     data = (tmp / "whole.npy").read_bytes()
     (tmp / "whole.npy").unlink()
     return data
+
+
+def two_targets(path: Path) -> str:
+    """LOGITS as a Parquet list column beside two columns named ``target``."""
+    columns = [pa.array(LOGITS.tolist()), pa.array(TARGETS), pa.array(TARGETS[::-1])]
+    pq.write_table(pa.table(columns, names=["logits", "target", "target"]), path)
+    return str(path)
+
+
+def folder(path: Path) -> Path:
+    path.mkdir()
+    return path
+
+
+def parts(folder: Path, frame: pl.DataFrame) -> Path:
+    """``frame`` as a folder of two Parquet parts: its first half, then the other half with its
+    first column written as strings."""
+    folder.mkdir()
+    half = frame.height // 2
+    frame.head(half).write_parquet(folder / "part0.parquet")
+    rest = frame.tail(frame.height - half)
+    rest.with_columns(pl.col(frame.columns[0]).cast(pl.String)).write_parquet(
+        folder / "part1.parquet"
+    )
+    return folder
 
 
 def at(row: int, column: str, value, dtype=None) -> pl.Expr:
@@ -761,6 +788,134 @@ CASES = [
         "run/missing truth file",
         lambda d: run_job(d, text=job_text(d).replace("truth.parquet", "absent.parquet")),
         ("absent.parquet", "no such file"),
+    ),
+    # ------------------------------------------------------------------ headers and parts
+    Case(
+        "nextloc/a column named twice in the header",
+        lambda d: nextloc(d, truth="sample_id,sample_id\n1,10\n2,20\n", truth_name="truth.csv"),
+        ("truth.csv", "column 'sample_id'", "two columns of the file have this name"),
+    ),
+    Case(
+        "trajectory/a column named twice in the header",
+        lambda d: trajectory(
+            d, gen=GENERATED.write_csv().replace("uid,d,t,x,y", "uid,d,t,x,x"), gen_name="g.csv"
+        ),
+        ("g.csv", "column 'x'", "two columns of the file have this name"),
+    ),
+    Case(
+        "recs/the parts of a folder hold strings and integers",
+        lambda d: [
+            *recs(d)[:4],
+            str(parts(d / "lists", RECS)),
+            *recs(d)[5:],
+        ],
+        ("part1.parquet", "column 'user_id'", "type String differs from Int64", "part0.parquet"),
+    ),
+    Case(
+        "trajectory/the parts of a folder hold strings and integers",
+        lambda d: [
+            *trajectory(d)[:4],
+            str(parts(d / "gen", GENERATED)),
+        ],
+        ("part1.parquet", "column 'uid'", "type String differs from Int64", "part0.parquet"),
+    ),
+    Case(
+        "logits/a folder given as the logits",
+        lambda d: [*logits(d)[:2], str(folder(d / "folder.npy")), *logits(d)[3:]],
+        ("folder.npy", "a folder, not a file"),
+    ),
+    Case(
+        "logits/a CSV named .npy",
+        lambda d: logits(d, x="a,b\n0.1,0.9\n"),
+        ("logits.npy", "not a readable .npy array of logits", "does not begin with the bytes"),
+    ),
+    Case(
+        "nextloc/null rank",
+        lambda d: nextloc(
+            d, pred=PRED.drop("score").with_columns(rank=pl.Series([1, None, 1, 2, 1, 2]))
+        ),
+        ("pred.parquet", "column 'rank'", "null rank", "sample_id=1"),
+    ),
+    Case(
+        "logits/a Parquet file with two target columns",
+        lambda d: [
+            "logits",
+            "--logits",
+            two_targets(d / "rows.parquet"),
+            "--targets",
+            str(d / "rows.parquet"),
+        ],
+        ("rows.parquet", "column 'target'", "two columns of the file have this name"),
+    ),
+    # ------------------------------------------------------------------ float ids
+    # a float id's text (10.0) never matches the other side's integer (10): refused, not 0 hits
+    Case(
+        "recs/float item ids in the ratings",
+        lambda d: [
+            *recs(d, ratings=RATINGS.with_columns(pl.col("item_id").cast(pl.Float64))),
+            "--convention",
+            "ranx",
+        ],
+        ("ratings.parquet", "column 'item_id'", "integers or strings, found Float64"),
+    ),
+    Case(
+        "recs/float user ids in the lists",
+        lambda d: [
+            *recs(
+                d,
+                lists=RECS.with_columns(pl.col("user_id").cast(pl.Float64)),
+                recs_name="recs.csv",
+            ),
+            "--convention",
+            "trec_eval",
+        ],
+        ("recs.csv", "column 'user_id'", "integers or strings, found Float64"),
+    ),
+    # ------------------------------------------------------------------ no unit scored
+    # every unit on one side only and left out (or ignored): every metric would be NaN
+    Case(
+        "nextloc/no sample on both sides, misses skipped",
+        lambda d: [
+            *nextloc(d, pred=PRED.with_columns(pl.col("sample_id") + 100)),
+            "--drop-unmatched",
+            "--missing",
+            "skip",
+        ],
+        ("pred.parquet", "column 'sample_id'", "no unit was scored against", "truth.parquet"),
+    ),
+    Case(
+        "trajectory/no uid on both sides, mismatches skipped",
+        lambda d: [
+            *trajectory(d, gen=GENERATED.with_columns(pl.col("uid") + 100)),
+            "--skip-mismatched",
+        ],
+        ("gen.parquet", "column 'uid'", "no unit was scored", "uids_skipped = 4"),
+    ),
+    Case(
+        "recs/no user on both sides under trec_eval",
+        lambda d: [
+            *recs(d, lists=RECS.with_columns(pl.col("user_id") + 100)),
+            "--convention",
+            "trec_eval",
+        ],
+        ("recs.parquet", "column 'user_id'", "no unit was scored against", "ratings.parquet"),
+    ),
+    Case(
+        "logits/every target ignored",
+        lambda d: [*logits(d, y=np.full(4, 3)), "--ignore-target", "3"],
+        ("logits.npy", "column 'target'", "no unit was scored against", "targets.npy"),
+    ),
+    Case(
+        "run/no sample on both sides, misses skipped",
+        lambda d: [
+            *run_job(d, missing='"skip"', unmatched='"drop"')[:1],
+            write(
+                d / "job.toml",
+                job_text(d, missing='"skip"', unmatched='"drop"').replace("pred.", "far."),
+            ),
+            write(d / "far.parquet", PRED.with_columns(pl.col("sample_id") + 100)),
+        ][:2],
+        ("far.parquet", "column 'sample_id'", "no unit was scored"),
     ),
     Case(
         "run/--out names a file",

@@ -29,6 +29,7 @@ import polars as pl
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.columns import renamed
 from mobeval.io.inputs import as_source, check_input, fingerprint, is_uri
+from mobeval.io.logits import input_name
 from mobeval.io.sources import Source
 from mobeval.io.writers import (
     STAGING,
@@ -41,6 +42,7 @@ from mobeval.io.writers import (
 )
 from mobeval.options import checked_chunk_rows
 from mobeval.progress import WRITING, Progress
+from mobeval.tasks.summary import require_scored
 
 DEFAULT_CITY = "default"
 
@@ -345,8 +347,17 @@ class LocalEngine:
             for side, source in (("truth", truth), ("predictions", predictions)):
                 if rows[side] == 0:
                     raise InputError("holds no rows: nothing to evaluate", path=source.label)
+            summary = scorer.summary()
+            require_scored(
+                summary,
+                counts=where["counts"],
+                units=where["units"],
+                truth=truth.label,
+                predictions=predictions.label,
+                column=plan.key[0],
+            )
             inputs = {"truth": truth.fingerprint(), "predictions": predictions.fingerprint()}
-            return run.finish(scorer.summary(), inputs, result_sections(scorer))
+            return run.finish(summary, inputs, result_sections(scorer))
 
     def run_all(self, calls) -> Iterator[Evaluation]:
         """One call after the other."""
@@ -363,7 +374,16 @@ class LocalEngine:
             for n_rows, frame in job.chunks(accumulator):
                 run.add({"per_unit": frame})
                 run.meter.advance(n_rows)
-            return run.finish(accumulator.finalize(percent=job.percent), job.fingerprints())
+            summary = accumulator.finalize(percent=job.percent)
+            require_scored(
+                summary,
+                counts=where["counts"],
+                units=where["units"],
+                truth=input_name(job.truth_file),
+                predictions=input_name(job.logits),
+                column="target",
+            )
+            return run.finish(summary, job.fingerprints())
 
     def location(self, path) -> Path:
         return Path(path)

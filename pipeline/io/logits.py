@@ -153,9 +153,7 @@ def _read_array(source: object, what: str, column: str) -> np.ndarray:
     try:
         with _opened(path, fs) as opened:
             parquet = pq.ParquetFile(opened)
-            names = parquet.schema_arrow.names
-            if column not in names:
-                raise InputError(f"missing column; found {names}", path=path, column=column)
+            _require_column(parquet.schema_arrow.names, column, path)
             values = parquet.read(columns=[column]).column(0)
     except (pa.ArrowException, OSError, ValueError) as error:
         raise InputError(f"not a readable Parquet file ({error})", path=path) from None
@@ -165,10 +163,21 @@ def _read_array(source: object, what: str, column: str) -> np.ndarray:
     return values.to_numpy()
 
 
+def _require_column(names: list[str], column: str, path) -> None:
+    """``column`` is one of a Parquet file's column ``names``, once (two columns of one name are
+    two candidates, not one input)."""
+    if column not in names:
+        raise InputError(f"missing column; found {names}", path=path, column=column)
+    if names.count(column) > 1:
+        raise InputError("two columns of the file have this name", path=path, column=column)
+
+
 def _located(source) -> tuple[object, object | None]:
     """(path, fsspec file system or None) of a local path or a URL; InputError if no file."""
     if url_scheme(str(source)) is None:
         path = Path(local_path(source))
+        if path.is_dir():
+            raise InputError("a folder, not a file: give a .npy or Parquet file", path=path)
         if not path.is_file():
             raise no_file(path)
         return path, None
@@ -247,6 +256,10 @@ def _load_npy(path: Path, what: str) -> np.ndarray:
     """A ``.npy`` file memory-mapped; a truncated, pickled (object), text or zip file is an
     InputError."""
     try:
+        with open(path, "rb") as stream:  # np.load reads a file without them as a pickle
+            head = stream.read(len(np.lib.format.MAGIC_PREFIX))
+        if head and head != np.lib.format.MAGIC_PREFIX and not head.startswith(b"PK"):
+            raise ValueError("it does not begin with the bytes of a .npy file")
         with warnings.catch_warnings():  # e.g. "created on Python 2": read it, say nothing
             warnings.simplefilter("ignore")
             array = np.load(path, mmap_mode="r")
@@ -304,12 +317,10 @@ def _parquet_file_chunks(
         pf = pq.ParquetFile(opened)
     except (pa.ArrowException, OSError, ValueError) as error:
         raise InputError(f"not a readable Parquet file ({error})", path=path) from None
-    names = pf.schema_arrow.names
     target_column = targets if is_targets_column(targets) else None
     wanted = [column] + ([target_column] if target_column else [])
     for c in wanted:
-        if c not in names:
-            raise InputError(f"missing column; found {names}", path=path, column=c)
+        _require_column(pf.schema_arrow.names, c, path)
     y_all = None if target_column else read_array(targets, "targets", targets_column)
     first = 0
     width = None

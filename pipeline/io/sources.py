@@ -74,6 +74,22 @@ def columns_present(names) -> str:
     return text
 
 
+def require_ids(schema: dict, columns, label: str) -> None:
+    """Each of ``columns`` (ids: a unit's, an item's) holds integers, strings or other exact
+    values, never floats: two inputs that type an id differently are compared as text, and a
+    float's text (``10.0``) is never the integer's (``10``), so a float id would silently match
+    nothing (as pandas writes an integer column that had a missing value)."""
+    for column in columns:
+        dtype = schema[column]
+        if dtype.is_float() or dtype.is_decimal():
+            raise InputError(
+                f"ids must be integers or strings, found {dtype} (write the ids as integers: a "
+                "float id 10.0 is never the id 10 of the other input)",
+                path=label,
+                column=column,
+            )
+
+
 def format_of(name: str) -> str | None:
     """A file's format told from its name: ``parquet``, ``recbole`` (``.inter``), ``csv``."""
     name = name.lower()
@@ -198,6 +214,9 @@ class Source:
             raise InputError(f"not a readable {kind} file ({error})", path=first) from None
         try:
             names = arrow_schema.names
+            twice = next((name for name in names if names.count(name) > 1), None)
+            if twice is not None:
+                raise InputError("two columns of the file have this name", path=first, column=twice)
             # from no batches: Schema.empty_table() imports pandas (pyarrow's check for it,
             # about 0.3 s of CPU), before the columns are even checked
             empty = pl.from_arrow(pa.Table.from_batches([], plain_schema(arrow_schema)))
@@ -247,14 +266,20 @@ class Source:
         return False
 
     def iter_batches(self, columns: list[str], batch_rows: int) -> Iterator[pl.DataFrame]:
-        """Yield DataFrames of about ``batch_rows`` rows holding ``columns``, file by file."""
+        """Yield DataFrames of about ``batch_rows`` rows holding ``columns``, file by file; each
+        file's columns of the same kind as the first file's (:func:`_same_kind`)."""
+        first = None
         for path in self.files:
             try:
                 with self._opened(path) as source:
                     if self.format == "parquet":
-                        yield from self._parquet_batches(source, path, columns, batch_rows)
+                        batches = self._parquet_batches(source, path, columns, batch_rows)
                     else:
-                        yield from self._csv_batches(source, columns, batch_rows)
+                        batches = self._csv_batches(source, columns, batch_rows)
+                    for batch in batches:
+                        first = first or (path, batch.schema)
+                        _check_kinds(batch.schema, path, *first)
+                        yield batch
             except READ_ERRORS as error:
                 raise self._read_error("could not read this", error, path) from None
 
@@ -355,6 +380,33 @@ class SpooledSource(Source):
 
     def fingerprint(self) -> list[dict]:
         return [{"path": self.label, "rows": self.rows}]
+
+
+def _same_kind(left: pl.DataType, right: pl.DataType) -> bool:
+    """Whether two files' types of one column read as the same values: equal, both numbers
+    (the widths and an integer CSV beside a float one are cast where they are read), or lists
+    of the same kind."""
+    if left == right or (left.is_numeric() and right.is_numeric()):
+        return True
+    nested = (pl.List, pl.Array)
+    return (
+        isinstance(left, nested)
+        and isinstance(right, nested)
+        and _same_kind(left.inner, right.inner)
+    )
+
+
+def _check_kinds(schema, path, first_path, first_schema) -> None:
+    """A file of a directory or glob whose column holds another kind of value than the first
+    file's (strings beside integers) is refused, naming both files and the column."""
+    for column, dtype in schema.items():
+        if not _same_kind(dtype, first_schema[column]):
+            raise InputError(
+                f"type {dtype} differs from {first_schema[column]} in {first_path}: the files "
+                "of one input must hold the same kind of values in a column",
+                path=path,
+                column=column,
+            )
 
 
 def _local_files(path: Path, label: str) -> list[Path]:

@@ -123,7 +123,7 @@ def to_unit_arrays(
         if plan.list_form:
             column = "scores"
         raise InputError(
-            "null or NaN score",
+            "null rank" if column == "rank" else "null or NaN score",
             path=label,
             column=column,
             key=format_key(key, key_at(keys, key, row)),

@@ -9,7 +9,8 @@ The summary does not depend on how users were split into chunks (exact sums, see
 
 Inputs: ``recs`` has ``user_id``, ``item_id`` and, as the convention needs them, ``rank`` (order
 ``"rank"``) and ``score`` (score orders; predicted rating for mse/mae/rmse). ``ratings`` has
-``user_id``, ``item_id``, ``rating``. Ids of any type; when the two files type an id column
+``user_id``, ``item_id``, ``rating``. Ids are integers or strings (a float id is refused before
+any read: :func:`mobeval.io.sources.require_ids`); when the two files type an id column
 differently both are compared as strings (as ClayRS does).
 """
 

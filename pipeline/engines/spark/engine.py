@@ -213,6 +213,9 @@ class SparkEngine:
                         run_where["model"] or default_model_name(as_uri(pred.label)), "model"
                     ),
                     run=None if run_where["run"] is None else check_name(run_where["run"], "run"),
+                    counts=run_where["counts"],
+                    units=run_where["units"],
+                    column=plan.key[0],
                 )
             )
         city = where["city"] or default_city_name(truth.label)
@@ -252,6 +255,7 @@ class SparkEngine:
             fingerprints=job.fingerprints(self.fingerprint),
             model=check_name(where["model"] or default_model_name(label), "model"),
             run=None if where["run"] is None else check_name(where["run"], "run"),
+            column="target",
         )
         city = where["city"] or default_city_name(input_name(job.truth_file))
         [evaluation] = self._finished(scoring, [result], sections, {**where, "city": city})

@@ -24,6 +24,7 @@ from mobeval.engines.spark.files import Files, as_uri
 from mobeval.errors import InputError
 from mobeval.io.writers import STAGING, commit_result, partition_path, undo_interrupted_commits
 from mobeval.progress import Progress
+from mobeval.tasks.summary import require_scored
 
 SUMMARY = "summary"
 
@@ -57,13 +58,18 @@ def _merged(folds: list, index: int, labels: dict[str, str]):
 @dataclasses.dataclass
 class Result:
     """One (city, model) of a group: its scorer (the driver's: folds merged into it), the labels
-    and fingerprints of its inputs, its model name and run (None: a model without runs)."""
+    and fingerprints of its inputs, its model name and run (None: a model without runs), its
+    family's count rows and the column that names its units (for
+    :func:`mobeval.tasks.summary.require_scored`)."""
 
     scorer: object
     labels: dict[str, str]
     fingerprints: dict[str, list]
     model: str
     run: str | None = None
+    counts: tuple[str, ...] = ()
+    units: str | None = None
+    column: str | None = None
 
 
 def _staged_section(
@@ -123,6 +129,14 @@ def finished_group(
         for index, result in enumerate(results):
             result.scorer.accumulator = _merged(folds.value, index, result.labels)
             summary = result.scorer.summary()
+            require_scored(
+                summary,
+                counts=result.counts,
+                units=result.units,
+                truth=result.labels["truth"],
+                predictions=result.labels["predictions"],
+                column=result.column,
+            )
             whole = result_sections(result.scorer)
             own, outputs = {}, {}
             if staging is None:
