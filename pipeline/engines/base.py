@@ -29,7 +29,6 @@ import polars as pl
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.columns import renamed
 from mobeval.io.inputs import as_source, check_input, fingerprint, is_uri
-from mobeval.io.logits import input_name
 from mobeval.io.sources import Source
 from mobeval.io.writers import (
     STAGING,
@@ -42,7 +41,6 @@ from mobeval.io.writers import (
 )
 from mobeval.options import checked_chunk_rows
 from mobeval.progress import WRITING, Progress
-from mobeval.tasks.summary import require_scored
 
 DEFAULT_CITY = "default"
 
@@ -348,6 +346,8 @@ class LocalEngine:
                 if rows[side] == 0:
                     raise InputError("holds no rows: nothing to evaluate", path=source.label)
             summary = scorer.summary()
+            from mobeval.tasks.summary import require_scored  # the scorer's: after the first read
+
             require_scored(
                 summary,
                 counts=where["counts"],
@@ -375,6 +375,9 @@ class LocalEngine:
                 run.add({"per_unit": frame})
                 run.meter.advance(n_rows)
             summary = accumulator.finalize(percent=job.percent)
+            from mobeval.io.logits import input_name  # the logits job's: after the first read
+            from mobeval.tasks.summary import require_scored
+
             require_scored(
                 summary,
                 counts=where["counts"],
