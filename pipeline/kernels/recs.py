@@ -224,6 +224,8 @@ def _user_stats(
     nan_if_no_relevant = rules.nan_if_no_relevant
     n_cut = cutoffs.shape[0]
     undefined = np.nan if nan_if_no_relevant else 0.0
+    # an int64 variable, not the literal constant: a literal argument compiles _gain once more
+    exponential = np.int64(GAIN_EXPONENTIAL)
     for u in range(first, last):
         r0 = rec_off[u]
         n_list = rec_off[u + 1] - r0
@@ -285,7 +287,7 @@ def _user_stats(
                 if relevant and first_hit < 0:
                     first_hit = p
                 g = _gain(rating, relevant, gain_mode, gain_threshold, clamp_negative)
-                g_burges = _gain(rating, relevant, GAIN_EXPONENTIAL, gain_threshold, clamp_negative)
+                g_burges = _gain(rating, relevant, exponential, gain_threshold, clamp_negative)
                 if idcg_rated:
                     rated_gains[n_rated] = g
                     dcg_rated += g / discounts[n_rated]
