@@ -157,3 +157,24 @@ def test_run_blocks_covers_every_unit_once_and_raises_a_kernels_error(monkeypatc
 
     with pytest.raises(ValueError, match="unit"):
         blocks.run_blocks(failing, 100, grain=1)
+
+
+def test_a_recs_run_compiles_the_gain_once_for_every_gain_mode(tmp_path):
+    counts = _signatures(
+        tmp_path,
+        """
+        import numpy as np
+        from mobeval.kernels import recs
+
+        off = np.array([0, 2])
+        items = np.array([3, 5])
+        ratings = np.array([4.0, 1.0])
+        for mode in (recs.GAIN_BINARY, recs.GAIN_LINEAR, recs.GAIN_EXPONENTIAL, recs.GAIN_RELISON):
+            rules = recs.StatsRules(3.0, False, mode, 2.0, True, False, recs.DUP_EACH, True, True,
+                                    recs.AP_RELEVANT, True).checked()
+            recs.recs_user_stats(off, items, ratings, off, items, ratings, np.array([1, recs.FULL]),
+                                 np.log2(np.arange(2, 4)), rules)
+        used = {"gain": recs._gain, "user_stats": recs._user_stats}
+        """,
+    )
+    assert counts == {"gain": 1, "user_stats": 1}

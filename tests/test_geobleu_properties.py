@@ -4,10 +4,11 @@ import math
 
 import numpy as np
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mobeval.kernels.geobleu import mean_per_unit
+from mobeval.kernels.geobleu import _distance_table, dtw_days, mean_per_unit
 from mobeval.metrics.trajectory import dtw, geobleu
 from mobeval.tasks.trajectory import score_trajectory_frame
 from tests.oracles import geobleu_gmean, geobleu_precisions
@@ -49,6 +50,26 @@ def test_greedy_matches_oracle_bit_for_bit(gen, ref, max_n, beta):
 @given(st.lists(points, min_size=0, max_size=9), st.lists(points, min_size=0, max_size=9))
 def test_dtw_matches_oracle_bit_for_bit(gen, ref):
     assert dtw(gen, ref) == oracle_dtw(gen, ref)
+
+
+@pytest.mark.parametrize("scale", [2.0, 3.0, 0.7])
+def test_dtw_distance_table_is_sqrt_over_scale_entry_by_entry(scale):
+    table = _distance_table(100_000, scale)
+    assert [float(v) for v in table] == [math.sqrt(float(k)) / scale for k in range(100_000)]
+
+
+@SETTINGS
+@given(
+    st.lists(st.lists(st.tuples(points, points), min_size=1, max_size=9), min_size=1, max_size=6)
+)
+def test_dtw_days_read_from_a_table_match_oracle_bit_for_bit(days):
+    """Days of the batch kernel; a last 16-point day makes the squared-distance table pay off."""
+    days = [*days, [((1, 1), (12, 12))] * 16]
+    offsets = np.cumsum([0] + [len(day) for day in days])
+    gen, ref = ([pair[k] for day in days for pair in day] for k in (0, 1))
+    gx, gy, rx, ry = (np.array([p[c] for p in side]) for side in (gen, ref) for c in (0, 1))
+    values = dtw_days(offsets, gx, gy, rx, ry, 2.0)
+    assert list(values) == [oracle_dtw([g for g, _ in day], [r for _, r in day]) for day in days]
 
 
 @SETTINGS

@@ -82,13 +82,11 @@ def _proximity_table(size, beta):
     return table
 
 
-@njit(cache=True)
 def _distance_table(size, scale):
-    """sqrt(k) / scale for every squared distance k < size (same bits as direct)."""
-    table = np.empty(size)
-    for k in range(size):
-        table[k] = math.sqrt(float(k)) / scale
-    return table
+    """sqrt(k) / scale for every squared distance k < size (same bits as direct: IEEE-754 square
+    root and division are correctly rounded, in NumPy as in libm; NumPy, not a kernel, so that a
+    first run does not compile one)."""
+    return np.sqrt(np.arange(size, dtype=np.float64)) / scale
 
 
 # --------------------------------------------------------------------------- n-gram matching

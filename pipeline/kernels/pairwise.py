@@ -71,7 +71,7 @@ def pairwise_sum(values, start, n):
     right_start = np.empty(_MAX_DEPTH, dtype=np.int64)
     right_n = np.empty(_MAX_DEPTH, dtype=np.int64)
     left_sum = np.empty(_MAX_DEPTH)
-    left_done = np.zeros(_MAX_DEPTH, dtype=np.bool_)
+    left_done = np.empty(_MAX_DEPTH, dtype=np.bool_)  # set as each level is pushed
     depth = 0
     s = start
     m = n

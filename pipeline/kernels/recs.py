@@ -134,10 +134,20 @@ def _gain(rating, relevant, mode, threshold, clamp_negative):
     return g
 
 
+@njit(cache=True, inline="always")
+def _positions(n):
+    """0, 1, ..., n - 1 (int64), as np.arange(n), whose implementation would be one more function
+    to compile on a first run."""
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        order[i] = i
+    return order
+
+
 @njit(cache=True)
 def _first_repeat(items, lo, hi):
     """0-based list position of the first item that already occurred earlier in ``items[lo:hi]``."""
-    order = np.arange(hi - lo)
+    order = _positions(hi - lo)
     sort_indices(items[lo:hi], order)  # by item, then position: a stable sort
     first = -1
     for i in range(1, hi - lo):
@@ -150,7 +160,7 @@ def _first_repeat(items, lo, hi):
 def _ascending(values):
     """``values`` sorted ascending, a new array (:func:`sort_indices`: the DCG of the sorted gains
     does not depend on the order of equal ones)."""
-    order = np.arange(values.shape[0])
+    order = _positions(values.shape[0])
     sort_indices(values, order)
     return values[order]
 
@@ -224,6 +234,17 @@ def _user_stats(
     nan_if_no_relevant = rules.nan_if_no_relevant
     n_cut = cutoffs.shape[0]
     undefined = np.nan if nan_if_no_relevant else 0.0
+    # an int64 variable, not the literal constant: a literal argument compiles _gain once more
+    exponential = np.int64(GAIN_EXPONENTIAL)
+    # the running counters at each cutoff, written for every cutoff of every user (so allocated
+    # once, with np.empty: no np.zeros / np.full of their own to compile)
+    at_tp = np.empty(n_cut, dtype=np.int64)
+    at_hits = np.empty(n_cut, dtype=np.int64)
+    at_first = np.empty(n_cut, dtype=np.int64)
+    at_ap = np.empty(n_cut)
+    at_dcg = np.empty(n_cut)
+    at_dcg_burges = np.empty(n_cut)
+    at_dcg_rated = np.empty(n_cut)
     for u in range(first, last):
         r0 = rec_off[u]
         n_list = rec_off[u + 1] - r0
@@ -261,13 +282,6 @@ def _user_stats(
         sq_err = 0.0
         abs_err = 0.0
         rp_tp = -1
-        at_tp = np.zeros(n_cut, dtype=np.int64)
-        at_hits = np.zeros(n_cut, dtype=np.int64)
-        at_ap = np.zeros(n_cut)
-        at_dcg = np.zeros(n_cut)
-        at_dcg_burges = np.zeros(n_cut)
-        at_first = np.full(n_cut, -1, dtype=np.int64)
-        at_dcg_rated = np.zeros(n_cut)
         ci = 0
         cj = 0
         for p in range(n_list):
@@ -285,7 +299,7 @@ def _user_stats(
                 if relevant and first_hit < 0:
                     first_hit = p
                 g = _gain(rating, relevant, gain_mode, gain_threshold, clamp_negative)
-                g_burges = _gain(rating, relevant, GAIN_EXPONENTIAL, gain_threshold, clamp_negative)
+                g_burges = _gain(rating, relevant, exponential, gain_threshold, clamp_negative)
                 if idcg_rated:
                     rated_gains[n_rated] = g
                     dcg_rated += g / discounts[n_rated]
