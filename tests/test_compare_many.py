@@ -532,3 +532,31 @@ def test_report_latex_leaderboards_side_by_side_on_few_pages(five_models, tmp_pa
     shown = [title.replace("\\_", " ") for title in ranked]  # pdftotext: _ as a space
     assert [m for line in beside for m in line] == shown  # each once, in order
     assert len(beside[0]) >= 2 and all(len(line) == len(beside[0]) for line in beside[:-1])
+
+
+def test_paired_t_and_effect_sizes_of_every_pair_equal_scipy_and_numpy_to_the_bit(
+    five_models, monkeypatch
+):
+    """The pairs' kernel (kernels/moments.py: every pair's moments at once, on threads) gives
+    each pair's p_t, d_z and means with the bits scipy's ``ttest_rel`` and NumPy's ``mean`` /
+    ``std`` give on that pair's values, for any thread count."""
+    import numba
+
+    metrics = ["acc@1", "acc@5", "mrr"]
+    options = dict(tests="paired-t", metrics=metrics, resamples=0, log=None)
+    table = compare(five_models, **options)
+    assert table.height == 10 * len(metrics)
+    for metric, a, b, p_t, dz, mean_a, mean_b in table.select(
+        "metric", "baseline", "model", "p_t", "cohen_dz", "mean_baseline", "mean_model"
+    ).iter_rows():
+        va, vb = per_unit_column(five_models, a, metric), per_unit_column(five_models, b, metric)
+        d = vb - va
+        assert p_t == float(scipy_stats.ttest_rel(vb, va).pvalue), (metric, a, b)
+        assert dz == float(np.mean(d) / np.std(d, ddof=1)), (metric, a, b)
+        assert (mean_a, mean_b) == (float(np.mean(va)), float(np.mean(vb)))
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        assert compare(five_models, **options).equals(table)
+    finally:
+        numba.set_num_threads(threads)
