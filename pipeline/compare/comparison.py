@@ -36,6 +36,7 @@ from mobeval.compare.results import OutputFolder, runs_fingerprint
 from mobeval.compare.runs import RUNS, RUNS_AS_UNITS, runs_mode, runs_side
 from mobeval.compare.significance import (
     cohen_dz_moments,
+    difference_moments,
     paired_t_moments,
     pooled_t,
     randomizations,
@@ -435,7 +436,15 @@ def _compare_in(
             group = wanted[first : first + at_once]
             # with the same units everywhere, every column in key order once (pairs take views)
             order = {m: slice(None) for m in sides} if not alignments else everywhere
-            values, stacked = _read_group(sides, group, None if alignments else everywhere)
+            values = {
+                model: {
+                    m: _scaled(read_column(side.files, m), side.scale[m])[
+                        slice(None) if alignments else everywhere[model]
+                    ]
+                    for m in group
+                }
+                for model, side in sides.items()
+            }
             # which columns have a NaN: the pairs of two columns without one skip the masks
             holes = {
                 model: {m: bool(np.isnan(column).any()) for m, column in columns.items()}
@@ -445,26 +454,32 @@ def _compare_in(
             for metric, (_, _, flagged) in tukey.items():
                 if flagged:
                     slow[metric] = flagged
-            # the pairs whose two columns are whole rows of a metric's matrix: their means and
-            # moments computed once for all (each model's mean once, every pair's differences
-            # by the kernel, on threads)
-            whole = _whole_pair_moments(stacked, chosen, holes)
-            with np.errstate(invalid="ignore"):  # inf - inf: NaN, as np.mean gives it
-                means = {
-                    model: {m: float(np.mean(column)) for m, column in columns.items()}
-                    for model, columns in values.items()
-                } if whole else {}  # fmt: skip
+            # with the same units, each model's means once, and every pair's differences
+            # formed in one scratch column (no temporary array per pair)
+            means, scratch = {}, None
+            if not alignments:
+                scratch = np.empty(units, dtype=np.float64)
+                with np.errstate(invalid="ignore"):  # inf - inf: NaN, as np.mean gives it
+                    means = {
+                        model: {
+                            m: float(np.mean(column)) if units else math.nan
+                            for m, column in columns.items()
+                        }
+                        for model, columns in values.items()
+                    }
             for a, b in chosen:
                 ia, ib, only_a, only_b = alignments.get((a, b)) or (order[a], order[b], 0, 0)
                 paired = {}
                 for metric in group:
                     va, vb = values[a][metric][ia], values[b][metric][ib]
-                    if (metric, a, b) in whole:
-                        summary = (means[a][metric], means[b][metric], *whole[(metric, a, b)])
-                        paired[metric] = (None, va, vb, summary)
-                        continue
                     if not (holes[a][metric] or holes[b][metric]):
-                        paired[metric] = (None, va, vb, _pair_summary(va, vb))
+                        summary = (
+                            _pair_summary(va, vb)
+                            if scratch is None
+                            else (means[a][metric], means[b][metric])
+                            + difference_moments(va, vb, scratch)
+                        )
+                        paired[metric] = (None, va, vb, summary)
                         continue
                     nan_a, nan_b = np.isnan(va), np.isnan(vb)
                     if (nan_a != nan_b).any() and not intersect:
@@ -515,7 +530,7 @@ def _compare_in(
                         }  # fmt: skip
             # this group's columns (and the pairs' views of them) freed before the next
             # group's are read: one group's columns held, not two
-            del values, stacked, paired, va, vb
+            del values, paired, va, vb, scratch
         if slow:
             _note(log, _integration_note(name, slow))
         ordered = [rows[(metric, a, b)] for metric in wanted for a, b in chosen]
@@ -529,73 +544,14 @@ def _scaled(column: np.ndarray, factor: float) -> np.ndarray:
     return column if factor == 1.0 else column * factor
 
 
-def _read_group(
-    sides: dict, group: list[str], everywhere: dict | None
-) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, np.ndarray]]:
-    """Every model's column of each metric of ``group``, scaled (model -> metric -> float64
-    array), each read once. With the same units everywhere (``everywhere``: each model's rows of
-    them in key order), a metric's columns are the rows of one float64[models, units] matrix
-    (returned too, per metric: the pairs' kernel reads it); else (None) each model's column in
-    its files' order and no matrix."""
-    if everywhere is None:
-        values = {
-            model: {m: _scaled(read_column(side.files, m), side.scale[m]) for m in group}
-            for model, side in sides.items()
-        }
-        return values, {}
-    values: dict[str, dict[str, np.ndarray]] = {model: {} for model in sides}
-    stacked = {}
-    for metric in group:
-        matrix = None
-        for i, (model, side) in enumerate(sides.items()):
-            column = _scaled(read_column(side.files, metric), side.scale[metric])
-            column = column[everywhere[model]]
-            if matrix is None:
-                matrix = np.empty((len(sides), column.size), dtype=np.float64)
-            matrix[i] = column
-            values[model][metric] = matrix[i]
-            del column
-        stacked[metric] = matrix
-    return values, stacked
-
-
-def _whole_pair_moments(
-    stacked: dict[str, np.ndarray], chosen: list[tuple[str, str]], holes: dict
-) -> dict[tuple[str, str, str], tuple[int, float, float]]:
-    """Per (metric, baseline, model) of the pairs whose columns are whole rows of the metric's
-    matrix (``stacked``) without a NaN: ``(n, total, squares)`` of their differences
-    (:func:`~mobeval.compare.significance.moments`), every pair of a metric by one call of the
-    kernel (:func:`mobeval.kernels.moments.difference_moments_pairs`)."""
-    if not stacked:
-        return {}
-    from mobeval.kernels.moments import difference_moments_pairs
-
-    index = {model: i for i, model in enumerate(holes)}
-    found = {}
-    for metric, matrix in stacked.items():
-        pairs = [(a, b) for a, b in chosen if not (holes[a][metric] or holes[b][metric])]
-        if not pairs:
-            continue
-        totals, squares = difference_moments_pairs(
-            matrix,
-            np.array([index[a] for a, _ in pairs], dtype=np.int64),
-            np.array([index[b] for _, b in pairs], dtype=np.int64),
-        )
-        for (a, b), total, square in zip(pairs, totals.tolist(), squares.tolist(), strict=True):
-            found[(metric, a, b)] = (matrix.shape[1], total, square)
-    return found
-
-
 def _pair_summary(va: np.ndarray, vb: np.ndarray) -> tuple[float, float, int, float, float]:
     """``(mean_a, mean_b, n, total, squares)`` of one pair's values (``np.mean`` of each, NaN
     without units, and the :func:`~mobeval.compare.significance.moments` of ``vb - va``)."""
-    from mobeval.kernels.moments import difference_moments
-
     if not va.size:
         return math.nan, math.nan, 0, 0.0, 0.0
     with np.errstate(invalid="ignore"):  # inf - inf: NaN, as np.mean gives it
         mean_a, mean_b = float(np.mean(va)), float(np.mean(vb))
-    return mean_a, mean_b, va.size, *difference_moments(va, vb)
+    return mean_a, mean_b, *difference_moments(va, vb)
 
 
 def _batch_stats(

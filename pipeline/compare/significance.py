@@ -27,13 +27,30 @@ def paired_t(d: np.ndarray) -> float:
 
 def moments(d: np.ndarray) -> tuple[int, float, float]:
     """``(n, total, squares)`` of the differences ``d``: their count, ``np.sum(d)`` and
-    ``np.sum((d - np.mean(d)) ** 2)`` (NumPy's pairwise sums; :mod:`mobeval.kernels.moments`
-    computes the same bits for every pair of models without the temporary arrays)."""
-    d = np.asarray(d, dtype=np.float64)
-    if d.size == 0:
+    ``np.sum((d - np.mean(d)) ** 2)`` (what the paired t-test and d_z take)."""
+    return _deviations(np.array(d, dtype=np.float64))
+
+
+def difference_moments(
+    a: np.ndarray, b: np.ndarray, scratch: np.ndarray | None = None
+) -> tuple[int, float, float]:
+    """:func:`moments` of ``b - a``, formed in ``scratch`` (float64, the length of ``a``; reused
+    across pairs: no temporary array) when given: the same NumPy sums, the same bits."""
+    return _deviations(np.subtract(b, a, out=scratch))
+
+
+def _deviations(d: np.ndarray) -> tuple[int, float, float]:
+    """:func:`moments` of ``d``, overwritten by its squared deviations (NumPy's pairwise sums:
+    ``np.mean(d) = total / n``, ``np.var(d) = squares / n``, as ``np.mean`` and ``np.std``
+    compute them)."""
+    n = d.size
+    if n == 0:
         return 0, 0.0, 0.0
-    total = np.sum(d)
-    return d.size, float(total), float(np.sum((d - total / d.size) ** 2))
+    with np.errstate(invalid="ignore"):  # inf - inf: NaN, as NumPy gives it
+        total = np.add.reduce(d)
+        np.subtract(d, total / n, out=d)
+        np.square(d, out=d)
+        return n, float(total), float(np.add.reduce(d))
 
 
 def paired_t_moments(n: int, total: float, squares: float) -> float:
