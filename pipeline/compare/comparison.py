@@ -624,8 +624,10 @@ def _tukey(
         present = ~np.isnan(values[model][metric][rows])
         keep = present if keep is None else keep & present
     counts, means, squares = [], [], []
+    every = bool(keep.all())  # no unit left out: the columns as they are, not copied
     for model, rows in everywhere.items():
-        column = values[model][metric][rows][keep]
+        column = values[model][metric][rows]
+        column = column if every else column[keep]
         mean = np.mean(column) if column.size else math.nan
         counts.append(column.size)
         means.append(mean)
