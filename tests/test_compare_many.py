@@ -550,3 +550,43 @@ def test_report_latex_leaderboards_side_by_side_on_few_pages(five_models, tmp_pa
     shown = [title.replace("\\_", " ") for title in ranked]  # pdftotext: _ as a space
     assert [m for line in beside for m in line] == shown  # each once, in order
     assert len(beside[0]) >= 2 and all(len(line) == len(beside[0]) for line in beside[:-1])
+
+
+def test_paired_t_and_effect_sizes_of_every_pair_equal_scipy_and_numpy_to_the_bit(five_models):
+    """Each model's mean taken once and every pair's differences formed in one reused scratch
+    column give each pair's p_t, d_z and means with the bits scipy's ``ttest_rel`` and NumPy's
+    ``mean`` / ``std`` give on that pair's own values."""
+    metrics = ["acc@1", "acc@5", "mrr"]
+    table = compare(five_models, tests="paired-t", metrics=metrics, resamples=0, log=None)
+    assert table.height == 10 * len(metrics)
+    for metric, a, b, p_t, dz, mean_a, mean_b in table.select(
+        "metric", "baseline", "model", "p_t", "cohen_dz", "mean_baseline", "mean_model"
+    ).iter_rows():
+        va, vb = per_unit_column(five_models, a, metric), per_unit_column(five_models, b, metric)
+        d = vb - va
+        assert p_t == float(scipy_stats.ttest_rel(vb, va).pvalue), (metric, a, b)
+        assert dz == float(np.mean(d) / np.std(d, ddof=1)), (metric, a, b)
+        assert (mean_a, mean_b) == (float(np.mean(va)), float(np.mean(vb)))
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 8, 127, 128, 129, 1000, 4097, 100_003])
+def test_difference_moments_in_a_scratch_column_are_numpys(n):
+    """The moments of ``b - a`` formed in a reused scratch column equal NumPy's ``np.sum(d)`` and
+    ``np.sum((d - np.mean(d)) ** 2)`` to the bit (lattice values and values over many binades,
+    where the order of additions shows), also with infinities and NaN."""
+    from mobeval.compare.significance import difference_moments
+
+    rng = np.random.default_rng(n)
+    columns = [rng.integers(0, 6, n) / 5.0 for _ in range(2)]
+    columns += [rng.standard_normal(n) * 10.0 ** rng.integers(-8, 9, n) for _ in range(2)]
+    special = rng.integers(0, 6, n) / 5.0
+    special[::3] = np.inf
+    special[1::5] = np.nan
+    columns.append(special)
+    scratch = np.empty(n)
+    with np.errstate(invalid="ignore"):
+        for a, b in itertools.permutations(columns, 2):
+            d = b - a
+            expected = (n, float(np.sum(d)), float(np.sum((d - np.mean(d)) ** 2)))
+            got = difference_moments(a, b, scratch)
+            assert np.array_equal(got, expected, equal_nan=True), (got, expected)

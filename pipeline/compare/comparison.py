@@ -35,8 +35,9 @@ from mobeval.compare.pairing import (
 from mobeval.compare.results import OutputFolder, runs_fingerprint
 from mobeval.compare.runs import RUNS, RUNS_AS_UNITS, runs_mode, runs_side
 from mobeval.compare.significance import (
-    cohen_dz,
-    paired_t,
+    cohen_dz_moments,
+    difference_moments,
+    paired_t_moments,
     pooled_t,
     randomizations,
     rank_biserial_ranked,
@@ -453,13 +454,32 @@ def _compare_in(
             for metric, (_, _, flagged) in tukey.items():
                 if flagged:
                     slow[metric] = flagged
+            # with the same units, each model's means once, and every pair's differences
+            # formed in one scratch column (no temporary array per pair)
+            means, scratch = {}, None
+            if not alignments:
+                scratch = np.empty(units, dtype=np.float64)
+                with np.errstate(invalid="ignore"):  # inf - inf: NaN, as np.mean gives it
+                    means = {
+                        model: {
+                            m: float(np.mean(column)) if units else math.nan
+                            for m, column in columns.items()
+                        }
+                        for model, columns in values.items()
+                    }
             for a, b in chosen:
                 ia, ib, only_a, only_b = alignments.get((a, b)) or (order[a], order[b], 0, 0)
                 paired = {}
                 for metric in group:
                     va, vb = values[a][metric][ia], values[b][metric][ib]
                     if not (holes[a][metric] or holes[b][metric]):
-                        paired[metric] = (None, va, vb)
+                        summary = (
+                            _pair_summary(va, vb)
+                            if scratch is None
+                            else (means[a][metric], means[b][metric])
+                            + difference_moments(va, vb, scratch)
+                        )
+                        paired[metric] = (None, va, vb, summary)
                         continue
                     nan_a, nan_b = np.isnan(va), np.isnan(vb)
                     if (nan_a != nan_b).any() and not intersect:
@@ -470,17 +490,19 @@ def _compare_in(
                             f"the {int((~nan_a & ~nan_b).sum())} with both"
                         )
                     keep = ~(nan_a | nan_b)
-                    whole = bool(keep.all())
-                    paired[metric] = (keep, va if whole else va[keep], vb if whole else vb[keep])
+                    whole_pair = bool(keep.all())
+                    va, vb = (va, vb) if whole_pair else (va[keep], vb[keep])
+                    paired[metric] = (keep, va, vb, _pair_summary(va, vb))
                 # metrics with the same units resample together (the same numbers as alone)
                 batches: dict[bytes | None, list[str]] = {}
-                for metric, (keep, _, _) in paired.items():
+                for metric, (keep, _, _, _) in paired.items():
                     units_of = None if keep is None else np.packbits(keep).tobytes()
                     batches.setdefault(units_of, []).append(metric)
                 for batch in batches.values():
                     stats = _batch_stats(
                         [paired[m][1] for m in batch],
                         [paired[m][2] for m in batch],
+                        [paired[m][3] for m in batch],
                         tests,
                         resamples,
                         permutations,
@@ -508,7 +530,7 @@ def _compare_in(
                         }  # fmt: skip
             # this group's columns (and the pairs' views of them) freed before the next
             # group's are read: one group's columns held, not two
-            del values, paired, va, vb
+            del values, paired, va, vb, scratch
         if slow:
             _note(log, _integration_note(name, slow))
         ordered = [rows[(metric, a, b)] for metric in wanted for a, b in chosen]
@@ -522,24 +544,40 @@ def _scaled(column: np.ndarray, factor: float) -> np.ndarray:
     return column if factor == 1.0 else column * factor
 
 
-def _batch_stats(baselines, models, tests, resamples, permutations, seed, confidence) -> list[dict]:
-    """Means, interval and p-values of each metric of a batch paired on the same units."""
+def _pair_summary(va: np.ndarray, vb: np.ndarray) -> tuple[float, float, int, float, float]:
+    """``(mean_a, mean_b, n, total, squares)`` of one pair's values (``np.mean`` of each, NaN
+    without units, and the :func:`~mobeval.compare.significance.moments` of ``vb - va``)."""
+    if not va.size:
+        return math.nan, math.nan, 0, 0.0, 0.0
+    with np.errstate(invalid="ignore"):  # inf - inf: NaN, as np.mean gives it
+        mean_a, mean_b = float(np.mean(va)), float(np.mean(vb))
+    return mean_a, mean_b, *difference_moments(va, vb)
+
+
+def _batch_stats(
+    baselines, models, summaries, tests, resamples, permutations, seed, confidence
+) -> list[dict]:
+    """Means, interval and p-values of each metric of a batch paired on the same units
+    (``summaries``: per metric, :func:`_pair_summary`'s numbers); the differences themselves are
+    formed only for the tests that resample or rank them."""
     n = baselines[0].size
-    d = np.empty((n, len(baselines)), dtype=np.float64)
-    for c, (va, vb) in enumerate(zip(baselines, models, strict=True)):
-        d[:, c] = vb - va
-    low, high = bootstrap_cis(d, resamples, seed, confidence)
+    columns = len(baselines)
+    if resamples > 0 or "randomization" in tests or "wilcoxon" in tests:
+        d = np.empty((n, columns), dtype=np.float64)
+        for c, (va, vb) in enumerate(zip(baselines, models, strict=True)):
+            d[:, c] = vb - va
+        low, high = bootstrap_cis(d, resamples, seed, confidence)
+    else:
+        d, low, high = None, np.full(columns, math.nan), np.full(columns, math.nan)
     if "randomization" in tests:
         p_r, r_methods = randomizations(d, permutations, seed)
     out = []
     for c, (va, vb) in enumerate(zip(baselines, models, strict=True)):
+        mean_a, mean_b, _, total, squares = summaries[c]
         with np.errstate(invalid="ignore", divide="ignore"):
-            mean_a = float(np.mean(va)) if n else math.nan
-            mean_b = float(np.mean(vb)) if n else math.nan
             diff = mean_b - mean_a
             relative = 100.0 * diff / abs(mean_a) if mean_a != 0 else math.nan
-        column = np.ascontiguousarray(d[:, c])
-        ranked = signed_ranks(column) if "wilcoxon" in tests else None  # once for both
+        ranked = signed_ranks(np.ascontiguousarray(d[:, c])) if "wilcoxon" in tests else None
         p_w, w_method = wilcoxon_ranked(n, *ranked) if ranked else (None, None)
         out.append(
             {
@@ -548,11 +586,11 @@ def _batch_stats(baselines, models, tests, resamples, permutations, seed, confid
                 "mean_model": mean_b,
                 "diff": diff,
                 "rel_change_pct": relative,
-                "cohen_dz": cohen_dz(column),
+                "cohen_dz": cohen_dz_moments(n, total, squares),
                 "rank_biserial": rank_biserial_ranked(*ranked[:2]) if ranked else None,
                 "ci_low": float(low[c]),
                 "ci_high": float(high[c]),
-                "p_t": paired_t(column) if "paired-t" in tests else None,
+                "p_t": paired_t_moments(n, total, squares) if "paired-t" in tests else None,
                 "p_wilcoxon": p_w,
                 "wilcoxon_method": w_method,
                 "p_randomization": float(p_r[c]) if "randomization" in tests else None,
@@ -586,8 +624,10 @@ def _tukey(
         present = ~np.isnan(values[model][metric][rows])
         keep = present if keep is None else keep & present
     counts, means, squares = [], [], []
+    every = bool(keep.all())  # no unit left out: the columns as they are, not copied
     for model, rows in everywhere.items():
-        column = values[model][metric][rows][keep]
+        column = values[model][metric][rows]
+        column = column if every else column[keep]
         mean = np.mean(column) if column.size else math.nan
         counts.append(column.size)
         means.append(mean)

@@ -22,15 +22,48 @@ FLIP_TOLERANCE = 1e-9
 
 def paired_t(d: np.ndarray) -> float:
     """Two-sided p-value of the paired t-test (``scipy.stats.ttest_rel``, to the last bits)."""
+    return paired_t_moments(*moments(d))
+
+
+def moments(d: np.ndarray) -> tuple[int, float, float]:
+    """``(n, total, squares)`` of the differences ``d``: their count, ``np.sum(d)`` and
+    ``np.sum((d - np.mean(d)) ** 2)`` (what the paired t-test and d_z take)."""
+    return _deviations(np.array(d, dtype=np.float64))
+
+
+def difference_moments(
+    a: np.ndarray, b: np.ndarray, scratch: np.ndarray | None = None
+) -> tuple[int, float, float]:
+    """:func:`moments` of ``b - a``, formed in ``scratch`` (float64, the length of ``a``; reused
+    across pairs: no temporary array) when given: the same NumPy sums, the same bits."""
+    return _deviations(np.subtract(b, a, out=scratch))
+
+
+def _deviations(d: np.ndarray) -> tuple[int, float, float]:
+    """:func:`moments` of ``d``, overwritten by its squared deviations (NumPy's pairwise sums:
+    ``np.mean(d) = total / n``, ``np.var(d) = squares / n``, as ``np.mean`` and ``np.std``
+    compute them)."""
+    n = d.size
+    if n == 0:
+        return 0, 0.0, 0.0
+    with np.errstate(invalid="ignore"):  # inf - inf: NaN, as NumPy gives it
+        total = np.add.reduce(d)
+        np.subtract(d, total / n, out=d)
+        np.square(d, out=d)
+        return n, float(total), float(np.add.reduce(d))
+
+
+def paired_t_moments(n: int, total: float, squares: float) -> float:
+    """:func:`paired_t` of n differences from their :func:`moments`, as scipy computes it:
+    ``mean = total / n``, ``var = squares / n * n / (n - 1)``, ``t = mean / sqrt(var / n)``,
+    ``p = 2 F(-|t|)``, F Student's t with ``n - 1`` degrees of freedom; NaN without units."""
     from scipy import special
 
-    d = np.asarray(d, dtype=np.float64)
-    n = d.size
     if n == 0:
         return math.nan
     with np.errstate(divide="ignore", invalid="ignore"):
-        mean = np.mean(d)
-        var = np.mean((d - mean) ** 2) * (np.float64(n) / np.float64(n - 1))
+        mean = np.float64(total) / n
+        var = np.float64(squares) / n * (np.float64(n) / np.float64(n - 1))
         t = mean / np.sqrt(var / np.float64(n))
         return float(2 * special.stdtr(np.float64(n - 1), -np.abs(t)))
 
@@ -209,11 +242,16 @@ def cohen_dz(d: np.ndarray) -> float:
     """Paired Cohen's d_z (Cohen 1988, eq. 2.3.5; Lakens 2013, eq. 6): ``mean(d) / sd(d)``, the
     standard deviation with ``ddof=1``; NaN with fewer than two units or every difference equal
     (0/0), +-inf when they are equal and not zero."""
-    d = np.asarray(d, dtype=np.float64)
-    if d.size < 2:
+    return cohen_dz_moments(*moments(d))
+
+
+def cohen_dz_moments(n: int, total: float, squares: float) -> float:
+    """:func:`cohen_dz` of n differences from their :func:`moments`, as NumPy's ``np.mean(d) /
+    np.std(d, ddof=1)``: ``(total / n) / sqrt(squares / (n - 1))``."""
+    if n < 2:
         return math.nan
     with np.errstate(divide="ignore", invalid="ignore"):
-        return float(np.mean(d) / np.std(d, ddof=1))
+        return float(np.float64(total) / n / np.sqrt(np.float64(squares) / (n - 1)))
 
 
 def rank_biserial(d: np.ndarray) -> float:
