@@ -164,8 +164,6 @@ def _arguments(
 
 
 _WHERE = ("out", "city", "model", "run", "chunk_rows", "progress", "per_unit")
-#: Options that name a file read beside the two inputs (the recommendation family's).
-FILE_OPTIONS = ("catalogue", "train", "original_ratings")
 
 
 def _checked_per_unit(per_unit: object, out) -> bool:
@@ -204,9 +202,9 @@ def _evaluation(family: str, build: Callable) -> Callable[..., Evaluation]:
         values = option_values(family, given["options"])
         runner = engine_for(given["engine"], given["spark"], given["partitions"], given["progress"])
         _checked_per_unit(given["per_unit"], given["out"])
-        inputs = [given[i.name] for i in inputs_named] + [values.get(n) for n in FILE_OPTIONS]
-        check_inputs_apart(given["out"], inputs)
-        definition = FAMILIES[family]  # what tells that a result scored no unit
+        definition = FAMILIES[family]
+        files = [values.get(name) for name in definition.file_options]
+        check_inputs_apart(given["out"], [given[i.name] for i in inputs_named] + files)
         where = {name: given[name] for name in _WHERE}
         where |= {"counts": definition.counts, "units": definition.units}
         with url_timeout(given["url_timeout"]):

@@ -84,7 +84,8 @@ class Option:
     models :mod:`mobeval.compare` pairs must agree on every option that does. ``aliases``: other
     names of the option, accepted by every face as the name itself (Python keyword, job key,
     ``--flag``; :meth:`Family.canonical`). ``removed``: values it no longer takes, each with
-    what to use instead, which every face's message gives."""
+    what to use instead, which every face's message gives. ``path``: its value names a file
+    read beside the family's two inputs (:attr:`Family.file_options`)."""
 
     name: str
     kind: str
@@ -99,6 +100,7 @@ class Option:
     defines: bool = True
     aliases: tuple[str, ...] = ()
     removed: dict[str, str] = field(default_factory=dict)
+    path: bool = False
 
     def allowed(self) -> list | None:
         choices = self.choices() if callable(self.choices) else self.choices
@@ -181,6 +183,13 @@ class Family:
     @property
     def by_name(self) -> dict[str, Option]:
         return {option.name: option for option in self.options}
+
+    @property
+    def file_options(self) -> tuple[str, ...]:
+        """The options that name a file read beside the two inputs (the recommendation
+        family's ``catalogue``, ``train``, ``original_ratings``): inputs too, which every face
+        checks as it checks the two (:func:`mobeval.io.writers.check_inputs_apart`)."""
+        return tuple(option.name for option in self.options if option.path)
 
     @property
     def names(self) -> frozenset[str]:
@@ -603,12 +612,14 @@ RECS = Family(
             "string",
             None,
             "the items that may be recommended (a file with item_id): coverage, RecBole's gini",
+            path=True,
         ),
         Option(
             "train",
             "string",
             None,
             "training interactions (a file with item_id): avg_popularity, tail_percentage",
+            path=True,
         ),
         Option(
             "population_convention",
@@ -630,6 +641,7 @@ RECS = Family(
             None,
             "the item popularity of delta_gap, pop_ratio and popularity_correlation: a file "
             "with user_id, item_id (default: --train)",
+            path=True,
         ),
         Option(
             "user_groups",

@@ -254,14 +254,19 @@ def _job_path(base: Path, value: str) -> Path | str:
     return value if is_uri(value) else base / value
 
 
-def task_inputs(job: JobSpec) -> Iterator[tuple[str, str, Path]]:
-    """(task type, the entry as a message names it, path) of every truth and model of a job."""
+def task_inputs(job: JobSpec) -> Iterator[tuple[str, str, Path | str]]:
+    """(task type, the entry as a message names it, path) of every input of a job: each task's
+    truth, models and file options (:attr:`mobeval.families.Family.file_options`: a recs
+    task's ``catalogue``...), the paths its evaluate calls will read."""
     for index, task in enumerate(job.tasks):
         where = f"{job.path}: tasks[{index}]"
         yield task.type, f"{where}.truth", task.truth
         for name, run, model_path in task.results():
             entry = f"{where}.models.{name}" + ("" if run is None else f".{run}")
             yield task.type, entry, model_path
+        for name in FAMILIES[task.type].file_options:
+            if task.options.get(name) is not None:
+                yield task.type, f"{where}.{name}", task.options[name]
 
 
 def run_job(

@@ -31,6 +31,7 @@ from mobeval.api import (
 )
 from mobeval.cli import main
 from mobeval.errors import ConfigError, MobevalError, OutputInUse
+from mobeval.families import FAMILIES
 from mobeval.io.objects import object_source
 from mobeval.io.writers import (
     PLAIN_NAME,
@@ -244,6 +245,44 @@ def test_an_input_inside_what_out_owns_is_refused_before_anything_moves(
         evaluate_nextloc(TKY / "truth.parquet", folder, out=folder / "out")
     assert not (folder / "out").exists()
     check_inputs_apart("s3://bucket/out", [folder, Path("."), "s3://bucket/out/per_unit"])
+
+
+@pytest.mark.parametrize("option", FAMILIES["recs"].file_options)
+def test_a_file_option_inside_what_out_owns_is_refused_before_the_first_model_runs(
+    tmp_path, capsys, nextloc_sample_out, option
+):
+    """A recs task's file options (catalogue, train, original_ratings) are inputs of the job
+    like its truth and models: one lying inside OUT's results is refused when the job is
+    loaded, naming the job field, before an earlier task's model replaces anything in OUT."""
+    out = tmp_path / "out"
+    shutil.copytree(nextloc_sample_out, out)
+    inside = out / "per_unit" / "city=tky" / "model=markov" / "items.parquet"
+    shutil.copy(SAMPLES / "recs" / "train.parquet", inside)
+    job = job_file(tmp_path, "tky", "markov")  # its model would replace city=tky/model=markov
+    recs = SAMPLES / "recs"
+    job.write_text(
+        job.read_text()
+        + "\n".join(
+            [
+                "[[tasks]]",
+                'type = "recs"',
+                'city = "ml"',
+                f'truth = "{recs / "ratings.parquet"}"',
+                'metrics = ["ndcg@10"]',
+                f'{option} = "{inside}"',
+                "[tasks.models]",
+                f'mf = "{recs / "mf.parquet"}"',
+            ]
+        )
+        + "\n"
+    )
+    before = snapshot(tmp_path)
+    assert main(["run", str(job), "--quiet"]) == 2
+    error = capsys.readouterr().err
+    assert f"tasks[1].{option}: {inside}: an input inside {out / 'per_unit'}" in error
+    assert snapshot(tmp_path) == before
+    with pytest.raises(ConfigError, match=rf"tasks\[1\]\.{option}: .*an input inside"):
+        load_job(job)
 
 
 def job_file(tmp_path: Path, city: str, model: str) -> Path:
