@@ -165,6 +165,20 @@ def parts(folder: Path, frame: pl.DataFrame) -> Path:
     return folder
 
 
+def twice_in_a_later_part(folder: Path, frame: pl.DataFrame, suffix: str) -> str:
+    """``frame`` as a folder of two parts (``.parquet`` or ``.csv``): its first half, then the
+    other half with a second column named as its second (the first part's header is fine)."""
+    import pyarrow.csv as pacsv
+
+    folder.mkdir()
+    half = frame.height // 2
+    write(folder / f"part0{suffix}", frame.head(half))
+    rest = frame.tail(frame.height - half).to_arrow()
+    rest = rest.append_column(frame.columns[1], rest.column(1))
+    (pq.write_table if suffix == ".parquet" else pacsv.write_csv)(rest, folder / f"part1{suffix}")
+    return str(folder)
+
+
 def at(row: int, column: str, value, dtype=None) -> pl.Expr:
     """``column`` with ``value`` on ``row``."""
     new = pl.lit(value, dtype=dtype) if dtype is not None else pl.lit(value)
@@ -801,6 +815,43 @@ CASES = [
             d, gen=GENERATED.write_csv().replace("uid,d,t,x,y", "uid,d,t,x,x"), gen_name="g.csv"
         ),
         ("g.csv", "column 'x'", "two columns of the file have this name"),
+    ),
+    *(
+        Case(
+            f"{family}/a column named twice in a later {suffix} part's header",
+            setup,
+            (f"part1{suffix}", f"column '{column}'", "two columns of the file have this name"),
+        )
+        for suffix in (".parquet", ".csv")
+        for family, column, setup in (
+            (
+                "nextloc",
+                "location",
+                lambda d, s=suffix: [
+                    *nextloc(d)[:4],
+                    twice_in_a_later_part(d / "pred", PRED, s),
+                    *nextloc(d)[5:],
+                ],
+            ),
+            (
+                "trajectory",
+                "d",
+                lambda d, s=suffix: [
+                    *trajectory(d)[:2],
+                    twice_in_a_later_part(d / "ref", REFERENCE, s),
+                    *trajectory(d)[3:],
+                ],
+            ),
+            (
+                "recs",
+                "item_id",
+                lambda d, s=suffix: [
+                    *recs(d)[:4],
+                    twice_in_a_later_part(d / "lists", RECS, s),
+                    *recs(d)[5:],
+                ],
+            ),
+        )
     ),
     Case(
         "recs/the parts of a folder hold strings and integers",

@@ -198,31 +198,37 @@ class Source:
             else:
                 yield handle
 
-    def schema(self) -> dict[str, pl.DataType]:
-        """Column names and Polars types (of the first file; the others are checked when read)."""
+    def _arrow_schema(self, path) -> pa.Schema:
+        """The Arrow schema of one file (a Parquet footer, a text file's first block), its
+        column names checked (:func:`_refuse_twice`)."""
         import pyarrow.parquet as pq
 
-        first = self.files[0]
         try:
-            with self._opened(first) as source:
+            with self._opened(path) as source:
                 if self.format == "parquet":
                     arrow_schema = pq.ParquetFile(source).schema_arrow
                 else:
                     arrow_schema = self._open_csv(source, block_size=1 << 20).schema
         except READ_ERRORS as error:
             kind = KINDS[self.format]
-            raise InputError(f"not a readable {kind} file ({error})", path=first) from None
+            raise InputError(f"not a readable {kind} file ({error})", path=path) from None
         try:
-            names = arrow_schema.names
-            twice = next((name for name in names if names.count(name) > 1), None)
-            if twice is not None:
-                raise InputError("two columns of the file have this name", path=first, column=twice)
+            _refuse_twice(arrow_schema.names, path)
+        except READ_ERRORS as error:  # e.g. a column name that is not UTF-8
+            raise InputError(f"unreadable column names ({error})", path=path) from None
+        return arrow_schema
+
+    def schema(self) -> dict[str, pl.DataType]:
+        """Column names and Polars types (of the first file; the others are checked when read)."""
+        first = self.files[0]
+        arrow_schema = self._arrow_schema(first)
+        try:
             # from no batches: Schema.empty_table() imports pandas (pyarrow's check for it,
             # about 0.3 s of CPU), before the columns are even checked
             empty = pl.from_arrow(pa.Table.from_batches([], plain_schema(arrow_schema)))
-        except READ_ERRORS as error:  # e.g. a column name that is not UTF-8
+        except READ_ERRORS as error:
             raise InputError(f"unreadable column names ({error})", path=first) from None
-        for name, arrow_type in zip(names, arrow_schema.types, strict=True):
+        for name, arrow_type in zip(arrow_schema.names, arrow_schema.types, strict=True):
             if self.format == "csv" and (
                 pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type)
             ):
@@ -267,9 +273,13 @@ class Source:
 
     def iter_batches(self, columns: list[str], batch_rows: int) -> Iterator[pl.DataFrame]:
         """Yield DataFrames of about ``batch_rows`` rows holding ``columns``, file by file; each
-        file's columns of the same kind as the first file's (:func:`_same_kind`)."""
+        file's columns of the same kind as the first file's (:func:`_same_kind`), and each
+        file's header naming no column twice (:func:`_refuse_twice`: Arrow would read a CSV
+        file's first column of the name, a Parquet file's both)."""
         first = None
-        for path in self.files:
+        for index, path in enumerate(self.files):
+            if index and self.format == "csv" and self.has_header:
+                self._arrow_schema(path)  # a Parquet file's names are checked as it is opened
             try:
                 with self._opened(path) as source:
                     if self.format == "parquet":
@@ -288,6 +298,7 @@ class Source:
         import pyarrow.parquet as pq
 
         parquet = pq.ParquetFile(source, pre_buffer=False, buffer_size=1 << 22)
+        _refuse_twice(parquet.schema_arrow.names, path)
         missing = [c for c in columns if c not in parquet.schema_arrow.names]
         if missing:
             raise InputError(
@@ -394,6 +405,14 @@ def _same_kind(left: pl.DataType, right: pl.DataType) -> bool:
         and isinstance(right, nested)
         and _same_kind(left.inner, right.inner)
     )
+
+
+def _refuse_twice(names: list[str], path) -> None:
+    """A file whose header names a column twice is an InputError naming the file and the
+    column: which of the two a reader takes is no defined answer."""
+    twice = next((name for name in names if names.count(name) > 1), None)
+    if twice is not None:
+        raise InputError("two columns of the file have this name", path=path, column=twice)
 
 
 def _check_kinds(schema, path, first_path, first_schema) -> None:
