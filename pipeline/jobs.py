@@ -227,6 +227,9 @@ def _task(path: Path, base: Path, index: int, task: dict) -> TaskSpec:
         raise ConfigError(error.spelled(f"{where}.{name}")) from None
     except ConfigError as error:
         raise ConfigError(f"{where}: {error}") from None
+    for name in FAMILIES[kind].file_options:  # a file, like the truth: relative to the job file
+        if is_str(options.get(name)):
+            options[name] = _job_path(base, options[name])
     return TaskSpec(
         type=kind,
         city=check_name(

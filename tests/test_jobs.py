@@ -212,3 +212,32 @@ def test_bad_job_files(tmp_path, text, message):
     path.write_text(text)
     with pytest.raises(ConfigError, match=message):
         load_job(path)
+
+
+@pytest.mark.parametrize("option", ["catalogue", "train", "original_ratings"])
+def test_a_file_option_is_relative_to_the_job_file(tmp_path, monkeypatch, option):
+    """A recs task's catalogue / train / original_ratings is a path like its truth: relative
+    to the job file's folder, whatever the folder the job is run from."""
+    data = tmp_path / "data"
+    shutil.copytree(REPO_ROOT / "data_samples" / "recs", data)
+    (tmp_path / "jobs").mkdir()
+    job = tmp_path / "jobs" / "job.toml"
+    job.write_text(
+        "\n".join(
+            [
+                'out = "../out"',
+                "[[tasks]]",
+                'type = "recs"',
+                'truth = "../data/ratings.parquet"',
+                f'{option} = "../data/train.parquet"',
+                "[tasks.models]",
+                'mf = "../data/mf.parquet"',
+            ]
+        )
+        + "\n"
+    )
+    elsewhere = tmp_path / "elsewhere" / "deeper"  # where ../data is no folder
+    elsewhere.mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)
+    (task,) = load_job(job).tasks
+    assert Path(task.options[option]).resolve() == (data / "train.parquet").resolve()
