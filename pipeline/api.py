@@ -208,7 +208,9 @@ def _evaluation(family: str, build: Callable) -> Callable[..., Evaluation]:
         where = {name: given[name] for name in _WHERE}
         where |= {"counts": definition.counts, "units": definition.units}
         with url_timeout(given["url_timeout"]):
-            return build(runner, *(given[i.name] for i in inputs_named), values, where)
+            evaluation = build(runner, *(given[i.name] for i in inputs_named), values, where)
+            evaluation.inputs |= file_fingerprints(runner, family, values)
+            return evaluation
 
     evaluate.__name__ = evaluate.__qualname__ = f"evaluate_{family}"
     evaluate.__doc__ = f"{build.__doc__}\n\n    Other arguments: :func:`mobeval.api._arguments`."
@@ -474,6 +476,17 @@ def package_versions() -> dict[str, str]:
         "polars": pl.__version__,
         "pyarrow": pyarrow.__version__,
         **({"pyspark": sys.modules["pyspark"].__version__} if "pyspark" in sys.modules else {}),
+    }
+
+
+def file_fingerprints(runner: Engine, family: str, options: dict) -> dict[str, list]:
+    """The fingerprints of the family's file options that are set (a recs task's
+    ``catalogue``, ``train``, ``original_ratings``): inputs of the result like its truth and
+    predictions, recorded in the manifest and compared by ``--resume``."""
+    return {
+        name: runner.fingerprint(options[name])
+        for name in FAMILIES[family].file_options
+        if options.get(name) is not None
     }
 
 

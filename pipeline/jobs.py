@@ -229,7 +229,7 @@ def _task(path: Path, base: Path, index: int, task: dict) -> TaskSpec:
         raise ConfigError(f"{where}: {error}") from None
     for name in FAMILIES[kind].file_options:  # a file, like the truth: relative to the job file
         if is_str(options.get(name)):
-            options[name] = _job_path(base, options[name])
+            options[name] = str(_job_path(base, options[name]))
     return TaskSpec(
         type=kind,
         city=check_name(
@@ -318,6 +318,7 @@ def run_job(
                         inputs = {
                             "truth": runner.fingerprint(task.truth),
                             "predictions": runner.fingerprint(prediction_path),
+                            **api.file_fingerprints(runner, task.type, task.options),
                         }
                         if manifest.is_complete(task.city, model, config, inputs, run):
                             log(f"{label}: complete, resumed from OUT (--resume)")

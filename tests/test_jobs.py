@@ -241,3 +241,35 @@ def test_a_file_option_is_relative_to_the_job_file(tmp_path, monkeypatch, option
     monkeypatch.chdir(elsewhere)
     (task,) = load_job(job).tasks
     assert Path(task.options[option]).resolve() == (data / "train.parquet").resolve()
+
+
+def test_resume_redoes_a_result_whose_file_option_changed(tmp_path):
+    """A recs task's catalogue is an input of its results: changed, --resume scores them again
+    (the manifest records its fingerprint beside the truth's and the predictions')."""
+    data = tmp_path / "data"
+    shutil.copytree(REPO_ROOT / "data_samples" / "recs", data)
+    job = tmp_path / "job.toml"
+    job.write_text(
+        "\n".join(
+            [
+                'out = "out"',
+                "[[tasks]]",
+                'type = "recs"',
+                'truth = "data/ratings.parquet"',
+                'metrics = ["coverage@10"]',
+                'catalogue = "data/catalogue.parquet"',
+                "[tasks.models]",
+                'mf = "data/mf.parquet"',
+            ]
+        )
+        + "\n"
+    )
+    run_job(load_job(job), log=lambda _: None)
+    log = []
+    run_job(load_job(job), resume=True, log=log.append)
+    assert any("resumed" in line for line in log)  # nothing changed: resumed
+    catalogue = data / "catalogue.parquet"
+    pl.concat([pl.read_parquet(catalogue)] * 2).unique().head(5).write_parquet(catalogue)
+    log = []
+    run_job(load_job(job), resume=True, log=log.append)
+    assert not any("resumed" in line for line in log)
