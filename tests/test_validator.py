@@ -436,3 +436,25 @@ def test_fuzzed_submissions_match_the_oracle(fuzz_dataset, tmp_path, capsys):
         seen[code] += 1
     print(f"validator fuzz: {FUZZ_CASES} cases, exit codes {seen}")
     assert min(seen.values()) > 0, seen  # the mutations reach every outcome
+
+
+def test_the_step_check_streams_across_blocks(files, monkeypatch):
+    """The steps are compared block by block, a uid's position carried from block to block: rows
+    of several uids interleaved, a (d, t) differing only at a late step, a uid one row short, the
+    same report for any block size (one line per block included) and for any dataset block."""
+    by_uid = {u: [f"{u},{d},{t},10,20" for d, t in STEPS if d >= 60] for u in UIDS}
+    by_uid[52][2] = "52,61,1,10,20"  # step 2 of uid 52: (61, 1) where the dataset has (61, 0)
+    by_uid[53].pop()  # uid 53: 2 rows for 3 steps
+    lines = [row for step in range(3) for u in UIDS for row in by_uid[u][step : step + 1]]
+    expected = [
+        (None, 53, "Error occurring regarding uid 53: The length doesn't match between the "
+         "generated and reference trajectories (2 submitted vs 3 steps)."),
+        (24, 52, "Error occurring regarding uid 52: Day and time are not the same; (d, t) = "
+         "(61, 1) for generated while (d, t) = (61, 0) for reference at step 2 of the "
+         "trajectory (line index 24)."),
+    ]  # fmt: skip
+    assert files(lines, trailing="\n").errors == expected
+    for block_bytes in (1, 7, 64):
+        monkeypatch.setattr(humob, "SUBMISSION_BLOCK_BYTES", block_bytes)
+        monkeypatch.setattr(humob, "DATASET_BLOCK_BYTES", block_bytes)
+        assert files(lines, trailing="\n").errors == expected

@@ -142,23 +142,23 @@ def _bad_line_message(text: str) -> tuple[int | None, str]:
 #: The rows of a submission's well-formed lines: the 0-based line index and the five fields.
 ROW_SCHEMA = {c: pl.Int64 for c in ("line", "uid", "d", "t", "x", "y")}
 #: The submission is read in blocks of whole lines of about this many bytes: the line checks take
-#: about 40 bytes of memory per byte of a block, the rows kept 48 bytes per line.
+#: about 40 bytes of memory per byte of a block; every check runs on the block, which is then
+#: dropped (what is kept is per target uid, see :class:`_Checks`).
 SUBMISSION_BLOCK_BYTES = 4 << 20
 
 
-def _read_submission(path: Path, errors: _Errors) -> tuple[pl.DataFrame, int]:
-    """Rows (line, uid, d, t, x, y) of the well-formed lines of the submission at ``path``, read
-    a block at a time (:data:`SUBMISSION_BLOCK_BYTES`), and its number of lines; format errors go
-    to ``errors`` in line order, then the uids too large for 64 bits."""
+def _read_submission(path: Path, errors: _Errors, checks: _Checks) -> int:
+    """Read the submission at ``path`` a block at a time (:data:`SUBMISSION_BLOCK_BYTES`): format
+    errors go to ``errors`` in line order, then the uids too large for 64 bits; the rows of the
+    well-formed lines to ``checks``. Returns the number of lines."""
     huge = _Errors()
-    parts = []
     n_lines = 0
     for block, first in utf8_line_blocks(path, "the submission", SUBMISSION_BLOCK_BYTES):
         rows, n_block = _parse_block(block, first, errors, huge)
-        parts.append(rows)
+        checks.add(rows)
         n_lines += n_block
     errors.add(huge.total, huge.kept)
-    return (pl.concat(parts) if parts else pl.DataFrame(schema=ROW_SCHEMA)), n_lines
+    return n_lines
 
 
 def _parse_block(
@@ -242,140 +242,204 @@ def _parse_block(
     return rows, n_lines
 
 
-def _range_errors(rows: pl.DataFrame, spec: TaskSpec, errors: _Errors) -> None:
-    """d, t, x, y range errors (one per value), in line order."""
-    checks = [
-        ("d", spec.d_min, spec.d_max),
-        ("t", *T_RANGE),
-        ("x", *COORD_RANGE),
-        ("y", *COORD_RANGE),
-    ]
-    found = []
-    total = 0
-    for col, lo, hi in checks:
-        value = pl.col(col)
-        bad = rows.filter(value.is_null() | (value < lo) | (value > hi))
-        total += bad.height
-        for line, uid, v in bad.select("line", "uid", col).head(MAX_KEPT).iter_rows():
-            if col == "d":
-                why = (
-                    f"d={v} is out of range (It must be within the prediction target period, "
-                    f"which is from {lo} to {hi}.)"
-                )
-            else:
-                why = f"{col}={v} is out of range"
-            if v is None:
-                why = f"{col} is too large to be a number of this task"
-            found.append((line, uid, f"Error at line index {line}: {why}"))
-    found.sort(key=lambda e: e[0])
-    errors.add(total, found)
+def _range_message(col: str, value: int | None, lo: int, hi: int) -> str:
+    if value is None:
+        return f"{col} is too large to be a number of this task"
+    if col == "d":
+        return (
+            f"d={value} is out of range (It must be within the prediction target period, "
+            f"which is from {lo} to {hi}.)"
+        )
+    return f"{col}={value} is out of range"
 
 
 # --------------------------------------------------------------------------- dataset
 
 
-def _read_dataset(path: Path, spec: TaskSpec) -> tuple[pl.DataFrame, pl.Series]:
-    """(rows uid, d, t of target uids with d >= d_min in file order, every target uid present)."""
-    target = pl.col("uid").is_between(spec.uid_min, spec.uid_max)
-    parts = []
-    uids = []
-    for frame in integer_csv_blocks(path, ["uid", "d", "t", "x", "y"], 3, "the dataset"):
-        frame = frame.filter(target)
-        uids.append(frame["uid"].unique())
-        parts.append(frame.filter(pl.col("d") >= spec.d_min))
-    return pl.concat(parts), pl.concat(uids).unique()
+#: The dataset is read in blocks of whole lines of about this many bytes (its parsed frame takes
+#: about 10 bytes of memory per byte of a block).
+DATASET_BLOCK_BYTES = 4 << 20
 
 
-# --------------------------------------------------------------------------- uids and steps
+def _narrowest(values: np.ndarray) -> np.ndarray:
+    """The integers ``values`` in the narrowest signed dtype that holds every one exactly."""
+    for dtype in (np.int8, np.int16, np.int32):
+        limits = np.iinfo(dtype)
+        if values.size == 0 or limits.min <= values.min() and values.max() <= limits.max:
+            return values.astype(dtype)
+    return values
 
 
-def _uid_errors(rows: pl.DataFrame, spec: TaskSpec, task: str, errors: _Errors) -> None:
-    expected = pl.DataFrame({"uid": np.arange(spec.uid_min, spec.uid_max + 1, dtype=np.int64)})
-    submitted = rows.group_by("uid").agg(pl.col("line").min()).drop_nulls("uid").sort("uid")
-    missing = expected.join(submitted, on="uid", how="anti")
-    extra = submitted.join(expected, on="uid", how="anti")
-    errors.add(
-        missing.height,
-        [
-            (None, u, f"uid {u} of task {task} is missing from the submission")
-            for u in missing["uid"].head(MAX_KEPT)
-        ],
-    )
-    errors.add(
-        extra.height,
-        [
-            (
-                line,
-                u,
-                f"Error at line index {line}: uid {u} is not a target uid of task {task} "
-                f"({spec.uid_min}-{spec.uid_max})",
+@dataclass
+class _Reference:
+    """The dataset's steps of the target uids, uid ``uid_min + i`` at index i: ``present[i]``
+    whether it has rows at all, its steps (rows with d >= the first test day, file order) at
+    ``d[offsets[i]:offsets[i + 1]]``, ``t[...]`` (each in its narrowest exact dtype)."""
+
+    present: np.ndarray
+    offsets: np.ndarray
+    d: np.ndarray
+    t: np.ndarray
+
+
+def _read_dataset(path: Path, spec: TaskSpec) -> _Reference:
+    """The dataset's :class:`_Reference`, read in blocks; only the target uids' steps are kept."""
+    n_uids = spec.uid_max - spec.uid_min + 1
+    present = np.zeros(n_uids, dtype=bool)
+    index, d, t = [], [], []
+    names = ["uid", "d", "t", "x", "y"]
+    for frame in integer_csv_blocks(path, names, 3, "the dataset", DATASET_BLOCK_BYTES):
+        frame = frame.filter(pl.col("uid").is_between(spec.uid_min, spec.uid_max))
+        present[frame["uid"].to_numpy() - spec.uid_min] = True
+        steps = frame.filter(pl.col("d") >= spec.d_min)
+        index.append(_narrowest(steps["uid"].to_numpy() - spec.uid_min))
+        d.append(_narrowest(steps["d"].to_numpy()))
+        t.append(_narrowest(steps["t"].to_numpy()))
+    index = np.concatenate(index)
+    order = np.argsort(index, kind="stable")  # uid after uid, each in file order
+    offsets = np.r_[0, np.cumsum(np.bincount(index, minlength=n_uids))]
+    return _Reference(present, offsets, np.concatenate(d)[order], np.concatenate(t)[order])
+
+
+# --------------------------------------------------------------------------- checks
+
+
+class _Checks:
+    """The range, uid and step checks, fed the submission's rows a block at a time (file order).
+
+    Kept between blocks: each column's range-error count and first ``MAX_KEPT``, the uids outside
+    the target range with their first line, and per target uid (uid - uid_min) the rows submitted
+    so far and its first step whose (d, t) differs from the dataset's. So memory is bounded by a
+    block, the dataset's target steps and the number of uids, not by the submission's size.
+    """
+
+    RANGED = ("d", "t", "x", "y")
+
+    def __init__(self, spec: TaskSpec, task: str, reference: _Reference) -> None:
+        self.spec, self.task, self.ref = spec, task, reference
+        self.limits = {
+            "d": (spec.d_min, spec.d_max),
+            "t": T_RANGE,
+            "x": COORD_RANGE,
+            "y": COORD_RANGE,
+        }
+        self.out_of_range = {col: _Errors() for col in self.RANGED}
+        self.n_steps = np.diff(reference.offsets)
+        self.n_submitted = np.zeros(self.n_steps.size, dtype=np.int64)
+        self.first_differ: dict[int, tuple[int, int | None, int | None, int]] = {}
+        self.extra = pl.DataFrame(schema={"uid": pl.Int64, "line": pl.Int64})
+
+    def add(self, rows: pl.DataFrame) -> None:
+        """Check one block's rows (line, uid, d, t, x, y; uid never null)."""
+        for col, (lo, hi) in self.limits.items():
+            value = pl.col(col)
+            bad = rows.filter(value.is_null() | (value < lo) | (value > hi))
+            found = bad.select("line", "uid", col).head(MAX_KEPT).iter_rows()
+            self.out_of_range[col].add(
+                bad.height,
+                [
+                    (ln, u, f"Error at line index {ln}: {_range_message(col, v, lo, hi)}")
+                    for ln, u, v in found
+                ],
             )
-            for u, line in extra.head(MAX_KEPT).iter_rows()
-        ],
-    )
+        target = pl.col("uid").is_between(self.spec.uid_min, self.spec.uid_max)
+        extra = rows.filter(~target).group_by("uid").agg(pl.col("line").min())
+        if extra.height:
+            self.extra = pl.concat([self.extra, extra]).group_by("uid").agg(pl.col("line").min())
+        self._add_steps(rows.filter(target))
 
+    def _add_steps(self, rows: pl.DataFrame) -> None:
+        """Compare each target row with the dataset's step of its uid at its position (the rows
+        of its uid submitted before it); the first differing step of each uid is kept. A value
+        too large for 64 bits (null) differs from nothing, as in SQL: (d, t) differs when a known
+        d or a known t differs."""
+        index = rows["uid"].to_numpy() - self.spec.uid_min
+        within = rows.select(pl.int_range(pl.len()).over("uid")).to_series().to_numpy()
+        step = self.n_submitted[index] + within
+        self.n_submitted += np.bincount(index, minlength=self.n_submitted.size)
+        compared = np.flatnonzero(step < self.n_steps[index])
+        at = self.ref.offsets[index[compared]] + step[compared]
+        differ = np.zeros(index.size, dtype=bool)
+        for col, ref in (("d", self.ref.d), ("t", self.ref.t)):
+            value = rows[col].gather(compared)
+            known = value.is_not_null().to_numpy()
+            differ[compared] |= known & (value.fill_null(0).to_numpy() != ref[at])
+        found = np.flatnonzero(differ)
+        uids, first = np.unique(index[found], return_index=True)
+        for i, row in zip(uids.tolist(), found[first].tolist(), strict=True):
+            if i not in self.first_differ:
+                line, d, t = (rows[col][row] for col in ("line", "d", "t"))
+                self.first_differ[i] = (line, d, t, int(step[row]))
 
-def _step_errors(
-    rows: pl.DataFrame, dataset: pl.DataFrame, present: pl.Series, spec: TaskSpec, errors: _Errors
-) -> None:
-    """Per target uid: the dataset has it, same number of steps, same (d, t) at each step."""
-    target = pl.col("uid").is_between(spec.uid_min, spec.uid_max)
-    sub = rows.filter(target).select("line", "uid", "d", "t")
-    sub = sub.with_columns(step=pl.int_range(pl.len()).over("uid"))
-    ref = dataset.with_columns(step=pl.int_range(pl.len()).over("uid"))
-    sub_uids = sub.group_by("uid").agg(n_sub=pl.len(), line=pl.col("line").min())
-    absent = sub_uids.filter(~pl.col("uid").is_in(present.implode())).sort("uid")
-    errors.add(
-        absent.height,
-        [
-            (None, u, f"Error occurring regarding uid {u}: the uid has no rows in the dataset")
-            for u in absent["uid"].head(MAX_KEPT)
-        ],
-    )
-    counts = sub_uids.filter(pl.col("uid").is_in(present.implode())).join(
-        ref.group_by("uid").agg(n_ref=pl.len()), on="uid", how="left"
-    )
-    counts = counts.with_columns(pl.col("n_ref").fill_null(0)).sort("uid")
-    wrong = counts.filter(pl.col("n_sub") != pl.col("n_ref"))
-    errors.add(
-        wrong.height,
-        [
-            (
-                None,
-                u,
-                f"Error occurring regarding uid {u}: The length doesn't match between the "
-                f"generated and reference trajectories ({n_sub} submitted vs {n_ref} steps).",
+    def report(self, errors: _Errors) -> None:
+        """Add the range, uid and step errors to ``errors``, in that order."""
+        found = sorted(
+            (e for col in self.RANGED for e in self.out_of_range[col].kept), key=lambda e: e[0]
+        )
+        errors.add(sum(self.out_of_range[col].total for col in self.RANGED), found)
+        spec, task = self.spec, self.task
+        uids = np.arange(spec.uid_min, spec.uid_max + 1)
+        submitted = self.n_submitted > 0
+        missing = uids[~submitted]
+        errors.add(
+            missing.size,
+            [
+                (None, u, f"uid {u} of task {task} is missing from the submission")
+                for u in missing[:MAX_KEPT].tolist()
+            ],
+        )
+        extra = self.extra.sort("uid")
+        errors.add(
+            extra.height,
+            [
+                (
+                    line,
+                    u,
+                    f"Error at line index {line}: uid {u} is not a target uid of task {task} "
+                    f"({spec.uid_min}-{spec.uid_max})",
+                )
+                for u, line in extra.head(MAX_KEPT).iter_rows()
+            ],
+        )
+        absent = np.flatnonzero(submitted & ~self.ref.present)
+        errors.add(
+            absent.size,
+            [
+                (None, u, f"Error occurring regarding uid {u}: the uid has no rows in the dataset")
+                for u in (uids[absent[:MAX_KEPT]]).tolist()
+            ],
+        )
+        wrong = np.flatnonzero(submitted & self.ref.present & (self.n_submitted != self.n_steps))
+        errors.add(
+            wrong.size,
+            [
+                (
+                    None,
+                    int(uids[i]),
+                    f"Error occurring regarding uid {uids[i]}: The length doesn't match between "
+                    f"the generated and reference trajectories ({self.n_submitted[i]} submitted "
+                    f"vs {self.n_steps[i]} steps).",
+                )
+                for i in wrong[:MAX_KEPT].tolist()
+            ],
+        )
+        differ = sorted(i for i in self.first_differ if self.n_submitted[i] == self.n_steps[i])
+        kept = []
+        for i in differ[:MAX_KEPT]:
+            line, d, t, step = self.first_differ[i]
+            at = self.ref.offsets[i] + step
+            u = int(uids[i])
+            kept.append(
+                (
+                    line,
+                    u,
+                    f"Error occurring regarding uid {u}: Day and time are not the same; (d, t) "
+                    f"= ({d}, {t}) for generated while (d, t) = ({self.ref.d[at]}, "
+                    f"{self.ref.t[at]}) for reference at step {step} of the trajectory (line "
+                    f"index {line}).",
+                )
             )
-            for u, n_sub, n_ref in wrong.select("uid", "n_sub", "n_ref").head(MAX_KEPT).iter_rows()
-        ],
-    )
-    same = counts.filter(pl.col("n_sub") == pl.col("n_ref")).select("uid")
-    pairs = sub.join(same, on="uid", how="semi").join(
-        ref.rename({"d": "d_ref", "t": "t_ref"}), on=["uid", "step"], how="left"
-    )
-    differ = (
-        pairs.filter((pl.col("d") != pl.col("d_ref")) | (pl.col("t") != pl.col("t_ref")))
-        .sort("uid", "step")
-        .group_by("uid", maintain_order=True)
-        .first()
-    )
-    errors.add(
-        differ.height,
-        [
-            (
-                line,
-                u,
-                f"Error occurring regarding uid {u}: Day and time are not the same; (d, t) "
-                f"= ({d}, {t}) for generated while (d, t) = ({dr}, {tr}) for reference at step "
-                f"{step} of the trajectory (line index {line}).",
-            )
-            for line, u, d, t, step, dr, tr in differ.select(
-                "line", "uid", "d", "t", "step", "d_ref", "t_ref"
-            )
-            .head(MAX_KEPT)
-            .iter_rows()
-        ],
-    )
+        errors.add(len(differ), kept)
 
 
 def validate_submission(task: str, dataset: str | Path, submission: str | Path) -> ValidationReport:
@@ -394,12 +458,10 @@ def validate_submission(task: str, dataset: str | Path, submission: str | Path) 
     for path in (dataset, submission):
         if not path.is_file():
             raise no_file(path)
+    checks = _Checks(spec, key, _read_dataset(dataset, spec))
     errors = _Errors()
-    rows, n_lines = _read_submission(submission, errors)
-    _range_errors(rows, spec, errors)
-    _uid_errors(rows, spec, key, errors)
-    ref_rows, present = _read_dataset(dataset, spec)
-    _step_errors(rows, ref_rows, present, spec, errors)
+    n_lines = _read_submission(submission, errors, checks)
+    checks.report(errors)
     return ValidationReport(
         task=key, ok=errors.total == 0, n_errors=errors.total, errors=errors.kept, n_lines=n_lines
     )
