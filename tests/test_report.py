@@ -192,7 +192,7 @@ def test_tables_grouped_by_cutoff_grid(outs, tmp_path):
     tables = _tables(markdown, "tky")
     assert [r[0] for r in tables[0][1]][:3] == ["acc@1", "acc@5", "acc@10"]
     assert [r[0] for r in tables[1][1]] == ["mrr"]
-    assert "**Metrics at cutoffs @1, @5, @10**" in markdown
+    assert "**Metrics at cutoffs @1, @5, @10.** Cells: city value over 3,000 samples;" in markdown
 
 
 def test_methods_state_the_resolved_parameters(outs, tmp_path):
@@ -484,7 +484,7 @@ def test_latex_tables_are_paper_ready(outs, tmp_path):
     assert r"\begin{tabular}{@{}lr@{}lr@{}lr@{}}" in floats[0]
     # caption and label settable
     tex = report.to_latex(caption="Next-location results", label="tab:nl")
-    assert r"\caption{Next-location results (city=tky: metrics at cutoffs @1, @5, @10)}" in tex
+    assert r"\caption{Next-location results (city=tky: metrics at cutoffs @1, @5, @10). C" in tex
     assert r"\label{tab:nl:nyc-2}" in tex
 
 

@@ -16,6 +16,7 @@ import time
 
 from mobeval.report.tables import (
     SIGN,
+    cells_text,
     header,
     legend,
     listing_sections,
@@ -164,6 +165,8 @@ def latex_tables(
             if number == 1:  # a part of the same table
                 where = f"part {len(parts)} ({where})"
             notes = legends if name == anchor else [f"Legend and notes under {where}."]
+            at = "below" if name == anchor else f"under {where}"
+            cells = cells_text(city, table.metrics, at, tex_escape)
             pairs = [any(kind == "value" for kind, _, _ in column) for column in part.columns]
             spec = "l" + "".join("r@{}l" if pair else "r" for pair in pairs)
             heads = [
@@ -173,7 +176,7 @@ def latex_tables(
             out += [
                 rf"\begin{{{float_}}}[htbp]\centering\small",
                 r"\begin{threeparttable}",
-                rf"\caption{{{tex_escape(text)}}}\label{{{name}}}",
+                rf"\caption{{{tex_escape(text)}. {cells}}}\label{{{name}}}",
                 rf"\begin{{tabular}}{{@{{}}{spec}@{{}}}}",
                 r"\toprule",
                 " & ".join([part.stub_head, *heads]) + r" \\",

@@ -461,6 +461,37 @@ def legend(city: City) -> str:
     return "; ".join(parts) + "." if parts else ""
 
 
+def cells_text(
+    city: City, metrics: list[str], legend_at: str, escape: Callable[[str], str] = str
+) -> str:
+    """What a cell of a table of ``metrics`` holds, for its caption: the city value (as the
+    Methods define each metric's) over the units scored, `` ± sd`` over those units (``report
+    --std``) or the mean ± sd over a model's runs, the population metrics' one value over all
+    units; then where the legend of the bold and the markers is (``legend_at``): ``Cells: city
+    value over 3,000 samples ± sd over the samples; bold, markers: legend below.``"""
+    counts = sorted({city.units[model] for model in city.models})
+    word = UNIT_WORDS.get(city.task, "units")
+    over = f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,}-{counts[-1]:,}"
+    population = [m for m in metrics if m in city.population]
+    parts = []
+    if len(population) < len(metrics):
+        text = f"cells: city value over {over} {word}"
+        if any(city.stds.values()):
+            text += f" ± sd over the {word}"
+        if city.runs:
+            text += f" (of {', '.join(city.runs)}: mean ± sd over runs)"
+        parts.append(text)
+    if population:
+        which = f"{', '.join(population)}: " if len(population) < len(metrics) else "cells: "
+        parts.append(f"{which}one value over all {over} {word}")
+    text = "; ".join(parts)
+    text = escape(f"{text[:1].upper()}{text[1:]}")
+    if legend(city):
+        marks = "bold, markers" if len(city.models) > 1 else "notes"
+        text += escape(f"; {marks}: legend ") + legend_at
+    return text + "."
+
+
 def header(city: City) -> str:
     units = city.units.get(city.models[0], 0)
     word = UNIT_WORDS.get(city.task, "units")
