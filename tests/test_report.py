@@ -398,20 +398,37 @@ def _floats(tex: str) -> list[str]:
 
 
 def _plain(cell: str) -> str:
-    """A LaTeX cell as the plain text it prints: bold, multicolumn and math signs undone."""
+    """A LaTeX cell as the plain text it prints: bold, multicolumn, math signs and ties undone."""
     cell = re.sub(r"\\multicolumn\{\d+\}\{\w\}\{(.*)\}$", r"\1", cell.strip())
-    for tex, text in ((r"$-$", "-"), (r"$+$", "+"), (r"\%", "%"), (r"\_", "_"), ("--", "-")):
+    signs = ((r"$-$", "-"), (r"$+$", "+"), (r"\%", "%"), (r"\_", "_"), ("--", "-"), ("~", " "))
+    for tex, text in signs:
         cell = cell.replace(tex, text)
     return cell.replace(r"$^{\dagger}$", "†").replace(r"$^{\ddagger}$", "‡")
 
 
 def _latex_table(block: str) -> tuple[list[str], list[list[str]]]:
-    """(heading, rows) of one table float as plain text, each value's two halves joined."""
+    """(heading, rows) of one table float as plain text, the sub-columns of each column (a
+    value's ``r@{}l`` pair, an improvement's ``r@{}r@{}l``: read from the tabular's spec)
+    joined."""
+    spec = re.search(r"\\begin\{tabular\}\{@\{\}(.*)@\{\}\}", block).group(1)
+    widths = [group.count("@") + 1 for group in re.findall(r"[lrc](?:@\{\}[lrc])*", spec)]
     body = block.split(r"\toprule", 1)[1].split(r"\bottomrule", 1)[0]
     lines = [ln for ln in body.splitlines() if ln.endswith(r"\\")]
     lines = [re.sub(r"\\textbf\{([^}]*)\}", r"\1", ln[:-2]) for ln in lines]
-    cells = [re.sub(r"\. & ", ".", ln).split(" & ") for ln in lines]
-    return [_plain(c) for c in cells[0]], [[_plain(c) for c in row] for row in cells[1:]]
+    table = []
+    for line in lines:
+        cells, row = [c.strip() for c in re.split(r"(?<!\\)&", line)], []
+        for width in widths:
+            group = []
+            while width > 0:  # a multicolumn spans its sub-columns
+                cell = cells.pop(0)
+                found = re.match(r"\\multicolumn\{(\d+)\}", cell)
+                width -= int(found.group(1)) if found else 1
+                group.append(cell)
+            row.append(_plain("".join(group)))
+        assert not cells, line
+        table.append(row)
+    return table[0], table[1:]
 
 
 def _five_models(tmp_path: Path, name: str, metrics: str) -> Path:
@@ -480,8 +497,17 @@ def test_latex_tables_are_paper_ready(outs, tmp_path):
             assert float(text.rstrip("†‡")) == pytest.approx(value[(model, metric)], abs=6e-5)
         improvement = f"{(b - a) * 100:+.2f} pp ({(b - a) / a * 100:+.1f}%), $d_z$ "  # math
         assert cells[2].startswith(improvement)
-    # each value column is a pair aligned on the point: "0." right, "1693" left
-    assert r"\begin{tabular}{@{}lr@{}lr@{}lr@{}}" in floats[0]
+    # each value column is a pair aligned on the point: "0." right, "1693" left; the
+    # improvement column three sub-columns, so that its differences line up on their point
+    # and so do its relative changes, whatever the widths of the others ("+20.4%", "+0.3%")
+    assert r"\begin{tabular}{@{}lr@{}lr@{}lr@{}r@{}l@{}}" in floats[0]
+    body = floats[0].split(r"\midrule", 1)[1].split(r"\bottomrule", 1)[0]
+    for line in body.strip().splitlines():
+        _, _, _, _, _, difference, relative, effect = line.removesuffix(r" \\").split(" & ")
+        assert re.fullmatch(r"\$[-+]\$\d+\.\d\d pp", difference), line
+        assert re.fullmatch(r"~\(\$[-+]\$\d+\.\d\\%\)", relative), line
+        assert re.fullmatch(r", \$d_z\$ \$[-+]\$\d\.\d\d", effect), line
+    assert len({len(r[3].split(" (")[1]) for r in rows}) > 1  # relative changes of two widths
     # caption and label settable
     tex = report.to_latex(caption="Next-location results", label="tab:nl")
     assert r"\caption{Next-location results (city=tky: metrics at cutoffs @1, @5, @10). C" in tex

@@ -3,7 +3,9 @@
 Every table is a float with ``\\caption`` and ``\\label``, booktabs rules, its notes (the legend
 and the city's note) inside the float (threeparttable), real minus signs, and each value column
 aligned on the decimal point (a ``r@{}l`` pair: the integer part with its point right-aligned,
-the decimals and the marker left-aligned; no package needed). Nothing is shrunk: a table wider
+the decimals and the marker left-aligned; no package needed), each improvement column in
+sub-columns (:data:`SUB_COLUMNS`) that align its differences, relative changes and effect sizes
+each on its point. Nothing is shrunk: a table wider
 than the text (an estimate: :data:`TEXT_WIDTH_PT`, :data:`CHAR_PT`) is transposed (models as
 rows) when that fits, else split into parts that fit, in the layout that needs fewer parts.
 Only packages of a standard TeX Live (texlive-latex-recommended / -extra): :data:`PACKAGES`.
@@ -118,12 +120,25 @@ def _value(report, city, model: str, metric: str) -> str:
     return rf"{tex_number(whole)}. & {decimals}{sd}{marker}"
 
 
-def _cell(report, city, kind: str, model: str, metric: str, pair: bool) -> str:
-    """A cell in LaTeX; an improvement in a column of values (models as rows) spans both halves."""
+#: A column's sub-columns by what it holds: values (an ``r@{}l`` pair: the integer part and its
+#: point, then the decimals), improvements (the difference, the relative change, the effect
+#: size: each aligned on its point whatever the others' widths), or both (models as rows).
+SUB_COLUMNS = {
+    frozenset({"value"}): "r@{}l",
+    frozenset({"improvement"}): "r@{}r@{}l",
+    frozenset({"value", "improvement"}): "r@{}l@{}r@{}l",
+}
+
+
+def _cell(report, city, kind: str, model: str, metric: str, kinds: frozenset) -> str:
+    """A cell in LaTeX, as the sub-columns of its column (:data:`SUB_COLUMNS`): a value's two,
+    or an improvement's three (the relative change after a space that LaTeX keeps at the start
+    of a cell), the sub-columns of the other kind left empty."""
     if kind == "value":
-        return _value(report, city, model, metric)
-    text = tex_number(report.improvement(city, model, metric))
-    return rf"\multicolumn{{2}}{{r}}{{{text}}}" if pair else text
+        return _value(report, city, model, metric) + " & &" * ("improvement" in kinds)
+    difference, relative, effect = report.improvement_parts(city, model, metric)
+    parts = [tex_number(difference), "~" * bool(relative) + tex_number(relative.lstrip())]
+    return " & ".join(parts[:1] + [""] * ("value" in kinds) + [*parts[1:], tex_number(effect)])
 
 
 def _slug(text: str) -> str:
@@ -167,11 +182,11 @@ def latex_tables(
             notes = legends if name == anchor else [f"Legend and notes under {where}."]
             at = "below" if name == anchor else f"under {where}"
             cells = cells_text(city, table.metrics, at, tex_escape)
-            pairs = [any(kind == "value" for kind, _, _ in column) for column in part.columns]
-            spec = "l" + "".join("r@{}l" if pair else "r" for pair in pairs)
+            kinds = [frozenset(kind for kind, _, _ in column) for column in part.columns]
+            spec = "l" + "".join(SUB_COLUMNS[kind] for kind in kinds)
             heads = [
-                rf"\multicolumn{{2}}{{c}}{{{tex_escape(head)}}}" if pair else tex_escape(head)
-                for head, pair in zip(part.heads, pairs, strict=True)
+                rf"\multicolumn{{{SUB_COLUMNS[kind].count('@') + 1}}}{{c}}{{{tex_escape(head)}}}"
+                for head, kind in zip(part.heads, kinds, strict=True)
             ]
             out += [
                 rf"\begin{{{float_}}}[htbp]\centering\small",
@@ -186,8 +201,8 @@ def latex_tables(
                 if row == part.rule:
                     out.append(r"\midrule")
                 cells = [
-                    _cell(report, city, *column[row], pair)
-                    for column, pair in zip(part.columns, pairs, strict=True)
+                    _cell(report, city, *column[row], kind)
+                    for column, kind in zip(part.columns, kinds, strict=True)
                 ]
                 out.append(" & ".join([tex_escape(stub), *cells]) + r" \\")
             out += [

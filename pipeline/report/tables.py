@@ -159,12 +159,17 @@ class Part:
     count: int
 
 
-def cell_text(report, city: City, kind: str, model: str, metric: str) -> str:
-    """A cell's plain text, as wide as it prints: ``0.1693 ± 0.0012‡ᵃ``, ``+2.87 pp (+20.4%),
-    d_z +0.09``."""
+def cell_pieces(report, city: City, kind: str, model: str, metric: str) -> tuple[str, ...]:
+    """A cell's plain text, as wide as it prints, in the four sub-columns of the widest LaTeX
+    column (a value's ``r@{}l`` pair, then an improvement's last two parts): a value as
+    ``("0.", "1693 ± 0.0012‡ᵃ", "", "")``, an improvement as ``("+2.87 pp", "", " (+20.4%)",
+    ", d_z +0.09")`` (its difference right-aligned under a value's integer part)."""
     if kind == "value":
-        return cell(report, city, model, metric, lambda text: text, lambda text: text)
-    return report.improvement(city, model, metric)
+        text = cell(report, city, model, metric, lambda text: text, lambda text: text)
+        whole, point, decimals = text.partition(".")
+        return whole + point, decimals, "", ""
+    difference, relative, effect = report.improvement_parts(city, model, metric)
+    return difference, "", relative, effect
 
 
 def _grid(city: City, metrics: list[str], transpose: bool):
@@ -191,25 +196,31 @@ def table_parts(
 ) -> list[Part]:
     """A table laid out on a page, ``page = (width, char, gap)``: the text width, a generous
     width of one character and the space around a column, in one unit (LaTeX's points, HTML's
-    pixels). A column's width is estimated as ``char * (its longest text) + gap`` (a
-    superscript letter counts half a character). Models as
+    pixels). A column's width is estimated as ``char * (its longest text) + gap``, its cells'
+    texts being the sum of their sub-columns' longest (:func:`cell_pieces`; a superscript
+    letter counts half a character). Models as
     columns when that fits, else models as rows when that fits, else the layout that needs the
     fewer parts (models as columns on a tie), its columns in consecutive parts that each fit
     beside the stub; ``transpose`` True or False: that layout only, in parts when it does not
     fit. Nothing is shrunk, nothing scrolls."""
     width, char, gap = page
 
-    def size(texts: list[str]) -> float:
-        return max(len(text) - sum(c in SMALL for c in text) / 2 for text in texts) * char + gap
+    def length(text: str) -> float:
+        return len(text) - sum(c in SMALL for c in text) / 2
+
+    def size(head: str, cells: list[tuple[str, ...]]) -> float:
+        """A column's width: its heading's, or its cells' sub-columns' widest side by side."""
+        pieces = sum(max(length(texts[n]) for texts in cells) for n in range(len(cells[0])))
+        return max(length(head), pieces) * char + gap
 
     layouts = []
     for flag in [False, True] if transpose is None else [bool(transpose)]:
         stub_head, stub, heads, columns, rule = _grid(city, metrics, flag)
-        stub_width = size([stub_head, *stub])
+        stub_width = size(stub_head, [(text,) for text in stub])
         groups: list[list[int]] = [[]]
         used = stub_width
         for index, column in enumerate(columns):
-            wide = size([heads[index], *(cell_text(report, city, *c) for c in column)])
+            wide = size(heads[index], [cell_pieces(report, city, *c) for c in column])
             if groups[-1] and used + wide > width:
                 groups.append([])
                 used = stub_width
