@@ -399,7 +399,7 @@ def _floats(tex: str) -> list[str]:
 
 def _plain(cell: str) -> str:
     """A LaTeX cell as the plain text it prints: bold, multicolumn, math signs and ties undone."""
-    cell = re.sub(r"\\multicolumn\{\d+\}\{\w\}\{(.*)\}$", r"\1", cell.strip())
+    cell = re.sub(r"\\multicolumn\{\d+\}\{(?:@\{\})?\w\}\{(.*)\}$", r"\1", cell.strip())
     signs = ((r"$-$", "-"), (r"$+$", "+"), (r"\%", "%"), (r"\_", "_"), ("--", "-"), ("~", " "))
     for tex, text in signs:
         cell = cell.replace(tex, text)
@@ -523,6 +523,13 @@ def test_report_caption_and_transpose_reach_the_latex(outs, tmp_path):
     assert floats and all(r"\caption{Next-location results (city=" in f for f in floats)
     head, rows = _latex_table(floats[0])
     assert head[0] != "metric" and [r[0] for r in rows][:2] == ["markov", "popularity"]
+    # models as rows: each column a metric's values, then its improvement in three sub-columns
+    # (a value's decimals across the last two, with no space after its point)
+    spec = re.search(r"\\begin\{tabular\}\{@\{\}l(.*)@\{\}\}", floats[0]).group(1)
+    assert spec == "r@{}r@{}l" * (len(head) - 1)
+    assert all(re.fullmatch(r"\d\.\d{4}[†‡°]?", cell) for row in rows[:2] for cell in row[1:])
+    improvement = r"[-+]\d+\.\d\d pp \([-+]\d+\.\d%\), \$d_z\$ [-+]\d\.\d\d"
+    assert all(re.fullmatch(improvement, cell) for cell in rows[2][1:]), rows[2]
 
 
 def test_latex_wide_tables_transposed_or_split(tmp_path):

@@ -4,7 +4,7 @@ Every table is a float with ``\\caption`` and ``\\label``, booktabs rules, its n
 and the city's note) inside the float (threeparttable), real minus signs, and each value column
 aligned on the decimal point (a ``r@{}l`` pair: the integer part with its point right-aligned,
 the decimals and the marker left-aligned; no package needed), each improvement column in
-sub-columns (:data:`SUB_COLUMNS`) that align its differences, relative changes and effect sizes
+sub-columns (:data:`IMPROVEMENTS`) that align its differences, relative changes and effect sizes
 each on its point. Nothing is shrunk: a table wider
 than the text (an estimate: :data:`TEXT_WIDTH_PT`, :data:`CHAR_PT`) is transposed (models as
 rows) when that fits, else split into parts that fit, in the layout that needs fewer parts.
@@ -105,40 +105,42 @@ PAGE = (TEXT_WIDTH_PT, CHAR_PT, COLUMN_SEP_PT)
 LANDSCAPE = (728.0, CHAR_PT, COLUMN_SEP_PT)
 
 
-def _value(report, city, model: str, metric: str) -> str:
-    """A value's two cells: the integer part with its point, then the decimals, `` ± sd`` over
-    runs or, with ``report --std``, over units, and the marker."""
+def _value(report, city, model: str, metric: str, span: int) -> str:
+    """A value's cells over ``span`` sub-columns: the integer part with its point, then (over
+    the others) the decimals, `` ± sd`` over runs or, with ``report --std``, over units, and the
+    marker."""
     text = report.number(city.values[model].get(metric))
     marker = report.marker(city, model, metric, latex=True)
-    if "." not in text:  # no value, or infinite: across both halves
-        return rf"\multicolumn{{2}}{{c}}{{{tex_number(text)}{marker}}}"
+    if "." not in text:  # no value, or infinite: across every sub-column
+        return rf"\multicolumn{{{span}}}{{c}}{{{tex_number(text)}{marker}}}"
     whole, decimals = text.split(".")
     spread = report.spread(city, model, metric)
     sd = rf" $\pm$ {spread}" if spread else ""
     if model in report.best(city, metric):
-        return rf"\textbf{{{tex_number(whole)}.}} & \textbf{{{decimals}}}{sd}{marker}"
-    return rf"{tex_number(whole)}. & {decimals}{sd}{marker}"
+        whole, decimals = rf"\textbf{{{tex_number(whole)}.}}", rf"\textbf{{{decimals}}}"
+    else:
+        whole = f"{tex_number(whole)}."
+    rest = f"{decimals}{sd}{marker}"
+    if span > 2:  # beside improvements: across their last two sub-columns, no space before
+        rest = rf"\multicolumn{{{span - 1}}}{{@{{}}l}}{{{rest}}}"
+    return f"{whole} & {rest}"
 
 
-#: A column's sub-columns by what it holds: values (an ``r@{}l`` pair: the integer part and its
-#: point, then the decimals), improvements (the difference, the relative change, the effect
-#: size: each aligned on its point whatever the others' widths), or both (models as rows).
-SUB_COLUMNS = {
-    frozenset({"value"}): "r@{}l",
-    frozenset({"improvement"}): "r@{}r@{}l",
-    frozenset({"value", "improvement"}): "r@{}l@{}r@{}l",
-}
+#: A column's sub-columns: a column of values an ``r@{}l`` pair (the integer part and its point,
+#: then the decimals); a column with improvements three, the difference, the relative change
+#: and the effect size, each aligned on its point whatever the others' widths (a value beside
+#: them, models as rows: its integer part in the first, the rest across the other two).
+VALUES, IMPROVEMENTS = "r@{}l", "r@{}r@{}l"
 
 
-def _cell(report, city, kind: str, model: str, metric: str, kinds: frozenset) -> str:
-    """A cell in LaTeX, as the sub-columns of its column (:data:`SUB_COLUMNS`): a value's two,
-    or an improvement's three (the relative change after a space that LaTeX keeps at the start
-    of a cell), the sub-columns of the other kind left empty."""
+def _cell(report, city, kind: str, model: str, metric: str, spec: str) -> str:
+    """A cell in LaTeX, as the sub-columns of its column's ``spec``: an improvement's three
+    (the relative change after a tie: LaTeX drops a space at the start of a cell)."""
     if kind == "value":
-        return _value(report, city, model, metric) + " & &" * ("improvement" in kinds)
+        return _value(report, city, model, metric, spec.count("@") + 1)
     difference, relative, effect = report.improvement_parts(city, model, metric)
-    parts = [tex_number(difference), "~" * bool(relative) + tex_number(relative.lstrip())]
-    return " & ".join(parts[:1] + [""] * ("value" in kinds) + [*parts[1:], tex_number(effect)])
+    relative = "~" * bool(relative) + tex_number(relative.lstrip())
+    return " & ".join([tex_number(difference), relative, tex_number(effect)])
 
 
 def _slug(text: str) -> str:
@@ -182,17 +184,19 @@ def latex_tables(
             notes = legends if name == anchor else [f"Legend and notes under {where}."]
             at = "below" if name == anchor else f"under {where}"
             cells = cells_text(city, table.metrics, at, tex_escape)
-            kinds = [frozenset(kind for kind, _, _ in column) for column in part.columns]
-            spec = "l" + "".join(SUB_COLUMNS[kind] for kind in kinds)
+            specs = [
+                IMPROVEMENTS if any(kind == "improvement" for kind, _, _ in column) else VALUES
+                for column in part.columns
+            ]
             heads = [
-                rf"\multicolumn{{{SUB_COLUMNS[kind].count('@') + 1}}}{{c}}{{{tex_escape(head)}}}"
-                for head, kind in zip(part.heads, kinds, strict=True)
+                rf"\multicolumn{{{spec.count('@') + 1}}}{{c}}{{{tex_escape(head)}}}"
+                for head, spec in zip(part.heads, specs, strict=True)
             ]
             out += [
                 rf"\begin{{{float_}}}[htbp]\centering\small",
                 r"\begin{threeparttable}",
                 rf"\caption{{{tex_escape(text)}. {cells}}}\label{{{name}}}",
-                rf"\begin{{tabular}}{{@{{}}{spec}@{{}}}}",
+                rf"\begin{{tabular}}{{@{{}}l{''.join(specs)}@{{}}}}",
                 r"\toprule",
                 " & ".join([part.stub_head, *heads]) + r" \\",
                 r"\midrule",
@@ -201,8 +205,8 @@ def latex_tables(
                 if row == part.rule:
                     out.append(r"\midrule")
                 cells = [
-                    _cell(report, city, *column[row], kind)
-                    for column, kind in zip(part.columns, kinds, strict=True)
+                    _cell(report, city, *column[row], spec)
+                    for column, spec in zip(part.columns, specs, strict=True)
                 ]
                 out.append(" & ".join([tex_escape(stub), *cells]) + r" \\")
             out += [

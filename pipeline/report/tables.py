@@ -160,16 +160,15 @@ class Part:
 
 
 def cell_pieces(report, city: City, kind: str, model: str, metric: str) -> tuple[str, ...]:
-    """A cell's plain text, as wide as it prints, in the four sub-columns of the widest LaTeX
-    column (a value's ``r@{}l`` pair, then an improvement's last two parts): a value as
-    ``("0.", "1693 ± 0.0012‡ᵃ", "", "")``, an improvement as ``("+2.87 pp", "", " (+20.4%)",
-    ", d_z +0.09")`` (its difference right-aligned under a value's integer part)."""
+    """A cell's plain text, as wide as it prints, in the sub-columns of a LaTeX column: a
+    value's integer part and its point, then the rest: ``("0.", "1693 ± 0.0012‡ᵃ")``; an
+    improvement's difference, relative change and effect size: ``("+2.87 pp", " (+20.4%)",
+    ", d_z +0.09")`` (a value's rest spans the improvements' last two)."""
     if kind == "value":
         text = cell(report, city, model, metric, lambda text: text, lambda text: text)
         whole, point, decimals = text.partition(".")
-        return whole + point, decimals, "", ""
-    difference, relative, effect = report.improvement_parts(city, model, metric)
-    return difference, "", relative, effect
+        return whole + point, decimals
+    return report.improvement_parts(city, model, metric)
 
 
 def _grid(city: City, metrics: list[str], transpose: bool):
@@ -197,8 +196,8 @@ def table_parts(
     """A table laid out on a page, ``page = (width, char, gap)``: the text width, a generous
     width of one character and the space around a column, in one unit (LaTeX's points, HTML's
     pixels). A column's width is estimated as ``char * (its longest text) + gap``, its cells'
-    texts being the sum of their sub-columns' longest (:func:`cell_pieces`; a superscript
-    letter counts half a character). Models as
+    longest being its sub-columns' widest side by side, as LaTeX sets them
+    (:func:`cell_pieces`; a superscript letter counts half a character). Models as
     columns when that fits, else models as rows when that fits, else the layout that needs the
     fewer parts (models as columns on a tie), its columns in consecutive parts that each fit
     beside the stub; ``transpose`` True or False: that layout only, in parts when it does not
@@ -209,9 +208,16 @@ def table_parts(
         return len(text) - sum(c in SMALL for c in text) / 2
 
     def size(head: str, cells: list[tuple[str, ...]]) -> float:
-        """A column's width: its heading's, or its cells' sub-columns' widest side by side."""
-        pieces = sum(max(length(texts[n]) for texts in cells) for n in range(len(cells[0])))
-        return max(length(head), pieces) * char + gap
+        """A column's width: its heading's, or its first sub-column's widest then the widest
+        of the rest (a value's rest, or an improvement's last two sub-columns side by side)."""
+        rests: dict[int, list[tuple[str, ...]]] = {}
+        for _, *rest in cells:
+            rests.setdefault(len(rest), []).append(rest)
+        rest = max(
+            sum(max(length(texts[n]) for texts in same) for n in range(count))
+            for count, same in rests.items()
+        )
+        return max(length(head), max(length(texts[0]) for texts in cells) + rest) * char + gap
 
     layouts = []
     for flag in [False, True] if transpose is None else [bool(transpose)]:
