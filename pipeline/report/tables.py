@@ -492,11 +492,15 @@ def cells_text(
     population = [m for m in metrics if m in city.population]
     parts = []
     if len(population) < len(metrics):
-        text = f"cells: city value over {over} {word}"
+        text = f"city value over {over} {word}"
         if any(city.stds.values()):
             text += f" ± sd over the {word}"
-        if city.runs:
-            text += f" (of {', '.join(city.runs)}: mean ± sd over runs)"
+        if len(city.runs) == len(city.models):
+            text = f"cells: mean ± sd over runs of the {text}"
+        else:
+            text = f"cells: {text}"
+            if city.runs:
+                text += f" (of {', '.join(city.runs)}: mean ± sd over runs)"
         parts.append(text)
     if population:
         which = f"{', '.join(population)}: " if len(population) < len(metrics) else "cells: "
