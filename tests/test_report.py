@@ -747,3 +747,23 @@ def test_latex_small_table_after_sideways_parts_shares_its_page(tmp_path):
         if name not in sideways:  # a small table: never alone on its page
             others = [other for other, page in pages.items() if page == pages[name]]
             assert len(others) > 1, (name, pages)
+
+
+def test_a_caption_names_the_population_metrics(outs):
+    """The logits sample's F1 over all rows has no per-row value: the caption of its table says
+    that cell is one value over all the rows (the metrics without a per-unit column, counted
+    here from the summary and the per-unit files), the others the city value over them."""
+    import numpy as np
+
+    from mobeval.report import Report
+
+    out = outs["logits"]
+    rows = f"{np.load(ROOT / 'data_samples/logits/targets.npy').shape[0]:,} rows"
+    per_unit = pl.read_parquet_schema(next((out / "per_unit").rglob("*.parquet")))
+    summary = _summary(out)
+    population = [m for m in dict.fromkeys(summary["metric"]) if m not in per_unit]
+    assert population  # the sample has some
+    markdown = Report(out, plots=False, compute_compare=False).to_markdown()
+    caption = next(ln for ln in markdown.splitlines() if ln.startswith("**Metrics without"))
+    expected = f"Cells: city value over {rows}; {', '.join(population)}: one value over all {rows};"
+    assert expected in caption, caption
