@@ -192,7 +192,7 @@ def test_tables_grouped_by_cutoff_grid(outs, tmp_path):
     tables = _tables(markdown, "tky")
     assert [r[0] for r in tables[0][1]][:3] == ["acc@1", "acc@5", "acc@10"]
     assert [r[0] for r in tables[1][1]] == ["mrr"]
-    assert "**Metrics at cutoffs @1, @5, @10**" in markdown
+    assert "**Metrics at cutoffs @1, @5, @10.** Cells: city value over 3,000 samples;" in markdown
 
 
 def test_methods_state_the_resolved_parameters(outs, tmp_path):
@@ -398,20 +398,37 @@ def _floats(tex: str) -> list[str]:
 
 
 def _plain(cell: str) -> str:
-    """A LaTeX cell as the plain text it prints: bold, multicolumn and math signs undone."""
-    cell = re.sub(r"\\multicolumn\{\d+\}\{\w\}\{(.*)\}$", r"\1", cell.strip())
-    for tex, text in ((r"$-$", "-"), (r"$+$", "+"), (r"\%", "%"), (r"\_", "_"), ("--", "-")):
+    """A LaTeX cell as the plain text it prints: bold, multicolumn, math signs and ties undone."""
+    cell = re.sub(r"\\multicolumn\{\d+\}\{(?:@\{\})?\w\}\{(.*)\}$", r"\1", cell.strip())
+    signs = ((r"$-$", "-"), (r"$+$", "+"), (r"\%", "%"), (r"\_", "_"), ("--", "-"), ("~", " "))
+    for tex, text in signs:
         cell = cell.replace(tex, text)
     return cell.replace(r"$^{\dagger}$", "†").replace(r"$^{\ddagger}$", "‡")
 
 
 def _latex_table(block: str) -> tuple[list[str], list[list[str]]]:
-    """(heading, rows) of one table float as plain text, each value's two halves joined."""
+    """(heading, rows) of one table float as plain text, the sub-columns of each column (a
+    value's ``r@{}l`` pair, an improvement's ``r@{}r@{}l``: read from the tabular's spec)
+    joined."""
+    spec = re.search(r"\\begin\{tabular\}\{@\{\}(.*)@\{\}\}", block).group(1)
+    widths = [group.count("@") + 1 for group in re.findall(r"[lrc](?:@\{\}[lrc])*", spec)]
     body = block.split(r"\toprule", 1)[1].split(r"\bottomrule", 1)[0]
     lines = [ln for ln in body.splitlines() if ln.endswith(r"\\")]
     lines = [re.sub(r"\\textbf\{([^}]*)\}", r"\1", ln[:-2]) for ln in lines]
-    cells = [re.sub(r"\. & ", ".", ln).split(" & ") for ln in lines]
-    return [_plain(c) for c in cells[0]], [[_plain(c) for c in row] for row in cells[1:]]
+    table = []
+    for line in lines:
+        cells, row = [c.strip() for c in re.split(r"(?<!\\)&", line)], []
+        for width in widths:
+            group = []
+            while width > 0:  # a multicolumn spans its sub-columns
+                cell = cells.pop(0)
+                found = re.match(r"\\multicolumn\{(\d+)\}", cell)
+                width -= int(found.group(1)) if found else 1
+                group.append(cell)
+            row.append(_plain("".join(group)))
+        assert not cells, line
+        table.append(row)
+    return table[0], table[1:]
 
 
 def _five_models(tmp_path: Path, name: str, metrics: str) -> Path:
@@ -480,11 +497,20 @@ def test_latex_tables_are_paper_ready(outs, tmp_path):
             assert float(text.rstrip("†‡")) == pytest.approx(value[(model, metric)], abs=6e-5)
         improvement = f"{(b - a) * 100:+.2f} pp ({(b - a) / a * 100:+.1f}%), $d_z$ "  # math
         assert cells[2].startswith(improvement)
-    # each value column is a pair aligned on the point: "0." right, "1693" left
-    assert r"\begin{tabular}{@{}lr@{}lr@{}lr@{}}" in floats[0]
+    # each value column is a pair aligned on the point: "0." right, "1693" left; the
+    # improvement column three sub-columns, so that its differences line up on their point
+    # and so do its relative changes, whatever the widths of the others ("+20.4%", "+0.3%")
+    assert r"\begin{tabular}{@{}lr@{}lr@{}lr@{}r@{}l@{}}" in floats[0]
+    body = floats[0].split(r"\midrule", 1)[1].split(r"\bottomrule", 1)[0]
+    for line in body.strip().splitlines():
+        _, _, _, _, _, difference, relative, effect = line.removesuffix(r" \\").split(" & ")
+        assert re.fullmatch(r"\$[-+]\$\d+\.\d\d pp", difference), line
+        assert re.fullmatch(r"~\(\$[-+]\$\d+\.\d\\%\)", relative), line
+        assert re.fullmatch(r", \$d_z\$ \$[-+]\$\d\.\d\d", effect), line
+    assert len({len(r[3].split(" (")[1]) for r in rows}) > 1  # relative changes of two widths
     # caption and label settable
     tex = report.to_latex(caption="Next-location results", label="tab:nl")
-    assert r"\caption{Next-location results (city=tky: metrics at cutoffs @1, @5, @10)}" in tex
+    assert r"\caption{Next-location results (city=tky: metrics at cutoffs @1, @5, @10). C" in tex
     assert r"\label{tab:nl:nyc-2}" in tex
 
 
@@ -497,6 +523,13 @@ def test_report_caption_and_transpose_reach_the_latex(outs, tmp_path):
     assert floats and all(r"\caption{Next-location results (city=" in f for f in floats)
     head, rows = _latex_table(floats[0])
     assert head[0] != "metric" and [r[0] for r in rows][:2] == ["markov", "popularity"]
+    # models as rows: each column a metric's values, then its improvement in three sub-columns
+    # (a value's decimals across the last two, with no space after its point)
+    spec = re.search(r"\\begin\{tabular\}\{@\{\}l(.*)@\{\}\}", floats[0]).group(1)
+    assert spec == "r@{}r@{}l" * (len(head) - 1)
+    assert all(re.fullmatch(r"\d\.\d{4}[†‡°]?", cell) for row in rows[:2] for cell in row[1:])
+    improvement = r"[-+]\d+\.\d\d pp \([-+]\d+\.\d%\), \$d_z\$ [-+]\d\.\d\d"
+    assert all(re.fullmatch(improvement, cell) for cell in rows[2][1:]), rows[2]
 
 
 def test_latex_wide_tables_transposed_or_split(tmp_path):
@@ -714,3 +747,23 @@ def test_latex_small_table_after_sideways_parts_shares_its_page(tmp_path):
         if name not in sideways:  # a small table: never alone on its page
             others = [other for other, page in pages.items() if page == pages[name]]
             assert len(others) > 1, (name, pages)
+
+
+def test_a_caption_names_the_population_metrics(outs):
+    """The logits sample's F1 over all rows has no per-row value: the caption of its table says
+    that cell is one value over all the rows (the metrics without a per-unit column, counted
+    here from the summary and the per-unit files), the others the city value over them."""
+    import numpy as np
+
+    from mobeval.report import Report
+
+    out = outs["logits"]
+    rows = f"{np.load(ROOT / 'data_samples/logits/targets.npy').shape[0]:,} rows"
+    per_unit = pl.read_parquet_schema(next((out / "per_unit").rglob("*.parquet")))
+    summary = _summary(out)
+    population = [m for m in dict.fromkeys(summary["metric"]) if m not in per_unit]
+    assert population  # the sample has some
+    markdown = Report(out, plots=False, compute_compare=False).to_markdown()
+    caption = next(ln for ln in markdown.splitlines() if ln.startswith("**Metrics without"))
+    expected = f"Cells: city value over {rows}; {', '.join(population)}: one value over all {rows};"
+    assert expected in caption, caption

@@ -167,3 +167,27 @@ def test_latex_with_sd_compiles_without_overfull_lines(out, tmp_path):
     assert run.returncode == 0, run.stdout[-3000:]
     log = (tmp_path / "report.log").read_text()
     assert "Missing character" not in log and "Overfull \\hbox" not in log
+
+
+def test_captions_say_what_a_cell_is(out):
+    """Every table's caption, in every format, says what its cells hold (the city value over
+    the units scored, counted here from the truth file; ± sd over them when asked) and points
+    at the legend for the bold and the markers, rather than repeating it."""
+    from mobeval.report import Report
+
+    samples = f"{pl.read_parquet(SAMPLES / 'truth.parquet').height:,} samples"
+    for std, spread in ((True, " ± sd over the samples"), (False, "")):
+        report = Report(out, std=std, plots=False, compute_compare=False)
+        cells = f"Cells: city value over {samples}{spread}; bold, markers: legend"
+        markdown = [ln for ln in report.to_markdown().splitlines() if ln.startswith("**Metrics")]
+        html = re.findall(r"<caption>(Metrics[^<]*)<span[^>]*>([^<]*)</span>", report.to_html())
+        tex = re.findall(r"\\caption\{(city=.*)\}\\label\{(.*)\}", report.to_latex())
+        assert len(markdown) == len(html) == len(tex) == 2  # two cutoff grids
+        for line in markdown:
+            assert line.endswith(f".** {cells} below."), line
+        for _, text in html:
+            assert text == f"{cells} below.", text
+        first, latex = tex[0][1], cells.replace("±", r"$\pm$")
+        for caption, label in tex:
+            at = "below" if label == first else rf"under Table~\ref{{{first}}}"
+            assert caption.endswith(f". {latex} {at}."), caption

@@ -278,6 +278,8 @@ def test_the_report_shows_mean_and_sd_over_runs(tmp_path):
     assert "mean ± sd over runs (runs: gru 3, lstm 3, markov 3; sd with ddof = 1)" in markdown
     assert "runs (gru 3, lstm 3, markov 3): each value of a model with runs is the mean" in markdown
     assert "(n = 40, each unit's mean across a model's runs)" in markdown
+    # every model with runs: the caption says so once, not model by model (40: the n above)
+    assert ".** Cells: mean ± sd over runs of the city value over 40 samples;" in markdown
 
 
 def test_a_jobs_report_compares_runs_together_and_uses_the_written_comparison(tmp_path):

@@ -443,20 +443,27 @@ class Report:
         return letters
 
     def improvement(self, city: City, model: str, metric: str) -> str:
-        """``+6.58 pp (+12.8%)`` for rates, ``-1.234 (-3.2%)`` otherwise."""
+        """``+6.58 pp (+12.8%), d_z +0.09`` for rates, ``-1.234 (-3.2%)`` otherwise: the
+        :meth:`improvement_parts` joined."""
+        return "".join(self.improvement_parts(city, model, metric))
+
+    def improvement_parts(self, city: City, model: str, metric: str) -> tuple[str, str, str]:
+        """An improvement's three parts, each a sub-column of its LaTeX column (aligned on its
+        point whatever the others' widths): the difference ``+6.58 pp`` (``-`` without a
+        value), the relative change `` (+12.8%)`` (``""`` when the baseline is 0) and the
+        paired effect size ``, d_z +0.09`` (``""`` without a comparison)."""
         base = city.values[city.baseline].get(metric, math.nan)
         value = city.values[model].get(metric, math.nan)
         if math.isnan(base) or math.isnan(value):
-            return "-"
+            return "-", "", ""
         diff = value - base
-        text = self.points(city, metric, diff, unit=True)
-        if base != 0:
-            text += f" ({diff / abs(base) * 100:+.1f}%)"
+        relative = f" ({diff / abs(base) * 100:+.1f}%)" if base != 0 else ""
+        effect = ""
         if city.comparison is not None:
             rows = city.comparison.filter((pl.col("model") == model) & (pl.col("metric") == metric))
             if rows.height and rows["cohen_dz"][0] is not None:
-                text += f", d_z {rows['cohen_dz'][0]:+.2f}"
-        return text
+                effect = f", d_z {rows['cohen_dz'][0]:+.2f}"
+        return self.points(city, metric, diff, unit=True), relative, effect
 
     def points(self, city: City, metric: str, diff: float | None, unit: bool = False) -> str:
         """A difference of ``metric``'s values: in percentage points for a rate (``+2.87``,

@@ -8,12 +8,14 @@ from __future__ import annotations
 import base64
 import html
 
+from mobeval.report.city import Table
 from mobeval.report.mathml import tex_to_mathml
 from mobeval.report.tables import (
     SIGN,
     Listing,
     Part,
     cell,
+    cells_text,
     header,
     legend,
     listing_sections,
@@ -35,6 +37,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.num.pair { border-right: none; padding-right: 0; }
 td.mark { border-left: none; padding-left: 1px; text-align: left; }
 caption { caption-side: top; text-align: left; font-weight: bold; padding: 4px 0; }
+caption .cells { font-weight: normal; }
 figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
 figcaption { font-size: 13px; color: #555; }
 div.formula { overflow-x: auto; background: #f7f7f7; padding: 6px 10px; margin: .4em 0; }
@@ -80,12 +83,14 @@ def _cells(report, city, kind: str, model: str, metric: str, pair: bool) -> str:
     return f'<td class="num" colspan="2">{text}</td>' if pair else f'<td class="num">{text}</td>'
 
 
-def _table(report, city, title: str, part: Part) -> str:
+def _table(report, city, table: Table, part: Part) -> str:
     """One table (or part of one) as HTML: a row per stub cell, a rule above the improvements
     of a table with models as rows."""
     e = _text
+    title = table.title
     if part.count > 1:
         title += f", part {part.number} of {part.count}"
+    what = cells_text(city, table.metrics, "below", e)
     pairs = [any(kind == "value" for kind, _, _ in column) for column in part.columns]
     rows = []
     for row, stub in enumerate(part.stub):
@@ -101,9 +106,8 @@ def _table(report, city, title: str, part: Part) -> str:
     ]
     head = "".join(heads)
     return (  # cells never wrap; at a narrow window, a table scrolls rather than the page
-        f'<div class="scroll"><table><caption>{e(title)}</caption><tr>{head}</tr>'
-        + "".join(rows)
-        + "</table></div>"
+        f'<div class="scroll"><table><caption>{e(title)}. <span class="cells">{what}</span>'
+        f"</caption><tr>{head}</tr>" + "".join(rows) + "</table></div>"
     )
 
 
@@ -134,7 +138,7 @@ def render_html(report, standalone: bool = True) -> str:
         parts.append(f"<h2>city={e(city.name)}</h2><p><em>{e(header(city))}</em></p>")
         for table in city.tables:
             for part in table_parts(report, city, table.metrics, report.transpose, page=PAGE):
-                parts.append(_table(report, city, table.title, part))
+                parts.append(_table(report, city, table, part))
         parts.append(f'<p class="legend">{e(legend(city))}</p>')
         if city.note:
             parts.append(f'<p class="note">Note: {e(city.note)}</p>')

@@ -3,7 +3,9 @@
 Every table is a float with ``\\caption`` and ``\\label``, booktabs rules, its notes (the legend
 and the city's note) inside the float (threeparttable), real minus signs, and each value column
 aligned on the decimal point (a ``r@{}l`` pair: the integer part with its point right-aligned,
-the decimals and the marker left-aligned; no package needed). Nothing is shrunk: a table wider
+the decimals and the marker left-aligned; no package needed), each improvement column in
+sub-columns (:data:`IMPROVEMENTS`) that align its differences, relative changes and effect sizes
+each on its point. Nothing is shrunk: a table wider
 than the text (an estimate: :data:`TEXT_WIDTH_PT`, :data:`CHAR_PT`) is transposed (models as
 rows) when that fits, else split into parts that fit, in the layout that needs fewer parts.
 Only packages of a standard TeX Live (texlive-latex-recommended / -extra): :data:`PACKAGES`.
@@ -16,6 +18,7 @@ import time
 
 from mobeval.report.tables import (
     SIGN,
+    cells_text,
     header,
     legend,
     listing_sections,
@@ -102,27 +105,42 @@ PAGE = (TEXT_WIDTH_PT, CHAR_PT, COLUMN_SEP_PT)
 LANDSCAPE = (728.0, CHAR_PT, COLUMN_SEP_PT)
 
 
-def _value(report, city, model: str, metric: str) -> str:
-    """A value's two cells: the integer part with its point, then the decimals, `` ± sd`` over
-    runs or, with ``report --std``, over units, and the marker."""
+def _value(report, city, model: str, metric: str, span: int) -> str:
+    """A value's cells over ``span`` sub-columns: the integer part with its point, then (over
+    the others) the decimals, `` ± sd`` over runs or, with ``report --std``, over units, and the
+    marker."""
     text = report.number(city.values[model].get(metric))
     marker = report.marker(city, model, metric, latex=True)
-    if "." not in text:  # no value, or infinite: across both halves
-        return rf"\multicolumn{{2}}{{c}}{{{tex_number(text)}{marker}}}"
+    if "." not in text:  # no value, or infinite: across every sub-column
+        return rf"\multicolumn{{{span}}}{{c}}{{{tex_number(text)}{marker}}}"
     whole, decimals = text.split(".")
     spread = report.spread(city, model, metric)
     sd = rf" $\pm$ {spread}" if spread else ""
     if model in report.best(city, metric):
-        return rf"\textbf{{{tex_number(whole)}.}} & \textbf{{{decimals}}}{sd}{marker}"
-    return rf"{tex_number(whole)}. & {decimals}{sd}{marker}"
+        whole, decimals = rf"\textbf{{{tex_number(whole)}.}}", rf"\textbf{{{decimals}}}"
+    else:
+        whole = f"{tex_number(whole)}."
+    rest = f"{decimals}{sd}{marker}"
+    if span > 2:  # beside improvements: across their last two sub-columns, no space before
+        rest = rf"\multicolumn{{{span - 1}}}{{@{{}}l}}{{{rest}}}"
+    return f"{whole} & {rest}"
 
 
-def _cell(report, city, kind: str, model: str, metric: str, pair: bool) -> str:
-    """A cell in LaTeX; an improvement in a column of values (models as rows) spans both halves."""
+#: A column's sub-columns: a column of values an ``r@{}l`` pair (the integer part and its point,
+#: then the decimals); a column with improvements three, the difference, the relative change
+#: and the effect size, each aligned on its point whatever the others' widths (a value beside
+#: them, models as rows: its integer part in the first, the rest across the other two).
+VALUES, IMPROVEMENTS = "r@{}l", "r@{}r@{}l"
+
+
+def _cell(report, city, kind: str, model: str, metric: str, spec: str) -> str:
+    """A cell in LaTeX, as the sub-columns of its column's ``spec``: an improvement's three
+    (the relative change after a tie: LaTeX drops a space at the start of a cell)."""
     if kind == "value":
-        return _value(report, city, model, metric)
-    text = tex_number(report.improvement(city, model, metric))
-    return rf"\multicolumn{{2}}{{r}}{{{text}}}" if pair else text
+        return _value(report, city, model, metric, spec.count("@") + 1)
+    difference, relative, effect = report.improvement_parts(city, model, metric)
+    relative = "~" * bool(relative) + tex_number(relative.lstrip())
+    return " & ".join([tex_number(difference), relative, tex_number(effect)])
 
 
 def _slug(text: str) -> str:
@@ -164,17 +182,21 @@ def latex_tables(
             if number == 1:  # a part of the same table
                 where = f"part {len(parts)} ({where})"
             notes = legends if name == anchor else [f"Legend and notes under {where}."]
-            pairs = [any(kind == "value" for kind, _, _ in column) for column in part.columns]
-            spec = "l" + "".join("r@{}l" if pair else "r" for pair in pairs)
+            at = "below" if name == anchor else f"under {where}"
+            cells = cells_text(city, table.metrics, at, tex_escape)
+            specs = [
+                IMPROVEMENTS if any(kind == "improvement" for kind, _, _ in column) else VALUES
+                for column in part.columns
+            ]
             heads = [
-                rf"\multicolumn{{2}}{{c}}{{{tex_escape(head)}}}" if pair else tex_escape(head)
-                for head, pair in zip(part.heads, pairs, strict=True)
+                rf"\multicolumn{{{spec.count('@') + 1}}}{{c}}{{{tex_escape(head)}}}"
+                for head, spec in zip(part.heads, specs, strict=True)
             ]
             out += [
                 rf"\begin{{{float_}}}[htbp]\centering\small",
                 r"\begin{threeparttable}",
-                rf"\caption{{{tex_escape(text)}}}\label{{{name}}}",
-                rf"\begin{{tabular}}{{@{{}}{spec}@{{}}}}",
+                rf"\caption{{{tex_escape(text)}. {cells}}}\label{{{name}}}",
+                rf"\begin{{tabular}}{{@{{}}l{''.join(specs)}@{{}}}}",
                 r"\toprule",
                 " & ".join([part.stub_head, *heads]) + r" \\",
                 r"\midrule",
@@ -183,8 +205,8 @@ def latex_tables(
                 if row == part.rule:
                     out.append(r"\midrule")
                 cells = [
-                    _cell(report, city, *column[row], pair)
-                    for column, pair in zip(part.columns, pairs, strict=True)
+                    _cell(report, city, *column[row], spec)
+                    for column, spec in zip(part.columns, specs, strict=True)
                 ]
                 out.append(" & ".join([tex_escape(stub), *cells]) + r" \\")
             out += [

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import time
 
+from mobeval.report.city import Table
 from mobeval.report.html import PAGE
 from mobeval.report.tables import (
     Listing,
     Part,
     cell,
+    cells_text,
     header,
     legend,
     listing_sections,
@@ -20,11 +22,12 @@ def _md_escape(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def _table(report, city, title: str, part: Part) -> list[str]:
+def _table(report, city, table: Table, part: Part) -> list[str]:
     """One table (or part of one) as Markdown lines: a row per stub cell."""
+    title = table.title
     if part.count > 1:
         title += f", part {part.number} of {part.count}"
-    lines = [f"**{title}**", ""]
+    lines = [f"**{title}.** {cells_text(city, table.metrics, 'below')}", ""]
     lines.append("| " + " | ".join(_md_escape(h) for h in [part.stub_head, *part.heads]) + " |")
     lines.append("|---|" + "---:|" * len(part.heads))
     for row, stub in enumerate(part.stub):
@@ -65,7 +68,7 @@ def render_markdown(report, figures_dir: str | None) -> str:
         lines += [f"## city={city.name}", "", f"*{header(city)}*", ""]
         for table in city.tables:
             for part in table_parts(report, city, table.metrics, report.transpose, page=PAGE):
-                lines += _table(report, city, table.title, part)
+                lines += _table(report, city, table, part)
         lines += [legend(city), ""]
         if city.note:
             lines += [f"Note: {city.note}", ""]

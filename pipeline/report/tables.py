@@ -159,12 +159,16 @@ class Part:
     count: int
 
 
-def cell_text(report, city: City, kind: str, model: str, metric: str) -> str:
-    """A cell's plain text, as wide as it prints: ``0.1693 ± 0.0012‡ᵃ``, ``+2.87 pp (+20.4%),
-    d_z +0.09``."""
+def cell_pieces(report, city: City, kind: str, model: str, metric: str) -> tuple[str, ...]:
+    """A cell's plain text, as wide as it prints, in the sub-columns of a LaTeX column: a
+    value's integer part and its point, then the rest: ``("0.", "1693 ± 0.0012‡ᵃ")``; an
+    improvement's difference, relative change and effect size: ``("+2.87 pp", " (+20.4%)",
+    ", d_z +0.09")`` (a value's rest spans the improvements' last two)."""
     if kind == "value":
-        return cell(report, city, model, metric, lambda text: text, lambda text: text)
-    return report.improvement(city, model, metric)
+        text = cell(report, city, model, metric, lambda text: text, lambda text: text)
+        whole, point, decimals = text.partition(".")
+        return whole + point, decimals
+    return report.improvement_parts(city, model, metric)
 
 
 def _grid(city: City, metrics: list[str], transpose: bool):
@@ -191,25 +195,38 @@ def table_parts(
 ) -> list[Part]:
     """A table laid out on a page, ``page = (width, char, gap)``: the text width, a generous
     width of one character and the space around a column, in one unit (LaTeX's points, HTML's
-    pixels). A column's width is estimated as ``char * (its longest text) + gap`` (a
-    superscript letter counts half a character). Models as
+    pixels). A column's width is estimated as ``char * (its longest text) + gap``, its cells'
+    longest being its sub-columns' widest side by side, as LaTeX sets them
+    (:func:`cell_pieces`; a superscript letter counts half a character). Models as
     columns when that fits, else models as rows when that fits, else the layout that needs the
     fewer parts (models as columns on a tie), its columns in consecutive parts that each fit
     beside the stub; ``transpose`` True or False: that layout only, in parts when it does not
     fit. Nothing is shrunk, nothing scrolls."""
     width, char, gap = page
 
-    def size(texts: list[str]) -> float:
-        return max(len(text) - sum(c in SMALL for c in text) / 2 for text in texts) * char + gap
+    def length(text: str) -> float:
+        return len(text) - sum(c in SMALL for c in text) / 2
+
+    def size(head: str, cells: list[tuple[str, ...]]) -> float:
+        """A column's width: its heading's, or its first sub-column's widest then the widest
+        of the rest (a value's rest, or an improvement's last two sub-columns side by side)."""
+        rests: dict[int, list[tuple[str, ...]]] = {}
+        for _, *rest in cells:
+            rests.setdefault(len(rest), []).append(rest)
+        rest = max(
+            sum(max(length(texts[n]) for texts in same) for n in range(count))
+            for count, same in rests.items()
+        )
+        return max(length(head), max(length(texts[0]) for texts in cells) + rest) * char + gap
 
     layouts = []
     for flag in [False, True] if transpose is None else [bool(transpose)]:
         stub_head, stub, heads, columns, rule = _grid(city, metrics, flag)
-        stub_width = size([stub_head, *stub])
+        stub_width = size(stub_head, [(text,) for text in stub])
         groups: list[list[int]] = [[]]
         used = stub_width
         for index, column in enumerate(columns):
-            wide = size([heads[index], *(cell_text(report, city, *c) for c in column)])
+            wide = size(heads[index], [cell_pieces(report, city, *c) for c in column])
             if groups[-1] and used + wide > width:
                 groups.append([])
                 used = stub_width
@@ -459,6 +476,41 @@ def legend(city: City) -> str:
             )
         )
     return "; ".join(parts) + "." if parts else ""
+
+
+def cells_text(
+    city: City, metrics: list[str], legend_at: str, escape: Callable[[str], str] = str
+) -> str:
+    """What a cell of a table of ``metrics`` holds, for its caption: the city value (as the
+    Methods define each metric's) over the units scored, `` ± sd`` over those units (``report
+    --std``) or the mean ± sd over a model's runs, the population metrics' one value over all
+    units; then where the legend of the bold and the markers is (``legend_at``): ``Cells: city
+    value over 3,000 samples ± sd over the samples; bold, markers: legend below.``"""
+    counts = sorted({city.units[model] for model in city.models})
+    word = UNIT_WORDS.get(city.task, "units")
+    over = f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,}-{counts[-1]:,}"
+    population = [m for m in metrics if m in city.population]
+    parts = []
+    if len(population) < len(metrics):
+        text = f"city value over {over} {word}"
+        if any(city.stds.values()):
+            text += f" ± sd over the {word}"
+        if len(city.runs) == len(city.models):
+            text = f"cells: mean ± sd over runs of the {text}"
+        else:
+            text = f"cells: {text}"
+            if city.runs:
+                text += f" (of {', '.join(city.runs)}: mean ± sd over runs)"
+        parts.append(text)
+    if population:
+        which = f"{', '.join(population)}: " if len(population) < len(metrics) else "cells: "
+        parts.append(f"{which}one value over all {over} {word}")
+    text = "; ".join(parts)
+    text = escape(f"{text[:1].upper()}{text[1:]}")
+    if legend(city):
+        marks = "bold, markers" if len(city.models) > 1 else "notes"
+        text += escape(f"; {marks}: legend ") + legend_at
+    return text + "."
 
 
 def header(city: City) -> str:
