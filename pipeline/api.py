@@ -208,9 +208,7 @@ def _evaluation(family: str, build: Callable) -> Callable[..., Evaluation]:
         where = {name: given[name] for name in _WHERE}
         where |= {"counts": definition.counts, "units": definition.units}
         with url_timeout(given["url_timeout"]):
-            evaluation = build(runner, *(given[i.name] for i in inputs_named), values, where)
-            evaluation.inputs |= file_fingerprints(runner, family, values)
-            return evaluation
+            return build(runner, *(given[i.name] for i in inputs_named), values, where)
 
     evaluate.__name__ = evaluate.__qualname__ = f"evaluate_{family}"
     evaluate.__doc__ = f"{build.__doc__}\n\n    Other arguments: :func:`mobeval.api._arguments`."
@@ -482,7 +480,9 @@ def package_versions() -> dict[str, str]:
 def file_fingerprints(runner: Engine, family: str, options: dict) -> dict[str, list]:
     """The fingerprints of the family's file options that are set (a recs task's
     ``catalogue``, ``train``, ``original_ratings``): inputs of the result like its truth and
-    predictions, recorded in the manifest and compared by ``--resume``."""
+    predictions, recorded in the manifest (by the command or the job that records the result:
+    a Spark job's evaluations come back from the engine, not from ``evaluate``) and compared
+    by ``--resume``."""
     return {
         name: runner.fingerprint(options[name])
         for name in FAMILIES[family].file_options

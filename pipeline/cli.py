@@ -871,6 +871,7 @@ def _evaluate_checked(args, progress, family, inputs, options, chunking):
             out, {"command": args.command, **options}, files=runner.files, engine=runner.name
         )
         evaluation = evaluate(**inputs, out=out, **place, **options)
+        evaluation.inputs |= api.file_fingerprints(runner, args.command, options)
         manifest.record(evaluation, options, args.command)
     return evaluation
 

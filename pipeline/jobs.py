@@ -349,6 +349,7 @@ def run_job(
                         raise ConfigError(error.spelled(where)) from None
                     except ConfigError as error:
                         raise ConfigError(f"{job.path}: tasks[{index}]: {error}") from None
+                    evaluation.inputs |= api.file_fingerprints(runner, task.type, task.options)
                     manifest.record(evaluation, config, task.type)
                     seconds = max(time.perf_counter() - started, evaluation.seconds)
                     on = "" if runner.name == "local" else f" ({runner.name})"
