@@ -121,6 +121,21 @@ def five_models(tmp_path_factory):
     )
 
 
+def copy_with_model_d_rewritten(five_models, tmp_path, change):
+    """A copy of ``five_models`` under ``tmp_path/out`` whose model ``d`` holds its per-unit
+    rows as ``change(rows)``, in one file."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(five_models, out)
+    files = sorted((out / "per_unit/city=x/model=d").glob("*.parquet"))
+    frame = pl.read_parquet(files)
+    for f in files:
+        f.unlink()
+    change(frame).write_parquet(files[0])
+    return out
+
+
 def test_compare_tukey_equals_scipy_on_the_per_unit_values(five_models):
     table = compare(five_models, tests="tukey", metrics="acc@5,mrr", resamples=0, log=None)
     assert table.height == 2 * 10  # every pair of five models, per metric
@@ -192,19 +207,14 @@ def test_models_with_the_same_units_have_their_keys_read_one_at_a_time(
     """Same units: at most one model's keys held besides the first model's (sorted, a copy),
     never the five at once; and the same table as when every model's keys are read and joined
     (a model's rows shuffled, so that its order is not the files')."""
-    import shutil
     import weakref
 
     import mobeval.compare.comparison as comparison
     import mobeval.compare.pairing as pairing
 
-    out = tmp_path / "out"
-    shutil.copytree(five_models, out)
-    files = sorted((out / "per_unit/city=x/model=d").glob("*.parquet"))
-    frame = pl.read_parquet(files)
-    for f in files:
-        f.unlink()
-    frame.sample(fraction=1.0, shuffle=True, seed=5).write_parquet(files[0])
+    out = copy_with_model_d_rewritten(
+        five_models, tmp_path, lambda frame: frame.sample(fraction=1.0, shuffle=True, seed=5)
+    )
     options = dict(tests="paired-t,wilcoxon,tukey", resamples=50, log=None)
     held, most = [0], [0]
 
@@ -229,17 +239,12 @@ def test_models_with_the_same_units_have_their_keys_read_one_at_a_time(
 def test_a_unit_twice_in_a_model_after_the_first_is_refused(five_models, tmp_path):
     """Only the first model's keys are checked for a unit that appears twice; another model's
     duplicate makes its keys differ from the first's, and is named where they are joined."""
-    import shutil
 
     from mobeval.errors import InputError
 
-    out = tmp_path / "out"
-    shutil.copytree(five_models, out)
-    files = sorted((out / "per_unit/city=x/model=d").glob("*.parquet"))
-    frame = pl.read_parquet(files)
-    for f in files:
-        f.unlink()
-    pl.concat([frame, frame.filter(pl.col("row") == 7)]).write_parquet(files[0])
+    out = copy_with_model_d_rewritten(
+        five_models, tmp_path, lambda frame: pl.concat([frame, frame.filter(pl.col("row") == 7)])
+    )
     with pytest.raises(InputError, match="a unit appears twice") as error:
         compare(out, tests="tukey", resamples=0, log=None)
     assert "model=d" in str(error.value) and "row=7" in str(error.value)
