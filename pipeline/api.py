@@ -268,20 +268,21 @@ def _trajectory(runner: Engine, reference, generated, values: dict, where: dict)
     does (default ``"libm"``, the C library's: see :class:`mobeval.metrics.trajectory.
     TrajectoryConvention`)."""
     from mobeval.metrics.trajectory import COLUMNS as TRAJECTORY_COLUMNS
-    from mobeval.tasks.trajectory_inputs import TrajectoryPlan, checked_convention
-    from mobeval.tasks.trajectory_inputs import check_schemas as check_trajectory_schemas
+    from mobeval.tasks import trajectory_inputs as inputs
 
-    chosen = checked_convention(**values)
+    chosen = inputs.checked_convention(**values)
+    pairing, locations = values["pairing"], values["locations"]
+    required = inputs.required_columns(pairing, locations)
     reference_source, generated_source = _sources(
         runner, "trajectory", reference, generated, values, TRAJECTORY_COLUMNS
     )
     _require_rows(
         (reference_source, "the reference is"), (generated_source, "the generated trajectories are")
     )
-    reference_schema = _require_columns(reference_source, TRAJECTORY_COLUMNS, "truth")
-    generated_schema = _require_columns(generated_source, TRAJECTORY_COLUMNS, "pred")
-    check_trajectory_schemas(
-        reference_schema, reference_source.label, generated_schema, generated_source.label
+    reference_schema = _require_columns(reference_source, required, "truth")
+    generated_schema = _require_columns(generated_source, required, "pred")
+    inputs.check_schemas(
+        reference_schema, reference_source.label, generated_schema, generated_source.label, required
     )
     scorer_options = {
         "convention": chosen,
@@ -296,7 +297,12 @@ def _trajectory(runner: Engine, reference, generated, values: dict, where: dict)
         "confidence": values["population_confidence"],
         "path_generated": generated_source.label,
         "path_reference": reference_source.label,
+        "pairing": pairing,
     }
+    if locations == "ids":
+        from mobeval.tasks.population_space import read_location_table
+
+        scorer_options["table"] = read_location_table(values["location_table"])
     chunk_rows = checked_chunk_rows(where["chunk_rows"])
     # Numba: after the checks
     from mobeval.engines.partition_trajectory import TrajectoryPartitionJob
@@ -304,7 +310,9 @@ def _trajectory(runner: Engine, reference, generated, values: dict, where: dict)
 
     plan = Plan(
         key=["uid"],
-        inputs=TrajectoryPlan(),
+        inputs=inputs.TrajectoryPlan()
+        if pairing == "uid"
+        else inputs.population_plan(reference_schema, generated_schema, locations),
         job=TrajectoryPartitionJob(scorer_options, None, chunk_rows, 1),
         sections=TrajectoryScorer(**scorer_options).output_schemas(
             _key_type(reference_schema["uid"])

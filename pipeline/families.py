@@ -39,6 +39,7 @@ from mobeval.metrics import recs as _recs
 from mobeval.metrics import recs_population as _recs_population
 from mobeval.metrics import trajectory as _trajectory
 from mobeval.option_types import FROM_PRESET, SAME, Flag, Option  # noqa: F401 (re-exported)
+from mobeval.population_options import POPULATION_OPTIONS
 
 
 @dataclass(frozen=True)
@@ -428,6 +429,7 @@ TRAJECTORY = Family(
             defines=False,
         ),
         *_population_bootstrap("the divergences", "the generated uids (the real ones fixed)"),
+        *POPULATION_OPTIONS,
         _error_unless(
             "on_mismatch",
             "skip (and count) uids whose (d, t) steps differ, not fail",
@@ -452,7 +454,7 @@ TRAJECTORY = Family(
         "humob2024": "HuMob 2024: GEO-BLEU N = 3, the earlier DTW (free start)",
         "movesim": "MoveSim (FIBLAB 93e6837) distributions; GEO-BLEU/DTW as humob2025",
     },
-    ("uids", "uid_days", "steps", "uids_skipped", "rows_out_of_grid"),
+    ("uids", "uid_days", "steps", "uids_skipped", "rows_out_of_grid", *_trajectory.REAL_COUNTS),
     _trajectory.COLUMNS,
     units="uids",
 )

@@ -267,9 +267,11 @@ def task_inputs(job: JobSpec) -> Iterator[tuple[str, str, Path | str]]:
         for name, run, model_path in task.results():
             entry = f"{where}.models.{name}" + ("" if run is None else f".{run}")
             yield task.type, entry, model_path
-        for name in FAMILIES[task.type].file_options:
+        family = FAMILIES[task.type]
+        for name in family.file_options:
             if task.options.get(name) is not None:
-                yield task.type, f"{where}.{name}", task.options[name]
+                kind = "file" if family.by_name[name].path == "file" else task.type
+                yield kind, f"{where}.{name}", task.options[name]
 
 
 def run_job(

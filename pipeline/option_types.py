@@ -53,7 +53,8 @@ class Option:
     names of the option, accepted by every face as the name itself (Python keyword, job key,
     ``--flag``; :meth:`Family.canonical`). ``removed``: values it no longer takes, each with
     what to use instead, which every face's message gives. ``path``: its value names a file
-    read beside the family's two inputs (:attr:`Family.file_options`)."""
+    read beside the family's two inputs (:attr:`Family.file_options`): ``True``, a table read as an
+    input is (CSV, Parquet...), ``"file"`` a file of the family's own format."""
 
     name: str
     kind: str
@@ -68,7 +69,7 @@ class Option:
     defines: bool = True
     aliases: tuple[str, ...] = ()
     removed: dict[str, str] = field(default_factory=dict)
-    path: bool = False
+    path: bool | str = False
 
     def allowed(self) -> list | None:
         choices = self.choices() if callable(self.choices) else self.choices

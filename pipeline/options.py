@@ -293,7 +293,7 @@ BUILDERS: dict[str, Callable[[dict], object]] = {
 #: ``population_resamples`` a metric that takes its interval).
 TOGETHER = {
     "recs": ("gain", "gain_threshold", "population_resamples"),
-    "trajectory": ("population_resamples",),
+    "trajectory": ("population_resamples", "pairing", "locations", "location_table"),
 }
 
 

@@ -127,6 +127,10 @@ BAD: list[tuple[str, str, str, str | None]] = [
     ("trajectory", "population_confidence", "0", "0"),
     ("trajectory", "unit", '"miles"', "miles"),
     ("trajectory", "unit", "1", None),
+    ("trajectory", "pairing", '"by_uid"', "by_uid"),
+    ("trajectory", "pairing", "1", None),
+    ("trajectory", "locations", '"cells"', "cells"),
+    ("trajectory", "location_table", "1", None),
     # recommendations (the convention's choices are added below)
     ("recs", "columns", '{foo = "x"}', "foo=x"),
     ("recs", "columns", '{ratings = {user_id = ""}}', None),

@@ -148,11 +148,14 @@ class Engine(Protocol):
 def default_model_name(source) -> str:
     """The predictions' file (or directory) name without suffixes, made a plain name
     (:func:`mobeval.io.writers.plain_name`): ``deepmove.parquet`` -> deepmove, ``*.parquet`` ->
-    all, ``my model.csv`` -> my_model (a source read with renamed columns: its file's)."""
+    all, ``my model.csv`` -> my_model, MoveSim's ``gene.data`` -> gene (a source read with
+    renamed columns: its file's)."""
+    from mobeval.io.sequences import SequenceSource  # its reader loads NumPy: imported here
+
     source = getattr(source, "source", source)
-    if isinstance(source, Source | str | os.PathLike):
+    if isinstance(source, Source | SequenceSource | str | os.PathLike):
         name = Path(str(getattr(source, "label", source)).rstrip("/")).name
-        for suffix in (".gz", ".parquet", ".pq", ".csv", ".txt", ".tsv", ".inter", ".npy"):
+        for suffix in (".gz", ".parquet", ".pq", ".csv", ".txt", ".tsv", ".inter", ".npy", ".data"):
             name = name.removesuffix(suffix)
         return plain_name(name.replace("*", "all"))
     return "model"

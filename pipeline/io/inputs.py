@@ -40,12 +40,17 @@ def as_source(data, *, label: str | None = None, names=None):
     """The source of an input: a path, glob, directory or URL (:meth:`Source.resolve`; a TREC
     run or qrels told by its first line: :class:`mobeval.io.trec.TrecSource`), or a Python object
     (:func:`mobeval.io.objects.object_source`: DataFrames, LazyFrames, Arrow objects, dicts of
-    dicts). ``names``: column names for header-less CSV files."""
+    dicts); a MoveSim sequence file (``.data``: :mod:`mobeval.io.sequences`). ``names``: column
+    names for header-less CSV files."""
     if _is_source(data):
         return data
     # each reader imported where it reads: a run loads the readers of its inputs only
     if isinstance(data, str | os.PathLike):
         spec = local_path(data) if isinstance(data, str) else data
+        from mobeval.io import sequences
+
+        if sequences.sniff(spec):
+            return sequences.SequenceSource.open(spec)  # MoveSim's real.data / gene.data
         if not str(spec).lower().endswith(PARQUET_SUFFIXES):
             from mobeval.io.trec import TrecSource, sniff
 
@@ -59,7 +64,8 @@ def as_source(data, *, label: str | None = None, names=None):
 
 def fingerprint(data) -> list[dict]:
     """What ``--resume`` compares for an input: a source's files (see :meth:`Source.fingerprint`),
-    a ``.npy`` file's size, mtime and first 64 KiB, or an in-memory array's shape and type."""
+    a ``.npy`` file's (or another local file's) size, mtime and first 64 KiB, or an in-memory
+    array's shape and type."""
     from mobeval.io.logits import is_array
 
     if is_array(data):
@@ -78,16 +84,23 @@ def fingerprint(data) -> list[dict]:
         if not Path(data).is_file():
             raise no_file(data)
         return [file_fingerprint(Path(data), footer=False)]
-    return as_source(data).fingerprint()
+    try:
+        return as_source(data).fingerprint()
+    except InputError:  # a local file of a family's own format (a location table): the file's
+        local = isinstance(data, str | os.PathLike) and not url_scheme(str(data))
+        if local and Path(data).is_file():
+            return [file_fingerprint(Path(data), footer=False)]
+        raise
 
 
 def check_input(kind: str, path: Path | str, where: str) -> None:
     """A cheap look through the code that reads inputs (:func:`as_source`;
     at most a text file's first line is read): a file exists, a directory holds a file of a
-    known format, a glob matches a file, locally or at a URL (logits' ``.npy`` / Parquet: a
-    file). ConfigError naming ``where`` and the input."""
+    known format, a glob matches a file, locally or at a URL (logits' ``.npy`` / Parquet and
+    ``kind`` "file", a file of a family's own format: a file). ConfigError naming ``where`` and
+    the input."""
     try:
-        if kind != "logits":
+        if kind not in ("logits", "file"):
             as_source(path)
         elif not is_file(path):
             raise no_file(path)

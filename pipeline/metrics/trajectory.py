@@ -50,6 +50,14 @@ COLUMNS = ("uid", "d", "t", "x", "y")
 ON_MISMATCH = ("error", "skip")
 #: x / y outside the grid: an error, or scored as the reference does.
 OUT_OF_GRID = ("error", "score")
+#: How the two inputs are read: rows paired by (uid, d, t), or two populations of any sizes.
+PAIRINGS = ("uid", "none")
+#: Where a row's point lies (:mod:`mobeval.tasks.population_space`): grid cells x, y, or
+#: location ids with a location table.
+SPACES = ("grid", "ids")
+#: The summary's counts of the real population when unpaired (uids, uid_days and steps count
+#: the generated one).
+REAL_COUNTS = ("real_uids", "real_uid_days", "real_steps")
 #: A HuMob grid cell's side in metres (200 x 200 cells of 500 m).
 CELL_METRES = 500.0
 

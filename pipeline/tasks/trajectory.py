@@ -9,6 +9,7 @@ compute GEO-BLEU and/or DTW (:mod:`mobeval.kernels.geobleu`), per uid their np.m
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -36,12 +37,13 @@ from mobeval.metrics.trajectory import (
     COLUMNS,
     ON_MISMATCH,
     OUT_OF_GRID,
+    REAL_COUNTS,
     TrajectoryConvention,
     geobleu_day_values,
     resolve,
 )
 from mobeval.tasks.summary import count_row, summary_frame
-from mobeval.tasks.trajectory_inputs import METRICS
+from mobeval.tasks.trajectory_inputs import LOCATION_COLUMNS, METRICS
 
 GRID_MIN = 1
 GRID_MAX = GRID_CELLS
@@ -49,6 +51,8 @@ GRID_MAX = GRID_CELLS
 #: kernels index tables by squared distances, which must stay within int64.
 MAX_COORD = 1_000_000_000
 INT64_MAX = 2**63 - 1
+#: What the summary counts of each unpaired population (``real_`` before the real one's).
+COUNTED = ("uids", "uid_days", "steps")
 #: How many offending uids an error message lists.
 SHOW = 5
 
@@ -88,18 +92,19 @@ def _step(column: str) -> tuple[pl.Expr, pl.Expr]:
 IN_ORDER = (_UID_UP | (_SAME_UID & (_D_UP | (_SAME_D & (_T_UP | _SAME_T))))).fill_null(True)
 
 
-def _clean(frame: pl.DataFrame, path: object, side: str) -> pl.DataFrame:
-    """Columns uid, d, t, x, y with d, t, x, y as Int64, sorted by (uid, d, t); checked."""
+def _clean(frame: pl.DataFrame, path: object, side: str, columns=COLUMNS) -> pl.DataFrame:
+    """``columns`` (uid, d, t and the location columns: x, y or location), all but uid as
+    Int64, sorted by (uid, d, t); checked."""
     where = path if path is not None else f"<{side}>"
-    missing = [c for c in COLUMNS if c not in frame.columns]
+    missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise InputError(
             f"missing column; {columns_present(frame.columns)}",
             path=where,
             column=missing[0],
         )
-    frame = frame.select(COLUMNS)
-    for col in COLUMNS:
+    frame = frame.select(columns)
+    for col in columns:
         series = frame[col]
         bad = series.is_null()
         what = "null"
@@ -128,7 +133,7 @@ def _clean(frame: pl.DataFrame, path: object, side: str) -> pl.DataFrame:
                     column=col,
                     key=_key(first),
                 )
-    frame = frame.with_columns(pl.col("d", "t", "x", "y").cast(pl.Int64))
+    frame = frame.with_columns(pl.col(columns[1:]).cast(pl.Int64))
     if not frame.select(IN_ORDER.all()).item():
         frame = frame.sort("uid", "d", "t")
     dups = frame.filter((_SAME_UID & _SAME_D & _SAME_T).fill_null(False))
@@ -188,7 +193,7 @@ OFF_GRID = (
 )
 
 
-def _cell_ids(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def cell_ids(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """One location id per cell, ``(x + M) * (2M + 1) + (y + M)`` with M = :data:`MAX_COORD`
     (distinct for |x|, |y| <= M, below 2**62), computed in place in one int64 array."""
     ids = x + MAX_COORD
@@ -377,6 +382,10 @@ class TrajectoryAccumulator:
     #: the generated population's histograms in each resample of the Poisson bootstrap of its
     #: uids (:meth:`TrajectoryScorer._fold_resamples`)
     resampled: list[PopulationCounts] = field(default_factory=list)
+    #: unpaired: side -> its uids, uid_days and steps
+    counts: dict[str, Counter] = field(
+        default_factory=lambda: {"generated": Counter(), "reference": Counter()}
+    )
 
     @classmethod
     def empty(cls, metrics: Sequence[str]) -> TrajectoryAccumulator:
@@ -403,6 +412,8 @@ class TrajectoryAccumulator:
         self.uids += other.uids
         self.uid_days += other.uid_days
         self.steps += other.steps
+        for side, counted in other.counts.items():
+            self.counts[side].update(counted)
         for side, counts in other.population.items():
             self.population.setdefault(side, PopulationCounts()).merge(counts)
         if not self.resampled:
@@ -433,8 +444,11 @@ class TrajectoryScorer:
         resamples=0,
         seed=0,
         confidence=0.95,
+        pairing="uid",
+        table=None,
     ) -> None:
         self.convention = resolve(convention)
+        self.pairing, self.table = pairing, table
         self.resamples, self.seed, self.confidence = resamples, seed, confidence
         self.uid_shares = tuple(sorted(uid_shares))
         self.per_day_divergences = per_day_divergences
@@ -454,11 +468,17 @@ class TrajectoryScorer:
         if generated.height == 0 and reference.height == 0:
             return None
         acc = self.accumulator
-        for side, frame in (("generated", generated), ("reference", reference)):
-            off = frame.filter(OFF_GRID)
-            if off.height:
-                acc.off_grid[side] += off.height
-                acc.first_off_grid.setdefault(side, _key(off.row(0, named=True)))
+        if self.table is None:
+            for side, frame in (("generated", generated), ("reference", reference)):
+                off = frame.filter(OFF_GRID)
+                if off.height:
+                    acc.off_grid[side] += off.height
+                    acc.first_off_grid.setdefault(side, _key(off.row(0, named=True)))
+        if self.pairing == "none":
+            self._fold_populations(
+                *(self._side(f, s) for f, s in ((generated, "generated"), (reference, "reference")))
+            )
+            return None
         uid_type = generated["uid"].dtype
         pair = _checked_pair(generated, reference, "skip", "score", self.paths)
         scores = _scores(pair, self.convention, self.metrics)
@@ -469,15 +489,31 @@ class TrajectoryScorer:
             # the checked frames, in (uid, d, t) order, without the skipped uids; the generated
             # uids of their own type, which the uid shares and the bootstrap hash
             generated = pair.generated.with_columns(pl.col("uid").cast(uid_type))
-            for side, frame in (("generated", generated), ("reference", pair.reference)):
-                self._fold(side, frame, side, self.per_day_divergences)
-            percent = uid_percent(generated["uid"])
-            for low, high in zip((0, *self.uid_shares), self.uid_shares, strict=False):
-                band = generated.filter((percent >= low) & (percent < high))
-                self._fold(f"generated<{high}", band, "generated", False)
-            if self.resamples:
-                self._fold_resamples(generated)
+            self._fold_populations(generated, pair.reference)
         return {"per_unit": scores.per_uid, "per_day": scores.per_day}
+
+    def _side(self, frame: pl.DataFrame, side: str) -> pl.DataFrame:
+        """One unpaired side's rows, checked by :func:`_clean` (its location columns) and in
+        (uid, d, t) order, counted into the summary's counts of its side."""
+        columns = ("uid", "d", "t", *LOCATION_COLUMNS["grid" if self.table is None else "ids"])
+        frame = _clean(frame, self.paths[side], side, columns)
+        counts = self.accumulator.counts[side]
+        counts["uids"] += frame["uid"].n_unique()
+        counts["uid_days"] += int(_starts(frame)[1].sum())
+        counts["steps"] += frame.height
+        return frame
+
+    def _fold_populations(self, generated: pl.DataFrame, reference: pl.DataFrame) -> None:
+        """Folds the histograms of both sides' whole uids (checked, in (uid, d, t) order): each
+        side's, and the generated uids' shares and bootstrap resamples."""
+        for side, frame in (("generated", generated), ("reference", reference)):
+            self._fold(side, frame, side, self.per_day_divergences)
+        percent = uid_percent(generated["uid"])
+        for low, high in zip((0, *self.uid_shares), self.uid_shares, strict=False):
+            band = generated.filter((percent >= low) & (percent < high))
+            self._fold(f"generated<{high}", band, "generated", False)
+        if self.resamples:
+            self._fold_resamples(generated)
 
     def _fold(self, key: str, frame: pl.DataFrame, side: str, per_day: bool) -> None:
         """Folds one side's whole uids into ``population[key]``; ``per_day``: each day d's
@@ -530,15 +566,19 @@ class TrajectoryScorer:
                     column="uid, d",
                     key=(first["uid"], first["d"]),
                 )
-        x, y = (frame[c].to_numpy() for c in ("x", "y"))
-        counts = population_counts(
-            offsets, x.astype(np.float64), y.astype(np.float64), _cell_ids(x, y), self.convention
-        )
+        if self.table is None:
+            x, y = (frame[c].to_numpy() for c in ("x", "y"))
+            x, y, codes = x.astype(np.float64), y.astype(np.float64), cell_ids(x, y)
+        else:
+            x, y, codes = self.table.points(frame, self.paths[side])
+        counts = population_counts(offsets, x, y, codes, self.convention)
         counts.uids = frame["uid"].n_unique()
         return counts
 
     def output_schemas(self, uid_type: pl.DataType) -> dict[str, dict[str, pl.DataType]]:
-        """Columns and types of the per-uid and per-uid-day tables."""
+        """Columns and types of the per-uid and per-uid-day tables (none when unpaired)."""
+        if self.pairing == "none":
+            return {}
         metrics = dict.fromkeys(self.metrics, pl.Float64)
         return {
             "per_unit": {"uid": uid_type, **metrics, "n_days": pl.Int64, "n_steps": pl.Int64},
@@ -573,6 +613,8 @@ class TrajectoryScorer:
         counts."""
         self._raise_deferred()
         acc = self.accumulator
+        if self.pairing == "none":  # the generated population's counts, then the real one's
+            acc.uids, acc.uid_days, acc.steps = (acc.counts["generated"][c] for c in COUNTED)
         uids = acc.uids
         totals = acc.sums.sums()
         skipped = sum(frame.height for frame in acc.skipped)
@@ -603,6 +645,9 @@ class TrajectoryScorer:
             count_row("uids_skipped", skipped),
             count_row("rows_out_of_grid", off_grid),
         ]
+        if self.pairing == "none":
+            real = acc.counts["reference"]
+            rows += [count_row(n, real[c]) for n, c in zip(REAL_COUNTS, COUNTED, strict=True)]
         return summary_frame(rows)
 
     def _with_intervals(self, rows: list[tuple]) -> list[tuple]:

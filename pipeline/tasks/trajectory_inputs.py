@@ -22,6 +22,8 @@ from mobeval.metrics.trajectory import (
     EXPS,
     ON_MISMATCH,
     OUT_OF_GRID,
+    PAIRINGS,
+    SPACES,
     TrajectoryConvention,
     resolve,
 )
@@ -33,7 +35,8 @@ ALL_METRICS = METRICS + DISTRIBUTIONS
 
 @dataclass(frozen=True)
 class TrajectoryPlan:
-    """What the engine reads from both sides: the five columns, as they are."""
+    """What the engine reads from both sides: the five columns, as they are (unpaired: uid, d,
+    t and the location columns, ``d`` 0 where an input has none: :func:`population_plan`)."""
 
     pred_columns: tuple[str, ...] = COLUMNS
     pred_select: tuple[pl.Expr, ...] = tuple(pl.col(c) for c in COLUMNS)
@@ -41,11 +44,38 @@ class TrajectoryPlan:
     truth_select: tuple[pl.Expr, ...] = tuple(pl.col(c) for c in COLUMNS)
 
 
-def check_schemas(reference: dict, reference_label, generated: dict, generated_label) -> None:
-    """Column types, before anything is read: d, t, x, y integers (or integral floats), uid
-    integers or strings alike on both sides. Each schema holds the five columns."""
+#: The location columns each space reads (:mod:`mobeval.tasks.population_space`).
+LOCATION_COLUMNS = {"grid": ("x", "y"), "ids": ("location",)}
+
+
+def required_columns(pairing: str, locations: str) -> tuple[str, ...]:
+    """The columns each input must hold: paired, the five; unpaired, uid, t and the location
+    space's (a trajectory is a uid's rows of one day d, or all of them where d is absent)."""
+    if pairing == "uid":
+        return COLUMNS
+    return ("uid", "t", *LOCATION_COLUMNS[locations])
+
+
+def population_plan(reference: dict, generated: dict, locations: str) -> TrajectoryPlan:
+    """The unpaired plan: each input's uid, d (0 where absent), t and location columns."""
+    wanted = ("uid", "d", "t", *LOCATION_COLUMNS[locations])
+
+    def side(schema: dict) -> tuple[tuple[str, ...], tuple[pl.Expr, ...]]:
+        read = tuple(c for c in wanted if c in schema)
+        select = tuple(pl.col(c) if c in schema else pl.lit(0, pl.Int64).alias(c) for c in wanted)
+        return read, select
+
+    (truth, truth_select), (pred, pred_select) = side(reference), side(generated)
+    return TrajectoryPlan(pred, pred_select, truth, truth_select)
+
+
+def check_schemas(
+    reference: dict, reference_label, generated: dict, generated_label, columns=COLUMNS
+) -> None:
+    """Column types, before anything is read: d, t, x, y, location integers (or integral
+    floats), uid integers or strings alike on both sides. Each schema holds ``columns``."""
     for schema, label in ((reference, reference_label), (generated, generated_label)):
-        for col in COLUMNS:
+        for col in columns:
             dtype = schema[col]
             numeric = dtype.is_integer() or dtype.is_float()
             if col == "uid" and not (dtype.is_integer() or dtype == pl.String):
@@ -80,6 +110,9 @@ def checked_convention(
     population_resamples=0,
     population_seed=0,
     population_confidence=0.95,
+    pairing="uid",
+    locations="grid",
+    location_table=None,
 ) -> TrajectoryConvention:
     """The convention the evaluate functions' options ask for, after checking every option
     (``columns`` is the engines' business: each input is read under our names,
@@ -99,6 +132,8 @@ def checked_convention(
         ("on_mismatch", on_mismatch, ON_MISMATCH),
         ("out_of_grid", out_of_grid, OUT_OF_GRID),
         ("divergence", divergence, DIVERGENCES),
+        ("pairing", pairing, PAIRINGS),
+        ("locations", locations, SPACES),
     ):
         if value not in allowed:
             raise ConfigError(f"{option}={value!r} is not one of {allowed}")
@@ -108,7 +143,45 @@ def checked_convention(
             f"divergence='emd' needs ordered bins; {', '.join(grid)} are histograms over a 2-D "
             "grid of cells: use jsd or kl"
         )
+    check_population(metrics, pairing, locations, location_table, chosen.unit)
     shares = list(uid_shares or ())
     if any(not 0 < share < 100 for share in shares) or len(set(shares)) < len(shares):
         raise ConfigError(f"uid_shares={shares!r}: distinct percentages between 1 and 99")
     return chosen
+
+
+def check_population(metrics, pairing, locations, location_table, unit) -> None:
+    """What unpaired inputs and location spaces allow (ConfigError, exit 2, saying what to do):
+    GEO-BLEU and DTW compare each uid's own days, so they need ``pairing="uid"``; location ids
+    need ``pairing="none"`` and a location table, which grid cells do not take; the density and
+    trip grids and ``unit="metres"`` (500 m cells) are HuMob grid cells'."""
+    paired = [m for m in metrics if m in METRICS]
+    if pairing == "none" and paired:
+        raise ConfigError(
+            f"{', '.join(paired)} compare each uid's generated days with its own real ones: "
+            "they need paired inputs (pairing='uid', rows paired by uid, d, t); with "
+            f"pairing='none' ask for distributions only ({', '.join(DISTRIBUTIONS)})"
+        )
+    if locations == "grid":
+        if location_table is not None:
+            raise ConfigError(
+                "location_table is read with locations='ids' (a location column); grid cells "
+                "(x, y) take no table"
+            )
+        return
+    if pairing != "none":
+        raise ConfigError(
+            f"locations={locations!r} scores populations: add pairing='none' (--pairing none)"
+        )
+    if location_table is None:
+        raise ConfigError(
+            f"locations={locations!r} needs location_table (--location-table FILE): id -> "
+            "coordinates, e.g. MoveSim's gps file"
+        )
+    grid = [m for m in metrics if m in GRID_DISTRIBUTIONS]
+    if grid or unit == "metres":
+        what = ", ".join(grid) if grid else "unit='metres'"
+        raise ConfigError(
+            f"{what}: HuMob grid cells (locations='grid') only; with locations={locations!r} "
+            "ask for the other distributions"
+        )
