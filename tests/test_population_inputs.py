@@ -14,10 +14,12 @@ import polars as pl
 import pytest
 
 from mobeval.metrics import DISTRIBUTIONS, MOVESIM_DISTRIBUTIONS
-from tests.conftest import GOLDEN
+from tests.conftest import GOLDEN, REPO_ROOT
 from tests.test_population import _oracle
 
 GEOLIFE = GOLDEN / "movesim_geolife"
+#: MoveSim's GeoLife files, as its repository has them (gzipped): the docs' example too.
+MOVESIM_FILES = REPO_ROOT / "data_samples" / "movesim"
 SIX = ",".join(MOVESIM_DISTRIBUTIONS)
 
 
@@ -67,9 +69,9 @@ def test_movesim_geolife_files_give_movesim_six_bit_for_bit(face, tmp_path, caps
     table and its GeoLife ``max_distance`` (247.3), read as they are (gzipped): the six JSDs of
     MoveSim's ``IndividualEval.get_individual_jsds`` bit for bit, through each face."""
     expected = json.loads((GEOLIFE / "expected.json").read_text())
-    real, generated = GEOLIFE / "real.data.gz", GEOLIFE / "test.data.gz"
+    real, generated = MOVESIM_FILES / "real.data.gz", MOVESIM_FILES / "test.data.gz"
     got = _face(
-        face, real, generated, GEOLIFE / "gps.gz", expected["max_distance"], tmp_path, capsys
+        face, real, generated, MOVESIM_FILES / "gps.gz", expected["max_distance"], tmp_path, capsys
     )
     for name, want in zip(expected["order"], expected["jsds"], strict=True):
         assert got[f"jsd_{name}"] == want, name  # bit for bit
@@ -243,7 +245,7 @@ def _write(tmp_path, frame, name) -> str:
     ("extra", "said"),
     [
         (["--pairing", "none"], "geobleu, dtw compare each uid's generated days"),
-        (["--pairing", "none", "--metrics", "dtw,radius"], "dtw compare each uid's"),
+        (["--pairing", "none", "--metrics", "dtw,radius"], "dtw compares each uid's"),
         (["--locations", "ids", "--metrics", "radius"], "add --pairing none"),
         (["--pairing", "none", "--locations", "ids", "--metrics", "radius"], "needs --location"),
         (["--pairing", "none", "--location-table", "gps", "--metrics", "radius"], "take no table"),

@@ -158,7 +158,8 @@ def check_population(metrics, pairing, locations, location_table, unit) -> None:
     paired = [m for m in metrics if m in METRICS]
     if pairing == "none" and paired:
         raise ConfigError(
-            f"{', '.join(paired)} compare each uid's generated days with its own real ones: "
+            f"{', '.join(paired)} compare{'s' * (len(paired) == 1)} each uid's generated days "
+            "with its own real ones: "
             "they need paired inputs (pairing='uid', rows paired by uid, d, t); with "
             f"pairing='none' ask for distributions only ({', '.join(DISTRIBUTIONS)})"
         )
