@@ -155,7 +155,8 @@ def _write_lines(path: Path, trajs) -> Path:
 
 def test_movesim_files_of_different_sizes_match_movesim_in_plain_python(tmp_path):
     """Synthetic MoveSim files (40 real lines, 25 generated, a 30-location gps table with a
-    header-less ``lat lon`` a line): the movesim preset's six against the plain-Python oracle."""
+    header-less ``lat lon`` a line): the movesim preset's six against the plain-Python oracle,
+    the same bits for any chunk size."""
     rng = np.random.default_rng(11)
     lat, lon = 39.9 + rng.random(30) / 10, 116.3 + rng.random(30) / 10
     (tmp_path / "gps").write_text(
@@ -172,22 +173,26 @@ def test_movesim_files_of_different_sizes_match_movesim_in_plain_python(tmp_path
     r, g = _write_lines(tmp_path / "real.data", real), _write_lines(tmp_path / "gene.data", gen)
     from mobeval.api import evaluate_trajectory
 
-    result = evaluate_trajectory(
-        str(r),
-        str(g),
-        pairing="none",
-        locations="ids",
-        location_table=str(tmp_path / "gps"),
-        convention="movesim",
-        max_distance=0.2,
-        metrics=list(MOVESIM_DISTRIBUTIONS),
-        chunk_rows=48 * 7,
-    )
-    got = dict(result.summary.select("metric", "value").iter_rows())
+    def run(chunk_rows):
+        result = evaluate_trajectory(
+            str(r),
+            str(g),
+            pairing="none",
+            locations="ids",
+            location_table=str(tmp_path / "gps"),
+            convention="movesim",
+            max_distance=0.2,
+            metrics=list(MOVESIM_DISTRIBUTIONS),
+            chunk_rows=chunk_rows,
+        )
+        return dict(result.summary.select("metric", "value").iter_rows())
+
+    got = run(48 * 7)
     want = _movesim_six(real, gen, table[:, 0].tolist(), table[:, 1].tolist(), 0.2)
     for name in MOVESIM_DISTRIBUTIONS:
         assert got[f"jsd_{name}"] == pytest.approx(want[name], rel=1e-12, abs=1e-15), name
     assert (got["uids"], got["real_uids"]) == (25, 40)
+    assert run(48) == run(10**6) == got  # the same bits for any chunking of the files
 
 
 def _population(uids, days, rng, xs, ys, with_d=True):
@@ -300,3 +305,33 @@ def test_a_bad_line_of_a_sequence_file_is_exit_2_naming_it(line, tmp_path, capsy
     err = capsys.readouterr().err
     assert "gene.data" in err and "line 2" in err, err
     assert not (tmp_path / "o").exists()
+
+
+def test_a_csv_location_table_of_any_ids_and_order_gives_the_gps_files_bits(tmp_path):
+    """The same population as location-id frames (ids 10 * line + 3, no ``d`` column) with a
+    CSV table ``location, lat, lon`` in shuffled order: the bits of MoveSim's files and ``gps``."""
+    from mobeval.api import evaluate_trajectory
+
+    rng = np.random.default_rng(2)
+    coords = 39.9 + rng.random((20, 2)) / 10
+    (tmp_path / "gps").write_text("".join(f"{float(a)!r} {float(b)!r}\n" for a, b in coords))
+    real = [np.repeat(rng.integers(0, 20, 16), 3).tolist() for _ in range(30)]
+    gen = [np.repeat(rng.integers(0, 20, 12), 4).tolist() for _ in range(11)]
+    files = [_write_lines(tmp_path / f"{n}.data", t) for n, t in (("real", real), ("gene", gen))]
+    table = pl.DataFrame({"location": np.arange(20) * 10 + 3, "lat": coords[:, 0]})
+    table = table.with_columns(lon=coords[:, 1]).sample(fraction=1.0, shuffle=True, seed=1)
+    table.write_csv(tmp_path / "table.csv")
+
+    def frame(trajs):
+        rows = [(u, t, 10 * v + 3) for u, traj in enumerate(trajs) for t, v in enumerate(traj)]
+        return pl.DataFrame(rows, schema=["uid", "t", "location"], orient="row")
+
+    options = {"pairing": "none", "locations": "ids", "metrics": list(MOVESIM_DISTRIBUTIONS)}
+    options |= {"convention": "movesim", "max_distance": 0.2}
+    by_files = evaluate_trajectory(
+        *map(str, files), location_table=str(tmp_path / "gps"), **options
+    )
+    by_ids = evaluate_trajectory(
+        frame(real), frame(gen), location_table=str(tmp_path / "table.csv"), **options
+    )
+    assert by_ids.summary.equals(by_files.summary)
