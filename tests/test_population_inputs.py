@@ -335,3 +335,21 @@ def test_a_csv_location_table_of_any_ids_and_order_gives_the_gps_files_bits(tmp_
         frame(real), frame(gen), location_table=str(tmp_path / "table.csv"), **options
     )
     assert by_ids.summary.equals(by_files.summary)
+
+
+def test_compare_of_unpaired_results_says_they_have_no_per_unit_values(tmp_path, capsys):
+    """An unpaired result has no per-unit values to pair: compare says so (exit 2), rather than
+    asking to score it again."""
+    from mobeval.cli import main
+
+    rng = np.random.default_rng(1)
+    real, _ = _population(range(4), 1, rng, [5, 6, 7], [8, 9, 10])
+    reference = _write(tmp_path, real, "real")
+    for name in ("a", "b"):
+        gen, _ = _population(range(3), 1, rng, [5, 6, 7], [8, 9, 10], with_d=False)
+        argv = ["trajectory", "--reference", reference, "--generated", _write(tmp_path, gen, name)]
+        argv += ["--pairing", "none", "--metrics", "radius", "--out", str(tmp_path / "out")]
+        assert main([*argv, "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "out")]) == 2
+    assert "scored as unpaired populations (--pairing none)" in capsys.readouterr().err

@@ -149,9 +149,11 @@ class OutputFolder:
         files = sorted(folder.glob("*.parquet")) if listed and folder.is_dir() else []
         if not files:
             what = {"per_day": "per-day", "summary": "summary"}.get(section, "per-unit")
+            fix = "score it again with this mobeval to compare it"
+            if result.options.get("pairing") == "none":
+                fix = "it was scored as unpaired populations (--pairing none): one value each"
             raise InputError(
-                f"{result.name}: no {what} outputs ({section}/{result.name}); score it again "
-                "with this mobeval to compare it",
+                f"{result.name}: no {what} outputs ({section}/{result.name}); {fix}",
                 path=self.out,
             )
         return files
