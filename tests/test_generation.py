@@ -1,0 +1,154 @@
+"""Generation metrics beyond MoveSim's: TrajGDM's and MobilityGPT's against their own code, the
+default convention and the ratios against plain-Python oracles, and invariance to chunking and
+order."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from mobeval.kernels.divergence import js_distance
+from mobeval.metrics.generation import GenerationConvention
+from mobeval.metrics.generation_counts import (
+    GenerationCounts,
+    generation_counts,
+    generation_divergence,
+    generation_ratio,
+    mobilitygpt_metrics,
+    trajgdm_metrics,
+)
+from tests.conftest import GOLDEN
+
+RATIOS = ("duplicate_ratio", "memorised", "memorised_near")
+DISTRIBUTIONS = ("jump", "location", "origin_location", "destination_location", "od", "length")
+
+
+@pytest.mark.parametrize("case", ["tdrive", "geolife"])
+def test_trajgdm_reproduces_trajgdm(case):
+    expected = json.loads((GOLDEN / "trajgdm" / "expected.json").read_text())[case]
+    data = json.loads((GOLDEN / "trajgdm" / f"{case}.json").read_text())
+    got = trajgdm_metrics(data["real"], data["generated"], expected["maxi"], expected["num_loc"])
+    assert got.keys() == expected.keys() - {"maxi", "num_loc"}
+    for name, value in got.items():
+        assert value == expected[name], name  # bit for bit
+
+
+def test_mobilitygpt_reproduces_mobilitygpt():
+    expected = json.loads((GOLDEN / "mobilitygpt" / "expected.json").read_text())
+    data = json.loads((GOLDEN / "mobilitygpt" / "inputs.json").read_text())
+    got = mobilitygpt_metrics(data["test"], data["synthetic"], data["geo_id"], data["length"])
+    for name, value in got.items():
+        assert value == expected[name], name  # bit for bit
+
+
+def _plain_jsdist(c1, c2):
+    p = [a / sum(c1) for a in c1]
+    q = [b / sum(c2) for b in c2]
+    m = [(a + b) / 2 for a, b in zip(p, q, strict=True)]
+    kl = lambda u: sum(a * math.log(a / b) for a, b in zip(u, m, strict=True) if a > 0)  # noqa: E731
+    return math.sqrt((kl(p) + kl(q)) / 2)
+
+
+def test_js_distance_is_scipys():
+    from scipy.spatial.distance import jensenshannon
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        c1, c2 = rng.integers(0, 9, (2, 300))
+        want = jensenshannon(c1, c2)
+        assert js_distance(c1, c2) == pytest.approx(want, rel=1e-12)
+        assert _plain_jsdist(c1.tolist(), c2.tolist()) == pytest.approx(want, rel=1e-12)
+
+
+def _trajectories(rng, n, cells, copies=()):
+    """``n`` random walks on a ``cells`` grid (lists of (x, y)), then ``copies`` appended."""
+    out = []
+    for _ in range(n):
+        k = int(rng.integers(1, 9))
+        steps = rng.integers(-2, 3, (k, 2))
+        steps[0] = rng.integers(1, cells + 1, 2)
+        out.append([tuple(int(v) for v in p) for p in np.cumsum(steps, axis=0)])
+    return out + [list(t) for t in copies]
+
+
+def _counts(trajs, convention, names):
+    offsets = np.cumsum([0] + [len(t) for t in trajs], dtype=np.int64)
+    xy = np.array([p for t in trajs for p in t], dtype=np.float64).reshape(-1, 2)
+    x, y = np.ascontiguousarray(xy[:, 0]), np.ascontiguousarray(xy[:, 1])
+    ids = ((x - 1) * 200 + (y - 1)).astype(np.int64)
+    return generation_counts(offsets, x, y, ids, convention, names)
+
+
+def _oracle(real, gen, tolerance):
+    """The default convention's JS distances and the ratios in plain Python: one bin per id and
+    per length, jumps in 1-cell bins over [0, 282] (longer: the last)."""
+
+    def hist(trajs):
+        ids = lambda p: (p[0] - 1) * 200 + (p[1] - 1)  # noqa: E731
+        jumps = Counter(
+            min(int(math.dist(a, b)), 281) for t in trajs for a, b in zip(t, t[1:], strict=False)
+        )
+        return {
+            "jump": jumps,
+            "location": Counter(ids(p) for t in trajs for p in t),
+            "origin_location": Counter(ids(t[0]) for t in trajs),
+            "destination_location": Counter(ids(t[-1]) for t in trajs),
+            "od": Counter(ids(t[0]) for t in trajs) + Counter(ids(t[-1]) for t in trajs),
+            "length": Counter(len(t) for t in trajs),
+        }
+
+    h1, h2 = hist(real), hist(gen)
+    out = {}
+    for name in DISTRIBUTIONS:
+        keys = range(282) if name == "jump" else sorted(set(h1[name]) | set(h2[name]))
+        out[name] = _plain_jsdist([h1[name][k] for k in keys], [h2[name][k] for k in keys])
+    snap = lambda t: tuple((v[0] // tolerance, v[1] // tolerance) for v in t)  # noqa: E731
+    seen = Counter(tuple(t) for t in gen)
+    real_set, near_set = {tuple(t) for t in real}, {snap(t) for t in real}
+    out["duplicate_ratio"] = sum(n for n in seen.values() if n > 1) / len(gen)
+    out["memorised"] = sum(tuple(t) in real_set for t in gen) / len(gen)
+    out["memorised_near"] = sum(snap(t) in near_set for t in gen) / len(gen)
+    return out
+
+
+def _values(real, gen, convention, how="jsdist"):
+    out = {n: generation_divergence(real, gen, convention, n, how) for n in DISTRIBUTIONS}
+    return out | {n: generation_ratio(real, gen, n) for n in RATIOS}
+
+
+def test_default_convention_matches_plain_python():
+    rng = np.random.default_rng(11)
+    real = _trajectories(rng, 120, 30)
+    shifted = [[(x + 1, y) for x, y in t] for t in real[:9]]
+    gen = _trajectories(rng, 90, 30, copies=real[:7] + real[40:41] * 3 + shifted)
+    convention = GenerationConvention(tolerance=3.0)
+    names = DISTRIBUTIONS + RATIOS
+    got = _values(_counts(real, convention, names), _counts(gen, convention, names), convention)
+    want = _oracle(real, gen, 3)
+    assert want["memorised"] > 0 and want["memorised_near"] > want["memorised"]
+    for name, value in want.items():
+        assert got[name] == pytest.approx(value, rel=1e-12, abs=1e-15), name
+
+
+@pytest.mark.parametrize("preset", ["default", "trajgdm", "mobilitygpt"])
+def test_chunking_and_order_do_not_change_the_values(preset):
+    from mobeval.metrics.generation import MOBILITYGPT, TRAJGDM
+
+    convention = {"default": GenerationConvention(), "trajgdm": TRAJGDM}.get(preset, MOBILITYGPT)
+    rng = np.random.default_rng(5)
+    real = _trajectories(rng, 150, 60)
+    gen = _trajectories(rng, 100, 60, copies=real[:5] * 2)
+    names = DISTRIBUTIONS + RATIOS
+    whole = _values(_counts(real, convention, names), _counts(gen, convention, names), convention)
+    folds = []
+    for trajs in (real, gen):
+        order = rng.permutation(len(trajs))
+        merged = GenerationCounts()
+        for chunk in np.array_split(order, 7):
+            merged.merge(_counts([trajs[i] for i in chunk], convention, names))
+        folds.append(merged)
+    assert _values(*folds, convention) == whole  # bit for bit
