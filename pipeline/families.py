@@ -543,11 +543,7 @@ TRAJECTORY = Family(
     ),
     lambda: _trajectory.TRAJECTORY_PRESETS,
     _trajectory_convention,
-    {
-        "humob2025": "GIS Cup 2025 (yahoojapan/geobleu d9efb0f): GEO-BLEU N = 5, DTW",
-        "humob2024": "HuMob 2024: GEO-BLEU N = 3, the earlier DTW (free start)",
-        "movesim": "MoveSim (FIBLAB 93e6837) distributions; GEO-BLEU/DTW as humob2025",
-    },
+    _trajectory.PRESET_NOTES,
     ("uids", "uid_days", "steps", "uids_skipped", "rows_out_of_grid"),
     _trajectory.COLUMNS,
     units="uids",

@@ -173,6 +173,12 @@ TRAJECTORY_PRESETS: dict[str, TrajectoryConvention] = {
     ),
 }
 DEFAULT_PRESET = "humob2025"
+#: What each preset is, for ``--help``.
+PRESET_NOTES = {
+    "humob2025": "GIS Cup 2025 (yahoojapan/geobleu d9efb0f): GEO-BLEU N = 5, DTW",
+    "humob2024": "HuMob 2024: GEO-BLEU N = 3, the earlier DTW (free start)",
+    "movesim": "MoveSim (FIBLAB 93e6837) distributions; GEO-BLEU/DTW as humob2025",
+}
 
 
 def resolve(convention: TrajectoryConvention | str | None) -> TrajectoryConvention:
