@@ -454,8 +454,10 @@ TRAJECTORY = Family(
     (
         _metrics(
             ("geobleu", "dtw"),
-            "geobleu, dtw and population distributions: distance, radius, duration, dailyloc, "
-            "grank, irank (MoveSim's), density, trip (DiffTraj's)",
+            "geobleu, dtw and population metrics (docs/trajectory.md): distance, radius, "
+            "duration, dailyloc, grank, irank (MoveSim's), density, trip, length (DiffTraj's), "
+            "jump, location, origin_location, destination_location, duplicate_ratio (TrajGDM's), "
+            "od (MobilityGPT's), memorised, memorised_near",
         ),
         Option(
             "convention",
@@ -486,7 +488,7 @@ TRAJECTORY = Family(
             "divergence",
             "string",
             "jsd",
-            "between the real and generated distributions: jsd, kl or emd",
+            "between the real and generated distributions: jsd, jsdist, kl or emd",
             DIVERGENCES,
         ),
         Option(

@@ -152,3 +152,93 @@ def test_chunking_and_order_do_not_change_the_values(preset):
             merged.merge(_counts([trajs[i] for i in chunk], convention, names))
         folds.append(merged)
     assert _values(*folds, convention) == whole  # bit for bit
+
+
+TRAJGDM_NAMES = ("jump", "location", "origin_location", "destination_location")
+
+
+def _grid_city(rng, n_uids=25, days=2, steps=12):
+    """(generated, reference) uid, d, t, x, y frames on the HuMob grid: random walks; some
+    generated days copy a real one (memorised), others one generated day (duplicates), others a
+    real one shifted by a cell (not a copy)."""
+    import polars as pl
+
+    walk = lambda: np.clip(np.cumsum(rng.integers(-4, 5, (steps, 2)), axis=0) + 90, 1, 200)  # noqa: E731
+    real = {(u, d): walk() for u in range(n_uids) for d in range(days)}
+    gen = {key: walk() for key in real}
+    for u in range(0, 6):
+        gen[u, 0] = real[u + 7, 1]
+    for u in range(6, 10):
+        gen[u, 1] = gen[3, 1]
+    for u in range(10, 14):
+        gen[u, 0] = real[u, 0] + np.array([1, 0])
+    frames = []
+    for days_of in (gen, real):
+        rows = [
+            (u, d, t, *map(int, p)) for (u, d), pts in days_of.items() for t, p in enumerate(pts)
+        ]
+        frames.append(pl.DataFrame(rows, schema=["uid", "d", "t", "x", "y"], orient="row"))
+    return frames, gen, real
+
+
+def test_trajectory_family_gives_trajgdm_values_and_ratios_for_any_chunking():
+    """``--convention trajgdm --divergence jsdist``: the trajectory family's rows are TrajGDM's
+    values of its uid-days (maxi 200, num_loc 40000: :func:`trajgdm_metrics`, golden-tested),
+    the ratios plain Python's, whatever the chunking and row order."""
+    from mobeval import evaluate_trajectory
+
+    rng = np.random.default_rng(17)
+    (gen, ref), gen_days, real_days = _grid_city(rng)
+    metrics = [*TRAJGDM_NAMES, "length", *RATIOS]
+    summaries = []
+    for chunk_rows in (10**6, 37):
+        shuffled = [f.sample(fraction=1.0, shuffle=True, seed=2) for f in (ref, gen)]
+        result = evaluate_trajectory(
+            *shuffled,
+            metrics=metrics,
+            convention="trajgdm",
+            divergence="jsdist",
+            chunk_rows=chunk_rows,
+            progress=False,
+        )
+        summaries.append({m: v for m, v, *_ in result.summary.iter_rows()})
+    assert summaries[0] == summaries[1]
+    got = summaries[0]
+    ids = lambda days: [((p[:, 0] - 1) * 200 + p[:, 1] - 1).tolist() for p in days.values()]  # noqa: E731
+    want = trajgdm_metrics(ids(real_days), ids(gen_days), 200, 40000)
+    for name in TRAJGDM_NAMES:
+        assert got[f"jsdist_{name}"] == want[name], name
+    assert (
+        got["duplicate_ratio"] == want["duplicate_ratio"] == 5 / 50
+    )  # uid-day (3, 1) and its 4 copies
+    assert got["memorised"] == 6 / 50
+    assert got["memorised_near"] == 6 / 50  # tolerance 1: a grid cell is its own snapped cell
+    assert got["jsdist_length"] == 0.0  # paired: the same lengths
+
+
+def test_trip_length_and_emd_over_ids_are_refused():
+    from mobeval import evaluate_trajectory
+    from mobeval.errors import ConfigError
+
+    rng = np.random.default_rng(1)
+    (gen, ref), _, _ = _grid_city(rng)
+    with pytest.raises(ConfigError, match="link table"):
+        evaluate_trajectory(ref, gen, metrics=["trip_length"], progress=False)
+    with pytest.raises(ConfigError, match="location ids"):
+        evaluate_trajectory(ref, gen, metrics=["od"], divergence="emd", progress=False)
+
+
+@pytest.mark.parametrize("preset", ["humob2025", "movesim"])
+def test_jsdist_is_the_square_root_of_jsd_on_movesims_six(preset):
+    from mobeval.metrics import MOVESIM_DISTRIBUTIONS
+    from mobeval.metrics.population import movesim_divergences
+    from mobeval.metrics.trajectory import TRAJECTORY_PRESETS
+
+    movesim = GOLDEN / "movesim"
+    gps = np.loadtxt(movesim / "gps")
+    days = [np.loadtxt(movesim / f, dtype=np.int64) for f in ("real.data", "gene.data")]
+    conv = TRAJECTORY_PRESETS[preset]
+    jsd = movesim_divergences(*days, gps[:, 0], gps[:, 1], conv, "jsd")
+    dist = movesim_divergences(*days, gps[:, 0], gps[:, 1], conv, "jsdist")
+    for name in MOVESIM_DISTRIBUTIONS:
+        assert dist[name] == pytest.approx(math.sqrt(jsd[name]), rel=1e-12), name

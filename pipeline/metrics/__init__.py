@@ -32,6 +32,10 @@ GENERATION_DISTRIBUTIONS = (
     "length",
 )
 GENERATION_RATIOS = ("duplicate_ratio", "memorised", "memorised_near")
+#: The generation distributions over location ids, whose bins have no order (no ``emd``).
+ID_DISTRIBUTIONS = ("location", "origin_location", "destination_location", "od")
+#: Every metric that the folded populations give (one summary row each, no per-uid value).
+POPULATION_METRICS = DISTRIBUTIONS + GENERATION_DISTRIBUTIONS + GENERATION_RATIOS
 #: ``jsdist``: the Jensen-Shannon distance, the square root of ``jsd`` (scipy's jensenshannon).
 DIVERGENCES = ("jsd", "jsdist", "kl", "emd")
 

@@ -41,7 +41,8 @@ from mobeval.errors import OptionError
 Binning = Literal["all", "range", "arange"]
 BINNINGS = ("all", "range", "arange")
 #: The HuMob grid's cells as TrajGDM's location ids: ``(x - 1) * 200 + (y - 1)``, ``maxi`` 200.
-GRID_LOCATIONS = 200 * 200
+GRID_SIDE = 200
+GRID_LOCATIONS = GRID_SIDE * GRID_SIDE
 
 
 @dataclass(frozen=True)

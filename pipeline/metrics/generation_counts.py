@@ -27,7 +27,13 @@ import polars as pl
 from mobeval.kernels.divergence import emd, js_distance, jsd, kl
 from mobeval.kernels.generation import SEEDS, jumps, trajectory_hashes, trip_lengths
 from mobeval.kernels.mobility import bin_counts, weighted_bins
-from mobeval.metrics.generation import MOBILITYGPT, TRAJGDM, GenerationConvention
+from mobeval.metrics import GENERATION_DISTRIBUTIONS, GENERATION_RATIOS
+from mobeval.metrics.generation import (
+    GRID_SIDE,
+    MOBILITYGPT,
+    TRAJGDM,
+    GenerationConvention,
+)
 
 #: Which tally each id distribution reads (``od``: origins and destinations pooled).
 ID_TALLIES = {
@@ -126,6 +132,18 @@ def generation_counts(offsets, x, y, ids, convention, names, links=None) -> Gene
         a, b = trajectory_hashes(offsets, *keys, *SEEDS)
         tallies[name] = _tally(a=a, b=b)
     return counts
+
+
+def grid_generation_counts(offsets, x, y, convention, names) -> GenerationCounts | None:
+    """The counts of :func:`generation_counts` that ``names`` asks for (None: none) on the HuMob
+    grid: cell (x, y), 1..200, is location ``(x - 1) * 200 + (y - 1)`` (TrajGDM's ``x * maxi +
+    y`` with maxi 200 on 0-based cells, its jumps the same)."""
+    names = [n for n in names if n in GENERATION_DISTRIBUTIONS + GENERATION_RATIOS]
+    if not names:
+        return None
+    ids = (x.astype(np.int64) - 1) * GRID_SIDE + (y.astype(np.int64) - 1)
+    xf, yf = x.astype(np.float64), y.astype(np.float64)
+    return generation_counts(offsets, xf, yf, ids, convention, names)
 
 
 def _values(counts: GenerationCounts, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
