@@ -242,3 +242,42 @@ def test_jsdist_is_the_square_root_of_jsd_on_movesims_six(preset):
     dist = movesim_divergences(*days, gps[:, 0], gps[:, 1], conv, "jsdist")
     for name in MOVESIM_DISTRIBUTIONS:
         assert dist[name] == pytest.approx(math.sqrt(jsd[name]), rel=1e-12), name
+
+
+def test_uid_shares_bootstrap_and_distributions_reach_the_generation_metrics(tmp_path):
+    """``uid_shares``: ``jsdist_location@50%`` is TrajGDM's value against the generated uids of
+    hash percentile < 50 (nested subsets); the bootstrap gives each row an interval; the
+    ``distributions`` table holds the location histograms (100 bins of ids, TrajGDM's)."""
+    import polars as pl
+
+    from mobeval import evaluate_trajectory
+    from mobeval.metrics.population import uid_percent
+
+    rng = np.random.default_rng(23)
+    (gen, ref), gen_days, real_days = _grid_city(rng)
+    result = evaluate_trajectory(
+        ref,
+        gen,
+        metrics=["location", "memorised"],
+        convention="trajgdm",
+        divergence="jsdist",
+        uid_shares=[50],
+        population_resamples=20,
+        out=str(tmp_path / "out"),
+        progress=False,
+    )
+    got = {m: v for m, v, *_ in result.summary.iter_rows()}
+    uids = pl.Series(range(25))
+    half = set(uids.filter(uid_percent(uids) < 50).to_list())
+    ids = lambda days: [((p[:, 0] - 1) * 200 + p[:, 1] - 1).tolist() for p in days.values()]  # noqa: E731
+    subset = {k: v for k, v in gen_days.items() if k[0] in half}
+    want = trajgdm_metrics(ids(real_days), ids(subset), 200, 40000)["location"]
+    assert 0 < len(half) < 25 and got["jsdist_location@50%"] == want
+    copies = sum(k[0] in half and k[1] == 0 and k[0] < 6 for k in gen_days) / len(subset)
+    assert got["memorised@50%"] == copies
+    for name in ("jsdist_location", "memorised"):
+        assert got[f"{name}:low"] <= got[f"{name}:high"]
+    table = pl.read_parquet(tmp_path / "out" / "distributions")
+    location = table.filter(pl.col("distribution") == "location")
+    assert location.height == 100 and location["real_count"].sum() == 50 * 12
+    assert set(table["distribution"]) == {"location"}
