@@ -72,7 +72,7 @@ class GenerationConvention:
     float32: bool = False
     density: bool = False
     distinct_links: bool = False
-    tolerance: float = 1.0
+    tolerance: float = 2.0
     scipy: bool = False
 
     def __post_init__(self) -> None:
