@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from mobeval.kernels.buckets import _mix  # SplitMix64's finaliser (Steele et al., OOPSLA 2014)
 from mobeval.kernels.divergence import pairwise_sum
 
 #: The two hashes' seeds (any two distinct 64-bit constants).
@@ -55,14 +56,6 @@ def trip_lengths(offsets, rows, lengths, distinct):
             mine = np.unique(mine)
         out[i] = pairwise_sum(lengths[mine]) if mine.size else 0.0
     return out
-
-
-@njit(cache=True)
-def _mix(h):
-    """SplitMix64's finalizer (Steele, Lea and Flood, OOPSLA 2014)."""
-    h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return h ^ (h >> np.uint64(31))
 
 
 @njit(cache=True)
