@@ -283,3 +283,31 @@ def test_uid_shares_bootstrap_and_distributions_reach_the_generation_metrics(tmp
     location = table.filter(pl.col("distribution") == "location")
     assert location.height == 100 and location["real_count"].sum() == 50 * 12
     assert set(table["distribution"]) == {"location"}
+
+
+def test_mobilitygpt_binning_of_equal_values_is_nan_and_has_no_table_rows(tmp_path):
+    """Paired uid-days of 12 points each: every length is 12, MobilityGPT's ``np.arange(12, 12,
+    0.0)`` has no bins (its code raises): ``jsdist_length`` is NaN, the table has no length rows,
+    while ``od`` is binned as MobilityGPT bins it."""
+    import polars as pl
+
+    from mobeval import evaluate_trajectory
+
+    rng = np.random.default_rng(4)
+    (gen, ref), gen_days, real_days = _grid_city(rng)
+    result = evaluate_trajectory(
+        ref,
+        gen,
+        metrics=["length", "od"],
+        convention="mobilitygpt",
+        divergence="jsdist",
+        out=str(tmp_path / "out"),
+        progress=False,
+    )
+    got = {m: v for m, v, *_ in result.summary.iter_rows()}
+    assert math.isnan(got["jsdist_length"])
+    ids = lambda days: [((p[:, 0] - 1) * 200 + p[:, 1] - 1).tolist() for p in days.values()]  # noqa: E731
+    want = mobilitygpt_metrics(ids(real_days), ids(gen_days), [], [])
+    assert got["jsdist_od"] == want["od"]
+    table = pl.read_parquet(tmp_path / "out" / "distributions")
+    assert set(table["distribution"]) == {"od"} and table.height == 299

@@ -165,7 +165,9 @@ def _edges(lo, hi, convention: GenerationConvention, name: str) -> np.ndarray | 
 
 
 def compared_histograms(real, generated, convention, name):
-    """(real counts, generated counts, edges or None) of distribution ``name``."""
+    """(real counts, generated counts, edges or None) of distribution ``name``; None under
+    ``arange`` binning when every value is the same (``np.arange(lo, lo, 0.0)``: no bins, where
+    MobilityGPT raises ZeroDivisionError)."""
     if name == "jump":
         return real.jump, generated.jump, jump_edges(convention)
     tallies = ID_TALLIES.get(name, (name,))
@@ -174,7 +176,7 @@ def compared_histograms(real, generated, convention, name):
     lo, hi = both.min().item(), both.max().item()
     grid = _edges(lo, hi, convention, name)
     if grid is None and convention.binning == "arange":
-        raise ValueError(f"{name}: every value is {lo}, np.arange(lo, hi, 0) has no bins")
+        return None
     if grid is None:
         every = np.union1d(v1, v2)
         out = []
@@ -191,11 +193,12 @@ def compared_histograms(real, generated, convention, name):
 def generation_divergence(real, generated, convention, name, how) -> float:
     """``how`` (jsd, jsdist, kl, emd) between the real and the generated histograms of
     ``name``; ``density``: each divided by its bins' widths and its sum first, as
-    ``np.histogram(..., density=True)`` returns it (``n / db / n.sum()``)."""
-    try:
-        c1, c2, grid = compared_histograms(real, generated, convention, name)
-    except ValueError:
+    ``np.histogram(..., density=True)`` returns it (``n / db / n.sum()``); NaN where
+    :func:`compared_histograms` has no bins."""
+    compared = compared_histograms(real, generated, convention, name)
+    if compared is None:
         return float("nan")
+    c1, c2, grid = compared
     if convention.density and grid is not None:
         db = np.array(np.diff(grid), float)
         c1, c2 = c1 / db / c1.sum(), c2 / db / c2.sum()
@@ -265,6 +268,8 @@ def mobilitygpt_metrics(test, synthetic, link_ids, link_lengths) -> dict[str, fl
     order = np.argsort(link_ids, kind="stable")
 
     def rows(ids):
+        if not link_ids.size:
+            return np.full(ids.size, -1, dtype=np.int64)
         at = np.searchsorted(link_ids, ids, sorter=order).clip(0, link_ids.size - 1)
         return np.where(link_ids[order[at]] == ids, order[at], -1)
 

@@ -220,7 +220,7 @@ def compared_counts(real: PopulationCounts, generated: PopulationCounts, convent
     """The real and the generated count histograms of ``name`` (a measure, ``grank``, ``irank``,
     or a grid: ``density``, ``origin``, ``destination``, or one of
     :data:`mobeval.metrics.GENERATION_DISTRIBUTIONS`) and their bins' edges (None where the
-    bins are ranks, grid cells or values)."""
+    bins are ranks, grid cells or values; None where a generation distribution has no bins)."""
     if name in GENERATION_DISTRIBUTIONS:
         generation = convention.generation
         return compared_histograms(real.generation, generated.generation, generation, name)
@@ -279,7 +279,10 @@ def distribution_table(real, generated, convention, names) -> pl.DataFrame:
     frames = []
     pairs = (e for n in names for e in (("origin", "destination") if n == "trip" else (n,)))
     for name in (n for n in pairs if n not in GENERATION_RATIOS):
-        c1, c2, grid = compared_counts(real, generated, convention, name)
+        compared = compared_counts(real, generated, convention, name)
+        if compared is None:  # no bins (MobilityGPT's np.arange over equal values)
+            continue
+        c1, c2, grid = compared
         bins = len(c1)
         columns = {"distribution": [name] * bins, "bin": np.arange(bins)}
         columns["left"] = [None] * bins if grid is None else grid[:-1]
