@@ -311,3 +311,45 @@ def test_mobilitygpt_binning_of_equal_values_is_nan_and_has_no_table_rows(tmp_pa
     assert got["jsdist_od"] == want["od"]
     table = pl.read_parquet(tmp_path / "out" / "distributions")
     assert set(table["distribution"]) == {"od"} and table.height == 299
+
+
+def test_ratio_intervals_against_plain_python():
+    """The ratios' ``:low`` / ``:high`` rows: the percentile interval over resamples where uid
+    ``u`` counts ``w[u, r]`` times (the Poisson weights of tests/test_population_bootstrap.py);
+    a trajectory drawn twice is one draw, not a duplicate (``duplicate_ratio``: the drawn
+    trajectories whose content another *distinct* drawn trajectory holds, each ``w`` times)."""
+    import polars as pl
+
+    from mobeval import evaluate_trajectory
+    from tests.test_population_bootstrap import _weights
+
+    rng = np.random.default_rng(29)
+    (gen, ref), gen_days, real_days = _grid_city(rng)
+    resamples, seed, confidence = 40, 3, 0.8
+    result = evaluate_trajectory(
+        ref,
+        gen,
+        metrics=["duplicate_ratio", "memorised"],
+        population_resamples=resamples,
+        population_seed=seed,
+        population_confidence=confidence,
+        progress=False,
+    )
+    got = {m: v for m, v, *_ in result.summary.iter_rows()}
+    hashes = pl.Series(range(25), dtype=pl.Int64).hash(0).to_list()
+    weights = [_weights(h, resamples, seed) for h in hashes]
+    real = {tuple(map(tuple, p)) for p in real_days.values()}
+    values = {"duplicate_ratio": [], "memorised": []}
+    for r in range(resamples):
+        drawn = [(tuple(map(tuple, p)), weights[u][r]) for (u, _), p in gen_days.items()]
+        drawn = [(t, w) for t, w in drawn if w]
+        total = sum(w for _, w in drawn)
+        seen = Counter(t for t, _ in drawn)
+        values["duplicate_ratio"].append(sum(w for t, w in drawn if seen[t] > 1) / total)
+        values["memorised"].append(sum(w for t, w in drawn if t in real) / total)
+    alpha = (1 - confidence) / 2 * 100
+    for name, draws in values.items():
+        low, high = np.percentile(draws, [alpha, 100 - alpha])
+        assert got[f"{name}:low"] == pytest.approx(low, rel=1e-12), name
+        assert got[f"{name}:high"] == pytest.approx(high, rel=1e-12), name
+        assert low < got[name] < high, name

@@ -50,16 +50,22 @@ HASH_TALLIES = {
 }
 
 
+#: A tally's count columns: ``n`` (rows, each as many times as its resample weight) and
+#: ``drawn`` (distinct rows drawn, whatever their weight).
+COUNTS = ("n", "drawn")
+
+
 def _tally(**keys: np.ndarray) -> pl.DataFrame:
-    """``keys`` -> ``n`` (how many rows hold each key)."""
-    return pl.DataFrame(keys).group_by(list(keys)).len("n").with_columns(pl.col("n").cast(pl.Int64))
+    """``keys`` -> ``n`` and ``drawn`` (how many rows hold each key)."""
+    n = pl.len().cast(pl.Int64)
+    return pl.DataFrame(keys).group_by(list(keys)).agg(n.alias("n"), n.alias("drawn"))
 
 
 def _add(a: pl.DataFrame | None, b: pl.DataFrame) -> pl.DataFrame:
     if a is None:
         return b
-    keys = [c for c in a.columns if c != "n"]
-    return pl.concat([a, b]).group_by(keys).agg(pl.col("n").sum())
+    keys = [c for c in a.columns if c not in COUNTS]
+    return pl.concat([a, b]).group_by(keys).agg(pl.col(*COUNTS).sum())
 
 
 @dataclass
@@ -80,7 +86,9 @@ class GenerationCounts:
         self.trajectories += other.trajectories
 
     def scaled(self, weight: int) -> GenerationCounts:
-        """These counts as if each trajectory were there ``weight`` times."""
+        """These counts as if each trajectory were there ``weight`` times (a bootstrap
+        resample's weight of its uid: ``drawn`` unchanged, so that the copies a resample draws
+        are not duplicates)."""
         return GenerationCounts(
             None if self.jump is None else self.jump * weight,
             {k: t.with_columns(pl.col("n") * weight) for k, t in self.tallies.items()},
@@ -227,7 +235,7 @@ def generation_ratio(real, generated, name) -> float:
         return float("nan")
     mine = generated.tallies[HASH_TALLIES[name]]
     if name == "duplicate_ratio":
-        copies = mine.filter(pl.col("n") >= 2)
+        copies = mine.filter(pl.col("drawn") >= 2)
     else:
         copies = mine.join(real.tallies[HASH_TALLIES[name]].select("a", "b"), on=["a", "b"])
     return int(copies["n"].sum()) / generated.trajectories
