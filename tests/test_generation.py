@@ -353,3 +353,17 @@ def test_ratio_intervals_against_plain_python():
         assert got[f"{name}:low"] == pytest.approx(low, rel=1e-12), name
         assert got[f"{name}:high"] == pytest.approx(high, rel=1e-12), name
         assert low < got[name] < high, name
+
+
+def test_report_methods_describe_the_generation_metrics_and_their_parameters():
+    from mobeval.families import resolved_options
+    from mobeval.report.methods import methods
+
+    options = resolved_options("trajectory", {"convention": "trajgdm", "metrics": ["location"]})
+    names = ["jsdist_location", "jsdist_jump", "duplicate_ratio", "memorised_near"]
+    entries = {m.family: dict(m.parameters) for m in methods("trajectory", options, names)}
+    assert list(entries) == ["jsdist", "duplicate_ratio", "memorised_near"]
+    assert entries["jsdist"]["binning (generation metrics)"] == "range, 100 bins"
+    assert entries["jsdist"]["jumps"] == "100 bins over [0, 50] cells"
+    assert "largest distance (max_distance)" not in entries["jsdist"]
+    assert entries["memorised_near"]["tolerance (snapping grid)"] == "2 cells"
