@@ -181,6 +181,21 @@ def _grid_city(rng, n_uids=25, days=2, steps=12):
     return frames, gen, real
 
 
+def _ids(days):
+    """TrajGDM's location ids of the uid-days ``days`` (maxi 200 over 0-based cells)."""
+    return [((p[:, 0] - 1) * 200 + p[:, 1] - 1).tolist() for p in days.values()]
+
+
+def _scored(seed, **options):
+    """The summary (metric -> value) of a :func:`_grid_city` scored with ``options``, and its
+    generated and real uid-days."""
+    from mobeval import evaluate_trajectory
+
+    (gen, ref), gen_days, real_days = _grid_city(np.random.default_rng(seed))
+    result = evaluate_trajectory(ref, gen, progress=False, **options)
+    return {m: v for m, v, *_ in result.summary.iter_rows()}, gen_days, real_days
+
+
 def test_trajectory_family_gives_trajgdm_values_and_ratios_for_any_chunking():
     """``--convention trajgdm --divergence jsdist``: the trajectory family's rows are TrajGDM's
     values of its uid-days (maxi 200, num_loc 40000: :func:`trajgdm_metrics`, golden-tested),
@@ -204,8 +219,7 @@ def test_trajectory_family_gives_trajgdm_values_and_ratios_for_any_chunking():
         summaries.append({m: v for m, v, *_ in result.summary.iter_rows()})
     assert summaries[0] == summaries[1]
     got = summaries[0]
-    ids = lambda days: [((p[:, 0] - 1) * 200 + p[:, 1] - 1).tolist() for p in days.values()]  # noqa: E731
-    want = trajgdm_metrics(ids(real_days), ids(gen_days), 200, 40000)
+    want = trajgdm_metrics(_ids(real_days), _ids(gen_days), 200, 40000)
     for name in TRAJGDM_NAMES:
         assert got[f"jsdist_{name}"] == want[name], name
     assert (
@@ -252,28 +266,21 @@ def test_uid_shares_bootstrap_and_distributions_reach_the_generation_metrics(tmp
     ``distributions`` table holds the location histograms (100 bins of ids, TrajGDM's)."""
     import polars as pl
 
-    from mobeval import evaluate_trajectory
     from mobeval.metrics.population import uid_percent
 
-    rng = np.random.default_rng(23)
-    (gen, ref), gen_days, real_days = _grid_city(rng)
-    result = evaluate_trajectory(
-        ref,
-        gen,
+    got, gen_days, real_days = _scored(
+        23,
         metrics=["location", "memorised"],
         convention="trajgdm",
         divergence="jsdist",
         uid_shares=[50],
         population_resamples=20,
         out=str(tmp_path / "out"),
-        progress=False,
     )
-    got = {m: v for m, v, *_ in result.summary.iter_rows()}
     uids = pl.Series(range(25))
     half = set(uids.filter(uid_percent(uids) < 50).to_list())
-    ids = lambda days: [((p[:, 0] - 1) * 200 + p[:, 1] - 1).tolist() for p in days.values()]  # noqa: E731
     subset = {k: v for k, v in gen_days.items() if k[0] in half}
-    want = trajgdm_metrics(ids(real_days), ids(subset), 200, 40000)["location"]
+    want = trajgdm_metrics(_ids(real_days), _ids(subset), 200, 40000)["location"]
     assert 0 < len(half) < 25 and got["jsdist_location@50%"] == want
     copies = sum(k[0] in half and k[1] == 0 and k[0] < 6 for k in gen_days) / len(subset)
     assert got["memorised@50%"] == copies
@@ -291,23 +298,15 @@ def test_mobilitygpt_binning_of_equal_values_is_nan_and_has_no_table_rows(tmp_pa
     while ``od`` is binned as MobilityGPT bins it."""
     import polars as pl
 
-    from mobeval import evaluate_trajectory
-
-    rng = np.random.default_rng(4)
-    (gen, ref), gen_days, real_days = _grid_city(rng)
-    result = evaluate_trajectory(
-        ref,
-        gen,
+    got, gen_days, real_days = _scored(
+        4,
         metrics=["length", "od"],
         convention="mobilitygpt",
         divergence="jsdist",
         out=str(tmp_path / "out"),
-        progress=False,
     )
-    got = {m: v for m, v, *_ in result.summary.iter_rows()}
     assert math.isnan(got["jsdist_length"])
-    ids = lambda days: [((p[:, 0] - 1) * 200 + p[:, 1] - 1).tolist() for p in days.values()]  # noqa: E731
-    want = mobilitygpt_metrics(ids(real_days), ids(gen_days), [], [])
+    want = mobilitygpt_metrics(_ids(real_days), _ids(gen_days), [], [])
     assert got["jsdist_od"] == want["od"]
     table = pl.read_parquet(tmp_path / "out" / "distributions")
     assert set(table["distribution"]) == {"od"} and table.height == 299
@@ -320,22 +319,16 @@ def test_ratio_intervals_against_plain_python():
     trajectories whose content another *distinct* drawn trajectory holds, each ``w`` times)."""
     import polars as pl
 
-    from mobeval import evaluate_trajectory
     from tests.test_population_bootstrap import _weights
 
-    rng = np.random.default_rng(29)
-    (gen, ref), gen_days, real_days = _grid_city(rng)
     resamples, seed, confidence = 40, 3, 0.8
-    result = evaluate_trajectory(
-        ref,
-        gen,
+    got, gen_days, real_days = _scored(
+        29,
         metrics=["duplicate_ratio", "memorised"],
         population_resamples=resamples,
         population_seed=seed,
         population_confidence=confidence,
-        progress=False,
     )
-    got = {m: v for m, v, *_ in result.summary.iter_rows()}
     hashes = pl.Series(range(25), dtype=pl.Int64).hash(0).to_list()
     weights = [_weights(h, resamples, seed) for h in hashes]
     real = {tuple(map(tuple, p)) for p in real_days.values()}
