@@ -359,8 +359,10 @@ TRAJECTORY = Family(
     (
         _metrics(
             ("geobleu", "dtw"),
-            "geobleu, dtw and population distributions: distance, radius, duration, dailyloc, "
-            "grank, irank (MoveSim's), density, trip (DiffTraj's)",
+            "geobleu, dtw and population metrics (docs/trajectory.md): distance, radius, "
+            "duration, dailyloc, grank, irank (MoveSim's), density, trip, length (DiffTraj's), "
+            "jump, location, origin_location, destination_location, duplicate_ratio (TrajGDM's), "
+            "od (MobilityGPT's), memorised, memorised_near",
         ),
         Option(
             "convention",
@@ -391,7 +393,7 @@ TRAJECTORY = Family(
             "divergence",
             "string",
             "jsd",
-            "between the real and generated distributions: jsd, kl or emd",
+            "between the real and generated distributions: jsd, jsdist, kl or emd",
             DIVERGENCES,
         ),
         Option(
@@ -449,11 +451,7 @@ TRAJECTORY = Family(
     ),
     lambda: _trajectory.TRAJECTORY_PRESETS,
     _trajectory_convention,
-    {
-        "humob2025": "GIS Cup 2025 (yahoojapan/geobleu d9efb0f): GEO-BLEU N = 5, DTW",
-        "humob2024": "HuMob 2024: GEO-BLEU N = 3, the earlier DTW (free start)",
-        "movesim": "MoveSim (FIBLAB 93e6837) distributions; GEO-BLEU/DTW as humob2025",
-    },
+    _trajectory.PRESET_NOTES,
     ("uids", "uid_days", "steps", "uids_skipped", "rows_out_of_grid", *_trajectory.REAL_COUNTS),
     _trajectory.COLUMNS,
     units="uids",

@@ -237,11 +237,11 @@ def _population_bootstrap(values: dict, intervals: list[str], takes: str) -> Non
 
 
 def _trajectory(values: dict) -> object:
-    from mobeval.metrics import DISTRIBUTIONS
+    from mobeval.metrics import POPULATION_METRICS
     from mobeval.tasks.trajectory_inputs import checked_convention
 
-    asked = [m for m in values["metrics"] if m in DISTRIBUTIONS]
-    _population_bootstrap(values, asked, "the population divergences")
+    asked = [m for m in values["metrics"] if m in POPULATION_METRICS]
+    _population_bootstrap(values, asked, "the population divergences and ratios")
     return checked_convention(**values)
 
 

@@ -12,6 +12,10 @@ exactly (integer counts) from any chunking gives the same bits.
 
   where ``KL`` is :func:`kl_probabilities` (scipy's ``entropy``: both arguments normalized again,
   ``sum_i rel_entr(p_i, m_i)``). MoveSim's ``guard`` is 1e-14; 0 leaves an empty histogram NaN.
+* :func:`js_distance`: the Jensen-Shannon distance as ``scipy.spatial.distance.jensenshannon``
+  computes it (TrajGDM, MobilityGPT): ``p = c1 / sum(c1)``, ``q = c2 / sum(c2)``,
+  ``m = (p + q) / 2``, ``sqrt((sum_i rel_entr(p_i, m_i) + sum_i rel_entr(q_i, m_i)) / 2)``
+  (no guard; the square root of the JSD, natural log).
 * :func:`kl`: ``KL(p || q) = sum_i p_i ln(p_i / q_i)`` (``+inf`` where some ``q_i = 0 < p_i``).
 * :func:`emd`: the Earth mover's (Wasserstein-1) distance between the two normalized histograms
   over bins of equal ``width``: ``W1 = width * sum_i |P_i - Q_i|`` with ``P``, ``Q`` the cumulative
@@ -121,6 +125,22 @@ def jsd(c1: np.ndarray, c2: np.ndarray, guard: float) -> float:
     q = q / (pairwise_sum(q) + guard)
     m = (p + q) / 2
     return 0.5 * kl_probabilities(p, m) + 0.5 * kl_probabilities(q, m)
+
+
+@njit(cache=True)
+def js_distance(c1: np.ndarray, c2: np.ndarray) -> float:
+    """Jensen-Shannon distance of two histograms, scipy's ``jensenshannon`` (module docstring)."""
+    p = c1.astype(np.float64)
+    q = c2.astype(np.float64)
+    p = p / pairwise_sum(p)
+    q = q / pairwise_sum(q)
+    m = (p + q) / 2.0
+    left = np.empty(p.size)
+    right = np.empty(p.size)
+    for i in range(p.size):
+        left[i] = _rel_entr(p[i], m[i])
+        right[i] = _rel_entr(q[i], m[i])
+    return np.sqrt((pairwise_sum(left) + pairwise_sum(right)) / 2.0)
 
 
 @njit(cache=True)

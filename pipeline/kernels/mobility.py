@@ -78,9 +78,17 @@ def bin_counts(values, edges, keep_outside):
     """Counts of ``values`` in the bins ``[edges[i], edges[i+1])``, the last bin closed, as
     ``np.histogram(values, edges)`` counts them (values outside are dropped); ``keep_outside``
     counts a value below the first edge in the first bin and one above the last in the last."""
+    return weighted_bins(values, np.ones(values.size, dtype=np.int64), edges, keep_outside)
+
+
+@njit(cache=True)
+def weighted_bins(values, weights, edges, keep_outside):
+    """The sum of the integer ``weights`` of the ``values`` in each bin of :func:`bin_counts`
+    (``np.histogram(values, edges, weights=weights)``; NaN always dropped)."""
     n_bins = edges.size - 1
     counts = np.zeros(n_bins, dtype=np.int64)
-    for v in values:
+    for k in range(values.size):
+        v = values[k]
         i = np.searchsorted(edges, v, side="right") - 1
         if i == n_bins and v == edges[n_bins]:
             i = n_bins - 1
@@ -88,5 +96,5 @@ def bin_counts(values, edges, keep_outside):
             if not keep_outside or v != v:
                 continue
             i = 0 if i < 0 else n_bins - 1
-        counts[i] += 1
+        counts[i] += weights[k]
     return counts

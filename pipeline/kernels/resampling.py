@@ -34,13 +34,9 @@ import numpy as np
 from numba import njit
 
 from mobeval.kernels.blocks import readonly, run_blocks
+from mobeval.kernels.buckets import splitmix64
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MUL1 = np.uint64(0xBF58476D1CE4E5B9)
-_MUL2 = np.uint64(0x94D049BB133111EB)
-_S30 = np.uint64(30)
-_S27 = np.uint64(27)
-_S31 = np.uint64(31)
 _S32 = np.uint64(32)
 _ONE = np.uint64(1)
 _S11 = np.uint64(11)
@@ -56,18 +52,10 @@ RESAMPLES_PER_BLOCK = 64
 
 
 @njit(cache=True)
-def _mix(z):
-    """SplitMix64's output function (a bijection of uint64)."""
-    z = (z ^ (z >> _S30)) * _MUL1
-    z = (z ^ (z >> _S27)) * _MUL2
-    return z ^ (z >> _S31)
-
-
-@njit(cache=True)
 def stream_state(seed, index, purpose):
     """The starting state of the stream of resample ``index`` for ``purpose`` under ``seed``."""
-    z = _mix(np.uint64(seed) + _GOLDEN * np.uint64(purpose))
-    return _mix(z ^ _mix(np.uint64(index) + _GOLDEN))
+    z = splitmix64(np.uint64(seed) + _GOLDEN * np.uint64(purpose))
+    return splitmix64(z ^ splitmix64(np.uint64(index) + _GOLDEN))
 
 
 @njit(cache=True)
@@ -105,7 +93,7 @@ def _bootstrap_units(d, seed, out, first, last):
         totals[:] = 0.0
         for _ in range(n):
             state += _GOLDEN
-            j = ((_mix(state) >> _S32) * units) >> _S32
+            j = ((splitmix64(state) >> _S32) * units) >> _S32
             for c in range(columns):
                 totals[c] += d[j, c]
         for c in range(columns):
@@ -153,7 +141,7 @@ def _signflip_mc_units(d, seed, threshold, hits, first, last):
         start = 0
         while start < n:
             state += _GOLDEN
-            bits = _mix(state)
+            bits = splitmix64(state)
             stop = min(start + 64, n)
             for i in range(start, stop):  # branchless: d * -1.0 is exactly -d
                 sign = 1.0 - 2.0 * np.float64(bits & _ONE)
@@ -198,7 +186,7 @@ def _poisson_units(hashes, seed, out):
         state = stream_state(seed, hashes[u], POISSON)
         for r in range(out.shape[1]):
             state += _GOLDEN
-            out[u, r] = _poisson1(np.float64(_mix(state) >> _S11) * _UNIT)
+            out[u, r] = _poisson1(np.float64(splitmix64(state) >> _S11) * _UNIT)
 
 
 @njit(cache=True)

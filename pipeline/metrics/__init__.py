@@ -19,12 +19,40 @@ DIFFTRAJ_DISTRIBUTIONS = ("density", "trip")
 DISTRIBUTIONS = MOVESIM_DISTRIBUTIONS + DIFFTRAJ_DISTRIBUTIONS
 #: The distributions over a 2-D grid of cells, whose bins have no order (no ``emd``).
 GRID_DISTRIBUTIONS = ("density", "trip")
-DIVERGENCES = ("jsd", "kl", "emd")
+#: The distributions of :mod:`mobeval.metrics.generation` (TrajGDM's, MobilityGPT's, DiffTraj's
+#: Length), compared by a divergence as those above; and its ratios over the generated
+#: trajectories (TrajGDM's duplicate ratio, memorisation), one summary row each of that name.
+GENERATION_DISTRIBUTIONS = (
+    "jump",
+    "location",
+    "origin_location",
+    "destination_location",
+    "od",
+    "trip_length",
+    "length",
+)
+GENERATION_RATIOS = ("duplicate_ratio", "memorised", "memorised_near")
+#: The generation distributions over location ids, whose bins have no order (no ``emd``).
+ID_DISTRIBUTIONS = ("location", "origin_location", "destination_location", "od")
+#: Every metric that the folded populations give (one summary row each, no per-uid value).
+POPULATION_METRICS = DISTRIBUTIONS + GENERATION_DISTRIBUTIONS + GENERATION_RATIOS
+#: ``jsdist``: the Jensen-Shannon distance, the square root of ``jsd`` (scipy's jensenshannon).
+DIVERGENCES = ("jsd", "jsdist", "kl", "emd")
 
 #: Metrics where a lower value is better (the report bolds their minimum, compare's leaderboard
 #: ranks it first).
 LOWER_IS_BETTER = frozenset(
-    {"dtw", "mse", "mae", "rmse", "cross_entropy", "gini", "avg_popularity", *DIVERGENCES}
+    {
+        "dtw",
+        "mse",
+        "mae",
+        "rmse",
+        "cross_entropy",
+        "gini",
+        "avg_popularity",
+        *DIVERGENCES,
+        *GENERATION_RATIOS,
+    }
 )
 
 
@@ -35,7 +63,7 @@ def family_of(metric: str) -> str:
     if base[:1] == "f" and base[1:].replace(".", "", 1).isdigit():
         return "fmeasure"
     divergence, _, distribution = base.partition("_")
-    if divergence in DIVERGENCES and distribution in DISTRIBUTIONS:
+    if divergence in DIVERGENCES and distribution in DISTRIBUTIONS + GENERATION_DISTRIBUTIONS:
         return divergence
     return base
 

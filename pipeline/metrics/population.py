@@ -60,9 +60,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from mobeval.kernels.divergence import emd, jsd, kl
 from mobeval.kernels.mobility import bin_counts, day_measures
-from mobeval.metrics import MOVESIM_DISTRIBUTIONS
+from mobeval.metrics import GENERATION_DISTRIBUTIONS, GENERATION_RATIOS, MOVESIM_DISTRIBUTIONS
+from mobeval.metrics.generation_counts import (
+    GenerationCounts,
+    compared_histograms,
+    divergence_of,
+    generation_divergence,
+    generation_ratio,
+)
 
 #: The slots of a day (HuMob: 30 minutes): MoveSim's sequence length.
 SLOTS = 48
@@ -102,13 +108,15 @@ def edges(convention, name: str) -> np.ndarray:
 class PopulationCounts:
     """The histograms of one population, folded exactly: ``histograms`` (measure -> int64 counts
     over :func:`edges`), ``rank_sums`` (I-rank), ``visits`` (location key columns, ``visits``),
-    and how many ``days`` and ``uids`` they hold."""
+    how many ``days`` and ``uids`` they hold, and the counts of the generation metrics
+    (:mod:`mobeval.metrics.generation_counts`; None when none is asked)."""
 
     histograms: dict[str, np.ndarray] = field(default_factory=dict)
     rank_sums: np.ndarray | None = None
     visits: pl.DataFrame | None = None
     days: int = 0
     uids: int = 0
+    generation: GenerationCounts | None = None
 
     def merge(self, other: PopulationCounts) -> None:
         for name, counts in other.histograms.items():
@@ -123,6 +131,9 @@ class PopulationCounts:
             self.visits = both.group_by(keys).agg(pl.col("visits").sum())
         self.days += other.days
         self.uids += other.uids
+        if other.generation is not None:
+            self.generation = self.generation or GenerationCounts()
+            self.generation.merge(other.generation)
 
     def scaled(self, weight: int) -> PopulationCounts:
         """These counts as if each of their days were there ``weight`` times (a bootstrap
@@ -136,6 +147,7 @@ class PopulationCounts:
             visits,
             self.days * weight,
             self.uids * weight,
+            None if self.generation is None else self.generation.scaled(weight),
         )
 
 
@@ -206,8 +218,12 @@ def _rank_counts(counts: PopulationCounts, convention, name: str) -> np.ndarray:
 
 def compared_counts(real: PopulationCounts, generated: PopulationCounts, convention, name: str):
     """The real and the generated count histograms of ``name`` (a measure, ``grank``, ``irank``,
-    or a grid: ``density``, ``origin``, ``destination``) and their bins' edges (None where the
-    bins are ranks or grid cells)."""
+    or a grid: ``density``, ``origin``, ``destination``, or one of
+    :data:`mobeval.metrics.GENERATION_DISTRIBUTIONS`) and their bins' edges (None where the
+    bins are ranks, grid cells or values; None where a generation distribution has no bins)."""
+    if name in GENERATION_DISTRIBUTIONS:
+        generation = convention.generation
+        return compared_histograms(real.generation, generated.generation, generation, name)
     if name in ("grank", "irank"):
         c1, c2 = (_rank_counts(c, convention, name) for c in (real, generated))
         grid = edges(convention, name) if convention.rank_histogram else None
@@ -236,19 +252,22 @@ def scipy_jsd(c1: np.ndarray, c2: np.ndarray, guard: float) -> float:
 
 
 def divergence(real: PopulationCounts, generated: PopulationCounts, convention, name, how):
-    """``how`` (jsd, kl, emd) between the real and the generated population's ``name`` (``trip``:
-    the mean of the origins' and the destinations', as DiffTraj's ``np.mean``)."""
+    """``how`` (jsd, jsdist, kl, emd) between the real and the generated population's ``name``
+    (``trip``: the mean of the origins' and the destinations', as DiffTraj's ``np.mean``; a
+    generation distribution: :func:`mobeval.metrics.generation_counts.generation_divergence`; a
+    generation ratio: its value, ``how`` aside)."""
+    if name in GENERATION_RATIOS:
+        return generation_ratio(real.generation, generated.generation, name)
+    if name in GENERATION_DISTRIBUTIONS:
+        gen = convention.generation
+        return generation_divergence(real.generation, generated.generation, gen, name, how)
     if name == "trip":
         ends = [divergence(real, generated, convention, e, how) for e in ("origin", "destination")]
         return float(np.mean(ends))
     c1, c2, grid = compared_counts(real, generated, convention, name)
-    if how == "jsd":
-        if convention.scipy_jsd:
-            return scipy_jsd(c1, c2, convention.guard)
-        return float(jsd(c1, c2, convention.guard))
-    if how == "kl":
-        return float(kl(c1, c2, convention.guard))
-    return float(emd(c1, c2, 1.0 if grid is None else grid[1] - grid[0]))
+    if how == "jsd" and convention.scipy_jsd:
+        return scipy_jsd(c1, c2, convention.guard)
+    return divergence_of(c1, c2, how, convention.scipy_jsd, grid, convention.guard)
 
 
 def distribution_table(real, generated, convention, names) -> pl.DataFrame:
@@ -258,8 +277,12 @@ def distribution_table(real, generated, convention, names) -> pl.DataFrame:
     ``right`` (the bin's edges; null for ranks and cells), and per side the count and the
     probability ``count / sum of counts`` (null when the side has no count)."""
     frames = []
-    for name in (e for n in names for e in (("origin", "destination") if n == "trip" else (n,))):
-        c1, c2, grid = compared_counts(real, generated, convention, name)
+    pairs = (e for n in names for e in (("origin", "destination") if n == "trip" else (n,)))
+    for name in (n for n in pairs if n not in GENERATION_RATIOS):
+        compared = compared_counts(real, generated, convention, name)
+        if compared is None:  # no bins (MobilityGPT's np.arange over equal values)
+            continue
+        c1, c2, grid = compared
         bins = len(c1)
         columns = {"distribution": [name] * bins, "bin": np.arange(bins)}
         columns["left"] = [None] * bins if grid is None else grid[:-1]

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Literal
 
 from mobeval.errors import ConfigError, OptionError
 from mobeval.kernels.codes import MAX_ORDER, MAX_TABLE
+from mobeval.metrics.generation import MOBILITYGPT, TRAJGDM, GenerationConvention
 
 if TYPE_CHECKING:  # the functions that score import it: the convention's checks need no NumPy
     import numpy as np
@@ -99,6 +100,8 @@ class TrajectoryConvention:
         ``get_js_divergence`` (its bits; MoveSim: True) rather than by the Numba kernel (the same
         formula, within a few ulps, and 5 to 250 times faster).
     full_days: points every day must hold (MoveSim: 48; 0: any).
+    generation: how the generation metrics beyond MoveSim's bin and compare
+        (:mod:`mobeval.metrics.generation`; TrajGDM's and MobilityGPT's under their presets).
     """
 
     max_n: int = 5
@@ -120,6 +123,7 @@ class TrajectoryConvention:
     guard: float = 0.0
     scipy_jsd: bool = False
     full_days: int = 0
+    generation: GenerationConvention = GenerationConvention()
 
     @property
     def cell_size(self) -> float:
@@ -179,8 +183,18 @@ TRAJECTORY_PRESETS: dict[str, TrajectoryConvention] = {
         scipy_jsd=True,
         full_days=48,
     ),
+    "trajgdm": TrajectoryConvention(generation=TRAJGDM),
+    "mobilitygpt": TrajectoryConvention(generation=MOBILITYGPT),
 }
 DEFAULT_PRESET = "humob2025"
+#: What each preset is, for ``--help``.
+PRESET_NOTES = {
+    "humob2025": "GIS Cup 2025 (yahoojapan/geobleu d9efb0f): GEO-BLEU N = 5, DTW",
+    "humob2024": "HuMob 2024: GEO-BLEU N = 3, the earlier DTW (free start)",
+    "movesim": "MoveSim (FIBLAB 93e6837) distributions; GEO-BLEU/DTW as humob2025",
+    "trajgdm": "TrajGDM (f3238de) distributions, duplicate ratio; GEO-BLEU/DTW as humob2025",
+    "mobilitygpt": "MobilityGPT (2f3fd1e) distributions; GEO-BLEU/DTW as humob2025",
+}
 
 
 def resolve(convention: TrajectoryConvention | str | None) -> TrajectoryConvention:

@@ -16,7 +16,12 @@ import json
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from mobeval.metrics import DIVERGENCES, cutoff_of, family_of
+from mobeval.metrics import (
+    DIVERGENCES,
+    GENERATION_DISTRIBUTIONS,
+    cutoff_of,
+    family_of,
+)
 
 
 def _plain(value):
@@ -343,6 +348,34 @@ FAMILIES: dict[str, Family] = {
         "JSD = 1/2 sum p_i ln(p_i / m_i) + 1/2 sum q_i ln(q_i / m_i), m = (p + q) / 2",
         _POPULATION,
     ),
+    "jsdist": Family(
+        "Jensen-Shannon distance of a population distribution",
+        "Square root of the Jensen-Shannon divergence (scipy's jensenshannon) of the histograms "
+        "described under it, or of the generation metrics' (TrajGDM, Chu et al., ICDE 2024: "
+        "jump, location, origin_location, destination_location; MobilityGPT, Haydari et al., "
+        "2024: od, trip_length; DiffTraj: length, the points per uid-day). Lower is better.",
+        r"JS = \sqrt{\frac{1}{2} \sum_i p_i \ln\frac{p_i}{m_i} + \frac{1}{2} \sum_i q_i "
+        r"\ln\frac{q_i}{m_i}}, \quad m = \frac{p + q}{2}",
+        "JS = sqrt(1/2 sum p_i ln(p_i / m_i) + 1/2 sum q_i ln(q_i / m_i)), m = (p + q) / 2",
+        _POPULATION,
+    ),
+    "duplicate_ratio": Family(
+        "Duplicate ratio of the generated trajectories",
+        "Share of the generated uid-days whose whole point sequence another generated uid-day "
+        "repeats (TrajGDM's diversity check). Lower is better.",
+        r"\frac{1}{N} \sum_i [g_i = g_j \text{ for some } j \ne i]",
+        "#{g_i : g_i = g_j for some j != i} / N",
+        _POPULATION,
+    ),
+    "memorised": Family(
+        "Memorisation: generated copies of real trajectories",
+        "Share of the generated uid-days that copy a real uid-day point for point (memorised) "
+        "or after snapping every coordinate to a grid of side tolerance (memorised_near). "
+        "Lower is better.",
+        r"\frac{1}{N} \sum_i [g_i = r_k \text{ for some } k]",
+        "#{g_i : g_i = r_k for some k} / N",
+        _POPULATION,
+    ),
     "kl": Family(
         "Kullback-Leibler divergence of a population distribution",
         "KL(real || generated) of the histograms described under the Jensen-Shannon "
@@ -361,6 +394,8 @@ FAMILIES: dict[str, Family] = {
         _POPULATION,
     ),
 }
+
+FAMILIES["memorised_near"] = FAMILIES["memorised"]
 
 _TIES = {
     "id_asc": "tied candidates ordered by location id, ascending",
@@ -474,7 +509,17 @@ def parameters(task: str, family: str, options: dict, metrics: list[str]) -> lis
         if family == "dtw":
             out.append(("scale (cell distance divisor)", f"{o.get('dtw_scale'):g}"))
             out.append(("D[0,0]", "free start (first row 0)" if o.get("dtw_free_start") else "0"))
-        if family in DIVERGENCES:
+        generation = [m for m in metrics if m.partition("_")[2] in GENERATION_DISTRIBUTIONS]
+        g = o.get("generation") or {}
+        if generation:
+            binning = f"{g.get('binning')}, {g.get('bins')} bins"
+            out.append(("binning (generation metrics)", binning))
+        if any(m.endswith("_jump") for m in generation):
+            jumps = f"{g.get('jump_bins')} bins over [0, {g.get('jump_max'):g}] cells"
+            out.append(("jumps", jumps))
+        if family == "memorised_near":
+            out.append(("tolerance (snapping grid)", f"{g.get('tolerance'):g} cells"))
+        if family in DIVERGENCES and len(generation) < len(metrics):
             out.append(("largest distance (max_distance)", f"{o.get('max_distance'):g} cells"))
             out.append(("bins", f"{o.get('bins')} ({o.get('distance_bins')} distance bins)"))
             out.append(("top locations (top_k)", str(o.get("top_k"))))

@@ -23,7 +23,8 @@ from mobeval.io.sources import columns_present
 from mobeval.kernels.exact_sum import ExactColumnSums
 from mobeval.kernels.geobleu import dtw_days, mean_per_unit
 from mobeval.kernels.resampling import percentile_interval, poisson_weights
-from mobeval.metrics import DISTRIBUTIONS
+from mobeval.metrics import GENERATION_RATIOS, POPULATION_METRICS
+from mobeval.metrics.generation_counts import grid_generation_counts
 from mobeval.metrics.population import (
     GRID_CELLS,
     SHARE_SEED,
@@ -453,7 +454,7 @@ class TrajectoryScorer:
         self.uid_shares = tuple(sorted(uid_shares))
         self.per_day_divergences = per_day_divergences
         self.metrics = tuple(m for m in metrics if m in METRICS)
-        self.distributions = tuple(m for m in metrics if m in DISTRIBUTIONS)
+        self.distributions = tuple(m for m in metrics if m in POPULATION_METRICS)
         self.divergence = divergence
         self.on_mismatch = on_mismatch
         self.out_of_grid = out_of_grid
@@ -573,6 +574,9 @@ class TrajectoryScorer:
             x, y, codes = self.table.points(frame, self.paths[side])
         counts = population_counts(offsets, x, y, codes, self.convention)
         counts.uids = frame["uid"].n_unique()
+        counts.generation = grid_generation_counts(
+            offsets, x, y, self.convention.generation, self.distributions
+        )
         return counts
 
     def output_schemas(self, uid_type: pl.DataType) -> dict[str, dict[str, pl.DataType]]:
@@ -692,4 +696,12 @@ class TrajectoryScorer:
                 name: divergence(real, generated, self.convention, name, self.divergence)
                 for name in self.distributions
             }
-        return [(f"{self.divergence}_{name}{suffix}", v, n, None) for name, v in values.items()]
+        return [
+            (
+                (name if name in GENERATION_RATIOS else f"{self.divergence}_{name}") + suffix,
+                v,
+                n,
+                None,
+            )
+            for name, v in values.items()
+        ]

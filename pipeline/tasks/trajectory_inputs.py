@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from mobeval.errors import ConfigError, InputError
-from mobeval.metrics import DISTRIBUTIONS, DIVERGENCES, GRID_DISTRIBUTIONS
+from mobeval.metrics import DIVERGENCES, GRID_DISTRIBUTIONS, ID_DISTRIBUTIONS, POPULATION_METRICS
 from mobeval.metrics.trajectory import (
     COLUMNS,
     EXPS,
@@ -29,8 +29,8 @@ from mobeval.metrics.trajectory import (
 )
 
 METRICS = ("geobleu", "dtw")
-#: What ``metrics`` may name: the per-uid metrics and the population distributions.
-ALL_METRICS = METRICS + DISTRIBUTIONS
+#: What ``metrics`` may name: the per-uid metrics and the population metrics.
+ALL_METRICS = METRICS + POPULATION_METRICS
 
 
 @dataclass(frozen=True)
@@ -137,11 +137,16 @@ def checked_convention(
     ):
         if value not in allowed:
             raise ConfigError(f"{option}={value!r} is not one of {allowed}")
-    grid = [m for m in metrics if m in GRID_DISTRIBUTIONS]
+    grid = [m for m in metrics if m in GRID_DISTRIBUTIONS + ID_DISTRIBUTIONS]
     if divergence == "emd" and grid:
         raise ConfigError(
             f"divergence='emd' needs ordered bins; {', '.join(grid)} are histograms over a 2-D "
-            "grid of cells: use jsd or kl"
+            "grid of cells or over location ids: use jsd, jsdist or kl"
+        )
+    if "trip_length" in metrics:
+        raise ConfigError(
+            "trip_length sums the lengths of road links: grid inputs have no link table "
+            "(mobeval.metrics.generation_counts.mobilitygpt_metrics takes one)"
         )
     check_population(metrics, pairing, locations, location_table, chosen.unit)
     shares = list(uid_shares or ())
@@ -161,7 +166,7 @@ def check_population(metrics, pairing, locations, location_table, unit) -> None:
             f"{', '.join(paired)} compare{'s' * (len(paired) == 1)} each uid's generated days "
             "with its own real ones: "
             "they need paired inputs (pairing='uid', rows paired by uid, d, t); with "
-            f"pairing='none' ask for distributions only ({', '.join(DISTRIBUTIONS)})"
+            f"pairing='none' ask for population metrics only ({', '.join(POPULATION_METRICS)})"
         )
     if locations == "grid":
         if location_table is not None:

@@ -1,0 +1,291 @@
+"""The generation metrics of :mod:`mobeval.metrics.generation`, folded exactly chunk by chunk.
+
+One population's :class:`GenerationCounts` holds integer counts only: the jump histogram (its
+edges fixed by the convention), and tallies ``value -> count`` of the location ids of every point,
+of the first and last points, of the trajectory lengths (points), of the trip lengths, and of the
+trajectories' hashes (:func:`mobeval.kernels.generation.trajectory_hashes`, exact and snapped to
+the ``tolerance`` grid). Tallies merge by adding counts, so the values do not depend on the
+chunking or the row order; memory is one row per distinct id, length or trajectory of a side
+(the real side's trajectories: their hashes only, 24 bytes each).
+
+The histograms that the divergences compare are binned from the tallies at the end, where both
+sides are known (MobilityGPT's bins span both sides' values). With ``x`` the generated and ``r``
+the real trajectories (N generated)::
+
+    duplicate_ratio = #{x_i : x_i = x_j for some j != i} / N         (TrajGDM's most_common / N)
+    memorised       = #{x_i : x_i = r_k for some k} / N
+    memorised_near  = #{x_i : floor(x_i / tol) = floor(r_k / tol) for some k} / N   (per point)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+from mobeval.kernels.divergence import emd, js_distance, jsd, kl
+from mobeval.kernels.generation import SEEDS, jumps, trajectory_hashes, trip_lengths
+from mobeval.kernels.mobility import bin_counts, weighted_bins
+from mobeval.metrics import GENERATION_DISTRIBUTIONS, GENERATION_RATIOS
+from mobeval.metrics.generation import (
+    GRID_SIDE,
+    MOBILITYGPT,
+    TRAJGDM,
+    GenerationConvention,
+)
+
+#: Which tally each id distribution reads (``od``: origins and destinations pooled).
+ID_TALLIES = {
+    "location": ("location",),
+    "origin_location": ("origin",),
+    "destination_location": ("destination",),
+    "od": ("origin", "destination"),
+}
+#: The tallies of the trajectories' hashes each ratio reads.
+HASH_TALLIES = {
+    "duplicate_ratio": "trajectory",
+    "memorised": "trajectory",
+    "memorised_near": "near",
+}
+
+
+#: A tally's count columns: ``n`` (rows, each as many times as its resample weight) and
+#: ``drawn`` (distinct rows drawn, whatever their weight).
+COUNTS = ("n", "drawn")
+
+
+def _tally(**keys: np.ndarray) -> pl.DataFrame:
+    """``keys`` -> ``n`` and ``drawn`` (how many rows hold each key)."""
+    n = pl.len().cast(pl.Int64)
+    return pl.DataFrame(keys).group_by(list(keys)).agg(n.alias("n"), n.alias("drawn"))
+
+
+def _add(a: pl.DataFrame | None, b: pl.DataFrame) -> pl.DataFrame:
+    if a is None:
+        return b
+    keys = [c for c in a.columns if c not in COUNTS]
+    return pl.concat([a, b]).group_by(keys).agg(pl.col(*COUNTS).sum())
+
+
+@dataclass
+class GenerationCounts:
+    """One population's counts (module docstring): ``jump`` histogram, ``tallies`` by name
+    (``location``, ``origin``, ``destination``, ``length``, ``trip_length``: column ``value``;
+    ``trajectory``, ``near``: columns ``a``, ``b``), and how many ``trajectories``."""
+
+    jump: np.ndarray | None = None
+    tallies: dict[str, pl.DataFrame] = field(default_factory=dict)
+    trajectories: int = 0
+
+    def merge(self, other: GenerationCounts) -> None:
+        if other.jump is not None:
+            self.jump = other.jump.copy() if self.jump is None else self.jump + other.jump
+        for name, tally in other.tallies.items():
+            self.tallies[name] = _add(self.tallies.get(name), tally)
+        self.trajectories += other.trajectories
+
+    def scaled(self, weight: int) -> GenerationCounts:
+        """These counts as if each trajectory were there ``weight`` times (a bootstrap
+        resample's weight of its uid: ``drawn`` unchanged, so that the copies a resample draws
+        are not duplicates)."""
+        return GenerationCounts(
+            None if self.jump is None else self.jump * weight,
+            {k: t.with_columns(pl.col("n") * weight) for k, t in self.tallies.items()},
+            self.trajectories * weight,
+        )
+
+
+def jump_edges(convention: GenerationConvention) -> np.ndarray:
+    """The jump histogram's edges under the convention's binning."""
+    top, n = convention.jump_max, convention.jump_bins
+    if convention.binning == "arange":
+        return np.arange(0, top, float(top) / n)
+    return np.linspace(0, top, n + 1)
+
+
+def _snapped(v: np.ndarray, tolerance: float) -> np.ndarray:
+    return np.floor(v / tolerance).astype(np.int64)
+
+
+def generation_counts(offsets, x, y, ids, convention, names, links=None) -> GenerationCounts:
+    """The counts ``names`` need (distributions and ratios of :mod:`mobeval.metrics`) of the
+    trajectories ``offsets`` delimits, at coordinates ``x``, ``y`` (float64) of the location
+    ``ids`` (int64, one per point); ``links``: (each point's row in the link table or -1, the
+    table's lengths), which ``trip_length`` needs."""
+    names = set(names)
+    counts = GenerationCounts(trajectories=offsets.size - 1)
+    if "jump" in names:
+        values = jumps(offsets, x, y, convention.float32)
+        keep = convention.binning == "all"
+        counts.jump = bin_counts(values, jump_edges(convention), keep)
+    tallies = counts.tallies
+    first, last = offsets[:-1], offsets[1:] - 1
+    pooled = {t for name in names for t in ID_TALLIES.get(name, ())}
+    for name, at in (("location", slice(None)), ("origin", first), ("destination", last)):
+        if name in pooled:
+            tallies[name] = _tally(value=ids[at])
+    if "length" in names:
+        tallies["length"] = _tally(value=np.diff(offsets))
+    if "trip_length" in names:
+        rows, lengths = links
+        trips = trip_lengths(offsets, rows, lengths, convention.distinct_links)
+        tallies["trip_length"] = _tally(value=trips)
+    hashed = {HASH_TALLIES[name] for name in names if name in HASH_TALLIES}
+    for name in hashed:
+        if name == "trajectory":  # the coordinates' bits (+ 0.0: -0.0 is 0.0)
+            keys = tuple((v + 0.0).view(np.int64) for v in (x, y))
+        else:
+            keys = tuple(_snapped(v, convention.tolerance) for v in (x, y))
+        a, b = trajectory_hashes(offsets, *keys, *SEEDS)
+        tallies[name] = _tally(a=a, b=b)
+    return counts
+
+
+def grid_generation_counts(offsets, x, y, convention, names) -> GenerationCounts | None:
+    """The counts of :func:`generation_counts` that ``names`` asks for (None: none) on the HuMob
+    grid: cell (x, y), 1..200, is location ``(x - 1) * 200 + (y - 1)`` (TrajGDM's ``x * maxi +
+    y`` with maxi 200 on 0-based cells, its jumps the same)."""
+    names = [n for n in names if n in GENERATION_DISTRIBUTIONS + GENERATION_RATIOS]
+    if not names:
+        return None
+    ids = (x.astype(np.int64) - 1) * GRID_SIDE + (y.astype(np.int64) - 1)
+    xf, yf = x.astype(np.float64), y.astype(np.float64)
+    return generation_counts(offsets, xf, yf, ids, convention, names)
+
+
+def _values(counts: GenerationCounts, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """The tallies ``names`` pooled: (values, counts)."""
+    tally = None
+    for name in names:
+        tally = _add(tally, counts.tallies[name])
+    return tally["value"].to_numpy(), tally["n"].to_numpy()
+
+
+def _edges(lo, hi, convention: GenerationConvention, name: str) -> np.ndarray | None:
+    """The bins of an id or length distribution over values lo..hi (None: one per value)."""
+    bins = convention.bins
+    if convention.binning == "arange":
+        return np.arange(lo, hi, float(hi - lo) / bins) if hi > lo else None
+    if convention.binning == "range":
+        return np.linspace(0, convention.locations if name in ID_TALLIES else hi, bins + 1)
+    return np.linspace(lo, hi, bins + 1) if name == "trip_length" else None
+
+
+def compared_histograms(real, generated, convention, name):
+    """(real counts, generated counts, edges or None) of distribution ``name``; None under
+    ``arange`` binning when every value is the same (``np.arange(lo, lo, 0.0)``: no bins, where
+    MobilityGPT raises ZeroDivisionError)."""
+    if name == "jump":
+        return real.jump, generated.jump, jump_edges(convention)
+    tallies = ID_TALLIES.get(name, (name,))
+    (v1, n1), (v2, n2) = _values(real, tallies), _values(generated, tallies)
+    both = np.concatenate([v1, v2])
+    lo, hi = both.min().item(), both.max().item()
+    grid = _edges(lo, hi, convention, name)
+    if grid is None and convention.binning == "arange":
+        return None
+    if grid is None:
+        every = np.union1d(v1, v2)
+        out = []
+        for v, n in ((v1, n1), (v2, n2)):
+            c = np.zeros(every.size, dtype=np.int64)
+            c[np.searchsorted(every, v)] = n
+            out.append(c)
+        return out[0], out[1], None
+    keep = convention.binning == "all"
+    c1, c2 = (weighted_bins(v.astype(np.float64), n, grid, keep) for v, n in ((v1, n1), (v2, n2)))
+    return c1, c2, grid
+
+
+def generation_divergence(real, generated, convention, name, how) -> float:
+    """``how`` (jsd, jsdist, kl, emd) between the real and the generated histograms of
+    ``name``; ``density``: each divided by its bins' widths and its sum first, as
+    ``np.histogram(..., density=True)`` returns it (``n / db / n.sum()``); NaN where
+    :func:`compared_histograms` has no bins."""
+    compared = compared_histograms(real, generated, convention, name)
+    if compared is None:
+        return float("nan")
+    c1, c2, grid = compared
+    if convention.density and grid is not None:
+        db = np.array(np.diff(grid), float)
+        c1, c2 = c1 / db / c1.sum(), c2 / db / c2.sum()
+    return divergence_of(c1, c2, how, convention.scipy, grid)
+
+
+def divergence_of(c1, c2, how, scipy, grid=None, guard=0.0) -> float:
+    """``how`` between two histograms over the bins ``grid`` (None: unit width);
+    ``scipy``: the JS distance by ``scipy.spatial.distance.jensenshannon``."""
+    if how == "jsdist":
+        if scipy:
+            from scipy.spatial.distance import jensenshannon
+
+            return float(jensenshannon(c1, c2))
+        return float(js_distance(c1, c2))
+    if how == "jsd":
+        return float(jsd(c1, c2, guard))
+    if how == "kl":
+        return float(kl(c1, c2, guard))
+    return float(emd(c1, c2, 1.0 if grid is None else grid[1] - grid[0]))
+
+
+def generation_ratio(real, generated, name) -> float:
+    """``duplicate_ratio``, ``memorised`` or ``memorised_near`` (module docstring)."""
+    if not generated.trajectories:
+        return float("nan")
+    mine = generated.tallies[HASH_TALLIES[name]]
+    if name == "duplicate_ratio":
+        copies = mine.filter(pl.col("drawn") >= 2)
+    else:
+        copies = mine.join(real.tallies[HASH_TALLIES[name]].select("a", "b"), on=["a", "b"])
+    return int(copies["n"].sum()) / generated.trajectories
+
+
+def _population(rows, coordinates, convention, names, links=None) -> GenerationCounts:
+    """The counts of trajectories given as sequences of location ids (``coordinates``: ids ->
+    (x, y); ``links``: (ids -> link-table rows, the table's lengths))."""
+    offsets = np.cumsum([0] + [len(r) for r in rows], dtype=np.int64)
+    ids = np.concatenate([np.asarray(r, dtype=np.int64) for r in rows])
+    point_links = None if links is None else (links[0](ids), links[1])
+    return generation_counts(offsets, *coordinates(ids), ids, convention, names, point_links)
+
+
+def trajgdm_metrics(real, generated, maxi: int, num_loc: int) -> dict[str, float]:
+    """TrajGDM's ``Evaluation_metrics(maxi, num_loc).js_traj(real, generated)`` on two 2-D
+    arrays of location ids (one trajectory per row; id ``x * maxi + y``), named as here:
+    ``jump``, ``location``, ``origin_location``, ``destination_location`` (JS distances) and
+    ``duplicate_ratio``."""
+    convention = GenerationConvention(**{**TRAJGDM.__dict__, "locations": num_loc})
+    names = ("jump", "location", "origin_location", "destination_location")
+
+    def cells(ids):  # TrajGDM's distance_array: x = id // maxi, y = id % maxi
+        return (ids // maxi).astype(np.float64), (ids % maxi).astype(np.float64)
+
+    asked = (*names, "duplicate_ratio")
+    folds = [_population(rows, cells, convention, asked) for rows in (real, generated)]
+    out = {n: generation_divergence(*folds, convention, n, "jsdist") for n in names}
+    return out | {"duplicate_ratio": generation_ratio(*folds, "duplicate_ratio")}
+
+
+def mobilitygpt_metrics(test, synthetic, link_ids, link_lengths) -> dict[str, float]:
+    """MobilityGPT's ``js_od``, ``js_link`` and ``js_length`` (``TrajectoryEvaluator``'s
+    ``_calculate_distribution_metrics`` and ``_calculate_trajectory_metrics``) of two lists of
+    link-id trajectories over the link table ``link_ids`` -> ``link_lengths`` (its ``geo_id``
+    and ``length`` columns, in its row order), named ``od``, ``location``, ``trip_length``."""
+    link_ids = np.asarray(link_ids, dtype=np.int64)
+    order = np.argsort(link_ids, kind="stable")
+
+    def rows(ids):
+        if not link_ids.size:
+            return np.full(ids.size, -1, dtype=np.int64)
+        at = np.searchsorted(link_ids, ids, sorter=order).clip(0, link_ids.size - 1)
+        return np.where(link_ids[order[at]] == ids, order[at], -1)
+
+    links = (rows, np.asarray(link_lengths, dtype=np.float64))
+    names = ("od", "location", "trip_length")
+
+    def nowhere(ids):  # no coordinates: none of the three needs them
+        return np.zeros(ids.size), np.zeros(ids.size)
+
+    folds = [_population(t, nowhere, MOBILITYGPT, names, links) for t in (test, synthetic)]
+    return {n: generation_divergence(*folds, MOBILITYGPT, n, "jsdist") for n in names}
