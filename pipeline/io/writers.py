@@ -43,6 +43,7 @@ import contextlib
 import errno
 import fcntl
 import glob
+import io
 import json
 import os
 import posixpath
@@ -57,6 +58,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mobeval.errors import ConfigError, OutputInUse
+from mobeval.io.whole import disk_error, write_whole
 
 if TYPE_CHECKING:
     import polars as pl
@@ -389,30 +391,28 @@ def output_lock(out: str | os.PathLike):
 
 
 def write_parquet(frame: pl.DataFrame, path: Path) -> None:
-    """``frame.write_parquet(path)``; an I/O failure (a full disk, a read-only file system) is an
-    OSError naming the file, as Python's own writes raise it (Polars reports a ComputeError)."""
+    """``frame`` as Parquet, encoded in memory, to ``path`` whole (:func:`write_whole`: an
+    OSError naming the file and the free space, as a failure of Polars' encoder is one too)."""
     import polars as pl  # only a command that writes Parquet loads it
 
+    buffer = io.BytesIO()
     try:
-        frame.write_parquet(path)
+        frame.write_parquet(buffer)
     except pl.exceptions.PolarsError as error:
         found = re.search(r"os error (\d+)", str(error))
         if found is None:
             raise
-        code = int(found.group(1))
-        raise OSError(code, os.strerror(code), str(path)) from None
+        raise disk_error(int(found.group(1)), path) from None
+    write_whole(path, buffer.getbuffer())
 
 
 def write_text_atomic(text: str, path: Path) -> None:
-    """Write ``text`` to ``path``, a file directly in OUT (the manifest), through a temporary file
-    in ``OUT/.staging`` created with the umask-respecting mode of every other output, then
-    renamed into place."""
+    """Write ``text`` to ``path``, a file directly in OUT (the manifest), whole through a new
+    file in ``OUT/.staging`` (the umask-respecting mode of every output), renamed into place."""
     staging = path.parent / STAGING
     staging.mkdir(parents=True, exist_ok=True)
     temporary = staging / f"{path.name}.{secrets.token_hex(4)}.tmp"
-    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    with os.fdopen(handle, "w") as stream:
-        stream.write(text)
+    write_whole(temporary, text.encode(), exclusive=True)
     os.replace(temporary, path)
 
 
@@ -531,7 +531,7 @@ class LocalMoves:
     def write_text(path: str, text: str) -> None:
         """Write a file whole: a temporary file beside it, renamed."""
         temporary = f"{path}.tmp"
-        Path(temporary).write_text(text)
+        write_whole(temporary, text.encode())
         os.replace(temporary, path)
 
     @staticmethod

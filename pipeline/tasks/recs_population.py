@@ -21,6 +21,7 @@ import numpy as np
 import polars as pl
 
 from mobeval.errors import InputError
+from mobeval.io.whole import check_read, write_whole
 from mobeval.io.writers import ScratchFolder
 from mobeval.kernels import catalogue as K
 from mobeval.kernels.auc import collapse_counts, score_keys, twice_u
@@ -554,7 +555,7 @@ class ScoreCounts:
             self.folder = ScratchFolder(tempfile.gettempdir(), "mobeval-auc-")
             weakref.finalize(self, self.folder.close)
         path = self.folder.path / f"run-{len(self.runs)}.bin"
-        np.column_stack([self.keys, self.positives, self.negatives]).tofile(path)
+        write_whole(path, np.column_stack([self.keys, self.positives, self.negatives]))
         self.runs.append((path, len(self.keys)))
         self.keys, self.positives, self.negatives = (self.keys[:0] for _ in range(3))
 
@@ -608,8 +609,10 @@ class ScoreCounts:
 
 
 def _read_run(path: Path, start: int, rows: int) -> np.ndarray:
-    """Rows ``start`` to ``start + rows - 1`` of a run file: (rows x 3) int64."""
+    """Rows ``start`` to ``start + rows - 1`` of a run file: (rows x 3) int64, every one of them
+    (:func:`~mobeval.io.whole.check_read`: a run cut short on disk is an error)."""
     values = np.fromfile(path, dtype=np.int64, count=3 * rows, offset=24 * start)
+    check_read(path, len(values), 3 * rows, "int64 values")
     return values.reshape(-1, 3)
 
 

@@ -1,0 +1,84 @@
+"""Files written whole, and read back whole.
+
+Every byte mobeval writes to a file of its own (OUT's parts and manifest, a commit journal, a
+report and its figures, auc's spilled runs) goes through :func:`write_whole`: ``os.write`` until
+the last byte is taken, then the file's size on disk checked against the bytes given. A write
+that fails or makes no progress (a full disk, a quota, a file size limit) is an OSError naming the
+file, the bytes written of those expected, and, for a full disk, the free space left on the
+file's file system (:func:`disk_error`); the partial file is removed, so no file is ever left cut
+short. (C's buffered ``fwrite``, under ``numpy.tofile``, reports nothing when the closing flush of
+a small file fails: a spilled run was written short without a word.)
+
+What a command writes to read back itself (a spilled run, a hash bucket) is checked against what
+it recorded when it wrote it (:func:`check_read`): a file that comes back shorter is the same
+error, never fewer rows and a wrong value.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+
+#: The errors of a write that found no room: a full disk, a full quota, a file size limit.
+NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def free_space(path: str | os.PathLike) -> str:
+    """``'12.0 KiB free'``: what is left on the file system of ``path``'s folder."""
+    try:
+        free = shutil.disk_usage(os.path.dirname(os.path.abspath(path))).free
+    except OSError:
+        return "free space unknown"
+    size, unit = float(free), "bytes"
+    for larger in ("KiB", "MiB", "GiB", "TiB"):
+        if size < 1024:
+            break
+        size, unit = size / 1024, larger
+    return f"{free} bytes free" if unit == "bytes" else f"{size:.1f} {unit} free"
+
+
+def disk_error(code: int, path: str | os.PathLike, detail: str = "") -> OSError:
+    """The OSError of a write to ``path`` that failed with errno ``code``: its reason, ``detail``
+    (what was written), and for a write that found no room (:data:`NO_ROOM`) the free space."""
+    reason = os.strerror(code) + (f" ({detail})" if detail else "")
+    if code in NO_ROOM:
+        reason += f"; {free_space(path)} on its file system"
+    return OSError(code, reason, str(path))
+
+
+def write_whole(path: str | os.PathLike, data, *, exclusive: bool = False) -> None:
+    """Write ``data`` (bytes, or any buffer) to a new file ``path`` (replacing one there unless
+    ``exclusive``) whole, or raise :func:`disk_error` naming it and remove what was written."""
+    view = memoryview(data).cast("B")
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if exclusive else os.O_TRUNC)
+    handle = os.open(path, flags, 0o666)
+    written = 0
+    try:
+        while written < len(view):
+            taken = os.write(handle, view[written:])
+            if taken <= 0:  # no progress: the room is gone
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            written += taken
+        on_disk = os.fstat(handle).st_size
+        if on_disk != len(view):
+            raise OSError(errno.EIO, f"{on_disk} bytes on disk")
+    except OSError as error:
+        os.close(handle)
+        os.unlink(path)
+        code = error.errno or errno.EIO
+        raise disk_error(code, path, f"{written} of {len(view)} bytes written") from None
+    os.close(handle)
+
+
+def check_read(path: str | os.PathLike, read: int, written: int, what: str = "rows") -> None:
+    """Refuse a file of this command's own (a spilled run, a hash bucket) that comes back with
+    ``read`` ``what`` where ``written`` were written: it was cut short on disk (an OSError, as a
+    failed write is, never fewer rows and a wrong value)."""
+    if read != written:
+        raise OSError(
+            errno.EIO,
+            f"read back {read} {what} where {written} were written: the file was cut short "
+            f"({free_space(path)} on its file system)",
+            str(path),
+        )
