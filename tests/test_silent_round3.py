@@ -60,3 +60,112 @@ def test_runs_whose_unit_keys_differ_in_type_are_refused_not_taken_as_units(seed
     assert main(["compare", str(seeds_out), "--baseline", "gru", "--runs", "mean"]) == 2
     assert f"{run}: column 'sample_id': unit keys of type String" in one_error(capsys)
     assert not (seeds_out / "compare").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# Class 7: every value taken as given or refused
+
+RECS = SAMPLES / "recs"
+
+
+@pytest.mark.parametrize("option", ["train", "catalogue"])
+def test_float_item_ids_of_a_population_input_are_refused_not_cut_to_integers(
+    option, tmp_path, capsys
+):
+    path = tmp_path / f"{option}.parquet"
+    train = pl.read_parquet(RECS / "train.parquet")
+    train.with_columns(pl.col("item_id") + 0.5).write_parquet(path)
+    metric = "avg_popularity@5" if option == "train" else "coverage@5"
+    argv = ["recs", "--ratings", str(RECS / "ratings.parquet"), "--recs", str(RECS / "mf.parquet")]
+    assert main([*argv, f"--{option}", str(path), "--metrics", metric, "--quiet"]) == 2
+    first = train["item_id"][0] + 0.5
+    error = one_error(capsys)
+    assert f"{path}: column 'item_id': ids must be integers or strings, found Float64" in error
+    assert f"(first offending key: {first})" in error
+
+
+def test_text_item_ids_of_the_training_data_are_compared_as_text_never_read_as_numbers(tmp_path):
+    """Ids typed differently in two inputs are compared as text (as the ratings' and the
+    lists' are): the text '0375' is no item 375, so no list item has a popularity."""
+    from mobeval.api import evaluate_recs
+
+    path = tmp_path / "train.parquet"
+    pl.read_parquet(RECS / "train.parquet").with_columns(
+        ("0" + pl.col("item_id").cast(pl.String)).alias("item_id")
+    ).write_parquet(path)
+    result = evaluate_recs(
+        RECS / "ratings.parquet", RECS / "mf.parquet", metrics=["avg_popularity@5"], train=str(path)
+    )
+    assert result.summary.filter(pl.col("metric") == "avg_popularity@5")["value"].item() == 0
+
+
+def test_max_distance_0_is_refused_as_minus_1_is_never_the_default(capsys):
+    humob = SAMPLES / "humob"
+    argv = ["trajectory", "--reference", str(humob / "reference_test.csv.gz")]
+    argv += ["--generated", str(humob / "weekly_repeat.csv.gz"), "--metrics", "distance"]
+    for value in ("0", "-1", "0.0"):
+        assert main([*argv, "--max-distance", value, "--quiet"]) == 2
+        assert one_error(capsys).startswith("mobeval: error: --max-distance: must be a finite")
+
+
+@pytest.mark.parametrize(
+    ("family", "entry", "input_name"),
+    [
+        ("recs", "ratings.rank=position", "ratings"),
+        ("recs", "truth.score=position", "truth"),
+        ("nextloc", "truth.score=position", "truth"),
+        ("logits", "targets.logits=position", "targets"),
+    ],
+)
+def test_a_columns_entry_its_input_cannot_hold_is_refused_not_ignored(
+    family, entry, input_name, tmp_path, capsys
+):
+    """The file has the named column, so nothing else would catch an entry never read."""
+    truth = {
+        "recs": ("--ratings", RECS / "ratings.parquet", "--recs", RECS / "mf.parquet"),
+        "nextloc": (
+            "--truth",
+            SAMPLES / "nextloc/tky/truth.parquet",
+            "--pred",
+            SAMPLES / "nextloc/tky/markov.parquet",
+        ),
+    }.get(family)
+    if truth is None:
+        import numpy as np
+
+        pl.DataFrame({"target": [0, 1], "position": [1, 2]}).write_parquet(tmp_path / "t.parquet")
+        np.save(tmp_path / "l.npy", np.zeros((2, 3), dtype=np.float32))
+        truth = ("--targets", tmp_path / "t.parquet", "--logits", tmp_path / "l.npy")
+    else:
+        flag, path = truth[:2]
+        with_column = tmp_path / path.name
+        pl.read_parquet(path).with_columns(position=pl.lit(1)).write_parquet(with_column)
+        truth = (flag, with_column, *truth[2:])
+    argv = [family, *map(str, truth), "--columns", entry, "--quiet"]
+    assert main(argv) == 2
+    ours = entry.split(".")[1].split("=")[0]
+    assert f"--columns: '{ours}' (in '{entry.split('=')[0]}') is not a column of " in (
+        line := one_error(capsys)
+    )
+    assert f"'s {input_name} input, which holds" in line
+
+
+def test_a_model_whose_distributions_cannot_be_read_is_exit_2_not_left_out_of_the_figure(
+    tmp_path, capsys
+):
+    from tests.test_population import _city
+
+    gen, ref = _city()
+    ref.write_parquet(tmp_path / "ref.parquet")
+    out = tmp_path / "out"
+    for model in ("near", "far"):
+        gen.write_parquet(tmp_path / f"{model}.parquet")
+        argv = ["trajectory", "--reference", str(tmp_path / "ref.parquet"), "--city", "c"]
+        argv += ["--generated", str(tmp_path / f"{model}.parquet"), "--out", str(out)]
+        assert main([*argv, "--metrics", "geobleu,distance", "--quiet"]) == 0
+    (part,) = (out / "distributions/city=c/model=far").glob("*.parquet")
+    part.write_bytes(b"not parquet")
+    capsys.readouterr()
+    assert main(["report", str(out), "--format", "markdown"]) == 2
+    assert f"{part}" in one_error(capsys)
+    assert not (out / "report").exists()

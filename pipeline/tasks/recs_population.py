@@ -36,7 +36,7 @@ from mobeval.metrics.recs_population import (
     PLOT_FAMILIES,
     PopulationMetric,
 )
-from mobeval.tasks.recs_inputs import PopulationInputs, add_counts
+from mobeval.tasks.recs_inputs import PopulationInputs, add_counts, ids_of_one_type
 
 
 @dataclass
@@ -147,7 +147,7 @@ class PopulationCounts:
         per_user = [m for m in self.inputs.metrics if m.family in PER_USER_FAMILIES]
         if not per_user:
             return {}
-        pop = self.inputs.popularity
+        lists, pop = ids_of_one_type(lists, self.inputs.popularity)
         lists = lists.with_columns(
             pl.col("item_id")
             .replace_strict(pop["item_id"], pop["popularity"], default=0, return_dtype=pl.Int64)
@@ -192,7 +192,8 @@ class PopulationCounts:
         grouped = [m for m in self.inputs.metrics if m.family in GROUP_FAMILIES]
         if not grouped:
             return {}
-        shares, profiles = self.inputs.item_share, self.inputs.profiles
+        lists, shares = ids_of_one_type(lists, self.inputs.item_share)
+        profiles = self.inputs.profiles
         lists = lists.with_columns(
             pl.col("item_id")
             .replace_strict(shares["item_id"], shares["rows"], default=0)
@@ -346,9 +347,7 @@ class PopulationCounts:
         counts = self.counts.get(
             metric.k, pl.DataFrame(schema={"item_id": item, "count": pl.Int64})
         )
-        if counts.schema["item_id"] != item:
-            shares = shares.with_columns(pl.col("item_id").cast(pl.String))
-            counts = counts.with_columns(pl.col("item_id").cast(pl.String))
+        shares, counts = ids_of_one_type(shares, counts)
         table = shares.join(counts, on="item_id", how="left").select(
             pl.lit(metric.name).alias("metric"),
             "item_id",
