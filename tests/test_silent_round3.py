@@ -169,3 +169,15 @@ def test_a_model_whose_distributions_cannot_be_read_is_exit_2_not_left_out_of_th
     assert main(["report", str(out), "--format", "markdown"]) == 2
     assert f"{part}" in one_error(capsys)
     assert not (out / "report").exists()
+
+
+@pytest.mark.parametrize("name", ["city", "model"])
+def test_an_empty_name_given_to_the_api_is_refused_not_read_as_the_default(name, tmp_path):
+    from mobeval.api import evaluate_nextloc
+    from mobeval.errors import ConfigError
+
+    tky = SAMPLES / "nextloc/tky"
+    out = tmp_path / "out"
+    with pytest.raises(ConfigError, match=f"^{name}: '' is not a plain name"):
+        evaluate_nextloc(tky / "truth.parquet", tky / "markov.parquet", out=out, **{name: ""})
+    assert not out.exists()
