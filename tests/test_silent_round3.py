@@ -181,3 +181,38 @@ def test_an_empty_name_given_to_the_api_is_refused_not_read_as_the_default(name,
     with pytest.raises(ConfigError, match=f"^{name}: '' is not a plain name"):
         evaluate_nextloc(tky / "truth.parquet", tky / "markov.parquet", out=out, **{name: ""})
     assert not out.exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# Class 10: user and I/O errors are one line and exit 2, never a traceback or exit 3
+
+
+@pytest.mark.parametrize("first, second", [("--run=s1", None), (None, "--run=s1")])
+def test_a_refused_mix_of_runs_and_a_plain_result_prints_one_line(first, second, tmp_path):
+    """The lock taken before the refusal is let go at once: nothing left for the garbage
+    collector to close after the lock's owner has gone ('Exception ignored ... KeyError')."""
+    import subprocess
+    import sys
+
+    tky = SAMPLES / "nextloc/tky"
+    argv = [sys.executable, "-m", "mobeval", "nextloc", "--truth", str(tky / "truth.parquet")]
+    argv += ["--pred", str(tky / "markov.parquet"), "--k", "1", "--out", str(tmp_path / "out")]
+    argv += ["--model", "m", "--quiet"]
+    done = subprocess.run([*argv, *filter(None, [first])], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run([*argv, *filter(None, [second])], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.startswith("mobeval: error: ") and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_report_on_a_long_tail_part_without_its_count_is_exit_2_naming_it(tmp_path, capsys):
+    out = tmp_path / "out"
+    argv = ["recs", "--ratings", str(RECS / "ratings.parquet"), "--recs", str(RECS / "mf.parquet")]
+    argv += ["--metrics", "ndcg@5,long_tail@5", "--out", str(out), "--quiet"]
+    assert main(argv) == 0
+    (part,) = (out / "long_tail/city=recs/model=mf").glob("*.parquet")
+    pl.read_parquet(part).drop("count").write_parquet(part)
+    capsys.readouterr()
+    assert main(["report", str(out), "--format", "markdown"]) == 2
+    assert f"{part}: column 'count': column missing from this output file" in one_error(capsys)
+    assert not (out / "report").exists()

@@ -302,13 +302,25 @@ def _distributions(plt, source: OutputFolder, city: City) -> Figure | None:
     return _figure(plt, figure, f"{city.name}-distributions.png", caption)
 
 
+#: The columns the figures read of each section: a part without one is an InputError naming it
+#: and the column (exit 2), never a crash while drawing.
+PLOTTED_COLUMNS = {
+    "distributions": (
+        "distribution", "bin", "left", "real_count", "real_probability", "generated_probability"
+    ),
+    "long_tail": ("metric", "side", "position", "count"),
+    "popularity_correlation": ("metric", "popularity", "recommended"),
+}  # fmt: skip
+
+
 def _model_sections(source: OutputFolder, city: City, section: str) -> dict[str, pl.DataFrame]:
-    """Each model's ``section`` (its first run's), for the models that have it."""
+    """Each model's ``section`` (its first run's; the columns the figure reads), for the models
+    scored with it."""
     tables = {}
     for model in city.models:
         files = _section_files(source, source.models(city.name)[model][0], section)
         if files is not None:
-            tables[model] = read_section(files)
+            tables[model] = read_section(files, list(PLOTTED_COLUMNS[section]))
     return tables
 
 
