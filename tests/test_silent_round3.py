@@ -216,3 +216,89 @@ def test_report_on_a_long_tail_part_without_its_count_is_exit_2_naming_it(tmp_pa
     assert main(["report", str(out), "--format", "markdown"]) == 2
     assert f"{part}: column 'count': column missing from this output file" in one_error(capsys)
     assert not (out / "report").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# Class 11: the behaviour the docs describe
+
+
+def _with_nan_units(out: Path, model: str, samples: range) -> None:
+    """``model``'s mrr of ``samples`` made NaN (no value), its summary the mean over the rest."""
+    folder = out / "per_unit/city=tky" / f"model={model}"
+    rewrite_per_unit(
+        folder,
+        lambda rows: rows.with_columns(
+            pl.when(pl.col("sample_id").is_in(list(samples)))
+            .then(float("nan"))
+            .otherwise(pl.col("mrr"))
+            .alias("mrr")
+        ),
+    )
+    values = [v for v in pl.read_parquet(folder)["mrr"] if v == v]
+    (summary,) = (out / "summary/city=tky" / f"model={model}").glob("*.parquet")
+    pl.read_parquet(summary).with_columns(
+        pl.when(pl.col("metric") == "mrr")
+        .then(sum(values) / len(values))
+        .otherwise(pl.col("value"))
+        .alias("value"),
+        pl.when(pl.col("metric") == "mrr").then(len(values)).otherwise(pl.col("n")).alias("n"),
+    ).write_parquet(summary)
+
+
+def test_units_nan_on_one_side_are_left_out_of_both_and_said(tmp_path, nextloc_sample_out):
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(nextloc_sample_out, out)
+    _with_nan_units(out, "markov", range(5))
+    _with_nan_units(out, "popularity", range(3, 10))
+    notes = []
+    row = compare(out, city="tky", metrics=["mrr"], log=notes.append).row(0, named=True)
+    kept = {}
+    for model in ("markov", "popularity"):
+        rows = pl.read_parquet(out / "per_unit/city=tky" / f"model={model}")
+        kept[model] = dict(zip(rows["sample_id"], rows["mrr"], strict=True))
+    both = [s for s in kept["markov"] if kept["markov"][s] == kept["markov"][s]]
+    both = [s for s in both if kept["popularity"][s] == kept["popularity"][s]]
+    assert row["n"] == len(both) == 3000 - 10
+    mean = sum(kept["markov"][s] for s in both) / len(both)
+    assert row["mean_baseline"] == pytest.approx(mean, rel=1e-12)
+    assert any(
+        "left out of both sides: mrr, markov vs popularity: 3 only in markov, 5 only in "
+        "popularity (2990 paired)" in note
+        for note in notes
+    ), notes
+
+
+def test_a_markdown_title_holding_html_or_markdown_is_written_as_text(tmp_path, nextloc_sample_out):
+    import html
+    import re
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(nextloc_sample_out, out)
+    title = "<script>alert(1)</script> *a* [b](c) d_e & #1"
+    argv = ["report", str(out), "--format", "markdown", "--no-plots", "--title", title]
+    assert main(argv) == 0
+    heading = (out / "report/report.md").read_text().splitlines()[0]
+    assert "<" not in heading and ">" not in heading
+    # read back as a Markdown viewer does: a backslash before punctuation, then the entities
+    text = html.unescape(re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", heading.removeprefix("# ")))
+    assert text == title
+    for markup in ("*a*", "[b]", "d_e"):
+        assert markup not in heading
+
+
+def test_a_boolean_resamples_is_refused_without_a_hint_about_class_ids():
+    from mobeval.api import evaluate_recs
+    from mobeval.errors import OptionError
+
+    with pytest.raises(OptionError) as refused:
+        evaluate_recs(
+            RECS / "ratings.parquet",
+            RECS / "mf.parquet",
+            metrics=["gini@5"],
+            catalogue=str(RECS / "catalogue.parquet"),
+            population_resamples=True,
+        )
+    assert str(refused.value) == "population_resamples=True: expected an integer, got bool True"
