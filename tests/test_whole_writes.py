@@ -195,3 +195,62 @@ def test_every_writer_on_a_full_disk_is_exit_2_naming_the_file_and_out_unchanged
     assert hit, f"{writer}: no write to a file named {name}"
     disk_full_line(capsys, name)
     assert snapshot(out) == before
+
+
+#: Runs the CLI (argv[3:]) under a file size limit of argv[1] bytes (a write past it ends short,
+#: then fails with EFBIG: a real short write), with AUC_TABLE_ROWS set to argv[2].
+LIMITED = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]), int(sys.argv[1])))
+from mobeval.tasks import recs_population
+recs_population.AUC_TABLE_ROWS = int(sys.argv[2])
+from mobeval.cli import main
+sys.exit(main(sys.argv[3:]))
+"""
+
+
+@pytest.mark.parametrize("scratch_file", ["run-*.bin", "bucket-*.arrows"])
+def test_a_scratch_file_past_a_real_file_size_limit_is_exit_2_naming_it(scratch_file, tmp_path):
+    """A real short write (RLIMIT_FSIZE): auc's spilled run (numpy wrote it short without a word
+    when the closing flush failed) and a hash bucket (Arrow's error named no file). The command
+    prints only (no OUT): its only files are the scratch ones."""
+    import subprocess
+    import sys
+
+    (tmp_path / "tmp").mkdir()
+    if scratch_file == "run-*.bin":
+        argv = ["recs", *RECS, "--metrics", "auc", "--quiet"]
+    else:
+        pred = tmp_path / "pred.parquet"
+        pl.read_parquet(TKY / "markov.parquet").reverse().write_parquet(pred)
+        argv = ["nextloc", "--truth", str(TKY / "truth.parquet"), "--pred", str(pred)]
+        argv += ["--k", "1", "--chunk-rows", "1000", "--quiet"]
+    done = subprocess.run(
+        [sys.executable, "-c", LIMITED, "3000", "7", *argv],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmp_path / "tmp")},
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    error = done.stderr
+    assert error.startswith("mobeval: error: ") and error.count("\n") == 1, error
+    path = error.removeprefix("mobeval: error: ").split(": ")[0]
+    assert fnmatch.fnmatch(os.path.basename(path), scratch_file), error
+    assert "File too large" in error and "free on its file system" in error, error
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_compare_runs_scratch_table_on_a_full_disk_is_exit_2_naming_it(
+    tmp_path, scratch, monkeypatch, capsys
+):
+    """``compare --runs mean`` writes each model's per-unit means to a scratch folder."""
+    from mobeval.jobs import load_job, run_job
+    from tests.test_runs import write_job
+
+    run_job(load_job(write_job(tmp_path)), log=lambda _: None)
+    hit = nearly_full_disk(monkeypatch, scratch, "*.parquet")
+    assert main(["compare", str(tmp_path / "out"), "--baseline", "gru"]) == 2
+    assert hit
+    disk_full_line(capsys, "gru.parquet")
+    assert not (tmp_path / "out" / "compare").exists()

@@ -14,6 +14,7 @@ Three ways, chosen by the engine (:mod:`mobeval.engines.local`):
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +25,7 @@ import pyarrow as pa
 
 from mobeval.errors import InputError
 from mobeval.io.arrays import kernel_array
-from mobeval.io.whole import check_read
+from mobeval.io.whole import check_read, library_error
 from mobeval.kernels.buckets import bucket_order, key_buckets, radix_order
 from mobeval.kernels.cuts import last_unit_start
 from mobeval.kernels.keys import key_order as integer_key_order
@@ -248,6 +249,7 @@ def write_buckets(
     directory.mkdir(parents=True, exist_ok=True)
     writers: dict[int, pa.ipc.RecordBatchStreamWriter] = {}
     buckets: dict[int, tuple[Path, int]] = {}
+    path = directory
     try:
         for batch in batches:
             if batch.height == 0:
@@ -256,16 +258,20 @@ def write_buckets(
             table = batch[order].to_arrow()
             for bucket in np.flatnonzero(np.diff(bounds)).tolist():
                 start, end = int(bounds[bucket]), int(bounds[bucket + 1])
+                path, rows = buckets.get(bucket, (directory / f"bucket-{bucket:05d}.arrows", 0))
                 if bucket not in writers:
-                    path = directory / f"bucket-{bucket:05d}.arrows"
                     writers[bucket] = pa.ipc.new_stream(path, table.schema)
-                    buckets[bucket] = (path, 0)
                 writers[bucket].write_table(table.slice(start, end - start))
-                path, rows = buckets[bucket]
                 buckets[bucket] = (path, rows + end - start)
+        for bucket, writer in writers.items():
+            path = buckets[bucket][0]
+            writer.close()
+    except OSError as error:  # Arrow's names no file: a full disk names the bucket's
+        raise (library_error(error, path) or error) from None
     finally:
         for writer in writers.values():
-            writer.close()
+            with contextlib.suppress(OSError):  # closed above, or failed already
+                writer.close()
     return [buckets.get(b) for b in range(n_buckets)]
 
 

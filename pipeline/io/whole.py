@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import shutil
 
 #: The errors of a write that found no room: a full disk, a full quota, a file size limit.
@@ -45,6 +46,18 @@ def disk_error(code: int, path: str | os.PathLike, detail: str = "") -> OSError:
     if code in NO_ROOM:
         reason += f"; {free_space(path)} on its file system"
     return OSError(code, reason, str(path))
+
+
+def library_error(error: BaseException, path: str | os.PathLike) -> OSError | None:
+    """:func:`disk_error` naming ``path`` for a library's failed write, whose message holds the
+    errno (Polars' ``os error 28``, Arrow's ``[errno 28]``) but no file; None without one."""
+    code = getattr(error, "errno", None)
+    if code is None:
+        found = re.search(r"(?:os error|errno) (\d+)", str(error), re.IGNORECASE)
+        if found is None:
+            return None
+        code = int(found.group(1))
+    return disk_error(code, path)
 
 
 def write_whole(path: str | os.PathLike, data, *, exclusive: bool = False) -> None:

@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mobeval.errors import ConfigError, OutputInUse
-from mobeval.io.whole import disk_error, write_whole
+from mobeval.io.whole import library_error, write_whole
 
 if TYPE_CHECKING:
     import polars as pl
@@ -399,10 +399,7 @@ def write_parquet(frame: pl.DataFrame, path: Path) -> None:
     try:
         frame.write_parquet(buffer)
     except pl.exceptions.PolarsError as error:
-        found = re.search(r"os error (\d+)", str(error))
-        if found is None:
-            raise
-        raise disk_error(int(found.group(1)), path) from None
+        raise (library_error(error, path) or error) from None
     write_whole(path, buffer.getbuffer())
 
 
