@@ -254,3 +254,39 @@ def test_compare_runs_scratch_table_on_a_full_disk_is_exit_2_naming_it(
     assert hit
     disk_full_line(capsys, "gru.parquet")
     assert not (tmp_path / "out" / "compare").exists()
+
+
+SPOOL = """
+import resource, sys
+import polars as pl
+import pyarrow as pa
+from mobeval.api import evaluate_nextloc
+truth = pl.read_parquet(sys.argv[1])
+pred = pl.read_parquet(sys.argv[2]).to_arrow()
+reader = pa.RecordBatchReader.from_batches(pred.schema, pred.to_batches(max_chunksize=1000))
+resource.setrlimit(resource.RLIMIT_FSIZE, (3000, 3000))
+try:
+    evaluate_nextloc(truth, reader, k=[1])
+except OSError as error:
+    print(type(error).__name__, error.filename, error.strerror)
+"""
+
+
+def test_an_arrow_stream_spooled_past_a_file_size_limit_is_an_os_error_naming_the_spool(tmp_path):
+    """A one-pass stream is spooled to a scratch Parquet file: its failed write is the disk's
+    (an OSError naming the file and the free space), not 'could not read the Arrow stream'."""
+    import subprocess
+    import sys
+
+    (tmp_path / "tmp").mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", SPOOL, str(TKY / "truth.parquet"), str(TKY / "markov.parquet")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmp_path / "tmp")},
+    )
+    assert done.returncode == 0, done.stderr
+    kind, path, reason = done.stdout.split(" ", 2)
+    assert kind == "OSError" and fnmatch.fnmatch(path, f"{tmp_path}/tmp/mobeval-stream-*/*")
+    assert reason.startswith("File too large") and "free on its file system" in reason
+    assert list((tmp_path / "tmp").iterdir()) == []
