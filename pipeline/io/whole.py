@@ -7,7 +7,9 @@ that fails or makes no progress (a full disk, a quota, a file size limit) is an 
 file, the bytes written of those expected, and, for a full disk, the free space left on the
 file's file system (:func:`disk_error`); the partial file is removed, so no file is ever left cut
 short. (C's buffered ``fwrite``, under ``numpy.tofile``, reports nothing when the closing flush of
-a small file fails: a spilled run was written short without a word.)
+a small file fails: a spilled run was written short without a word.) The files Arrow writes as
+it streams (hash buckets, a spooled Arrow stream) fail with :func:`library_error`, which names
+the file Arrow's message does not.
 
 What a command writes to read back itself (a spilled run, a hash bucket) is checked against what
 it recorded when it wrote it (:func:`check_read`): a file that comes back shorter is the same
@@ -16,6 +18,7 @@ error, never fewer rows and a wrong value.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -78,7 +81,8 @@ def write_whole(path: str | os.PathLike, data, *, exclusive: bool = False) -> No
             raise OSError(errno.EIO, f"{on_disk} bytes on disk")
     except OSError as error:
         os.close(handle)
-        os.unlink(path)
+        with contextlib.suppress(OSError):  # gone already: nothing cut short is left
+            os.unlink(path)
         code = error.errno or errno.EIO
         raise disk_error(code, path, f"{written} of {len(view)} bytes written") from None
     os.close(handle)
