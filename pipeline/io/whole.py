@@ -1,8 +1,8 @@
 """Files written whole, and read back whole.
 
 Every byte mobeval writes to a file of its own (OUT's parts and manifest, a commit journal, a
-report and its figures, auc's spilled runs) goes through :func:`write_whole`: ``os.write`` until
-the last byte is taken, then the file's size on disk checked against the bytes given. A write
+report and its figures, auc's spilled runs) goes through :class:`WholeFile`: ``os.write`` until
+the last byte is taken, then the file's size on disk checked against the bytes written. A write
 that fails or makes no progress (a full disk, a quota, a file size limit) is an OSError naming the
 file, the bytes written of those expected, and, for a full disk, the free space left on the
 file's file system (:func:`disk_error`); the partial file is removed, so no file is ever left cut
@@ -63,29 +63,72 @@ def library_error(error: BaseException, path: str | os.PathLike) -> OSError | No
     return disk_error(code, path)
 
 
-def write_whole(path: str | os.PathLike, data, *, exclusive: bool = False) -> None:
-    """Write ``data`` (bytes, or any buffer) to a new file ``path`` (replacing one there unless
-    ``exclusive``) whole, or raise :func:`disk_error` naming it and remove what was written."""
-    view = memoryview(data).cast("B")
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if exclusive else os.O_TRUNC)
-    handle = os.open(path, flags, 0o666)
-    written = 0
-    try:
-        while written < len(view):
-            taken = os.write(handle, view[written:])
-            if taken <= 0:  # no progress: the room is gone
-                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-            written += taken
-        on_disk = os.fstat(handle).st_size
-        if on_disk != len(view):
-            raise OSError(errno.EIO, f"{on_disk} bytes on disk")
-    except OSError as error:
-        os.close(handle)
+class WholeFile:
+    """A new file ``path`` (replacing one there unless ``exclusive``) as a binary stream that a
+    writer (Polars' ``write_parquet``) fills chunk by chunk: each :meth:`write` taken to its last
+    byte (``os.write`` until none is left), the size on disk checked against the bytes written
+    when the ``with`` block ends. A failure is :func:`disk_error` naming the file and the bytes
+    written (again from :meth:`error`, for a writer that wraps it in its own error), and the
+    partial file is removed; so is the file of a block that fails."""
+
+    def __init__(self, path: str | os.PathLike, *, exclusive: bool = False) -> None:
+        flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if exclusive else os.O_TRUNC)
+        self.path, self.written, self._failed = path, 0, None
+        self._handle = os.open(path, flags, 0o666)
+
+    def write(self, data) -> int:
+        view = memoryview(data).cast("B")
+        taken = 0
+        try:
+            while taken < len(view):
+                step = os.write(self._handle, view[taken:])
+                if step <= 0:  # no progress: the room is gone
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                taken += step
+        except OSError as error:
+            self.written += taken
+            self._fail(error, f"{self.written} bytes written, {len(view) - taken} more to write")
+        self.written += taken
+        return taken
+
+    def flush(self) -> None:
+        """Nothing is held here: every byte went to the file in :meth:`write`."""
+
+    def __enter__(self) -> WholeFile:
+        return self
+
+    def __exit__(self, kind, error, traceback) -> None:
+        if self._handle is None:
+            return
+        if kind is not None:
+            self._discard()
+            return
+        on_disk = os.fstat(self._handle).st_size
+        if on_disk != self.written:
+            self._fail(OSError(errno.EIO), f"{on_disk} bytes on disk of {self.written} written")
+        os.close(self._handle)
+        self._handle = None
+
+    def _discard(self) -> None:
+        os.close(self._handle)
+        self._handle = None
         with contextlib.suppress(OSError):  # gone already: nothing cut short is left
-            os.unlink(path)
-        code = error.errno or errno.EIO
-        raise disk_error(code, path, f"{written} of {len(view)} bytes written") from None
-    os.close(handle)
+            os.unlink(self.path)
+
+    def error(self) -> OSError | None:
+        """The failure's :func:`disk_error` (a new one: no traceback ties it to this file)."""
+        return None if self._failed is None else disk_error(*self._failed)
+
+    def _fail(self, error: OSError, detail: str) -> None:
+        self._discard()
+        self._failed = (error.errno or errno.EIO, self.path, detail)
+        raise self.error() from None
+
+
+def write_whole(path: str | os.PathLike, data, *, exclusive: bool = False) -> None:
+    """Write ``data`` (bytes, or any buffer) to a new file ``path`` whole (:class:`WholeFile`)."""
+    with WholeFile(path, exclusive=exclusive) as file:
+        file.write(data)
 
 
 def check_read(path: str | os.PathLike, read: int, written: int, what: str = "rows") -> None:

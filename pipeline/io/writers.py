@@ -43,7 +43,6 @@ import contextlib
 import errno
 import fcntl
 import glob
-import io
 import json
 import os
 import posixpath
@@ -58,7 +57,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mobeval.errors import ConfigError, OutputInUse
-from mobeval.io.whole import library_error, write_whole
+from mobeval.io.whole import WholeFile, library_error, write_whole
 
 if TYPE_CHECKING:
     import polars as pl
@@ -391,16 +390,15 @@ def output_lock(out: str | os.PathLike):
 
 
 def write_parquet(frame: pl.DataFrame, path: Path) -> None:
-    """``frame`` as Parquet, encoded in memory, to ``path`` whole (:func:`write_whole`: an
-    OSError naming the file and the free space, as a failure of Polars' encoder is one too)."""
+    """``frame`` as Parquet to ``path``, streamed into a :class:`WholeFile` (written whole or an
+    OSError naming the file and the free space, as a failure of Polars' own is one too)."""
     import polars as pl  # only a command that writes Parquet loads it
 
-    buffer = io.BytesIO()
-    try:
-        frame.write_parquet(buffer)
-    except pl.exceptions.PolarsError as error:
-        raise (library_error(error, path) or error) from None
-    write_whole(path, buffer.getbuffer())
+    with WholeFile(path) as file:
+        try:
+            frame.write_parquet(file)
+        except pl.exceptions.PolarsError as error:
+            raise (file.error() or library_error(error, path) or error) from None
 
 
 def write_text_atomic(text: str, path: Path) -> None:
