@@ -40,7 +40,7 @@ from mobeval.families import FAMILIES, RECS, resolved_options, with_options
 from mobeval.io.columns import check_used, missing_column, their_names
 from mobeval.io.outputs import read_manifest, read_summary
 from mobeval.io.remote import url_timeout
-from mobeval.io.writers import check_inputs_apart, partition_path, result_name
+from mobeval.io.writers import check_inputs_apart, check_name, partition_path, result_name
 from mobeval.metrics.nextloc import INPUT_ORDER_TIES
 from mobeval.metrics.recs import parse_recs_metrics
 from mobeval.metrics.recs_population import (
@@ -205,6 +205,9 @@ def _evaluation(family: str, build: Callable) -> Callable[..., Evaluation]:
         definition = FAMILIES[family]
         files = [values.get(name) for name in definition.file_options]
         check_inputs_apart(given["out"], [given[i.name] for i in inputs_named] + files)
+        for name in ("city", "model", "run"):  # taken as given: '' is refused, never the default
+            if given[name] is not None:
+                check_name(given[name], name)
         where = {name: given[name] for name in _WHERE}
         where |= {"counts": definition.counts, "units": definition.units}
         with url_timeout(given["url_timeout"]):

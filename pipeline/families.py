@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from mobeval.errors import OptionError
@@ -58,8 +58,8 @@ class Family:
     preset_help: dict[str, str] = field(default_factory=dict)
     #: the summary rows that count things (samples, users...): integers, not rates
     counts: tuple[str, ...] = ()
-    #: our names of the inputs' columns, which the ``columns`` option maps (with the key's)
-    column_names: tuple[str, ...] = ()
+    #: our names of each input's columns (``truth``, ``pred``): what ``columns`` maps (and keys)
+    column_names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: the count row of the units scored where a scored unit's metric may be undefined (a user
     #: without a relevant item); None where every metric's ``n`` counts the units scored
     units: str | None = None
@@ -78,7 +78,7 @@ class Family:
         names, the key's included (:func:`mobeval.io.columns.column_map`), split per input."""
         key = values.get("key") or ()
         key = (key,) if isinstance(key, str) else tuple(key)
-        names = (*self.column_names, *(k for k in key if k not in self.column_names))
+        names = {r: tuple(dict.fromkeys((*ours, *key))) for r, ours in self.column_names.items()}
         return column_map(values.get("columns"), inputs=self.inputs, names=names, title=self.title)
 
     def option(self, name: str) -> Option:
@@ -339,7 +339,7 @@ NEXTLOC = Family(
         "ranx": "ranx 0.3.21: Numba's sort on ties, mean F1, repeats dropped",
     },
     ("samples", "samples_without_predictions", "predictions_without_truth_dropped"),
-    _nextloc.CANONICAL,
+    _nextloc.INPUT_COLUMNS,
 )
 
 
@@ -453,7 +453,7 @@ TRAJECTORY = Family(
     _trajectory_convention,
     _trajectory.PRESET_NOTES,
     ("uids", "uid_days", "steps", "uids_skipped", "rows_out_of_grid", *_trajectory.REAL_COUNTS),
-    _trajectory.COLUMNS,
+    {"truth": _trajectory.COLUMNS, "pred": _trajectory.COLUMNS},
     units="uids",
 )
 
@@ -582,7 +582,7 @@ RECS = Family(
         "ranx": "ranx 0.3.21: relevant >= 1, ties as its Numba sort, a list read as a dict",
     },
     ("users",),
-    _recs.COLUMNS,
+    _recs.INPUT_COLUMNS,
     units="users",
 )
 
@@ -650,7 +650,7 @@ LOGITS = Family(
         "sklearn": "scikit-learn's tie rule per metric (top_k_accuracy_score, ndcg_score...)",
     },
     (),
-    ("logits", TARGETS_COLUMN),
+    {"truth": (TARGETS_COLUMN,), "pred": ("logits", TARGETS_COLUMN)},  # theirs: a column
 )
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (NEXTLOC, TRAJECTORY, RECS, LOGITS)}

@@ -155,7 +155,7 @@ def _integer(option: str, value: object, *, optional: bool = False) -> None:
     if optional and value is None:
         return
     if not (_is_int(value) and -(2**63) <= value < 2**63):
-        raise _fail(option, value, "an integer (a class id, e.g. 0 or -100) or None")
+        raise _fail(option, value, "an integer" + (" or None" if optional else ""))
 
 
 def _threshold(option: str, value: object) -> None:

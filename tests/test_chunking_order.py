@@ -31,11 +31,11 @@ def test_a_bucket_comes_back_sorted_with_each_units_rows_in_input_order(tmp_path
         pl.DataFrame({"uid": np.repeat(part, 3), "row": np.arange(len(part) * 3) + 10_000 * i})
         for i, part in enumerate(np.array_split(np.concatenate([units, units[:50]]), 7))
     ]
-    paths = write_buckets(iter(batches), ["uid"], 4, tmp_path)
+    buckets = write_buckets(iter(batches), ["uid"], 4, tmp_path)
     whole = pl.concat(batches)
     seen = 0
-    for path in paths:
-        bucket = read_bucket(path, ["uid"])
+    for written in buckets:
+        bucket = read_bucket(written, ["uid"])
         expected = whole.filter(pl.col("uid").is_in(bucket["uid"].unique().implode()))
         assert bucket.equals(expected.sort("uid", maintain_order=True))
         seen += bucket.height

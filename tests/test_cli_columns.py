@@ -224,7 +224,7 @@ def test_a_job_file_spells_the_mapping_as_tables(tmp_path):
             "nextloc",
             "truth.loc=poi",
             "'loc' (in 'truth.loc') is not a column of next-location "
-            "scoring: ours are location, score, rank, locations, scores, sample_id",
+            "scoring's truth input, which holds location, sample_id",
         ),
         ("recs", "user=userId", "ours are user_id, item_id, rating, rank, score"),
         (
@@ -326,8 +326,8 @@ def test_help_names_each_input_s_prefixes(capsys, family):
     words = text[start : text.index(" --", start + 20)]
     for names in FAMILIES[family].inputs.values():
         assert " or ".join(f"{name}." for name in names) in words, words
-    for ours in FAMILIES[family].column_names:
-        assert ours in words
+    for names in FAMILIES[family].column_names.values():
+        assert all(ours in words for ours in names)
 
 
 @pytest.mark.parametrize(

@@ -1027,13 +1027,9 @@ def test_a_lock_whose_pid_cannot_be_written_is_removed(tmp_path, monkeypatch, ca
 def test_a_report_that_cannot_be_written_leaves_no_folder_and_nothing_half_written(
     scored_out, monkeypatch, capsys, inside
 ):
-    real_write_text = Path.write_text
+    from tests.test_whole_writes import nearly_full_disk  # the report: a short write, ENOSPC
 
-    def full(self, text, *args, **kwargs):
-        real_write_text(self, text[: len(text) // 2], *args, **kwargs)
-        raise OSError(28, os.strerror(28), str(self))
-
-    monkeypatch.setattr(Path, "write_text", full)
+    nearly_full_disk(monkeypatch, scored_out.parent, "*.md")
     root = scored_out if inside else scored_out.parent / "elsewhere"
     before = snapshot(scored_out.parent)
     output = ["--output", str(root / "reports" / "r.md")]

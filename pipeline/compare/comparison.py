@@ -430,7 +430,7 @@ def _compare_in(
         mode,
         units,
     ) in prepared:
-        rows, slow = {}, {}
+        rows, slow, one_sided = {}, {}, []
         at_once = max(1, min(METRICS_AT_ONCE, COLUMNS_BUDGET // (8 * units * len(sides) or 1)))
         for first in range(0, len(wanted), at_once):
             group = wanted[first : first + at_once]
@@ -482,14 +482,12 @@ def _compare_in(
                         paired[metric] = (None, va, vb, summary)
                         continue
                     nan_a, nan_b = np.isnan(va), np.isnan(vb)
-                    if (nan_a != nan_b).any() and not intersect:
-                        raise InputError(
-                            f"city={name}: {metric} has no value (NaN, left out of the mean) "
-                            f"for {int((nan_a & ~nan_b).sum())} {unit_name}s only in {a} and "
-                            f"{int((nan_b & ~nan_a).sum())} only in {b}; --intersect compares "
-                            f"the {int((~nan_a & ~nan_b).sum())} with both"
+                    keep = ~(nan_a | nan_b)  # a unit NaN on either side: out of both, said
+                    if (nan_a != nan_b).any():
+                        one_sided.append(
+                            f"{metric}, {a} vs {b}: {int((nan_a & ~nan_b).sum())} only in {a}, "
+                            f"{int((nan_b & ~nan_a).sum())} only in {b} ({int(keep.sum())} paired)"
                         )
-                    keep = ~(nan_a | nan_b)
                     whole_pair = bool(keep.all())
                     va, vb = (va, vb) if whole_pair else (va[keep], vb[keep])
                     paired[metric] = (keep, va, vb, _pair_summary(va, vb))
@@ -531,6 +529,9 @@ def _compare_in(
             # this group's columns (and the pairs' views of them) freed before the next
             # group's are read: one group's columns held, not two
             del values, paired, va, vb, scratch
+        if one_sided:
+            _note(log, f"note: city={name}: {unit_name}s without a value (NaN) on one side only, "
+                  f"left out of both sides: {'; '.join(one_sided)}")  # fmt: skip
         if slow:
             _note(log, _integration_note(name, slow))
         ordered = [rows[(metric, a, b)] for metric in wanted for a, b in chosen]

@@ -31,10 +31,10 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from mobeval.compare.pairing import Side, load_side, read_column, unit_keys
+from mobeval.compare.pairing import Side, check_key_columns, load_side, read_column, unit_keys
 from mobeval.compare.results import COUNT_ROWS, OutputFolder, Result
-from mobeval.errors import ConfigError
-from mobeval.io.outputs import read_section
+from mobeval.errors import ConfigError, InputError
+from mobeval.io.outputs import read_section, section_schema
 from mobeval.io.writers import result_name, write_parquet
 
 #: What the tests of a city whose models have runs pair (compare's ``runs`` column).
@@ -66,10 +66,40 @@ def same_units(source: OutputFolder, models: dict[str, list[Result]], unit: str)
     return True
 
 
+def check_key_types(source: OutputFolder, models: dict[str, list[Result]], unit: str) -> None:
+    """Refuse a city whose results' unit keys differ in type (a run's ``sample_id`` a string
+    where the first result's is an integer): their units cannot be told equal or not, and the
+    design (:func:`runs_mode`) must never switch on a type. An InputError naming the result's
+    folder, the column, both types and its first key."""
+    reference = None
+    for result in (result for results in models.values() for result in results):
+        section, keys, _ = unit_keys(result, unit)
+        files = source.section_files(result, section)
+        schema = section_schema(files)
+        check_key_columns(files, schema, keys)
+        types = {key: schema[key] for key in keys}
+        if reference is None:
+            reference = (result, types)
+            continue
+        first, first_types = reference
+        for key in keys:
+            if types[key] != first_types.get(key):
+                raise InputError(
+                    f"unit keys of type {types[key]} where {first.name} has "
+                    f"{first_types.get(key)}: the units cannot be paired (score them again "
+                    "with keys of one type)",
+                    path=files[0].parent,
+                    column=key,
+                    key=next(iter(read_section(files[:1], [key])[key].head(1)), None),
+                )
+
+
 def runs_mode(source: OutputFolder, models: dict[str, list[Result]], unit: str) -> str | None:
-    """:data:`UNIT_MEANS` or :data:`RUNS_AS_UNITS` for a city's models, None when none has runs."""
+    """:data:`UNIT_MEANS` or :data:`RUNS_AS_UNITS` for a city's models, None when none has runs;
+    the results' unit keys of one type first (:func:`check_key_types`)."""
     if all(len(results) == 1 and results[0].run is None for results in models.values()):
         return None
+    check_key_types(source, models, unit)
     return UNIT_MEANS if same_units(source, models, unit) else RUNS_AS_UNITS
 
 

@@ -268,12 +268,16 @@ class _Run:
         )
 
     def __enter__(self) -> _Run:
-        if self.out is not None:
-            self._held.enter_context(output_lock(self.out))
-            check_result_slot(self.out, self.city, self.model, self.run)
-        self.sink = self._new_sink()
-        label = "/".join(n for n in (self.city, self.model, self.run) if n is not None)
-        self.meter = Progress(label, self.total_rows, enabled=self.progress)
+        try:
+            if self.out is not None:
+                self._held.enter_context(output_lock(self.out))
+                check_result_slot(self.out, self.city, self.model, self.run)
+            self.sink = self._new_sink()
+            label = "/".join(n for n in (self.city, self.model, self.run) if n is not None)
+            self.meter = Progress(label, self.total_rows, enabled=self.progress)
+        except BaseException:  # refused: the lock let go now, as no __exit__ will
+            self._held.close()
+            raise
         return self
 
     def __exit__(self, kind, error, traceback) -> None:

@@ -332,10 +332,10 @@ def _spilled(predictions, truth, key, n_buckets, temp_dir, progress, pred_rows):
     up to three buckets); the folder is removed at the end. Once the buckets are written,
     ``progress`` enters the scoring phase (``pred_rows`` to score)."""
     with ScratchFolder(temp_dir or tempfile.gettempdir(), "mobeval-buckets-") as root:
-        pred_paths = write_buckets(predictions, key, n_buckets, root / "predictions")
-        truth_paths = write_buckets(truth, key, n_buckets, root / "truth")
+        pred_buckets = write_buckets(predictions, key, n_buckets, root / "predictions")
+        truth_buckets = write_buckets(truth, key, n_buckets, root / "truth")
         progress.phase(SCORING, pred_rows)
-        pairs = zip(pred_paths, truth_paths, strict=True)
+        pairs = zip(pred_buckets, truth_buckets, strict=True)
         # the next bucket is read and sorted while this one is scored
         yield from read_ahead(((read_bucket(p, key), read_bucket(t, key)) for p, t in pairs), 1)
 

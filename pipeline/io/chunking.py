@@ -14,6 +14,7 @@ Three ways, chosen by the engine (:mod:`mobeval.engines.local`):
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +25,7 @@ import pyarrow as pa
 
 from mobeval.errors import InputError
 from mobeval.io.arrays import kernel_array
+from mobeval.io.whole import check_read, library_error
 from mobeval.kernels.buckets import bucket_order, key_buckets, radix_order
 from mobeval.kernels.cuts import last_unit_start
 from mobeval.kernels.keys import key_order as integer_key_order
@@ -237,16 +239,17 @@ def bucket_ids(batch: pl.DataFrame, key: list[str], n_buckets: int) -> np.ndarra
 
 def write_buckets(
     batches: Iterator[pl.DataFrame], key: list[str], n_buckets: int, directory: Path
-) -> list[Path | None]:
-    """Spread rows over ``n_buckets`` files by a hash of the key; return their paths (None for a
-    bucket that got no row). Each batch is grouped by bucket in one gather
+) -> list[tuple[Path, int] | None]:
+    """Spread rows over ``n_buckets`` files by a hash of the key; return each bucket's (path, rows
+    written), None for a bucket that got no row. Each batch is grouped by bucket in one gather
     (:func:`mobeval.kernels.buckets.bucket_order`) and each bucket's slice appended to its file,
     an uncompressed Arrow IPC stream: a bucket is written once and read back once, mostly from
     the page cache, so compression would cost more CPU than the disk it saves (LZ4 took three
     times the write's CPU, for half the size)."""
     directory.mkdir(parents=True, exist_ok=True)
     writers: dict[int, pa.ipc.RecordBatchStreamWriter] = {}
-    paths: dict[int, Path] = {}
+    buckets: dict[int, tuple[Path, int]] = {}
+    path = directory
     try:
         for batch in batches:
             if batch.height == 0:
@@ -255,24 +258,34 @@ def write_buckets(
             table = batch[order].to_arrow()
             for bucket in np.flatnonzero(np.diff(bounds)).tolist():
                 start, end = int(bounds[bucket]), int(bounds[bucket + 1])
-                part = table.slice(start, end - start)
+                path, rows = buckets.get(bucket, (directory / f"bucket-{bucket:05d}.arrows", 0))
                 if bucket not in writers:
-                    paths[bucket] = directory / f"bucket-{bucket:05d}.arrows"
-                    writers[bucket] = pa.ipc.new_stream(paths[bucket], table.schema)
-                writers[bucket].write_table(part)
+                    writers[bucket] = pa.ipc.new_stream(path, table.schema)
+                writers[bucket].write_table(table.slice(start, end - start))
+                buckets[bucket] = (path, rows + end - start)
+        for bucket, writer in writers.items():
+            path = buckets[bucket][0]
+            writer.close()
+    except OSError as error:  # Arrow's names no file: a full disk names the bucket's
+        raise (library_error(error, path) or error) from None
     finally:
         for writer in writers.values():
-            writer.close()
-    return [paths.get(b) for b in range(n_buckets)]
+            with contextlib.suppress(OSError):  # closed above, or failed already
+                writer.close()
+    return [buckets.get(b) for b in range(n_buckets)]
 
 
-def read_bucket(path: Path | None, key: list[str]) -> pl.DataFrame:
-    """A bucket's rows sorted by key (stable: a unit's rows keep their input order)."""
-    if path is None:
+def read_bucket(bucket: tuple[Path, int] | None, key: list[str]) -> pl.DataFrame:
+    """A bucket's rows sorted by key (stable: a unit's rows keep their input order), every row
+    written (:func:`~mobeval.io.whole.check_read`: a bucket cut short on disk is an error)."""
+    if bucket is None:
         return pl.DataFrame()
+    path, rows = bucket
     with pa.memory_map(str(path)) as source, pa.ipc.open_stream(source) as reader:
         # one chunk per column: a gather from the many small parts written is 3x slower
-        return sorted_by_key(pl.from_arrow(reader.read_all().combine_chunks()), key)
+        table = reader.read_all().combine_chunks()
+    check_read(path, table.num_rows, rows)
+    return sorted_by_key(pl.from_arrow(table), key)
 
 
 def sorted_by_key(frame: pl.DataFrame, key: list[str]) -> pl.DataFrame:

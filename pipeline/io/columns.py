@@ -108,13 +108,15 @@ def column_map(
     value: Mapping | None,
     *,
     inputs: Mapping[str, Collection[str]],
-    names: Collection[str],
+    names: Mapping[str, Collection[str]],
     title: str,
 ) -> ColumnMap:
     """``value`` (the ``columns`` option) checked and split per input. ``inputs``: each role's
     accepted names (``{"truth": ("truth", "ratings"), "pred": ("pred", "recs")}``); ``names``: our
-    column names (the family's, and the key's); ``title``: the family's, for messages. An
-    entry under an input's name wins over a plain one for that input."""
+    column names each role reads (the family's, and the key's): an entry for one input must
+    name one of its own (``ratings.rank`` is refused, never ignored), a plain one a column of
+    either; ``title``: the family's, for messages. An entry under an input's name wins over a
+    plain one for that input."""
     if not value:
         return ColumnMap()
     role_of = {name: role for role, spellings in inputs.items() for name in spellings}
@@ -132,16 +134,18 @@ def column_map(
             raise OptionError(
                 "columns", value, f"unknown input {where!r} in {entry!r}: the inputs are {listed}"
             )
-        if ours not in names:
+        role = None if where is None else role_of[where]
+        known = names[role] if role else list(dict.fromkeys(n for o in names.values() for n in o))
+        if ours not in known:
+            held = ": ours are" if role is None else f"'s {where} input, which holds"
             raise OptionError(
                 "columns",
                 value,
-                f"{ours!r} (in {entry!r}) is not a column of {title}: ours are "
-                f"{', '.join(names)}; each entry is ours=yours",
+                f"{ours!r} (in {entry!r}) is not a column of {title}{held} "
+                f"{', '.join(known)}; each entry is ours=yours",
             )
         if not isinstance(theirs, str) or not theirs.strip():
             raise OptionError("columns", value, f"{entry!r}: give the column's name, a string")
-        role = None if where is None else role_of[where]
         if (role, ours) in given:
             raise OptionError(
                 "columns", value, f"{given[role, ours]!r} and {entry!r} name one column: give one"

@@ -20,18 +20,21 @@ Anything else is refused with :class:`InputTypeError`, whose message lists what 
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import tempfile
 import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from numbers import Integral, Number
+from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
 
 from mobeval.errors import InputError
 from mobeval.io.sources import Source, SpooledSource, plain_batch, plain_schema
+from mobeval.io.whole import library_error
 from mobeval.io.writers import ScratchFolder
 
 ACCEPTED = (
@@ -299,19 +302,27 @@ def spooled(stream, label: str):
 
     folder = ScratchFolder(tempfile.gettempdir(), "mobeval-stream-")
     path = folder.path / "stream.parquet"
-    rows = 0
+    rows, spool = 0, _Spool(path)
     try:
         reader = stream if isinstance(stream, pa.RecordBatchReader) else None
         reader = reader or pa.RecordBatchReader.from_stream(stream)
         schema = plain_schema(reader.schema)
-        with pq.ParquetWriter(path, schema) as writer:
+        with spool.writing():
+            writer = pq.ParquetWriter(path, schema)
+        try:
             for batch in reader:
-                writer.write_batch(pa.RecordBatch.from_arrays(batch.columns, schema=schema))
+                with spool.writing():
+                    writer.write_batch(pa.RecordBatch.from_arrays(batch.columns, schema=schema))
                 rows += batch.num_rows
+        finally:
+            with spool.writing():
+                writer.close()  # the footer: a file cut short here is no Parquet file
     except BaseException as error:
         folder.close()
         if not isinstance(error, Exception):
             raise  # Ctrl-C, SIGTERM: the folder is gone, the interruption goes on
+        if spool.failed is not None:  # the spool file's own write (a full disk), not the stream
+            raise spool.failed from None
         reason = (str(error).strip().splitlines() or [""])[0][:200]
         message = f"could not read the Arrow stream ({type(error).__name__}: {reason})"
         raise InputError(message, path=label) from None
@@ -319,6 +330,22 @@ def spooled(stream, label: str):
     source = SpooledSource(label, base.files, base.format, rows=rows)
     weakref.finalize(source, folder.close)
     return source
+
+
+class _Spool:
+    """Tells the spool file's failed writes (an OSError naming it and the free space:
+    :func:`~mobeval.io.whole.library_error`) from the stream's own failures."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.failed = path, None
+
+    @contextlib.contextmanager
+    def writing(self):
+        try:
+            yield
+        except OSError as error:
+            self.failed = self.failed or library_error(error, self.path) or error
+            raise
 
 
 def object_source(data, label: str | None = None):

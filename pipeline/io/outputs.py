@@ -86,7 +86,8 @@ def _unreadable(files: list[Path], columns: list[str] | None, error: Exception) 
         path = files[0].parent  # each file reads alone: they do not agree with each other
     reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     if isinstance(error, pl.exceptions.ColumnNotFoundError):
-        column = next((c for c in columns or [] if f'"{c}"' in str(error)), None)
+        named = re.search(r'column "([^"]*)"', str(error))  # not the valid columns listed after
+        column = named.group(1) if named else None
         return InputError("column missing from this output file", path=path, column=column)
     return InputError(f"not a readable mobeval output file ({reason})", path=path)
 

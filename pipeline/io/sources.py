@@ -74,11 +74,12 @@ def columns_present(names) -> str:
     return text
 
 
-def require_ids(schema: dict, columns, label: str) -> None:
+def require_ids(schema: dict, columns, label: str, first: pl.DataFrame | None = None) -> None:
     """Each of ``columns`` (ids: a unit's, an item's) holds integers, strings or other exact
     values, never floats: two inputs that type an id differently are compared as text, and a
     float's text (``10.0``) is never the integer's (``10``), so a float id would silently match
-    nothing (as pandas writes an integer column that had a missing value)."""
+    nothing (as pandas writes an integer column that had a missing value), or be cut to one
+    (``10.5`` read as ``10``). ``first``: rows of the input, whose first id the error names."""
     for column in columns:
         dtype = schema[column]
         if dtype.is_float() or dtype.is_decimal():
@@ -87,6 +88,7 @@ def require_ids(schema: dict, columns, label: str) -> None:
                 "float id 10.0 is never the id 10 of the other input)",
                 path=label,
                 column=column,
+                key=None if first is None or not first.height else first[column][0],
             )
 
 

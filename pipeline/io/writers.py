@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mobeval.errors import ConfigError, OutputInUse
+from mobeval.io.whole import WholeFile, library_error, write_whole
 
 if TYPE_CHECKING:
     import polars as pl
@@ -389,30 +390,24 @@ def output_lock(out: str | os.PathLike):
 
 
 def write_parquet(frame: pl.DataFrame, path: Path) -> None:
-    """``frame.write_parquet(path)``; an I/O failure (a full disk, a read-only file system) is an
-    OSError naming the file, as Python's own writes raise it (Polars reports a ComputeError)."""
+    """``frame`` as Parquet to ``path``, streamed into a :class:`WholeFile` (written whole or an
+    OSError naming the file and the free space, as a failure of Polars' own is one too)."""
     import polars as pl  # only a command that writes Parquet loads it
 
-    try:
-        frame.write_parquet(path)
-    except pl.exceptions.PolarsError as error:
-        found = re.search(r"os error (\d+)", str(error))
-        if found is None:
-            raise
-        code = int(found.group(1))
-        raise OSError(code, os.strerror(code), str(path)) from None
+    with WholeFile(path) as file:
+        try:
+            frame.write_parquet(file)
+        except pl.exceptions.PolarsError as error:
+            raise (file.error() or library_error(error, path) or error) from None
 
 
 def write_text_atomic(text: str, path: Path) -> None:
-    """Write ``text`` to ``path``, a file directly in OUT (the manifest), through a temporary file
-    in ``OUT/.staging`` created with the umask-respecting mode of every other output, then
-    renamed into place."""
+    """Write ``text`` to ``path``, a file directly in OUT (the manifest), whole through a new
+    file in ``OUT/.staging`` (the umask-respecting mode of every output), renamed into place."""
     staging = path.parent / STAGING
     staging.mkdir(parents=True, exist_ok=True)
     temporary = staging / f"{path.name}.{secrets.token_hex(4)}.tmp"
-    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    with os.fdopen(handle, "w") as stream:
-        stream.write(text)
+    write_whole(temporary, text.encode(), exclusive=True)
     os.replace(temporary, path)
 
 
@@ -531,7 +526,7 @@ class LocalMoves:
     def write_text(path: str, text: str) -> None:
         """Write a file whole: a temporary file beside it, renamed."""
         temporary = f"{path}.tmp"
-        Path(temporary).write_text(text)
+        write_whole(temporary, text.encode())
         os.replace(temporary, path)
 
     @staticmethod

@@ -70,6 +70,8 @@ K_BEYOND_LIST = ("allow", "error")
 DUPLICATES = ("error", "drop")
 #: The columns the family reads (long form: one row per candidate; wide: lists per sample).
 CANONICAL = ("location", "score", "rank", "locations", "scores")
+#: Those each input reads: the truth a location per sample, the predictions any of them.
+INPUT_COLUMNS = {"truth": ("location",), "pred": CANONICAL}
 #: What ranks long-form predictions with both a score and a rank (``order_by``).
 ORDER_CHOICES = ("auto", "score", "rank")
 #: Predictions whose sample is not in the truth: an error, or dropped and counted.

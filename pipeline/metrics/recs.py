@@ -93,6 +93,10 @@ DEFAULT_METRICS = ("precision", "recall", "ndcg", "map", "mrr")
 #: ratings' ``user_id`` (the ``key``), ``item_id``, ``rating``; the lists' ``user_id``,
 #: ``item_id`` and, as the convention needs them, ``rank`` / ``score``.
 COLUMNS = ("user_id", "item_id", "rating", "rank", "score")
+INPUT_COLUMNS = {
+    "truth": ("user_id", "item_id", "rating"),
+    "pred": ("user_id", "item_id", *COLUMNS[3:]),
+}
 #: The allowed values of every :class:`RecsConvention` field that takes one of a few names.
 OPTION_CHOICES = {
     "averaging": ("macro", "micro"),

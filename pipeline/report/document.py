@@ -22,6 +22,7 @@ from mobeval.compare.results import COUNT_ROWS, OutputFolder, Result, runs_finge
 from mobeval.compare.runs import RUNS_WORDS, over_runs
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.outputs import read_section, section_schema
+from mobeval.io.whole import write_whole
 from mobeval.metrics import family_of, lower_is_better
 from mobeval.report.city import UNIT_WORDS, City
 from mobeval.report.html import render_html
@@ -644,13 +645,13 @@ class Report:
                     text = self.to_markdown(files_name if self.plots else None)
                 else:
                     text = self.to_latex(files_name if self.plots else None)
-                (staged / path.name).write_text(text, encoding="utf-8")
+                write_whole(staged / path.name, text.encode("utf-8"))
                 if format != "html" and self.plots and any(c.figures for c in self.cities):
                     folder = staged / files_name
                     folder.mkdir()
                     for city in self.cities:
                         for figure in city.figures:
-                            (folder / figure.name).write_bytes(figure.png)
+                            write_whole(folder / figure.name, figure.png)
                     final = path.parent / files_name
                     if final.exists() or final.is_symlink():
                         os.replace(final, staged / "replaced")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 import time
 
 from mobeval.report.city import Table
@@ -20,6 +22,16 @@ from mobeval.report.tables import (
 
 def _md_escape(text: str) -> str:
     return text.replace("|", "\\|")
+
+
+def _md_text(text: str) -> str:
+    """The user's ``text`` (``--title``) read as plain text by any Markdown viewer, as the HTML
+    and LaTeX reports escape it: ``&``, ``<`` and ``>`` as HTML's entities (raw HTML is passed
+    through by Markdown), the characters of Markdown's emphasis, code, links and headings
+    (\\ ` * _ [ ] # !) after a backslash (literal in CommonMark and Python-Markdown alike), a
+    line break a space."""
+    text = re.sub(r"([\\`*_\[\]#!])", r"\\\1", " ".join(text.splitlines()))
+    return html.escape(text, quote=False)
 
 
 def _table(report, city, table: Table, part: Part) -> list[str]:
@@ -58,7 +70,7 @@ def render_markdown(report, figures_dir: str | None) -> str:
     same in both (a Markdown viewer scrolls a wide table, or squeezes it)."""
     if report.plots and figures_dir is not None:  # no folder: nothing to link
         report.figures()
-    lines = [f"# {report.title}", ""]
+    lines = [f"# {_md_text(report.title)}", ""]
     lines.append(
         f"Results of `{report.out}` ({time.strftime('%Y-%m-%d')}): one table per city and cutoff "
         "grid, then plots and the methods of this run."

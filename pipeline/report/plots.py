@@ -123,10 +123,8 @@ def _curves(plt, city: City) -> Figure | None:
 
 def _per_unit_metrics(source: OutputFolder, city: City) -> list[str]:
     """The per-unit metrics of the CDF and scatter plots (at most two)."""
-    result = source.models(city.name)[city.models[0]][0]
-    try:
-        files = source.section_files(result, "per_unit")
-    except InputError:
+    files = _section_files(source, source.models(city.name)[city.models[0]][0], "per_unit")
+    if files is None:
         return []
     schema = section_schema(files)
     columns = [m for m in city.metrics if m in schema and schema[m].is_numeric()]
@@ -142,12 +140,8 @@ def _per_unit_metrics(source: OutputFolder, city: City) -> list[str]:
 
 
 def _column(source: OutputFolder, city: City, model: str, metric: str) -> np.ndarray | None:
-    result = source.models(city.name)[model][0]
-    try:
-        files = source.section_files(result, "per_unit")
-    except InputError:
-        return None
-    if metric not in section_schema(files):
+    files = _section_files(source, source.models(city.name)[model][0], "per_unit")
+    if files is None or metric not in section_schema(files):
         return None
     column = read_section(files, [metric])[metric]
     values = column.cast(pl.Float64).to_numpy()
@@ -181,12 +175,8 @@ def _per_day(plt, source: OutputFolder, city: City) -> Figure | None:
     figure, ax = plt.subplots(figsize=(7, 3.2))
     drawn = False
     for model in city.models:
-        result = source.models(city.name)[model][0]
-        try:
-            files = source.section_files(result, "per_day")
-        except InputError:
-            continue
-        if "geobleu" not in section_schema(files):
+        files = _section_files(source, source.models(city.name)[model][0], "per_day")
+        if files is None or "geobleu" not in section_schema(files):
             continue
         days = (
             read_section(files, ["d", "geobleu"])
@@ -312,16 +302,35 @@ def _distributions(plt, source: OutputFolder, city: City) -> Figure | None:
     return _figure(plt, figure, f"{city.name}-distributions.png", caption)
 
 
+#: The columns the figures read of each section: a part without one is an InputError naming it
+#: and the column (exit 2), never a crash while drawing.
+PLOTTED_COLUMNS = {
+    "distributions": (
+        "distribution", "bin", "left", "real_count", "real_probability", "generated_probability"
+    ),
+    "long_tail": ("metric", "side", "position", "count"),
+    "popularity_correlation": ("metric", "popularity", "recommended"),
+}  # fmt: skip
+
+
 def _model_sections(source: OutputFolder, city: City, section: str) -> dict[str, pl.DataFrame]:
-    """Each model's ``section`` (its first run's), for the models that have it."""
+    """Each model's ``section`` (its first run's; the columns the figure reads), for the models
+    scored with it."""
     tables = {}
     for model in city.models:
-        result = source.models(city.name)[model][0]
-        try:
-            tables[model] = read_section(source.section_files(result, section))
-        except InputError:
-            continue
+        files = _section_files(source, source.models(city.name)[model][0], section)
+        if files is not None:
+            tables[model] = read_section(files, list(PLOTTED_COLUMNS[section]))
     return tables
+
+
+def _section_files(source: OutputFolder, result, section: str) -> list | None:
+    """The files of a result's ``section``; None when the result was scored without it (its
+    manifest entry lists no such output). A section listed but lost or damaged is an
+    InputError naming it (exit 2), never a model left out of a figure without a word."""
+    if section not in result.entry["outputs"]:
+        return None
+    return source.section_files(result, section)
 
 
 def _popularity(plt, source: OutputFolder, city: City) -> Figure | None:

@@ -19,7 +19,7 @@ import polars as pl
 
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.inputs import as_source
-from mobeval.io.sources import columns_present
+from mobeval.io.sources import columns_present, require_ids
 from mobeval.metrics.recs import RecsConvention, RecsMetric
 from mobeval.metrics.recs_population import (
     GROUP_FAMILIES,
@@ -154,7 +154,9 @@ def _item_batches(source, columns: Sequence[str] = ("item_id",)):
             raise InputError(
                 f"missing column; {columns_present(schema)}", path=source.label, column=column
             )
-    for batch in source.iter_batches(list(columns), _BATCH_ROWS):
+    for index, batch in enumerate(source.iter_batches(list(columns), _BATCH_ROWS)):
+        if index == 0:  # ids as the lists': never floats (naming the first)
+            require_ids(schema, columns, source.label, batch)
         for column in columns:
             if batch[column].null_count():
                 row = int(batch[column].is_null().arg_true()[0])
@@ -205,10 +207,11 @@ def _profiles(
     source = as_source(data)
     parts, offset = [], 0
     for batch in _item_batches(source, ("user_id", "item_id")):
+        batch, shares = ids_of_one_type(batch, item_share)
         parts.append(
             batch.with_columns(
                 pl.col("item_id")
-                .replace_strict(item_share["item_id"], item_share["rows"], default=0)
+                .replace_strict(shares["item_id"], shares["rows"], default=0)
                 .cast(pl.Int64)
                 .alias("share"),
                 pl.int_range(offset, offset + batch.height, dtype=pl.Int64).alias("row"),
@@ -222,6 +225,8 @@ def _profiles(
         .group_by("user_id", "item_id")
         .agg(pl.col("rows").sum(), pl.col("share").sum(), pl.col("row").min())
     )
+    if pairs.schema["item_id"] != most_popular.dtype:  # as text, as the shares were
+        most_popular = most_popular.cast(pl.String)
     popular = pl.col("item_id").is_in(most_popular.implode())
     users = (
         pairs.group_by("user_id")
@@ -280,6 +285,18 @@ def _popularity(data: object, tail_ratio: float) -> pl.DataFrame:
     else:
         tail = pl.int_range(pl.len()) < max(int(counts.height * tail_ratio), 1)
     return counts.with_columns(tail.alias("tail"))
+
+
+def ids_of_one_type(
+    left: pl.DataFrame, right: pl.DataFrame, column: str = "item_id"
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``left`` and ``right`` with their ``column`` (ids) of one type: as text where the two type
+    it differently, the rule of two inputs' ids (:func:`~mobeval.io.sources.require_ids`): the
+    integer 12 is the text ``12``, and the text ``012`` is no integer (never read as 12)."""
+    if left.schema[column] == right.schema[column]:
+        return left, right
+    text = pl.col(column).cast(pl.String)
+    return left.with_columns(text), right.with_columns(text)
 
 
 def add_counts(left: pl.DataFrame, right: pl.DataFrame, column: str) -> pl.DataFrame:

@@ -21,6 +21,7 @@ import numpy as np
 import polars as pl
 
 from mobeval.errors import InputError
+from mobeval.io.whole import check_read, write_whole
 from mobeval.io.writers import ScratchFolder
 from mobeval.kernels import catalogue as K
 from mobeval.kernels.auc import collapse_counts, score_keys, twice_u
@@ -35,7 +36,7 @@ from mobeval.metrics.recs_population import (
     PLOT_FAMILIES,
     PopulationMetric,
 )
-from mobeval.tasks.recs_inputs import PopulationInputs, add_counts
+from mobeval.tasks.recs_inputs import PopulationInputs, add_counts, ids_of_one_type
 
 
 @dataclass
@@ -146,7 +147,7 @@ class PopulationCounts:
         per_user = [m for m in self.inputs.metrics if m.family in PER_USER_FAMILIES]
         if not per_user:
             return {}
-        pop = self.inputs.popularity
+        lists, pop = ids_of_one_type(lists, self.inputs.popularity)
         lists = lists.with_columns(
             pl.col("item_id")
             .replace_strict(pop["item_id"], pop["popularity"], default=0, return_dtype=pl.Int64)
@@ -191,7 +192,8 @@ class PopulationCounts:
         grouped = [m for m in self.inputs.metrics if m.family in GROUP_FAMILIES]
         if not grouped:
             return {}
-        shares, profiles = self.inputs.item_share, self.inputs.profiles
+        lists, shares = ids_of_one_type(lists, self.inputs.item_share)
+        profiles = self.inputs.profiles
         lists = lists.with_columns(
             pl.col("item_id")
             .replace_strict(shares["item_id"], shares["rows"], default=0)
@@ -345,9 +347,7 @@ class PopulationCounts:
         counts = self.counts.get(
             metric.k, pl.DataFrame(schema={"item_id": item, "count": pl.Int64})
         )
-        if counts.schema["item_id"] != item:
-            shares = shares.with_columns(pl.col("item_id").cast(pl.String))
-            counts = counts.with_columns(pl.col("item_id").cast(pl.String))
+        shares, counts = ids_of_one_type(shares, counts)
         table = shares.join(counts, on="item_id", how="left").select(
             pl.lit(metric.name).alias("metric"),
             "item_id",
@@ -554,7 +554,7 @@ class ScoreCounts:
             self.folder = ScratchFolder(tempfile.gettempdir(), "mobeval-auc-")
             weakref.finalize(self, self.folder.close)
         path = self.folder.path / f"run-{len(self.runs)}.bin"
-        np.column_stack([self.keys, self.positives, self.negatives]).tofile(path)
+        write_whole(path, np.column_stack([self.keys, self.positives, self.negatives]))
         self.runs.append((path, len(self.keys)))
         self.keys, self.positives, self.negatives = (self.keys[:0] for _ in range(3))
 
@@ -608,8 +608,10 @@ class ScoreCounts:
 
 
 def _read_run(path: Path, start: int, rows: int) -> np.ndarray:
-    """Rows ``start`` to ``start + rows - 1`` of a run file: (rows x 3) int64."""
+    """Rows ``start`` to ``start + rows - 1`` of a run file: (rows x 3) int64, every one of them
+    (:func:`~mobeval.io.whole.check_read`: a run cut short on disk is an error)."""
     values = np.fromfile(path, dtype=np.int64, count=3 * rows, offset=24 * start)
+    check_read(path, len(values), 3 * rows, "int64 values")
     return values.reshape(-1, 3)
 
 

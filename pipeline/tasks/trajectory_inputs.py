@@ -121,10 +121,9 @@ def checked_convention(
     base = resolve(convention)
     if exp is not None and exp not in EXPS:
         raise ConfigError(f"exp={exp!r} is not one of {EXPS}")
-    chosen = dataclasses.replace(base, matching=matching) if matching else base
-    chosen = dataclasses.replace(chosen, exp=exp) if exp else chosen
-    chosen = dataclasses.replace(chosen, max_distance=max_distance) if max_distance else chosen
-    chosen = dataclasses.replace(chosen, unit=unit) if unit else chosen
+    given = {"matching": matching, "exp": exp, "max_distance": max_distance, "unit": unit}
+    # a value given is taken as it is (0 refused by the convention's checks, never the preset's)
+    chosen = dataclasses.replace(base, **{n: v for n, v in given.items() if v is not None})
     unknown = [m for m in metrics if m not in ALL_METRICS]
     if unknown or not metrics:
         raise ConfigError(f"unknown trajectory metric(s) {unknown}; known: {ALL_METRICS}")
