@@ -267,7 +267,11 @@ class _Run:
     def __enter__(self) -> _Run:
         if self.out is not None:
             self._held.enter_context(output_lock(self.out))
-            check_result_slot(self.out, self.city, self.model, self.run)
+            try:
+                check_result_slot(self.out, self.city, self.model, self.run)
+            except BaseException:  # __exit__ is not called: let go of the lock here
+                self._held.close()
+                raise
         self.sink = self._new_sink()
         label = "/".join(n for n in (self.city, self.model, self.run) if n is not None)
         self.meter = Progress(label, self.total_rows, enabled=self.progress)
