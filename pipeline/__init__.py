@@ -21,6 +21,7 @@ _ENTRY_POINTS = {
     "evaluate_recs": "mobeval.api",
     "evaluate_logits": "mobeval.api",
     "Evaluation": "mobeval.api",
+    "LogitsAccumulator": "mobeval.accumulate",
     "load_job": "mobeval.jobs",
     "run_job": "mobeval.jobs",
     "Report": "mobeval.report",
