@@ -1,12 +1,14 @@
-"""The logits accumulator of a training loop (issue 35): batches folded by ``update`` in any
-sizes and order, states merged across processes (pickled as a gather carries them), give the
-summary ``evaluate_logits`` gives on the concatenated epoch, to the bit; the state's pickle does
-not grow with the epoch. A marked test runs a tiny PyTorch loop where torch is installed."""
+"""The accumulators of a training loop (issue 35): batches folded by ``update`` in any sizes
+and order, states merged across processes (pickled as a gather carries them), give the summary
+``evaluate_<family>`` gives on the concatenated epoch, to the bit; the state's pickle does not
+grow with the epoch. Marked tests run a tiny PyTorch loop, and a two-process gloo gather, where
+torch is installed."""
 
 from __future__ import annotations
 
 import multiprocessing
 import pickle
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -15,8 +17,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mobeval.accumulate import LogitsAccumulator
-from mobeval.api import evaluate_logits
+from mobeval.accumulate import (
+    LogitsAccumulator,
+    NextlocAccumulator,
+    RecsAccumulator,
+    TrajectoryAccumulator,
+)
+from mobeval.api import evaluate_logits, evaluate_nextloc, evaluate_recs, evaluate_trajectory
 from mobeval.errors import ConfigError, InputError
 
 OPTIONS = [
@@ -207,3 +214,80 @@ def test_torch_distributed_gather_gives_evaluate_logits_bits(tmp_path):
     spawn(_gather_rank, args=(init, 2, result), nprocs=2, join=True)
     logits, targets = _epoch(5, 300, 7)
     assert pl.read_parquet(result).equals(evaluate_logits(logits, targets, k=[1, 5]).summary)
+
+
+# --------------------------------------------------------------------------- keyed families
+
+SAMPLES = Path(__file__).resolve().parents[1] / "data_samples"
+
+
+def _keyed(family: str):
+    """(accumulator class, evaluate_<family>, truth, predictions, unit column, options)."""
+    if family == "nextloc":
+        tky = SAMPLES / "nextloc" / "tky"
+        truth, pred = (pl.read_parquet(tky / f) for f in ("truth.parquet", "markov.parquet"))
+        return NextlocAccumulator, evaluate_nextloc, truth, pred, "sample_id", {"k": [1, 5]}
+    if family == "recs":
+        ratings = pl.read_parquet(SAMPLES / "recs" / "ratings.parquet")
+        lists = pl.read_parquet(SAMPLES / "recs" / "mf.parquet")
+        options = {
+            "metrics": ["ndcg@10", "map@10", "coverage@10", "gini@10", "avg_popularity@10"],
+            "catalogue": ratings.select("item_id"),
+            "train": ratings,
+        }
+        return RecsAccumulator, evaluate_recs, ratings, lists, "user_id", options
+    humob = SAMPLES / "humob"
+    reference = pl.read_csv(humob / "reference_test.csv.gz")
+    columns = reference.columns
+    generated = pl.read_csv(humob / "weekly_repeat.csv.gz", has_header=False, new_columns=columns)
+    return TrajectoryAccumulator, evaluate_trajectory, reference, generated, "uid", {}
+
+
+@pytest.mark.parametrize("family", ["nextloc", "recs", "trajectory"])
+@settings(max_examples=6, deadline=None)
+@given(parts=st.integers(1, 6), seed=st.integers(0, 2**32 - 1))
+def test_keyed_batches_in_any_split_and_order_give_evaluate_bits(family, parts, seed):
+    accumulator, evaluate, truth, pred, unit, options = _keyed(family)
+    whole = evaluate(truth, pred, **options).summary
+    units = np.random.default_rng(seed).permutation(truth[unit].unique().to_numpy())
+    metric = accumulator(**options)
+    for part in np.array_split(units, parts):
+        keep = pl.col(unit).is_in(part.tolist())
+        metric.update(truth.filter(keep), pred.filter(keep))
+    assert metric.compute().summary.equals(whole)
+
+
+def _nextloc_half(args) -> bytes:
+    half, parts = args
+    _, _, truth, pred, unit, options = _keyed("nextloc")
+    mine = truth[unit].unique().sort().to_numpy()[half::2]
+    metric = NextlocAccumulator(**options)
+    for part in np.array_split(mine, parts):
+        keep = pl.col(unit).is_in(part.tolist())
+        metric.update(truth.filter(keep), pred.filter(keep))
+    return pickle.dumps(metric)
+
+
+def test_keyed_states_from_two_processes_merge_to_the_whole():
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        states = pool.map(_nextloc_half, [(0, 3), (1, 4)])
+    _, evaluate, truth, pred, _, options = _keyed("nextloc")
+    whole = evaluate(truth, pred, **options).summary
+    first, second = (pickle.loads(state) for state in states)
+    assert first.merge(second).compute().summary.equals(whole)
+    assert max(map(len, states)) < 16_384  # counts and exact sums, not the 3,000 samples
+
+
+def test_a_recs_state_carries_no_frame_and_merges_only_its_own():
+    accumulator, _, ratings, lists, _, options = _keyed("recs")
+    metric = accumulator(**options)
+    metric.update(ratings, lists)
+    carried = pickle.loads(pickle.dumps(metric))
+    assert carried.options is None and len(pickle.dumps(metric)) < 64_000
+    with pytest.raises(ConfigError, match="read back from a pickle"):
+        carried.update(ratings, lists)
+    other = accumulator(**(options | {"train": ratings.head(10)}))  # another popularity
+    with pytest.raises(ConfigError, match="same options"):
+        accumulator(**options).merge(other)
+    with pytest.raises(ConfigError, match="same options"):
+        metric.merge(NextlocAccumulator())
