@@ -1,7 +1,8 @@
 """mobeval: exact, fast, out-of-core evaluation of mobility and recommendation models.
 
 The entry points are importable from the package itself (loaded on first use, so that
-``import mobeval`` and the command line stay quick)::
+``import mobeval`` and the command line stay quick; ``dir(mobeval)`` and tab completion list
+them)::
 
     import mobeval
     result = mobeval.evaluate_nextloc("truth.parquet", "pred.parquet", k=[1, 5, 10])
@@ -12,12 +13,18 @@ import importlib
 __version__ = "0.1.0"
 
 #: Public name -> the module that defines it. (``compare`` is not here: ``mobeval.compare`` is the
-#: module, whose ``compare`` function compares models.)
+#: module, whose ``compare`` function compares models.) :mod:`mobeval.lazy` does the same for the
+#: subpackages (this package's floor cannot import it).
 _ENTRY_POINTS = {
     "evaluate_nextloc": "mobeval.api",
     "evaluate_trajectory": "mobeval.api",
     "evaluate_recs": "mobeval.api",
     "evaluate_logits": "mobeval.api",
+    "Evaluation": "mobeval.api",
+    "LogitsAccumulator": "mobeval.accumulate",
+    "NextlocAccumulator": "mobeval.accumulate",
+    "RecsAccumulator": "mobeval.accumulate",
+    "TrajectoryAccumulator": "mobeval.accumulate",
     "load_job": "mobeval.jobs",
     "run_job": "mobeval.jobs",
     "Report": "mobeval.report",
@@ -31,3 +38,9 @@ def __getattr__(name: str):
     if name not in _ENTRY_POINTS:
         raise AttributeError(f"module 'mobeval' has no attribute {name!r}")
     return getattr(importlib.import_module(_ENTRY_POINTS[name]), name)
+
+
+def __dir__() -> list[str]:
+    """The package's attributes and its entry points, none imported (``dir(mobeval)``, an
+    interpreter's tab completion)."""
+    return sorted({*globals(), *__all__})

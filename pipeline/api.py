@@ -15,12 +15,16 @@ counts and values that are not such a mean (:mod:`mobeval.tasks.summary`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import json
+import os
 import platform
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime
 from pathlib import Path
 
@@ -211,7 +215,11 @@ def _evaluation(family: str, build: Callable) -> Callable[..., Evaluation]:
         where = {name: given[name] for name in _WHERE}
         where |= {"counts": definition.counts, "units": definition.units}
         with url_timeout(given["url_timeout"]):
-            return build(runner, *(given[i.name] for i in inputs_named), values, where)
+            score = functools.partial(build, runner, *(given[i.name] for i in inputs_named))
+            if given["out"] is None or _CALLER_RECORDS.get():
+                return score(values, where)
+            out = where["out"] = runner.location(given["out"])  # Spark: a URI
+            return recorded(runner, out, family, given["options"], lambda: score(values, where))
 
     evaluate.__name__ = evaluate.__qualname__ = f"evaluate_{family}"
     evaluate.__doc__ = f"{build.__doc__}\n\n    Other arguments: :func:`mobeval.api._arguments`."
@@ -411,7 +419,7 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
         return runner.run(plan, ratings_source, recs_source, where)
 
 
-def _logits_columns(values: dict) -> dict[str, str]:
+def logits_columns(values: dict) -> dict[str, str]:
     """The Parquet columns of the logits and the targets: the ``columns`` option's ``logits`` and
     ``target`` (in both inputs or in their own), else ``logits_column`` / ``targets_column``
     (their first spelling); both given is an OptionError."""
@@ -433,6 +441,19 @@ def _logits_columns(values: dict) -> dict[str, str]:
     return chosen
 
 
+def logits_fold_options(values: dict) -> dict:
+    """The logits fold's options (:class:`mobeval.tasks.logits.LogitsAccumulator`) from the
+    family's checked ``values``: what every logits run folds with, the accumulator's too."""
+    from mobeval.metrics.logits import parse_logits_metrics
+
+    return {
+        "metrics": parse_logits_metrics(values["metrics"], values["k"]),
+        "ties": values["ties"],
+        "convention": values["convention"],
+        "ignore_target": values["ignore_target"],
+    }
+
+
 def _logits(runner: Engine, logits, targets, values: dict, where: dict) -> Evaluation:
     """Paper-style scores of a logits matrix ``[N, C]`` against integer targets ``[N]``
     (:mod:`mobeval.tasks.logits`): ``acc@k``, ``mrr``, ``ndcg@k``, ``f1_weighted``, ``f1_macro``,
@@ -448,15 +469,9 @@ def _logits(runner: Engine, logits, targets, values: dict, where: dict) -> Evalu
     reads from the files, so the paths must be readable by every executor (a shared or local file
     system)."""
     from mobeval.io.logits import rows_per_chunk
-    from mobeval.metrics.logits import parse_logits_metrics
 
-    accumulator_options = {
-        "metrics": parse_logits_metrics(values["metrics"], values["k"]),
-        "ties": values["ties"],
-        "convention": values["convention"],
-        "ignore_target": values["ignore_target"],
-    }
-    columns = _logits_columns(values)
+    accumulator_options = logits_fold_options(values)
+    columns = logits_columns(values)
     rows = rows_per_chunk(logits, targets, checked_chunk_rows(where["chunk_rows"]), **columns)
     from mobeval.engines.partition_logits import LogitsPartitionJob  # Numba: after the checks
 
@@ -499,6 +514,50 @@ def file_fingerprints(runner: Engine, family: str, options: dict) -> dict[str, l
         for name in FAMILIES[family].file_options
         if options.get(name) is not None
     }
+
+
+#: Set while a caller records each result in OUT's manifest itself (:func:`caller_records`).
+_CALLER_RECORDS: ContextVar[bool] = ContextVar("mobeval_caller_records", default=False)
+
+
+@contextmanager
+def caller_records() -> Iterator[None]:
+    """Inside this block ``evaluate_*(out=...)`` writes its sections and leaves their manifest
+    entry to the caller, which records every result itself (a job, whose entry names its
+    task, or Spark's planner, which scores later)."""
+    token = _CALLER_RECORDS.set(True)
+    try:
+        yield
+    finally:
+        _CALLER_RECORDS.reset(token)
+
+
+def _is_path(value: object) -> bool:
+    return value is None or isinstance(value, str | os.PathLike)
+
+
+def recorded(runner: Engine, out, family: str, given: dict, score) -> Evaluation:
+    """``score()``'s result written under ``out`` and recorded in ``OUT/manifest.json`` (the
+    command line's ``--out`` and ``evaluate_*(out=...)``): OUT's lock held throughout, the
+    manifest read before any work (an unreadable one stops the run), then the result recorded
+    with the file options' fingerprints (:func:`file_fingerprints`), its config as a job's task
+    would give it (``type``, ``city``, ``model``, ``run``, the options as ``given``, a file
+    option given as a data object by its type's name: ``<DataFrame>``), so that ``compare``,
+    ``report`` and ``run --resume`` read it as a job's."""
+    files = FAMILIES[family].file_options  # one given as a data object: by its type's name
+    options = {
+        name: f"<{type(v).__name__}>" if name in files and not _is_path(v) else v
+        for name, v in given.items()
+    }
+    with runner.lock(out):
+        job = {"command": family, **options}
+        manifest = Manifest(out, job, files=runner.files, engine=runner.name)
+        evaluation = score()
+        evaluation.inputs |= file_fingerprints(runner, family, given)
+        config = {"type": family, "city": evaluation.city, "model": evaluation.model, **options}
+        config |= {} if evaluation.run is None else {"run": evaluation.run}
+        manifest.record(evaluation, config, family)
+    return evaluation
 
 
 def config_hash(config: dict, inputs: dict) -> str:

@@ -865,15 +865,7 @@ def _evaluate_checked(args, progress, family, inputs, options, chunking):
     place |= chunking
     if args.out is None:  # print only: no per-unit values kept, memory bounded by the chunk
         return evaluate(**inputs, **place, per_unit=False, **options)
-    out = runner.location(args.out)  # Spark: a URI
-    with runner.lock(out):
-        manifest = api.Manifest(
-            out, {"command": args.command, **options}, files=runner.files, engine=runner.name
-        )
-        evaluation = evaluate(**inputs, out=out, **place, **options)
-        evaluation.inputs |= api.file_fingerprints(runner, args.command, options)
-        manifest.record(evaluation, options, args.command)
-    return evaluation
+    return evaluate(**inputs, out=args.out, **place, **options)  # recorded: api.recorded
 
 
 def cli_spelling(message: str, family: str) -> str:

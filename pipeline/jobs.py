@@ -301,7 +301,7 @@ def run_job(
         runner.check_inputs(list(task_inputs(job)))
         root = runner.location(out if out is not None else job.out)
         results = []
-        with runner.lock(root):
+        with runner.lock(root), api.caller_records():  # each result recorded below
             manifest = Manifest(
                 root,
                 {"file": str(job.path), "chunk_rows": job.chunk_rows},

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -83,6 +84,19 @@ def _name(option: str, value: object, *, optional: bool = False) -> None:
         return
     if not isinstance(value, str) or not value.strip():
         raise _fail(option, value, "a non-empty string" + (" or None" if optional else ""))
+
+
+def _input(option: str, value: object) -> None:
+    """A file option's value (``Option.path``: a recs task's catalogue, train, original_ratings):
+    what the family's two inputs take, a path (non-empty) or a data object (a Polars or pandas
+    DataFrame, an Arrow Table...: :mod:`mobeval.io.objects`, which refuses one it cannot read,
+    naming what it reads); a number, a bool or a list is refused here."""
+    if value is None or isinstance(value, os.PathLike):
+        return
+    if isinstance(value, str):
+        _name(option, value, optional=True)
+    elif isinstance(value, numbers.Number | list | tuple | set):
+        raise _fail(option, value, "a path, a DataFrame or an Arrow Table, or None")
 
 
 def _names(option: str, value: object, *, single: bool, optional: bool) -> None:
@@ -199,6 +213,7 @@ TYPE_CHECKS: dict[str, Callable[[Family, Option, object], None]] = {
     "integer": lambda f, o, v: _integer(o.name, v, optional=_nullable(o)),
     "threshold": lambda f, o, v: _threshold(o.name, v),
     "mapping": lambda f, o, v: _mapping(o.name, v, optional=_nullable(o)),
+    "input": lambda f, o, v: _input(o.name, v),
     "choice": lambda f, o, v: _choice(o.name, v, o.allowed(), o.removed),
     "convention": lambda f, o, v: _convention(o.name, v, type(next(iter(f.presets().values())))),
 }
@@ -323,7 +338,8 @@ def _check(definition: Family, given: dict) -> None:
             known = sorted(definition.names)
             raise OptionError(name, value, f"not an option of {definition.title}; known: {known}")
         option = definition.by_name[name]
-        TYPE_CHECKS[option.python or option.kind](definition, option, value)
+        kind = option.python or ("input" if option.path else option.kind)
+        TYPE_CHECKS[kind](definition, option, value)
     definition.column_map(definition.values(given))  # the key's columns are ours too
     build, defaults = BUILDERS[family], definition.values({})
     for option in definition.options:  # one at a time, in the definition's order

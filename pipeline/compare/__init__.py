@@ -67,7 +67,7 @@ from mobeval.lazy import lazy_exports
 #: Each public name, by the module of this package that defines it, imported on first use: the
 #: command line prints every family's tables with :mod:`~mobeval.compare.printing`, which loads
 #: none of the tests.
-__all__, __getattr__ = lazy_exports(
+__all__, __getattr__, __dir__ = lazy_exports(
     "mobeval.compare",
     {
         "mobeval.compare.comparison": (

@@ -87,6 +87,26 @@ class Evaluation:
             raise KeyError(f"no metric {metric!r} in this summary")
         return float(row["value"][0])
 
+    def to_polars(self) -> pl.DataFrame:
+        """The summary as one long table: ``city``, ``model``, ``run``, ``metric``, ``value``,
+        ``n``, ``std`` (results concatenate: ``pl.concat([e.to_polars() for e in results])``)."""
+        from mobeval.engines.view import long_summary
+
+        return long_summary(self)
+
+    def to_pandas(self):
+        """:meth:`to_polars` as a pandas DataFrame (pandas is not a dependency: an ImportError
+        saying what to install where it is missing)."""
+        from mobeval.engines.view import pandas_summary
+
+        return pandas_summary(self)
+
+    def _repr_html_(self) -> str:
+        """The summary as a compact HTML table: what Jupyter shows for a result."""
+        from mobeval.engines.view import summary_html
+
+        return summary_html(self)
+
 
 @dataclass(frozen=True)
 class Plan:

@@ -374,6 +374,24 @@ def _list_matrix(
     return values.to_numpy(zero_copy_only=False).reshape(len(arr), width)
 
 
+def frame_rows(
+    frame: object, first: int, logits_column: str = "logits", targets_column: str = TARGETS_COLUMN
+) -> tuple[np.ndarray, np.ndarray]:
+    """A batch given as a table (a Polars DataFrame, an Arrow Table or RecordBatch, any object
+    with ``__arrow_c_stream__``) as ``(logits [n, C], targets [n])``: its ``logits_column``, a
+    (fixed-size) list of floats per row, and its integer ``targets_column``, checked as a
+    Parquet file's (``first``: the batch's first row, for messages)."""
+    table = pa.table(frame.to_arrow() if isinstance(frame, pl.DataFrame) else frame)
+    for column in (logits_column, targets_column):
+        _require_column(table.column_names, column, None)
+    x = _list_matrix(table.column(logits_column).combine_chunks(), None, logits_column, first, None)
+    y = table.column(targets_column)
+    if y.null_count:
+        row = first + int(np.flatnonzero(y.is_null().to_numpy(zero_copy_only=False))[0])
+        raise InputError("null target", column=targets_column, key=f"row {row}")
+    return x, y.to_numpy()
+
+
 def is_targets_column(targets: object) -> bool:
     """Targets named as a column of the logits' Parquet file (not a path, not an array)."""
     return (

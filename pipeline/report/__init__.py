@@ -39,7 +39,7 @@ from mobeval.lazy import lazy_exports
 
 #: Each public name, by the module of this package that defines it, imported on first use, so
 #: that ``mobeval report --help`` (which reads :mod:`~mobeval.report.options`) loads no Polars.
-__all__, __getattr__ = lazy_exports(
+__all__, __getattr__, __dir__ = lazy_exports(
     "mobeval.report",
     {
         "mobeval.report.document": ("FORMATS", "Report", "parse_formats", "write_reports"),

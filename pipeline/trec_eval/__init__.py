@@ -32,7 +32,7 @@ from mobeval.lazy import lazy_exports
 
 #: Each public name, by the module that defines it, imported on first use: ``mobeval trec_eval
 #: --help`` reads :mod:`~mobeval.trec_eval.arguments` alone.
-__all__, __getattr__ = lazy_exports(
+__all__, __getattr__, __dir__ = lazy_exports(
     "mobeval.trec_eval",
     {
         "mobeval.metrics.trec": ("MEASURES", "resolve_measures"),
