@@ -150,7 +150,6 @@ def c_int(value: int) -> int:
     return value - (1 << 32) if value >= 1 << 31 else value
 
 
-
 def score_column(text: pl.Expr) -> pl.Expr:
     """Float64 of each String of ``text``; null where :func:`score_problem` finds a problem."""
     import polars as pl
