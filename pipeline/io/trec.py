@@ -67,6 +67,7 @@ from mobeval.io.text import (
     first_non_utf8,
     line_blocks,
     open_binary,
+    readable,
     text_blocks,
     whole_lines,
 )
@@ -141,7 +142,7 @@ def _located(spec) -> tuple[object, object | None, bool]:
     """(path, fsspec file system or None, whether it is a file) of a local path or a URL."""
     if url_scheme(str(spec)) is None:
         path = Path(local_path(spec))
-        return path, None, path.is_file()
+        return path, None, readable(path)
     fs, inside = filesystem(str(spec))
     try:
         return str(spec), fs, fs.isfile(inside)
@@ -160,9 +161,11 @@ def located(spec) -> tuple[object, object | None]:
 
 def sniff(path: str | os.PathLike) -> str | None:
     """``"run"``, ``"qrels"`` or None: what the first data line of ``path`` (a local path or a
-    URL) looks like."""
+    URL) looks like; None for a pipe too (a look would take lines the reading never sees)."""
     path, fs, is_file = _located(path)
-    return kind_of_line(_first_data_line(path, fs)) if is_file else None
+    if not is_file or (fs is None and not path.is_file()):
+        return None
+    return kind_of_line(_first_data_line(path, fs))
 
 
 def kind_of_line(line: str | None) -> str | None:
