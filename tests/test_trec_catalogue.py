@@ -70,6 +70,8 @@ def test_all_trec_per_user_is_trec_evals(golden, level, tmp_path):
             checked += 1
     for name in names:
         value = summary[name]
+        if value != value:  # the summary's NaN (a mean of NaN) has no sign: C's 0 / 0 prints -nan
+            value = -abs(value)
         ours = str(int(value)) if name.startswith("num_") else value_text(value)
         assert ours == expected["all", name], name
     assert checked > 100
@@ -158,7 +160,7 @@ def test_cli_job_and_compare_names(tmp_path, capsys):
         ("P", {}, None),  # mobeval's own precision: no error
         ("SetF(gamma=2)", {}, "not gamma"),
         ("relstring", {}, "text, not a number"),
-        ("P.0", {}, "cutoffs are whole numbers"),
+        ("P.0", {}, "cutoff 0 is not positive"),
     ],
 )
 def test_what_cannot_be_said_is_refused(metric, options, said):

@@ -369,15 +369,15 @@ def test_control_bytes_belong_to_the_field(inside, tmp_path, capsys):
 
 @pytest.mark.parametrize("flag", ["-M", "-l", "-N"])
 def test_integer_options_hold_in_64_bits(flag, tmp_path, capsys):
-    """trec_eval reads -M, -l and -N into a C long: 2^63 and beyond are refused in one line;
-    the extremes of 64 bits run."""
+    """trec_eval reads -M, -l and -N with C's atol into a long: 2^63 and beyond are clamped to
+    2^63-1 (and below -2^63 to -2^63), as glibc's strtol clamps; the extremes of 64 bits run."""
     qrels, run = write_inputs(tmp_path, "hand")
-    capsys.readouterr()
-    with pytest.raises(SystemExit) as stopped:  # argparse's usage error
-        main(["trec_eval", f"{flag}{2**63}", str(qrels), str(run)])
-    out, err = capsys.readouterr()
-    assert (stopped.value.code, out) == (2, "") and "beyond a 64-bit integer" in err
-    assert len(err.splitlines()) == 1 and "internal error" not in err
+    for beyond, extreme in ((2**63, 2**63 - 1), (-(2**64), -(2**63))):
+        if flag == "-M" and beyond < 0:
+            continue  # a negative number of documents: refused (trec_eval crashes on it)
+        clamped = ours([f"{flag}{beyond}", str(qrels), str(run)], capsys)
+        assert clamped[0] == 0
+        assert clamped == ours([f"{flag}{extreme}", str(qrels), str(run)], capsys)
     for value in (2**63 - 1, 0 if flag == "-M" else -(2**63)):
         assert ours([f"{flag}{value}", str(qrels), str(run)], capsys)[0] == 0
 
@@ -474,12 +474,11 @@ def test_unknown_measure_is_an_error(tmp_path, capsys):
     [
         ("P.", "no parameters after the '.' (write -m P)"),
         ("map.", "no parameters after the '.' (write -m map)"),
-        ("official.5", "official is a set of measures: it takes no parameters"),
     ],
 )
-def test_measure_parameters_given_empty_or_to_a_set_are_errors(measure, why, tmp_path, capsys):
-    """``-m P.`` (trec_eval: "illegal measure") and parameters to a set of measures (which
-    trec_eval drops unread) are one line, exit 2, never the defaults silently."""
+def test_measure_parameters_given_empty_are_errors(measure, why, tmp_path, capsys):
+    """``-m P.`` (trec_eval: "illegal measure") is one line, exit 2, never the defaults
+    silently."""
     qrels, run = write_inputs(tmp_path, "hand")
     assert ours(["-m", measure, str(qrels), str(run)], capsys) == (
         2,
@@ -597,14 +596,12 @@ def _recs(qrels: Path, run: Path, tmp_path: Path, capsys) -> tuple[int, str, str
         ("qrels", "q1 0 c nan", "NaN", "rel"),
         ("qrels", "q1 0 c -inf", "infinite", "rel"),
         ("run", "q1 Q0 c 3 nan t", "NaN", "score"),
-        ("run", "q1 Q0 c 3 -inf t", "infinite", "score"),
-        ("run", "q1 Q0 c 3 1e400 t", "beyond float64", "score"),
     ],
 )
 def test_a_number_outside_its_type_is_named_by_both_faces(
     kind, line, text, field, tmp_path, capsys
 ):
-    """A relevance beyond int64 (once read as 0), a NaN or infinite relevance or score: the
+    """A relevance beyond int64 (once read as 0), a NaN or infinite relevance, a NaN score: the
     same error (file, line 3, field; exit 2) from ``mobeval trec_eval`` and ``mobeval recs``."""
     qrels, run = tmp_path / "j.qrels", tmp_path / "r.run"
     qrels.write_text(NUMBERS_QRELS)
@@ -684,30 +681,17 @@ def test_the_sparse_gain_table_bounds_as_trec_evals_dense_one():
     "measure",
     [
         "P.inf",
-        "P.1e30",
         "P.0",
         "P.5,5",
         "P.5,",
-        "ndcg_cut.9223372036854775808",
-        "relstring.nan",
-        "relstring.-1",
-        "ndcg.1=nan",
-        "ndcg.1=inf",
-        "ndcg.x=1",
-        "ndcg.99999999999999999999=1",
-        "rbp.p=1.5",
-        "rbp.p=1",
-        "rbp.p=-0.1",
-        "iprec_at_recall.nan",
-        "iprec_at_recall.1.5",
-        "11pt_avg.-0.1",
+        "iprec_at_recall.0.5,0.5",
         "utility.1,2",
-        "utility.nan,1,1,1",
-        "set_F.-1",
-        "Rprec_mult.inf",
+        "ndcg.1=3,",
     ],
 )
-def test_a_measure_parameter_outside_its_domain_is_a_usage_error(measure, tmp_path, capsys):
+def test_a_measure_parameter_trec_eval_refuses_is_a_usage_error(measure, tmp_path, capsys):
+    """What trec_eval refuses (a cutoff read as 0 or below, equal cutoffs, utility's count,
+    malformed pairs; every other case: tests/test_trec_eval_suite.py)."""
     qrels, run = write_inputs(tmp_path, "hand")
     code, out, err = ours(["-m", measure, str(qrels), str(run)], capsys)
     assert (code, out) == (2, ""), err

@@ -28,13 +28,24 @@ READ_ERRORS = (OSError, EOFError, zlib.error)
 GZIP_MAGIC = b"\x1f\x8b"
 
 
+def readable(path: str | os.PathLike) -> bool:
+    """Whether the local ``path`` is there to be read: a regular file, or a stream read once as
+    it comes (a pipe: ``/dev/stdin``, a FIFO, ``<(...)``; a terminal; a socket). A folder is
+    not."""
+    return os.path.exists(path) and not os.path.isdir(path)
+
+
 def open_binary(path: str | os.PathLike, filesystem=None):
     """The file as a binary stream, gunzipped when it starts with the gzip magic bytes.
-    ``filesystem``: an fsspec file system holding ``path`` (None: the local one)."""
+    ``filesystem``: an fsspec file system holding ``path`` (None: the local one). A local file
+    is opened once and its first bytes peeked, not read: a pipe is read once, from its start."""
     if filesystem is None:
-        with open(path, "rb") as probe:
-            magic = probe.read(2)
-        return gzip.open(path, "rb") if magic == GZIP_MAGIC else open(path, "rb")
+        stream = open(path, "rb")  # noqa: SIM115 - returned open, closed by the caller
+        if stream.peek(2)[:2] != GZIP_MAGIC:
+            return stream
+        unzipped = gzip.GzipFile(fileobj=stream, mode="rb")
+        unzipped.myfileobj = stream  # closed with it, as gzip.open's own file is
+        return unzipped
     with filesystem.open(path, "rb") as probe:
         magic = probe.read(2)
     return filesystem.open(path, "rb", compression="gzip" if magic == GZIP_MAGIC else None)

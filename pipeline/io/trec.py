@@ -9,9 +9,11 @@ file is recognised from its first data line (:func:`sniff`): six or more fields 
 rank and a numeric score make a run, four with an integer relevance make qrels. A bad line is one
 :class:`InputError` naming the file, the line number and the field.
 
-Numbers are read by :mod:`mobeval.io.numbers`: a score is a finite real (NaN has no place in a
-ranking, trec_eval's sort leaving it anywhere; ``inf`` and ``1e400`` none in mobeval's sums), so
-``mobeval trec_eval`` and ``mobeval recs`` refuse the same run lines; a relevance is an integer
+Numbers are read by :mod:`mobeval.io.numbers`: a score is a real or an infinity (``inf``,
+``-inf``, ``1e400``: ranked first or last, as trec_eval ranks them), never NaN (no place in a
+ranking, trec_eval's sort leaving it anywhere), so ``mobeval trec_eval`` and ``mobeval recs``
+read the same run lines (``recs`` then refuses an infinite score: its metrics sum scores); a
+relevance is an integer
 within 64 bits, or a finite decimal cut to the integer before its point or exponent as trec_eval's
 ``atol`` cuts it (``1.7`` -> 1), that integer within 64 bits too.
 
@@ -49,6 +51,8 @@ from mobeval.io.numbers import (
     integer_problem,
     real_column,
     real_problem,
+    score_column,
+    score_problem,
 )
 from mobeval.io.remote import (
     client_errors,
@@ -63,6 +67,7 @@ from mobeval.io.text import (
     first_non_utf8,
     line_blocks,
     open_binary,
+    readable,
     text_blocks,
     whole_lines,
 )
@@ -137,7 +142,7 @@ def _located(spec) -> tuple[object, object | None, bool]:
     """(path, fsspec file system or None, whether it is a file) of a local path or a URL."""
     if url_scheme(str(spec)) is None:
         path = Path(local_path(spec))
-        return path, None, path.is_file()
+        return path, None, readable(path)
     fs, inside = filesystem(str(spec))
     try:
         return str(spec), fs, fs.isfile(inside)
@@ -156,9 +161,11 @@ def located(spec) -> tuple[object, object | None]:
 
 def sniff(path: str | os.PathLike) -> str | None:
     """``"run"``, ``"qrels"`` or None: what the first data line of ``path`` (a local path or a
-    URL) looks like."""
+    URL) looks like; None for a pipe too (a look would take lines the reading never sees)."""
     path, fs, is_file = _located(path)
-    return kind_of_line(_first_data_line(path, fs)) if is_file else None
+    if not is_file or (fs is None and not path.is_file()):
+        return None
+    return kind_of_line(_first_data_line(path, fs))
 
 
 def kind_of_line(line: str | None) -> str | None:
@@ -247,7 +254,7 @@ def _line_problem(fields: list[str], kind: str) -> tuple[str, str] | None:
         if len(fields) < 6:
             name = RUN_FIELDS[len(fields)]
             return name, f"{len(fields)} fields; a run line has 6 (qid Q0 docno rank score tag)"
-        problem = real_problem(fields[4])
+        problem = score_problem(fields[4])
         return ("score", f"score {fields[4]!r} {problem}") if problem else None
     if len(fields) != 4:
         name = QRELS_FIELDS[min(len(fields), 3)]
@@ -293,7 +300,7 @@ def _single_spaced_run(block: bytes) -> pl.DataFrame | None:
         return None
     frame = frame.with_columns(
         pl.col("rank").cast(pl.Int64, strict=False),
-        real_column(pl.col("score")),
+        score_column(pl.col("score")),
     )
     fields = ("qid", "iter", "docno", "score", "tag")
     bad = pl.any_horizontal(pl.col(*fields).is_null()) | pl.col("qid").str.starts_with("#")
@@ -328,7 +335,7 @@ def iter_run(
             pl.col("f").list.get(3, null_on_oob=True).cast(pl.Int64, strict=False).alias("rank"),
             pl.col("f").list.get(4, null_on_oob=True).alias("score_text"),
             pl.col("f").list.get(5, null_on_oob=True).alias("tag"),
-        ).with_columns(real_column(pl.col("score_text")).alias("score"))
+        ).with_columns(score_column(pl.col("score_text")).alias("score"))
         bad = (pl.col("n") < 6) | pl.col("score").is_null()
         if parsed.select(bad.any()).item():
             raise _bad_line(path, block, first_line, "run")
@@ -432,12 +439,12 @@ class QrelsCodes(CodedLines):
 def read_run_codes(spec, *, block_bytes: int = CODE_BLOCK_BYTES) -> RunCodes:
     """A whole run (a local path or a URL) read straight into codes, block by block, by
     :func:`mobeval.kernels.text.run_fields`: the lines :func:`iter_run` accepts, the same
-    scores (a score the fast decimal reading leaves is read by :func:`real_column`), the same
+    scores (a score the fast decimal reading leaves is read by :func:`score_column`), the same
     errors (see :func:`_read_codes`)."""
     from mobeval.kernels import text as K
 
     run_fields = partial(K.run_fields, powers=K.POWERS_OF_TEN)
-    lines, score, tag = _read_codes(spec, block_bytes, "run", run_fields, real_column)
+    lines, score, tag = _read_codes(spec, block_bytes, "run", run_fields, score_column)
     return RunCodes(*lines, score, tag)
 
 

@@ -691,8 +691,7 @@ class _CheckedStream:
     over (a nearly full disk keeps the first 4 KiB and reports nothing), so when ``stream`` has a
     file descriptor the bytes are kept here (up to :data:`_PENDING_BYTES`, or line by line on a
     terminal) and written with ``os.write`` until every byte is taken; ``buffer`` takes bytes
-    the same way (``trec_eval`` prints its files' own bytes). After a failure what is left goes
-    to the null device, so the interpreter's own flush at exit does not fail again.
+    the same way (UTF-8 text to a text-only stream); after a failure the rest goes to /dev/null.
 
     A reader that goes away (``mobeval run job.toml | head``: EPIPE) is not a failure of the
     command: what it prints from then on goes to the null device, the work goes on to the end
@@ -723,6 +722,8 @@ class _CheckedStream:
     def write_bytes(self, data: bytes) -> int:
         if self._fd is None:
             try:
+                if not hasattr(self._stream, "buffer"):  # text only: StringIO, a notebook's
+                    return self._stream.write(data.decode("utf-8", "backslashreplace"))
                 return self._stream.buffer.write(data)
             except OSError as error:
                 self._failed(error)
@@ -759,8 +760,7 @@ class _CheckedStream:
 
 
 class _CheckedBytes:
-    """The binary side (``sys.stdout.buffer``) of a :class:`_CheckedStream`: the same bytes, in
-    order with the text, written whole or failing."""
+    """``sys.stdout.buffer`` of a :class:`_CheckedStream`: its bytes, in order with the text."""
 
     def __init__(self, text: _CheckedStream) -> None:
         self._text = text

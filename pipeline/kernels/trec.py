@@ -21,6 +21,8 @@ from numba import njit
 
 from mobeval.kernels.blocks import readonly, run_blocks
 
+#: C's 0.0 / 0.0 on x86-64: a NaN with its sign bit set (glibc prints ``-nan``).
+C_NAN = math.copysign(math.nan, -1.0)
 NONPOOL = -1
 UNJUDGED = -2
 MIN_GEO_MEAN = 0.00001
@@ -187,49 +189,71 @@ def provider_scores(off, rel, level, cutoffs):
 
 
 @njit(cache=True)
+def _c_long(x):
+    """C's ``(long) x`` on x86-64: truncated; NaN, infinite or beyond 64 bits: -2^63."""
+    if not -9.223372036854775808e18 <= x < 9.223372036854775808e18:
+        return np.int64(-9223372036854775808)
+    return np.int64(x)
+
+
+@njit(cache=True)
+def _c_lround(x):
+    """C's ``lround(x)`` (glibc, x86-64): the nearest integer, halves away from 0; NaN,
+    infinite or beyond 64 bits: -2^63."""
+    a = abs(x)
+    r = math.floor(a)
+    if a - r >= 0.5:
+        r += 1.0
+    return _c_long(r if x >= 0 else -r)
+
+
+@njit(cache=True)
 def interpolated_precision(off, rel, level, num_rel, num_rel_ret, fractions):
-    """Per query and recall fraction f: the highest precision at any rank whose recall reaches
-    round(f * num_rel) relevant documents (0 when fewer are retrieved)."""
+    """Per query and recall fraction f (in the order given): the interpolated precision at
+    k = lround(f * num_rel) relevant documents, the highest precision at any rank holding k or
+    more, as trec_eval's ``te_calc_iprec_at_recall`` walks the list from its end: the cutoffs
+    from the last down, each taken when the walk reaches exactly k relevant documents; a cutoff
+    beyond the relevant retrieved stays 0; the rest (k = 0, or passed by: out of order) take
+    the highest precision of the whole list (0 / 0 for an empty one, ``-J``)."""
     nq = off.size - 1
     nf = fractions.size
     out = np.zeros((nq, nf))
+    cut = np.zeros(nf, dtype=np.int64)
     for q in range(nq):
         start = off[q]
         n = off[q + 1] - start
         hits = num_rel_ret[q]
-        if n == 0:
-            # an empty list (-J): trec_eval's 0 / 0 at recall 0
-            for f in range(nf):
-                if math.floor(fractions[f] * num_rel[q] + 0.5) == 0:
-                    out[q, f] = np.nan
-            continue
-        # best[k]: max precision at ranks holding at least k relevant documents (k = 1..hits)
-        best = np.zeros(hits + 1)
-        running = hits / n
-        found = hits
-        for i in range(n, 0, -1):
-            if found == 0:
-                break
-            p = found / i
-            if p > running:
-                running = p
-            if rel[start + i - 1] >= level:
-                best[found] = running
-                found -= 1
-        best[0] = running
         for f in range(nf):
-            need = int(math.floor(fractions[f] * num_rel[q] + 0.5))
-            if need <= hits:
-                out[q, f] = best[need]
+            cut[f] = _c_lround(fractions[f] * num_rel[q])
+        c = nf - 1
+        while c >= 0 and cut[c] > hits:
+            c -= 1
+        best = hits / n if n > 0 else C_NAN
+        found = hits
+        i = n
+        while i > 0 and found > 0:
+            p = found / i
+            if best < p:
+                best = p
+            if rel[start + i - 1] >= level:
+                while c >= 0 and found == cut[c]:
+                    out[q, c] = best
+                    c -= 1
+                found -= 1
+            i -= 1
+        while c >= 0:
+            out[q, c] = best
+            c -= 1
     return out
 
 
 @njit(cache=True)
 def precision_at_r_multiples(off, rel, level, num_rel, num_rel_ret, multiples):
-    """Per query and multiple m: precision in the top k = int(m * num_rel + 0.9) documents; a
-    list shorter than k counts as padded with nonrelevant documents. (Walked from the bottom of
-    the list up, as trec_eval does, which matters only for a level below 0.) ``multiples``:
-    finite, >= 0, ascending; a k beyond the list stays a float (it may be beyond int64)."""
+    """Per query and multiple m (in the order given): precision in the top
+    k = (long)(m * num_rel + 0.9) documents, as trec_eval's ``te_calc_Rprec_mult`` takes them:
+    the cutoffs from the last down, one beyond the list gives num_rel_ret / k (the list counts
+    as padded with nonrelevant documents), the others taken walking up from the end of the list
+    while a relevant document remains; one never reached (k <= 0, or passed by) stays 0."""
     nq = off.size - 1
     nm = multiples.size
     out = np.zeros((nq, nm))
@@ -237,13 +261,11 @@ def precision_at_r_multiples(off, rel, level, num_rel, num_rel_ret, multiples):
     for q in range(nq):
         start = off[q]
         n = off[q + 1] - start
-        c = nm - 1
         for m in range(nm):
-            k = math.floor(multiples[m] * num_rel[q] + 0.9)
-            cut[m] = int(k) if k <= n else n + 1
-            if k > n:
-                out[q, m] = num_rel_ret[q] / k
+            cut[m] = _c_long(multiples[m] * num_rel[q] + 0.9)
+        c = nm - 1
         while c >= 0 and cut[c] > n:
+            out[q, c] = num_rel_ret[q] / cut[c]
             c -= 1
         found = num_rel_ret[q]
         i = n
@@ -286,6 +308,7 @@ def _gain_table(levels, level_values, custom_level, custom_gain):
         for c in range(custom_level.size):
             if custom_level[c] == level_values[j]:
                 g = custom_gain[c]
+                break  # the first, as _gain_of reads it
         gains[n] = g
         counts[n] = levels[j]
         n += 1
@@ -309,12 +332,13 @@ def _gain_table(levels, level_values, custom_level, custom_gain):
 
 @njit(cache=True)
 def _gain_of(r, custom_level, custom_gain):
-    if r < 0:
-        return 0.0
+    """trec_eval's ``get_gain``: the first gain given for level ``r`` (a level below 0 too:
+    -1 not in the qrels, -2 judged negative), else ``r`` itself when it is a judged level
+    (>= 0), else 0."""
     for c in range(custom_level.size):
         if custom_level[c] == r:
             return custom_gain[c]
-    return float(r)
+    return float(r) if r >= 0 else 0.0
 
 
 @njit(cache=True)
@@ -326,7 +350,7 @@ def _sampled(total, points, dcg, idcg):
     return total, points
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")  # a gain given below 0 may divide by 0: C's inf, NaN
 def gain_scores(off, rel, level, num_rel, rel_levels, level_values, custom_level, custom_gain):
     """Per query: ndcg, dcg, ideal dcg, ndcg_rel, Rndcg and G with graded gains (a judged level's
     gain is the level unless ``custom_level``/``custom_gain`` say otherwise; unjudged: 0)."""
@@ -413,7 +437,7 @@ def gain_scores(off, rel, level, num_rel, rel_levels, level_values, custom_level
                 if current > 0.0:
                     run_idcg += current / math.log2(i + 2.0)
                 i += 1
-            out[q, 4] = total / points if points > 0 else np.nan  # trec_eval's 0 / 0
+            out[q, 4] = total / points if points > 0 else C_NAN  # trec_eval's 0 / 0
         # G: gain discounted by how far the list lags the ideal one
         sum_results = 0.0
         sum_cost = 0.0
@@ -453,7 +477,7 @@ def rbp_scores(off, rel, rel_levels, level_values, custom_level, custom_gain, pe
         for i in range(off[q], off[q + 1]):
             r = rel[i]
             g = _gain_of(r, custom_level, custom_gain)
-            if rescale and r >= 0:
+            if rescale and (r >= 0 or (custom_level == r).any()):  # a level of the table
                 g = (g - lo) / (hi - lo)
             total += g * weight
             if r < 0:
@@ -468,28 +492,47 @@ def rbp_scores(off, rel, rel_levels, level_values, custom_level, custom_gain, pe
 
 @njit(cache=True)
 def ndcg_at(off, rel, rel_levels, level_values, cutoffs):
-    """Per query and cutoff k: dcg of the top k (gain = judged level) over the ideal dcg of k."""
+    """Per query and cutoff k: dcg of the top k (gain = judged level) over the ideal dcg of the
+    top k (the dcg when that is 0), as trec_eval's ``te_calc_ndcg_cut`` takes the cutoffs in
+    their order: each when the walk down the list (then down the ideal list) reaches rank k,
+    the ones not reached (beyond the list, or passed by: out of order) at its end."""
     nq = off.size - 1
     nc = cutoffs.size
     out = np.zeros((nq, nc))
     for q in range(nq):
         ranked = rel[off[q] : off[q + 1]]
-        for c in range(nc):
-            k = cutoffs[c]
-            dcg = 0.0
-            for i in range(min(k, ranked.size)):
-                r = ranked[i]
-                if r > 0:
-                    dcg += r / math.log2(i + 2.0)
-            ideal = 0.0
-            pos = 0
-            for lv in range(rel_levels.shape[1] - 1, 0, -1):
-                for _ in range(rel_levels[q, lv]):
-                    if pos >= k:
-                        break
-                    ideal += level_values[lv] / math.log2(pos + 2.0)
-                    pos += 1
-            out[q, c] = dcg / ideal if ideal > 0.0 else dcg
+        c = 0
+        dcg = 0.0
+        for i in range(ranked.size):
+            if cutoffs[c] == i:
+                out[q, c] = dcg
+                c += 1
+                if c == nc:
+                    break
+            if ranked[i] > 0:
+                dcg += ranked[i] / math.log2(i + 2.0)
+        while c < nc:
+            out[q, c] = dcg
+            c += 1
+        c = 0
+        ideal = 0.0
+        i = 0
+        for lv in range(rel_levels.shape[1] - 1, 0, -1):
+            if c == nc:
+                break
+            for _ in range(rel_levels[q, lv]):
+                if cutoffs[c] == i:
+                    if ideal > 0.0:
+                        out[q, c] /= ideal
+                    c += 1
+                if c == nc:
+                    break
+                ideal += level_values[lv] / math.log2(i + 2.0)
+                i += 1
+        while c < nc:
+            if ideal > 0.0:
+                out[q, c] /= ideal
+            c += 1
     return out
 
 

@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from mobeval.errors import ConfigError
-from mobeval.io.numbers import integer_problem, real_problem
+from mobeval.io.numbers import c_atof, c_atol, c_int, c_merge_sorted
 
 LONG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 FRACTIONS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -128,100 +127,67 @@ class Measure:
     printable: str | None  # the parameter text given with -m, None for the defaults
 
 
-@dataclass(frozen=True)
-class Domain:
-    """What each parameter of a measure may be: an integer (:func:`~mobeval.io.numbers.
-    integer_problem`) or a finite real (:func:`~mobeval.io.numbers.real_problem`) from ``low``
-    to ``high`` (``high`` itself excluded when ``open_high``), said as ``text`` in a message;
-    ``count``: how many parameters there must be (None: any)."""
-
-    text: str
-    integer: bool = False
-    low: float = -math.inf
-    high: float = math.inf
-    open_high: bool = False
-    count: int | None = None
-
-    def problem(self, value: str) -> str | None:
-        """Why the text ``value`` is not in the domain, or None."""
-        problem = (integer_problem if self.integer else real_problem)(value)
-        if problem is not None:
-            return problem
-        number = int(value) if self.integer else float(value)
-        if number < self.low or number > self.high or (self.open_high and number == self.high):
-            return "is out of range"
-        return None
-
-
-CUTOFFS = Domain("cutoffs are whole numbers from 1 to 2^63-1", integer=True, low=1)
-FRACTIONS_DOMAIN = Domain("recall levels are numbers from 0 to 1", low=0.0, high=1.0)
-#: measure (or parameter kind) -> the domain of its parameters; a pair measure's gains are finite
-#: reals and its levels integers (:func:`_pair_params`).
-DOMAINS = {
-    "long_cut": CUTOFFS,
-    "iprec_at_recall": FRACTIONS_DOMAIN,
-    "11pt_avg": FRACTIONS_DOMAIN,
-    "Rprec_mult": Domain("multiples of R are numbers >= 0", low=0.0),
-    "Rprec_mult_avgjg": Domain("multiples of R are numbers >= 0", low=0.0),
-    "relstring": Domain(
-        "the length is one whole number from 0 to 2^63-1", integer=True, low=0, count=1
-    ),
-    "utility": Domain("utility takes 4 finite coefficients", count=4),
-    "set_F": Domain("beta is one number >= 0", low=0.0, count=1),
-}
-GAINS = Domain("gains are finite numbers")
-PERSISTENCE = Domain(
-    "rbp's persistence p is a number from 0 to below 1", low=0.0, high=1.0, open_high=True
-)
-
-
-def _checked(name: str, text: str, domain: Domain, values: list[str]) -> None:
-    """ConfigError naming the first of ``values`` outside ``domain`` (or their count)."""
-    if domain.count is not None and len(values) != domain.count:
-        raise ConfigError(f"-m {name}.{text}: {len(values)} parameters; {domain.text}")
-    for value in values:
-        problem = domain.problem(value)
-        if problem is not None:
-            raise ConfigError(f"-m {name}.{text}: {value!r} {problem} ({domain.text})")
-
-
 def _long_params(name: str, text: str) -> tuple:
-    parts = text.split(",")
-    _checked(name, text, CUTOFFS, parts)
-    values = sorted(int(t) for t in parts)
-    if len(set(values)) != len(values):
-        raise ConfigError(f"-m {name}.{text}: duplicate cutoffs")
+    """trec_eval's ``get_long_cutoffs``: each comma-separated part read by C's ``atol``
+    (``23.4`` -> 23, ``abc`` -> 0), ordered by glibc's ``qsort`` with trec_eval's ``comp_long``
+    (the difference cut to ``int``), then refused as trec_eval refuses them: a first cutoff
+    below 1 or two equal neighbours."""
+    values = [c_atol(part) for part in text.split(",")]
+    values = c_merge_sorted(values, lambda a, b: c_int(a - b))
+    if values[0] <= 0:
+        raise ConfigError(
+            f"-m {name}.{text}: cutoff {values[0]} is not positive (each read as C's atol "
+            "reads it: '23.4' is 23, 'abc' 0; trec_eval: Negative cutoff detected)"
+        )
+    _refuse_neighbours(name, text, values)
     return tuple(values)
 
 
+def _refuse_neighbours(name: str, text: str, values: list) -> None:
+    """trec_eval's ``duplicate cutoffs detected``: two equal neighbours in the sorted cutoffs."""
+    for a, b in zip(values, values[1:], strict=False):
+        if a == b:
+            raise ConfigError(f"-m {name}.{text}: duplicate cutoffs ({a} twice)")
+
+
 def _double_params(name: str, text: str, *, sort: bool) -> tuple:
-    parts = text.split(",")
-    _checked(name, text, DOMAINS[name], parts)
-    values = [float(t) for t in parts]
-    if sort and len(set(values)) != len(values):
-        raise ConfigError(f"-m {name}.{text}: duplicate cutoffs")
-    return tuple(sorted(values) if sort else values)
+    """trec_eval's ``get_double_cutoffs`` (``sort``: ordered by ``qsort`` with ``comp_double``,
+    two equal neighbours refused) or ``get_double_params`` (as given, any): each part read by
+    C's ``atof`` (``.5`` -> 0.5, ``abc`` -> 0.0, ``1e400`` -> inf, ``nan``). ``utility`` takes
+    exactly four (trec_eval stops on any other count)."""
+    values = [c_atof(part) for part in text.split(",")]
+    if name == "utility" and len(values) != 4:
+        raise ConfigError(
+            f"-m {name}.{text}: {len(values)} coefficients; utility takes 4 "
+            "(trec_eval: improper number of coefficients)"
+        )
+    if sort:
+        values = c_merge_sorted(values, lambda a, b: (a > b) - (a < b))
+        _refuse_neighbours(name, text, values)
+    return tuple(values)
 
 
 def _pair_params(name: str, text: str) -> tuple:
-    """``level=gain`` pairs (a level an integer within 64 bits, a gain a finite number), and for
-    rbp and rbp_resid ``p=persistence``."""
+    """trec_eval's ``get_param_pairs``: ``name=value`` parts, each value read by C's ``atof``;
+    refused, as trec_eval refuses them, when a part has no ``=`` (or two in a row, or an empty
+    part). A name is kept as text: the gain measures read those that are integers
+    (``setup_gains``' ``valid_int``) and skip the others; rbp and rbp_resid read ``p`` too."""
+    last = ","
+    for char in text:
+        if char in ",=":
+            if char == last:
+                last = ","
+                break
+            last = char
+    if last != "=":
+        raise ConfigError(
+            f"-m {name}.{text}: malformed pair parameters (name=value, comma separated; "
+            "trec_eval: malformed pair parameters)"
+        )
     pairs = []
     for part in text.split(","):
-        key, sep, value = part.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"-m {name}.{text}: parameters must be level=gain pairs")
-        if key == "p" and name in ("rbp", "rbp_resid"):
-            _checked(name, text, PERSISTENCE, [value])
-        elif integer_problem(key) is None:
-            _checked(name, text, GAINS, [value])
-        else:
-            keys = "p=persistence or level=gain" if name.startswith("rbp") else "level=gain"
-            raise ConfigError(
-                f"-m {name}.{text}: {key!r} is not a relevance level (an integer within 64 "
-                f"bits); parameters are {keys} pairs"
-            )
-        pairs.append((key, float(value)))
+        key, _, value = part.partition("=")
+        pairs.append((key, c_atof(value)))
     return tuple(pairs)
 
 
@@ -234,9 +200,7 @@ def resolve_measures(requested: list[str]) -> list[Measure]:
         name, dot, text = item.partition(".")
         if dot and not text and name in (*NICKNAMES, *MEASURES):
             raise ConfigError(f"-m {item}: no parameters after the '.' (write -m {name})")
-        if name in NICKNAMES:
-            if dot:
-                raise ConfigError(f"-m {item}: {name} is a set of measures: it takes no parameters")
+        if name in NICKNAMES:  # parameters of a set: trec_eval keeps them for no measure
             marked.update(NICKNAMES[name])
             continue
         if name not in MEASURES:
@@ -267,8 +231,8 @@ def resolve_measures(requested: list[str]) -> list[Measure]:
 def measure_names(measure: Measure) -> list[str]:
     if measure.kind == "long_cut":
         return [f"{measure.name}_{k}" for k in measure.params]
-    if measure.kind == "double_cut":
-        return [f"{measure.name}_{f:3.2f}" for f in measure.params]
+    if measure.kind == "double_cut":  # append_double's buffer: 8 characters for the value
+        return [f"{measure.name}_{f:3.2f}"[: len(measure.name) + 9] for f in measure.params]
     if measure.printable is not None:
         return [f"{measure.name}_{measure.printable}"]
     return [measure.name]

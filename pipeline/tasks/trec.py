@@ -5,6 +5,7 @@ each user a query, each rating a relevance level)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mobeval.errors import ConfigError, InputError
+from mobeval.io.numbers import c_atol, c_long_of_double
 from mobeval.io.trec import QrelsCodes, RunCodes
 from mobeval.kernels import trec as K
 from mobeval.metrics.trec import COUNTS, PROVIDER_MEASURES, Measure, TrecMetric, measure_names
@@ -120,16 +122,19 @@ def judge(
 
 
 def _gains(params: tuple) -> tuple[np.ndarray, np.ndarray, float]:
-    """The level=gain pairs of levels >= 0 (a judgment below 0 is unjudged, of gain 0) and the
-    ``p`` of rbp, from parameters :func:`_pair_params` checked."""
-    levels, gains, persistence = [], [], 0.9
+    """The level=gain pairs of :func:`~mobeval.metrics.trec._pair_params` as trec_eval's
+    ``setup_gains`` reads them, and rbp's persistence (the last ``p=``, 0.9 by default): a name
+    that is not an integer (``valid_int``) is skipped, an integer one read by ``atol`` (a level
+    below 0 too: -1 gives the documents the qrels lack a gain, -2 those judged negative); in the
+    order given (a level given twice: its first gain)."""
+    pairs, persistence = [], 0.9
     for key, value in params:
         if key == "p":
             persistence = value
-        elif int(key) >= 0:
-            levels.append(int(key))
-            gains.append(value)
-    return np.array(levels, dtype=np.int64), np.array(gains, dtype=np.float64), persistence
+        elif re.fullmatch(r"[+-]?[0-9]+", key):
+            pairs.append((c_atol(key), value))
+    levels = np.array([level for level, _ in pairs], dtype=np.int64)
+    return levels, np.array([gain for _, gain in pairs], dtype=np.float64), persistence
 
 
 def evaluate(judged: Judged, measures: list[Measure], opts: Options):
@@ -225,8 +230,9 @@ def evaluate(judged: Judged, measures: list[Measure], opts: Options):
         elif n == "utility":
             a, b, c, d = p
             nrr, nret = num_rel_ret.astype(np.float64), num_ret.astype(np.float64)
-            value = a * nrr + b * (nret - nrr) + c * (num_rel - nrr)
-            value = value + d * (opts.num_docs + nrr - nret - num_rel)
+            with np.errstate(invalid="ignore"):  # infinite coefficients: C's inf - inf
+                value = a * nrr + b * (nret - nrr) + c * (num_rel - nrr)
+                value = value + d * (opts.num_docs + nrr - nret - num_rel)
             value = value[:, None]
         elif n == "set_P":
             value = ratio(num_rel_ret, num_ret)[:, None]
@@ -238,14 +244,15 @@ def evaluate(judged: Judged, measures: list[Measure], opts: Options):
         elif n == "set_map":
             value = ratio(num_rel_ret.astype(np.float64) ** 2, num_ret * num_rel)[:, None]
         elif n == "set_F":
-            beta = p[0]
+            # m_set_F.c: (x + 1) P R / (x P + R) for any beta x, where a relevant one is retrieved
+            beta, found = p[0], num_rel_ret > 0
             prec, rec = ratio(num_rel_ret, num_ret), ratio(num_rel_ret, num_rel)
-            value = ratio((beta + 1.0) * prec * rec, beta * prec + rec)
-            value[num_rel_ret == 0] = 0.0
-            value = value[:, None]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                f = (beta + 1.0) * prec * rec / (beta * prec + rec)
+            value = np.where(found, f, 0.0)[:, None]
         elif n == "relstring":
             longest = int(np.diff(off).max(initial=0))
-            raw = K.relstrings(off, rel, min(int(p[0]), longest))
+            raw = K.relstrings(off, rel, min(c_long_of_double(p[0]), longest))  # (long) p
             text = [bytes(row).rstrip(b"\0").decode() for row in raw]
             out.append((names, "relstring", text))
             continue

@@ -5,21 +5,18 @@ from __future__ import annotations
 
 import argparse
 
+from mobeval.io.numbers import c_atol
+
 
 def _long(text: str) -> int:
-    """An integer option as trec_eval's C ``long`` holds it (64 bits)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
-    if not -(2**63) <= value < 2**63:
-        raise argparse.ArgumentTypeError(f"{text} is beyond a 64-bit integer")
-    return value
+    """An integer option as trec_eval reads it: C's ``atol`` (``1.5`` -> 1, ``abc`` -> 0, beyond
+    64 bits clamped)."""
+    return c_atol(text)
 
 
 def _count(text: str) -> int:
-    """A number of documents (``-M``): a 64-bit integer >= 0 (trec_eval crashes on a negative
-    one)."""
+    """A number of documents (``-M``), read by ``atol``: 0 or more (trec_eval crashes on a
+    negative one)."""
     value = _long(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text} is negative (a number of documents, 0 or more)")

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
     from mobeval.metrics.recs import RecsMetric
 
+#: The run ``-`` names: standard input, as trec_eval reads it (a pipe, read once as it comes).
+STDIN = "/dev/stdin"
 JG_MEASURES = {"map_avgjg": "map", "P_avgjg": "P", "Rprec_mult_avgjg": "Rprec_mult"}
 
 
@@ -174,6 +176,7 @@ def run_trec_eval(qrels_path, run_path, opts: Options) -> str:
     trec, recs = _split_measures(opts.measures)
     measures = resolve_measures(trec) if trec or not recs else []
     _check_format(measures, opts)
+    run_path = STDIN if str(run_path) == "-" else run_path  # trec_eval's run from stdin
     for path in (qrels_path, run_path, *([opts.zscores] if opts.zscores is not None else [])):
         located(path)  # every file there before any is read
     paths = (str(qrels_path), str(run_path))
@@ -181,13 +184,18 @@ def run_trec_eval(qrels_path, run_path, opts: Options) -> str:
         qrels = read_qrels(qrels_path, keep_iter=True, as_bytes=True)
         run = read_run(run_path, as_bytes=True)
         judged, results = _evaluate_groups(qrels, run, measures, opts, paths)
-    else:
+    elif recs:  # the recommendation family reads tables of lines: each file read once, so
+        qrels = read_qrels(qrels_path, as_bytes=True)  # a pipe too
+        run = read_run(run_path, as_bytes=True)
+        tag = run["tag"][-1] if run.height else None
+        codes = QrelsCodes.from_frame(qrels.select("qid", "docno", "rel"))
+        judged = judge(codes, RunCodes.from_frame(run, tag), opts, paths=paths)
+        results, _ = evaluate(judged, measures, opts)
+        results += _recs_results(qrels, run, judged, recs, opts)
+    else:  # each file read once, block by block, straight into codes
         codes = read_qrels_codes(qrels_path)
         judged = judge(codes, read_run_codes(run_path), opts, paths=paths)
         results, _ = evaluate(judged, measures, opts)
-    if recs:  # the recommendation family reads both files as tables of lines: a second read
-        qrels = read_qrels(qrels_path, as_bytes=True)
-        results += _recs_results(qrels, read_run(run_path, as_bytes=True), judged, recs, opts)
     return format_report(judged, results, None, opts)
 
 

@@ -20,8 +20,11 @@ def _zeroed_when_bogus(name: str) -> bool:
 
 
 def value_text(v: float) -> str:
-    # glibc prints the NaN of 0.0 / 0.0 as "-nan"
-    return f"{v:6.4f}" if v == v else f"{'-nan':>6}"
+    """``%6.4f`` as glibc prints it: a NaN with its sign (0.0 / 0.0 gives ``-nan``, a parameter
+    read as ``nan`` ``nan``), which Python's format leaves out."""
+    if v == v:
+        return f"{v:6.4f}"
+    return f"{'-nan' if math.copysign(1.0, v) < 0 else 'nan':>6}"
 
 
 def _zero_bogus(results, bogus: np.ndarray):

@@ -36,7 +36,7 @@ import numpy as np
 import polars as pl
 
 from mobeval.errors import ConfigError, no_file
-from mobeval.io.text import integer_csv_blocks, utf8_line_blocks
+from mobeval.io.text import integer_csv_blocks, readable, utf8_line_blocks
 from mobeval.validate.tasks import TASKS, TaskSpec
 
 SUCCESS = "Validation finished without errors!"
@@ -456,7 +456,7 @@ def validate_submission(task: str, dataset: str | Path, submission: str | Path) 
     dataset = Path(dataset)
     submission = Path(submission)
     for path in (dataset, submission):
-        if not path.is_file():
+        if not readable(path):  # a file, or a pipe read once as it comes
             raise no_file(path)
     checks = _Checks(spec, key, _read_dataset(dataset, spec))
     errors = _Errors()
