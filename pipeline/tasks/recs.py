@@ -26,6 +26,7 @@ from mobeval.errors import ConfigError, InputError
 from mobeval.io.sources import columns_present
 from mobeval.kernels import recs as K
 from mobeval.kernels.exact_sum import ExactColumnSums
+from mobeval.kernels.list_order import ID_ASC, TEXT_DESC, list_order
 from mobeval.kernels.ranks import drop_repeated, ranx_order
 from mobeval.metrics import drop_duplicates_hint
 from mobeval.metrics.recs import (
@@ -180,12 +181,13 @@ def score_recs_frame(
     rec_items, tru_items = _item_codes(recs["item_id"], ratings["item_id"])
     recs = recs.with_columns(pl.Series(_ITEM, rec_items))
     ratings = ratings.with_columns(pl.Series(_ITEM, tru_items))
+    recs = _by_user(recs)
     if conv.duplicates == "drop":
-        recs = _one_row_per_item(recs.sort("user_id", maintain_order=True))
-    recs = _order(recs, conv.order)
+        recs = _one_row_per_item(recs)
+    rows = _list_rows(recs, conv.order)
     ratings = ratings.sort(["user_id", "item_id"])
     _check_unique_truth(ratings, path_ratings)
-    rec_items, tru_items = recs[_ITEM].to_numpy(), ratings[_ITEM].to_numpy()
+    rec_items, tru_items = _in_list_order(recs[_ITEM], rows), ratings[_ITEM].to_numpy()
 
     users, rec_counts, tru_counts = _segments(recs["user_id"], ratings["user_id"])
     thr = conv.relevant_threshold
@@ -197,7 +199,10 @@ def score_recs_frame(
     trec_values = {}
     if trec:
         level = int(thr) if isinstance(thr, int | float) else 1
-        trec_values = trec_user_values(recs, ratings, users, trec, level, path_ratings=path_ratings)
+        lists = recs if rows is None else recs[rows]
+        trec_values = trec_user_values(
+            lists, ratings, users, trec, level, path_ratings=path_ratings
+        )
     rec_off = _offsets(rec_counts)
     tru_off = _offsets(tru_counts)
 
@@ -206,7 +211,7 @@ def score_recs_frame(
     cut, usr, dup_pos = K.recs_user_stats(
         rec_off,
         rec_items,
-        recs["score"].to_numpy().astype(np.float64) if need_score else np.zeros(len(recs)),
+        _in_list_order(recs["score"], rows) if need_score else np.zeros(len(recs)),
         tru_off,
         tru_items,
         ratings["rating"].to_numpy().astype(np.float64),
@@ -228,7 +233,8 @@ def score_recs_frame(
     )
     if conv.duplicates == "error" and (dup_pos >= 0).any():
         u = int(np.flatnonzero(dup_pos >= 0)[0])
-        item = recs["item_id"][int(rec_off[u] + dup_pos[u])]
+        row = int(rec_off[u] + dup_pos[u])
+        item = recs["item_id"][row if rows is None else int(rows[row])]
         raise InputError(
             "an item appears twice in a user's list (trec_eval rejects duplicate documents); "
             f"{drop_duplicates_hint('item')}; 'count_each' scores every copy",
@@ -444,36 +450,49 @@ def _common_id_types(recs: pl.DataFrame, ratings: pl.DataFrame):
     return recs, ratings
 
 
+def _by_user(recs: pl.DataFrame) -> pl.DataFrame:
+    """``recs`` grouped by user (ascending), each user's rows in file order: as they are when
+    the user column is sorted already (every chunk the engines hand over), else sorted stably."""
+    if recs["user_id"].is_sorted():
+        return recs
+    return recs.sort("user_id", maintain_order=True)
+
+
 def _order(recs: pl.DataFrame, order: str) -> pl.DataFrame:
     """Rows grouped by user (ascending), each user's rows in list order."""
+    recs = _by_user(recs)
+    rows = _list_rows(recs, order)
+    return recs if rows is None else recs[rows]
+
+
+def _list_rows(recs: pl.DataFrame, order: str) -> np.ndarray | None:
+    """The row permutation that puts each user's rows of ``recs`` (grouped by user, ascending)
+    in list order inside the user's block (so the user column stays as it is), or None when
+    they are in that order already. Score orders: :func:`~mobeval.kernels.list_order.list_order`
+    (trec_eval: score descending, ties by item id as text descending)."""
     if order == "input":
-        return recs.sort("user_id", maintain_order=True)
+        return None
     if order == "rank":
-        return recs.sort(["user_id", "rank"], maintain_order=True)
+        by_rank = pl.arg_sort_by(["user_id", "rank"], maintain_order=True)
+        return recs.select(by_rank).to_series().to_numpy()
     if order == "ranx":
-        return _ranx_order(recs.sort("user_id", maintain_order=True))
-    if order == "score_id_asc":
-        return recs.sort(["user_id", "score", "item_id"], descending=[False, True, False])
-    # trec_eval: score descending, ties by the document id compared as a string, descending
-    out = recs.sort(["user_id", "score"], descending=[False, True], maintain_order=True)
-    tied = out.select(
-        (
-            (pl.col("user_id") == pl.col("user_id").shift())
-            & (pl.col("score") == pl.col("score").shift())
-        ).any()
-    ).item()
-    if tied:
-        out = out.sort(
-            [pl.col("user_id"), pl.col("score"), pl.col("item_id").cast(pl.String)],
-            descending=[False, True, True],
-        )
-    return out
+        return ranx_order(_user_offsets(recs), recs["score"].to_numpy())
+    items = recs["item_id"]
+    codes = recs[_ITEM].to_numpy() if _ITEM in recs.columns else _item_codes(items, items[:0])[0]
+    return list_order(
+        _user_offsets(recs),
+        recs["score"].to_numpy(),
+        codes,
+        TEXT_DESC if order == "score_id_str_desc" else ID_ASC,
+        ids_text=items.dtype.is_integer(),
+    )
 
 
-def _ranx_order(recs: pl.DataFrame) -> pl.DataFrame:
-    """``recs`` (grouped by user, each user's rows in file order) with each user's rows in the
-    order a ranx ``Run`` sorts them (:func:`~mobeval.kernels.ranks.ranx_order`)."""
-    return recs[ranx_order(_user_offsets(recs), recs["score"].to_numpy())]
+def _in_list_order(column: pl.Series, rows: np.ndarray | None) -> np.ndarray:
+    """``column`` as a NumPy array (int64 item codes, float64 otherwise) in list order."""
+    values = column.to_numpy()
+    values = values.astype(np.int64 if column.dtype.is_integer() else np.float64, copy=False)
+    return values if rows is None else values[rows]
 
 
 def _user_offsets(recs: pl.DataFrame) -> np.ndarray:
