@@ -9,11 +9,13 @@ order. A score order ranks a list by score, highest first, and breaks ties by th
   below every digit), a string id as its code, whose order is the strings' byte order;
 * ``ID_ASC``: the id's own order, the smaller first.
 
-Rows equal in score and id keep their file order (the sort is stable). A list already in its
-order, as a recommender writes its top k, is checked in one pass and left as it is; the others are
-sorted in their block (insertion sort up to :data:`SHORT` rows, else heapsort: O(n log n), no
-memory beyond the block). Units in blocks on threads (:func:`~mobeval.kernels.blocks.run_blocks`);
-no row moves to another user's block, so the user column needs no permutation.
+Rows equal in score and id keep their file order (the sort is stable). A list whose scores never
+increase, as a recommender writes its top k, is checked in one pass and only its runs of tied
+scores are sorted, each where its ids are out of order; another list is sorted whole. Sorting is
+in place, on copies of the scores and ids that carry the row numbers (insertion sort up to
+:data:`SHORT` entries, else heapsort: O(n log n), no memory beyond the block), so no gather of the
+columns follows. Units in blocks on threads (:func:`~mobeval.kernels.blocks.run_blocks`); no row
+moves to another user's block, so the user column needs no permutation.
 """
 
 from __future__ import annotations
@@ -28,9 +30,10 @@ SHORT = 32  # lists of up to this many rows are sorted by insertion
 USERS_PER_BLOCK = 1024  # fewer users than this are ordered in one block (no thread)
 
 
-def list_order(offsets, scores, ids, mode: int, ids_text: bool) -> np.ndarray | None:
-    """The permutation of all rows (int64) that puts each user's rows in ``mode``'s order, or
-    None when every list is in that order already.
+def list_order(offsets, scores, ids, mode: int, ids_text: bool):
+    """Each user's rows in ``mode``'s order: ``(rows, ids, scores)``, the row permutation
+    (int64) and the ids and scores put in its order, or None when every list is in that order
+    already.
 
     Args:
         offsets: int64 ``[U + 1]`` row offsets of the users' blocks.
@@ -40,13 +43,14 @@ def list_order(offsets, scores, ids, mode: int, ids_text: bool) -> np.ndarray | 
         mode: ``TEXT_DESC`` or ``ID_ASC``.
     """
     offsets = readonly(offsets, np.int64)
-    scores, ids = readonly(scores, np.float64), readonly(ids, np.int64)
+    scores = np.array(scores, dtype=np.float64)  # copies, sorted in place
+    ids = np.array(ids, dtype=np.int64)
+    rows = np.arange(scores.shape[0], dtype=np.int64)
     text = mode == TEXT_DESC and ids_text
-    order = np.arange(scores.shape[0], dtype=np.int64)
     moved = np.zeros(offsets.shape[0] - 1, dtype=np.bool_)
-    args = (offsets, scores, ids, np.int64(mode), text, order, moved)
+    args = (offsets, scores, ids, rows, np.int64(mode), text, moved)
     run_blocks(_order_units, offsets.shape[0] - 1, *args, grain=USERS_PER_BLOCK)
-    return order if moved.any() else None
+    return (rows, ids, scores) if moved.any() else None
 
 
 @njit(cache=True)
@@ -83,62 +87,83 @@ def _text_cmp(a, b):
 
 
 @njit(cache=True)
-def _before(i, j, scores, ids, mode, text):
-    """Whether row ``i`` comes before row ``j`` in ``mode``'s order (ties: the earlier row)."""
-    if scores[i] != scores[j]:
-        return scores[i] > scores[j]
-    if ids[i] != ids[j]:
+def _before(p, q, scores, ids, rows, mode, text):
+    """Whether the entry at ``p`` comes before the one at ``q`` in ``mode``'s order (ties: the
+    earlier row)."""
+    if scores[p] != scores[q]:
+        return scores[p] > scores[q]
+    if ids[p] != ids[q]:
         if mode == TEXT_DESC:
             if text:
-                return _text_cmp(ids[i], ids[j]) > 0
-            return ids[i] > ids[j]
-        return ids[i] < ids[j]
-    return i < j
-
-
-@njit(cache=True, nogil=True)
-def _order_units(offsets, scores, ids, mode, text, order, moved, first, last):
-    """Users ``first`` to ``last - 1``: each block of ``order`` (its own row numbers on entry)
-    sorted by :func:`_before`; ``moved[u]`` set when user ``u``'s rows changed places."""
-    for u in range(first, last):
-        lo, hi = offsets[u], offsets[u + 1]
-        ordered = True
-        for r in range(lo + 1, hi):
-            if _before(r, r - 1, scores, ids, mode, text):
-                ordered = False
-                break
-        if ordered:
-            continue
-        moved[u] = True
-        if hi - lo <= SHORT:
-            for r in range(lo + 1, hi):
-                row = order[r]
-                k = r
-                while k > lo and _before(row, order[k - 1], scores, ids, mode, text):
-                    order[k] = order[k - 1]
-                    k -= 1
-                order[k] = row
-        else:
-            _heapsort(order[lo:hi], scores, ids, mode, text)
+                return _text_cmp(ids[p], ids[q]) > 0
+            return ids[p] > ids[q]
+        return ids[p] < ids[q]
+    return rows[p] < rows[q]
 
 
 @njit(cache=True)
-def _heapsort(block, scores, ids, mode, text):
-    """``block`` (row numbers) sorted in place by :func:`_before` (J. W. J. Williams, CACM 7(6),
-    1964, the heap built bottom-up as in R. W. Floyd, CACM 7(12), 1964): the entry that comes
-    last is kept at the root, swapped to the end, and the heap shrinks by one."""
-    n = block.shape[0]
+def _swap(p, q, scores, ids, rows):
+    scores[p], scores[q] = scores[q], scores[p]
+    ids[p], ids[q] = ids[q], ids[p]
+    rows[p], rows[q] = rows[q], rows[p]
+
+
+@njit(cache=True, nogil=True)
+def _order_units(offsets, scores, ids, rows, mode, text, moved, first, last):
+    """Users ``first`` to ``last - 1``, each block of ``scores``, ``ids`` and ``rows`` (its row
+    numbers on entry) sorted in place by :func:`_before`; ``moved[u]`` set when user ``u``'s
+    rows changed places. A block whose scores never increase has only its runs of tied scores
+    sorted (by id), each run checked first."""
+    for u in range(first, last):
+        lo, hi = offsets[u], offsets[u + 1]
+        by_score = True
+        for r in range(lo + 1, hi):
+            if scores[r] > scores[r - 1]:
+                by_score = False
+                break
+        if not by_score:
+            moved[u] = True
+            _sort(lo, hi, scores, ids, rows, mode, text)
+            continue
+        start = lo
+        for r in range(lo + 1, hi + 1):
+            if r < hi and scores[r] == scores[start]:
+                continue
+            for t in range(start + 1, r):
+                if _before(t, t - 1, scores, ids, rows, mode, text):
+                    moved[u] = True
+                    _sort(start, r, scores, ids, rows, mode, text)
+                    break
+            start = r
+
+
+@njit(cache=True)
+def _sort(lo, hi, scores, ids, rows, mode, text):
+    """Entries ``lo`` to ``hi - 1`` sorted in place by :func:`_before`: by insertion up to
+    :data:`SHORT` entries, else by heapsort (J. W. J. Williams, CACM 7(6), 1964, the heap built
+    bottom-up as in R. W. Floyd, CACM 7(12), 1964: the entry that comes last is kept at the root,
+    swapped to the end, and the heap shrinks by one)."""
+    if hi - lo <= SHORT:
+        for r in range(lo + 1, hi):
+            k = r
+            while k > lo and _before(k, k - 1, scores, ids, rows, mode, text):
+                _swap(k, k - 1, scores, ids, rows)
+                k -= 1
+        return
+    n = hi - lo
     for step in range(n + n // 2 - 1, 0, -1):
         if step >= n:
             root, end = step - n, n
         else:
-            block[0], block[step] = block[step], block[0]
+            _swap(lo, lo + step, scores, ids, rows)
             root, end = 0, step
         while 2 * root + 1 < end:
             child = 2 * root + 1
-            if child + 1 < end and _before(block[child], block[child + 1], scores, ids, mode, text):
+            if child + 1 < end and _before(
+                lo + child, lo + child + 1, scores, ids, rows, mode, text
+            ):
                 child += 1
-            if not _before(block[root], block[child], scores, ids, mode, text):
+            if not _before(lo + root, lo + child, scores, ids, rows, mode, text):
                 break
-            block[root], block[child] = block[child], block[root]
+            _swap(lo + root, lo + child, scores, ids, rows)
             root = child

@@ -67,6 +67,7 @@ _CUT_STAT = {
     "hits": K.TP,
 }
 _USER_STAT = {"r-precision": K.RPREC, "mse": K.MSE, "mae": K.MAE, "rmse": K.RMSE}
+_SCORE_ORDERS = {"score_id_str_desc": TEXT_DESC, "score_id_asc": ID_ASC}
 _RELEVANT_USERS = "_relevant_users"
 _ITEM = "_item"  # the int64 item codes of :func:`_item_codes`, carried through the sorts
 #: The families RankSys's ``users_with_relevant`` divides by the users with a relevant item.
@@ -184,10 +185,10 @@ def score_recs_frame(
     recs = _by_user(recs)
     if conv.duplicates == "drop":
         recs = _one_row_per_item(recs)
-    rows = _list_rows(recs, conv.order)
+    rows, rec_items, rec_scores = _lists(recs, conv.order)
     ratings = ratings.sort(["user_id", "item_id"])
     _check_unique_truth(ratings, path_ratings)
-    rec_items, tru_items = _in_list_order(recs[_ITEM], rows), ratings[_ITEM].to_numpy()
+    tru_items = ratings[_ITEM].to_numpy()
 
     users, rec_counts, tru_counts = _segments(recs["user_id"], ratings["user_id"])
     thr = conv.relevant_threshold
@@ -211,7 +212,7 @@ def score_recs_frame(
     cut, usr, dup_pos = K.recs_user_stats(
         rec_off,
         rec_items,
-        _in_list_order(recs["score"], rows) if need_score else np.zeros(len(recs)),
+        rec_scores,
         tru_off,
         tru_items,
         ratings["rating"].to_numpy().astype(np.float64),
@@ -229,6 +230,9 @@ def score_recs_frame(
             precision_over_k=conv.precision_denominator == "k",
             ap_mode=_AP[conv.ap_denominator],
             nan_if_no_relevant=conv.no_relevant != "zero",
+            whole_lists=conv.idcg == "retrieved_rated"
+            or K.FULL in grid
+            or any(s.family in _USER_STAT for s in specs),
         ).checked(),
     )
     if conv.duplicates == "error" and (dup_pos >= 0).any():
@@ -461,38 +465,33 @@ def _by_user(recs: pl.DataFrame) -> pl.DataFrame:
 def _order(recs: pl.DataFrame, order: str) -> pl.DataFrame:
     """Rows grouped by user (ascending), each user's rows in list order."""
     recs = _by_user(recs)
-    rows = _list_rows(recs, order)
+    rows = _lists(recs, order)[0]
     return recs if rows is None else recs[rows]
 
 
-def _list_rows(recs: pl.DataFrame, order: str) -> np.ndarray | None:
-    """The row permutation that puts each user's rows of ``recs`` (grouped by user, ascending)
-    in list order inside the user's block (so the user column stays as it is), or None when
-    they are in that order already. Score orders: :func:`~mobeval.kernels.list_order.list_order`
-    (trec_eval: score descending, ties by item id as text descending)."""
-    if order == "input":
-        return None
+def _lists(recs: pl.DataFrame, order: str) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+    """``(rows, items, scores)`` of ``recs`` (grouped by user, ascending) with each user's rows
+    in list order inside the user's block (so the user column stays as it is): the row
+    permutation (None: the rows are in that order already), the int64 item codes (``_ITEM``, or
+    :func:`_item_codes` of ``item_id``) and the float64 scores (0 without a score column) in
+    that order. Score orders: :func:`~mobeval.kernels.list_order.list_order` (trec_eval: score
+    descending, ties by item id as text descending), which sorts the arrays themselves."""
+    ids = recs["item_id"]
+    items = recs[_ITEM].to_numpy() if _ITEM in recs.columns else _item_codes(ids, ids[:0])[0]
+    scores = np.zeros(recs.height)
+    if "score" in recs.columns:
+        scores = recs["score"].to_numpy().astype(np.float64, copy=False)
+    if order in _SCORE_ORDERS:
+        mode = _SCORE_ORDERS[order]
+        ordered = list_order(_user_offsets(recs), scores, items, mode, ids.dtype.is_integer())
+        return (None, items, scores) if ordered is None else ordered
+    rows = None
     if order == "rank":
-        by_rank = pl.arg_sort_by(["user_id", "rank"], maintain_order=True)
-        return recs.select(by_rank).to_series().to_numpy()
-    if order == "ranx":
-        return ranx_order(_user_offsets(recs), recs["score"].to_numpy())
-    items = recs["item_id"]
-    codes = recs[_ITEM].to_numpy() if _ITEM in recs.columns else _item_codes(items, items[:0])[0]
-    return list_order(
-        _user_offsets(recs),
-        recs["score"].to_numpy(),
-        codes,
-        TEXT_DESC if order == "score_id_str_desc" else ID_ASC,
-        ids_text=items.dtype.is_integer(),
-    )
-
-
-def _in_list_order(column: pl.Series, rows: np.ndarray | None) -> np.ndarray:
-    """``column`` as a NumPy array (int64 item codes, float64 otherwise) in list order."""
-    values = column.to_numpy()
-    values = values.astype(np.int64 if column.dtype.is_integer() else np.float64, copy=False)
-    return values if rows is None else values[rows]
+        rows = recs.select(pl.arg_sort_by(["user_id", "rank"], maintain_order=True))
+        rows = rows.to_series().to_numpy()
+    elif order == "ranx":
+        rows = ranx_order(_user_offsets(recs), scores)
+    return (None, items, scores) if rows is None else (rows, items[rows], scores[rows])
 
 
 def _user_offsets(recs: pl.DataFrame) -> np.ndarray:
