@@ -186,7 +186,7 @@ def score_recs_frame(
     if conv.duplicates == "drop":
         recs = _one_row_per_item(recs)
     rows, rec_items, rec_scores = _lists(recs, conv.order)
-    ratings = ratings.sort(["user_id", "item_id"])
+    ratings = _by_user_item(ratings)
     _check_unique_truth(ratings, path_ratings)
     tru_items = ratings[_ITEM].to_numpy()
 
@@ -460,6 +460,16 @@ def _by_user(recs: pl.DataFrame) -> pl.DataFrame:
     if recs["user_id"].is_sorted():
         return recs
     return recs.sort("user_id", maintain_order=True)
+
+
+def _by_user_item(ratings: pl.DataFrame) -> pl.DataFrame:
+    """``ratings`` sorted by user, then item (its ``_ITEM`` codes order as its ids): as they
+    are when they are in that order already (as a ratings file is often written), else sorted."""
+    user, item = pl.col("user_id"), pl.col(_ITEM)
+    later = (user > user.shift()) | ((user == user.shift()) & (item >= item.shift()))
+    if ratings.select(later.slice(1).all()).item():
+        return ratings
+    return ratings.sort(["user_id", "item_id"])
 
 
 def _order(recs: pl.DataFrame, order: str) -> pl.DataFrame:
