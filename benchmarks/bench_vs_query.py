@@ -1,7 +1,7 @@
 """mobeval beside the query a user would write instead: DuckDB and Polars on the same Parquet files.
 
     python benchmarks/bench_vs_query.py [--workload recs nextloc] [--users 1000000]
-                                        [--samples 100000] [--repeat 3]
+                                        [--samples 100000] [--repeat 3] [--baseline REV]
 
 Workloads (seeded Parquet from ``datagen``, cached in bench_data/):
 
@@ -17,7 +17,9 @@ we could write for the same numbers (at their defaults: every core); and the rea
 that only reads the same columns (pyarrow ``read_table``, and DuckDB summing each column). Before
 any timing every tool's values are checked equal to mobeval's (1e-12). Printed: medians of wall
 seconds, CPU seconds (user + system) and peak RSS, and mobeval's ratios to its floor (the faster
-reader) and to the best peer. The machine's load is printed beside them.
+reader) and to the best peer. The machine's load is printed beside them. ``--baseline REV``
+runs that git revision's mobeval beside (``before``; its values compared bit for bit). Both
+mobeval codes run from copies taken at the start, so edits during the run change nothing.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from datagen import nextloc_files, recs_tied_files  # noqa: E402
+from bench_buckets import baseline_code  # noqa: E402
+from datagen import nextloc_files, recs_tied_files, snapshot_pipeline  # noqa: E402
 from measure import load, machine_line, run_measured  # noqa: E402
 
 TOLERANCE = 1e-12
@@ -200,10 +203,14 @@ def mobeval_command(workload: str, truth: Path, pred: Path) -> list[str]:
     return [sys.executable, "-m", "mobeval", *family, *options, "--quiet", "--format", "csv"]
 
 
-def commands(workload: str, truth: Path, pred: Path) -> dict[str, list[str]]:
+def commands(workload: str, truth: Path, pred: Path, baseline: str | None):
+    """Each tool's command; ``baseline``: a folder holding an older ``mobeval``, run as
+    ``before``."""
     worker = [sys.executable, __file__, "--worker"]
     files = ["--workload", workload, "--truth", str(truth), "--pred", str(pred)]
     out = {"mobeval": mobeval_command(workload, truth, pred)}
+    if baseline:
+        out["before"] = ["env", f"PYTHONPATH={baseline}", *out["mobeval"]]
     for name in WORKERS:
         out[name] = [*worker, name, *files]
     return out
@@ -222,6 +229,10 @@ def check_equal(workload: str, cmds: dict[str, list[str]], out: str) -> None:
     """Every tool's values equal to mobeval's (TOLERANCE), before any timing; exits if not."""
     metrics = RECS_METRICS if workload == "recs" else NEXTLOC_METRICS
     ours = values("mobeval", run_measured(cmds["mobeval"], out)[1])
+    if "before" in cmds:
+        before = values("mobeval", run_measured(cmds["before"], out)[1])
+        same = all(before[m] == ours[m] for m in metrics)  # the same bits
+        print(f"  before: {'the same values, bit for bit' if same else before}")
     for name in ("duckdb", "polars"):
         theirs = values(name, run_measured(cmds[name], out)[1])
         worst = max(abs(ours[m] - theirs[m]) for m in metrics)
@@ -230,8 +241,8 @@ def check_equal(workload: str, cmds: dict[str, list[str]], out: str) -> None:
             sys.exit(f"{workload}: {name} disagrees with mobeval: {theirs} vs {ours}")
 
 
-def measure(workload: str, truth: Path, pred: Path, repeat: int) -> dict[str, dict]:
-    cmds = commands(workload, truth, pred)
+def measure(workload, truth, pred, repeat: int, baseline: str | None) -> dict[str, dict]:
+    cmds = commands(workload, truth, pred, baseline)
     with tempfile.TemporaryDirectory() as tmp:
         out = str(Path(tmp) / "stdout.txt")
         check_equal(workload, cmds, out)  # also fills the Numba cache and the page cache
@@ -267,6 +278,7 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=100_000, help="recs: users x 100 rows")
     parser.add_argument("--samples", type=int, default=100_000, help="nextloc: samples x 100")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--baseline", help="git revision whose mobeval runs beside (as before)")
     parser.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
     parser.add_argument("--truth", help=argparse.SUPPRESS)
     parser.add_argument("--pred", help=argparse.SUPPRESS)
@@ -275,16 +287,26 @@ def main() -> None:
         print(json.dumps(WORKERS[args.worker](args.workload[0], args.truth, args.pred)))
         return
     print(f"machine: {machine_line()}; load before: {load()}")
-    for workload in args.workload:
-        if workload == "recs":
-            truth, pred = recs_tied_files(args.users)
-            label = f"recs, {args.users:,} users x 100, trec_eval, precision/recall/ndcg@10"
-        else:
-            truth, pred = nextloc_files(args.samples, 100)
-            label = f"nextloc, {args.samples:,} samples x 100, libcity, acc@1/5/10, mrr, ndcg@10"
-        print(f"{label}: values checked")
-        medians = measure(workload, truth, pred, args.repeat)
-        report(f"{label} (medians of {args.repeat}, alternated; load after: {load()})", medians)
+    with tempfile.TemporaryDirectory() as code:
+        snapshot_pipeline(str(Path(code) / "now"))  # edits during the run change nothing
+        baseline = None
+        if args.baseline:
+            (Path(code) / "before").mkdir()
+            baseline = baseline_code(args.baseline, Path(code) / "before")
+        for workload in args.workload:
+            run_workload(workload, args, baseline)
+
+
+def run_workload(workload: str, args, baseline: str | None) -> None:
+    if workload == "recs":
+        truth, pred = recs_tied_files(args.users)
+        label = f"recs, {args.users:,} users x 100, trec_eval, precision/recall/ndcg@10"
+    else:
+        truth, pred = nextloc_files(args.samples, 100)
+        label = f"nextloc, {args.samples:,} samples x 100, libcity, acc@1/5/10, mrr, ndcg@10"
+    print(f"{label}: values checked")
+    medians = measure(workload, truth, pred, args.repeat, baseline)
+    report(f"{label} (medians of {args.repeat}, alternated; load after: {load()})", medians)
 
 
 if __name__ == "__main__":
