@@ -30,7 +30,7 @@ SHORT = 32  # lists of up to this many rows are sorted by insertion
 USERS_PER_BLOCK = 1024  # fewer users than this are ordered in one block (no thread)
 
 
-def list_order(offsets, scores, ids, mode: int, ids_text: bool):
+def list_order(offsets, scores, ids, mode: int, ids_text: bool, limit: int = -1):
     """Each user's rows in ``mode``'s order: ``(rows, ids, scores)``, the row permutation
     (int64) and the ids and scores put in its order, or None when every list is in that order
     already.
@@ -41,6 +41,9 @@ def list_order(offsets, scores, ids, mode: int, ids_text: bool):
         ids: int64 item keys: the ids themselves (``ids_text`` True: compared as their decimal
             text under ``TEXT_DESC``), or codes whose order is the ids' order.
         mode: ``TEXT_DESC`` or ``ID_ASC``.
+        limit: only the first ``limit`` positions of each list need their order (-1: all): in a
+            list whose scores never increase, a run of tied scores that starts at or after it
+            is left in file order (its items are not read in rank order).
     """
     offsets = readonly(offsets, np.int64)
     scores = np.array(scores, dtype=np.float64)  # copies, sorted in place
@@ -48,7 +51,8 @@ def list_order(offsets, scores, ids, mode: int, ids_text: bool):
     rows = np.arange(scores.shape[0], dtype=np.int64)
     text = mode == TEXT_DESC and ids_text
     moved = np.zeros(offsets.shape[0] - 1, dtype=np.bool_)
-    args = (offsets, scores, ids, rows, np.int64(mode), text, moved)
+    limit = np.int64(np.iinfo(np.int64).max if limit < 0 else limit)
+    args = (offsets, scores, ids, rows, np.int64(mode), text, limit, moved)
     run_blocks(_order_units, offsets.shape[0] - 1, *args, grain=USERS_PER_BLOCK)
     return (rows, ids, scores) if moved.any() else None
 
@@ -109,11 +113,11 @@ def _swap(p, q, scores, ids, rows):
 
 
 @njit(cache=True, nogil=True)
-def _order_units(offsets, scores, ids, rows, mode, text, moved, first, last):
+def _order_units(offsets, scores, ids, rows, mode, text, limit, moved, first, last):
     """Users ``first`` to ``last - 1``, each block of ``scores``, ``ids`` and ``rows`` (its row
     numbers on entry) sorted in place by :func:`_before`; ``moved[u]`` set when user ``u``'s
     rows changed places. A block whose scores never increase has only its runs of tied scores
-    sorted (by id), each run checked first."""
+    sorted (by id), each run that starts before position ``limit`` checked first."""
     for u in range(first, last):
         lo, hi = offsets[u], offsets[u + 1]
         by_score = True
@@ -126,7 +130,10 @@ def _order_units(offsets, scores, ids, rows, mode, text, moved, first, last):
             _sort(lo, hi, scores, ids, rows, mode, text)
             continue
         start = lo
+        end = lo + min(hi - lo, limit)  # runs starting here or later stay as they are
         for r in range(lo + 1, hi + 1):
+            if start >= end:
+                break
             if r < hi and scores[r] == scores[start]:
                 continue
             for t in range(start + 1, r):

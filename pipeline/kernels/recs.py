@@ -148,6 +148,15 @@ def _positions(n):
     return order
 
 
+def first_repeat(items) -> int:
+    """0-based position of the first item of the list ``items`` that occurred earlier in it, or
+    -1 (:func:`_first_repeat`)."""
+    items = readonly(items, np.int64)
+    slots = np.empty(1 << _log2(2 * max(len(items), 1)), dtype=np.int64)
+    stamps = np.full(slots.shape[0], -1, dtype=np.int64)
+    return int(_first_repeat(items, 0, items.shape[0], slots, stamps, 0))
+
+
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio: Knuth's multiplicative hash
 
 

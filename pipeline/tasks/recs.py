@@ -185,7 +185,15 @@ def score_recs_frame(
     recs = _by_user(recs)
     if conv.duplicates == "drop":
         recs = _one_row_per_item(recs)
-    rows, rec_items, rec_scores = _lists(recs, conv.order)
+    grid = sorted({K.FULL if s.k is None else s.k for s in specs})
+    # the kernel reads each list to its largest cutoff only, unless a statistic needs it whole
+    whole = (
+        conv.idcg == "retrieved_rated"
+        or K.FULL in grid
+        or any(s.family in _USER_STAT for s in specs)
+    )
+    limit = -1 if whole or trec or not grid else grid[-1]
+    rows, rec_items, rec_scores = _lists(recs, conv.order, limit)
     ratings = _by_user_item(ratings)
     _check_unique_truth(ratings, path_ratings)
     tru_items = ratings[_ITEM].to_numpy()
@@ -207,7 +215,6 @@ def score_recs_frame(
     rec_off = _offsets(rec_counts)
     tru_off = _offsets(tru_counts)
 
-    grid = sorted({K.FULL if s.k is None else s.k for s in specs})
     longest = int(max(rec_counts.max(initial=0), tru_counts.max(initial=0), 1))
     cut, usr, dup_pos = K.recs_user_stats(
         rec_off,
@@ -230,13 +237,14 @@ def score_recs_frame(
             precision_over_k=conv.precision_denominator == "k",
             ap_mode=_AP[conv.ap_denominator],
             nan_if_no_relevant=conv.no_relevant != "zero",
-            whole_lists=conv.idcg == "retrieved_rated"
-            or K.FULL in grid
-            or any(s.family in _USER_STAT for s in specs),
+            whole_lists=whole,
         ).checked(),
     )
     if conv.duplicates == "error" and (dup_pos >= 0).any():
         u = int(np.flatnonzero(dup_pos >= 0)[0])
+        if limit >= 0:  # the first repeat in the list's whole order, as the message names it
+            rows, rec_items = _lists(recs, conv.order)[:2]
+            dup_pos[u] = K.first_repeat(rec_items[rec_off[u] : rec_off[u + 1]])
         row = int(rec_off[u] + dup_pos[u])
         item = recs["item_id"][row if rows is None else int(rows[row])]
         raise InputError(
@@ -479,13 +487,16 @@ def _order(recs: pl.DataFrame, order: str) -> pl.DataFrame:
     return recs if rows is None else recs[rows]
 
 
-def _lists(recs: pl.DataFrame, order: str) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+def _lists(
+    recs: pl.DataFrame, order: str, limit: int = -1
+) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
     """``(rows, items, scores)`` of ``recs`` (grouped by user, ascending) with each user's rows
     in list order inside the user's block (so the user column stays as it is): the row
     permutation (None: the rows are in that order already), the int64 item codes (``_ITEM``, or
     :func:`_item_codes` of ``item_id``) and the float64 scores (0 without a score column) in
     that order. Score orders: :func:`~mobeval.kernels.list_order.list_order` (trec_eval: score
-    descending, ties by item id as text descending), which sorts the arrays themselves."""
+    descending, ties by item id as text descending), which sorts the arrays themselves, the ties
+    from position ``limit`` on where the scores never increase left as they are (-1: none)."""
     ids = recs["item_id"]
     items = recs[_ITEM].to_numpy() if _ITEM in recs.columns else _item_codes(ids, ids[:0])[0]
     scores = np.zeros(recs.height)
@@ -493,7 +504,8 @@ def _lists(recs: pl.DataFrame, order: str) -> tuple[np.ndarray | None, np.ndarra
         scores = recs["score"].to_numpy().astype(np.float64, copy=False)
     if order in _SCORE_ORDERS:
         mode = _SCORE_ORDERS[order]
-        ordered = list_order(_user_offsets(recs), scores, items, mode, ids.dtype.is_integer())
+        text = ids.dtype.is_integer()
+        ordered = list_order(_user_offsets(recs), scores, items, mode, text, limit)
         return (None, items, scores) if ordered is None else ordered
     rows = None
     if order == "rank":
