@@ -52,3 +52,20 @@ def test_lists_in_their_order(seed, mode):
     np.testing.assert_array_equal(out_ids, ids[rows])
     np.testing.assert_array_equal(out_scores, scores[rows])
     assert list_order(offsets, out_scores, out_ids, mode, True) is None  # in order: left
+
+
+@pytest.mark.parametrize("limit", [1, 3, 10])
+def test_ties_from_the_limit_on_stay_in_file_order(limit):
+    """In a list whose scores never increase, a run of tied scores starting before ``limit`` is
+    sorted whole, one starting at or after it keeps its file order."""
+    rng = np.random.default_rng(limit)
+    scores = -np.sort(-np.floor(rng.random(40) * 8) / 8)
+    ids = rng.permutation(np.arange(100, 140, dtype=np.int64))
+    offsets = np.array([0, 40])
+    ordered = list_order(offsets, scores, ids, TEXT_DESC, True, limit)
+    rows = np.arange(40) if ordered is None else ordered[0]  # None: nothing moved
+    whole = _expected(range(40), scores, ids, TEXT_DESC)
+    starts = [r for r in range(40) if r == 0 or scores[r] != scores[r - 1]]
+    for start, end in zip(starts, [*starts[1:], 40], strict=True):
+        kept = list(range(start, end)) if start >= limit else whole[start:end]
+        assert list(rows[start:end]) == kept
