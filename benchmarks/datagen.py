@@ -171,3 +171,63 @@ def snapshot_pipeline(folder: str) -> str:
         [folder, *filter(None, [os.environ.get("PYTHONPATH")])]
     )
     return folder
+
+
+def recs_tied_files(users: int, *, seed: int = 0) -> tuple[Path, Path]:
+    """(ratings, recs) Parquet files of ``users`` x 100 recommended items over a 50,000-item
+    catalogue, in ``bench_data/recs_tied_<users>_<seed>/``. ``recs`` (user_id, item_id, score) is
+    sorted by user, score descending, as a recommender writes its top 100; the scores are
+    quantised to 1/20 steps, so every list has ties (about five items a score), each tie in a
+    random item order. ``ratings`` (user_id, item_id, rating): 10 items a user, rating 1 to 5,
+    half of them drawn from the user's list. Each block of :data:`BLOCK` users has its own
+    generator (``seed``, first user)."""
+    folder = BENCH_DATA / f"recs_tied_{users}_{seed}"
+    paths = (folder / "ratings.parquet", folder / "recs.parquet")
+    if all(path.exists() for path in paths):
+        return paths
+    folder.mkdir(parents=True, exist_ok=True)
+    recs_schema = pa.schema(
+        [("user_id", pa.int64()), ("item_id", pa.int64()), ("score", pa.float64())]
+    )
+    truth_schema = pa.schema(
+        [("user_id", pa.int64()), ("item_id", pa.int64()), ("rating", pa.float64())]
+    )
+    with (
+        pq.ParquetWriter(paths[1], recs_schema) as recs,
+        pq.ParquetWriter(paths[0], truth_schema) as truth,
+    ):
+        for start in range(0, users, BLOCK):
+            rng = np.random.default_rng((seed, start))
+            count = min(BLOCK, users - start)
+            first = rng.integers(0, RECS_ITEMS, size=count)
+            items = (first[:, None] + np.arange(RECS_LISTED) * 37) % RECS_ITEMS  # distinct
+            items = rng.permuted(items, axis=1)
+            scores = -np.sort(-np.floor(rng.random((count, RECS_LISTED)) * 20) / 20, axis=1)
+            user_ids = np.arange(start, start + count)
+            recs.write_table(
+                pa.table(
+                    {
+                        "user_id": np.repeat(user_ids, RECS_LISTED),
+                        "item_id": items.ravel(),
+                        "score": scores.ravel(),
+                    },
+                    schema=recs_schema,
+                ),
+                ROW_GROUP,
+            )
+            picks = rng.permuted(np.tile(np.arange(RECS_LISTED), (count, 1)), axis=1)[:, :5]
+            listed = np.take_along_axis(items, picks, axis=1)
+            other = (first[:, None] + RECS_LISTED * 37 + np.arange(5) * 101) % RECS_ITEMS
+            rated = np.sort(np.concatenate([listed, other], axis=1), axis=1)
+            truth.write_table(
+                pa.table(
+                    {
+                        "user_id": np.repeat(user_ids, 10),
+                        "item_id": rated.ravel(),
+                        "rating": rng.integers(1, 6, size=count * 10).astype(np.float64),
+                    },
+                    schema=truth_schema,
+                ),
+                ROW_GROUP,
+            )
+    return paths

@@ -21,6 +21,7 @@ if pid == 0:
     os.execvp(sys.argv[2], sys.argv[2:])
 _, status, usage = os.wait4(pid, 0)
 print(json.dumps({"wall": time.perf_counter() - t0, "rss_kib": usage.ru_maxrss,
+                  "cpu": usage.ru_utime + usage.ru_stime,
                   "status": os.waitstatus_to_exitcode(status)}))
 """
 
@@ -28,6 +29,13 @@ print(json.dumps({"wall": time.perf_counter() - t0, "rss_kib": usage.ru_maxrss,
 def run_child(cmd: list[str], stdout_path: str) -> tuple[float, float, str | None]:
     """(wall seconds, peak RSS MiB, stdout text) of ``cmd`` in a fresh process; its stdout goes
     to ``stdout_path`` (``/dev/null``: not kept, None returned). Exits when the command fails."""
+    report, text = run_measured(cmd, stdout_path)
+    return report["wall"], report["rss_kib"] / 1024, text
+
+
+def run_measured(cmd: list[str], stdout_path: str) -> tuple[dict, str | None]:
+    """As :func:`run_child`: ``{"wall", "cpu" (user + system seconds), "rss_kib"}`` of the
+    command, and its stdout text."""
     proc = subprocess.run(
         [sys.executable, "-c", WRAPPER, stdout_path, *cmd], capture_output=True, text=True
     )
@@ -37,7 +45,7 @@ def run_child(cmd: list[str], stdout_path: str) -> tuple[float, float, str | Non
     if report["status"]:
         sys.exit(f"child failed ({report['status']}): {' '.join(cmd)}\n{proc.stderr[-3000:]}")
     text = None if stdout_path == os.devnull else Path(stdout_path).read_text()
-    return report["wall"], report["rss_kib"] / 1024, text
+    return report, text
 
 
 def machine_line() -> str:

@@ -71,7 +71,10 @@ class StatsRules(NamedTuple):
     the rated recommended items (ClayRS), else over every truth item; ``dup_mode``: ``DUP_*``;
     ``check_duplicates``: report each list's first repeated item; ``precision_over_k``: precision
     over k, else over the cut list's length; ``ap_mode``: ``AP_*``; ``nan_if_no_relevant``: users
-    without a relevant item get NaN, else 0."""
+    without a relevant item get NaN, else 0; ``whole_lists``: every list position is scanned;
+    False (no per-user statistic, no ideal DCG over the rated recommended items and no ``FULL``
+    cutoff asked for) scans a list to the largest cutoff only and leaves the per-user statistics
+    but ``NREL`` NaN (the duplicate check still reads the whole list)."""
 
     rel_threshold: float
     user_mean_threshold: bool
@@ -84,6 +87,7 @@ class StatsRules(NamedTuple):
     precision_over_k: bool
     ap_mode: int
     nan_if_no_relevant: bool
+    whole_lists: bool = True
 
     def checked(self) -> StatsRules:
         """The record with each field of its Python type; ValueError on an unknown code."""
@@ -144,16 +148,46 @@ def _positions(n):
     return order
 
 
+def first_repeat(items) -> int:
+    """0-based position of the first item of the list ``items`` that occurred earlier in it, or
+    -1 (:func:`_first_repeat`)."""
+    items = readonly(items, np.int64)
+    slots = np.empty(1 << _log2(2 * max(len(items), 1)), dtype=np.int64)
+    stamps = np.full(slots.shape[0], -1, dtype=np.int64)
+    return int(_first_repeat(items, 0, items.shape[0], slots, stamps, 0))
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio: Knuth's multiplicative hash
+
+
 @njit(cache=True)
-def _first_repeat(items, lo, hi):
-    """0-based list position of the first item that already occurred earlier in ``items[lo:hi]``."""
-    order = _positions(hi - lo)
-    sort_indices(items[lo:hi], order)  # by item, then position: a stable sort
-    first = -1
-    for i in range(1, hi - lo):
-        if items[lo + order[i]] == items[lo + order[i - 1]] and (first < 0 or order[i] < first):
-            first = order[i]
-    return first
+def _first_repeat(items, lo, hi, slots, stamps, stamp):
+    """0-based list position of the first item that already occurred earlier in ``items[lo:hi]``
+    (-1: none), in one pass: each item goes into an open-addressing hash set (multiplicative
+    hashing, Knuth, TAOCP vol. 3, 6.4; linear probing) of ``slots`` (a power of two, at least
+    twice the list's length), a slot in use while its ``stamps`` entry is ``stamp`` (so the set
+    is emptied by the next stamp, not by clearing)."""
+    mask = np.uint64(slots.shape[0] - 1)
+    shift = np.uint64(64 - _log2(slots.shape[0]))
+    for p in range(hi - lo):
+        item = items[lo + p]
+        h = (np.uint64(item) * _GOLDEN) >> shift
+        while stamps[h] == stamp:
+            if slots[h] == item:
+                return p
+            h = (h + np.uint64(1)) & mask
+        stamps[h] = stamp
+        slots[h] = item
+    return -1
+
+
+@njit(cache=True)
+def _log2(n):
+    """log2 of the power of two ``n``."""
+    k = 0
+    while (1 << k) < n:
+        k += 1
+    return k
 
 
 @njit(cache=True)
@@ -245,6 +279,13 @@ def _user_stats(
     at_dcg = np.empty(n_cut)
     at_dcg_burges = np.empty(n_cut)
     at_dcg_rated = np.empty(n_cut)
+    longest = 1
+    for u in range(first, last):
+        longest = max(longest, rec_off[u + 1] - rec_off[u])
+    slots = np.empty(1 << _log2(2 * longest), dtype=np.int64)  # the duplicate check's hash set
+    stamps = np.empty(slots.shape[0], dtype=np.int64)
+    stamps[:] = -1  # no user's stamp
+    whole = rules.whole_lists
     for u in range(first, last):
         r0 = rec_off[u]
         n_list = rec_off[u + 1] - r0
@@ -252,7 +293,8 @@ def _user_stats(
         t1 = tru_off[u + 1]
         n_truth = t1 - t0
         if check_duplicates:
-            dup_pos[u] = _first_repeat(rec_items, r0, r0 + n_list)
+            dup_pos[u] = _first_repeat(rec_items, r0, r0 + n_list, slots, stamps, u)
+        n_scan = n_list if whole else min(n_list, cutoffs[n_cut - 1])
 
         thr = rel_threshold
         if user_mean_threshold:
@@ -284,7 +326,7 @@ def _user_stats(
         rp_tp = -1
         ci = 0
         cj = 0
-        for p in range(n_list):
+        for p in range(n_scan):
             idx = _find(tru_items, t0, t1, rec_items[r0 + p])
             if idx >= 0:
                 rating = tru_ratings[idx]
@@ -372,6 +414,9 @@ def _user_stats(
 
         rp_den = n_rel if precision_over_k else min(n_rel, n_list)
         usr[u, NREL] = n_rel
+        if not whole:
+            usr[u, RP_TP:] = np.nan
+            continue
         usr[u, RP_TP] = rp_tp
         usr[u, RP_DEN] = rp_den
         if n_rel == 0:

@@ -26,6 +26,7 @@ from mobeval.errors import ConfigError, InputError
 from mobeval.io.sources import columns_present
 from mobeval.kernels import recs as K
 from mobeval.kernels.exact_sum import ExactColumnSums
+from mobeval.kernels.list_order import ID_ASC, TEXT_DESC, list_order
 from mobeval.kernels.ranks import drop_repeated, ranx_order
 from mobeval.metrics import drop_duplicates_hint
 from mobeval.metrics.recs import (
@@ -66,6 +67,7 @@ _CUT_STAT = {
     "hits": K.TP,
 }
 _USER_STAT = {"r-precision": K.RPREC, "mse": K.MSE, "mae": K.MAE, "rmse": K.RMSE}
+_SCORE_ORDERS = {"score_id_str_desc": TEXT_DESC, "score_id_asc": ID_ASC}
 _RELEVANT_USERS = "_relevant_users"
 _ITEM = "_item"  # the int64 item codes of :func:`_item_codes`, carried through the sorts
 #: The families RankSys's ``users_with_relevant`` divides by the users with a relevant item.
@@ -180,12 +182,21 @@ def score_recs_frame(
     rec_items, tru_items = _item_codes(recs["item_id"], ratings["item_id"])
     recs = recs.with_columns(pl.Series(_ITEM, rec_items))
     ratings = ratings.with_columns(pl.Series(_ITEM, tru_items))
+    recs = _by_user(recs)
     if conv.duplicates == "drop":
-        recs = _one_row_per_item(recs.sort("user_id", maintain_order=True))
-    recs = _order(recs, conv.order)
-    ratings = ratings.sort(["user_id", "item_id"])
+        recs = _one_row_per_item(recs)
+    grid = sorted({K.FULL if s.k is None else s.k for s in specs})
+    # the kernel reads each list to its largest cutoff only, unless a statistic needs it whole
+    whole = (
+        conv.idcg == "retrieved_rated"
+        or K.FULL in grid
+        or any(s.family in _USER_STAT for s in specs)
+    )
+    limit = -1 if whole or trec or not grid else grid[-1]
+    rows, rec_items, rec_scores = _lists(recs, conv.order, limit)
+    ratings = _by_user_item(ratings)
     _check_unique_truth(ratings, path_ratings)
-    rec_items, tru_items = recs[_ITEM].to_numpy(), ratings[_ITEM].to_numpy()
+    tru_items = ratings[_ITEM].to_numpy()
 
     users, rec_counts, tru_counts = _segments(recs["user_id"], ratings["user_id"])
     thr = conv.relevant_threshold
@@ -197,16 +208,18 @@ def score_recs_frame(
     trec_values = {}
     if trec:
         level = int(thr) if isinstance(thr, int | float) else 1
-        trec_values = trec_user_values(recs, ratings, users, trec, level, path_ratings=path_ratings)
+        lists = recs if rows is None else recs[rows]
+        trec_values = trec_user_values(
+            lists, ratings, users, trec, level, path_ratings=path_ratings
+        )
     rec_off = _offsets(rec_counts)
     tru_off = _offsets(tru_counts)
 
-    grid = sorted({K.FULL if s.k is None else s.k for s in specs})
     longest = int(max(rec_counts.max(initial=0), tru_counts.max(initial=0), 1))
     cut, usr, dup_pos = K.recs_user_stats(
         rec_off,
         rec_items,
-        recs["score"].to_numpy().astype(np.float64) if need_score else np.zeros(len(recs)),
+        rec_scores,
         tru_off,
         tru_items,
         ratings["rating"].to_numpy().astype(np.float64),
@@ -224,11 +237,16 @@ def score_recs_frame(
             precision_over_k=conv.precision_denominator == "k",
             ap_mode=_AP[conv.ap_denominator],
             nan_if_no_relevant=conv.no_relevant != "zero",
+            whole_lists=whole,
         ).checked(),
     )
     if conv.duplicates == "error" and (dup_pos >= 0).any():
         u = int(np.flatnonzero(dup_pos >= 0)[0])
-        item = recs["item_id"][int(rec_off[u] + dup_pos[u])]
+        if limit >= 0:  # the first repeat in the list's whole order, as the message names it
+            rows, rec_items = _lists(recs, conv.order)[:2]
+            dup_pos[u] = K.first_repeat(rec_items[rec_off[u] : rec_off[u + 1]])
+        row = int(rec_off[u] + dup_pos[u])
+        item = recs["item_id"][row if rows is None else int(rows[row])]
         raise InputError(
             "an item appears twice in a user's list (trec_eval rejects duplicate documents); "
             f"{drop_duplicates_hint('item')}; 'count_each' scores every copy",
@@ -444,36 +462,58 @@ def _common_id_types(recs: pl.DataFrame, ratings: pl.DataFrame):
     return recs, ratings
 
 
+def _by_user(recs: pl.DataFrame) -> pl.DataFrame:
+    """``recs`` grouped by user (ascending), each user's rows in file order: as they are when
+    the user column is sorted already (every chunk the engines hand over), else sorted stably."""
+    if recs["user_id"].is_sorted():
+        return recs
+    return recs.sort("user_id", maintain_order=True)
+
+
+def _by_user_item(ratings: pl.DataFrame) -> pl.DataFrame:
+    """``ratings`` sorted by user, then item (its ``_ITEM`` codes order as its ids): as they
+    are when they are in that order already (as a ratings file is often written), else sorted."""
+    user, item = pl.col("user_id"), pl.col(_ITEM)
+    later = (user > user.shift()) | ((user == user.shift()) & (item >= item.shift()))
+    if ratings.select(later.slice(1).all()).item():
+        return ratings
+    return ratings.sort(["user_id", "item_id"])
+
+
 def _order(recs: pl.DataFrame, order: str) -> pl.DataFrame:
     """Rows grouped by user (ascending), each user's rows in list order."""
-    if order == "input":
-        return recs.sort("user_id", maintain_order=True)
+    recs = _by_user(recs)
+    rows = _lists(recs, order)[0]
+    return recs if rows is None else recs[rows]
+
+
+def _lists(
+    recs: pl.DataFrame, order: str, limit: int = -1
+) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+    """``(rows, items, scores)`` of ``recs`` (grouped by user, ascending) with each user's rows
+    in list order inside the user's block (so the user column stays as it is): the row
+    permutation (None: the rows are in that order already), the int64 item codes (``_ITEM``, or
+    :func:`_item_codes` of ``item_id``) and the float64 scores (0 without a score column) in
+    that order. Score orders: :func:`~mobeval.kernels.list_order.list_order` (trec_eval: score
+    descending, ties by item id as text descending), which sorts the arrays themselves, the ties
+    from position ``limit`` on where the scores never increase left as they are (-1: none)."""
+    ids = recs["item_id"]
+    items = recs[_ITEM].to_numpy() if _ITEM in recs.columns else _item_codes(ids, ids[:0])[0]
+    scores = np.zeros(recs.height)
+    if "score" in recs.columns:
+        scores = recs["score"].to_numpy().astype(np.float64, copy=False)
+    if order in _SCORE_ORDERS:
+        mode = _SCORE_ORDERS[order]
+        text = ids.dtype.is_integer()
+        ordered = list_order(_user_offsets(recs), scores, items, mode, text, limit)
+        return (None, items, scores) if ordered is None else ordered
+    rows = None
     if order == "rank":
-        return recs.sort(["user_id", "rank"], maintain_order=True)
-    if order == "ranx":
-        return _ranx_order(recs.sort("user_id", maintain_order=True))
-    if order == "score_id_asc":
-        return recs.sort(["user_id", "score", "item_id"], descending=[False, True, False])
-    # trec_eval: score descending, ties by the document id compared as a string, descending
-    out = recs.sort(["user_id", "score"], descending=[False, True], maintain_order=True)
-    tied = out.select(
-        (
-            (pl.col("user_id") == pl.col("user_id").shift())
-            & (pl.col("score") == pl.col("score").shift())
-        ).any()
-    ).item()
-    if tied:
-        out = out.sort(
-            [pl.col("user_id"), pl.col("score"), pl.col("item_id").cast(pl.String)],
-            descending=[False, True, True],
-        )
-    return out
-
-
-def _ranx_order(recs: pl.DataFrame) -> pl.DataFrame:
-    """``recs`` (grouped by user, each user's rows in file order) with each user's rows in the
-    order a ranx ``Run`` sorts them (:func:`~mobeval.kernels.ranks.ranx_order`)."""
-    return recs[ranx_order(_user_offsets(recs), recs["score"].to_numpy())]
+        rows = recs.select(pl.arg_sort_by(["user_id", "rank"], maintain_order=True))
+        rows = rows.to_series().to_numpy()
+    elif order == "ranx":
+        rows = ranx_order(_user_offsets(recs), scores)
+    return (None, items, scores) if rows is None else (rows, items[rows], scores[rows])
 
 
 def _user_offsets(recs: pl.DataFrame) -> np.ndarray:

@@ -1,0 +1,176 @@
+"""Each user's list put in its scoring order inside its own row block, in one pass.
+
+The rows arrive grouped by user (``offsets[u]`` to ``offsets[u + 1]``), each user's rows in file
+order. A score order ranks a list by score, highest first, and breaks ties by the item id:
+
+* ``TEXT_DESC``: the id compared as text, the greater first: trec_eval sorts a query's documents
+  by ``sim`` descending, then ``strcmp`` of the docnos descending (``form_res_rels.c``,
+  ``comp_sim_docno``); an integer id compares as its decimal digits (``"9" > "10"``, ``"-"``
+  below every digit), a string id as its code, whose order is the strings' byte order;
+* ``ID_ASC``: the id's own order, the smaller first.
+
+Rows equal in score and id keep their file order (the sort is stable). A list whose scores never
+increase, as a recommender writes its top k, is checked in one pass and only its runs of tied
+scores are sorted, each where its ids are out of order; another list is sorted whole. Sorting is
+in place, on copies of the scores and ids that carry the row numbers (insertion sort up to
+:data:`SHORT` entries, else heapsort: O(n log n), no memory beyond the block), so no gather of the
+columns follows. Units in blocks on threads (:func:`~mobeval.kernels.blocks.run_blocks`); no row
+moves to another user's block, so the user column needs no permutation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from mobeval.kernels.blocks import readonly, run_blocks
+
+TEXT_DESC, ID_ASC = 0, 1
+SHORT = 32  # lists of up to this many rows are sorted by insertion
+USERS_PER_BLOCK = 1024  # fewer users than this are ordered in one block (no thread)
+
+
+def list_order(offsets, scores, ids, mode: int, ids_text: bool, limit: int = -1):
+    """Each user's rows in ``mode``'s order: ``(rows, ids, scores)``, the row permutation
+    (int64) and the ids and scores put in its order, or None when every list is in that order
+    already.
+
+    Args:
+        offsets: int64 ``[U + 1]`` row offsets of the users' blocks.
+        scores: float64 scores, higher first.
+        ids: int64 item keys: the ids themselves (``ids_text`` True: compared as their decimal
+            text under ``TEXT_DESC``), or codes whose order is the ids' order.
+        mode: ``TEXT_DESC`` or ``ID_ASC``.
+        limit: only the first ``limit`` positions of each list need their order (-1: all): in a
+            list whose scores never increase, a run of tied scores that starts at or after it
+            is left in file order (its items are not read in rank order).
+    """
+    offsets = readonly(offsets, np.int64)
+    scores = np.array(scores, dtype=np.float64)  # copies, sorted in place
+    ids = np.array(ids, dtype=np.int64)
+    rows = np.arange(scores.shape[0], dtype=np.int64)
+    text = mode == TEXT_DESC and ids_text
+    moved = np.zeros(offsets.shape[0] - 1, dtype=np.bool_)
+    limit = np.int64(np.iinfo(np.int64).max if limit < 0 else limit)
+    args = (offsets, scores, ids, rows, np.int64(mode), text, limit, moved)
+    run_blocks(_order_units, offsets.shape[0] - 1, *args, grain=USERS_PER_BLOCK)
+    return (rows, ids, scores) if moved.any() else None
+
+
+@njit(cache=True)
+def _digits(x):
+    """(magnitude as uint64, its number of decimal digits) of an int64."""
+    m = np.uint64(-(x + 1)) + np.uint64(1) if x < 0 else np.uint64(x)
+    n = 1
+    p = np.uint64(10)
+    while n < 19 and m >= p:  # an int64's magnitude has at most 19 digits
+        n += 1
+        p *= np.uint64(10)
+    return m, n
+
+
+@njit(cache=True)
+def _text_cmp(a, b):
+    """-1, 0 or 1 as the decimal text of int64 ``a`` is below, equal to or above ``b``'s
+    (byte order: ``"-"`` below every digit, a prefix below its extensions)."""
+    if a == b:
+        return 0
+    if (a < 0) != (b < 0):
+        return -1 if a < 0 else 1
+    ma, na = _digits(a)
+    mb, nb = _digits(b)
+    # the shorter one's digits followed by zeros to the longer one's length (below 10^19)
+    n = max(na, nb)
+    for _ in range(n - na):
+        ma *= np.uint64(10)
+    for _ in range(n - nb):
+        mb *= np.uint64(10)
+    if ma != mb:
+        return -1 if ma < mb else 1
+    return -1 if na < nb else 1  # equal padded digits: the shorter is a prefix of the other
+
+
+@njit(cache=True)
+def _before(p, q, scores, ids, rows, mode, text):
+    """Whether the entry at ``p`` comes before the one at ``q`` in ``mode``'s order (ties: the
+    earlier row)."""
+    if scores[p] != scores[q]:
+        return scores[p] > scores[q]
+    if ids[p] != ids[q]:
+        if mode == TEXT_DESC:
+            if text:
+                return _text_cmp(ids[p], ids[q]) > 0
+            return ids[p] > ids[q]
+        return ids[p] < ids[q]
+    return rows[p] < rows[q]
+
+
+@njit(cache=True)
+def _swap(p, q, scores, ids, rows):
+    scores[p], scores[q] = scores[q], scores[p]
+    ids[p], ids[q] = ids[q], ids[p]
+    rows[p], rows[q] = rows[q], rows[p]
+
+
+@njit(cache=True, nogil=True)
+def _order_units(offsets, scores, ids, rows, mode, text, limit, moved, first, last):
+    """Users ``first`` to ``last - 1``, each block of ``scores``, ``ids`` and ``rows`` (its row
+    numbers on entry) sorted in place by :func:`_before`; ``moved[u]`` set when user ``u``'s
+    rows changed places. A block whose scores never increase has only its runs of tied scores
+    sorted (by id), each run that starts before position ``limit`` checked first."""
+    for u in range(first, last):
+        lo, hi = offsets[u], offsets[u + 1]
+        by_score = True
+        for r in range(lo + 1, hi):
+            if scores[r] > scores[r - 1]:
+                by_score = False
+                break
+        if not by_score:
+            moved[u] = True
+            _sort(lo, hi, scores, ids, rows, mode, text)
+            continue
+        start = lo
+        end = lo + min(hi - lo, limit)  # runs starting here or later stay as they are
+        for r in range(lo + 1, hi + 1):
+            if start >= end:
+                break
+            if r < hi and scores[r] == scores[start]:
+                continue
+            for t in range(start + 1, r):
+                if _before(t, t - 1, scores, ids, rows, mode, text):
+                    moved[u] = True
+                    _sort(start, r, scores, ids, rows, mode, text)
+                    break
+            start = r
+
+
+@njit(cache=True)
+def _sort(lo, hi, scores, ids, rows, mode, text):
+    """Entries ``lo`` to ``hi - 1`` sorted in place by :func:`_before`: by insertion up to
+    :data:`SHORT` entries, else by heapsort (J. W. J. Williams, CACM 7(6), 1964, the heap built
+    bottom-up as in R. W. Floyd, CACM 7(12), 1964: the entry that comes last is kept at the root,
+    swapped to the end, and the heap shrinks by one)."""
+    if hi - lo <= SHORT:
+        for r in range(lo + 1, hi):
+            k = r
+            while k > lo and _before(k, k - 1, scores, ids, rows, mode, text):
+                _swap(k, k - 1, scores, ids, rows)
+                k -= 1
+        return
+    n = hi - lo
+    for step in range(n + n // 2 - 1, 0, -1):
+        if step >= n:
+            root, end = step - n, n
+        else:
+            _swap(lo, lo + step, scores, ids, rows)
+            root, end = 0, step
+        while 2 * root + 1 < end:
+            child = 2 * root + 1
+            if child + 1 < end and _before(
+                lo + child, lo + child + 1, scores, ids, rows, mode, text
+            ):
+                child += 1
+            if not _before(lo + root, lo + child, scores, ids, rows, mode, text):
+                break
+            _swap(lo + root, lo + child, scores, ids, rows)
+            root = child
