@@ -34,7 +34,7 @@ def key_buckets(keys, n_buckets: int) -> np.ndarray:
 
 
 @njit(cache=True)
-def _mix(x):
+def splitmix(x):
     """SplitMix64's finaliser (uint64 -> uint64, a bijection)."""
     x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
@@ -46,7 +46,7 @@ def _key_buckets(keys, modulus, buckets):
     for row in range(keys.shape[0]):
         h = SEED
         for column in range(keys.shape[1]):
-            h = _mix(np.uint64(keys[row, column]) ^ h)
+            h = splitmix(np.uint64(keys[row, column]) ^ h)
         buckets[row] = np.int64(h % modulus)
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from mobeval.kernels.buckets import _mix  # SplitMix64's finaliser (Steele et al., OOPSLA 2014)
+from mobeval.kernels.buckets import splitmix
 from mobeval.kernels.divergence import pairwise_sum
 
 #: The two hashes' seeds (any two distinct 64-bit constants).
@@ -66,12 +66,12 @@ def trajectory_hashes(offsets, keys_x, keys_y, seed_a, seed_b):
     out_b = np.empty(n_traj, dtype=np.int64)
     for i in range(n_traj):
         lo, hi = offsets[i], offsets[i + 1]
-        a = _mix(np.uint64(seed_a) ^ np.uint64(hi - lo))
-        b = _mix(np.uint64(seed_b) ^ np.uint64(hi - lo))
+        a = splitmix(np.uint64(seed_a) ^ np.uint64(hi - lo))
+        b = splitmix(np.uint64(seed_b) ^ np.uint64(hi - lo))
         for j in range(lo, hi):
             for key in (keys_x[j], keys_y[j]):
-                a = _mix(a ^ np.uint64(key))
-                b = _mix(b + np.uint64(key))
+                a = splitmix(a ^ np.uint64(key))
+                b = splitmix(b + np.uint64(key))
         out_a[i] = np.int64(a)
         out_b[i] = np.int64(b)
     return out_a, out_b
