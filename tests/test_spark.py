@@ -261,6 +261,22 @@ RECS = REPO_ROOT / "data_samples" / "recs"
 RECS_OPTIONS = {"metrics": ["precision", "recall", "ndcg", "map", "mrr"], "cutoffs": [3, 10]}
 
 
+def test_trajectory_generation_rows_on_spark_are_the_local_bits(spark):
+    """The generation metrics (tallies and trajectory hashes folded per partition, merged on the
+    driver; TrajGDM's preset, its JS distance by scipy), their intervals and uid-share rows: the
+    local engine's bits on Spark, over 3 partitions."""
+    samples = REPO_ROOT / "data_samples" / "humob"
+    reference, generated = samples / "reference_test.csv.gz", samples / "weekly_repeat.csv.gz"
+    options = {"metrics": ["jump", "location", "od", "duplicate_ratio", "memorised_near"]}
+    options |= {"convention": "trajgdm", "divergence": "jsdist", "uid_shares": [40]}
+    options |= {"population_resamples": 10, "chunk_rows": 200}
+    local = evaluate_trajectory(reference, generated, **options)
+    on_spark = evaluate_trajectory(reference, generated, partitions=3, spark=spark, **options)
+    assert "memorised_near@40%" in local.summary["metric"].to_list()
+    assert on_spark.summary.equals(local.summary)
+    assert on_spark.tables["distributions"].equals(local.tables["distributions"])
+
+
 def test_recs_tiny_splits_keep_each_users_list_order(spark, tmp_path):
     # ClayRS reads a user's list in file order: the rows of every user are dealt, in order, over
     # three files (file name, then position, is the list order locally) of many small row
