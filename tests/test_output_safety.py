@@ -734,7 +734,7 @@ def test_a_failed_commit_puts_the_old_result_back(tmp_path, monkeypatch, capsys)
 
 def test_a_journal_mobeval_did_not_write_is_refused_and_nothing_moves(tmp_path):
     """A journal naming a path outside the result sections: refused, naming it; the results
-    stay as they were (the staging area, the journal with it, is emptied as the lock is left)."""
+    stay as they were, and so does the staging area, the journal with it."""
     out = tmp_path / "out"
     assert main(nextloc_args(out)) == 0
     before = snapshot(out)
@@ -744,7 +744,8 @@ def test_a_journal_mobeval_did_not_write_is_refused_and_nothing_moves(tmp_path):
     refused = r"commit-0.json: not a commit journal.*\.\./elsewhere"
     with pytest.raises(ConfigError, match=refused), output_lock(out):
         pass
-    assert snapshot(out) == before
+    journal = {STAGING: None, f"{STAGING}/commit-0.json": json.dumps(plan).encode()}
+    assert snapshot(out) == before | journal
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,122 @@
+"""Nothing lost, round three (issue 36): recovery that never deletes, names that never collide,
+a quick comparison that never erases the full one, and results read only inside OUT."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mobeval.cli import main
+from mobeval.errors import ConfigError
+from mobeval.io.writers import STAGING, output_lock
+from tests.conftest import REPO_ROOT
+
+TKY = REPO_ROOT / "data_samples" / "nextloc" / "tky"
+
+
+def files_under(root: Path) -> dict[str, bytes | None]:
+    """Every path under ``root`` (relative) with its bytes (None for a folder)."""
+    return {
+        str(path.relative_to(root)): None if path.is_dir() else path.read_bytes()
+        for path in sorted(root.rglob("*"))
+    }
+
+
+def nextloc(out: Path, *extra: str) -> list[str]:
+    truth, pred = TKY / "truth.parquet", TKY / "markov.parquet"
+    return [
+        "nextloc",
+        "--truth",
+        str(truth),
+        "--pred",
+        str(pred),
+        "--out",
+        str(out),
+        "--quiet",
+        *extra,
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. A refused commit journal: nothing deleted, every path checked whole
+
+
+@pytest.fixture
+def killed_commit(tmp_path) -> Path:
+    """An OUT as a commit killed after its first move leaves it: the old summary of
+    tky/markov moved aside into the staging area, its journal beside."""
+    out = tmp_path / "out"
+    assert main(nextloc(out)) == 0
+    result = "city=tky/model=markov"
+    aside = out / STAGING / result
+    aside.mkdir(parents=True)
+    (out / "summary" / result).rename(aside / "replaced-summary")
+    return out
+
+
+def write_journal(out: Path, plan: object) -> Path:
+    journal = out / STAGING / "commit-0.json"
+    journal.write_text(plan if isinstance(plan, str) else json.dumps(plan))
+    return journal
+
+
+def moves(**changed) -> list[dict]:
+    """The journal a commit of tky/markov writes (:func:`commit_result`), ``changed`` in its
+    summary move."""
+    plan = [
+        {
+            "final": f"{section}/city=tky/model=markov",
+            "aside": f"{STAGING}/city=tky/model=markov/replaced-{section}",
+            "staged": None,
+        }
+        for section in ("per_unit", "summary")
+    ]
+    plan[-1] |= changed
+    return plan
+
+
+REFUSED = {
+    "damaged": "[{",
+    "aside of the staging area itself": moves(aside=STAGING),
+    "aside one level up": moves(aside=f"{STAGING}/../replaced-summary"),
+    "aside of another section": moves(aside=f"{STAGING}/city=tky/model=markov/replaced-per_unit"),
+    "final a whole section": moves(final="summary"),
+    "final a whole city": moves(final="summary/city=tky"),
+    "final through ..": moves(final="summary/city=tky/model=markov/../../city=x/model=y"),
+    "final outside the sections": moves(final="compare/city=tky/model=markov"),
+    "staged the staging area itself": moves(staged=STAGING),
+    "staged outside it": moves(staged="per_unit/city=tky/model=markov"),
+    "two results": moves(final="summary/city=tky/model=other"),
+    "not a list": {"final": "summary/city=tky/model=markov"},
+}
+
+
+@pytest.mark.parametrize("plan", REFUSED.values(), ids=REFUSED.keys())
+def test_a_refused_journal_leaves_the_staging_area_and_the_result_set_aside(killed_commit, plan):
+    """The journal is refused, naming it; nothing moves and nothing is deleted: the journal
+    and the old summary moved aside are still there for the user to put back."""
+    out = killed_commit
+    journal = write_journal(out, plan)
+    before = files_under(out)
+    refused = r"commit-0.json: not a commit journal mobeval wrote"
+    with pytest.raises(ConfigError, match=refused), output_lock(out):
+        pass
+    after = files_under(out)
+    after.pop(".lock", None)  # the lock's own file, removed or not as it is left
+    before.pop(".lock", None)
+    assert after == before
+    assert journal.is_file()
+    assert (out / STAGING / "city=tky/model=markov/replaced-summary").is_dir()
+
+
+def test_a_refused_journal_stops_the_next_run_with_exit_2(killed_commit, capsys):
+    out = killed_commit
+    write_journal(out, moves(aside=STAGING))
+    before = files_under(out)
+    assert main(nextloc(out)) == 2
+    error = capsys.readouterr().err
+    assert "commit-0.json: not a commit journal mobeval wrote" in error
+    assert "Traceback" not in error
+    assert files_under(out) == before
