@@ -4,6 +4,7 @@ a quick comparison that never erases the full one, and results read only inside 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,65 @@ def test_a_refused_journal_stops_the_next_run_with_exit_2(killed_commit, capsys)
     assert "commit-0.json: not a commit journal mobeval wrote" in error
     assert "Traceback" not in error
     assert files_under(out) == before
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. compare and report read results only inside OUT
+
+
+@pytest.fixture
+def scored_out(tmp_path, nextloc_sample_out) -> Path:
+    out = tmp_path / "out"
+    shutil.copytree(nextloc_sample_out, out)
+    return out
+
+
+def moved_outside(out: Path, relative: str) -> Path:
+    """``OUT/relative`` moved beside OUT and a link to it left in its place."""
+    elsewhere = out.parent / "elsewhere" / relative
+    elsewhere.parent.mkdir(parents=True, exist_ok=True)
+    (out / relative).rename(elsewhere)
+    (out / relative).symlink_to(elsewhere)
+    return elsewhere
+
+
+READERS = {
+    "compare": ["compare", "--city", "tky"],
+    "report": ["report", "--format", "markdown", "--no-plots", "--no-compare"],
+}
+
+
+@pytest.mark.parametrize("reader", READERS.values(), ids=READERS.keys())
+@pytest.mark.parametrize(
+    "moved",
+    ["", "/city=tky", "/city=tky/model=markov", "/city=tky/model=markov/part-00000.parquet"],
+)
+def test_results_linked_from_outside_out_are_refused(scored_out, capsys, reader, moved):
+    """The summary and per-unit folders, or a file of them, are links to elsewhere: refused."""
+    for section in ("summary", "per_unit"):
+        moved_outside(scored_out, section + moved)
+    before = files_under(scored_out)
+    assert main([reader[0], str(scored_out), *reader[1:]]) == 2
+    error = capsys.readouterr().err
+    assert f"{scored_out / 'manifest.json'}" in error
+    assert "city=tky/model=markov" in error
+    assert "outside the output folder" in error
+    assert "Traceback" not in error
+    assert files_under(scored_out) == before
+
+
+@pytest.mark.parametrize("reader", READERS.values(), ids=READERS.keys())
+@pytest.mark.parametrize(
+    "recorded", ["../elsewhere/per_unit/city=tky/model=markov", "/elsewhere/per_unit/x"]
+)
+def test_a_manifest_whose_outputs_point_outside_out_is_refused(
+    scored_out, capsys, reader, recorded
+):
+    manifest = json.loads((scored_out / "manifest.json").read_text())
+    manifest["results"]["city=tky/model=markov"]["outputs"]["per_unit"] = recorded
+    (scored_out / "manifest.json").write_text(json.dumps(manifest))
+    assert main([reader[0], str(scored_out), *reader[1:]]) == 2
+    error = capsys.readouterr().err
+    assert f"{scored_out / 'manifest.json'}" in error
+    assert recorded in error
+    assert "outside the output folder" in error

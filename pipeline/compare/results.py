@@ -13,7 +13,7 @@ import polars as pl
 
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.outputs import RESULT_NAME, read_manifest, read_summary
-from mobeval.io.writers import result_name
+from mobeval.io.writers import _within, result_name
 
 #: Summary rows that count things (not metrics).
 COUNT_ROWS = frozenset(
@@ -112,17 +112,23 @@ def runs_fingerprint(results: list[Result]) -> str:
 
 
 class OutputFolder:
-    """An output folder: its manifest's complete results and their per-unit tables."""
+    """An output folder: its manifest's complete results and their per-unit tables, read only
+    inside it: a result's recorded folder, its section folder and each of its files must
+    resolve inside OUT, links followed (an InputError naming the manifest and the path
+    otherwise: a link to results elsewhere is not this OUT's)."""
 
     def __init__(self, out: str | os.PathLike) -> None:
         self.out = Path(out)
         path = self.out / "manifest.json"
         if not path.is_file():
             raise InputError("no manifest.json: not a mobeval output folder", path=self.out)
+        self.manifest, self.root = path, self.out.resolve()
         self.cities: dict[str, dict[str, Result]] = {}
         for name, entry in read_manifest(path).items():
             if entry["status"] != "complete":
                 continue
+            for section, recorded in entry["outputs"].items():
+                self._check_recorded(name, section, recorded)
             city, model, run = RESULT_NAME.fullmatch(name).groups()
             task, config = entry["task"], entry["config"]
             where = f"{path}: results[{json.dumps(name)}].config"
@@ -131,6 +137,34 @@ class OutputFolder:
             self.cities.setdefault(city, {})[shown] = Result(
                 city, shown, task, config, entry, options, name, run, model
             )
+
+    def _outside(self, name: str, section: str, path: Path | str, why: str) -> InputError:
+        return InputError(
+            f"results[{json.dumps(name)}].outputs.{section}: {path} {why}, outside the output "
+            f"folder {self.out}: compare and report read results only inside OUT",
+            path=self.manifest,
+        )
+
+    def _check_recorded(self, name: str, section: str, recorded: str) -> None:
+        """A result's recorded output folder: relative to OUT and inside it once resolved, links
+        followed; or, as manifests before relative paths wrote it, an absolute path ending in
+        ``<section>/<name>`` (only the section counts: it is read under this OUT). An
+        InputError naming the manifest and the path otherwise."""
+        given = Path(recorded)
+        if given.is_absolute():
+            if given.parts[-1 - len(Path(name).parts) :] != (section, *Path(name).parts):
+                raise self._outside(name, section, recorded, f"is not {section}/{name}")
+        elif not _within((self.out / given).resolve(), self.root):
+            raise self._outside(name, section, recorded, "resolves to a folder")
+
+    def _read_within(self, result: Result, section: str, files: list[Path]) -> list[Path]:
+        """``files`` of a result's section, each checked to resolve inside OUT (a link to a
+        file or a folder elsewhere is refused: :meth:`_outside`)."""
+        for path in [self.out / section / result.name, *files]:
+            if not _within(path.resolve(), self.root):
+                why = f"resolves to {path.resolve()}"
+                raise self._outside(result.name, section, path, why)
+        return files
 
     def models(self, city: str) -> dict[str, list[Result]]:
         """The city's models, each with its results: its runs, in the manifest's order, or its
@@ -154,7 +188,7 @@ class OutputFolder:
                 "with this mobeval to compare it",
                 path=self.out,
             )
-        return files
+        return self._read_within(result, section, files)
 
     def summary(self, result: Result) -> pl.DataFrame:
         return read_summary(self.section_files(result, "summary"))
