@@ -3,6 +3,7 @@ a quick comparison that never erases the full one, and results read only inside 
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 from pathlib import Path
@@ -183,3 +184,112 @@ def test_a_manifest_whose_outputs_point_outside_out_is_refused(
     assert f"{scored_out / 'manifest.json'}" in error
     assert recorded in error
     assert "outside the output folder" in error
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. A model name mobeval chose never replaces another input's result
+
+TREC = REPO_ROOT / "data_samples" / "trec"
+
+
+def trec_runs(folder: Path) -> dict[str, Path]:
+    """Two TREC runs of the sample qrels' queries: the sample's (bm25 scores) and one that
+    ranks the same documents by the reciprocal of their rank."""
+    lines = gzip.decompress((TREC / "run.txt.gz").read_bytes()).decode().splitlines()
+    other = [" ".join([*f.split()[:4], repr(1 / int(f.split()[3])), "knn"]) for f in lines]
+    runs = {"bpr": "\n".join(lines) + "\n", "itemknn": "\n".join(other) + "\n"}
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in runs.items():
+        (folder / f"{name}.run").write_text(text)
+    return {name: folder / f"{name}.run" for name in runs}
+
+
+def score_trec(out: Path, run: Path, *extra: str) -> int:
+    ratings = ["--ratings", str(TREC / "qrels.txt"), "--recs", str(run)]
+    return main(["recs", *ratings, "--input-format", "trec", "--out", str(out), "--quiet", *extra])
+
+
+def models_in(out: Path) -> list[str]:
+    return sorted(p.name for p in out.glob("summary/city=*/model=*"))
+
+
+def test_two_trec_runs_scored_into_one_out_keep_two_results(tmp_path, capsys):
+    runs, out = trec_runs(tmp_path / "runs"), tmp_path / "out"
+    assert score_trec(out, runs["bpr"]) == 0
+    assert score_trec(out, runs["itemknn"]) == 0
+    assert models_in(out) == ["model=bpr.run", "model=itemknn.run"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert sorted(manifest["results"]) == ["city=trec/model=bpr.run", "city=trec/model=itemknn.run"]
+
+
+def test_another_file_of_the_same_name_is_refused_naming_both_and_model(tmp_path, capsys):
+    """``a/bpr.run`` then ``b/bpr.run`` (other scores): the second is refused before any work,
+    exit 2, naming both files and --model; --model bpr.run replaces, --model NAME keeps both."""
+    first = trec_runs(tmp_path / "a")["bpr"]
+    second = tmp_path / "b" / "bpr.run"
+    second.parent.mkdir()
+    shutil.copy(trec_runs(tmp_path / "other")["itemknn"], second)
+    out = tmp_path / "out"
+    assert score_trec(out, first) == 0
+    before = files_under(out)
+    capsys.readouterr()
+    assert score_trec(out, second) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and error.startswith(f"mobeval: error: {second}: ")
+    assert str(first) in error and "--model" in error
+    assert files_under(out) == before
+    assert score_trec(out, second, "--model", "knn") == 0
+    assert models_in(out) == ["model=bpr.run", "model=knn"]
+    assert score_trec(out, second, "--model", "bpr.run") == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    recorded = manifest["results"]["city=trec/model=bpr.run"]["inputs"]["predictions"]
+    assert [part["path"] for part in recorded] == [str(second)]
+
+
+def test_the_same_input_scored_again_replaces_its_result(tmp_path, capsys):
+    """The same file changed, then a copy of it elsewhere: the same input, replaced as before;
+    a different file of that name is refused (exit 2)."""
+    runs, out = trec_runs(tmp_path / "a"), tmp_path / "out"
+    assert score_trec(out, runs["bpr"]) == 0
+    runs["bpr"].write_text(runs["itemknn"].read_text())
+    assert score_trec(out, runs["bpr"]) == 0
+    copy = tmp_path / "copy" / "bpr.run"
+    copy.parent.mkdir()
+    shutil.copy(runs["bpr"], copy)
+    assert score_trec(out, copy) == 0
+    assert score_trec(out, trec_runs(tmp_path / "b")["bpr"]) == 2
+    assert models_in(out) == ["model=bpr.run"]
+
+
+FAMILY_INPUTS = {
+    "nextloc": (
+        ["nextloc", "--truth", str(TKY / "truth.parquet"), "--pred"],
+        (TKY / "markov.parquet", TKY / "popularity.parquet"),
+    ),
+    "logits": (
+        ["logits", "--targets", str(REPO_ROOT / "data_samples/logits/targets.npy"), "--logits"],
+        (
+            REPO_ROOT / "data_samples/logits/gru.npy",
+            REPO_ROOT / "data_samples/logits/popularity.npy",
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("family", FAMILY_INPUTS)
+def test_every_family_refuses_a_chosen_name_taken_by_another_input(tmp_path, capsys, family):
+    """Two files of one name (``a/m.<ext>`` and ``b/m.<ext>``, other content): the second is
+    refused, exit 2, OUT as it was."""
+    command, (one, other) = FAMILY_INPUTS[family]
+    first, second = tmp_path / "a" / f"m{one.suffix}", tmp_path / "b" / f"m{one.suffix}"
+    for source, target in ((one, first), (other, second)):
+        target.parent.mkdir()
+        shutil.copy(source, target)
+    out = tmp_path / "out"
+    assert main([*command, str(first), "--out", str(out), "--quiet"]) == 0
+    before = files_under(out)
+    capsys.readouterr()
+    assert main([*command, str(second), "--out", str(out), "--quiet"]) == 2
+    error = capsys.readouterr().err
+    assert str(first) in error and str(second) in error and "--model" in error
+    assert files_under(out) == before

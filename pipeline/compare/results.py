@@ -13,7 +13,7 @@ import polars as pl
 
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.outputs import RESULT_NAME, read_manifest, read_summary
-from mobeval.io.writers import _within, result_name
+from mobeval.io.writers import result_name
 
 #: Summary rows that count things (not metrics).
 COUNT_ROWS = frozenset(
@@ -154,14 +154,14 @@ class OutputFolder:
         if given.is_absolute():
             if given.parts[-1 - len(Path(name).parts) :] != (section, *Path(name).parts):
                 raise self._outside(name, section, recorded, f"is not {section}/{name}")
-        elif not _within((self.out / given).resolve(), self.root):
+        elif not (self.out / given).resolve().is_relative_to(self.root):
             raise self._outside(name, section, recorded, "resolves to a folder")
 
     def _read_within(self, result: Result, section: str, files: list[Path]) -> list[Path]:
         """``files`` of a result's section, each checked to resolve inside OUT (a link to a
         file or a folder elsewhere is refused: :meth:`_outside`)."""
         for path in [self.out / section / result.name, *files]:
-            if not _within(path.resolve(), self.root):
+            if not path.resolve().is_relative_to(self.root):
                 why = f"resolves to {path.resolve()}"
                 raise self._outside(result.name, section, path, why)
         return files
