@@ -293,3 +293,68 @@ def test_every_family_refuses_a_chosen_name_taken_by_another_input(tmp_path, cap
     error = capsys.readouterr().err
     assert str(first) in error and str(second) in error and "--model" in error
     assert files_under(out) == before
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. A quick comparison never erases the full one
+
+
+def compare_part(out: Path, city: str = "tky") -> Path:
+    return out / "compare" / f"city={city}" / "part-0.parquet"
+
+
+QUICK_LOOKS = {
+    "some metrics": ["--metrics", "acc@1,mrr"],
+    "one test": ["--tests", "paired-t"],
+    "leaderboard of some metrics": ["--view", "leaderboard", "--metrics", "acc@1"],
+}
+
+
+@pytest.mark.parametrize("quick", QUICK_LOOKS.values(), ids=QUICK_LOOKS.keys())
+def test_a_quick_comparison_keeps_the_full_one_and_says_so(scored_out, capsys, quick):
+    assert main(["compare", str(scored_out), "--city", "tky"]) == 0
+    full = compare_part(scored_out).read_bytes()
+    capsys.readouterr()
+    assert main(["compare", str(scored_out), "--city", "tky", *quick]) == 0
+    error = capsys.readouterr().err
+    assert f"{compare_part(scored_out).parent} kept" in error
+    assert compare_part(scored_out).read_bytes() == full
+
+
+def test_a_comparison_that_covers_the_stored_one_replaces_it(scored_out, capsys):
+    """A quick look stored first (nothing to keep), then the full comparison over it."""
+    assert main(["compare", str(scored_out), "--city", "tky", "--metrics", "acc@1"]) == 0
+    quick = compare_part(scored_out).read_bytes()
+    assert main(["compare", str(scored_out), "--city", "tky"]) == 0
+    assert compare_part(scored_out).read_bytes() != quick
+    assert main(["compare", str(scored_out), "--city", "tky", "--metrics", "acc@1"]) == 0
+    assert "kept" in capsys.readouterr().err
+
+
+def test_the_report_says_on_stderr_that_it_cannot_use_a_comparison_of_some_metrics(
+    scored_out, capsys
+):
+    """OUT/compare holds acc@1 and mrr only: the report does not take the other metrics as
+    "not tested" from it; it compares for itself and says why on stderr."""
+    assert main(["compare", str(scored_out), "--city", "tky", "--metrics", "acc@1,mrr"]) == 0
+    capsys.readouterr()
+    report = scored_out / "report" / "r.md"
+    command = ["report", str(scored_out), "--format", "markdown", "--no-plots"]
+    assert main([*command, "--city", "tky", "--output", str(report)]) == 0
+    error = capsys.readouterr().err
+    assert "OUT/compare/city=tky was not used: it did not compare acc@5" in error
+    assert "computed for this report" in report.read_text()
+
+
+def test_a_leaderboard_of_baseline_pairs_is_refused_before_anything_is_written(tmp_path, capsys):
+    out = tmp_path / "out"
+    preds = {"markov": "markov", "popularity": "popularity", "again": "markov"}
+    for model, pred in preds.items():
+        command = ["nextloc", "--truth", str(TKY / "truth.parquet"), "--city", "tky"]
+        command += ["--pred", str(TKY / f"{pred}.parquet"), "--model", model]
+        assert main([*command, "--out", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    view = ["--view", "leaderboard", "--pairs", "baseline"]
+    assert main(["compare", str(out), *view]) == 2
+    assert "compare with --pairs all" in capsys.readouterr().err
+    assert not (out / "compare").exists()

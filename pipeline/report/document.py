@@ -20,6 +20,7 @@ from mobeval.compare.names import P_COLUMNS, UNPAIRED_TESTS
 from mobeval.compare.pairing import population_metrics, scoring_difference, unit_keys
 from mobeval.compare.results import COUNT_ROWS, OutputFolder, Result, runs_fingerprint
 from mobeval.compare.runs import RUNS_WORDS, over_runs
+from mobeval.compare.stored import not_compared
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.outputs import read_section, section_schema
 from mobeval.metrics import family_of, lower_is_better
@@ -356,7 +357,7 @@ class Report:
     def _stored(self, city: City, results: list[Result]) -> tuple[pl.DataFrame | None, str]:
         """``OUT/compare``'s comparison of the city when it holds exactly the results shown
         (every result it compared still the manifest's current one, each shown model against
-        the baseline, the asked test and options), else None and why it was not used."""
+        the baseline on each metric, the asked test and options), else None and why not."""
         path = self.out / "compare" / f"city={city.name}" / "part-0.parquet"
         if not path.is_file():
             return None, ""
@@ -376,10 +377,9 @@ class Report:
                 if current.get(model) != fingerprint:
                     change = "is gone" if model not in current else "was scored again since"
                     return None, why + f"{model} {change}"
-        rows = stored.filter(pl.col("baseline") == city.baseline)
-        for model in city.models:
-            if model != city.baseline and model not in rows["model"].to_list():
-                return None, why + f"it did not compare {model} with {city.baseline}"
+        tested = [m for m in city.metrics if m not in city.population]
+        if lacking := not_compared(stored, city.baseline, city.models, tested, city.values):
+            return None, why + lacking
         if self.test is not None and not stored[P_COLUMNS[self.test]].is_not_null().any():
             return None, why + f"it did not run {self.test}"
         unit = unit_keys(results[0], self.compare_options.get("unit", "default"))[2]
