@@ -9,7 +9,6 @@ Layout under OUT::
     OUT/compare/city=<c>/part-0.parquet                the stored comparison (mobeval compare)
     OUT/.lock                                          while a run holds OUT (flock), its pid
     OUT/.staging/                                      work in progress, emptied by every run
-                                                       (kept while a commit journal is there)
     OUT/report/                                        the report's default folder (mobeval report)
 
 City, model and run names are path pieces, so they must be plain names (:func:`check_name`); a
@@ -18,13 +17,12 @@ a run, never both (:func:`check_result_slot`). A run
 holds an exclusive lock on ``OUT/.lock`` for its whole duration (:func:`output_lock`); a second run
 on the same OUT is refused at once. Everything under ``OUT/.staging/`` belongs to the lock holder,
 so taking the lock empties it (what a killed run left: staged parts, hash buckets, temporary
-files), once the journal of a commit it cut short is undone; a journal refused
-(:func:`check_journal`) stops the run and leaves the staging area untouched. A (city, model)
-result is first written under ``OUT/.staging/``, then replaces the one OUT holds whole
-(:func:`commit_result`): each section directory the model owns is moved aside into the staging
-area, each new one moved into place with ``os.replace`` (the summary last), a section not
-written this time left removed, all under a journal that a failure, or the next run after a
-kill, undoes; then the manifest records it as complete.
+files; but not while a commit journal it refused is there). A (city, model) result is first
+written under ``OUT/.staging/``, then replaces the one OUT holds whole (:func:`commit_result`):
+each section directory the model owns is moved aside into the staging area, each new one moved
+into place with ``os.replace`` (the summary last), a section not written this time left
+removed, all under a journal that a failure, or the next run after a kill, undoes; then the
+manifest records it as complete.
 Nothing outside ``OUT/.staging/`` is ever deleted (:func:`remove_staged`) but the run's own lock
 file, and OUT itself if the run created it and left it empty.
 
@@ -60,6 +58,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mobeval.errors import ConfigError, OutputInUse
+from mobeval.io.journal import check_journal
 
 if TYPE_CHECKING:
     import polars as pl
@@ -253,11 +252,6 @@ def report_destination(path: str | os.PathLike, out: str | os.PathLike) -> Path:
     return target
 
 
-def _journals(out: Path) -> list[str]:
-    """The commit journals in ``OUT/.staging`` (:func:`commit_result`)."""
-    return glob.glob(glob.escape(str(out / STAGING)) + "/commit-*.json")
-
-
 def _empty_staging(out: Path) -> None:
     """Delete everything under ``OUT/.staging`` and the folder itself (the lock holder's right)."""
     staging = out / STAGING
@@ -351,12 +345,10 @@ def output_lock(out: str | os.PathLike):
     """Hold OUT exclusively for the ``with`` block: ``flock`` on ``OUT/.lock``, non-blocking, so
     a second run on the same OUT raises :class:`OutputInUse` at once and writes nothing. The
     operating system releases the lock when the process dies, even by SIGKILL. Re-entrant within
-    one thread (a job holds it while the API evaluates each result). The outermost holder undoes
-    what a killed commit left (:func:`undo_interrupted_commits`) and empties ``OUT/.staging`` on
-    entry and on exit, except while a commit journal is there (one refused, or an undo cut
-    short: the staging area then holds the results it moved aside, and stays as it is); on exit
-    it also removes the lock file (a run that finds it replaced takes the new one) and OUT
-    itself if it created it and it stayed empty."""
+    one thread (a job holds it while the API evaluates each result). The outermost holder empties
+    ``OUT/.staging`` on entry and on exit, but never while a commit journal is there (refused:
+    what it moved aside stays); on exit it also removes the lock file (a run that
+    finds it replaced takes the new one) and OUT itself if it created it and it stayed empty."""
     out = Path(out)
     key = (out.resolve(), threading.get_ident())
     if key in _HELD:
@@ -387,7 +379,7 @@ def output_lock(out: str | os.PathLike):
         finally:
             del _HELD[key]
             try:
-                if not (out / STAGING).is_symlink() and not _journals(out):
+                if not (out / STAGING).is_symlink() and not any(out.glob(f"{STAGING}/commit-*")):
                     _empty_staging(out)  # a journal left (refused, or an undo cut short) stays
                 with contextlib.suppress(FileNotFoundError):  # OUT removed under the run's feet
                     os.unlink(out / LOCK)
@@ -506,65 +498,19 @@ def _undo(moves, out: str, plan: list[dict]) -> None:
 
 def undo_interrupted_commits(moves, out: str) -> None:
     """Undo every commit a killed run left half done (its journal ``OUT/.staging/commit-*.json``
-    still there: :func:`commit_result`), so OUT holds the results as they were before it. A
-    journal that is not exactly what a commit writes (:func:`check_journal`) is a ConfigError
-    naming it and its first wrong entry: nothing moves, and nothing in the staging area is
-    deleted while it is there (:func:`output_lock`), so the result it moved aside stays."""
+    still there: :func:`commit_result`), so OUT holds the results as they were before it. One
+    not exactly as a commit writes it (:func:`check_journal`) is a ConfigError: nothing moves."""
     for journal in moves.glob(f"{out}/{STAGING}/commit-*.json"):
         try:
             plan = json.loads(moves.read_text(journal))
-            check_journal(plan)
+            check_journal(plan, RESULT_SECTIONS, STAGING, PLAIN_NAME)
         except (ValueError, TypeError) as error:  # json's errors are ValueErrors too
             raise ConfigError(
-                f"{journal}: not a commit journal mobeval wrote ({error}): nothing was moved "
-                f"and {out}/{STAGING} is left as it is; put back what it names by hand, then "
-                "remove it"
+                f"{journal}: not a commit journal mobeval wrote ({error}): nothing moved, "
+                f"{out}/{STAGING} left as it is; put back what it names, then remove it"
             ) from None
         _undo(moves, out, plan)
         moves.remove_staged(journal, out)
-
-
-_PIECES = rf"(?:/{PLAIN_NAME.pattern})+"
-#: A journal's ``final``: one section's folder of one result (:func:`partition_path`).
-_FINAL = re.compile(
-    rf"({'|'.join(RESULT_SECTIONS)})/(city={PLAIN_NAME.pattern}/model={PLAIN_NAME.pattern}"
-    rf"(?:/run={PLAIN_NAME.pattern})?)"
-)
-#: A journal's ``staged``: a folder inside the staging area, never the area itself.
-_STAGED = re.compile(rf"{re.escape(STAGING)}{_PIECES}")
-
-
-def check_journal(plan: object) -> None:
-    """``plan`` (a journal read back) checked to be exactly what :func:`commit_result` writes,
-    every path whole: a list of moves ``{"final", "aside", "staged"}``, each ``final`` one
-    section's folder of one result (``<section>/city=<c>/model=<m>[/run=<r>]``: never a whole
-    section, never ``..``), the same result throughout and each section once; each ``aside``
-    ``<root>/replaced-<section>`` of its own section under one root inside ``OUT/.staging``
-    (never the staging area itself); each ``staged`` null or a folder inside ``OUT/.staging``.
-    A ValueError names the first entry that is not."""
-    if not isinstance(plan, list) or not plan:
-        raise ValueError("not a list of moves")
-    results, sections, roots = set(), [], set()
-    for index, move in enumerate(plan):
-        if not isinstance(move, dict) or set(move) != {"final", "aside", "staged"}:
-            raise ValueError(f"entry {index} is not a move (final, aside, staged)")
-        final, aside, staged = move["final"], move["aside"], move["staged"]
-        found = _FINAL.fullmatch(final) if isinstance(final, str) else None
-        if found is None:
-            raise ValueError(f"entry {index}: final {final!r} is not a result's section folder")
-        section, result = found.groups()
-        root = aside.removesuffix(f"/replaced-{section}") if isinstance(aside, str) else None
-        if root is None or root == aside or not _STAGED.fullmatch(root):
-            raise ValueError(
-                f"entry {index}: aside {aside!r} is not {STAGING}/.../replaced-{section}"
-            )
-        if staged is not None and not (isinstance(staged, str) and _STAGED.fullmatch(staged)):
-            raise ValueError(f"entry {index}: staged {staged!r} is not inside {STAGING}")
-        results.add(result)
-        sections.append(section)
-        roots.add(root)
-    if len(results) > 1 or len(roots) > 1 or len(set(sections)) < len(sections):
-        raise ValueError("its moves are not one result's sections, each once, under one root")
 
 
 class LocalMoves:
