@@ -154,8 +154,8 @@ class OutputFolder:
         if given.is_absolute():
             if given.parts[-1 - len(Path(name).parts) :] != (section, *Path(name).parts):
                 raise self._outside(name, section, recorded, f"is not {section}/{name}")
-        elif not (self.out / given).resolve().is_relative_to(self.root):
-            raise self._outside(name, section, recorded, "resolves to a folder")
+        elif not (resolved := (self.out / given).resolve()).is_relative_to(self.root):
+            raise self._outside(name, section, recorded, f"resolves to {resolved}")
 
     def _read_within(self, result: Result, section: str, files: list[Path]) -> list[Path]:
         """``files`` of a result's section, each checked to resolve inside OUT (a link to a
@@ -192,3 +192,28 @@ class OutputFolder:
 
     def summary(self, result: Result) -> pl.DataFrame:
         return read_summary(self.section_files(result, "summary"))
+
+
+def coverage(stored: pl.DataFrame, city) -> tuple[str | None, str]:
+    """What a stored comparison gives a report's ``city`` (:class:`mobeval.report.city.City`:
+    its models against its baseline, their values and population metrics): why it cannot give
+    its markers (a model it did not compare with the baseline; None when it can), and a note
+    naming the metrics every model has, not population ones, that it did not compare (a
+    comparison of some metrics: the table marks them not tested; "" when there are none)."""
+    rows = stored.filter(pl.col("baseline") == city.baseline)
+    compared = set(rows.select("metric", "model").iter_rows())
+    others = [m for m in city.models if m != city.baseline]
+    for model in others:
+        if model not in rows["model"].to_list():
+            return f"it did not compare {model} with {city.baseline}", ""
+    untested = [
+        metric
+        for metric in city.metrics
+        if metric not in city.population
+        and all(metric in city.values[m] for m in city.models)
+        and any((metric, m) not in compared for m in others)
+    ]
+    return None, untested and (
+        f"OUT/compare/city={city.name} did not compare {', '.join(untested)}: marked not "
+        "tested (°); `mobeval compare` without --metrics tests them"
+    )

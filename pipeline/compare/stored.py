@@ -103,27 +103,3 @@ def write_comparison(out: Path, frame: pl.DataFrame, note: Callable[[str], None]
         os.replace(staged, final)
         remove_staged(aside, out)
     remove_staged(out / STAGING / f"compare-{token}", out)
-
-
-def not_compared(
-    stored: pl.DataFrame,
-    baseline: str,
-    models: list[str],
-    metrics: list[str],
-    values: dict[str, dict[str, float]],
-) -> str | None:
-    """Why a stored comparison cannot give the markers of a table (None when it can): a model
-    it did not compare with ``baseline``, or a metric of ``metrics`` that every model has
-    (``values``: model -> metric -> value) and it did not compare for a model (a comparison
-    of some metrics only: the others would read "not tested")."""
-    rows = stored.filter(pl.col("baseline") == baseline)
-    compared = set(rows.select("metric", "model").iter_rows())
-    for model in models:
-        if model != baseline and model not in rows["model"].to_list():
-            return f"it did not compare {model} with {baseline}"
-    for metric in metrics:
-        if all(metric in values[m] for m in models):
-            lacking = [m for m in models if m != baseline and (metric, m) not in compared]
-            if lacking:
-                return f"it did not compare {metric} ({lacking[0]} vs {baseline})"
-    return None
