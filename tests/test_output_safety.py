@@ -32,6 +32,7 @@ from mobeval.api import (
 from mobeval.cli import main
 from mobeval.errors import ConfigError, MobevalError, OutputInUse
 from mobeval.families import FAMILIES
+from mobeval.io import leftovers
 from mobeval.io.objects import object_source
 from mobeval.io.writers import (
     PLAIN_NAME,
@@ -1108,6 +1109,7 @@ def test_a_live_temporary_folder_is_never_taken_for_a_leftover(tmp_path):
     left = tmp_path / "mobeval-stream-killed"
     left.mkdir()
     (left / "stream.parquet").write_text("left by kill -9")
+    (left / leftovers.MARK).write_text("its token")
     (tmp_path / "other-killed").mkdir()
     with ScratchFolder(tmp_path, "mobeval-stream-") as path:
         assert sorted(tmp_path.iterdir()) == sorted([live.path, path, tmp_path / "other-killed"])

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -357,3 +361,75 @@ def test_a_leaderboard_of_baseline_pairs_is_refused_before_anything_is_written(t
     assert main(["compare", str(out), *view]) == 2
     assert "compare with --pairs all" in capsys.readouterr().err
     assert not (out / "compare").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. What a killed report --output left beside its output: removed by any later run
+
+KILLED_REPORT = """
+import os, signal, sys
+from mobeval import cli, report
+
+def killed(self, *args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+report.Report.to_markdown = killed
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def run_mobeval(tmp_path: Path, *args: str, driver: str | None = None):
+    """``mobeval args`` (or ``driver`` with them) in a fresh process whose temporary folder is
+    ``tmp_path/tmp`` (where the scratch folders' records go)."""
+    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp")}
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    head = [sys.executable, "-c", driver] if driver else [sys.executable, "-m", "mobeval"]
+    return subprocess.run([*head, *args], capture_output=True, text=True, env=env, cwd=REPO_ROOT)
+
+
+@pytest.fixture
+def killed_report(scored_out, tmp_path) -> Path:
+    """A report of OUT to ``tmp_path/paper/r.md`` killed (SIGKILL) while it renders: its
+    staging folder is left beside the output; returns it."""
+    target = tmp_path / "paper" / "r.md"
+    args = ["report", str(scored_out), "--format", "markdown", "--no-plots", "--no-compare"]
+    killed = run_mobeval(tmp_path, *args, "--output", str(target), driver=KILLED_REPORT)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    [left] = target.parent.glob(".report-*")
+    return left
+
+
+LATER_RUNS = {
+    "a report elsewhere": ["report", "{out}", "--format", "html", "--no-plots", "--no-compare"],
+    "a comparison": ["compare", "{out}", "--city", "tky"],
+    "a scoring run": nextloc(Path("{out}")),
+}
+
+
+@pytest.mark.parametrize("later", LATER_RUNS.values(), ids=LATER_RUNS.keys())
+def test_what_a_killed_report_left_beside_its_output_goes_with_any_later_run(
+    killed_report, scored_out, tmp_path, later
+):
+    args = [arg.replace("{out}", str(scored_out)) for arg in later]
+    done = run_mobeval(tmp_path, *args)
+    assert done.returncode == 0, done.stderr
+    assert not killed_report.exists()
+    assert list((tmp_path / "paper").iterdir()) == []
+
+
+def test_folders_of_the_users_named_like_a_staging_folder_are_never_removed(
+    killed_report, scored_out, tmp_path
+):
+    """Beside the report: the leftover removed by hand and a folder of the user's made under
+    its name, and another folder named like a report's staging folder: neither is one mobeval
+    made (no mark of it), so the next report there keeps both."""
+    shutil.rmtree(killed_report)
+    killed_report.mkdir()
+    (killed_report / "notes.txt").write_text("mine")
+    (killed_report.parent / ".report-drafts").mkdir()
+    (killed_report.parent / ".report-drafts" / "draft.md").write_text("mine too")
+    args = ["report", str(scored_out), "--format", "markdown", "--no-plots", "--no-compare"]
+    done = run_mobeval(tmp_path, *args, "--output", str(killed_report.parent / "r.md"))
+    assert done.returncode == 0, done.stderr
+    assert (killed_report / "notes.txt").read_text() == "mine"
+    assert (killed_report.parent / ".report-drafts" / "draft.md").read_text() == "mine too"

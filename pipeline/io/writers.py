@@ -58,6 +58,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mobeval.errors import ConfigError, OutputInUse
+from mobeval.io import leftovers
 from mobeval.io.journal import check_journal
 
 if TYPE_CHECKING:
@@ -346,9 +347,8 @@ def output_lock(out: str | os.PathLike):
     a second run on the same OUT raises :class:`OutputInUse` at once and writes nothing. The
     operating system releases the lock when the process dies, even by SIGKILL. Re-entrant within
     one thread (a job holds it while the API evaluates each result). The outermost holder empties
-    ``OUT/.staging`` on entry and on exit, but never while a commit journal is there (refused:
-    what it moved aside stays); on exit it also removes the lock file (a run that
-    finds it replaced takes the new one) and OUT itself if it created it and it stayed empty."""
+    ``OUT/.staging`` on entry and exit, never while a commit journal is there (refused: what it
+    moved aside stays), and on exit removes the lock file and OUT if it made it and it is empty."""
     out = Path(out)
     key = (out.resolve(), threading.get_ident())
     if key in _HELD:
@@ -375,6 +375,7 @@ def output_lock(out: str | os.PathLike):
                 )
             undo_interrupted_commits(LocalMoves(), str(out))
             _empty_staging(out)
+            leftovers.sweep(_locked_folder)  # what killed runs left elsewhere (reports' staging)
             yield out
         finally:
             del _HELD[key]
@@ -626,8 +627,9 @@ class ScratchFolder:
     """A temporary folder ``parent/<prefix><random>`` for one command's work outside OUT's
     staging area, removed by :meth:`close` (or leaving a ``with`` block) on every way out. While
     open it holds an ``flock`` on the folder itself, which the operating system releases when the
-    process dies, even by SIGKILL: so a folder of the same prefix whose lock is free is what a
-    killed run left, and a new ScratchFolder removes it (never one another live run holds)."""
+    process dies, even by SIGKILL: so a folder whose lock is free is what a killed run left, and
+    a new ScratchFolder or OUT's lock removes it, wherever it lies (it is recorded while it
+    lives: :mod:`mobeval.io.leftovers`), never one another live run holds."""
 
     def __init__(self, parent: str | os.PathLike, prefix: str) -> None:
         parent = Path(parent)
@@ -638,13 +640,14 @@ class ScratchFolder:
             handle = _locked_folder(path)
             if handle is not None:  # else a leftover sweep took it as we made it: make another
                 break
-        self.path, self._handle = path, handle
+        self.path, self._handle, self._record = path, handle, leftovers.record(path)
 
     def close(self) -> None:
         """Remove the folder and what it holds (once; later calls do nothing)."""
         if self._handle is None:
             return
         shutil.rmtree(self.path, ignore_errors=True)
+        leftovers.forget(self._record)
         os.close(self._handle)
         self._handle = None
 
@@ -673,10 +676,11 @@ def _locked_folder(path: Path) -> int | None:
 
 
 def _remove_leftovers(parent: Path, prefix: str) -> None:
-    """Remove every ``parent/<prefix>*`` folder whose lock is free: a killed run's leftovers."""
+    """Remove killed runs' leftovers: ``parent/<prefix>*`` and recorded folders, lock free."""
+    leftovers.sweep(_locked_folder)
     with contextlib.suppress(OSError):
         for entry in parent.iterdir():
-            if entry.name.startswith(prefix):
+            if entry.name.startswith(prefix) and leftovers.marked(entry):  # never the user's
                 handle = _locked_folder(entry)
                 if handle is not None:
                     shutil.rmtree(entry, ignore_errors=True)
