@@ -87,8 +87,9 @@ def write_comparison(out: Path, frame: pl.DataFrame, note: Callable[[str], None]
                 lacking = missing_from(read_section([stored]), part, _current(source, city))
         if lacking is not None:
             if note is not None:
+                kept = out / "compare" / f"city={city}"
                 note(
-                    f"note: city={city}: {final} kept: it also tests {lacking}, which this "
+                    f"note: city={city}: {kept} kept: it also tests {lacking}, which this "
                     "comparison does not; this one is printed, not written (compare all of "
                     "that to replace it, or remove the folder)"
                 )
