@@ -18,31 +18,9 @@ from mobeval.cli import main
 from mobeval.errors import ConfigError
 from mobeval.io.writers import STAGING, output_lock
 from tests.conftest import REPO_ROOT
+from tests.test_output_safety import nextloc_args, snapshot
 
 TKY = REPO_ROOT / "data_samples" / "nextloc" / "tky"
-
-
-def files_under(root: Path) -> dict[str, bytes | None]:
-    """Every path under ``root`` (relative) with its bytes (None for a folder)."""
-    return {
-        str(path.relative_to(root)): None if path.is_dir() else path.read_bytes()
-        for path in sorted(root.rglob("*"))
-    }
-
-
-def nextloc(out: Path, *extra: str) -> list[str]:
-    truth, pred = TKY / "truth.parquet", TKY / "markov.parquet"
-    return [
-        "nextloc",
-        "--truth",
-        str(truth),
-        "--pred",
-        str(pred),
-        "--out",
-        str(out),
-        "--quiet",
-        *extra,
-    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -54,7 +32,7 @@ def killed_commit(tmp_path) -> Path:
     """An OUT as a commit killed after its first move leaves it: the old summary of
     tky/markov moved aside into the staging area, its journal beside."""
     out = tmp_path / "out"
-    assert main(nextloc(out)) == 0
+    assert main(nextloc_args(out)) == 0
     result = "city=tky/model=markov"
     aside = out / STAGING / result
     aside.mkdir(parents=True)
@@ -105,11 +83,11 @@ def test_a_refused_journal_leaves_the_staging_area_and_the_result_set_aside(kill
     and the old summary moved aside are still there for the user to put back."""
     out = killed_commit
     journal = write_journal(out, plan)
-    before = files_under(out)
+    before = snapshot(out)
     refused = r"commit-0.json: not a commit journal mobeval wrote"
     with pytest.raises(ConfigError, match=refused), output_lock(out):
         pass
-    after = files_under(out)
+    after = snapshot(out)
     after.pop(".lock", None)  # the lock's own file, removed or not as it is left
     before.pop(".lock", None)
     assert after == before
@@ -120,12 +98,12 @@ def test_a_refused_journal_leaves_the_staging_area_and_the_result_set_aside(kill
 def test_a_refused_journal_stops_the_next_run_with_exit_2(killed_commit, capsys):
     out = killed_commit
     write_journal(out, moves(aside=STAGING))
-    before = files_under(out)
-    assert main(nextloc(out)) == 2
+    before = snapshot(out)
+    assert main(nextloc_args(out)) == 2
     error = capsys.readouterr().err
     assert "commit-0.json: not a commit journal mobeval wrote" in error
     assert "Traceback" not in error
-    assert files_under(out) == before
+    assert snapshot(out) == before
 
 
 # ---------------------------------------------------------------------------------------------
@@ -163,14 +141,14 @@ def test_results_linked_from_outside_out_are_refused(scored_out, capsys, reader,
     """The summary and per-unit folders, or a file of them, are links to elsewhere: refused."""
     for section in ("summary", "per_unit"):
         moved_outside(scored_out, section + moved)
-    before = files_under(scored_out)
+    before = snapshot(scored_out)
     assert main([reader[0], str(scored_out), *reader[1:]]) == 2
     error = capsys.readouterr().err
     assert f"{scored_out / 'manifest.json'}" in error
     assert "city=tky/model=markov" in error
     assert "outside the output folder" in error
     assert "Traceback" not in error
-    assert files_under(scored_out) == before
+    assert snapshot(scored_out) == before
 
 
 @pytest.mark.parametrize("reader", READERS.values(), ids=READERS.keys())
@@ -235,13 +213,13 @@ def test_another_file_of_the_same_name_is_refused_naming_both_and_model(tmp_path
     shutil.copy(trec_runs(tmp_path / "other")["itemknn"], second)
     out = tmp_path / "out"
     assert score_trec(out, first) == 0
-    before = files_under(out)
+    before = snapshot(out)
     capsys.readouterr()
     assert score_trec(out, second) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and error.startswith(f"mobeval: error: {second}: ")
     assert str(first) in error and "--model" in error
-    assert files_under(out) == before
+    assert snapshot(out) == before
     assert score_trec(out, second, "--model", "knn") == 0
     assert models_in(out) == ["model=bpr.run", "model=knn"]
     assert score_trec(out, second, "--model", "bpr.run") == 0
@@ -291,12 +269,12 @@ def test_every_family_refuses_a_chosen_name_taken_by_another_input(tmp_path, cap
         shutil.copy(source, target)
     out = tmp_path / "out"
     assert main([*command, str(first), "--out", str(out), "--quiet"]) == 0
-    before = files_under(out)
+    before = snapshot(out)
     capsys.readouterr()
     assert main([*command, str(second), "--out", str(out), "--quiet"]) == 2
     error = capsys.readouterr().err
     assert str(first) in error and str(second) in error and "--model" in error
-    assert files_under(out) == before
+    assert snapshot(out) == before
 
 
 # ---------------------------------------------------------------------------------------------
@@ -402,7 +380,7 @@ def killed_report(scored_out, tmp_path) -> Path:
 LATER_RUNS = {
     "a report elsewhere": ["report", "{out}", "--format", "html", "--no-plots", "--no-compare"],
     "a comparison": ["compare", "{out}", "--city", "tky"],
-    "a scoring run": nextloc(Path("{out}")),
+    "a scoring run": nextloc_args(Path("{out}")),
 }
 
 

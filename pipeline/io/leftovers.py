@@ -49,20 +49,25 @@ def _registry(make: bool) -> Path | None:
 def record(path: Path) -> Path | None:
     """Mark the scratch folder ``path`` (just made) with a random token (:data:`MARK`) and record
     it with the token; the record, for :func:`forget`. Nothing is recorded where the registry
-    cannot be used (then only a run of its kind in the same folder removes it)."""
+    cannot be used, nor marked where the mark cannot be written (a full disk): then only a run
+    of its kind in the same folder removes it, and only if it is empty."""
     token = secrets.token_hex(16)
-    (path / MARK).write_text(token)
-    folder = _registry(make=True)
-    if folder is None:
-        return None
-    entry = folder / f"{token[:16]}.json"
-    try:
-        entry.write_text(json.dumps({"path": str(path), "token": token}))
-    except OSError:
+    for _ in range(2):  # once more if another run removed the empty registry as it was made
+        folder = _registry(make=True)
+        entry = None if folder is None else folder / f"{token[:16]}.json"
+        try:
+            (path / MARK).write_text(token)
+            if entry is not None:
+                entry.write_text(json.dumps({"path": str(path), "token": token}))
+            return entry
+        except FileNotFoundError:
+            continue
+        except OSError:  # a full disk: unrecorded, unmarked (only a run of its kind removes it)
+            break
+    for leftover in filter(None, (entry, path / MARK)):
         with contextlib.suppress(OSError):
-            entry.unlink()
-        return None
-    return entry
+            leftover.unlink()
+    return None
 
 
 def marked(path: Path) -> bool:
@@ -75,10 +80,12 @@ def marked(path: Path) -> bool:
 
 
 def forget(entry: Path | None) -> None:
-    """Drop a scratch folder's record (the folder was removed)."""
+    """Drop a scratch folder's record (the folder was removed), and the registry with its last
+    record (the temporary folder is left as it was found)."""
     if entry is not None:
         with contextlib.suppress(OSError):
             entry.unlink()
+            entry.parent.rmdir()
 
 
 def sweep(locked: Callable[[Path], int | None]) -> None:
