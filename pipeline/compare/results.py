@@ -157,7 +157,7 @@ class OutputFolder:
         elif not (resolved := (self.out / given).resolve()).is_relative_to(self.root):
             raise self._outside(name, section, recorded, f"resolves to {resolved}")
 
-    def _read_within(self, result: Result, section: str, files: list[Path]) -> list[Path]:
+    def _checked_inside(self, result: Result, section: str, files: list[Path]) -> list[Path]:
         """``files`` of a result's section, each checked to resolve inside OUT (a link to a
         file or a folder elsewhere is refused: :meth:`_outside`)."""
         for path in [self.out / section / result.name, *files]:
@@ -188,7 +188,7 @@ class OutputFolder:
                 "with this mobeval to compare it",
                 path=self.out,
             )
-        return self._read_within(result, section, files)
+        return self._checked_inside(result, section, files)
 
     def summary(self, result: Result) -> pl.DataFrame:
         return read_summary(self.section_files(result, "summary"))
