@@ -327,18 +327,37 @@ def test_the_report_says_on_stderr_which_metrics_a_stored_comparison_did_not_tes
     assert "marked not tested" in error
 
 
-def test_a_leaderboard_of_baseline_pairs_is_refused_before_anything_is_written(tmp_path, capsys):
-    out = tmp_path / "out"
+@pytest.fixture
+def three_models(tmp_path) -> Path:
+    """An OUT of one city (tky), three models: markov, popularity and markov again."""
+    out = tmp_path / "three"
     preds = {"markov": "markov", "popularity": "popularity", "again": "markov"}
     for model, pred in preds.items():
         command = ["nextloc", "--truth", str(TKY / "truth.parquet"), "--city", "tky"]
         command += ["--pred", str(TKY / f"{pred}.parquet"), "--model", model]
         assert main([*command, "--out", str(out), "--quiet"]) == 0
+    return out
+
+
+def test_a_leaderboard_of_baseline_pairs_is_refused_before_anything_is_written(
+    three_models, capsys
+):
     capsys.readouterr()
     view = ["--view", "leaderboard", "--pairs", "baseline"]
-    assert main(["compare", str(out), *view]) == 2
+    assert main(["compare", str(three_models), *view]) == 2
     assert "compare with --pairs all" in capsys.readouterr().err
-    assert not (out / "compare").exists()
+    assert not (three_models / "compare").exists()
+
+
+def test_the_leaderboard_keeps_a_comparison_corrected_over_another_family(three_models, capsys):
+    """The job's comparison against a baseline (a family of 2 pairs); the leaderboard compares
+    all 3 pairs, whose Holm correction would change the stored pairs' p-values: kept."""
+    assert main(["compare", str(three_models), "--baseline", "markov"]) == 0
+    stored = compare_part(three_models).read_bytes()
+    capsys.readouterr()
+    assert main(["compare", str(three_models), "--view", "leaderboard"]) == 0
+    assert "corrected over a family of" in capsys.readouterr().err
+    assert compare_part(three_models).read_bytes() == stored
 
 
 # ---------------------------------------------------------------------------------------------

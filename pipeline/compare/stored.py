@@ -5,7 +5,9 @@ A quick look (``mobeval compare OUT --metrics acc@1,mrr``, ``--models``, ``--tes
 compares part of what a job's full comparison did. Stored over it, it would erase the rest:
 the report would then mark the other metrics "not tested". So a city's stored comparison is
 replaced only by one that covers it: every (metric, baseline, model) it holds for the results
-as they are now (its fingerprints still the manifest's), by every test it ran. One that does
+as they are now (its fingerprints still the manifest's), by every test it ran, and not merely
+more pairs of the same models (whose correction over a larger family would change the stored
+pairs' p-values: a leaderboard's every pair after a job's pairs against its baseline). One that does
 not cover it is returned and printed but not written; a note says so and what it lacks. A
 stored comparison of results scored again since (or written by an older mobeval, without
 fingerprints) tests nothing current and is replaced.
@@ -45,22 +47,40 @@ def _ran(frame: pl.DataFrame) -> set[str]:
     return {test for test, column in P_COLUMNS.items() if frame[column].is_not_null().any()}
 
 
+def _adds(live: pl.DataFrame, new: pl.DataFrame) -> bool:
+    """Whether ``new`` compares metrics, tests or models that ``live`` does not."""
+    models = [set(frame["baseline"]) | set(frame["model"]) for frame in (live, new)]
+    metrics = [set(frame["metric"]) for frame in (live, new)]
+    return bool(models[1] - models[0] or metrics[1] - metrics[0] or _ran(new) - _ran(live))
+
+
 def missing_from(stored: pl.DataFrame, new: pl.DataFrame, current: dict[str, str]) -> str | None:
     """What the ``stored`` comparison of a city tests of its ``current`` results (model ->
-    fingerprint) that ``new`` does not (a metric of a pair, a test), in words; None when
-    ``new`` covers it."""
+    fingerprint) that ``new`` does not, in words: a metric of a pair, a test, or its pairs'
+    p-values corrected over a family of their size where ``new`` only adds pairs of the same
+    models, metrics and tests (the leaderboard's every pair after a job's baseline pairs);
+    None when ``new`` covers it."""
     if not {"baseline_fingerprint", "model_fingerprint"} <= set(stored.columns):
         return None  # an older mobeval's: it cannot tell which results it tested
     live = stored.filter(
         (pl.col("baseline").replace_strict(current, default=None) == pl.col("baseline_fingerprint"))
         & (pl.col("model").replace_strict(current, default=None) == pl.col("model_fingerprint"))
     )
-    compared = set(new.select(_KEY).iter_rows())
-    lacking = [row for row in live.select(_KEY).iter_rows() if row not in compared]
+    family = "family_size" in stored.columns  # older comparisons did not record it
+    compared = {row[:3]: row[3] for row in new.select(*_KEY, "family_size").iter_rows()}
+    held = list(live.select(*_KEY, "family_size" if family else pl.lit(None)).iter_rows())
+    lacking = [row for row in held if row[:3] not in compared]
     if lacking:
-        metric, baseline, model = lacking[0]
+        metric, baseline, model, _ = lacking[0]
         more = f" and {len(lacking) - 1} more" if len(lacking) > 1 else ""
         return f"{metric} of {model} vs {baseline}{more}"
+    other = [row for row in held if family and compared[row[:3]] != row[3]]
+    if other and not _adds(live, new):  # more pairs of the same: other corrected p-values
+        metric, baseline, model, size = other[0]
+        return (
+            f"{metric} of {model} vs {baseline} corrected over a family of {size} p-values, "
+            f"not {compared[other[0][:3]]}"
+        )
     tests = sorted(_ran(live) - _ran(new)) if live.height else []
     return f"the {', '.join(tests)} test(s)" if tests else None
 
