@@ -1042,10 +1042,10 @@ def _run(args) -> int:
             return EXIT_DONE
         options = ("city", "baseline", "pairs", "models", "metrics", "tests", "resamples")
         options += ("permutations", "seed", "correction", "family", "confidence", "intersect")
-        options += ("unit", "runs")
-        table = compare(args.out, write=True, log=_log, **{o: getattr(args, o) for o in options})
-        if args.view == "leaderboard":
-            table = leaderboard(table, alpha=args.alpha)
+        given = {option: getattr(args, option) for option in (*options, "unit", "runs")}
+        view = (lambda t: leaderboard(t, alpha=args.alpha)) if args.view == "leaderboard" else None
+        table = compare(args.out, write=True, log=_log, check=view, **given)
+        table = table if view is None else view(table)
         if args.format != "table":
             print_rows(table, args.format)
         elif args.view == "leaderboard":

@@ -459,6 +459,7 @@ def test_report_leaderboard_and_comparisons_are_compares_rows(five_models, tmp_p
     args = ["compare", str(out), "--metrics", "acc@5,mrr"]
     assert main([*args, "--tests", "tukey", "--view", "leaderboard", "--format", "json"]) == 0
     board = json.loads(capsys.readouterr().out)["rows"]
+    shutil.rmtree(out / "compare")  # all pairs by Tukey: never replaced by pairs with a baseline
     assert main([*args, "--baseline", "a", "--tests", "paired-t,wilcoxon", "--seed", "3"]) == 0
     capsys.readouterr()
     stored = pl.read_parquet(out / "compare/city=x/part-0.parquet")

@@ -32,6 +32,7 @@ from mobeval.api import (
 from mobeval.cli import main
 from mobeval.errors import ConfigError, MobevalError, OutputInUse
 from mobeval.families import FAMILIES
+from mobeval.io import leftovers
 from mobeval.io.objects import object_source
 from mobeval.io.writers import (
     PLAIN_NAME,
@@ -734,7 +735,7 @@ def test_a_failed_commit_puts_the_old_result_back(tmp_path, monkeypatch, capsys)
 
 def test_a_journal_mobeval_did_not_write_is_refused_and_nothing_moves(tmp_path):
     """A journal naming a path outside the result sections: refused, naming it; the results
-    stay as they were (the staging area, the journal with it, is emptied as the lock is left)."""
+    stay as they were, and so does the staging area, the journal with it."""
     out = tmp_path / "out"
     assert main(nextloc_args(out)) == 0
     before = snapshot(out)
@@ -744,7 +745,8 @@ def test_a_journal_mobeval_did_not_write_is_refused_and_nothing_moves(tmp_path):
     refused = r"commit-0.json: not a commit journal.*\.\./elsewhere"
     with pytest.raises(ConfigError, match=refused), output_lock(out):
         pass
-    assert snapshot(out) == before
+    journal = {STAGING: None, f"{STAGING}/commit-0.json": json.dumps(plan).encode()}
+    assert snapshot(out) == before | journal
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1103,6 +1105,7 @@ def test_a_live_temporary_folder_is_never_taken_for_a_leftover(tmp_path):
     left = tmp_path / "mobeval-stream-killed"
     left.mkdir()
     (left / "stream.parquet").write_text("left by kill -9")
+    (left / leftovers.MARK).write_text("its token")
     (tmp_path / "other-killed").mkdir()
     with ScratchFolder(tmp_path, "mobeval-stream-") as path:
         assert sorted(tmp_path.iterdir()) == sorted([live.path, path, tmp_path / "other-killed"])

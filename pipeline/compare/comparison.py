@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import secrets
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -46,6 +45,7 @@ from mobeval.compare.significance import (
     tukey_hsd,
     wilcoxon_ranked,
 )
+from mobeval.compare.stored import write_comparison
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.writers import ScratchFolder
 
@@ -168,6 +168,7 @@ def compare(
     runs: str = "mean",
     write: bool = False,
     log: Callable[[str], None] | None = _stderr,
+    check: Callable[[pl.DataFrame], object] | None = None,
 ) -> pl.DataFrame:
     """Compare the models of OUT's cities pairwise on their per-unit values (package docstring).
 
@@ -198,8 +199,12 @@ def compare(
             per-unit means across runs, or over its runs as units when the units differ
             between runs, and the sd over runs beside (:mod:`mobeval.compare.runs`);
             ``separate``: each run a model of its own (``model/run``).
-        write: also write ``OUT/compare/city=<c>/part-0.parquet`` (holding OUT's lock).
+        write: also write ``OUT/compare/city=<c>/part-0.parquet`` (holding OUT's lock), except
+            over a stored comparison that tests more (:mod:`mobeval.compare.stored`: it is kept,
+            and a note says so).
         log: where the notes go (metrics left out, cities skipped); None: nowhere.
+        check: called on the comparison before anything is written (the leaderboard view:
+            every pair compared); what it raises stops the command with nothing written.
 
     Returns:
         One row per (city, metric, baseline, model): :data:`SCHEMA` and :data:`CORRECTED`.
@@ -241,8 +246,10 @@ def compare(
             runs=runs,
             log=log,
         )
+        if check is not None:
+            check(frame)
         if write:
-            _write(Path(out), frame)
+            write_comparison(Path(out), frame, log)
     return frame
 
 
@@ -658,29 +665,3 @@ def _integration_note(city: str, flagged: dict[str, list[float]]) -> str:
         f"{', '.join(flagged)}; their p_tukey are scipy's (as scipy.stats.tukey_hsd gives), the "
         f"smallest {smallest:.12g}: {verdict}"
     )
-
-
-def _write(out: Path, frame: pl.DataFrame) -> None:
-    """``OUT/compare/city=<c>/part-0.parquet`` per city, staged in ``OUT/.staging`` and moved into
-    place (a previous comparison of the city moved aside first, then deleted): whole or absent.
-    The caller holds OUT's lock; every city's folder is checked before anything is written
-    (:func:`mobeval.io.writers.checked_destination`: never through a link that leaves OUT)."""
-    from mobeval.io.writers import STAGING, checked_destination, remove_staged, write_parquet
-
-    token = secrets.token_hex(4)
-    parts = frame.partition_by("city", as_dict=True, maintain_order=True).items()
-    finals = {
-        city: checked_destination(out / "compare" / f"city={city}", out) for (city,), _ in parts
-    }
-    for (city,), part in parts:
-        staged = out / STAGING / f"compare-{token}" / f"city={city}"
-        staged.mkdir(parents=True, exist_ok=True)
-        write_parquet(part.drop("city"), staged / "part-0.parquet")
-        final = finals[city]
-        final.parent.mkdir(parents=True, exist_ok=True)
-        aside = out / STAGING / f"compare-{token}" / f"replaced-city={city}"
-        with contextlib.suppress(FileNotFoundError):
-            os.replace(final, aside)
-        os.replace(staged, final)
-        remove_staged(aside, out)
-    remove_staged(out / STAGING / f"compare-{token}", out)

@@ -112,17 +112,23 @@ def runs_fingerprint(results: list[Result]) -> str:
 
 
 class OutputFolder:
-    """An output folder: its manifest's complete results and their per-unit tables."""
+    """An output folder: its manifest's complete results and their per-unit tables, read only
+    inside it: a result's recorded folder, its section folder and each of its files must
+    resolve inside OUT, links followed (an InputError naming the manifest and the path
+    otherwise: a link to results elsewhere is not this OUT's)."""
 
     def __init__(self, out: str | os.PathLike) -> None:
         self.out = Path(out)
         path = self.out / "manifest.json"
         if not path.is_file():
             raise InputError("no manifest.json: not a mobeval output folder", path=self.out)
+        self.manifest, self.root = path, self.out.resolve()
         self.cities: dict[str, dict[str, Result]] = {}
         for name, entry in read_manifest(path).items():
             if entry["status"] != "complete":
                 continue
+            for section, recorded in entry["outputs"].items():
+                self._check_recorded(name, section, recorded)
             city, model, run = RESULT_NAME.fullmatch(name).groups()
             task, config = entry["task"], entry["config"]
             where = f"{path}: results[{json.dumps(name)}].config"
@@ -131,6 +137,34 @@ class OutputFolder:
             self.cities.setdefault(city, {})[shown] = Result(
                 city, shown, task, config, entry, options, name, run, model
             )
+
+    def _outside(self, name: str, section: str, path: Path | str, why: str) -> InputError:
+        return InputError(
+            f"results[{json.dumps(name)}].outputs.{section}: {path} {why}, outside the output "
+            f"folder {self.out}: compare and report read results only inside OUT",
+            path=self.manifest,
+        )
+
+    def _check_recorded(self, name: str, section: str, recorded: str) -> None:
+        """A result's recorded output folder: relative to OUT and inside it once resolved, links
+        followed; or, as manifests before relative paths wrote it, an absolute path ending in
+        ``<section>/<name>`` (only the section counts: it is read under this OUT). An
+        InputError naming the manifest and the path otherwise."""
+        given = Path(recorded)
+        if given.is_absolute():
+            if given.parts[-1 - len(Path(name).parts) :] != (section, *Path(name).parts):
+                raise self._outside(name, section, recorded, f"is not {section}/{name}")
+        elif not (resolved := (self.out / given).resolve()).is_relative_to(self.root):
+            raise self._outside(name, section, recorded, f"resolves to {resolved}")
+
+    def _checked_inside(self, result: Result, section: str, files: list[Path]) -> list[Path]:
+        """``files`` of a result's section, each checked to resolve inside OUT (a link to a
+        file or a folder elsewhere is refused: :meth:`_outside`)."""
+        for path in [self.out / section / result.name, *files]:
+            if not path.resolve().is_relative_to(self.root):
+                why = f"resolves to {path.resolve()}"
+                raise self._outside(result.name, section, path, why)
+        return files
 
     def models(self, city: str) -> dict[str, list[Result]]:
         """The city's models, each with its results: its runs, in the manifest's order, or its
@@ -156,7 +190,32 @@ class OutputFolder:
                 f"{result.name}: no {what} outputs ({section}/{result.name}); {fix}",
                 path=self.out,
             )
-        return files
+        return self._checked_inside(result, section, files)
 
     def summary(self, result: Result) -> pl.DataFrame:
         return read_summary(self.section_files(result, "summary"))
+
+
+def coverage(stored: pl.DataFrame, city) -> tuple[str | None, str]:
+    """What a stored comparison gives a report's ``city`` (:class:`mobeval.report.city.City`:
+    its models against its baseline, their values and population metrics): why it cannot give
+    its markers (a model it did not compare with the baseline; None when it can), and a note
+    naming the metrics every model has, not population ones, that it did not compare (a
+    comparison of some metrics: the table marks them not tested; "" when there are none)."""
+    rows = stored.filter(pl.col("baseline") == city.baseline)
+    compared = set(rows.select("metric", "model").iter_rows())
+    others = [m for m in city.models if m != city.baseline]
+    for model in others:
+        if model not in rows["model"].to_list():
+            return f"it did not compare {model} with {city.baseline}", ""
+    untested = [
+        metric
+        for metric in city.metrics
+        if metric not in city.population
+        and all(metric in city.values[m] for m in city.models)
+        and any((metric, m) not in compared for m in others)
+    ]
+    return None, untested and (
+        f"OUT/compare/city={city.name} did not compare {', '.join(untested)}: marked not "
+        "tested (°); `mobeval compare` without --metrics tests them"
+    )

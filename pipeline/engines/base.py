@@ -26,10 +26,10 @@ from typing import Protocol
 
 import polars as pl
 
+from mobeval.engines.names import check_chosen_model
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.columns import renamed
 from mobeval.io.inputs import as_source, check_input, fingerprint, is_uri
-from mobeval.io.sources import Source
 from mobeval.io.writers import (
     STAGING,
     StagedResult,
@@ -168,13 +168,14 @@ class Engine(Protocol):
 def default_model_name(source) -> str:
     """The predictions' file (or directory) name without suffixes, made a plain name
     (:func:`mobeval.io.writers.plain_name`): ``deepmove.parquet`` -> deepmove, ``*.parquet`` ->
-    all, ``my model.csv`` -> my_model, MoveSim's ``gene.data`` -> gene (a source read with
-    renamed columns: its file's)."""
-    from mobeval.io.sequences import SequenceSource  # its reader loads NumPy: imported here
-
+    all, ``my model.csv`` -> my_model, MoveSim's ``gene.data`` -> gene, ``bpr.run`` -> bpr.run
+    (any input read from a file: a source read with renamed columns, a TREC run: its file's);
+    ``model`` for an object without a file. A name chosen here never replaces another input's result
+    (:func:`mobeval.engines.names.check_chosen_model`)."""
     source = getattr(source, "source", source)
-    if isinstance(source, Source | SequenceSource | str | os.PathLike):
-        name = Path(str(getattr(source, "label", source)).rstrip("/")).name
+    label = getattr(source, "label", source)
+    if isinstance(label, str | os.PathLike) and not str(label).startswith("<"):
+        name = Path(str(label).rstrip("/")).name
         for suffix in (".gz", ".parquet", ".pq", ".csv", ".txt", ".tsv", ".inter", ".npy", ".data"):
             name = name.removesuffix(suffix)
         return plain_name(name.replace("*", "all"))
@@ -347,6 +348,9 @@ class LocalEngine:
         city = where["city"] or default_city_name(truth)
         chunk_rows = checked_chunk_rows(where["chunk_rows"])
         total = predictions.row_count_estimate()
+        check_chosen_model(
+            where, (city, model, where["run"]), predictions.label, predictions.fingerprint
+        )
         names = (where["out"], city, model, where["run"])
         with _Run(*names, total, where["progress"], where["per_unit"]) as run:
             scorer = plan.job.scorer()
@@ -395,6 +399,10 @@ class LocalEngine:
         """Every logits chunk, in row order, through one accumulator."""
         model = where["model"] or default_model_name(job.logits)
         city = where["city"] or default_city_name(job.truth_file)
+        label = str(job.logits) if isinstance(job.logits, str | os.PathLike) else "<array>"
+        check_chosen_model(
+            where, (city, model, where["run"]), label, lambda: job.fingerprints()["predictions"]
+        )
         names = (where["out"], city, model, where["run"])
         with _Run(*names, None, where["progress"], where["per_unit"]) as run:
             accumulator = job.accumulator()

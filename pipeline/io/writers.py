@@ -17,11 +17,12 @@ a run, never both (:func:`check_result_slot`). A run
 holds an exclusive lock on ``OUT/.lock`` for its whole duration (:func:`output_lock`); a second run
 on the same OUT is refused at once. Everything under ``OUT/.staging/`` belongs to the lock holder,
 so taking the lock empties it (what a killed run left: staged parts, hash buckets, temporary
-files). A (city, model) result is first written under ``OUT/.staging/``, then replaces the one
-OUT holds whole (:func:`commit_result`): each section directory the model owns is moved aside into
-the staging area, each new one moved into place with ``os.replace`` (the summary last), a section
-not written this time left removed, all under a journal that a failure, or the next run after a
-kill, undoes; then the manifest records it as complete.
+files; but not while a commit journal it refused is there). A (city, model) result is first
+written under ``OUT/.staging/``, then replaces the one OUT holds whole (:func:`commit_result`):
+each section directory the model owns is moved aside into the staging area, each new one moved
+into place with ``os.replace`` (the summary last), a section not written this time left
+removed, all under a journal that a failure, or the next run after a kill, undoes; then the
+manifest records it as complete.
 Nothing outside ``OUT/.staging/`` is ever deleted (:func:`remove_staged`) but the run's own lock
 file, and OUT itself if the run created it and left it empty.
 
@@ -57,6 +58,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mobeval.errors import ConfigError, OutputInUse
+from mobeval.io import leftovers
+from mobeval.io.journal import check_journal
 from mobeval.io.whole import WholeFile, library_error, write_whole
 
 if TYPE_CHECKING:
@@ -345,8 +348,8 @@ def output_lock(out: str | os.PathLike):
     a second run on the same OUT raises :class:`OutputInUse` at once and writes nothing. The
     operating system releases the lock when the process dies, even by SIGKILL. Re-entrant within
     one thread (a job holds it while the API evaluates each result). The outermost holder empties
-    ``OUT/.staging`` on entry and on exit; on exit it also removes the lock file (a run that
-    finds it replaced takes the new one) and OUT itself if it created it and it stayed empty."""
+    ``OUT/.staging`` on entry and exit, never while a commit journal is there (refused: what it
+    moved aside stays), and on exit removes the lock file and OUT if it made it and it is empty."""
     out = Path(out)
     key = (out.resolve(), threading.get_ident())
     if key in _HELD:
@@ -373,12 +376,13 @@ def output_lock(out: str | os.PathLike):
                 )
             undo_interrupted_commits(LocalMoves(), str(out))
             _empty_staging(out)
+            leftovers.sweep(_locked_folder)  # what killed runs left elsewhere (reports' staging)
             yield out
         finally:
             del _HELD[key]
             try:
-                if not (out / STAGING).is_symlink():
-                    _empty_staging(out)
+                if not (out / STAGING).is_symlink() and not any(out.glob(f"{STAGING}/commit-*")):
+                    _empty_staging(out)  # a journal left (refused, or an undo cut short) stays
                 with contextlib.suppress(FileNotFoundError):  # OUT removed under the run's feet
                     os.unlink(out / LOCK)
             finally:
@@ -490,23 +494,16 @@ def _undo(moves, out: str, plan: list[dict]) -> None:
 
 def undo_interrupted_commits(moves, out: str) -> None:
     """Undo every commit a killed run left half done (its journal ``OUT/.staging/commit-*.json``
-    still there: :func:`commit_result`), so OUT holds the results as they were before it; a
-    journal that is not one mobeval wrote (paths outside a result's section folder or the
-    staging area) is a ConfigError naming it, and nothing moves."""
+    still there: :func:`commit_result`), so OUT holds the results as they were before it. One
+    not exactly as a commit writes it (:func:`check_journal`) is a ConfigError: nothing moves."""
     for journal in moves.glob(f"{out}/{STAGING}/commit-*.json"):
         try:
             plan = json.loads(moves.read_text(journal))
-            for move in plan:
-                paths = [(move["final"], RESULT_SECTIONS), (move["aside"], (STAGING,))]
-                if move["staged"] is not None:
-                    paths.append((move["staged"], (STAGING,)))
-                for path, tops in paths:
-                    pieces = path.split("/")
-                    if pieces[0] not in tops or {"", ".", ".."} & set(pieces):
-                        raise ValueError(path)
-        except (ValueError, TypeError, KeyError) as error:
+            check_journal(plan, RESULT_SECTIONS, STAGING, PLAIN_NAME)
+        except (ValueError, TypeError) as error:  # json's errors are ValueErrors too
             raise ConfigError(
-                f"{journal}: not a commit journal mobeval wrote ({error}); remove it"
+                f"{journal}: not a commit journal mobeval wrote ({error}): nothing moved, "
+                f"{out}/{STAGING} left as it is; put back what it names, then remove it"
             ) from None
         _undo(moves, out, plan)
         moves.remove_staged(journal, out)
@@ -625,8 +622,9 @@ class ScratchFolder:
     """A temporary folder ``parent/<prefix><random>`` for one command's work outside OUT's
     staging area, removed by :meth:`close` (or leaving a ``with`` block) on every way out. While
     open it holds an ``flock`` on the folder itself, which the operating system releases when the
-    process dies, even by SIGKILL: so a folder of the same prefix whose lock is free is what a
-    killed run left, and a new ScratchFolder removes it (never one another live run holds)."""
+    process dies, even by SIGKILL: so a folder whose lock is free is what a killed run left, and
+    a new ScratchFolder or OUT's lock removes it, wherever it lies (it is recorded while it
+    lives: :mod:`mobeval.io.leftovers`), never one another live run holds."""
 
     def __init__(self, parent: str | os.PathLike, prefix: str) -> None:
         parent = Path(parent)
@@ -637,13 +635,14 @@ class ScratchFolder:
             handle = _locked_folder(path)
             if handle is not None:  # else a leftover sweep took it as we made it: make another
                 break
-        self.path, self._handle = path, handle
+        self.path, self._handle, self._record = path, handle, leftovers.record(path)
 
     def close(self) -> None:
         """Remove the folder and what it holds (once; later calls do nothing)."""
         if self._handle is None:
             return
         shutil.rmtree(self.path, ignore_errors=True)
+        leftovers.forget(self._record)
         os.close(self._handle)
         self._handle = None
 
@@ -672,10 +671,11 @@ def _locked_folder(path: Path) -> int | None:
 
 
 def _remove_leftovers(parent: Path, prefix: str) -> None:
-    """Remove every ``parent/<prefix>*`` folder whose lock is free: a killed run's leftovers."""
+    """Remove killed runs' leftovers: ``parent/<prefix>*`` and recorded folders, lock free."""
+    leftovers.sweep(_locked_folder)
     with contextlib.suppress(OSError):
         for entry in parent.iterdir():
-            if entry.name.startswith(prefix):
+            if entry.name.startswith(prefix) and leftovers.marked(entry):  # never the user's
                 handle = _locked_folder(entry)
                 if handle is not None:
                     shutil.rmtree(entry, ignore_errors=True)

@@ -18,7 +18,7 @@ from mobeval.compare.comparison import compare
 from mobeval.compare.leaderboard import leaderboard
 from mobeval.compare.names import P_COLUMNS, UNPAIRED_TESTS
 from mobeval.compare.pairing import population_metrics, scoring_difference, unit_keys
-from mobeval.compare.results import COUNT_ROWS, OutputFolder, Result, runs_fingerprint
+from mobeval.compare.results import COUNT_ROWS, OutputFolder, Result, coverage, runs_fingerprint
 from mobeval.compare.runs import RUNS_WORDS, over_runs
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.outputs import read_section, section_schema
@@ -292,6 +292,7 @@ class Report:
         frame, stale = self._stored(city, results)
         if frame is not None:
             city.comparison_source = f"OUT/compare/city={city.name} (mobeval compare)"
+            city.note = _joined(city.note, stale)
         elif self.compute_compare:
             options = {"tests": [self.test or "paired-t"], **self.compare_options}
             try:
@@ -357,7 +358,7 @@ class Report:
     def _stored(self, city: City, results: list[Result]) -> tuple[pl.DataFrame | None, str]:
         """``OUT/compare``'s comparison of the city when it holds exactly the results shown
         (every result it compared still the manifest's current one, each shown model against
-        the baseline, the asked test and options), else None and why it was not used."""
+        the baseline, the asked test and options) and a note (:func:`coverage`), else None, why."""
         path = self.out / "compare" / f"city={city.name}" / "part-0.parquet"
         if not path.is_file():
             return None, ""
@@ -377,10 +378,9 @@ class Report:
                 if current.get(model) != fingerprint:
                     change = "is gone" if model not in current else "was scored again since"
                     return None, why + f"{model} {change}"
-        rows = stored.filter(pl.col("baseline") == city.baseline)
-        for model in city.models:
-            if model != city.baseline and model not in rows["model"].to_list():
-                return None, why + f"it did not compare {model} with {city.baseline}"
+        lacking, partial = coverage(stored, city)
+        if lacking is not None:
+            return None, why + lacking
         if self.test is not None and not stored[P_COLUMNS[self.test]].is_not_null().any():
             return None, why + f"it did not run {self.test}"
         unit = unit_keys(results[0], self.compare_options.get("unit", "default"))[2]
@@ -393,7 +393,7 @@ class Report:
                     return None, why + f"it ran {', '.join(ran)}, not {', '.join(tests)}"
             elif name in stored.columns and stored[name][0] != value:
                 return None, why + f"it was made with {name} = {stored[name][0]}, not {value}"
-        return stored, ""
+        return stored, partial
 
     # ---- cells ----------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
 from mobeval.engines.base import Evaluation, default_city_name, default_model_name
+from mobeval.engines.names import check_chosen_model
 from mobeval.engines.partition import (
     PRED,
     TRUTH,
@@ -202,23 +203,25 @@ class SparkEngine:
             )
 
         results = []
+        city = where["city"] or default_city_name(truth.label)
         for run_plan, _, pred, run_where in runs:
             sources = {"truth": truth, "predictions": pred}
+            model = run_where["model"] or default_model_name(as_uri(pred.label))
+            model = check_name(model, "model")
+            names = (city, model, run_where["run"])
+            check_chosen_model(run_where, names, pred.label, pred.fingerprint, self.files.read_text)
             results.append(
                 Result(
                     scorer=run_plan.job.scorer(),
                     labels={side: source.label for side, source in sources.items()},
                     fingerprints={side: source.fingerprint() for side, source in sources.items()},
-                    model=check_name(
-                        run_where["model"] or default_model_name(as_uri(pred.label)), "model"
-                    ),
+                    model=model,
                     run=None if run_where["run"] is None else check_name(run_where["run"], "run"),
                     counts=run_where["counts"],
                     units=run_where["units"],
                     column=plan.key[0],
                 )
             )
-        city = where["city"] or default_city_name(truth.label)
         return self._finished(scoring, results, sections, {**where, "city": city})
 
     def run_rows(self, job, where: dict) -> Evaluation:
@@ -249,15 +252,24 @@ class SparkEngine:
             )
 
         label = input_name(job.logits)
+        city = where["city"] or default_city_name(input_name(job.truth_file))
+        model = check_name(where["model"] or default_model_name(label), "model")
+        fingerprints = job.fingerprints(self.fingerprint)
+        check_chosen_model(
+            where,
+            (city, model, where["run"]),
+            label,
+            lambda: fingerprints["predictions"],
+            self.files.read_text,
+        )
         result = Result(
             scorer=job.scorer(),
             labels={"truth": input_name(job.targets) or label, "predictions": label},
-            fingerprints=job.fingerprints(self.fingerprint),
-            model=check_name(where["model"] or default_model_name(label), "model"),
+            fingerprints=fingerprints,
+            model=model,
             run=None if where["run"] is None else check_name(where["run"], "run"),
             column="target",
         )
-        city = where["city"] or default_city_name(input_name(job.truth_file))
         [evaluation] = self._finished(scoring, [result], sections, {**where, "city": city})
         return evaluation
 

@@ -109,9 +109,10 @@ def finished_group(
     staging = None if out is None else f"{root}/{STAGING}/city={city}/model={results[0].model}"
     labels = results[0].labels
     tables = {}
+    if staging is not None:  # a killed run's (OUT on HDFS, object stores); a journal refused
+        undo_interrupted_commits(files, root)  # leaves the staging area as it is
     try:
         if staging is not None:
-            undo_interrupted_commits(files, root)  # a killed run's (OUT on HDFS, object stores)
             files.remove_staged(staging, root)
         try:
             if not sections:  # print-only (per_unit=False): scored into no sink
