@@ -14,7 +14,6 @@ size limit) is exit 2.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import copy
 import csv
 import difflib
@@ -22,10 +21,8 @@ import json
 import math
 import os
 import re
-import signal
 import sys
 import textwrap
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -921,25 +918,6 @@ def _os_error_text(error: OSError) -> str:
     return f"{where}: {reason}"
 
 
-@contextlib.contextmanager
-def _terminate_as_interrupt():
-    """SIGTERM raises KeyboardInterrupt for the ``with`` block (in the main thread), as Ctrl-C
-    does: every ``finally`` and ``with`` on the way out runs, so a terminated command removes its
-    temporary files and folders and releases OUT's lock (exit 130, ``mobeval: interrupted``)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def _polars_panic() -> type[BaseException]:
     """Polars' ``PanicException`` (a BaseException) where the command loaded Polars."""
     polars = sys.modules.get("polars")
@@ -956,12 +934,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_DONE
     args = parser.parse_args(argv)  # usage errors: one line, SystemExit(2); --help: exit 0
+    from mobeval.interrupts import terminate_as_interrupt
     from mobeval.io.remote import url_timeout  # after --help, which needs neither
     from mobeval.io.writers import STDOUT, checked_stdout
 
     try:
         with (
-            _terminate_as_interrupt(),
+            terminate_as_interrupt(),
             checked_stdout(),  # stdout whole, or exit 2
             url_timeout(getattr(args, "url_timeout", None), "--url-timeout"),
         ):
