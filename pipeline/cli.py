@@ -936,6 +936,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)  # usage errors: one line, SystemExit(2); --help: exit 0
     from mobeval.interrupts import terminate_as_interrupt
     from mobeval.io.remote import url_timeout  # after --help, which needs neither
+    from mobeval.limits import fit_process, memory_limits, out_of_memory
+
+    fit_process()  # before NumPy, Arrow and Numba load
     from mobeval.io.writers import STDOUT, checked_stdout
 
     try:
@@ -954,7 +957,7 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_CLOSED_PIPE  # the reader has what it wanted: nothing more to say
         message = _one_line(_os_error_text(error))
     except MemoryError:
-        message = "out of memory: a smaller --chunk-rows (a job's chunk_rows) needs less"
+        message = out_of_memory(memory_limits())
     except KeyboardInterrupt:
         print("mobeval: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -988,7 +991,11 @@ def _trec_inputs(family: str, inputs: dict, options: dict) -> dict:
 
 
 def _run(args) -> int:
+    from mobeval.limits import memory_limits, shortfall
+
     progress = False if getattr(args, "quiet", False) else None
+    if args.command in (*SCORING, "run", "warmup", "trec_eval") and shortfall(memory_limits()):
+        raise ConfigError(shortfall(memory_limits()))  # before the libraries load, not in them
     if args.command in SCORING:
         family = args.command
         options = family_options(args, family)
