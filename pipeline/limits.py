@@ -201,6 +201,7 @@ def shortfall(limits: list[Limit]) -> str | None:
                 f"{limit.describe()} is too small for a run: mobeval's libraries take about "
                 f"{gib(start)} of {limit.counts} before the first row (this process uses "
                 f"{gib(limit.used())}); raise it to {gib(need + (64 << 20))} or more"
+                + (f" (ulimit -v {(need + (64 << 20)) >> 10})" if limit.address_space else "")
             )
     return None
 

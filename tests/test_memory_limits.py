@@ -215,3 +215,19 @@ def test_chunks_fitted_to_a_cgroup_limit_and_a_limit_too_small(tmp_path):
     why = limits.shortfall([limit])
     assert why.startswith("the cgroup memory limit (memory.max, cgroup v2) of 1.0 GiB is too small")
     assert limits.fitted_chunk_rows(123, []) == 123
+
+
+def test_out_of_memory_names_the_limit_and_what_to_change(monkeypatch, capsys):
+    from mobeval import cli
+
+    def exhausted(args):
+        raise MemoryError
+
+    limit = limits.Limit("address-space limit (ulimit -v)", 1200 << 20, "address space")
+    monkeypatch.setattr(limits, "memory_limits", lambda: [limit])
+    monkeypatch.setattr(cli, "_run", exhausted)
+    assert cli.main(RUNS["nextloc"]) == 2
+    assert capsys.readouterr().err == (
+        "mobeval: error: out of memory under the address-space limit (ulimit -v) of 1.2 GiB: a "
+        "smaller --chunk-rows (a job's chunk_rows) needs less, or raise the limit\n"
+    )
