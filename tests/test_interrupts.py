@@ -124,7 +124,9 @@ def test_a_signal_stops_the_run_at_once_and_resume_completes_it(state, signum, t
         env={**os.environ, **environment},
     )
     try:
-        assert running.stderr.readline() == f"{state}\n"
+        while running.stderr.readline() not in (f"{state}\n", ""):
+            pass  # (a warning may come first)
+        assert running.poll() is None
         if state == "compiling":
             time.sleep(0.5)  # inside LLVM
         sent = time.perf_counter()
@@ -135,7 +137,8 @@ def test_a_signal_stops_the_run_at_once_and_resume_completes_it(state, signum, t
         running.kill()
     assert code == 130
     assert seconds < 10
-    assert running.stderr.read().splitlines()[-1] == "mobeval: interrupted"
+    said = [line for line in running.stderr.read().splitlines() if line != state]
+    assert said[-1] == "mobeval: interrupted"  # (a worker may announce its block after it)
     assert results(out) == []
     resumed = subprocess.run(
         [sys.executable, "-m", "mobeval", "run", str(JOB), "--out", str(out), "--resume"],
