@@ -14,7 +14,6 @@ size limit) is exit 2.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import copy
 import csv
 import difflib
@@ -22,10 +21,8 @@ import json
 import math
 import os
 import re
-import signal
 import sys
 import textwrap
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -913,25 +910,6 @@ def _os_error_text(error: OSError) -> str:
     return f"{where}: {reason}"
 
 
-@contextlib.contextmanager
-def _terminate_as_interrupt():
-    """SIGTERM raises KeyboardInterrupt for the ``with`` block (in the main thread), as Ctrl-C
-    does: every ``finally`` and ``with`` on the way out runs, so a terminated command removes its
-    temporary files and folders and releases OUT's lock (exit 130, ``mobeval: interrupted``)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def _polars_panic() -> type[BaseException]:
     """Polars' ``PanicException`` (a BaseException) where the command loaded Polars."""
     polars = sys.modules.get("polars")
@@ -948,12 +926,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_DONE
     args = parser.parse_args(argv)  # usage errors: one line, SystemExit(2); --help: exit 0
+    from mobeval.interrupts import terminate_as_interrupt
     from mobeval.io.remote import url_timeout  # after --help, which needs neither
+    from mobeval.limits import fit_process, memory_limits, out_of_memory
+
+    fit_process()  # before NumPy, Arrow and Numba load
     from mobeval.io.writers import STDOUT, checked_stdout
 
     try:
         with (
-            _terminate_as_interrupt(),
+            terminate_as_interrupt(),
             checked_stdout(),  # stdout whole, or exit 2
             url_timeout(getattr(args, "url_timeout", None), "--url-timeout"),
         ):
@@ -967,7 +949,7 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_CLOSED_PIPE  # the reader has what it wanted: nothing more to say
         message = _one_line(_os_error_text(error))
     except MemoryError:
-        message = "out of memory: a smaller --chunk-rows (a job's chunk_rows) needs less"
+        message = out_of_memory(memory_limits())
     except KeyboardInterrupt:
         print("mobeval: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -1001,7 +983,11 @@ def _trec_inputs(family: str, inputs: dict, options: dict) -> dict:
 
 
 def _run(args) -> int:
+    from mobeval.limits import memory_limits, shortfall
+
     progress = False if getattr(args, "quiet", False) else None
+    if args.command in (*SCORING, "run", "warmup", "trec_eval") and shortfall(memory_limits()):
+        raise ConfigError(shortfall(memory_limits()))  # before the libraries load, not in them
     if args.command in SCORING:
         family = args.command
         options = family_options(args, family)

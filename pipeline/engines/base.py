@@ -39,6 +39,7 @@ from mobeval.io.writers import (
     plain_name,
     write_text_atomic,
 )
+from mobeval.limits import fitted_chunk_rows, memory_limits, shortfall
 from mobeval.options import checked_chunk_rows
 from mobeval.progress import WRITING, Progress
 
@@ -329,6 +330,16 @@ class LocalFiles:
         return sorted((str(f), status.st_size, status.st_mtime) for f, status in found)
 
 
+def fitting() -> list:
+    """This process's memory limits (:func:`mobeval.limits.memory_limits`), each checked to leave
+    room for a run: a ConfigError naming the limit and what to raise it to, before any work."""
+    limits = memory_limits()
+    why = shortfall(limits)
+    if why is not None:
+        raise ConfigError(why)
+    return limits
+
+
 class LocalEngine:
     """This process: both inputs streamed in chunks of whole units (sorted, or over hash buckets:
     :func:`mobeval.engines.local.stream_pairs`) through the plan's scorer."""
@@ -346,7 +357,7 @@ class LocalEngine:
 
         model = where["model"] or default_model_name(predictions)
         city = where["city"] or default_city_name(truth)
-        chunk_rows = checked_chunk_rows(where["chunk_rows"])
+        chunk_rows = fitted_chunk_rows(checked_chunk_rows(where["chunk_rows"]), fitting())
         total = predictions.row_count_estimate()
         check_chosen_model(
             where, (city, model, where["run"]), predictions.label, predictions.fingerprint
@@ -404,6 +415,7 @@ class LocalEngine:
             where, (city, model, where["run"]), label, lambda: job.fingerprints()["predictions"]
         )
         names = (where["out"], city, model, where["run"])
+        fitting()
         with _Run(*names, None, where["progress"], where["per_unit"]) as run:
             accumulator = job.accumulator()
             for n_rows, frame in job.chunks(accumulator):

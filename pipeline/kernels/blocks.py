@@ -21,14 +21,16 @@ the calling thread.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
 
 #: Blocks per thread: enough for the threads to even out units of unequal cost.
 BLOCKS_PER_THREAD = 4
+#: Seconds the calling thread waits on a worker before it looks for a signal (Ctrl-C, SIGTERM).
+SIGNAL_WAIT = 0.1
 
 
 def block_count(n_units: int, grain: int, n_blocks: int | None = None) -> int:
@@ -56,10 +58,36 @@ def run_blocks(
     if blocks == 1 or threads == 1:
         kernel(*args, 0, n_units)
         return
-    bounds = [(b * n_units // blocks, (b + 1) * n_units // blocks) for b in range(blocks)]
-    with ThreadPoolExecutor(min(blocks, threads)) as pool:
-        for _ in pool.map(lambda bound: kernel(*args, *bound), bounds):
-            pass
+    bounds = iter([(b * n_units // blocks, (b + 1) * n_units // blocks) for b in range(blocks)])
+    taking, failed, stop = threading.Lock(), [], threading.Event()
+
+    def work() -> None:
+        while not stop.is_set():
+            with taking:
+                bound = next(bounds, None)
+            if bound is None:
+                return
+            try:
+                kernel(*args, *bound)
+            except BaseException as error:
+                failed.append(error)
+                stop.set()
+
+    # Daemon threads, joined in short waits: a Ctrl-C or SIGTERM stops the run at once. The
+    # signal may land on a worker, and Python runs its handler in the calling thread only when
+    # that thread wakes; then the workers take no new block, and the process need not wait for
+    # the block they are in.
+    workers = [threading.Thread(target=work, daemon=True) for _ in range(min(blocks, threads))]
+    try:
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            while worker.is_alive():
+                worker.join(SIGNAL_WAIT)
+    finally:
+        stop.set()
+    if failed:
+        raise failed[0]
 
 
 def readonly(values, dtype) -> np.ndarray:

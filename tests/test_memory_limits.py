@@ -1,0 +1,233 @@
+"""Under a memory limit a run finishes within it or stops at once with exit 2 naming the limit.
+
+Real address-space limits (``RLIMIT_AS``, as ``ulimit -v`` sets) in subprocesses, every family;
+cgroup limits (which a test cannot create here) through fake cgroup files."""
+
+from __future__ import annotations
+
+import csv
+import io
+import resource
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from mobeval import limits
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = REPO_ROOT / "data_samples"
+GIB = 1 << 30
+
+#: One small run of every family on the samples (and a job file).
+RUNS = {
+    "nextloc": [
+        "nextloc",
+        "--truth",
+        f"{SAMPLES}/nextloc/tky/truth.parquet",
+        "--pred",
+        f"{SAMPLES}/nextloc/tky/markov.parquet",
+    ],
+    "recs": [
+        "recs",
+        "--ratings",
+        f"{SAMPLES}/recs/ratings.parquet",
+        "--recs",
+        f"{SAMPLES}/recs/mf.parquet",
+    ],
+    "trajectory": [
+        "trajectory",
+        "--reference",
+        f"{SAMPLES}/humob/reference_test.csv.gz",
+        "--generated",
+        f"{SAMPLES}/humob/weekly_repeat.csv.gz",
+    ],
+    "logits": [
+        "logits",
+        "--logits",
+        f"{SAMPLES}/logits/gru.npy",
+        "--targets",
+        f"{SAMPLES}/logits/targets.npy",
+    ],
+    "run": ["run", str(REPO_ROOT / "jobs" / "recs_sample.toml")],
+}
+
+
+def limited(address_space: int | None, args: list[str], timeout: float = 180):
+    """``mobeval args`` in a subprocess under an address-space limit (None: none); killed after
+    ``timeout`` seconds (a run that spins fails the test instead of hanging it)."""
+
+    def limit() -> None:
+        if address_space is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
+    return subprocess.run(
+        [sys.executable, "-m", "mobeval", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        preexec_fn=limit,
+        timeout=timeout,
+    )
+
+
+def summary_rows(stdout: str) -> list[list[str]]:
+    return sorted(csv.reader(io.StringIO(stdout)))
+
+
+@pytest.mark.parametrize("family", sorted(RUNS))
+def test_every_family_finishes_under_1050_mib_of_address_space(family, tmp_path):
+    """Unfitted, a run mapped 1.5 to 2.8 GiB, and under 2 GiB spun forever on failed mmaps
+    inside OpenBLAS's initialisation (issue 37)."""
+    args = [*RUNS[family], "--format", "csv", "--out", str(tmp_path / "out")]
+    free = limited(None, args)
+    assert free.returncode == 0, free.stderr
+    shutil.rmtree(tmp_path / "out")
+    run = limited(1050 << 20, args)
+    assert run.returncode == 0, run.stderr
+    assert summary_rows(run.stdout) == summary_rows(free.stdout)
+
+
+@pytest.mark.parametrize("family", ["nextloc", "logits"])
+def test_a_limit_too_small_stops_at_once_naming_it(family):
+    run = limited(600 << 20, RUNS[family], timeout=60)
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.startswith("mobeval: error: the address-space limit (ulimit -v) of 600 MiB")
+    assert "raise it to" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_ten_million_rows_in_chunks_fitted_to_the_limit(tmp_path):
+    """One chunk of 10,000,000 rows does not fit in 1.3 GB beside the libraries (Polars aborts):
+    the chunks are fitted to what the limit leaves, and the values are those of the run without
+    a limit (benchmarks/datagen.py's next-location inputs, 100,000 samples x 100)."""
+    samples, candidates = 100_000, 100
+    rng = np.random.default_rng(7)
+    sample = np.repeat(np.arange(samples), candidates)
+    base, step = rng.integers(0, 50_021, size=samples), rng.integers(1, 997, size=samples)
+    location = ((base[:, None] + step[:, None] * np.arange(candidates)) % 50_021).ravel()
+    score = rng.random(samples * candidates)
+    pq.write_table(
+        pa.table({"sample_id": sample, "location": location, "score": score}),
+        tmp_path / "pred.parquet",
+    )
+    truth = {"sample_id": np.arange(samples), "location": base}
+    pq.write_table(pa.table(truth), tmp_path / "truth.parquet")
+    args = ["nextloc", "--truth", str(tmp_path / "truth.parquet")]
+    args += ["--pred", str(tmp_path / "pred.parquet"), "--format", "csv"]
+    args += ["--chunk-rows", "10000000"]
+    free = limited(None, [*args, "--out", str(tmp_path / "free")])
+    assert free.returncode == 0, free.stderr
+    run = limited(1_300_000 << 10, [*args, "--out", str(tmp_path / "limited")])
+    assert run.returncode == 0, run.stderr
+    assert summary_rows(run.stdout)[1:] == summary_rows(free.stdout)[1:]
+
+
+# ------------------------------------------------------------------ limits read from cgroup files
+
+
+def cgroup_files(tmp_path: Path, files: dict[str, str], membership: str) -> tuple[Path, Path]:
+    """A fake ``/sys/fs/cgroup`` holding ``files`` (path -> text) and ``/proc/self/cgroup``."""
+    root = tmp_path / "cgroup"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    self_cgroup = tmp_path / "self_cgroup"
+    self_cgroup.write_text(membership)
+    return root, self_cgroup
+
+
+def test_cgroup_v2_memory_max_and_usage(tmp_path):
+    root, me = cgroup_files(
+        tmp_path,
+        {
+            "cgroup.controllers": "cpu memory\n",
+            "user.slice/memory.max": "max\n",
+            "user.slice/job/memory.max": "1073741824\n",
+            "user.slice/job/memory.current": "104857600\n",
+        },
+        "0::/user.slice/job\n",
+    )
+    limit = limits.cgroup_limit(root, me)
+    assert limit.size == GIB
+    assert limit.used() == 100 << 20
+    assert limit.describe() == "the cgroup memory limit (memory.max, cgroup v2) of 1.0 GiB"
+    assert not limit.address_space
+
+
+def test_cgroup_v2_the_smallest_of_the_ancestors(tmp_path):
+    root, me = cgroup_files(
+        tmp_path,
+        {
+            "cgroup.controllers": "memory\n",
+            "a/memory.max": "536870912\n",
+            "a/memory.current": "0\n",
+            "a/b/memory.max": "max\n",
+        },
+        "0::/a/b\n",
+    )
+    assert limits.cgroup_limit(root, me).size == 512 << 20
+
+
+def test_cgroup_v1_limit_in_bytes_and_no_limit(tmp_path):
+    root, me = cgroup_files(
+        tmp_path,
+        {
+            "memory/docker/abc/memory.limit_in_bytes": "2147483648\n",
+            "memory/docker/abc/memory.usage_in_bytes": "1048576\n",
+            "memory/memory.limit_in_bytes": "9223372036854771712\n",
+        },
+        "5:cpuset:/\n4:memory:/docker/abc\n0::/\n",
+    )
+    limit = limits.cgroup_limit(root, me)
+    assert limit.name == "cgroup memory limit (memory.limit_in_bytes, cgroup v1)"
+    assert (limit.size, limit.used()) == (2 * GIB, 1 << 20)
+    (root / "memory/docker/abc/memory.limit_in_bytes").write_text("9223372036854771712\n")
+    assert limits.cgroup_limit(root, me) is None
+
+
+def test_cgroup_in_a_container_is_the_mount_root(tmp_path):
+    """Inside a container /proc/self/cgroup names a path of the host: the mount's root is the
+    container's own cgroup."""
+    root, me = cgroup_files(
+        tmp_path,
+        {"memory/memory.limit_in_bytes": "805306368\n", "memory/memory.usage_in_bytes": "0\n"},
+        "4:memory:/kubepods/pod1/c1\n",
+    )
+    assert limits.cgroup_limit(root, me).size == 768 << 20
+
+
+def test_chunks_fitted_to_a_cgroup_limit_and_a_limit_too_small(tmp_path):
+    usage = tmp_path / "memory.current"
+    usage.write_text(str(200 << 20))
+    limit = limits.Limit("cgroup memory limit (memory.max, cgroup v2)", GIB, "memory", usage)
+    left = GIB - limits.START_RESIDENT
+    assert limits.fitted_chunk_rows(2_000_000, [limit]) == left // limits.BYTES_PER_ROW
+    assert limits.fitted_chunk_rows(1_000, [limit]) == 1_000
+    assert limits.shortfall([limit]) is None
+    usage.write_text(str(GIB - (1 << 20)))
+    assert limits.fitted_chunk_rows(2_000_000, [limit]) == limits.MIN_CHUNK_ROWS
+    why = limits.shortfall([limit])
+    assert why.startswith("the cgroup memory limit (memory.max, cgroup v2) of 1.0 GiB is too small")
+    assert limits.fitted_chunk_rows(123, []) == 123
+
+
+def test_out_of_memory_names_the_limit_and_what_to_change(monkeypatch, capsys):
+    from mobeval import cli
+
+    def exhausted(args):
+        raise MemoryError
+
+    limit = limits.Limit("address-space limit (ulimit -v)", 1200 << 20, "address space")
+    monkeypatch.setattr(limits, "memory_limits", lambda: [limit])
+    monkeypatch.setattr(cli, "_run", exhausted)
+    assert cli.main(RUNS["nextloc"]) == 2
+    assert capsys.readouterr().err == (
+        "mobeval: error: out of memory under the address-space limit (ulimit -v) of 1.2 GiB: a "
+        "smaller --chunk-rows (a job's chunk_rows) needs less, or raise the limit\n"
+    )
