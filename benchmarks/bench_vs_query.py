@@ -25,6 +25,7 @@ mobeval codes run from copies taken at the start, so edits during the run change
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import statistics
 import sys
@@ -293,6 +294,9 @@ def main() -> None:
         if args.baseline:
             (Path(code) / "before").mkdir()
             baseline = baseline_code(args.baseline, Path(code) / "before")
+        # to bytecode first, as ``pip install`` does: with PYTHONDONTWRITEBYTECODE set (as here)
+        # every run would otherwise compile mobeval's modules from source (about 0.2 s of CPU)
+        compileall.compile_dir(code, quiet=1)
         for workload in args.workload:
             run_workload(workload, args, baseline)
 
