@@ -43,36 +43,30 @@ def _argv(real, generated, table, *extra) -> list[str]:
     return argv + ["--divergence", "jsdist", "--metrics", ",".join(NAMES), *extra]
 
 
-def _run(face, real, generated, table, tmp_path, capsys, **extra) -> dict:
+def face_summary(face: str, real, generated, options: dict, tmp_path, capsys) -> dict:
+    """The summary (metric -> value) of one face's unpaired run of ``options`` (Python names
+    and values): the API, the command line (``--name value``, lists joined by commas) or a job
+    file (TOML values)."""
     from mobeval.api import evaluate_trajectory
     from mobeval.cli import main
 
+    options = {"pairing": "none"} | options
     if face == "api":
-        result = evaluate_trajectory(
-            real,
-            generated,
-            pairing="none",
-            locations="links",
-            location_table=table,
-            convention="mobilitygpt",
-            divergence="jsdist",
-            metrics=list(NAMES),
-            progress=False,
-            **extra,
-        )
+        result = evaluate_trajectory(str(real), str(generated), progress=False, **options)
         return dict(result.summary.select("metric", "value").iter_rows())
     if face == "cli":
-        flags = [f"--{k.replace('_', '-')}={v}" for k, v in extra.items()]
-        assert main([*_argv(real, generated, table, *flags), "--format", "json"]) == 0
+        argv = ["trajectory", "--reference", str(real), "--generated", str(generated)]
+        for name, value in options.items():
+            text = ",".join(map(str, value)) if isinstance(value, list) else str(value)
+            argv += [f"--{name.replace('_', '-')}", text]
+        assert main([*argv, "--format", "json"]) == 0
         return json.loads(capsys.readouterr().out)["summary"]
     job = tmp_path / "job.toml"
     job.write_text(
-        f'out = "{tmp_path / "out"}"\n\n[[tasks]]\ntype = "trajectory"\ncity = "links"\n'
-        f'truth = "{real}"\npairing = "none"\nlocations = "links"\n'
-        f'location_table = "{table}"\nconvention = "mobilitygpt"\ndivergence = "jsdist"\n'
-        + "".join(f'{k} = "{v}"\n' for k, v in extra.items())
-        + f"metrics = {json.dumps(list(NAMES))}\n"
-        f'[tasks.models]\nmobilitygpt = "{generated}"\n'
+        f'out = "{tmp_path / "out"}"\n\n[[tasks]]\ntype = "trajectory"\ncity = "c"\n'
+        f'truth = "{real}"\n'
+        + "".join(f"{name} = {json.dumps(value)}\n" for name, value in options.items())
+        + f'[tasks.models]\nmodel = "{generated}"\n'
     )
     assert main(["run", str(job), "--quiet"]) == 0
     summary = pl.read_parquet(next((tmp_path / "out" / "summary").rglob("*.parquet")))
@@ -85,8 +79,10 @@ def test_mobilitygpt_golden_through_every_face(face, tmp_path, capsys):
     its golden inputs, bit for bit, from a user's CSV files: links 400..404, absent from the
     table, are MobilityGPT's links of length 0 (``--unknown-links zero``)."""
     expected = json.loads((GOLDEN_LINKS / "expected.json").read_text())
-    files = _golden_files(tmp_path)
-    got = _run(face, *files, tmp_path, capsys, unknown_links="zero")
+    real, generated, table = _golden_files(tmp_path)
+    options = {"locations": "links", "location_table": table, "unknown_links": "zero"}
+    options |= {"convention": "mobilitygpt", "divergence": "jsdist", "metrics": list(NAMES)}
+    got = face_summary(face, real, generated, options, tmp_path, capsys)
     for name in NAMES:
         assert got[f"jsdist_{name}"] == expected[name], name
 
