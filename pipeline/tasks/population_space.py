@@ -21,8 +21,14 @@ own columns:
   table does not hold is an error, or (``unknown_links="zero"``, MobilityGPT's
   ``geo[geo['geo_id'].isin(traj)]``) a link of length 0 that still counts as a location.
 
-Distances are planar in the table's units (MoveSim's: degrees). The table is held in memory
-(sorted ids and their coordinates): a run's memory is bounded by the table and the histograms.
+* ``gps``: columns ``lat``, ``lon`` (degrees) and cells of a box the user names
+  (``gps_grid``, :func:`parse_gps_grid`); the code is the cell, which ``density`` and ``trip``
+  count; a point outside the box is counted (:attr:`GpsSpace.outside`).
+
+Distances are planar in the coordinates' units (MoveSim's table: degrees), or with
+``distance="haversine"`` great-circle metres of latitudes and longitudes (``Space.sphere``, the
+radius, passed to the kernels). A table is held in memory (sorted ids and their coordinates): a
+run's memory is bounded by the table and the histograms.
 """
 
 from __future__ import annotations
