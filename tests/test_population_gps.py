@@ -258,3 +258,37 @@ def test_bad_points_and_tables_are_exit_2_naming_the_column(tmp_path, capsys):
     argv = _files(tmp_path, frame, frame) + ["--locations", "ids", "--location-table", str(table)]
     assert _exit([*argv, "--metrics", "radius", "--distance", "haversine"]) == 2
     assert "needs latitudes and longitudes" in capsys.readouterr().err
+
+
+def test_location_ids_are_the_generation_metrics_locations(tmp_path):
+    """With ``--locations ids`` (here MoveSim-like lat, lon floats), ``location`` and ``od``
+    count the location ids themselves (one bin per id under the default convention), not a
+    HuMob cell made of the coordinates."""
+    from tests.test_population import _jsd
+
+    rng = np.random.default_rng(9)
+    table = tmp_path / "table.csv"
+    lat, lon = 39.9 + rng.uniform(0, 0.01, 30), 116.3 + rng.uniform(0, 0.01, 30)
+    pl.DataFrame({"location": np.arange(30), "lat": lat, "lon": lon}).write_csv(table)
+    sides = [
+        pl.DataFrame(
+            {"uid": np.repeat(np.arange(n), 6), "t": np.tile(np.arange(6), n)}
+        ).with_columns(location=pl.Series(rng.integers(0, 30, n * 6)))
+        for n in (15, 9)
+    ]
+    options = {"locations": "ids", "location_table": str(table), "gps_grid": None}
+    got, _ = _score(*sides, tmp_path, metrics=["location", "od"], **options)
+    every = sorted(set(sides[0]["location"]) | set(sides[1]["location"]))
+
+    def counts(ids):
+        ids = list(ids)
+        return [ids.count(i) for i in every]
+
+    real, gen = (s["location"] for s in sides)
+    assert got["jsd_location"] == pytest.approx(_jsd(counts(real), counts(gen)), rel=1e-12)
+    ends = [
+        list(s.group_by("uid").agg(pl.col("location").first())["location"])
+        + list(s.group_by("uid").agg(pl.col("location").last())["location"])
+        for s in sides
+    ]
+    assert got["jsd_od"] == pytest.approx(_jsd(counts(ends[0]), counts(ends[1])), rel=1e-12)
