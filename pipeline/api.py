@@ -283,6 +283,7 @@ def _trajectory(runner: Engine, reference, generated, values: dict, where: dict)
 
     chosen = inputs.checked_convention(**values)
     pairing, locations = values["pairing"], values["locations"]
+    inputs.check_links(values["metrics"], locations)
     required = inputs.required_columns(pairing, locations)
     reference_source, generated_source = _sources(
         runner, "trajectory", reference, generated, values, TRAJECTORY_COLUMNS
@@ -310,10 +311,10 @@ def _trajectory(runner: Engine, reference, generated, values: dict, where: dict)
         "path_reference": reference_source.label,
         "pairing": pairing,
     }
-    if locations == "ids":
-        from mobeval.tasks.population_space import read_location_table
+    if locations != "grid":
+        from mobeval.tasks.population_space import population_space
 
-        scorer_options["table"] = read_location_table(values["location_table"])
+        scorer_options["space"] = population_space(values)
     chunk_rows = checked_chunk_rows(where["chunk_rows"])
     # Numba: after the checks
     from mobeval.engines.partition_trajectory import TrajectoryPartitionJob

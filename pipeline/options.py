@@ -308,7 +308,15 @@ BUILDERS: dict[str, Callable[[dict], object]] = {
 #: ``population_resamples`` a metric that takes its interval).
 TOGETHER = {
     "recs": ("gain", "gain_threshold", "population_resamples"),
-    "trajectory": ("population_resamples", "pairing", "locations", "location_table"),
+    "trajectory": (
+        "population_resamples",
+        "pairing",
+        "locations",
+        "location_table",
+        "unknown_links",
+        "gps_grid",
+        "distance",
+    ),
 }
 
 

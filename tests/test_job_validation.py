@@ -131,6 +131,9 @@ BAD: list[tuple[str, str, str, str | None]] = [
     ("trajectory", "pairing", "1", None),
     ("trajectory", "locations", '"cells"', "cells"),
     ("trajectory", "location_table", "1", None),
+    ("trajectory", "unknown_links", '"skip"', "skip"),
+    ("trajectory", "gps_grid", "1", None),
+    ("trajectory", "distance", '"geodesic"', "geodesic"),
     # recommendations (the convention's choices are added below)
     ("recs", "columns", '{foo = "x"}', "foo=x"),
     ("recs", "columns", '{ratings = {user_id = ""}}', None),

@@ -31,36 +31,11 @@ def _movesim_argv(real, generated, table, max_distance) -> list[str]:
 
 def _face(face: str, real, generated, table, max_distance, tmp_path, capsys) -> dict:
     """The summary (metric -> value) of one face's run of the movesim preset, unpaired ids."""
-    from mobeval.api import evaluate_trajectory
-    from mobeval.cli import main
+    from tests.test_population_links import face_summary
 
-    if face == "api":
-        result = evaluate_trajectory(
-            str(real),
-            str(generated),
-            pairing="none",
-            locations="ids",
-            location_table=str(table),
-            convention="movesim",
-            max_distance=max_distance,
-            metrics=list(MOVESIM_DISTRIBUTIONS),
-        )
-        return dict(result.summary.select("metric", "value").iter_rows())
-    if face == "cli":
-        argv = _movesim_argv(real, generated, table, max_distance)
-        assert main([*argv, "--format", "json"]) == 0
-        return json.loads(capsys.readouterr().out)["summary"]
-    job = tmp_path / "job.toml"
-    job.write_text(
-        f'out = "{tmp_path / "out"}"\n\n[[tasks]]\ntype = "trajectory"\ncity = "geolife"\n'
-        f'truth = "{real}"\npairing = "none"\nlocations = "ids"\n'
-        f'location_table = "{table}"\nconvention = "movesim"\nmax_distance = {max_distance}\n'
-        f"metrics = {json.dumps(list(MOVESIM_DISTRIBUTIONS))}\n"
-        f'[tasks.models]\nmovesim = "{generated}"\n'
-    )
-    assert main(["run", str(job), "--quiet"]) == 0
-    summary = pl.read_parquet(next((tmp_path / "out" / "summary").rglob("*.parquet")))
-    return dict(summary.select("metric", "value").iter_rows())
+    options = {"locations": "ids", "location_table": str(table), "convention": "movesim"}
+    options |= {"max_distance": max_distance, "metrics": list(MOVESIM_DISTRIBUTIONS)}
+    return face_summary(face, real, generated, options, tmp_path, capsys)
 
 
 @pytest.mark.parametrize("face", ["cli", "job", "api"])

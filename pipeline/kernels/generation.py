@@ -8,6 +8,8 @@ in time order) and one value per point (coordinates ``x``, ``y`` as float64, or 
   rounded to float32 as TrajGDM's ``Evaluation_metrics.distance_array`` gets it from torch
   (``((dx**2 + dy**2) ** 0.5)`` of an integer tensor is a float32 square root; rounding the
   float64 root to float32 gives its bits, double rounding being innocuous for a square root);
+  ``sphere`` > 0: ``x``, ``y`` are latitudes and longitudes and the jump is the great-circle
+  distance on a sphere of that radius (:mod:`mobeval.kernels.geodesic`);
 * :func:`trip_lengths`: the sum of the lengths of a trajectory's links, every point's
   (``distinct`` False) or, as MobilityGPT's ``geo[geo['geo_id'].isin(traj)]['length'].sum()``,
   each distinct link once in link-table order, summed as ``np.sum`` sums (pairwise);
@@ -23,20 +25,24 @@ from numba import njit
 
 from mobeval.kernels.buckets import splitmix64
 from mobeval.kernels.divergence import pairwise_sum
+from mobeval.kernels.geodesic import haversine as great_circle
 
 #: The two hashes' seeds (any two distinct 64-bit constants).
 SEEDS = (0x9E3779B97F4A7C15, 0xD1B54A32D192ED03)
 
 
 @njit(cache=True)
-def jumps(offsets, x, y, float32):
+def jumps(offsets, x, y, float32, sphere=0.0):
     """The jump lengths of every trajectory, in order (module docstring)."""
     n_traj = offsets.size - 1
     out = np.empty(max(x.size - n_traj, 0))
     k = 0
     for i in range(n_traj):
         for j in range(offsets[i], offsets[i + 1] - 1):
-            d = np.sqrt((x[j + 1] - x[j]) ** 2 + (y[j + 1] - y[j]) ** 2)
+            if sphere > 0:
+                d = great_circle(x[j], y[j], x[j + 1], y[j + 1], sphere)
+            else:
+                d = np.sqrt((x[j + 1] - x[j]) ** 2 + (y[j + 1] - y[j]) ** 2)
             out[k] = np.float64(np.float32(d)) if float32 else d
             k += 1
     return out[:k]

@@ -7,6 +7,10 @@ codes: the same location). For each day with points ``z_1 .. z_n``:
 * jumps ``|z_{j+1} - z_j|^2`` (``squared``, MoveSim's ``get_distances``) or ``|z_{j+1} - z_j|``;
 * the radius of gyration ``r_g^2 = mean_j |z_j - mean(z)|^2`` (``squared``, MoveSim's
   ``get_gradius``) or ``r_g``; means are ``np.mean``'s (pairwise sums divided by ``n``);
+* ``sphere`` > 0: ``x``, ``y`` are latitudes and longitudes (degrees) and ``|a - b|`` is the
+  great-circle distance on a sphere of that radius (:func:`mobeval.kernels.geodesic.haversine`;
+  0: planar); ``mean(z)`` is then the mean latitude and the mean longitude (scikit-mobility's
+  ``radius_of_gyration``);
 * stays: the lengths of the runs of equal consecutive codes (``last_stay`` False drops each day's
   last run, as MoveSim's ``get_durations`` does);
 * the number of distinct locations (MoveSim's ``get_periodicity`` before its division by 48);
@@ -20,10 +24,19 @@ import numpy as np
 from numba import njit
 
 from mobeval.kernels.divergence import pairwise_sum
+from mobeval.kernels.geodesic import haversine as great_circle
 
 
 @njit(cache=True)
-def day_measures(day_offsets, x, y, codes, squared, last_stay, top_k):
+def _distance(x1, y1, x2, y2, sphere):
+    """``|a - b|^2`` between two points: planar, or great-circle (module docstring)."""
+    if sphere > 0:
+        return great_circle(x1, y1, x2, y2, sphere) ** 2
+    return (x1 - x2) ** 2 + (y1 - y2) ** 2
+
+
+@njit(cache=True)
+def day_measures(day_offsets, x, y, codes, squared, last_stay, top_k, sphere=0.0):
     """(jumps, radius, stays, distinct, rank_sums) of every day (module docstring)."""
     n_days = day_offsets.size - 1
     n_rows = x.size
@@ -37,16 +50,21 @@ def day_measures(day_offsets, x, y, codes, squared, last_stay, top_k):
     for day in range(n_days):
         lo, hi = day_offsets[day], day_offsets[day + 1]
         for j in range(lo, hi - 1):
-            dx = x[j] - x[j + 1]
-            dy = y[j] - y[j + 1]
-            jump = dx**2 + dy**2
+            jump = _distance(x[j], y[j], x[j + 1], y[j + 1], sphere)
             jumps[n_jumps] = jump if squared else np.sqrt(jump)
             n_jumps += 1
         xs = x[lo:hi]
         ys = y[lo:hi]
-        dxs = xs - pairwise_sum(xs) / xs.size
-        dys = ys - pairwise_sum(ys) / ys.size
-        r2 = pairwise_sum(dxs**2 + dys**2) / xs.size
+        if sphere > 0:
+            cx, cy = pairwise_sum(xs) / xs.size, pairwise_sum(ys) / ys.size
+            d2 = np.empty(xs.size)
+            for k in range(xs.size):
+                d2[k] = _distance(xs[k], ys[k], cx, cy, sphere)
+        else:
+            dxs = xs - pairwise_sum(xs) / xs.size
+            dys = ys - pairwise_sum(ys) / ys.size
+            d2 = dxs**2 + dys**2
+        r2 = pairwise_sum(d2) / xs.size
         radius[day] = r2 if squared else np.sqrt(r2)
         run = 1
         for j in range(lo + 1, hi):

@@ -108,15 +108,18 @@ def _snapped(v: np.ndarray, tolerance: float) -> np.ndarray:
     return np.floor(v / tolerance).astype(np.int64)
 
 
-def generation_counts(offsets, x, y, ids, convention, names, links=None) -> GenerationCounts:
+def generation_counts(
+    offsets, x, y, ids, convention, names, links=None, sphere=0.0
+) -> GenerationCounts:
     """The counts ``names`` need (distributions and ratios of :mod:`mobeval.metrics`) of the
     trajectories ``offsets`` delimits, at coordinates ``x``, ``y`` (float64) of the location
     ``ids`` (int64, one per point); ``links``: (each point's row in the link table or -1, the
-    table's lengths), which ``trip_length`` needs."""
+    table's lengths), which ``trip_length`` needs; ``sphere`` > 0: ``x``, ``y`` are latitudes
+    and longitudes, jumps great-circle on a sphere of that radius."""
     names = set(names)
     counts = GenerationCounts(trajectories=offsets.size - 1)
     if "jump" in names:
-        values = jumps(offsets, x, y, convention.float32)
+        values = jumps(offsets, x, y, convention.float32, sphere)
         keep = convention.binning == "all"
         counts.jump = bin_counts(values, jump_edges(convention), keep)
     tallies = counts.tallies

@@ -163,10 +163,16 @@ def uid_percent(uids: pl.Series) -> np.ndarray:
     return (uids.hash(SHARE_SEED) % 100).cast(pl.Int64).to_numpy()
 
 
-def population_counts(day_offsets, x, y, locations: np.ndarray, convention) -> PopulationCounts:
+def population_counts(
+    day_offsets, x, y, locations: np.ndarray, convention, sphere=0.0, cells=None
+) -> PopulationCounts:
     """The histograms of the days ``day_offsets`` delimits (rows in time order) at coordinates
     ``x``, ``y`` (float64, in the coordinate unit) of ``locations`` (one int64 per point: the id
-    of its location, one id per location, the same in every fold that is merged)."""
+    of its location, one id per location, the same in every fold that is merged).
+    ``sphere`` > 0: ``x``, ``y`` are latitudes and longitudes and distances great-circle on a
+    sphere of that radius (:data:`mobeval.metrics.trajectory.EARTH_RADIUS` metres).
+    ``cells``: (each point's cell, the number of cells) of the grid that ``density`` and
+    ``trip`` count (None: HuMob's cells grouped by :func:`grid_counts`)."""
     codes = np.asarray(locations, dtype=np.int64)
     scale = convention.cell_size
     jumps, radius, stays, distinct, rank_sums = day_measures(
@@ -177,6 +183,7 @@ def population_counts(day_offsets, x, y, locations: np.ndarray, convention) -> P
         convention.squared,
         convention.last_stay,
         convention.top_k,
+        sphere,
     )
     keep = convention.bins == "closed"
     if convention.fractions:
@@ -187,10 +194,14 @@ def population_counts(day_offsets, x, y, locations: np.ndarray, convention) -> P
         for name, v in values.items()
     }
     first, last = day_offsets[:-1], day_offsets[1:] - 1
-    cells = convention.density_cells
-    histograms["density"] = grid_counts(x, y, cells)
-    histograms["origin"] = grid_counts(x[first], y[first], cells)
-    histograms["destination"] = grid_counts(x[last], y[last], cells)
+    if cells is None:
+        side = convention.density_cells
+        for name, at in (("density", slice(None)), ("origin", first), ("destination", last)):
+            histograms[name] = grid_counts(x[at], y[at], side)
+    else:
+        at_cell, n_cells = cells
+        for name, at in (("density", slice(None)), ("origin", first), ("destination", last)):
+            histograms[name] = np.bincount(at_cell[at], minlength=n_cells).astype(np.int64)
     visits = pl.DataFrame({"location": codes}).group_by("location").len("visits")
     visits = visits.with_columns(pl.col("visits").cast(pl.Int64))
     return PopulationCounts(histograms, rank_sums, visits, day_offsets.size - 1)

@@ -54,8 +54,15 @@ OUT_OF_GRID = ("error", "score")
 #: How the two inputs are read: rows paired by (uid, d, t), or two populations of any sizes.
 PAIRINGS = ("uid", "none")
 #: Where a row's point lies (:mod:`mobeval.tasks.population_space`): grid cells x, y, or
-#: location ids with a location table.
-SPACES = ("grid", "ids")
+#: location ids with a location table, road-link ids with a link table, GPS points.
+SPACES = ("grid", "ids", "links", "gps")
+#: How distances between points are measured: in the coordinates' plane (their units), or
+#: along great circles of latitude / longitude points (metres).
+DISTANCES = ("planar", "haversine")
+#: The sphere of ``distance="haversine"``: the IUGG mean Earth radius R1, metres.
+EARTH_RADIUS = 6_371_008.8
+#: A road-link id the link table does not hold: an error, or a link of length 0 (MobilityGPT).
+UNKNOWN_LINKS = ("error", "zero")
 #: The summary's counts of the real population when unpaired (uids, uid_days and steps count
 #: the generated one).
 REAL_COUNTS = ("real_uids", "real_uid_days", "real_steps")

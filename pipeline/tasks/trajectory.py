@@ -24,9 +24,7 @@ from mobeval.kernels.exact_sum import ExactColumnSums
 from mobeval.kernels.geobleu import dtw_days, mean_per_unit
 from mobeval.kernels.resampling import percentile_interval, poisson_weights
 from mobeval.metrics import GENERATION_RATIOS, POPULATION_METRICS
-from mobeval.metrics.generation_counts import grid_generation_counts
 from mobeval.metrics.population import (
-    GRID_CELLS,
     SHARE_SEED,
     PopulationCounts,
     distribution_table,
@@ -43,14 +41,16 @@ from mobeval.metrics.trajectory import (
     geobleu_day_values,
     resolve,
 )
+from mobeval.tasks.population_space import (
+    GRID_MAX,
+    GRID_MIN,
+    MAX_COORD,
+    OFF_GRID,
+    GridSpace,
+)
 from mobeval.tasks.summary import count_row, summary_frame
-from mobeval.tasks.trajectory_inputs import LOCATION_COLUMNS, METRICS
+from mobeval.tasks.trajectory_inputs import METRICS
 
-GRID_MIN = 1
-GRID_MAX = GRID_CELLS
-#: Largest |x| or |y| scored even with out_of_grid="score" (999, the mask value, is fine): the
-#: kernels index tables by squared distances, which must stay within int64.
-MAX_COORD = 1_000_000_000
 INT64_MAX = 2**63 - 1
 #: What the summary counts of each unpaired population (``real_`` before the real one's).
 COUNTED = ("uids", "uid_days", "steps")
@@ -93,9 +93,12 @@ def _step(column: str) -> tuple[pl.Expr, pl.Expr]:
 IN_ORDER = (_UID_UP | (_SAME_UID & (_D_UP | (_SAME_D & (_T_UP | _SAME_T))))).fill_null(True)
 
 
-def _clean(frame: pl.DataFrame, path: object, side: str, columns=COLUMNS) -> pl.DataFrame:
-    """``columns`` (uid, d, t and the location columns: x, y or location), all but uid as
-    Int64, sorted by (uid, d, t); checked."""
+def _clean(
+    frame: pl.DataFrame, path: object, side: str, columns=COLUMNS, floats=()
+) -> pl.DataFrame:
+    """``columns`` (uid, d, t and the location columns: x, y, location or lat, lon), all but uid
+    as Int64 (a timestamp t as its integer) but ``floats`` as finite Float64, sorted by
+    (uid, d, t); checked."""
     where = path if path is not None else f"<{side}>"
     missing = [c for c in columns if c not in frame.columns]
     if missing:
@@ -104,12 +107,14 @@ def _clean(frame: pl.DataFrame, path: object, side: str, columns=COLUMNS) -> pl.
             path=where,
             column=missing[0],
         )
-    frame = frame.select(columns)
+    frame = frame.select(pl.col(columns).to_physical()).with_columns(pl.col(floats).cast(float))
     for col in columns:
         series = frame[col]
         bad = series.is_null()
         what = "null"
-        if series.dtype.is_float():
+        if col in floats:
+            bad, what = bad | ~series.is_finite(), "null or not a finite number"
+        elif series.dtype.is_float():
             bad = bad | ~series.is_finite() | (series != series.round())
             bad = bad | (series.abs() >= 2.0**63)
             what = "null/NaN, non-integer or beyond 64-bit"
@@ -134,7 +139,7 @@ def _clean(frame: pl.DataFrame, path: object, side: str, columns=COLUMNS) -> pl.
                     column=col,
                     key=_key(first),
                 )
-    frame = frame.with_columns(pl.col(columns[1:]).cast(pl.Int64))
+    frame = frame.with_columns(pl.col(c).cast(pl.Int64) for c in columns[1:] if c not in floats)
     if not frame.select(IN_ORDER.all()).item():
         frame = frame.sort("uid", "d", "t")
     dups = frame.filter((_SAME_UID & _SAME_D & _SAME_T).fill_null(False))
@@ -184,24 +189,6 @@ def _mismatched_uids(gen: pl.DataFrame, ref: pl.DataFrame) -> pl.DataFrame:
         )
     )
     return pl.concat([by_count, by_step]).sort("uid")
-
-
-OFF_GRID = (
-    (pl.col("x") < GRID_MIN)
-    | (pl.col("x") > GRID_MAX)
-    | (pl.col("y") < GRID_MIN)
-    | (pl.col("y") > GRID_MAX)
-)
-
-
-def cell_ids(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """One location id per cell, ``(x + M) * (2M + 1) + (y + M)`` with M = :data:`MAX_COORD`
-    (distinct for |x|, |y| <= M, below 2**62), computed in place in one int64 array."""
-    ids = x + MAX_COORD
-    ids *= 2 * MAX_COORD + 1
-    ids += y
-    ids += MAX_COORD
-    return ids
 
 
 def _offsets(starts: np.ndarray, n: int) -> np.ndarray:
@@ -446,10 +433,10 @@ class TrajectoryScorer:
         seed=0,
         confidence=0.95,
         pairing="uid",
-        table=None,
+        space=None,
     ) -> None:
         self.convention = resolve(convention)
-        self.pairing, self.table = pairing, table
+        self.pairing, self.space = pairing, space or GridSpace()
         self.resamples, self.seed, self.confidence = resamples, seed, confidence
         self.uid_shares = tuple(sorted(uid_shares))
         self.per_day_divergences = per_day_divergences
@@ -469,9 +456,9 @@ class TrajectoryScorer:
         if generated.height == 0 and reference.height == 0:
             return None
         acc = self.accumulator
-        if self.table is None:
+        if self.space.outside is not None:
             for side, frame in (("generated", generated), ("reference", reference)):
-                off = frame.filter(OFF_GRID)
+                off = frame.filter(self.space.outside)
                 if off.height:
                     acc.off_grid[side] += off.height
                     acc.first_off_grid.setdefault(side, _key(off.row(0, named=True)))
@@ -496,8 +483,8 @@ class TrajectoryScorer:
     def _side(self, frame: pl.DataFrame, side: str) -> pl.DataFrame:
         """One unpaired side's rows, checked by :func:`_clean` (its location columns) and in
         (uid, d, t) order, counted into the summary's counts of its side."""
-        columns = ("uid", "d", "t", *LOCATION_COLUMNS["grid" if self.table is None else "ids"])
-        frame = _clean(frame, self.paths[side], side, columns)
+        columns = ("uid", "d", "t", *self.space.columns)
+        frame = _clean(frame, self.paths[side], side, columns, self.space.floats)
         counts = self.accumulator.counts[side]
         counts["uids"] += frame["uid"].n_unique()
         counts["uid_days"] += int(_starts(frame)[1].sum())
@@ -567,16 +554,14 @@ class TrajectoryScorer:
                     column="uid, d",
                     key=(first["uid"], first["d"]),
                 )
-        if self.table is None:
-            x, y = (frame[c].to_numpy() for c in ("x", "y"))
-            x, y, codes = x.astype(np.float64), y.astype(np.float64), cell_ids(x, y)
-        else:
-            x, y, codes = self.table.points(frame, self.paths[side])
-        counts = population_counts(offsets, x, y, codes, self.convention)
-        counts.uids = frame["uid"].n_unique()
-        counts.generation = grid_generation_counts(
-            offsets, x, y, self.convention.generation, self.distributions
+        space, points = self.space, self.space.points(frame, self.paths[side])
+        x, y, codes = points.x, points.y, points.codes
+        counts = population_counts(
+            offsets, x, y, codes, self.convention, space.sphere, points.cells
         )
+        counts.uids = frame["uid"].n_unique()
+        generation = self.convention.generation
+        counts.generation = self.space.generation(offsets, points, generation, self.distributions)
         return counts
 
     def output_schemas(self, uid_type: pl.DataType) -> dict[str, dict[str, pl.DataType]]:
@@ -605,10 +590,9 @@ class TrajectoryScorer:
         for side, count in acc.off_grid.items():
             if count and self.out_of_grid == "error":
                 raise InputError(
-                    f"{count} row(s) with x or y outside {GRID_MIN}..{GRID_MAX} (999 is the HuMob "
-                    "mask value); out_of_grid='score' scores them as the reference does",
+                    f"{count} row(s) with {self.space.outside_text}",
                     path=self.paths[side],
-                    column="x, y",
+                    column=", ".join(self.space.columns),
                     key=acc.first_off_grid[side],
                 )
 

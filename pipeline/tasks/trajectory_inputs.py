@@ -19,11 +19,13 @@ from mobeval.errors import ConfigError, InputError
 from mobeval.metrics import DIVERGENCES, GRID_DISTRIBUTIONS, ID_DISTRIBUTIONS, POPULATION_METRICS
 from mobeval.metrics.trajectory import (
     COLUMNS,
+    DISTANCES,
     EXPS,
     ON_MISMATCH,
     OUT_OF_GRID,
     PAIRINGS,
     SPACES,
+    UNKNOWN_LINKS,
     TrajectoryConvention,
     resolve,
 )
@@ -45,7 +47,12 @@ class TrajectoryPlan:
 
 
 #: The location columns each space reads (:mod:`mobeval.tasks.population_space`).
-LOCATION_COLUMNS = {"grid": ("x", "y"), "ids": ("location",)}
+LOCATION_COLUMNS = {
+    "grid": ("x", "y"),
+    "ids": ("location",),
+    "links": ("location",),
+    "gps": ("lat", "lon"),
+}
 
 
 def required_columns(pairing: str, locations: str) -> tuple[str, ...]:
@@ -73,11 +80,13 @@ def check_schemas(
     reference: dict, reference_label, generated: dict, generated_label, columns=COLUMNS
 ) -> None:
     """Column types, before anything is read: d, t, x, y, location integers (or integral
-    floats), uid integers or strings alike on both sides. Each schema holds ``columns``."""
+    floats; t a timestamp too, ordered as its integer), lat, lon numbers, uid integers or
+    strings alike on both sides. Each schema holds ``columns``."""
     for schema, label in ((reference, reference_label), (generated, generated_label)):
         for col in columns:
             dtype = schema[col]
             numeric = dtype.is_integer() or dtype.is_float()
+            numeric = numeric or (col == "t" and dtype.is_temporal())
             if col == "uid" and not (dtype.is_integer() or dtype == pl.String):
                 raise InputError(
                     f"must hold integers or strings, found {dtype}", path=label, column=col
@@ -113,6 +122,9 @@ def checked_convention(
     pairing="uid",
     locations="grid",
     location_table=None,
+    unknown_links="error",
+    gps_grid=None,
+    distance="planar",
 ) -> TrajectoryConvention:
     """The convention the evaluate functions' options ask for, after checking every option
     (``columns`` is the engines' business: each input is read under our names,
@@ -133,6 +145,8 @@ def checked_convention(
         ("divergence", divergence, DIVERGENCES),
         ("pairing", pairing, PAIRINGS),
         ("locations", locations, SPACES),
+        ("unknown_links", unknown_links, UNKNOWN_LINKS),
+        ("distance", distance, DISTANCES),
     ):
         if value not in allowed:
             raise ConfigError(f"{option}={value!r} is not one of {allowed}")
@@ -142,16 +156,43 @@ def checked_convention(
             f"divergence='emd' needs ordered bins; {', '.join(grid)} are histograms over a 2-D "
             "grid of cells or over location ids: use jsd, jsdist or kl"
         )
-    if "trip_length" in metrics:
-        raise ConfigError(
-            "trip_length sums the lengths of road links: grid inputs have no link table "
-            "(mobeval.metrics.generation_counts.mobilitygpt_metrics takes one)"
-        )
     check_population(metrics, pairing, locations, location_table, chosen.unit)
+    check_gps(locations, gps_grid, distance)
     shares = list(uid_shares or ())
     if any(not 0 < share < 100 for share in shares) or len(set(shares)) < len(shares):
         raise ConfigError(f"uid_shares={shares!r}: distinct percentages between 1 and 99")
     return chosen
+
+
+def check_links(metrics, locations) -> None:
+    """``trip_length`` sums the lengths of road links: ``locations="links"`` only (checked
+    with the run's whole options, not one option at a time: ``metrics`` alone is grid's)."""
+    if "trip_length" in metrics and locations != "links":
+        raise ConfigError(
+            f"trip_length sums the lengths of road links: locations={locations!r} has no link "
+            "table (locations='links' with location_table=LINK_TABLE)"
+        )
+
+
+def check_gps(locations, gps_grid, distance) -> None:
+    """GPS points need their grid (``gps_grid``, parsed here), which no other space takes;
+    great-circle distances need latitudes and longitudes (not grid cells)."""
+    if locations != "gps":
+        if gps_grid is not None:
+            raise ConfigError("gps_grid is the grid of GPS points: add locations='gps'")
+        if locations == "grid" and distance == "haversine":
+            raise ConfigError(
+                "distance='haversine' measures latitudes and longitudes: grid cells are planar"
+            )
+        return
+    if gps_grid is None:
+        raise ConfigError(
+            "locations='gps' needs gps_grid (--gps-grid LAT_MIN,LON_MIN,LAT_MAX,LON_MAX,16x16 "
+            "or ...,500m): the cells that density, trip, stays and location counts use"
+        )
+    from mobeval.tasks.population_space import parse_gps_grid
+
+    parse_gps_grid(gps_grid)
 
 
 def check_population(metrics, pairing, locations, location_table, unit) -> None:
@@ -167,23 +208,24 @@ def check_population(metrics, pairing, locations, location_table, unit) -> None:
             "they need paired inputs (pairing='uid', rows paired by uid, d, t); with "
             f"pairing='none' ask for population metrics only ({', '.join(POPULATION_METRICS)})"
         )
+    if location_table is not None and locations in ("grid", "gps"):
+        what = "grid cells (x, y)" if locations == "grid" else "GPS points (lat, lon)"
+        raise ConfigError(
+            "location_table is read with locations='ids' or 'links' (a location column); "
+            f"{what} take no table"
+        )
     if locations == "grid":
-        if location_table is not None:
-            raise ConfigError(
-                "location_table is read with locations='ids' (a location column); grid cells "
-                "(x, y) take no table"
-            )
         return
     if pairing != "none":
         raise ConfigError(
             f"locations={locations!r} scores populations: add pairing='none' (--pairing none)"
         )
-    if location_table is None:
+    if location_table is None and locations != "gps":
         raise ConfigError(
             f"locations={locations!r} needs location_table (--location-table FILE): id -> "
-            "coordinates, e.g. MoveSim's gps file"
+            "coordinates, e.g. MoveSim's gps file; links: id -> length"
         )
-    grid = [m for m in metrics if m in GRID_DISTRIBUTIONS]
+    grid = [m for m in metrics if m in GRID_DISTRIBUTIONS and locations != "gps"]
     if grid or unit == "metres":
         what = ", ".join(grid) if grid else "unit='metres'"
         raise ConfigError(
