@@ -26,7 +26,7 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mobeval import __version__
+from mobeval import __version__, logs
 from mobeval.errors import ConfigError, MobevalError, OptionError
 from mobeval.messages import cli_spelling, one_line, os_error_text, polars_panic
 
@@ -344,6 +344,7 @@ def _run_arguments(commands, name: str) -> None:
     _add_engine_option(run)
     _add_url_timeout_option(run)
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    logs.add_option(run)
     _add_format_option(run)
 
 
@@ -679,6 +680,7 @@ def _add_output_options(command: argparse.ArgumentParser) -> None:
     _add_engine_option(command)
     _add_url_timeout_option(command)
     command.add_argument("--quiet", action="store_true", help="no progress bar")
+    logs.add_option(command)
     _add_format_option(command)
 
 
@@ -707,7 +709,7 @@ def _add_engine_option(command: argparse.ArgumentParser) -> None:
 
 
 def _log(text: str) -> None:
-    print(text, file=sys.stderr)
+    logs.message(text)
 
 
 # --------------------------------------------------------------------------- what is printed
@@ -866,6 +868,7 @@ def _evaluate_checked(args, progress, family, inputs, options, chunking):
     return evaluate(**inputs, out=args.out, **place, **options)  # recorded: api.recorded
 
 
+@logs.scoped
 def main(argv: list[str] | None = None) -> int:
     """Run one command; the exit code (see the module docstring). Every failure is one line on
     stderr, never a traceback."""
@@ -881,6 +884,7 @@ def main(argv: list[str] | None = None) -> int:
     from mobeval.limits import fit_process, memory_limits, out_of_memory
 
     fit_process()  # before NumPy, Arrow and Numba load
+    logs.configure(getattr(args, "log_format", None))  # the errors' format from here on
     from mobeval.io.writers import STDOUT, checked_stdout
 
     try:
@@ -901,19 +905,19 @@ def main(argv: list[str] | None = None) -> int:
     except MemoryError:
         message = out_of_memory(memory_limits())
     except KeyboardInterrupt:
-        print("mobeval: interrupted", file=sys.stderr)
+        logs.message("mobeval: interrupted", "error")
         return EXIT_INTERRUPTED
     except BaseException as error:  # a Polars panic is a BaseException
         if not isinstance(error, Exception | polars_panic()) or os.environ.get("MOBEVAL_DEBUG"):
             raise
-        print(
+        logs.message(
             f"mobeval: internal error: {type(error).__name__}: {one_line(error)[:500]} "
             "(a bug in mobeval, not in the input: please report it with the command line; "
             "MOBEVAL_DEBUG=1 shows the traceback)",
-            file=sys.stderr,
+            "error",
         )
         return EXIT_INTERNAL
-    print(f"mobeval: error: {message}", file=sys.stderr)
+    logs.message(f"mobeval: error: {message}", "error")
     return EXIT_BAD_INPUT
 
 
@@ -955,6 +959,8 @@ def _run(args) -> int:
         from mobeval.jobs import load_job, run_job
 
         job = load_job(args.job, out=args.out, url_timeout=args.url_timeout)
+        given = args.log_format or job.log_format
+        logs.configure(logs.chosen(given, quiet=args.quiet, by_default=True))
         evaluations = run_job(
             job, resume=args.resume, progress=progress, log=_log, engine=args.engine
         )
@@ -963,7 +969,7 @@ def _run(args) -> int:
             [(tasks[e.city, e.model].type, tasks[e.city, e.model].options, e) for e in evaluations],
             args.format,
         )
-        print(f"outputs: {args.out or job.out}", file=sys.stderr)
+        _log(f"outputs: {args.out or job.out}")
     elif args.command == "compare":
         from mobeval.compare import compare, fold_rows, print_comparison
         from mobeval.compare.leaderboard import leaderboard
