@@ -89,6 +89,10 @@ class ResultLog:
         """The result's log in the format :func:`configure` set; ``None`` if none is set."""
         return None if _format is None else cls(city, model, run, out, _format)
 
+    def due(self, seconds: float) -> bool:
+        """Whether a phase whose last line is ``seconds`` old has its next one now."""
+        return seconds >= PERIOD
+
     def phase(self, phase: str, rows: int | None, seconds: float) -> None:
         """Phase ``phase`` (a log name: read, bucket, compile, score, write, done) did ``rows``
         (``None``: rows are not what it counts) in ``seconds``."""

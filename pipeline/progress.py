@@ -19,8 +19,6 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 
-from mobeval import logs
-
 #: The phases of a run, as their bars name them: reading inputs whole (to sort them in memory or
 #: find how they are grouped), spreading them over hash buckets on disk, scoring chunks (each
 #: chunk's per-unit part written meanwhile), committing the result's files.
@@ -103,7 +101,7 @@ class Progress:
     def advance(self, rows: int) -> None:
         """``rows`` more rows done in the current phase."""
         self.done[self.current] += rows
-        if self.log is not None and self.clock() - self._last_line >= logs.PERIOD:
+        if self.log is not None and self.log.due(self.clock() - self._last_line):
             self._log_phase(ended=False)
         if self._bar is not None:
             self._bar.update(rows)
