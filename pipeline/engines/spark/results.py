@@ -179,10 +179,10 @@ def finished_group(
 
 @contextlib.contextmanager
 def rows_scored(folds, meter: Progress, every: float = 0.5):
-    """While the body runs, ``meter`` (the local engine's progress line, when enabled or
-    logging) counts the prediction rows scored so far: each partition's count, read from its fold
-    as it reaches the driver."""
-    if not meter.enabled and meter.log is None:
+    """While the body runs, ``meter`` (the local engine's progress line, when enabled) shows the
+    prediction rows scored so far: each partition's count, read from its fold as it reaches the
+    driver."""
+    if not meter.enabled:
         yield
         return
     done = threading.Event()
