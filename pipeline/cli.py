@@ -26,8 +26,9 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mobeval import __version__
+from mobeval import __version__, logs
 from mobeval.errors import ConfigError, MobevalError, OptionError
+from mobeval.messages import cli_spelling, one_line, os_error_text, polars_panic
 
 if TYPE_CHECKING:
     import polars as pl
@@ -343,6 +344,7 @@ def _run_arguments(commands, name: str) -> None:
     _add_engine_option(run)
     _add_url_timeout_option(run)
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    logs.add_option(run)
     _add_format_option(run)
 
 
@@ -678,6 +680,7 @@ def _add_output_options(command: argparse.ArgumentParser) -> None:
     _add_engine_option(command)
     _add_url_timeout_option(command)
     command.add_argument("--quiet", action="store_true", help="no progress bar")
+    logs.add_option(command)
     _add_format_option(command)
 
 
@@ -706,7 +709,7 @@ def _add_engine_option(command: argparse.ArgumentParser) -> None:
 
 
 def _log(text: str) -> None:
-    print(text, file=sys.stderr)
+    logs.message(text)
 
 
 # --------------------------------------------------------------------------- what is printed
@@ -865,57 +868,7 @@ def _evaluate_checked(args, progress, family, inputs, options, chunking):
     return evaluate(**inputs, out=args.out, **place, **options)  # recorded: api.recorded
 
 
-def cli_spelling(message: str, family: str) -> str:
-    """``message`` with the options spelled as on the command line, from the family's
-    definition: a value spelled as in Python (``on_mismatch='skip'``, ``duplicates="drop"``)
-    becomes the flag to type (``--skip-mismatched``, ``--duplicates drop``), and a bare option
-    name with an underscore (``gain_threshold``: never an English word) its flag
-    (``--gain-threshold``); a mapping (``columns={'truth.user_id': 'userId', 'truth.item_id':
-    'movieId'}``) its flag and pairs (``--columns truth.user_id=userId,truth.item_id=movieId``)."""
-    from mobeval.families import FAMILIES
-
-    for option in FAMILIES[family].options:
-        if option.flag is None:
-            continue
-        valued = rf"(?<![\w-]){option.name}=(['\"])([^'\"]*)\1"
-        message = re.sub(valued, lambda m, o=option: o.cli_spelling(m.group(2)), message)
-        if option.kind == "mapping":  # columns={'location': 'poi'} -> --columns location=poi
-            pair = r"'([^']*)': '([^']*)'"
-            mapping = rf"(?<![\w-]){option.name}=\{{({pair}(?:, {pair})*)\}}"
-            message = re.sub(
-                mapping,
-                lambda m, o=option, pair=pair: (
-                    f"{o.flag_name} "
-                    + ",".join(f"{a}={b}" for a, b in re.findall(pair, m.group(1)))
-                ),
-                message,
-            )
-        if "_" in option.name:
-            message = re.sub(rf"(?<![\w-]){option.name}\b", option.flag_name, message)
-    return message
-
-
-def _one_line(text: str) -> str:
-    return " ".join(line.strip() for line in str(text).splitlines() if line.strip())
-
-
-def _os_error_text(error: OSError) -> str:
-    """``path: reason`` of a failed file operation (``reason`` alone if it names no file)."""
-    reason = error.strerror or str(error) or type(error).__name__
-    if error.filename is None:
-        return reason
-    where = str(error.filename)
-    if error.filename2 is not None:
-        where += f" -> {error.filename2}"
-    return f"{where}: {reason}"
-
-
-def _polars_panic() -> type[BaseException]:
-    """Polars' ``PanicException`` (a BaseException) where the command loaded Polars."""
-    polars = sys.modules.get("polars")
-    return polars.exceptions.PanicException if polars is not None else Exception
-
-
+@logs.scoped
 def main(argv: list[str] | None = None) -> int:
     """Run one command; the exit code (see the module docstring). Every failure is one line on
     stderr, never a traceback."""
@@ -931,6 +884,7 @@ def main(argv: list[str] | None = None) -> int:
     from mobeval.limits import fit_process, memory_limits, out_of_memory
 
     fit_process()  # before NumPy, Arrow and Numba load
+    logs.configure(getattr(args, "log_format", None))  # the errors' format from here on
     from mobeval.io.writers import STDOUT, checked_stdout
 
     try:
@@ -941,29 +895,29 @@ def main(argv: list[str] | None = None) -> int:
         ):
             return _run(args)
     except MobevalError as error:
-        message = _one_line(error)
+        message = one_line(error)
         if args.command in SCORING:  # what a message suggests, as the flag to type
             message = cli_spelling(message, args.command)
     except OSError as error:  # the output folder or an input: read-only, full, permission...
         if isinstance(error, BrokenPipeError) and error.filename == STDOUT:
             return EXIT_CLOSED_PIPE  # the reader has what it wanted: nothing more to say
-        message = _one_line(_os_error_text(error))
+        message = one_line(os_error_text(error))
     except MemoryError:
         message = out_of_memory(memory_limits())
     except KeyboardInterrupt:
-        print("mobeval: interrupted", file=sys.stderr)
+        logs.message("mobeval: interrupted", "error")
         return EXIT_INTERRUPTED
     except BaseException as error:  # a Polars panic is a BaseException
-        if not isinstance(error, Exception | _polars_panic()) or os.environ.get("MOBEVAL_DEBUG"):
+        if not isinstance(error, Exception | polars_panic()) or os.environ.get("MOBEVAL_DEBUG"):
             raise
-        print(
-            f"mobeval: internal error: {type(error).__name__}: {_one_line(error)[:500]} "
+        logs.message(
+            f"mobeval: internal error: {type(error).__name__}: {one_line(error)[:500]} "
             "(a bug in mobeval, not in the input: please report it with the command line; "
             "MOBEVAL_DEBUG=1 shows the traceback)",
-            file=sys.stderr,
+            "error",
         )
         return EXIT_INTERNAL
-    print(f"mobeval: error: {message}", file=sys.stderr)
+    logs.message(f"mobeval: error: {message}", "error")
     return EXIT_BAD_INPUT
 
 
@@ -1005,6 +959,8 @@ def _run(args) -> int:
         from mobeval.jobs import load_job, run_job
 
         job = load_job(args.job, out=args.out, url_timeout=args.url_timeout)
+        given = args.log_format or job.log_format
+        logs.configure(logs.chosen(given, quiet=args.quiet, by_default=True))
         evaluations = run_job(
             job, resume=args.resume, progress=progress, log=_log, engine=args.engine
         )
@@ -1013,7 +969,7 @@ def _run(args) -> int:
             [(tasks[e.city, e.model].type, tasks[e.city, e.model].options, e) for e in evaluations],
             args.format,
         )
-        print(f"outputs: {args.out or job.out}", file=sys.stderr)
+        _log(f"outputs: {args.out or job.out}")
     elif args.command == "compare":
         from mobeval.compare import compare, fold_rows, print_comparison
         from mobeval.compare.leaderboard import leaderboard

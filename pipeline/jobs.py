@@ -5,6 +5,7 @@ A job file::
     out = "../out/nextloc_sample"       # relative to the job file; --out overrides
     chunk_rows = 2000000                  # optional
     url_timeout = 30                      # optional: seconds a URL input may wait (--url-timeout)
+    log_format = "json"                   # optional: stderr log lines, text or json (--log-format)
 
     [[tasks]]
     type = "nextloc"                      # the evaluation family
@@ -51,6 +52,7 @@ from mobeval.io.inputs import check_input, is_uri
 from mobeval.io.remote import checked_url_timeout, url_timeout
 from mobeval.io.writers import check_inputs_apart, check_name
 from mobeval.job_values import VALUE_KINDS, all_items, is_int, is_str, shown
+from mobeval.logs import FORMATS
 from mobeval.options import DEFAULT_CHUNK_ROWS, check_options, checked_chunk_rows
 from mobeval.report.job import ReportSpec, check_report_table, run_report
 
@@ -71,7 +73,7 @@ TASK_TYPES: dict[str, TaskType] = {
     for name, family in FAMILIES.items()
 }
 COMMON_KEYS = {"type", "city", "truth", "models"}
-JOB_KEYS = {"out", "chunk_rows", "url_timeout", "tasks", "report"}
+JOB_KEYS = {"out", "chunk_rows", "url_timeout", "log_format", "tasks", "report"}
 
 
 #: The kind (a key of VALUE_KINDS) of every option of every task type (their definitions).
@@ -121,6 +123,7 @@ class JobSpec:
     tasks: tuple[TaskSpec, ...]
     report: ReportSpec | None = None  # the [report] table: compare + report after the last model
     url_timeout: float | None = None  # seconds (mobeval.io.remote.url_timeout); None: the default
+    log_format: str | None = None  # mobeval.logs.FORMATS; None: as the command line says
 
 
 def load_job(
@@ -176,7 +179,12 @@ def load_job(
     report = None
     if "report" in document:  # checked now, with the rest (mobeval.report.job)
         report = check_report_table(path, document["report"], specs)
-    job = JobSpec(path, out_path, chunk_rows, specs, report, url_timeout)
+    log_format = document.get("log_format")
+    if log_format is not None and log_format not in FORMATS:
+        raise ConfigError(
+            f"{path}: log_format: expected one of {', '.join(FORMATS)}, got {shown(log_format)}"
+        )
+    job = JobSpec(path, out_path, chunk_rows, specs, report, url_timeout, log_format)
     for kind, where, input_path in task_inputs(job):  # every input in place before any model runs
         if not is_uri(input_path):  # a URL: looked for by the engine that reads it, before it runs
             check_input(kind, input_path, where)

@@ -40,6 +40,7 @@ from mobeval.io.writers import (
     write_text_atomic,
 )
 from mobeval.limits import fitted_chunk_rows, memory_limits, shortfall
+from mobeval.logs import ResultLog
 from mobeval.options import checked_chunk_rows
 from mobeval.progress import WRITING, Progress
 
@@ -296,7 +297,9 @@ class _Run:
                 check_result_slot(self.out, self.city, self.model, self.run)
             self.sink = self._new_sink()
             label = "/".join(n for n in (self.city, self.model, self.run) if n is not None)
-            self.meter = Progress(label, self.total_rows, enabled=self.progress)
+            log = ResultLog.configured(self.city, self.model, self.run, self.out)
+            shown = False if log is not None else self.progress  # log lines instead of a bar
+            self.meter = Progress(label, self.total_rows, enabled=shown, log=log)
         except BaseException:  # refused: the lock let go now, as no __exit__ will
             self._held.close()
             raise
