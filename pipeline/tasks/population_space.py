@@ -6,7 +6,7 @@ space (``locations`` option, :data:`mobeval.metrics.trajectory.SPACES`) gives th
 own columns:
 
 * ``grid``: integer grid cells ``x``, ``y`` (HuMob's 200 x 200 cells); the code is the cell
-  (:func:`mobeval.tasks.trajectory.cell_ids`);
+  (:func:`cell_ids`);
 * ``ids``: an integer ``location`` column and a location table (``location_table`` option):
   id -> two coordinates, read by :func:`read_location_table`; the code is the id. MoveSim's
   ``gps`` file is such a table (``lat lon`` a line, the id its line number from 0; MoveSim's
@@ -15,12 +15,15 @@ own columns:
 
 Distances are planar in the table's units (MoveSim's: degrees). The table is held in memory
 (sorted ids and their coordinates): a run's memory is bounded by the table and the histograms.
+The report's density maps read :func:`density_map`: each side's visits per location (folded with
+the histograms), placed at the location's coordinates.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -28,6 +31,12 @@ import polars as pl
 from mobeval.errors import InputError
 from mobeval.io.text import open_binary
 
+if TYPE_CHECKING:
+    from mobeval.metrics.population import PopulationCounts
+
+#: Largest |x| or |y| scored even with out_of_grid="score" (999, the mask value, is fine): the
+#: kernels index tables by squared distances, which must stay within int64.
+MAX_COORD = 1_000_000_000
 #: The columns of a location table, by the names of its two coordinates.
 TABLE_COORDINATES = (("x", "y"), ("lat", "lon"))
 
@@ -144,3 +153,49 @@ def _checked_table(frame: pl.DataFrame, label: str) -> LocationTable:
             "a location id given twice", path=label, column="location", key=twice["location"][0]
         )
     return LocationTable(*(frame[c].to_numpy() for c in ("location", "x", "y")), label)
+
+
+def cell_ids(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """One location id per cell, ``(x + M) * (2M + 1) + (y + M)`` with M = :data:`MAX_COORD`
+    (distinct for |x|, |y| <= M, below 2**62), computed in place in one int64 array."""
+    ids = x + MAX_COORD
+    ids *= 2 * MAX_COORD + 1
+    ids += y
+    ids += MAX_COORD
+    return ids
+
+
+#: The columns of :func:`density_map` (``OUT/density_map``).
+DENSITY_MAP_SCHEMA = {
+    "location": pl.Int64,
+    "x": pl.Float64,
+    "y": pl.Float64,
+    "real_visits": pl.Int64,
+    "generated_visits": pl.Int64,
+}
+
+
+def density_map(
+    real: PopulationCounts, generated: PopulationCounts, table: LocationTable | None
+) -> pl.DataFrame:
+    """The visits (points) per location of each population, one row per location visited on
+    either side, in location order: ``location`` (the id; null on a grid), ``x``, ``y`` (the
+    cell, or the table's coordinates of the id), ``real_visits``, ``generated_visits`` (0 where
+    a side never visits it). The counts are the populations' folded ``visits`` (one count per
+    location: bounded by the grid or the table, whatever the number of points)."""
+    sides = [
+        counts.visits.rename({"visits": f"{side}_visits"})
+        for side, counts in (("real", real), ("generated", generated))
+    ]
+    both = sides[0].join(sides[1], on="location", how="full", coalesce=True)
+    both = both.fill_null(0).sort("location")
+    codes = both["location"].to_numpy()
+    if table is None:  # the inverse of cell_ids
+        side = 2 * MAX_COORD + 1
+        x, y, location = codes // side - MAX_COORD, codes % side - MAX_COORD, [None] * codes.size
+    else:
+        at = np.searchsorted(table.ids, codes)
+        x, y, location = table.x[at], table.y[at], codes
+    columns = {"location": location, "x": x, "y": y}
+    columns |= {c: both[c] for c in ("real_visits", "generated_visits")}
+    return pl.DataFrame(columns, schema=DENSITY_MAP_SCHEMA)

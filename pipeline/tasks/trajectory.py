@@ -43,14 +43,12 @@ from mobeval.metrics.trajectory import (
     geobleu_day_values,
     resolve,
 )
+from mobeval.tasks.population_space import MAX_COORD, cell_ids, density_map
 from mobeval.tasks.summary import count_row, summary_frame
 from mobeval.tasks.trajectory_inputs import LOCATION_COLUMNS, METRICS
 
 GRID_MIN = 1
 GRID_MAX = GRID_CELLS
-#: Largest |x| or |y| scored even with out_of_grid="score" (999, the mask value, is fine): the
-#: kernels index tables by squared distances, which must stay within int64.
-MAX_COORD = 1_000_000_000
 INT64_MAX = 2**63 - 1
 #: What the summary counts of each unpaired population (``real_`` before the real one's).
 COUNTED = ("uids", "uid_days", "steps")
@@ -192,16 +190,6 @@ OFF_GRID = (
     | (pl.col("y") < GRID_MIN)
     | (pl.col("y") > GRID_MAX)
 )
-
-
-def cell_ids(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """One location id per cell, ``(x + M) * (2M + 1) + (y + M)`` with M = :data:`MAX_COORD`
-    (distinct for |x|, |y| <= M, below 2**62), computed in place in one int64 array."""
-    ids = x + MAX_COORD
-    ids *= 2 * MAX_COORD + 1
-    ids += y
-    ids += MAX_COORD
-    return ids
 
 
 def _offsets(starts: np.ndarray, n: int) -> np.ndarray:
@@ -677,14 +665,15 @@ class TrajectoryScorer:
     def result_sections(self) -> dict[str, pl.DataFrame]:
         """The sections of the whole result beside its summary (called after :meth:`summary`):
         ``distributions``, the whole population's real and generated histograms that the
-        divergences compare (:func:`mobeval.metrics.population.distribution_table`), when
-        ``metrics`` names distributions and both sides have days."""
+        divergences compare (:func:`mobeval.metrics.population.distribution_table`), and
+        ``density_map``, the visits per location (:func:`density_map`), when ``metrics`` names
+        distributions and both sides have days."""
         population = self.accumulator.population
         real, generated = population.get("reference"), population.get("generated")
         if not (self.distributions and real and generated and real.days and generated.days):
             return {}
         table = distribution_table(real, generated, self.convention, self.distributions)
-        return {"distributions": table}
+        return {"distributions": table, "density_map": density_map(real, generated, self.table)}
 
     def _divergence_rows(self, real, generated, suffix: str, n: int) -> list[tuple]:
         """The summary rows ``<divergence>_<name><suffix>`` of two populations (NaN where one is
