@@ -361,8 +361,8 @@ def _density_maps(plt, source: OutputFolder, city: City) -> Figure | None:
         total, outside = int(visits.sum()), int(visits.sum() - counts.sum())
         titles.append(f"{label}\n{total:,} visits" + (f", {outside:,} outside" if outside else ""))
         grids.append(np.ma.masked_equal(counts.T, 0))
-    top = max(float(g.max()) for g in grids if g.count())
-    norm = LogNorm(vmin=1.0, vmax=max(top, 1.0))
+    top = max((float(g.max()) for g in grids if g.count()), default=1.0)
+    norm = LogNorm(vmin=1.0, vmax=max(top, 1.0))  # a frame without a visit: one empty scale
     width = 4.0 * (xs[-1] - xs[0]) / max(ys[-1] - ys[0], 1e-12)
     size = (min(max(width, 2.5), 6.0) * len(panels) + 1.2, 4.0)
     figure, axes = plt.subplots(1, len(panels), figsize=size, squeeze=False, sharey=True)
