@@ -328,3 +328,54 @@ def test_compare_of_unpaired_results_says_they_have_no_per_unit_values(tmp_path,
     capsys.readouterr()
     assert main(["compare", str(tmp_path / "out")]) == 2
     assert "scored as unpaired populations (--pairing none)" in capsys.readouterr().err
+
+
+def test_the_report_draws_the_density_maps_of_stored_visits_per_location(tmp_path):
+    """Unpaired populations of different sizes, on a grid and as location ids: ``density_map``
+    under OUT holds each side's visits per location (a plain count of the inputs' points, at the
+    cell or at the table's coordinates), and the report draws them (``<city>-density-map.png``)
+    in every format with figures."""
+    from mobeval.cli import main
+
+    rng = np.random.default_rng(5)
+    cells = rng.choice(200 * 200, 30, replace=False)
+    xs, ys = (cells // 200 + 1).tolist(), (cells % 200 + 1).tolist()
+    real, real_trajs = _population(range(7), 2, rng, xs, ys)
+    gen, gen_trajs = _population(range(50, 53), 1, rng, xs, ys)
+    out = tmp_path / "out"
+    argv = ["trajectory", "--pairing", "none", "--metrics", "distance,radius", "--out", str(out)]
+    paths = [_write(tmp_path, real, "real"), _write(tmp_path, gen, "gen")]
+    assert main([*argv, "--reference", paths[0], "--generated", paths[1], "--city", "grid"]) == 0
+    (tmp_path / "gps").write_text(
+        "".join(f"{x / 7} {y / 3}\n" for x, y in zip(xs, ys, strict=True))
+    )
+    sides = [
+        _write_lines(tmp_path / f"{n}.data", t) for n, t in (("r", real_trajs), ("g", gen_trajs))
+    ]
+    argv += ["--locations", "ids", "--location-table", str(tmp_path / "gps"), "--city", "ids"]
+    assert main([*argv, "--reference", str(sides[0]), "--generated", str(sides[1])]) == 0
+
+    def visits(trajs, where) -> Counter:
+        return Counter(where(v) for traj in trajs for v in traj)
+
+    for city, where in (
+        ("grid", lambda v: (None, xs[v], ys[v])),
+        ("ids", lambda v: (v, xs[v] / 7, ys[v] / 3)),
+    ):
+        stored = pl.read_parquet(next((out / "density_map" / f"city={city}").rglob("*.parquet")))
+        assert stored.columns == ["location", "x", "y", "real_visits", "generated_visits"]
+        for side, trajs in (("real", real_trajs), ("generated", gen_trajs)):
+            rows = stored.filter(pl.col(f"{side}_visits") > 0)
+            got = {
+                (loc, x, y): n
+                for loc, x, y, n in rows.select("location", "x", "y", f"{side}_visits").iter_rows()
+            }
+            assert got == visits(trajs, where), (city, side)
+    assert main(["report", str(out), "--format", "markdown,latex,html"]) == 0
+    report = out / "report"
+    for city in ("grid", "ids"):
+        png = (report / "report_files" / f"{city}-density-map.png").read_bytes()
+        assert png.startswith(b"\x89PNG")
+        assert f"report_files/{city}-density-map.png)" in (report / "report.md").read_text()
+        assert f"{{report_files/{city}-density-map.png}}" in (report / "report.tex").read_text()
+    assert "city=grid: visits per cell, real and generated" in (report / "report.html").read_text()

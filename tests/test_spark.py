@@ -938,3 +938,40 @@ def test_a_job_with_runs_on_spark_gives_the_local_outputs_and_keeps_runs_all_or_
             city="tky", model="gru", k=[1, 5], spark=spark,
         )  # fmt: skip
     assert sorted((tmp_path / "spark").rglob("*")) == before
+
+
+def test_unpaired_populations_on_spark_are_the_local_bits(spark, tmp_path):
+    """``pairing="none"`` on Spark, over 3 partitions: two HuMob populations on the grid (their
+    uid shares too), and MoveSim's GeoLife populations as location ids with its ``gps`` table
+    (written as Parquet: Spark does not read MoveSim's ``.data`` files, and says so): the
+    summary, the histograms and the density maps are the local engine's bits."""
+    from mobeval.io.sequences import SequenceSource
+
+    samples = REPO_ROOT / "data_samples" / "humob"
+    grid = {"metrics": ["distance", "radius", "grank", "irank", "density", "trip"]}
+    grid |= {"uid_shares": [40], "chunk_rows": 300}
+    movesim = REPO_ROOT / "data_samples" / "movesim"
+    ids = {"metrics": ["distance", "radius", "duration", "dailyloc", "grank", "irank"]}
+    ids |= {"locations": "ids", "location_table": movesim / "gps.gz", "convention": "movesim"}
+    ids |= {"max_distance": 247.3}
+    parquet = {}
+    for name in ("real", "test"):
+        source = SequenceSource.open(movesim / f"{name}.data.gz")
+        parquet[name] = tmp_path / f"{name}.parquet"
+        pl.concat(source.iter_batches(["uid", "d", "t", "location"], 10**6)).write_parquet(
+            parquet[name]
+        )
+    humob = (samples / "reference_test.csv.gz", samples / "home_only.csv.gz")
+    files = (movesim / "real.data.gz", movesim / "test.data.gz")
+    runs = [(grid, humob, humob), (ids, files, (parquet["real"], parquet["test"]))]
+    for options, local_inputs, spark_inputs in runs:
+        local = evaluate_trajectory(*local_inputs, pairing="none", **options)
+        on_spark = evaluate_trajectory(
+            *spark_inputs, pairing="none", partitions=3, spark=spark, **options
+        )
+        assert on_spark.summary.equals(local.summary)
+        assert set(local.tables) == {"distributions", "density_map"}
+        for section, table in local.tables.items():
+            assert on_spark.tables[section].equals(table), section
+    with pytest.raises(InputError, match="a MoveSim sequence .* file, which the Spark engine"):
+        evaluate_trajectory(*files, pairing="none", spark=spark, **ids)

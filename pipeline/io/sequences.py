@@ -41,14 +41,19 @@ def _ids(line: bytes) -> int | None:
     return len(line.split()) if LINE.fullmatch(line) else None
 
 
+def is_sequence_file(name: str, first_line: bytes) -> bool:
+    """Whether a file of this ``name`` and ``first_line`` is a sequence file: a ``.data`` name
+    whose first line holds integers apart by white space."""
+    return name.lower().endswith(SUFFIXES) and _ids(first_line) is not None
+
+
 def sniff(spec) -> bool:
-    """Whether ``spec`` names a local sequence file: a ``.data`` name whose first line holds
-    integers apart by white space."""
+    """Whether ``spec`` names a local sequence file (:func:`is_sequence_file`)."""
     path = Path(str(spec))
     if not str(path).lower().endswith(SUFFIXES) or not path.is_file():
         return False
     with open_binary(path) as stream:
-        return _ids(stream.readline(1 << 20)) is not None
+        return is_sequence_file(str(path), stream.readline(1 << 20))
 
 
 @dataclass(frozen=True)

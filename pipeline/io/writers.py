@@ -72,12 +72,8 @@ MANIFEST = "manifest.json"
 #: What OUT owns at its top level: the manifest, the lock, the staging area and the result
 #: sections. Only the commands that make them write there; a report never goes over or under one.
 RESULT_SECTIONS = (
-    "summary",
-    "per_unit",
-    "per_day",
-    "distributions",
-    "long_tail",
-    "popularity_correlation",
+    *("summary", "per_unit", "per_day", "distributions", "density_map"),
+    *("long_tail", "popularity_correlation"),
 )
 OWNED = (MANIFEST, LOCK, STAGING, *RESULT_SECTIONS, "compare")
 

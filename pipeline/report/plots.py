@@ -1,9 +1,10 @@
 """The report's plots (matplotlib, the ``report`` extra): metric@k curves, the CDF of per-unit
 values, the city GEO-BLEU per day (trajectories), a paired scatter of each model's per-unit
 values against the baseline's, the real and generated population distributions overlaid
-(trajectories' ``distributions`` section), the long tail and the popularity vs recommendations
-scatter of recommendation lists (ClayRS's plots: the ``long_tail`` and
-``popularity_correlation`` sections). Every axis is labelled, every legend outside the data.
+(trajectories' ``distributions`` section) and their visits per cell side by side
+(``density_map``), the long tail and the popularity vs recommendations scatter of
+recommendation lists (ClayRS's plots: the ``long_tail`` and ``popularity_correlation``
+sections). Every axis is labelled, every legend outside the data.
 Per-unit data is read one metric column at a time (plus the unit keys for the scatter), so
 memory is bounded by one column per model, not by the number of metrics."""
 
@@ -80,15 +81,18 @@ def _city_figures(plt, source: OutputFolder, city: City) -> list[Figure | None]:
         _per_day(plt, source, city),
         _scatter(plt, source, city),
         _distributions(plt, source, city),
+        _density_maps(plt, source, city),
         _popularity(plt, source, city),
     ]
 
 
-def _figure(plt, figure, name: str, caption: str) -> Figure:
+def _figure(plt, figure, name: str, caption: str, *, tight: bool = True) -> Figure:
     """``figure`` drawn as a PNG (100 dpi, no software stamp: the same bytes every time),
-    then closed."""
+    then closed; ``tight``: its panels laid out by ``tight_layout`` first (not with a colour
+    bar beside them)."""
     buffer = io.BytesIO()
-    figure.tight_layout()
+    if tight:
+        figure.tight_layout()
     figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight", metadata={"Software": None})
     plt.close(figure)
     return Figure(name, caption, buffer.getvalue())
@@ -302,12 +306,90 @@ def _distributions(plt, source: OutputFolder, city: City) -> Figure | None:
     return _figure(plt, figure, f"{city.name}-distributions.png", caption)
 
 
+#: The most bins a side of a density map of location ids has (grid cells are drawn one by one).
+MAP_BINS = 150
+#: The share of the visits that a density map of location ids frames: the square around the
+#: visits' median holding it (far-off locations that a few visits reach would shrink the dense
+#: part to a few bins; the titles count the visits outside).
+MAP_FRAMED = 0.9
+
+
+def _weighted_quantile(values: np.ndarray, weights: np.ndarray, share: float) -> float:
+    order = np.argsort(values, kind="stable")
+    at = np.searchsorted(np.cumsum(weights[order]), share * weights.sum())
+    return float(values[order[min(at, values.size - 1)]])
+
+
+def _map_bins(table: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, str]:
+    """The x and y bin edges of a density map and its axes' unit: one bin per grid cell over the
+    cells visited (``location`` null), else :data:`MAP_BINS` equal bins a side over the square
+    frame around the visits' median that holds :data:`MAP_FRAMED` of them (both sides' visits;
+    the location table's coordinates, its units)."""
+    x, y = table["x"].to_numpy(), table["y"].to_numpy()
+    if table["location"].is_null().all():
+        return (
+            np.arange(x.min() - 0.5, x.max() + 1.0),
+            np.arange(y.min() - 0.5, y.max() + 1.0),
+            "cells",
+        )
+    weights = (table["real_visits"] + table["generated_visits"]).to_numpy()
+    mx, my = (_weighted_quantile(v, weights, 0.5) for v in (x, y))
+    half = _weighted_quantile(np.maximum(abs(x - mx), abs(y - my)), weights, MAP_FRAMED)
+    half = half if half > 0 else 1.0
+    xs, ys = (np.linspace(m - half, m + half, MAP_BINS + 1) for m in (mx, my))
+    return xs, ys, "location table's units"
+
+
+def _density_maps(plt, source: OutputFolder, city: City) -> Figure | None:
+    """Visits per cell, real beside each model's generated population (``density_map``; the
+    real side drawn once, from the first model's table): one log colour scale shared by every
+    panel, cells without a visit left blank; a title counts the visits outside the frame."""
+    from matplotlib.colors import LogNorm
+
+    tables = _model_sections(source, city, "density_map")
+    # a location without a point (a link table without x, y) has no place on the map
+    tables = {m: t.filter(pl.col("x").is_not_nan()) for m, t in tables.items()}
+    if not any(t.height for t in tables.values()):
+        return None
+    real = next(iter(tables.values()))
+    xs, ys, unit = _map_bins(pl.concat(tables.values()))
+    panels = [("real", real["real_visits"], real)]
+    panels += [(f"{m} (generated)", t["generated_visits"], t) for m, t in tables.items()]
+    grids, titles = [], []
+    for label, visits, table in panels:
+        counts, _, _ = np.histogram2d(
+            table["x"].to_numpy(), table["y"].to_numpy(), [xs, ys], weights=visits.to_numpy()
+        )
+        total, outside = int(visits.sum()), int(visits.sum() - counts.sum())
+        titles.append(f"{label}\n{total:,} visits" + (f", {outside:,} outside" if outside else ""))
+        grids.append(np.ma.masked_equal(counts.T, 0))
+    top = max((float(g.max()) for g in grids if g.count()), default=1.0)
+    norm = LogNorm(vmin=1.0, vmax=max(top, 1.0))  # a frame without a visit: one empty scale
+    width = 4.0 * (xs[-1] - xs[0]) / max(ys[-1] - ys[0], 1e-12)
+    size = (min(max(width, 2.5), 6.0) * len(panels) + 1.2, 4.0)
+    figure, axes = plt.subplots(1, len(panels), figsize=size, squeeze=False, sharey=True)
+    for ax, title, counts in zip(axes.flat, titles, grids, strict=True):
+        mesh = ax.pcolormesh(xs, ys, counts, norm=norm, cmap="viridis")
+        ax.set_aspect("equal")
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel(f"x ({unit})")
+    axes[0, 0].set_ylabel(f"y ({unit})")
+    bar = figure.colorbar(mesh, ax=list(axes.flat), fraction=0.03, pad=0.02)
+    bar.set_label("visits per cell (log scale)")
+    caption = (
+        f"city={city.name}: visits per cell, real and generated ({', '.join(tables)}; "
+        "one colour scale; counts as in OUT/density_map)"
+    )
+    return _figure(plt, figure, f"{city.name}-density-map.png", caption, tight=False)
+
+
 #: The columns the figures read of each section: a part without one is an InputError naming it
 #: and the column (exit 2), never a crash while drawing.
 PLOTTED_COLUMNS = {
     "distributions": (
         "distribution", "bin", "left", "real_count", "real_probability", "generated_probability"
     ),
+    "density_map": ("location", "x", "y", "real_visits", "generated_visits"),
     "long_tail": ("metric", "side", "position", "count"),
     "popularity_correlation": ("metric", "popularity", "recommended"),
 }  # fmt: skip

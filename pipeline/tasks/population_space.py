@@ -28,7 +28,9 @@ own columns:
 Distances are planar in the coordinates' units (MoveSim's table: degrees), or with
 ``distance="haversine"`` great-circle metres of latitudes and longitudes (``Space.sphere``, the
 radius, passed to the kernels). A table is held in memory (sorted ids and their coordinates): a
-run's memory is bounded by the table and the histograms.
+run's memory is bounded by the table and the histograms. The report's density maps read
+:func:`density_map`: each side's visits per location (folded with the histograms), placed at
+the location's coordinates (:meth:`Space.places`).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -46,6 +49,9 @@ from mobeval.io.text import open_binary
 from mobeval.metrics import GENERATION_DISTRIBUTIONS, GENERATION_RATIOS
 from mobeval.metrics.generation import GRID_SIDE
 from mobeval.metrics.trajectory import EARTH_RADIUS
+
+if TYPE_CHECKING:
+    from mobeval.metrics.population import PopulationCounts
 
 #: Largest |x| or |y| scored even with out_of_grid="score" (999, the mask value, is fine): the
 #: kernels index tables by squared distances, which must stay within int64.
@@ -101,6 +107,12 @@ class Space:
     outside = None
     outside_text = ""
 
+    def places(self, codes: np.ndarray) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+        """Where the locations ``codes`` lie, for a map: their ids (None: the codes are cells,
+        not ids) and their ``x``, ``y`` (NaN where the space has no point for them)."""
+        nan = np.full(codes.size, np.nan)
+        return codes, nan, nan
+
     def generation(self, offsets, points: Points, convention, names, links=None):
         """The generation counts of ``names`` (None: none asked) over the points' codes."""
         from mobeval.metrics.generation_counts import generation_counts
@@ -126,6 +138,11 @@ class GridSpace(Space):
     def points(self, frame: pl.DataFrame, path) -> Points:
         x, y = (frame[c].to_numpy() for c in self.columns)
         return Points(x.astype(np.float64), y.astype(np.float64), cell_ids(x, y))
+
+    def places(self, codes: np.ndarray) -> tuple[None, np.ndarray, np.ndarray]:
+        """The cells of :func:`cell_ids`' codes (its inverse)."""
+        side = 2 * MAX_COORD + 1
+        return None, (codes // side - MAX_COORD) * 1.0, (codes % side - MAX_COORD) * 1.0
 
     def generation(self, offsets, points: Points, convention, names, links=None):
         """The generation counts of ``names`` (TrajGDM's ids of the grid's cells)."""
@@ -173,6 +190,11 @@ class LocationTable(Space):
             raise _unknown_error(frame, at < 0, "location table", self.label, path)
         return Points(self.x[at], self.y[at], codes)
 
+    def places(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The table's coordinates of the ids ``codes`` (every one in the table)."""
+        at = _rows_of(self.ids, codes)
+        return codes, self.x[at], self.y[at]
+
 
 #: The measures that need each link's point (a link table with x, y or lat, lon).
 COORDINATE_METRICS = ("distance", "radius", "density", "trip", "jump", "memorised_near")
@@ -202,6 +224,15 @@ class LinkTable(LocationTable):
             return Points(codes.astype(np.float64), np.zeros(codes.size), codes, rows)
         x, y = (np.where(unknown, 0.0, v[rows]) for v in (self.x, self.y))
         return Points(x, y, codes, rows)
+
+    def places(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each link's point (NaN: a table without points, or an id not in it)."""
+        at = _rows_of(self.ids, codes)
+        if self.x is None:
+            return Space.places(self, codes)
+        row = np.where(at < 0, 0, self.rows[np.maximum(at, 0)])
+        x, y = (np.where(at < 0, np.nan, v[row]) for v in (self.x, self.y))
+        return codes, x, y
 
     def generation(self, offsets, points: Points, convention, names, links=None):
         """The generation counts of ``names`` over the link ids, trip lengths from the table."""
@@ -437,6 +468,13 @@ class GpsSpace(Space):
             "in the nearest border cell"
         )
 
+    def places(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The grid's cells ``codes`` (the GPS space's locations) at their centres (latitude,
+        longitude)."""
+        g = self.grid
+        rows, cols = np.divmod(codes, g.cols)
+        return codes, g.lat_min + (rows + 0.5) * g.dlat, g.lon_min + (cols + 0.5) * g.dlon
+
     def points(self, frame: pl.DataFrame, path) -> Points:
         lat, lon = (frame[c].to_numpy() for c in self.columns)
         cells = self.grid.cells(lat, lon)
@@ -471,3 +509,31 @@ def population_space(values: dict) -> Space:
             "has x, y (distance='planar' measures in its units)"
         )
     return dataclasses.replace(space, sphere=sphere)
+
+
+#: The columns of :func:`density_map` (``OUT/density_map``).
+DENSITY_MAP_SCHEMA = {
+    "location": pl.Int64,
+    "x": pl.Float64,
+    "y": pl.Float64,
+    "real_visits": pl.Int64,
+    "generated_visits": pl.Int64,
+}
+
+
+def density_map(real: PopulationCounts, generated: PopulationCounts, space: Space) -> pl.DataFrame:
+    """The visits (points) per location of each population, one row per location visited on
+    either side, in location order: ``location`` (the id; null where the codes are cells),
+    ``x``, ``y`` (where :meth:`Space.places` puts it), ``real_visits``, ``generated_visits`` (0
+    where a side never visits it). The counts are the populations' folded ``visits`` (one count
+    per location: bounded by the grid or the table, whatever the number of points)."""
+    sides = [
+        counts.visits.rename({"visits": f"{side}_visits"})
+        for side, counts in (("real", real), ("generated", generated))
+    ]
+    both = sides[0].join(sides[1], on="location", how="full", coalesce=True)
+    both = both.fill_null(0).sort("location")
+    location, x, y = space.places(both["location"].to_numpy())
+    columns = {"location": [None] * both.height if location is None else location, "x": x, "y": y}
+    columns |= {c: both[c] for c in ("real_visits", "generated_visits")}
+    return pl.DataFrame(columns, schema=DENSITY_MAP_SCHEMA)

@@ -47,6 +47,7 @@ from mobeval.tasks.population_space import (
     MAX_COORD,
     OFF_GRID,
     GridSpace,
+    density_map,
 )
 from mobeval.tasks.summary import count_row, summary_frame
 from mobeval.tasks.trajectory_inputs import METRICS
@@ -661,14 +662,15 @@ class TrajectoryScorer:
     def result_sections(self) -> dict[str, pl.DataFrame]:
         """The sections of the whole result beside its summary (called after :meth:`summary`):
         ``distributions``, the whole population's real and generated histograms that the
-        divergences compare (:func:`mobeval.metrics.population.distribution_table`), when
-        ``metrics`` names distributions and both sides have days."""
+        divergences compare (:func:`mobeval.metrics.population.distribution_table`), and
+        ``density_map``, the visits per location (:func:`density_map`), when ``metrics`` names
+        distributions and both sides have days."""
         population = self.accumulator.population
         real, generated = population.get("reference"), population.get("generated")
         if not (self.distributions and real and generated and real.days and generated.days):
             return {}
         table = distribution_table(real, generated, self.convention, self.distributions)
-        return {"distributions": table}
+        return {"distributions": table, "density_map": density_map(real, generated, self.space)}
 
     def _divergence_rows(self, real, generated, suffix: str, n: int) -> list[tuple]:
         """The summary rows ``<divergence>_<name><suffix>`` of two populations (NaN where one is

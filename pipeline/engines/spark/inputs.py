@@ -1,7 +1,7 @@
 """The inputs as the Spark engine reads them: a file, a directory or a glob resolved as the local
 engine resolves it (same messages), read by Spark as Parquet or CSV (:func:`read_input`), and
-the formats that only the local engine reads (TREC, RecBole) told by their first bytes and
-refused by name."""
+the formats that only the local engine reads (TREC, RecBole, MoveSim's sequences) told by their
+first bytes and refused by name."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from mobeval.engines.spark.files import Files, as_uri
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.columns import checked_renames, renamed_schema
 from mobeval.io.recbole import parse_header
+from mobeval.io.sequences import is_sequence_file
 from mobeval.io.sources import PARQUET_SUFFIXES, TEXT_SUFFIXES, format_of
 from mobeval.io.trec import TrecSource, first_data_line, kind_of_line
 
@@ -53,10 +54,13 @@ def _local_only_format(files: Files, uri: str, found: list) -> str | None:
     """The name of the input's format when it is one that only the local engine reads, told by
     its rules (:func:`mobeval.io.inputs.as_source`) on any file system Spark reads, the files'
     first bytes read on the driver: a single file (not named Parquet) whose first data line is a
-    TREC run's or qrels' (:func:`mobeval.io.trec.kind_of_line`, within its first MiB), or a
+    TREC run's or qrels' (:func:`mobeval.io.trec.kind_of_line`, within its first MiB), a
+    MoveSim sequence file (:func:`mobeval.io.sequences.is_sequence_file`), or a
     RecBole atomic file (named ``.inter``, or named ``.txt`` or not by format and starting with
     RecBole's typed header: :func:`mobeval.io.recbole.parse_header`); else None."""
     single = not uri.lower().endswith(PARQUET_SUFFIXES) and files.is_file(uri)
+    if single and is_sequence_file(uri, _first_line(files, uri)):
+        return "MoveSim sequence (location ids, one trajectory a line)"
     if single and kind_of_line(first_data_line(io.BytesIO(files.head(uri, HEAD_BYTES)))):
         return "TREC run or qrels"
     for name, _, _ in found:
@@ -64,10 +68,16 @@ def _local_only_format(files: Files, uri: str, found: list) -> str | None:
         if named == "recbole":
             return "RecBole atomic"
         if named is None or name.lower().endswith(TEXT_SUFFIXES):
-            first = io.BytesIO(files.head(name, LINE_BYTES)).readline(LINE_BYTES)
+            first = _first_line(files, name)
             if parse_header(first.decode("utf-8", errors="replace")) is not None:
                 return "RecBole atomic"
     return None
+
+
+def _first_line(files: Files, uri: str) -> bytes:
+    """The first line of the file at ``uri`` (within :data:`LINE_BYTES`, gunzipped), read on the
+    driver."""
+    return io.BytesIO(files.head(uri, LINE_BYTES)).readline(LINE_BYTES)
 
 
 def _local_only(kind: str, label: str) -> InputError:
