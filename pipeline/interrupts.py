@@ -8,6 +8,22 @@ import contextlib
 import signal
 import threading
 
+#: Set when SIGTERM arrived in :func:`terminate_as_interrupt`'s block.
+_terminated = threading.Event()
+
+
+def interrupted(error: BaseException) -> bool:
+    """Whether ``error`` is the interrupt coming back through a library that wrapped it (a
+    KeyboardInterrupt raised inside a Polars or Numba callback returns as the library's own
+    error): a KeyboardInterrupt among its causes and contexts, or a SIGTERM received."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, KeyboardInterrupt):
+            return True
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return _terminated.is_set()
+
 
 @contextlib.contextmanager
 def terminate_as_interrupt():
@@ -19,8 +35,10 @@ def terminate_as_interrupt():
         return
 
     def interrupt(signum, frame):
+        _terminated.set()
         raise KeyboardInterrupt
 
+    _terminated.clear()
     previous = signal.signal(signal.SIGTERM, interrupt)
     try:
         yield

@@ -149,3 +149,20 @@ def test_a_signal_stops_the_run_at_once_and_resume_completes_it(state, signum, t
     assert resumed.returncode == 0, resumed.stderr
     summaries = [p for p in results(out) if "summary" in p.parts]
     assert len(summaries) == 4  # two cities x two models
+
+
+def test_an_interrupt_that_a_library_wrapped_is_still_an_interrupt(monkeypatch, capsys):
+    """A KeyboardInterrupt raised inside a library's callback (a Polars UDF, a Numba hook) comes
+    back as the library's own error: it is still exit 130, not an internal error (exit 3)."""
+    from mobeval import cli
+
+    def run(args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as interrupt:
+            raise RuntimeError("the library's own error") from interrupt
+
+    monkeypatch.setattr(cli, "_run", run)
+    code = cli.main(["run", str(JOB), "--quiet"])
+    assert code == 130
+    assert "interrupted" in capsys.readouterr().err
