@@ -292,3 +292,35 @@ def test_location_ids_are_the_generation_metrics_locations(tmp_path):
         for s in sides
     ]
     assert got["jsd_od"] == pytest.approx(_jsd(counts(ends[0]), counts(ends[1])), rel=1e-12)
+
+
+def test_the_density_map_of_gps_points_counts_each_side_per_cell_of_the_named_grid(tmp_path):
+    """OUT/density_map under ``--locations gps``: each side's points per cell of the user's grid
+    (x the column from the west, y the row from the south), counted here in plain Python."""
+    from mobeval.cli import main
+
+    rng = np.random.default_rng(7)
+    paths = {}
+    for side, n in (("real", 12), ("generated", 9)):
+        paths[side] = tmp_path / f"{side}.parquet"
+        _walks(rng, n).write_parquet(paths[side])
+    out = tmp_path / "out"
+    argv = ["trajectory", "--reference", str(paths["real"]), "--generated"]
+    argv += [str(paths["generated"]), "--pairing", "none", "--locations", "gps", "--gps-grid"]
+    argv += [GRID, "--metrics", "density", "--score-out-of-grid", "--out", str(out), "--quiet"]
+    assert main(argv) == 0
+    stored = pl.read_parquet(out / "density_map" / "**" / "*.parquet")
+    lat_min, lon_min, lat_max, lon_max = BOX
+    expected = {}
+    for side in ("real", "generated"):
+        for lat, lon in pl.read_parquet(paths[side]).select("lat", "lon").iter_rows():
+            row = min(max(math.floor((lat - lat_min) / ((lat_max - lat_min) / 16)), 0), 15)
+            col = min(max(math.floor((lon - lon_min) / ((lon_max - lon_min) / 16)), 0), 15)
+            counts = expected.setdefault((float(col), float(row)), {"real": 0, "generated": 0})
+            counts[side] += 1
+    got = {
+        (x, y): {"real": r, "generated": g}
+        for x, y, r, g in stored.select("x", "y", "real_visits", "generated_visits").iter_rows()
+    }
+    assert got == expected
+    assert stored["location"].null_count() == stored.height

@@ -468,12 +468,11 @@ class GpsSpace(Space):
             "in the nearest border cell"
         )
 
-    def places(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The grid's cells ``codes`` (the GPS space's locations) at their centres (latitude,
-        longitude)."""
-        g = self.grid
-        rows, cols = np.divmod(codes, g.cols)
-        return codes, g.lat_min + (rows + 0.5) * g.dlat, g.lon_min + (cols + 0.5) * g.dlon
+    def places(self, codes: np.ndarray) -> tuple[None, np.ndarray, np.ndarray]:
+        """The grid's cells ``codes`` as cells: ``x`` the column (west to east), ``y`` the row
+        (south to north), so that a map draws one square per cell."""
+        rows, cols = np.divmod(codes, self.grid.cols)
+        return None, cols * 1.0, rows * 1.0
 
     def points(self, frame: pl.DataFrame, path) -> Points:
         lat, lon = (frame[c].to_numpy() for c in self.columns)
