@@ -16,8 +16,10 @@ import polars as pl
 import pytest
 import test_job_validation as job_validation
 
-from mobeval.cli import EXAMPLES, build_parser, cli_spelling, main
+from mobeval.cli import main
+from mobeval.cli_parser import EXAMPLES, build_parser
 from mobeval.families import FAMILIES, FROM_PRESET
+from mobeval.messages import cli_spelling
 
 TRUTH = pl.DataFrame({"sample_id": [1, 2, 3, 4], "location": [10, 20, 30, 40]})
 PRED = pl.DataFrame(
@@ -302,7 +304,7 @@ def test_the_command_list_fits_80_columns(monkeypatch):
 def test_json_text_is_the_document():
     """Lists of plain values on one line, the document unchanged (strings with commas,
     brackets or quotes included)."""
-    from mobeval.cli import _json_text
+    from mobeval.cli_printing import _json_text
 
     document = {"a": [1, 2, "x, y", "[b]"], "b": [], "c": {"d": [1.5, None]}, "e": [[1], [2, 3]]}
     document["f"] = ['a"b', "c,\nd"]

@@ -34,10 +34,10 @@ from mobeval.errors import ConfigError, MobevalError, OutputInUse
 from mobeval.families import FAMILIES
 from mobeval.io import leftovers
 from mobeval.io.objects import object_source
+from mobeval.io.scratch import ScratchFolder
 from mobeval.io.writers import (
     PLAIN_NAME,
     STAGING,
-    ScratchFolder,
     check_inputs_apart,
     check_name,
     output_lock,

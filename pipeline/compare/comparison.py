@@ -47,7 +47,7 @@ from mobeval.compare.significance import (
 )
 from mobeval.compare.stored import write_comparison
 from mobeval.errors import ConfigError, InputError
-from mobeval.io.writers import ScratchFolder
+from mobeval.io.scratch import ScratchFolder
 
 #: At most this many metrics are read and resampled together (their resamples and sign flips
 #: shared: the same numbers as one at a time, fewer passes over the units)...

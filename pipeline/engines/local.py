@@ -36,7 +36,7 @@ from mobeval.io.chunking import (
     sorted_by_key,
     write_buckets,
 )
-from mobeval.io.writers import ScratchFolder
+from mobeval.io.scratch import ScratchFolder
 from mobeval.kernels.buckets import claim_runs
 from mobeval.kernels.keys import match_sorted, unit_offsets
 from mobeval.progress import BUCKETING, READING, SCORING, Progress

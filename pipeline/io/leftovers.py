@@ -1,7 +1,7 @@
 """Where this user's scratch folders are, so that any later mobeval run removes what a killed one
 left, wherever it lies.
 
-A scratch folder (:class:`mobeval.io.writers.ScratchFolder`) may lie anywhere: a report's
+A scratch folder (:class:`mobeval.io.scratch.ScratchFolder`) may lie anywhere: a report's
 staging folder beside its ``--output``, outside OUT and outside the system's temporary folder.
 Killed (``kill -9``), its process removes nothing; a later run of the same kind in the same
 folder would, but no other run looks there. So each scratch folder is recorded while it lives:

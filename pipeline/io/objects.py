@@ -33,9 +33,9 @@ import polars as pl
 import pyarrow as pa
 
 from mobeval.errors import InputError
+from mobeval.io.scratch import ScratchFolder
 from mobeval.io.sources import Source, SpooledSource, plain_batch, plain_schema
 from mobeval.io.whole import library_error
-from mobeval.io.writers import ScratchFolder
 
 ACCEPTED = (
     "a path or URL (Parquet file, directory or glob; CSV; TREC run or qrels; RecBole .inter), "

@@ -33,9 +33,9 @@ This module is the one place that decides what a command may write, replace and 
   without following a link; a linked ``OUT/.staging`` is refused);
 * a report anywhere but over or under what OUT owns (:data:`OWNED`, :func:`report_destination`);
 * temporary folders outside OUT (a report's staging beside its target, Arrow stream spools, hash
-  buckets) are :class:`ScratchFolder`: removed on every way out, and by the next one of their kind
-  when their process was killed;
-* standard output is written whole or the command fails (:func:`checked_stdout`).
+  buckets) are :class:`mobeval.io.scratch.ScratchFolder`: removed on every way out, and by the
+  next one of their kind when their process was killed;
+* standard output is written whole or the command fails (:func:`mobeval.io.stdout.checked_stdout`).
 """
 
 from __future__ import annotations
@@ -50,8 +50,6 @@ import posixpath
 import re
 import secrets
 import shutil
-import sys
-import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -60,6 +58,7 @@ from typing import TYPE_CHECKING
 from mobeval.errors import ConfigError, OutputInUse
 from mobeval.io import leftovers
 from mobeval.io.journal import check_journal
+from mobeval.io.scratch import locked_folder
 from mobeval.io.whole import WholeFile, library_error, write_whole
 
 if TYPE_CHECKING:
@@ -372,7 +371,7 @@ def output_lock(out: str | os.PathLike):
                 )
             undo_interrupted_commits(LocalMoves(), str(out))
             _empty_staging(out)
-            leftovers.sweep(_locked_folder)  # what killed runs left elsewhere (reports' staging)
+            leftovers.sweep(locked_folder)  # what killed runs left elsewhere (reports' staging)
             yield out
         finally:
             del _HELD[key]
@@ -612,179 +611,3 @@ class StagedResult:
         with contextlib.suppress(Exception):  # discarding anyway: a failed write does not matter
             self._wait()
         remove_staged(self.root, self.out)
-
-
-class ScratchFolder:
-    """A temporary folder ``parent/<prefix><random>`` for one command's work outside OUT's
-    staging area, removed by :meth:`close` (or leaving a ``with`` block) on every way out. While
-    open it holds an ``flock`` on the folder itself, which the operating system releases when the
-    process dies, even by SIGKILL: so a folder whose lock is free is what a killed run left, and
-    a new ScratchFolder or OUT's lock removes it, wherever it lies (it is recorded while it
-    lives: :mod:`mobeval.io.leftovers`), never one another live run holds."""
-
-    def __init__(self, parent: str | os.PathLike, prefix: str) -> None:
-        parent = Path(parent)
-        parent.mkdir(parents=True, exist_ok=True)
-        _remove_leftovers(parent, prefix)
-        while True:
-            path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
-            handle = _locked_folder(path)
-            if handle is not None:  # else a leftover sweep took it as we made it: make another
-                break
-        self.path, self._handle, self._record = path, handle, leftovers.record(path)
-
-    def close(self) -> None:
-        """Remove the folder and what it holds (once; later calls do nothing)."""
-        if self._handle is None:
-            return
-        shutil.rmtree(self.path, ignore_errors=True)
-        leftovers.forget(self._record)
-        os.close(self._handle)
-        self._handle = None
-
-    def __enter__(self) -> Path:
-        return self.path
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-def _locked_folder(path: Path) -> int | None:
-    """An open handle on folder ``path`` holding its exclusive ``flock``; None if the folder is
-    gone, is not a plain folder, or another process holds the lock."""
-    try:
-        handle = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        if os.stat(path, follow_symlinks=False).st_ino == os.fstat(handle).st_ino:
-            return handle
-    except OSError:
-        pass
-    os.close(handle)
-    return None
-
-
-def _remove_leftovers(parent: Path, prefix: str) -> None:
-    """Remove killed runs' leftovers: ``parent/<prefix>*`` and recorded folders, lock free."""
-    leftovers.sweep(_locked_folder)
-    with contextlib.suppress(OSError):
-        for entry in parent.iterdir():
-            if entry.name.startswith(prefix) and leftovers.marked(entry):  # never the user's
-                handle = _locked_folder(entry)
-                if handle is not None:
-                    shutil.rmtree(entry, ignore_errors=True)
-                    os.close(handle)
-
-
-STDOUT = "<stdout>"
-
-
-class _CheckedStream:
-    """A text stream in front of ``stream`` (standard output) that writes whole or raises an
-    OSError naming :data:`STDOUT`. Python's own buffered stream may drop what a short write left
-    over (a nearly full disk keeps the first 4 KiB and reports nothing), so when ``stream`` has a
-    file descriptor the bytes are kept here (up to :data:`_PENDING_BYTES`, or line by line on a
-    terminal) and written with ``os.write`` until every byte is taken; ``buffer`` takes bytes
-    the same way (UTF-8 text to a text-only stream); after a failure the rest goes to /dev/null.
-
-    A reader that goes away (``mobeval run job.toml | head``: EPIPE) is not a failure of the
-    command: what it prints from then on goes to the null device, the work goes on to the end
-    (OUT's files whole), and :func:`checked_stdout` says so when the block is done."""
-
-    def __init__(self, stream) -> None:
-        self._stream = stream
-        self._pending = bytearray()
-        self.buffer = _CheckedBytes(self)
-        self.reader_gone = False
-        try:
-            self._fd = stream.fileno()
-            self._terminal = stream.isatty()
-        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
-            self._fd = None
-
-    def write(self, text: str) -> int:
-        if self._fd is None:
-            try:
-                return self._stream.write(text)
-            except OSError as error:
-                self._failed(error)
-                return len(text)
-        encoding = self._stream.encoding or "utf-8"
-        self.write_bytes(text.encode(encoding, self._stream.errors or "strict"))
-        return len(text)
-
-    def write_bytes(self, data: bytes) -> int:
-        if self._fd is None:
-            try:
-                if not hasattr(self._stream, "buffer"):  # text only: StringIO, a notebook's
-                    return self._stream.write(data.decode("utf-8", "backslashreplace"))
-                return self._stream.buffer.write(data)
-            except OSError as error:
-                self._failed(error)
-                return len(data)
-        self._pending += data
-        if self._terminal or len(self._pending) >= _PENDING_BYTES:
-            self.flush()
-        return len(data)
-
-    def flush(self) -> None:
-        try:
-            self._stream.flush()
-            if self._fd is not None:
-                data = memoryview(bytes(self._pending))
-                self._pending.clear()
-                while data:
-                    data = data[os.write(self._fd, data) :]
-        except OSError as error:
-            self._failed(error)
-
-    def __getattr__(self, name: str):
-        return getattr(self._stream, name)
-
-    def _failed(self, error: OSError) -> None:
-        self._pending.clear()
-        with contextlib.suppress(OSError, ValueError):
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, self._stream.fileno())
-            os.close(null)
-        if error.errno == errno.EPIPE:
-            self.reader_gone = True
-            return
-        raise OSError(error.errno, error.strerror or str(error), STDOUT) from None
-
-
-class _CheckedBytes:
-    """``sys.stdout.buffer`` of a :class:`_CheckedStream`: its bytes, in order with the text."""
-
-    def __init__(self, text: _CheckedStream) -> None:
-        self._text = text
-
-    def write(self, data: bytes) -> int:
-        return self._text.write_bytes(data)
-
-    def flush(self) -> None:
-        self._text.flush()
-
-
-#: Bytes :class:`_CheckedStream` keeps before writing it out.
-_PENDING_BYTES = 1 << 20
-
-
-@contextlib.contextmanager
-def checked_stdout():
-    """Standard output for the ``with`` block, written whole or failing: flushed at the end, and
-    a write or flush that fails (a full disk, a file size limit: any write that ends short fails
-    on the next one) raises an OSError naming :data:`STDOUT`. A reader that stopped reading lets
-    the block run to its end and then raises :class:`BrokenPipeError` naming :data:`STDOUT`."""
-    stream = sys.stdout
-    checked = _CheckedStream(stream)
-    sys.stdout = checked
-    try:
-        yield checked
-        checked.flush()
-    finally:
-        sys.stdout = stream
-    if checked.reader_gone:
-        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE), STDOUT)

@@ -609,12 +609,12 @@ class Report:
         ``<stem>_files/`` beside. ``path`` may lie anywhere but over or under what OUT owns
         (its manifest, lock, staging area and results) and never through a link that leaves
         OUT (:func:`mobeval.io.writers.report_destination`). Written whole or not at all: staged
-        in a temporary folder (:class:`mobeval.io.writers.ScratchFolder`: removed on every way
+        in a temporary folder (:class:`mobeval.io.scratch.ScratchFolder`: removed on every way
         out, or by the next report after a kill), then moved into place (under OUT's lock when
         inside OUT); the folders made for it are removed again if it fails."""
+        from mobeval.io.scratch import ScratchFolder
         from mobeval.io.writers import (
             STAGING,
-            ScratchFolder,
             made_parents,
             output_lock,
             report_destination,

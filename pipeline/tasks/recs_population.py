@@ -21,8 +21,8 @@ import numpy as np
 import polars as pl
 
 from mobeval.errors import InputError
+from mobeval.io.scratch import ScratchFolder
 from mobeval.io.whole import check_read, write_whole
-from mobeval.io.writers import ScratchFolder
 from mobeval.kernels import catalogue as K
 from mobeval.kernels.auc import collapse_counts, score_keys, twice_u
 from mobeval.kernels.correlation import METHODS, unit_auc, unit_correlations
@@ -500,7 +500,7 @@ class ScoreCounts:
     chunk's counts wait in ``parts`` until they outweigh the table, then all collapse into it
     (each pair is collapsed a logarithmic number of times); a table that outgrows the budget
     goes to disk as a sorted *run* (a file of ``(key, positives, negatives)`` rows in a
-    :class:`~mobeval.io.writers.ScratchFolder` of the system's temporary folder, removed when
+    :class:`~mobeval.io.scratch.ScratchFolder` of the system's temporary folder, removed when
     the value is taken, when the counts are let go, and by the next spill after a kill).
     :meth:`auc` reads the runs back together in key order, a block of each at a time
     (:meth:`_blocks`: ``budget`` rows in all), so ``N_below`` is carried across blocks. The

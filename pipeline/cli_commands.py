@@ -1,0 +1,203 @@
+"""The arguments of the commands that are not a family's scoring: validate, run, compare, report,
+trec_eval, warmup."""
+
+from __future__ import annotations
+
+from mobeval import logs
+from mobeval.cli_parser import (
+    add_engine_option,
+    add_format_option,
+    add_url_timeout_option,
+    command_parser,
+)
+from mobeval.cli_values import finite, metric_list, name_list
+
+
+def _validate_arguments(commands, name: str) -> None:
+    from mobeval.validate.tasks import TASKS as VALIDATION_TASKS
+
+    validate = command_parser(commands, name)
+    validate.add_argument(
+        "--task",
+        required=True,
+        choices=sorted(VALIDATION_TASKS),
+        metavar="TASK",
+        help="the year and city of the rules (tasks: below)",
+    )
+    validate.add_argument("--dataset", required=True, help="city_X_challengedata.csv(.gz)")
+    validate.add_argument("--submission", required=True, help="the submission csv(.gz)")
+
+
+def _run_arguments(commands, name: str) -> None:
+    run = command_parser(commands, name)
+    run.add_argument("job", help="job file (TOML)")
+    run.add_argument("--resume", action="store_true", help="skip results already complete")
+    run.add_argument("--out", default=None, help="output directory (overrides the job's)")
+    add_engine_option(run)
+    add_url_timeout_option(run)
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    logs.add_option(run)
+    add_format_option(run)
+
+
+def _compare_arguments(commands, name: str) -> None:
+    compare = command_parser(commands, name)
+    compare.add_argument("out", help="a mobeval output folder (OUT)")
+    compare.add_argument("--city", default=None, help="one city (default: every city)")
+    compare.add_argument(
+        "--baseline", default=None, help="compare every model with this one (default: all pairs)"
+    )
+    compare.add_argument(
+        "--pairs",
+        default=None,
+        help="all, baseline (--baseline, else the first model, vs each other) or m1:m2,... "
+        "(default: baseline with --baseline, else all)",
+    )
+    compare.add_argument(
+        "--models", type=name_list, default=None, help="the models compared (default: all)"
+    )
+    compare.add_argument(
+        "--metrics", type=metric_list, default=None, help="e.g. acc@5,mrr (default: all pairable)"
+    )
+    compare.add_argument(
+        "--tests",
+        type=name_list,
+        default=["paired-t", "wilcoxon", "randomization"],
+        help="any of paired-t, wilcoxon, randomization, tukey (Tukey's HSD over every model of "
+        "a city), ttest-ind, ranksums (ClayRS's Ttest and Wilcoxon, unpaired), comma-separated; "
+        "default: paired-t,wilcoxon,randomization",
+    )
+    compare.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (1000)")
+    compare.add_argument(
+        "--permutations", type=int, default=10000, help="random sign flips (10000)"
+    )
+    compare.add_argument("--seed", type=int, default=0, help="random seed (0)")
+    compare.add_argument(
+        "--correction",
+        choices=["holm", "bonferroni", "bh", "by", "none"],
+        default="holm",
+        help="holm, bonferroni, bh (Benjamini-Hochberg), by (Benjamini-Yekutieli) or none, over "
+        "each --family (default: holm; Tukey's p-values are left as they are)",
+    )
+    compare.add_argument(
+        "--family",
+        choices=["all", "metric"],
+        default="all",
+        help="the p-values corrected together: all (a city's metrics x pairs x tests) or metric "
+        "(one metric's pairs x tests); default: all",
+    )
+    compare.add_argument(
+        "--view",
+        choices=["pairs", "leaderboard", "folds"],
+        default="pairs",
+        help="pairs (a table per model pair), leaderboard (per metric, the models ranked, "
+        "with letters: models sharing one are not significantly different) or folds (per model, "
+        "each run's city value and their mean, NaN runs left out, as ClayRS's MetricEvaluator; "
+        "no tests); default: pairs",
+    )
+    compare.add_argument(
+        "--alpha",
+        type=finite,
+        default=0.05,
+        help="significance level of the leaderboard's letters (0.05)",
+    )
+    compare.add_argument(
+        "--format",
+        choices=["table", "csv", "json"],
+        default="table",
+        help="what is printed: table, csv or json (the rows of the view); default: table",
+    )
+    compare.add_argument(
+        "--confidence", type=finite, default=0.95, help="of the bootstrap interval (0.95)"
+    )
+    compare.add_argument(
+        "--intersect", action="store_true", help="compare the units common to both models"
+    )
+    compare.add_argument(
+        "--unit",
+        choices=["default", "uid", "day"],
+        default="default",
+        help="default (each task's unit), uid, or day: trajectories' uid-days",
+    )
+    compare.add_argument(
+        "--runs",
+        choices=["mean", "separate"],  # compare.runs.RUNS, spelt here: --help imports no Polars
+        default="mean",
+        help="a model's runs (seeds, folds): mean (taken together: tests over the per-unit means "
+        "across runs, or over the runs as units when units differ between runs; sd over runs "
+        "beside) or separate (each run a model of its own); default: mean",
+    )
+
+
+def _report_arguments(commands, name: str) -> None:
+    report = command_parser(commands, name)
+    report.add_argument("out", help="a mobeval output folder (OUT)")
+    report.add_argument(
+        "--format",
+        default="html",
+        help="latex, markdown or html, or several: html,latex (default html)",
+    )
+    from mobeval.report.options import REPORT_OPTIONS
+
+    for option in REPORT_OPTIONS:  # the same names as a job's [report] and Report's keywords
+        if option.kind == "boolean":
+            report.add_argument(
+                f"--{option.name}", action="store_true", default=None, help=option.help
+            )
+        else:
+            kind = float if option.kind == "number" else str
+            report.add_argument(f"--{option.name}", type=kind, default=None, help=option.help)
+    report.add_argument("--city", default=None, help="one city (default: every city)")
+    report.add_argument(
+        "--output", default=None, help="the report file (default OUT/report/report.<ext>)"
+    )
+    report.add_argument(
+        "--no-plots", action="store_true", help="tables and methods only (no matplotlib needed)"
+    )
+    report.add_argument(
+        "--no-compare",
+        action="store_true",
+        help="significance markers only from OUT/compare (never computed)",
+    )
+
+
+def _trec_eval_arguments(commands, name: str) -> None:
+    trec = command_parser(
+        commands,
+        name,
+        description="A drop-in for trec_eval: same options, measures and text output.",
+    )
+    from mobeval.trec_eval.arguments import add_arguments as add_trec_eval_arguments
+
+    add_trec_eval_arguments(trec)
+    add_url_timeout_option(trec)
+
+
+def _warmup_arguments(commands, name: str) -> None:
+    from mobeval.warmup import FAMILY_NAMES
+
+    warmup = command_parser(
+        commands,
+        name,
+        description="Compile each family's Numba kernels into the cache (NUMBA_CACHE_DIR, else "
+        "the kernels' __pycache__ folder) by scoring tiny inputs, for container images and Spark "
+        "executors.",
+    )
+    warmup.add_argument(
+        "--family",
+        choices=[*FAMILY_NAMES, "all"],
+        default="all",
+        help="the family to warm up (default: all)",
+    )
+
+
+#: What adds each command's arguments (a scoring command's are its family's options:
+#: :func:`mobeval.cli_parser.build_parser`).
+COMMAND_ARGUMENTS = {
+    "validate": _validate_arguments,
+    "run": _run_arguments,
+    "compare": _compare_arguments,
+    "report": _report_arguments,
+    "trec_eval": _trec_eval_arguments,
+    "warmup": _warmup_arguments,
+}

@@ -1,0 +1,117 @@
+"""One definition per task family (a module each: :mod:`.nextloc`, :mod:`.trajectory`,
+:mod:`.recs`, :mod:`.logits`): its options and its presets, read by every face.
+
+A :class:`Family` lists each option once (:class:`Option`: name, job-file kind, default, choices,
+help text, whether the family's presets set it, its command-line flag) and names its presets and
+its convention. From it are derived:
+
+* the command line's flags and help (:func:`mobeval.cli_parser.add_family_options`, and
+  :func:`mobeval.cli_parser.family_options` reads them back);
+* the job file's keys and their types (:data:`mobeval.jobs.TASK_TYPES`, ``OPTION_KINDS``);
+* the Python keyword arguments: their checks (:func:`mobeval.options.check_options`, which
+  refuses a name that is not an option), their defaults (:func:`mobeval.options.option_values`)
+  and the signatures ``help()`` shows (:func:`signature`) of :mod:`mobeval.api`'s ``evaluate_*``
+  (on either engine);
+* the manifest's ``resolved`` options (:func:`resolved_options`): every option as the run used
+  it, the preset's fields spelled out (also in ``--format json``);
+* the command line's spelling of an option's value in messages (:meth:`Option.cli_spelling`),
+  its ``--help`` lines of the presets (``preset_help``) and the summary rows it prints as
+  integers (``counts``).
+
+Adding an option is one :class:`Option` in its family's module plus the code that uses it (see
+``docs/architecture.md``). What a value may be beyond its type is decided by the family's own
+resolvers (presets, convention dataclasses, metric parsers), which :mod:`mobeval.options` calls.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+from collections.abc import Callable
+
+from mobeval.families.family import Family
+from mobeval.families.logits import LOGITS
+from mobeval.families.nextloc import NEXTLOC
+from mobeval.families.recs import RECS
+from mobeval.families.shared import PRESET_HELP
+from mobeval.families.trajectory import TRAJECTORY
+from mobeval.metrics import recs_population as _recs_population
+from mobeval.option_types import FROM_PRESET, SAME, Flag, Option
+
+__all__ = [
+    "FAMILIES",
+    "FROM_PRESET",
+    "LOGITS",
+    "NEXTLOC",
+    "PRESET_HELP",
+    "RECS",
+    "SAME",
+    "TRAJECTORY",
+    "Family",
+    "Flag",
+    "Option",
+    "resolved_options",
+    "signature",
+    "with_options",
+]
+
+FAMILIES: dict[str, Family] = {f.name: f for f in (NEXTLOC, TRAJECTORY, RECS, LOGITS)}
+
+# --------------------------------------------------------------------------- derived
+
+
+def signature(family: str, function: Callable) -> inspect.Signature:
+    """``function``'s signature with its ``**options`` spelled out as the family's keyword
+    options and their defaults (options that only the preset sets stay under ``**options``)."""
+    kinds = inspect.Parameter
+    spelled = [
+        kinds(o.name, kinds.KEYWORD_ONLY, default=o.default)
+        for o in FAMILIES[family].options
+        if o.default is not FROM_PRESET
+    ]
+    parameters = inspect.signature(function).parameters.values()
+    positional = [
+        p for p in parameters if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)
+    ]
+    keywords = [p for p in parameters if p.kind is kinds.KEYWORD_ONLY]
+    rest = [p for p in parameters if p.kind is kinds.VAR_KEYWORD]
+    if all(o.default is not FROM_PRESET for o in FAMILIES[family].options):
+        rest = []
+    return inspect.signature(function).replace(parameters=[*positional, *spelled, *keywords, *rest])
+
+
+def with_options(family: str) -> Callable[[Callable], Callable]:
+    """Give an ``evaluate_*(inputs..., *, out..., **options)`` function the signature of its
+    family's options (``help()``, ``inspect.signature``)."""
+
+    def decorate(function: Callable) -> Callable:
+        function.__signature__ = signature(family, function)
+        return function
+
+    return decorate
+
+
+def _plain(value):
+    return json.loads(json.dumps(value, default=str))
+
+
+def resolved_options(task: str, config: dict) -> dict:
+    """Every option of a ``task`` result as the run used it: the defaults of what was not given,
+    the preset's fields spelled out (``relevant_threshold = 4``, ``max_n = 5``), JSON values.
+    ``config``: the options as typed (other keys such as ``city`` are left out)."""
+    family = FAMILIES[task]
+    values = family.values({n: v for n, v in (config or {}).items() if n in family.names})
+    resolved = dict(values)
+    convention = family.convention(values)
+    if dataclasses.is_dataclass(convention):
+        resolved |= dataclasses.asdict(convention)
+    if task == "recs":  # the population metrics' convention, its fields spelled out
+        population = _recs_population.resolve_population(
+            values["population_convention"], values["tail_ratio"]
+        )
+        resolved |= dataclasses.asdict(population)
+    if task == "logits":  # a family's policy left None follows ``ties``
+        resolved["mrr_ties"] = resolved["mrr_ties"] or resolved["ties"]
+        resolved["ndcg_ties"] = resolved["ndcg_ties"] or resolved["ties"]
+    return _plain(resolved)
