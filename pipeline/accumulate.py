@@ -29,12 +29,13 @@ from __future__ import annotations
 import dataclasses
 
 from mobeval import api
-from mobeval.api import config_hash, logits_columns, logits_fold_options
+from mobeval.api import logits_columns, logits_fold_options
 from mobeval.engines.base import DEFAULT_CITY, Evaluation, LocalEngine, result_sections
 from mobeval.errors import ConfigError, InputError
 from mobeval.families import FAMILIES
 from mobeval.io.inputs import fingerprint
 from mobeval.io.writers import check_name
+from mobeval.manifest import config_hash
 from mobeval.options import option_values
 
 

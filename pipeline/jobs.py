@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mobeval import api
-from mobeval.api import Evaluation, Manifest
+from mobeval.api import Evaluation
 from mobeval.engines.base import Engine, default_city_name
 from mobeval.errors import ConfigError, OptionError
 from mobeval.families import FAMILIES
@@ -53,6 +53,7 @@ from mobeval.io.remote import checked_url_timeout, url_timeout
 from mobeval.io.writers import check_inputs_apart, check_name
 from mobeval.job_values import VALUE_KINDS, all_items, is_int, is_str, shown
 from mobeval.logs import FORMATS
+from mobeval.manifest import Manifest
 from mobeval.options import DEFAULT_CHUNK_ROWS, check_options, checked_chunk_rows
 from mobeval.report.job import ReportSpec, check_report_table, run_report
 
