@@ -35,6 +35,7 @@ from mobeval.engines.base import (
 from mobeval.errors import ConfigError, InputError, OptionError
 from mobeval.families import FAMILIES, RECS, with_options
 from mobeval.io.columns import check_used, missing_column, their_names
+from mobeval.io.partitions import checked_partition
 from mobeval.io.remote import url_timeout
 from mobeval.io.writers import check_inputs_apart, check_name
 from mobeval.manifest import Manifest
@@ -129,6 +130,7 @@ def _arguments(
     city: str | None = None,
     model: str | None = None,
     run: str | None = None,
+    partition: dict[str, str] | str | None = None,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     progress: bool | None = None,
     engine: str | Engine | None = None,
@@ -146,6 +148,9 @@ def _arguments(
     object, and the predictions' file name). ``run``: which run of the model this is (a seed, a
     fold; a plain name): the result is ``city=<c>/model=<m>/run=<r>``, and compare and the report
     take a model's runs together (mean and sd over runs; docs/compare-and-report.md).
+    ``partition``: the partition the result lies under in every section, results over time
+    (``{"date": "2026-11-27"}``: ``date=2026-11-27/city=<c>/model=<m>``;
+    :mod:`mobeval.io.partitions`), so that Spark, DuckDB and Polars read every day as one table.
     ``chunk_rows``: rows
     scored at once (the memory budget). ``progress``: the progress line (default: when stderr is
     a terminal). ``engine``: ``"local"`` (default) or ``"spark"``; a SparkSession as ``spark``
@@ -206,6 +211,7 @@ def _evaluation(family: str, build: Callable) -> Callable[..., Evaluation]:
             if given[name] is not None:
                 check_name(given[name], name)
         where = {name: given[name] for name in _WHERE}
+        where["partition"] = checked_partition(given["partition"])
         where |= {"counts": definition.counts, "units": definition.units}
         with url_timeout(given["url_timeout"]):
             score = functools.partial(build, runner, *(given[i.name] for i in inputs_named))

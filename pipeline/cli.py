@@ -37,6 +37,7 @@ from mobeval.cli_parser import (  # noqa: F401 (the command line's names, re-exp
 )
 from mobeval.cli_printing import print_summaries
 from mobeval.errors import ConfigError, MobevalError, OptionError
+from mobeval.io import partitions
 from mobeval.messages import cli_spelling, one_line, os_error_text, polars_panic
 
 
@@ -78,6 +79,7 @@ def _evaluate_checked(args, progress, family, inputs, options, chunking):
     evaluate = getattr(api, f"evaluate_{family}")
     runner = api.engine_for(args.engine, progress=progress)
     place = {"city": args.city, "model": args.model, "run": args.run}
+    place["partition"] = partitions.checked_partition(args.partition, "--partition")
     place |= {"progress": progress, "engine": runner}
     place |= chunking
     if args.out is None:  # print only: no per-unit values kept, memory bounded by the chunk
@@ -181,14 +183,15 @@ def _validate(args, progress) -> int:
 def _run_job(args, progress) -> int:
     from mobeval.jobs import load_job, run_job
 
-    job = load_job(args.job, out=args.out, url_timeout=args.url_timeout)
+    partition = partitions.partition_pairs(args.partition)
+    job = load_job(args.job, out=args.out, url_timeout=args.url_timeout, partition=partition)
     given = args.log_format or job.log_format
     logs.configure(logs.chosen(given, quiet=args.quiet, by_default=True))
     evaluations = run_job(job, resume=args.resume, progress=progress, log=_log, engine=args.engine)
-    tasks = {(t.city, model): t for t in job.tasks for model in t.models}
+    tasks = {(t.partition, t.city, model): t for t in job.tasks for model in t.models}
+    chosen = [tasks[e.partition, e.city, e.model] for e in evaluations]
     print_summaries(
-        [(tasks[e.city, e.model].type, tasks[e.city, e.model].options, e) for e in evaluations],
-        args.format,
+        [(t.type, t.options, e) for t, e in zip(chosen, evaluations, strict=True)], args.format
     )
     _log(f"outputs: {args.out or job.out}")
     return EXIT_DONE

@@ -11,6 +11,7 @@ from mobeval.cli_parser import (
     command_parser,
 )
 from mobeval.cli_values import finite, metric_list, name_list
+from mobeval.io import partitions
 
 
 def _validate_arguments(commands, name: str) -> None:
@@ -33,6 +34,7 @@ def _run_arguments(commands, name: str) -> None:
     run.add_argument("job", help="job file (TOML)")
     run.add_argument("--resume", action="store_true", help="skip results already complete")
     run.add_argument("--out", default=None, help="output directory (overrides the job's)")
+    partitions.add_option(run, job=True)
     add_engine_option(run)
     add_url_timeout_option(run)
     run.add_argument("--quiet", action="store_true", help="no progress bar")

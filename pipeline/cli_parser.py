@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from mobeval import __version__, logs
 from mobeval.cli_values import PARSERS
+from mobeval.io import partitions
 
 if TYPE_CHECKING:
     pass
@@ -392,6 +393,7 @@ def add_output_options(command: argparse.ArgumentParser) -> None:
         help="which run of the model this is (a seed, a fold): written as model=<m>/run=<r>; "
         "compare and report take a model's runs together (default: none)",
     )
+    partitions.add_option(command)
     command.add_argument(
         "--chunk-rows",
         type=int,

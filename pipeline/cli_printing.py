@@ -59,6 +59,7 @@ def _result_object(task: str, options: dict, evaluation) -> dict:
         "city": evaluation.city,
         "model": evaluation.model,
         **({} if evaluation.run is None else {"run": evaluation.run}),
+        **({} if evaluation.partition is None else {"partition": evaluation.partition}),
         "options": resolved_options(task, options),
         "summary": {
             m: _json_number(v, _is_count(task, m))
@@ -74,6 +75,10 @@ def _result_object(task: str, options: dict, evaluation) -> dict:
         "seconds": round(evaluation.seconds, 3),
         "resumed": evaluation.resumed,  # read back from OUT by run --resume, not computed
     }
+
+
+def _shown(value) -> str:
+    return str(value) if isinstance(value, int) else f"{value:.6f}"
 
 
 def print_summaries(
@@ -93,8 +98,10 @@ def print_summaries(
         objects = [_result_object(*result) for result in results]
         print(_json_text({"results": objects} if job else objects[0]))
         return
-    rows = [
-        (e.city, e.label, metric, _number(value, _is_count(task, metric)), n, sd)
+    partitioned = any(e.partition is not None for _, _, e in results)
+    rows = [  # a partition's results (results over time) apart, in a column of their own
+        ([e.partition] if partitioned else [])
+        + [e.city, e.label, metric, _number(value, _is_count(task, metric)), n, sd]
         for task, _, e in results
         for metric, value, n, sd in zip(
             *(e.summary[c] for c in ("metric", "value", "n")), _stds(e.summary), strict=True
@@ -102,14 +109,15 @@ def print_summaries(
     ]
     if fmt == "csv":
         writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(["city", "model", "metric", "value", "n", "std"])
+        header = ["city", "model", "metric", "value", "n", "std"]
+        writer.writerow(["partition"] * partitioned + header)
         writer.writerows(rows)
         return
     if not rows:
         return
-    shown = [
-        (city, model, metric, str(v) if isinstance(v, int) else f"{v:.6f}")
-        for city, model, metric, v, _, _ in rows
+    shown = [  # each city (of each partition) a table
+        ("/".join(place[:-1] + [f"city={place[-1]}"]), model, metric, _shown(v))
+        for *place, model, metric, v, _, _ in rows
     ]
     long = pl.DataFrame(shown, schema=["city", "model", "metric", "value"], orient="row")
     style = "MARKDOWN" if fmt == "markdown" else "UTF8_FULL_CONDENSED"
@@ -118,9 +126,9 @@ def print_summaries(
         for i, ((city,), part) in enumerate(cities):
             table = part.pivot(on="model", index="metric", values="value", maintain_order=True)
             if fmt == "markdown":  # a paragraph, then the table whole, to paste
-                print(("\n" if i else "") + f"**city={city}**\n")
+                print(("\n" if i else "") + f"**{city}**\n")
                 print(table.fill_null(""))
                 continue
-            print(f"city={city}")
+            print(city)
             for piece in fitted(table.fill_null(""), ["metric"]):  # the terminal's width
                 print(piece)

@@ -51,6 +51,7 @@ from mobeval.families import FAMILIES
 from mobeval.io.inputs import check_input, is_uri
 from mobeval.io.remote import checked_url_timeout, url_timeout
 from mobeval.io.writers import check_inputs_apart, check_name
+from mobeval.job_partitions import checked_job_partition, expand_partitions
 from mobeval.job_values import VALUE_KINDS, all_items, is_int, is_str, shown
 from mobeval.logs import FORMATS
 from mobeval.manifest import Manifest
@@ -74,7 +75,7 @@ TASK_TYPES: dict[str, TaskType] = {
     for name, family in FAMILIES.items()
 }
 COMMON_KEYS = {"type", "city", "truth", "models"}
-JOB_KEYS = {"out", "chunk_rows", "url_timeout", "log_format", "tasks", "report"}
+JOB_KEYS = {"out", "chunk_rows", "url_timeout", "log_format", "tasks", "report", "partition"}
 
 
 #: The kind (a key of VALUE_KINDS) of every option of every task type (their definitions).
@@ -106,6 +107,10 @@ class TaskSpec:
     #: model name -> predictions, or -> {run name: predictions} for a model of several runs
     models: dict[str, Path | str | dict[str, Path | str]]
     options: dict = field(default_factory=dict)
+    #: ``date=2026-11-27``: the partition its results lie under (:mod:`mobeval.job_partitions`)
+    partition: str | None = None
+    #: one of the partitions a value ``"*"`` found: skipped when complete in OUT
+    incremental: bool = False
 
     def results(self) -> list[tuple[str, str | None, Path | str]]:
         """(model, run or None, predictions) of every result of the task, in the file's order."""
@@ -125,13 +130,20 @@ class JobSpec:
     report: ReportSpec | None = None  # the [report] table: compare + report after the last model
     url_timeout: float | None = None  # seconds (mobeval.io.remote.url_timeout); None: the default
     log_format: str | None = None  # mobeval.logs.FORMATS; None: as the command line says
+    waiting: tuple[str, ...] = ()  # results of a partition "*" whose inputs are not all there
 
 
 def load_job(
-    path: str | Path, *, out: str | Path | None = None, url_timeout: float | None = None
+    path: str | Path,
+    *,
+    out: str | Path | None = None,
+    url_timeout: float | None = None,
+    partition: dict[str, str] | None = None,
 ) -> JobSpec:
     """Read and check a job file; every mistake is a ConfigError naming the file and the entry.
-    ``out`` and ``url_timeout`` override the file's (``--out``, ``--url-timeout``)."""
+    ``out`` and ``url_timeout`` override the file's (``--out``, ``--url-timeout``); each key of
+    ``partition`` (``--partition``) the value of the file's ``partition`` table
+    (:mod:`mobeval.job_partitions`)."""
     path = Path(path)
     try:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -176,8 +188,16 @@ def load_job(
             if (spec.city, model) in seen:
                 raise ConfigError(f"{path}: city {spec.city!r}, model {model!r} appears twice")
             seen.add((spec.city, model))
+    given = checked_job_partition(f"{path}: partition", document.get("partition", {}))
+    given |= checked_job_partition("--partition", partition or {})
+    specs, waiting = expand_partitions(path, specs, given)
     out_path = (Path(out_value) if out is not None else base / out_value).resolve()
     report = None
+    if "report" in document and given:
+        raise ConfigError(
+            f"{path}: report: compare and report read an OUT without partitions; query results "
+            "over time as one table (docs/outputs.md, Results over time)"
+        )
     if "report" in document:  # checked now, with the rest (mobeval.report.job)
         report = check_report_table(path, document["report"], specs)
     log_format = document.get("log_format")
@@ -185,7 +205,7 @@ def load_job(
         raise ConfigError(
             f"{path}: log_format: expected one of {', '.join(FORMATS)}, got {shown(log_format)}"
         )
-    job = JobSpec(path, out_path, chunk_rows, specs, report, url_timeout, log_format)
+    job = JobSpec(path, out_path, chunk_rows, specs, report, url_timeout, log_format, waiting)
     for kind, where, input_path in task_inputs(job):  # every input in place before any model runs
         if not is_uri(input_path):  # a URL: looked for by the engine that reads it, before it runs
             check_input(kind, input_path, where)
@@ -317,6 +337,9 @@ def run_job(
                 files=runner.files,
                 engine=runner.name,
             )
+            for line in job.waiting:
+                log(line)
+            skipped = []  # a partition "*"'s results complete in OUT: one line says how many
             for index, task in enumerate(job.tasks):
                 task_type = TASK_TYPES[task.type]
                 pending = []  # (model, config, call): the engine runs them (Spark: together)
@@ -324,16 +347,20 @@ def run_job(
                 for model, run, prediction_path in task.results():
                     config = {"type": task.type, "city": task.city, "model": model, **task.options}
                     config |= {} if run is None else {"run": run}
-                    label = "/".join(filter(None, (task.city, model, run)))
-                    if resume:
+                    names = (task.city, model, run, task.partition)
+                    label = "/".join(filter(None, (task.partition, task.city, model, run)))
+                    if resume or task.incremental:
                         inputs = {
                             "truth": runner.fingerprint(task.truth),
                             "predictions": runner.fingerprint(prediction_path),
                             **api.file_fingerprints(runner, task.type, task.options),
                         }
-                        if manifest.is_complete(task.city, model, config, inputs, run):
+                        if manifest.is_complete(*names, config=config, inputs=inputs):
+                            if not resume:  # a partition "*": the new partitions only
+                                skipped.append(label)
+                                continue
                             log(f"{label}: complete, resumed from OUT (--resume)")
-                            task_results.append(manifest.resumed(task.city, model, run))
+                            task_results.append(manifest.resumed(*names))
                             continue
                     call = functools.partial(
                         task_type.evaluate,
@@ -345,11 +372,15 @@ def run_job(
                         city=task.city,
                         model=model,
                         run=run,
+                        partition=task.partition,
                         chunk_rows=job.chunk_rows,
                         progress=progress,
                         **task.options,
                     )
                     pending.append((label, config, call))
+                if skipped and pending:
+                    log(_skipped(skipped))
+                    skipped.clear()
                 evaluations = runner.run_all([call for _, _, call in pending])
                 for label, config, _ in pending:
                     started = time.perf_counter()
@@ -368,6 +399,14 @@ def run_job(
                     task_results.append(evaluation)
                 order = [(model, run) for model, run, _ in task.results()]
                 results += sorted(task_results, key=lambda e: order.index((e.model, e.run)))
+            if skipped:
+                log(_skipped(skipped))
             if job.report is not None and Path(str(root), "manifest.json").is_file():
                 run_report(job, log=log)  # compare every city, then write the report (a local OUT)
         return results
+
+
+def _skipped(labels: list[str]) -> str:
+    """The line saying which results a partition ``"*"`` found complete in OUT."""
+    shown = labels[0] if len(labels) == 1 else f"{labels[0]} ... {labels[-1]}"
+    return f"{len(labels)} result(s) complete in OUT, skipped: {shown}"

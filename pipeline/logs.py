@@ -76,18 +76,22 @@ def message(text: str, level: str = "info", stream=None) -> None:
 
 class ResultLog:
     """The log lines of one (city, model, run) result written to ``out`` (``None``: in memory),
-    on ``stream`` (default: stderr) in ``log_format``."""
+    on ``stream`` (default: stderr) in ``log_format``; a result under a ``partition``
+    (``date=2026-11-27``) has it first, a field of its own."""
 
-    def __init__(self, city, model, run, out, log_format: str, stream=None) -> None:
-        self.where = {"city": city, "model": model, "run": run}
+    def __init__(self, city, model, run, out, log_format: str, stream=None, partition=None) -> None:
+        self.where = {} if partition is None else {"partition": partition}
+        self.where |= {"city": city, "model": model, "run": run}
         self.out = None if out is None else str(out)
         self.format = log_format
         self.stream = sys.stderr if stream is None else stream
 
     @classmethod
-    def configured(cls, city, model, run, out) -> ResultLog | None:
+    def configured(cls, city, model, run, out, partition=None) -> ResultLog | None:
         """The result's log in the format :func:`configure` set; ``None`` if none is set."""
-        return None if _format is None else cls(city, model, run, out, _format)
+        if _format is None:
+            return None
+        return cls(city, model, run, out, _format, partition=partition)
 
     def due(self, seconds: float) -> bool:
         """Whether a phase whose last line is ``seconds`` old has its next one now."""

@@ -70,7 +70,7 @@ class Manifest:
         return read_manifest(self.path, self.files.read_text, remedy)
 
     def _output_dir(self, section: str, *names: str | None) -> str:
-        """``names``: city, model and run (None for a result without runs)."""
+        """``names``: city, model, run and partition (None for a result without one)."""
         return f"{self.out}/{partition_path(section, *names)}"
 
     def _file_sizes(self, section: str, *names: str | None) -> dict[str, int]:
@@ -81,7 +81,7 @@ class Manifest:
     def record(self, evaluation: Evaluation, config: dict, task: str) -> None:
         """Mark one result complete (its directories must be in place), merged into the
         manifest as it is on disk now."""
-        names = (evaluation.city, evaluation.model, evaluation.run)
+        names = (evaluation.city, evaluation.model, evaluation.run, evaluation.partition)
         for section in evaluation.outputs:
             if not self.files.exists(self._output_dir(section, *names)):
                 raise MobevalError(
@@ -106,13 +106,20 @@ class Manifest:
         self.save()
 
     def is_complete(
-        self, city: str, model: str, config: dict, inputs: dict, run: str | None = None
+        self,
+        city: str,
+        model: str,
+        run: str | None = None,
+        partition: str | None = None,
+        *,
+        config: dict,
+        inputs: dict,
     ) -> bool:
         """Whether the result is recorded complete for this config and these inputs, and every
         one of its section directories exists under this OUT holding the files it was written
         with, of the sizes written (a deleted, truncated or added file means score it again;
         manifests written before the sizes were recorded check the directories only)."""
-        names = (city, model, run)
+        names = (city, model, run, partition)
         entry = self.results.get(result_name(*names))
         if not (
             entry is not None
@@ -129,10 +136,12 @@ class Manifest:
                 return False
         return True
 
-    def resumed(self, city: str, model: str, run: str | None = None) -> Evaluation:
+    def resumed(
+        self, city: str, model: str, run: str | None = None, partition: str | None = None
+    ) -> Evaluation:
         """A complete result (:meth:`is_complete`) read back from OUT: its summary as written,
         its sections' directories, its inputs and seconds as recorded; ``resumed`` set."""
-        names = (city, model, run)
+        names = (city, model, run, partition)
         entry = self.results[result_name(*names)]
         summary_dir = self._output_dir("summary", *names)
         files = [uri.removeprefix("file:") for uri, _, _ in self.files.data_files(summary_dir)]
@@ -145,6 +154,7 @@ class Manifest:
             seconds=entry["seconds"],
             resumed=True,
             run=run,
+            partition=partition,
         )
 
     def save(self) -> None:

@@ -129,7 +129,13 @@ class OutputFolder:
                 continue
             for section, recorded in entry["outputs"].items():
                 self._check_recorded(name, section, recorded)
-            city, model, run = RESULT_NAME.fullmatch(name).groups()
+            partition, city, model, run = RESULT_NAME.fullmatch(name).groups()
+            if partition is not None:
+                raise ConfigError(
+                    f"{self.out}: its results lie under partitions ({name}): compare and report "
+                    "read an OUT without partitions; read results over time as one table "
+                    "(docs/outputs.md, Results over time), or score a day into an OUT of its own"
+                )
             task, config = entry["task"], entry["config"]
             where = f"{path}: results[{json.dumps(name)}].config"
             options = effective_options(task, config, where)

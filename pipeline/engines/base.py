@@ -59,6 +59,8 @@ class Evaluation:
     ``outputs``: section -> directory. ``resumed``: read back from an OUT where it was complete
     (a job's ``--resume``), not computed by this run; ``seconds`` are then the run's that wrote it.
     ``run``: which run of the model this is (a seed, a fold: ``model=<m>/run=<r>``), or None.
+    ``partition``: the partition it lies under (``date=2026-11-27``: results over time,
+    :mod:`mobeval.io.partitions`), or None.
     """
 
     city: str
@@ -70,6 +72,7 @@ class Evaluation:
     seconds: float = 0.0
     resumed: bool = False
     run: str | None = None
+    partition: str | None = None
 
     @property
     def label(self) -> str:
@@ -236,9 +239,9 @@ class _Run:
     per-unit parts are let go as they come (neither written nor kept: memory stays one chunk's,
     whatever the input's size); the summary alone is the result."""
 
-    def __init__(
-        self, out, city: str | None, model: str, run, total_rows, progress, per_unit: bool = True
-    ) -> None:
+    def __init__(self, out, names: tuple, total_rows, progress, per_unit: bool = True) -> None:
+        """``names``: city, model, run and partition (:func:`mobeval.io.writers.result_name`)."""
+        city, model, run, self.partition = names
         self.out = None if out is None else Path(out)
         self.per_unit = per_unit
         self.city = check_name(city, "city")
@@ -255,7 +258,7 @@ class _Run:
     def _new_sink(self) -> StagedResult | _InMemory:
         if self.out is None:
             return _InMemory()
-        return StagedResult(self.out, self.city, self.model, self.run)
+        return StagedResult(self.out, *self.names)
 
     def restart(self) -> None:
         """Forget every part written so far (the engine starts over)."""
@@ -288,16 +291,21 @@ class _Run:
             inputs=inputs,
             seconds=time.perf_counter() - self.started,
             run=self.run,
+            partition=self.partition,
         )
+
+    @property
+    def names(self) -> tuple:
+        return (self.city, self.model, self.run, self.partition)
 
     def __enter__(self) -> _Run:
         try:
             if self.out is not None:
                 self._held.enter_context(output_lock(self.out))
-                check_result_slot(self.out, self.city, self.model, self.run)
+                check_result_slot(self.out, *self.names)
             self.sink = self._new_sink()
-            label = "/".join(n for n in (self.city, self.model, self.run) if n is not None)
-            log = ResultLog.configured(self.city, self.model, self.run, self.out)
+            label = "/".join(n for n in (self.partition, *self.names[:3]) if n is not None)
+            log = ResultLog.configured(*self.names[:3], self.out, self.partition)
             shown = False if log is not None else self.progress  # log lines instead of a bar
             self.meter = Progress(label, self.total_rows, enabled=shown, log=log)
         except BaseException:  # refused: the lock let go now, as no __exit__ will
@@ -362,11 +370,9 @@ class LocalEngine:
         city = where["city"] or default_city_name(truth)
         chunk_rows = fitted_chunk_rows(checked_chunk_rows(where["chunk_rows"]), fitting())
         total = predictions.row_count_estimate()
-        check_chosen_model(
-            where, (city, model, where["run"]), predictions.label, predictions.fingerprint
-        )
-        names = (where["out"], city, model, where["run"])
-        with _Run(*names, total, where["progress"], where["per_unit"]) as run:
+        names = (city, model, where["run"], where["partition"])
+        check_chosen_model(where, names, predictions.label, predictions.fingerprint)
+        with _Run(where["out"], names, total, where["progress"], where["per_unit"]) as run:
             scorer = plan.job.scorer()
             rows = {"truth": 0, "predictions": 0}
             for item in stream_pairs(
@@ -414,12 +420,10 @@ class LocalEngine:
         model = where["model"] or default_model_name(job.logits)
         city = where["city"] or default_city_name(job.truth_file)
         label = str(job.logits) if isinstance(job.logits, str | os.PathLike) else "<array>"
-        check_chosen_model(
-            where, (city, model, where["run"]), label, lambda: job.fingerprints()["predictions"]
-        )
-        names = (where["out"], city, model, where["run"])
+        names = (city, model, where["run"], where["partition"])
+        check_chosen_model(where, names, label, lambda: job.fingerprints()["predictions"])
         fitting()
-        with _Run(*names, None, where["progress"], where["per_unit"]) as run:
+        with _Run(where["out"], names, None, where["progress"], where["per_unit"]) as run:
             accumulator = job.accumulator()
             for n_rows, frame in job.chunks(accumulator):
                 run.add({"per_unit": frame})

@@ -59,7 +59,8 @@ def check_chosen_model(
     fingerprint: Callable[[], list[dict]],
     read_text: Callable[[str], str | None] | None = None,
 ) -> None:
-    """Before a result is scored into ``where["out"]`` under ``names`` (city, model, run) with
+    """Before a result is scored into ``where["out"]`` under ``names`` (city, model, run,
+    partition: :func:`mobeval.io.writers.result_name`) with
     no model name given (``where["model"]`` None, so mobeval chose it): refuse when OUT's
     manifest records that result as scored from another input than ``label``, the predictions
     (whose ``fingerprint()`` is taken only then): a ConfigError naming both and ``--model``.
@@ -75,7 +76,7 @@ def check_chosen_model(
     recorded = entry["inputs"].get("predictions", [])
     if same_input(recorded, fingerprint()):
         return
-    city, model, _ = names
+    city, model = names[:2]
     place = f"{str(out).rstrip('/')}/{partition_path('summary', *names)}"
     raise ConfigError(
         f"{label}: model {model!r} (the name taken from its file) of city {city!r} is already "

@@ -8,18 +8,21 @@ from __future__ import annotations
 
 import re
 
+from mobeval.io.partitions import PARTITION_PIECES
+
 
 def check_journal(plan: object, sections: tuple[str, ...], staging: str, name: re.Pattern) -> None:
     """``plan`` checked to be what a commit writes, every path whole (``sections``: OUT's result
     sections; ``staging``: its staging folder's name; ``name``: a plain city, model or run
     name): a list of moves ``{"final", "aside", "staged"}``, each ``final`` one section's
-    folder of one result (``<section>/city=<c>/model=<m>[/run=<r>]``), the same result
+    folder of one result (``<section>/[<partition>/]city=<c>/model=<m>[/run=<r>]``), the same result
     throughout and each section once; each ``aside`` ``<root>/replaced-<section>`` of its own
     section under one root inside the staging area (never the area itself); each ``staged``
     null or a folder inside it. A ValueError names the first entry that is not."""
     plain = name.pattern
     final_path = re.compile(
-        rf"({'|'.join(sections)})/(city={plain}/model={plain}(?:/run={plain})?)"
+        rf"({'|'.join(sections)})/((?:{PARTITION_PIECES}/)?city={plain}/model={plain}"
+        rf"(?:/run={plain})?)"
     )
     inside = re.compile(rf"{re.escape(staging)}(?:/{plain})+")  # never the area itself
     if not isinstance(plan, list) or not plan:

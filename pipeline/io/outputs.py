@@ -22,24 +22,28 @@ from typing import NamedTuple
 import polars as pl
 
 from mobeval.errors import InputError
+from mobeval.io.partitions import PARTITION_PIECES
 from mobeval.io.writers import PLAIN_NAME
 
 
 def scan_outputs(out: str | Path, section: str = "summary") -> pl.LazyFrame:
     """Every result of ``section`` (``summary``, ``per_unit``, ``per_day``) under ``out`` as one
     LazyFrame: the union of the files' columns (missing ones null; a numeric column whose type
-    differs between files in their common supertype, e.g. Int32 and Int64 keys as Int64), ``city``
-    and ``model`` first (strings, as written), then ``run`` when some model has runs
-    (``model=<m>/run=<r>``; null for the results without one). A file that is not Parquet, or a
-    column of two kinds (a String key here, an Int64 one there), is an InputError naming the file
-    and column.
+    differs between files in their common supertype, e.g. Int32 and Int64 keys as Int64), the
+    partition's keys first when results lie under one (``date``: results over time,
+    :mod:`mobeval.io.partitions`), then ``city`` and ``model`` (strings, as written), then
+    ``run`` when some model has runs (``model=<m>/run=<r>``; null for the results without one).
+    A file that is not Parquet, or a column of two kinds (a String key here, an Int64 one
+    there), is an InputError naming the file and column.
 
     >>> scan_outputs("out/nextloc_sample", "per_unit").filter(pl.col("city") == "tky").collect()
     """
     root = Path(out) / section
-    files = sorted(
-        [*root.glob("city=*/model=*/*.parquet"), *root.glob("city=*/model=*/run=*/*.parquet")]
-    )
+    found = {
+        path: RESULT_FILE.fullmatch(path.relative_to(root).as_posix())
+        for path in root.rglob("*.parquet")
+    }
+    files = sorted(path for path, matched in found.items() if matched is not None)
     if not files:
         raise InputError(
             f"no results in this folder (no {section}/city=*/model=*/*.parquet)", path=str(out)
@@ -54,19 +58,23 @@ def scan_outputs(out: str | Path, section: str = "summary") -> pl.LazyFrame:
                     path=path,
                     column=column,
                 )
-    names = ["city", "model"] + (
-        ["run"] if any(p.parent.name.startswith("run=") for p in files) else []
-    )
-    hive = dict.fromkeys(names, pl.String)  # names as written: "2024" stays a string
-    scans = [
+    keys = {path: _folder_keys(found[path]) for path in files}
+    names = [*dict.fromkeys(key for path in files for key in keys[path] if key != "run")]
+    names += ["run"] if any("run" in keys[path] for path in files) else []
+    scans = [  # names as written: "2024" and "2026-11-27" stay strings
         pl.scan_parquet(
-            path,
-            hive_partitioning=True,
-            hive_schema={n: hive[n] for n in names if f"/{n}=" in path.as_posix()},
+            path, hive_partitioning=True, hive_schema=dict.fromkeys(keys[path], pl.String)
         )
         for path in files
     ]
     return pl.concat(scans, how="diagonal_relaxed").select(*names, pl.exclude(*names))
+
+
+def _folder_keys(matched: re.Match) -> list[str]:
+    """The Hive keys of a result file's folders (``date``, ``city``, ``model``, ``run``)."""
+    partition = matched.group("partition")
+    pieces = [*(partition.split("/") if partition else []), "city=", "model="]
+    return [piece.split("=", 1)[0] for piece in pieces] + (["run"] if matched.group("run") else [])
 
 
 # --------------------------------------------------------------------------------------------
@@ -177,10 +185,14 @@ MANIFEST = Record(
 )
 
 #: The name of a result in the manifest: ``city=<c>/model=<m>``, or ``city=<c>/model=<m>/run=<r>``
-#: for one run of a model (:func:`mobeval.io.writers.result_name`), all plain names.
+#: for one run of a model (:func:`mobeval.io.writers.result_name`), all plain names, after its
+#: partition if it has one (``date=2026-11-27/city=<c>/...``: :mod:`mobeval.io.partitions`).
 RESULT_NAME = re.compile(
-    f"city=({PLAIN_NAME.pattern})/model=({PLAIN_NAME.pattern})(?:/run=({PLAIN_NAME.pattern}))?"
+    f"(?:(?P<partition>{PARTITION_PIECES})/)?city=(?P<city>{PLAIN_NAME.pattern})"
+    f"/model=(?P<model>{PLAIN_NAME.pattern})(?:/run=(?P<run>{PLAIN_NAME.pattern}))?"
 )
+#: A result's file under its section: its result name, then the file's name.
+RESULT_FILE = re.compile(f"{RESULT_NAME.pattern}/[^/]+[.]parquet")
 
 _JSON_NAMES = {dict: "an object", list: "an array", str: "a string", int: "an integer"}
 _JSON_NAMES |= {float: "a number", type(None): "null", bool: "true or false"}

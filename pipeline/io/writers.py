@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING
 from mobeval.errors import ConfigError, OutputInUse
 from mobeval.io import leftovers
 from mobeval.io.journal import check_journal
+from mobeval.io.partitions import check_partition_layout
 from mobeval.io.scratch import locked_folder
 from mobeval.io.whole import WholeFile, library_error, write_whole
 
@@ -100,15 +101,20 @@ def plain_name(text: str) -> str:
     return _NOT_PLAIN.sub("_", text).lstrip(".")[:200] or "model"
 
 
-def result_name(city: str, model: str, run: str | None = None) -> str:
+def result_name(city: str, model: str, run: str | None = None, partition: str | None = None) -> str:
     """A result's name, in the manifest and under each section: ``city=<c>/model=<m>``, or
-    ``city=<c>/model=<m>/run=<r>`` for one run (a seed, a fold) of a model that has several."""
-    return f"city={city}/model={model}" + ("" if run is None else f"/run={run}")
+    ``city=<c>/model=<m>/run=<r>`` for one run (a seed, a fold) of a model that has several;
+    after its ``partition`` if it has one (``date=2026-11-27/city=<c>/...``: results over
+    time, :mod:`mobeval.io.partitions`)."""
+    name = f"city={city}/model={model}" + ("" if run is None else f"/run={run}")
+    return name if partition is None else f"{partition}/{name}"
 
 
-def partition_path(section: str, city: str, model: str, run: str | None = None) -> str:
+def partition_path(
+    section: str, city: str, model: str, run: str | None = None, partition: str | None = None
+) -> str:
     """A result's section directory relative to OUT: ``section/<result_name>``."""
-    return f"{section}/{result_name(city, model, run)}"
+    return f"{section}/{result_name(city, model, run, partition)}"
 
 
 def check_result_slot(
@@ -116,21 +122,24 @@ def check_result_slot(
     city: str,
     model: str,
     run: str | None,
+    partition: str | None = None,
     matches: Callable[[str], bool] | None = None,
 ) -> None:
     """A ConfigError when OUT holds the model in the other shape: results of runs where this one
     has none, or a result without a run where this one is a run (Hive readers, compare and the
-    report would meet one model as two tables). ``matches(pattern)``: whether a glob pattern
-    relative to OUT names something (default: on the local disk; the Spark engine passes its
-    file system's)."""
+    report would meet one model as two tables); or results under other partition keys than
+    ``partition``'s (:func:`mobeval.io.partitions.check_partition_layout`).
+    ``matches(pattern)``: whether a glob pattern relative to OUT names something (default: on
+    the local disk; the Spark engine passes its file system's)."""
 
     def on_disk(pattern: str) -> bool:
         return any(Path(out).glob(pattern))
 
     matches = matches or on_disk
     where = os.fspath(out).rstrip("/")
+    check_partition_layout(where, partition, matches)
     for section in RESULT_SECTIONS:
-        folder = partition_path(section, city, model)
+        folder = partition_path(section, city, model, None, partition)
         if run is None and matches(f"{folder}/run=*"):
             found = "runs (run=<r>): give this result a run too"
         elif run is not None and matches(f"{folder}/*.parquet"):
@@ -546,12 +555,12 @@ class StagedResult:
     """Where one (city, model[, run]) result is written before it is committed into ``out``
     (whose lock the caller holds, so the staging area starts empty)."""
 
-    def __init__(self, out: Path, city: str, model: str, run: str | None = None) -> None:
+    def __init__(
+        self, out: Path, city: str, model: str, run: str | None = None, partition=None
+    ) -> None:
         self.out = out
-        self.city = city
-        self.model = model
-        self.run = run
-        self.root = out / STAGING / result_name(city, model, run)
+        self.names = (city, model, run, partition)
+        self.root = out / STAGING / result_name(*self.names)
         self.parts: dict[str, int] = {}
         self._writing: threading.Thread | None = None
         self._failed: BaseException | None = None
@@ -593,7 +602,7 @@ class StagedResult:
         anything moves, so a path that cannot be made (``OUT/summary`` is a file) stops the
         commit with nothing moved."""
         self._wait()
-        names = (self.city, self.model, self.run)
+        names = self.names
         finals = {
             s: checked_destination(self.out / partition_path(s, *names), self.out)
             for s in RESULT_SECTIONS

@@ -208,7 +208,7 @@ class SparkEngine:
             sources = {"truth": truth, "predictions": pred}
             model = run_where["model"] or default_model_name(as_uri(pred.label))
             model = check_name(model, "model")
-            names = (city, model, run_where["run"])
+            names = (city, model, run_where["run"], run_where["partition"])
             check_chosen_model(run_where, names, pred.label, pred.fingerprint, self.files.read_text)
             results.append(
                 Result(
@@ -257,7 +257,7 @@ class SparkEngine:
         fingerprints = job.fingerprints(self.fingerprint)
         check_chosen_model(
             where,
-            (city, model, where["run"]),
+            (city, model, where["run"], where["partition"]),
             label,
             lambda: fingerprints["predictions"],
             self.files.read_text,
@@ -287,7 +287,8 @@ class SparkEngine:
         if len(sections) > 1:
             scored = scored.persist(StorageLevel.MEMORY_AND_DISK)
         models = ",".join("/".join(filter(None, (r.model, r.run))) for r in results)
-        meter = Progress(f"{city}/{models}", None, enabled=self.progress)
+        place = "/".join(filter(None, (where["partition"], city)))
+        meter = Progress(f"{place}/{models}", None, enabled=self.progress)
         evaluations, failure = [], None
         try:
             with (
@@ -295,7 +296,7 @@ class SparkEngine:
                 quiet_log(self.spark, quiet),
                 rows_scored(folds, meter),
             ):
-                self._check_slots(results, city, where["out"])  # before anything is computed
+                self._check_slots(results, city, where)  # before anything is computed
                 for evaluation in finished_group(
                     self.spark,
                     scored,
@@ -305,6 +306,7 @@ class SparkEngine:
                     out=where["out"],
                     city=city,
                     started=started,
+                    partition=where["partition"],
                 ):
                     evaluations.append(evaluation)
         except Exception as error:  # noqa: BLE001 - raised once the results before it are out
@@ -318,9 +320,11 @@ class SparkEngine:
         if failure is not None:
             raise failure
 
-    def _check_slots(self, results: list[Result], city: str, out) -> None:
+    def _check_slots(self, results: list[Result], city: str, where: dict) -> None:
         """Each result's place in OUT checked as the local engine checks it (all runs or one
-        result: :func:`mobeval.io.writers.check_result_slot`), on Spark's file system."""
+        result, one partition layout: :func:`mobeval.io.writers.check_result_slot`), on Spark's
+        file system."""
+        out = where["out"]
         if out is None:
             return
         files, root = Files(self.spark), as_uri(out).rstrip("/")
@@ -330,6 +334,7 @@ class SparkEngine:
                 city,
                 result.model,
                 result.run,
+                where["partition"],
                 lambda pattern: files.matches(f"{root}/{pattern}"),
             )
 

@@ -96,6 +96,7 @@ def finished_group(
     out,
     city: str,
     started: float,
+    partition: str | None = None,
 ):
     """Write (or collect) the sections of every result of a group, which runs the scoring (its
     folds arrive in ``folds``); then, result by result, in order: merge its folds, compute its
@@ -103,7 +104,7 @@ def finished_group(
     the summary last) and yield its :class:`Evaluation`. A result that fails (bad input) raises
     there: the results before it are committed, those after it are not (as a job run one result
     at a time stops at the first failure); the group's staging area is removed whatever
-    happens."""
+    happens. ``partition``: the one every result lies under (``date=2026-11-27``), or None."""
     files = Files(spark)
     root = None if out is None else as_uri(out).rstrip("/")
     staging = None if out is None else f"{root}/{STAGING}/city={city}/model={results[0].model}"
@@ -157,7 +158,7 @@ def finished_group(
                 }
                 for section in staged:
                     files.keep_data_files(staged[section], root)
-                names = (city, result.model, result.run)
+                names = (city, result.model, result.run, partition)
                 commit_result(files, root, names, staged, staging)
                 outputs = {
                     section: f"{root}/{partition_path(section, *names)}" for section in staged
@@ -166,6 +167,7 @@ def finished_group(
                 city=city,
                 model=result.model,
                 run=result.run,
+                partition=partition,
                 summary=summary,
                 tables=own,
                 outputs=outputs,
