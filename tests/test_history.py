@@ -247,3 +247,31 @@ def test_compare_refuses_an_out_of_partitions(week, capsys):
     root, _ = week
     assert main(["compare", str(root / "out" / "history")]) == 2
     assert "compare and report read an OUT without partitions" in capsys.readouterr().err
+
+
+def test_a_day_scored_again_and_killed_mid_commit_comes_back_whole(tmp_path):
+    """A day's result scored again, the run killed after its new summary moved in (the journal
+    not yet removed): the next run on OUT puts that day's old result back byte for byte (its
+    journal names partitioned folders, and is read as mobeval's own), the other day untouched."""
+    import signal
+    import subprocess
+    import sys
+
+    from mobeval.io.writers import STAGING, output_lock
+    from tests.test_output_safety import COMMIT_DRIVER, nextloc_args, snapshot
+
+    out = tmp_path / "out"
+    for day in DAYS[:2]:
+        assert main([*nextloc_args(out, "--k", "1"), "--partition", f"date={day}"]) == 0
+    before = snapshot(out)
+    driver = tmp_path / "driver.py"
+    driver.write_text(COMMIT_DRIVER)
+    argv = [*nextloc_args(out, "--k", "1,5"), "--partition", f"date={DAYS[1]}"]
+    killed = subprocess.run(
+        [sys.executable, str(driver), "4", *argv], capture_output=True, text=True, cwd=REPO_ROOT
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert list((out / STAGING).glob("commit-*.json"))
+    with output_lock(out):
+        pass
+    assert snapshot(out) == before

@@ -559,11 +559,16 @@ class StagedResult:
         self, out: Path, city: str, model: str, run: str | None = None, partition=None
     ) -> None:
         self.out = out
-        self.names = (city, model, run, partition)
+        self.city, self.model, self.run, self.partition = city, model, run, partition
         self.root = out / STAGING / result_name(*self.names)
         self.parts: dict[str, int] = {}
         self._writing: threading.Thread | None = None
         self._failed: BaseException | None = None
+
+    @property
+    def names(self) -> tuple:
+        """City, model, run and partition (:func:`result_name`)."""
+        return (self.city, self.model, self.run, self.partition)
 
     def add_part(self, section: str, frame: pl.DataFrame) -> None:
         """Append one part file (a chunk's rows) to ``section``. The file is written by a thread
