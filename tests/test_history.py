@@ -275,3 +275,38 @@ def test_a_day_scored_again_and_killed_mid_commit_comes_back_whole(tmp_path):
     with output_lock(out):
         pass
     assert snapshot(out) == before
+
+
+def test_the_api_takes_a_partition(tmp_path):
+    out = tmp_path / "out"
+    truth, pred = SAMPLES / "truth.parquet", SAMPLES / "markov.parquet"
+    result = evaluate_nextloc(truth, pred, out=out, partition={"date": DAYS[0]}, progress=False)
+    assert result.partition == f"date={DAYS[0]}"
+    assert result.outputs["summary"].endswith(f"summary/date={DAYS[0]}/city=tky/model=markov")
+    assert list(finished(out)) == [name(DAYS[0], "markov", None)]
+
+
+@pytest.mark.spark
+def test_the_spark_engine_writes_a_day_as_the_local_one_does(week, tmp_path, monkeypatch):
+    """One night of the job on the Spark engine: the same folders, the same files' rows."""
+    import os
+    import sys
+
+    from tests.test_spark import _java_problem
+
+    pytest.importorskip("pyspark")
+    if _java_problem():
+        pytest.skip(_java_problem())
+    monkeypatch.setenv("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON", sys.executable))
+    root, _ = week
+    spark_out, local_out = tmp_path / "spark", root / "out" / "history"
+    argv = ["run", str(root / "nightly.toml"), "--engine", "spark", "--out", str(spark_out)]
+    assert main([*argv, "--partition", f"date={DAYS[0]}", "--quiet", "--format", "csv"]) == 0
+    assert set(finished(spark_out)) == {name(DAYS[0], m, r) for m, r, _ in RESULTS}
+    for section, key in (("summary", "metric"), ("per_unit", "sample_id")):
+        for model, run, _ in RESULTS:
+            folder = f"{section}/{name(DAYS[0], model, run)}"
+            spark, local = (
+                pl.read_parquet(o / folder / "*.parquet") for o in (spark_out, local_out)
+            )
+            assert_frame_equal(spark.sort(key), local.sort(key), check_exact=True)
