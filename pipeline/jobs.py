@@ -111,6 +111,7 @@ class TaskSpec:
     partition: str | None = None
     #: one of the partitions a value ``"*"`` found: skipped when complete in OUT
     incremental: bool = False
+    index: int = 0  # its entry in the file (tasks[index]): a task is one per partition
 
     def results(self) -> list[tuple[str, str | None, Path | str]]:
         """(model, run or None, predictions) of every result of the task, in the file's order."""
@@ -260,6 +261,7 @@ def _task(path: Path, base: Path, index: int, task: dict) -> TaskSpec:
         if is_str(options.get(name)):
             options[name] = str(_job_path(base, options[name]))
     return TaskSpec(
+        index=index,
         type=kind,
         city=check_name(
             task.get("city", default_city_name(_job_path(base, task["truth"]))), f"{where}.city"
@@ -290,8 +292,8 @@ def task_inputs(job: JobSpec) -> Iterator[tuple[str, str, Path | str]]:
     """(task type, the entry as a message names it, path) of every input of a job: each task's
     truth, models and file options (:attr:`mobeval.families.Family.file_options`: a recs
     task's ``catalogue``...), the paths its evaluate calls will read."""
-    for index, task in enumerate(job.tasks):
-        where = f"{job.path}: tasks[{index}]"
+    for task in job.tasks:
+        where = f"{job.path}: tasks[{task.index}]"
         yield task.type, f"{where}.truth", task.truth
         for name, run, model_path in task.results():
             entry = f"{where}.models.{name}" + ("" if run is None else f".{run}")
@@ -340,7 +342,7 @@ def run_job(
             for line in job.waiting:
                 log(line)
             skipped = []  # a partition "*"'s results complete in OUT: one line says how many
-            for index, task in enumerate(job.tasks):
+            for task in job.tasks:
                 task_type = TASK_TYPES[task.type]
                 pending = []  # (model, config, call): the engine runs them (Spark: together)
                 task_results = []  # resumed, then computed: put back in the models' order
@@ -387,10 +389,10 @@ def run_job(
                     try:
                         evaluation = next(evaluations)
                     except OptionError as error:  # an option's value: name the job entry
-                        where = f"{job.path}: tasks[{index}].{error.option}"
+                        where = f"{job.path}: tasks[{task.index}].{error.option}"
                         raise ConfigError(error.spelled(where)) from None
                     except ConfigError as error:
-                        raise ConfigError(f"{job.path}: tasks[{index}]: {error}") from None
+                        raise ConfigError(f"{job.path}: tasks[{task.index}]: {error}") from None
                     evaluation.inputs |= api.file_fingerprints(runner, task.type, task.options)
                     manifest.record(evaluation, config, task.type)
                     seconds = max(time.perf_counter() - started, evaluation.seconds)

@@ -243,6 +243,26 @@ def test_a_placeholder_names_a_partition(tmp_path, capsys):
     assert "tasks[0].truth: {date} names no partition key" in capsys.readouterr().err
 
 
+def test_a_day_named_must_be_there(tmp_path, capsys):
+    """A day given by --partition is required as any job's input is, and an input of a day
+    found that cannot be read is named by the file's entry (the job's task, however many days
+    it is scored over), nothing written."""
+    for index in range(2):
+        land(tmp_path / "lake", index)
+    (tmp_path / "job.toml").write_text(JOB)
+    argv = ["run", str(tmp_path / "job.toml"), "--quiet"]
+    assert main([*argv, "--partition", "date=2026-12-01"]) == 2
+    err = capsys.readouterr().err
+    assert "job.toml: tasks[0].truth:" in err and "date=2026-12-01/truth.parquet" in err
+    damaged = tmp_path / "lake" / f"date={DAYS[1]}" / "markov.parquet"
+    damaged.unlink()
+    damaged.mkdir()  # an empty folder: no data file
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "job.toml: tasks[0].models.markov:" in err and f"date={DAYS[1]}" in err, err
+    assert not (tmp_path / "out").exists()
+
+
 def test_compare_refuses_an_out_of_partitions(week, capsys):
     root, _ = week
     assert main(["compare", str(root / "out" / "history")]) == 2
