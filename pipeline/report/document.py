@@ -5,7 +5,6 @@ way in."""
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 import re
@@ -25,6 +24,7 @@ from mobeval.io.outputs import read_section, section_schema
 from mobeval.io.whole import write_whole
 from mobeval.metrics import family_of, lower_is_better
 from mobeval.report.city import UNIT_WORDS, City
+from mobeval.report.groups import group_label
 from mobeval.report.html import render_html
 from mobeval.report.latex import render_latex
 from mobeval.report.markdown import render_markdown
@@ -193,7 +193,7 @@ class Report:
         cities = [
             self._group(name, {r.stored_as: listing[r.stored_as] for r in g}, baseline, label)
             for g in groups
-            for label in [_group_label(g, groups)]
+            for label in [group_label(g, groups)]
         ]
         for city, group in zip(cities, groups, strict=True):
             apart = [
@@ -658,28 +658,6 @@ class Report:
                     os.replace(folder, final)
                 os.replace(staged / path.name, path)
         return path
-
-
-def _group_label(group: list[Result], groups: list[list[Result]]) -> str:
-    """What sets a group of a city's models apart from the others (empty when the city is one
-    group): its task and its values of the options on which the groups differ, or its truth."""
-    if len(groups) < 2:
-        return ""
-    first = group[0]
-    names = sorted({name for other in groups for name in other[0].options})
-    parts = [f"{first.task} results"] if len({g[0].task for g in groups}) > 1 else []
-    parts += [
-        f"{name} = {_plain(first.options.get(name))}"
-        for name in names
-        if len({json.dumps(g[0].options.get(name)) for g in groups}) > 1
-    ]
-    if not parts:
-        return f"group {groups.index(group) + 1}: scored against another truth"
-    return "scored with " + ", ".join(parts)
-
-
-def _plain(value: object) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _slug(text: str) -> str:
