@@ -258,6 +258,14 @@ def _warmup(args, progress) -> int:
     return EXIT_DONE
 
 
+def _samples(args, progress) -> int:
+    from mobeval.samples import copy_samples
+
+    folders = copy_samples(args.dir)
+    print(f"samples: {', '.join(map(str, folders))}", file=sys.stderr)
+    return EXIT_DONE
+
+
 #: Each command but the scoring ones: its runner, (parsed arguments, progress) -> exit code.
 COMMAND_RUNNERS = {
     "validate": _validate,
@@ -266,6 +274,7 @@ COMMAND_RUNNERS = {
     "report": _report,
     "trec_eval": _trec_eval,
     "warmup": _warmup,
+    "samples": _samples,
 }
 
 if __name__ == "__main__":

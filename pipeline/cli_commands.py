@@ -1,5 +1,5 @@
 """The arguments of the commands that are not a family's scoring: validate, run, compare, report,
-trec_eval, warmup."""
+trec_eval, warmup, samples."""
 
 from __future__ import annotations
 
@@ -191,6 +191,16 @@ def _warmup_arguments(commands, name: str) -> None:
     )
 
 
+def _samples_arguments(commands, name: str) -> None:
+    samples = command_parser(
+        commands,
+        name,
+        description="Copy data_samples/ and jobs/ (shipped in the package) into DIR, side by "
+        "side: the README's and every --help's examples then run from DIR.",
+    )
+    samples.add_argument("dir", metavar="DIR", help="where they go (made if missing)")
+
+
 #: What adds each command's arguments (a scoring command's are its family's options:
 #: :func:`mobeval.cli_parser.build_parser`).
 COMMAND_ARGUMENTS = {
@@ -200,4 +210,5 @@ COMMAND_ARGUMENTS = {
     "report": _report_arguments,
     "trec_eval": _trec_eval_arguments,
     "warmup": _warmup_arguments,
+    "samples": _samples_arguments,
 }

@@ -48,6 +48,8 @@ EXAMPLES = {
     "trec_eval": "mobeval trec_eval -m all_trec -q data_samples/trec/qrels.txt "
     "data_samples/trec/run.txt.gz",
     "warmup": "NUMBA_CACHE_DIR=/opt/mobeval-cache mobeval warmup --family nextloc",
+    "samples": "mobeval samples mobeval-samples && cd mobeval-samples && "
+    "mobeval run jobs/nextloc_sample.toml",
 }
 
 
@@ -65,8 +67,9 @@ COMMANDS = {
     "run": "run a job file: every city x model it lists",
     "compare": "compare models on paired per-unit values: tests, intervals, corrections",
     "report": "write the report of OUT: tables, plots, methods (LaTeX, Markdown, HTML)",
-    "trec_eval": "trec_eval's command line: score a TREC run against qrels (see README)",
-    "warmup": "compile and cache the kernels now, so that the first run does not wait (README)",
+    "trec_eval": "score a TREC run against qrels with trec_eval's options, output and values",
+    "warmup": "compile the Numba kernels into their cache now, so that a first run starts at once",
+    "samples": "copy the sample data and job files every documented example runs on",
 }
 #: The input flags of the scoring commands, in ``--help`` order: (command, flag, the API
 #: argument it gives, help).
