@@ -48,6 +48,7 @@ EXAMPLES = {
     "trec_eval": "mobeval trec_eval -m all_trec -q data_samples/trec/qrels.txt "
     "data_samples/trec/run.txt.gz",
     "warmup": "NUMBA_CACHE_DIR=/opt/mobeval-cache mobeval warmup --family nextloc",
+    "challenge": "mobeval challenge --task gis-cup --city a --truth reference_a.csv.gz gis_cup_a",
     "samples": "mobeval samples mobeval-samples && cd mobeval-samples && "
     "mobeval run jobs/nextloc_sample.toml",
 }
@@ -69,6 +70,7 @@ COMMANDS = {
     "report": "write the report of OUT: tables, plots, methods (LaTeX, Markdown, HTML)",
     "trec_eval": "score a TREC run against qrels with trec_eval's options, output and values",
     "warmup": "compile the Numba kernels into their cache now, so that a first run starts at once",
+    "challenge": "write a challenge's scoring program: Codabench, CodaLab and EvalAI",
     "samples": "copy the sample data and job files every documented example runs on",
 }
 #: The input flags of the scoring commands, in ``--help`` order: (command, flag, the API
@@ -182,6 +184,10 @@ def _epilog(command: str, family: str | None = None) -> str:
             parts += _named_lines("presets (--convention):", FAMILIES[family].preset_help)
     if command == "validate":
         parts += _named_lines("tasks (--task):", _validation_tasks())
+    if command == "challenge":
+        from mobeval.challenges.tasks import CHALLENGES
+
+        parts += _named_lines("tasks (--task):", {k: c.help for k, c in CHALLENGES.items()})
     parts.append("example:")
     parts += textwrap.wrap(
         EXAMPLES[command],
