@@ -44,7 +44,8 @@ EXAMPLES = {
     "--submission data_samples/humob/weekly_repeat.csv.gz",
     "run": "mobeval run jobs/nextloc_sample.toml --resume",
     "compare": "mobeval compare out/nextloc_sample --city tky --baseline markov",
-    "report": "mobeval report out/nextloc_sample --format markdown,html --baseline markov",
+    "report": "mobeval report out/nextloc_sample --format markdown,html --baseline markov "
+    "--no-plots",
     "trec_eval": "mobeval trec_eval -m all_trec -q data_samples/trec/qrels.txt "
     "data_samples/trec/run.txt.gz",
     "warmup": "NUMBA_CACHE_DIR=/opt/mobeval-cache mobeval warmup --family nextloc",

@@ -136,8 +136,8 @@ def _broken_trajectory(tmp_path: Path) -> bytes:
 
 @pytest.fixture(scope="module")
 def gis_cup(tmp_path_factory) -> Path:
-    base = tmp_path_factory.mktemp("gis")
-    return _program(base, "--task", "gis-cup", "--city", "test", "--truth", "reference.csv.gz")
+    options = ["--task", "gis-cup", "--city", "test", "--truth", "reference.csv.gz"]
+    return _program(tmp_path_factory.mktemp("gis"), *options)
 
 
 def test_codabench_scores_a_correct_submission(gis_cup, tmp_path):
@@ -195,9 +195,8 @@ def test_codabench_missing_reference_is_the_organisers(gis_cup, tmp_path):
 
 @pytest.fixture(scope="module")
 def humob_dtw(tmp_path_factory) -> Path:
-    base = tmp_path_factory.mktemp("dtw")
     options = ["--task", "humob-dtw", "--city", "test", "--truth", "truth.csv"]
-    return _program(base, *options, "--on-invalid", "fail")
+    return _program(tmp_path_factory.mktemp("dtw"), *options, "--on-invalid", "fail")
 
 
 def test_codalab_scores_a_correct_submission(humob_dtw, tmp_path):
@@ -262,9 +261,8 @@ def test_codalab_recs_leaderboard(tmp_path):
 
 @pytest.fixture(scope="module")
 def nextloc(tmp_path_factory) -> Path:
-    base = tmp_path_factory.mktemp("nextloc")
     options = ["--task", "nextloc", "--metrics", "acc@1,ndcg@10,mrr", "--truth", "truth.parquet"]
-    return _program(base, *options, "--convention", "libcity")
+    return _program(tmp_path_factory.mktemp("nextloc"), *options, "--convention", "libcity")
 
 
 def test_evalai_scores_a_correct_submission(nextloc, tmp_path):
