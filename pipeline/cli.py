@@ -261,6 +261,35 @@ def _warmup(args, progress) -> int:
     return EXIT_DONE
 
 
+def _challenge(args, progress) -> int:
+    from mobeval.challenges.program import write_program
+    from mobeval.challenges.tasks import challenge_spec
+
+    given = {name: getattr(args, name) for name in ("city", "metrics", "convention", "truth")}
+    given |= {"dataset": args.dataset, "submission": args.submission}
+    try:
+        spec = challenge_spec(
+            args.task, **given, on_invalid=args.on_invalid, split=args.evalai_split
+        )
+    except OptionError as error:
+        raise ConfigError(error.spelled(f"--{error.option}")) from None
+    write_program(args.dir, spec)
+    folder = Path(args.dir)
+    print(f"Codabench, CodaLab: {folder / 'scoring_program'} (zip its files)")
+    print(f"EvalAI: {folder / 'evaluation_script'} (zip its files)")
+    print(f"leaderboards: {folder / 'codabench_leaderboard.yaml'}, ", end="")
+    print(folder / "evalai_leaderboard.yaml")
+    return EXIT_DONE
+
+
+def _samples(args, progress) -> int:
+    from mobeval.samples import copy_samples
+
+    folders = copy_samples(args.dir)
+    print(f"samples: {', '.join(map(str, folders))}", file=sys.stderr)
+    return EXIT_DONE
+
+
 #: Each command but the scoring ones: its runner, (parsed arguments, progress) -> exit code.
 COMMAND_RUNNERS = {
     "validate": _validate,
@@ -269,6 +298,8 @@ COMMAND_RUNNERS = {
     "report": _report,
     "trec_eval": _trec_eval,
     "warmup": _warmup,
+    "challenge": _challenge,
+    "samples": _samples,
 }
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """The arguments of the commands that are not a family's scoring: validate, run, compare, report,
-trec_eval, warmup."""
+trec_eval, warmup, challenge, samples."""
 
 from __future__ import annotations
 
@@ -193,6 +193,69 @@ def _warmup_arguments(commands, name: str) -> None:
     )
 
 
+def _challenge_arguments(commands, name: str) -> None:
+    from mobeval.challenges.tasks import CHALLENGES, ON_INVALID
+
+    challenge = command_parser(
+        commands,
+        name,
+        description="Write into DIR the scoring program of a task: scoring_program/ for "
+        "Codabench and CodaLab (python3 $program/score.py $input $output: the reference data in "
+        "INPUT/ref, the submission in INPUT/res, scores.json and scores.txt to OUTPUT), "
+        "evaluation_script/ for EvalAI (evaluate(test_annotation_file, user_submission_file, "
+        "phase_codename)) and the leaderboard's columns; each validates a submission, then "
+        "scores it with mobeval (installed where it runs). docs/challenges.md",
+    )
+    challenge.add_argument("dir", metavar="DIR", help="the folder written (new, or empty)")
+    challenge.add_argument(
+        "--task", required=True, choices=list(CHALLENGES), metavar="TASK", help="tasks: below"
+    )
+    challenge.add_argument("--city", default=None, help="the HuMob / GIS Cup city: a..d, test")
+    challenge.add_argument(
+        "--truth", required=True, help="the reference file's name in the reference data"
+    )
+    challenge.add_argument(
+        "--dataset",
+        default=None,
+        help="the city's challenge data in the reference data, for the validator "
+        "(default: the truth, whose rows are the steps to predict)",
+    )
+    challenge.add_argument(
+        "--submission",
+        default=None,
+        help="the file a submission holds (default: its only file)",
+    )
+    challenge.add_argument(
+        "--metrics",
+        type=metric_list,
+        default=None,
+        help="the leaderboard's columns, the ranking one first, each cutoff named (ndcg@10); "
+        "default: the task's",
+    )
+    challenge.add_argument("--convention", default=None, help="the family's preset")
+    challenge.add_argument(
+        "--on-invalid",
+        choices=ON_INVALID,
+        default="worst",
+        help="an invalid submission: worst (every column its worst value, ranked last; the "
+        "reasons in detailed_results.html) or fail (no scores, exit 1: the platform marks it "
+        "Failed); default: worst. EvalAI's always raises",
+    )
+    challenge.add_argument(
+        "--evalai-split", default="test_split", help="EvalAI's dataset split (test_split)"
+    )
+
+
+def _samples_arguments(commands, name: str) -> None:
+    samples = command_parser(
+        commands,
+        name,
+        description="Copy data_samples/ and jobs/ (shipped in the package) into DIR, side by "
+        "side: the README's and every --help's examples then run from DIR.",
+    )
+    samples.add_argument("dir", metavar="DIR", help="where they go (made if missing)")
+
+
 #: What adds each command's arguments (a scoring command's are its family's options:
 #: :func:`mobeval.cli_parser.build_parser`).
 COMMAND_ARGUMENTS = {
@@ -202,4 +265,6 @@ COMMAND_ARGUMENTS = {
     "report": _report_arguments,
     "trec_eval": _trec_eval_arguments,
     "warmup": _warmup_arguments,
+    "challenge": _challenge_arguments,
+    "samples": _samples_arguments,
 }

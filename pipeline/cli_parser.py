@@ -45,10 +45,14 @@ EXAMPLES = {
     "--submission data_samples/humob/weekly_repeat.csv.gz",
     "run": "mobeval run jobs/nextloc_sample.toml --resume",
     "compare": "mobeval compare out/nextloc_sample --city tky --baseline markov",
-    "report": "mobeval report out/nextloc_sample --format markdown,html --baseline markov",
+    "report": "mobeval report out/nextloc_sample --format markdown,html --baseline markov "
+    "--no-plots",
     "trec_eval": "mobeval trec_eval -m all_trec -q data_samples/trec/qrels.txt "
     "data_samples/trec/run.txt.gz",
     "warmup": "NUMBA_CACHE_DIR=/opt/mobeval-cache mobeval warmup --family nextloc",
+    "challenge": "mobeval challenge --task gis-cup --city a --truth reference_a.csv.gz gis_cup_a",
+    "samples": "mobeval samples mobeval-samples && cd mobeval-samples && "
+    "mobeval run jobs/nextloc_sample.toml",
 }
 
 
@@ -66,8 +70,10 @@ COMMANDS = {
     "run": "run a job file: every city x model it lists",
     "compare": "compare models on paired per-unit values: tests, intervals, corrections",
     "report": "write the report of OUT: tables, plots, methods (LaTeX, Markdown, HTML)",
-    "trec_eval": "trec_eval's command line: score a TREC run against qrels (see README)",
-    "warmup": "compile and cache the kernels now, so that the first run does not wait (README)",
+    "trec_eval": "score a TREC run against qrels with trec_eval's options, output and values",
+    "warmup": "compile the Numba kernels into their cache now, so that a first run starts at once",
+    "challenge": "write a challenge's scoring program: Codabench, CodaLab and EvalAI",
+    "samples": "copy the sample data and job files every documented example runs on",
 }
 #: The input flags of the scoring commands, in ``--help`` order: (command, flag, the API
 #: argument it gives, help).
@@ -180,6 +186,10 @@ def _epilog(command: str, family: str | None = None) -> str:
             parts += _named_lines("presets (--convention):", FAMILIES[family].preset_help)
     if command == "validate":
         parts += _named_lines("tasks (--task):", _validation_tasks())
+    if command == "challenge":
+        from mobeval.challenges.tasks import CHALLENGES
+
+        parts += _named_lines("tasks (--task):", {k: c.help for k, c in CHALLENGES.items()})
     parts.append("example:")
     parts += textwrap.wrap(
         EXAMPLES[command],

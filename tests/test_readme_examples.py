@@ -80,6 +80,8 @@ def _argv(command: str, out, last_out) -> list[str]:
     argv = shlex.split(command, comments=True)[1:]
     if argv[0] in ("compare", "report"):
         argv[1] = str(last_out)
+    elif argv[0] in ("challenge", "samples"):  # the folder they write
+        argv[-1] = str(out)
     elif "--out" in argv:
         argv[argv.index("--out") + 1] = str(out)
     elif argv[0] == "run":
@@ -96,6 +98,7 @@ def test_readme_has_runnable_blocks():
     assert all(
         "data_samples/" in c
         or c.startswith(("mobeval run jobs/", "mobeval compare ", "mobeval report "))
+        or c.startswith(("mobeval challenge ", "mobeval samples "))
         for c in commands
     )
 

@@ -5,7 +5,6 @@ way in."""
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 import re
@@ -25,6 +24,8 @@ from mobeval.io.outputs import read_section, section_schema
 from mobeval.io.whole import write_whole
 from mobeval.metrics import family_of, lower_is_better
 from mobeval.report.city import UNIT_WORDS, City
+from mobeval.report.fragment import latex_fragment
+from mobeval.report.groups import group_label
 from mobeval.report.html import render_html
 from mobeval.report.latex import render_latex
 from mobeval.report.markdown import render_markdown
@@ -113,6 +114,7 @@ class Report:
         leaderboard: bool | None = None,
         comparisons: bool | None = None,
         std: bool | None = None,
+        fragment: bool | None = None,
         city: str | None = None,
         plots: bool = True,
         compute_compare: bool = True,
@@ -121,7 +123,7 @@ class Report:
         given = {"metrics": metrics, "models": models, "baseline": baseline, "test": test}
         given |= {"alpha": alpha, "title": title, "caption": caption, "transpose": transpose}
         given |= {"letters": letters, "leaderboard": leaderboard}
-        given |= {"comparisons": comparisons, "std": std}
+        given |= {"comparisons": comparisons, "std": std, "fragment": fragment}
         choices = checked_choices(given)
         self.out = Path(out)
         self.plots = plots
@@ -134,6 +136,7 @@ class Report:
         self.leaderboard = bool(leaderboard)
         self.comparisons = bool(comparisons)
         self.std = bool(std)
+        self.fragment = bool(fragment)  # LaTeX: the tables alone (mobeval.report.fragment)
         self.compare_options = dict(compare_options or {})
         self.title = title or f"mobeval report: {self.out.name or self.out.resolve().name}"
         self._source = OutputFolder(self.out)
@@ -193,7 +196,7 @@ class Report:
         cities = [
             self._group(name, {r.stored_as: listing[r.stored_as] for r in g}, baseline, label)
             for g in groups
-            for label in [_group_label(g, groups)]
+            for label in [group_label(g, groups)]
         ]
         for city, group in zip(cities, groups, strict=True):
             apart = [
@@ -598,6 +601,8 @@ class Report:
         transpose=)``, ``--caption``, ``--transpose``)."""
         caption = self.caption if caption is None else caption
         transpose = self.transpose if transpose is None else transpose
+        if self.fragment:
+            return latex_fragment(self, caption=caption, label=label, transpose=transpose)
         return render_latex(self, figures_dir, caption=caption, label=label, transpose=transpose)
 
     def _repr_html_(self) -> str:
@@ -660,28 +665,6 @@ class Report:
         return path
 
 
-def _group_label(group: list[Result], groups: list[list[Result]]) -> str:
-    """What sets a group of a city's models apart from the others (empty when the city is one
-    group): its task and its values of the options on which the groups differ, or its truth."""
-    if len(groups) < 2:
-        return ""
-    first = group[0]
-    names = sorted({name for other in groups for name in other[0].options})
-    parts = [f"{first.task} results"] if len({g[0].task for g in groups}) > 1 else []
-    parts += [
-        f"{name} = {_plain(first.options.get(name))}"
-        for name in names
-        if len({json.dumps(g[0].options.get(name)) for g in groups}) > 1
-    ]
-    if not parts:
-        return f"group {groups.index(group) + 1}: scored against another truth"
-    return "scored with " + ", ".join(parts)
-
-
-def _plain(value: object) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
-
-
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()
 
@@ -734,6 +717,10 @@ def write_reports(
     formats = parse_formats(formats)
     if output is not None and len(formats) > 1:
         raise ConfigError("--output: names one file; give one --format with it")
+    if options.get("fragment") and formats != ["latex"]:
+        raise ConfigError("--fragment: the LaTeX tables alone; give --format latex (only)")
+    if options.get("fragment"):
+        options["plots"] = False  # a fragment holds no figure
     if options.get("plots", True):
         check_plotting()
     report = Report(out, **options)

@@ -99,6 +99,12 @@ REPORT_OPTIONS = (
         "every mean as mean ± sd over its units (population sd, ddof 0, as ranx's return_std; "
         "default: the mean alone)",
     ),
+    ReportOption(
+        "fragment",
+        "boolean",
+        "LaTeX: the tables alone, no preamble, for \\input in a paper (its preamble loads "
+        "booktabs, threeparttable, rotating); --format latex only, no plots",
+    ),
 )
 OPTIONS_BY_NAME = {option.name: option for option in REPORT_OPTIONS}
 #: The significance level when none is given.
