@@ -370,6 +370,7 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
             resamples=values["population_resamples"],
             seed=values["population_seed"],
             confidence=values["population_confidence"],
+            relevance_threshold=conv.relevant_threshold,
         )
         if population
         else None
