@@ -246,6 +246,10 @@ class PopulationConvention:
       ``cooccurrence`` in the training users (Microsoft Recommenders' default
       ``item_cooccurrence_count``) or the cosine of the ``features`` (``--item-features``, its
       ``item_feature_vector``).
+    * ``serendipity_relevance``: the relevance ``rel`` of ``serendipity``: ``one`` (every listed
+      item, Microsoft Recommenders' default) or ``ratings`` (1 where the user's rating of the item
+      is relevant under the ranking convention's ``relevant_threshold``, else 0: its
+      ``col_relevance`` column).
     """
 
     gini_items: str = "recommended"
@@ -257,6 +261,7 @@ class PopulationConvention:
     coverage_items: str = "catalogue"
     popularity: str = "rows"
     item_similarity: str = "cooccurrence"
+    serendipity_relevance: str = "one"
 
     def __post_init__(self) -> None:
         for name, allowed in CHOICES.items():
@@ -292,6 +297,7 @@ CHOICES = {
     "coverage_items": ("catalogue", "train"),
     "popularity": ("rows", "users"),
     "item_similarity": ("cooccurrence", "features"),
+    "serendipity_relevance": ("one", "ratings"),
 }
 
 POPULATION_PRESETS = {
@@ -311,20 +317,29 @@ POPULATION_PRESETS = {
 
 
 def resolve_population(
-    preset: str, tail_ratio: float | None = None, item_similarity: str | None = None
+    preset: str, tail_ratio: float | None = None, **choices: str | None
 ) -> PopulationConvention:
-    """A preset of :data:`POPULATION_PRESETS` by name, its ``tail_ratio`` and
-    ``item_similarity`` replaced if given."""
+    """A preset of :data:`POPULATION_PRESETS` by name, its ``tail_ratio`` and the fields named in
+    ``choices`` (``item_similarity``, ``serendipity_relevance``) replaced where given."""
     if preset not in POPULATION_PRESETS:
         raise ConfigError(
             f"unknown population convention {preset!r}; choose one of {sorted(POPULATION_PRESETS)}"
         )
-    convention = POPULATION_PRESETS[preset]
+    given = {name: value for name, value in choices.items() if value is not None}
     if tail_ratio is not None:
-        convention = dataclasses.replace(convention, tail_ratio=float(tail_ratio))
-    if item_similarity is not None:
-        convention = dataclasses.replace(convention, item_similarity=item_similarity)
-    return convention
+        given["tail_ratio"] = float(tail_ratio)
+    return dataclasses.replace(POPULATION_PRESETS[preset], **given)
+
+
+def population_of(values: dict) -> PopulationConvention:
+    """The population convention a recs scoring's option ``values`` name: the preset
+    ``population_convention`` and its overrides."""
+    return resolve_population(
+        values["population_convention"],
+        values["tail_ratio"],
+        item_similarity=values["item_similarity"],
+        serendipity_relevance=values["serendipity_relevance"],
+    )
 
 
 @dataclass(frozen=True)

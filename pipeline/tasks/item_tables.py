@@ -137,7 +137,8 @@ def feature_tables(data: object) -> FeatureTables:
         columns = categories.search_sorted(frame["category"]).to_numpy()
         vectors[rows, columns] = 1.0
         return _checked(source, items, vectors, "category")
-    names = ["features"] if "features" in schema else [c for c in schema if c != "item_id"]
+    listed = "features" in schema and isinstance(schema["features"], pl.List | pl.Array)
+    names = ["features"] if listed else [c for c in schema if c != "item_id"]
     bad = [
         c
         for c in names
@@ -160,7 +161,7 @@ def feature_tables(data: object) -> FeatureTables:
             key=frame["item_id"].filter(twice)[0],
         )
     frame = frame.sort("item_id")
-    if names == ["features"]:
+    if listed:
         lengths = frame["features"].list.len()
         if lengths.n_unique() > 1:
             raise InputError(

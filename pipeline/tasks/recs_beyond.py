@@ -57,7 +57,7 @@ def user_values(lists: pl.DataFrame, ratings: pl.DataFrame, inputs) -> dict[str,
                 cut,
                 index,
                 order,
-                np.ones(lists.height),
+                _relevance(lists, ratings, inputs),
                 profile,
                 train.user_ptr,
                 history,
@@ -131,22 +131,24 @@ def _expected_novelty(lists, ratings, offsets, cut, family, inputs) -> np.ndarra
     novelty, unknown = (epc, 1.0) if family == "epc" else (efd, efd_unknown)
     rows = _rows(lists, train.items)
     item_novelty = np.where(rows >= 0, novelty[np.maximum(rows, 0)], unknown)
-    relevant = _relevant(ratings, inputs.relevance_threshold)
-    flagged = lists.join(relevant, on=["user_id", "item_id"], how="left", maintain_order="left")
+    relevant, pairs = _relevant(lists, ratings, inputs.relevance_threshold)
     users = lists.select(pl.col("user_id").unique(maintain_order=True))
-    counted = users["user_id"].is_in(relevant["user_id"].implode()).to_numpy()
-    return K.unit_expected_novelty(
-        offsets,
-        cut,
-        flagged["_relevant"].fill_null(0).to_numpy().astype(np.int64),
-        item_novelty,
-        counted,
-    )
+    counted = users["user_id"].is_in(pairs["user_id"].implode()).to_numpy()
+    return K.unit_expected_novelty(offsets, cut, relevant, item_novelty, counted)
 
 
-def _relevant(ratings: pl.DataFrame, threshold) -> pl.DataFrame:
-    """The (user, item) pairs rated relevant (Elliot's ``BinaryRelevance``: rating >=
-    ``threshold``; ``user_mean``: the user's mean rating; None: every rated item), each once."""
+def _relevance(lists: pl.DataFrame, ratings: pl.DataFrame, inputs) -> np.ndarray:
+    """Serendipity's ``rel`` of each list row: 1, or (``serendipity_relevance`` ``ratings``)
+    whether the user's rating of the item is relevant."""
+    if inputs.convention.serendipity_relevance == "one":
+        return np.ones(lists.height)
+    return _relevant(lists, ratings, inputs.relevance_threshold)[0]
+
+
+def _relevant(lists: pl.DataFrame, ratings: pl.DataFrame, threshold):
+    """``(rel, pairs)``: per list row 1.0 where the user's rating of the item is relevant, else
+    0.0, and the (user, item) pairs rated relevant, each once (Elliot's ``BinaryRelevance``:
+    rating >= ``threshold``; ``user_mean``: the user's mean rating; None: every rated item)."""
     rating = pl.col("rating")
     if threshold is None:
         keep = pl.lit(True)
@@ -154,11 +156,13 @@ def _relevant(ratings: pl.DataFrame, threshold) -> pl.DataFrame:
         keep = rating >= rating.mean().over("user_id")
     else:
         keep = rating >= float(threshold)
-    return (
+    pairs = (
         ratings.filter(keep)
-        .select("user_id", "item_id", pl.lit(1, dtype=pl.Int64).alias("_relevant"))
+        .select("user_id", "item_id", pl.lit(1.0).alias("_relevant"))
         .unique(["user_id", "item_id"])
     )
+    flagged = lists.join(pairs, on=["user_id", "item_id"], how="left", maintain_order="left")
+    return flagged["_relevant"].fill_null(0.0).to_numpy(), pairs
 
 
 def novelty(counts: pl.DataFrame, train: TrainTables) -> float:
