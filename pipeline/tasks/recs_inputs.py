@@ -115,7 +115,8 @@ def population_inputs(
         for need in convention.needs(metric.family):
             if given[need] is None:
                 raise ConfigError(
-                    f"{metric.name} needs the {_ROLE[need]}: give {need}=PATH (--{need} PATH), "
+                    f"{metric.name} needs the {_ROLE[need]}: give {need}=PATH "
+                    f"(--{need.replace('_', '-')} PATH), "
                     f"a file with an item_id column"
                 )
     families = {m.family for m in metrics}
