@@ -32,8 +32,18 @@ COOCCURRENCE, VECTORS = 0, 1
 
 
 @njit(cache=True, nogil=True)
-def similarity(a, b, kind, item_ptr, item_users, item_rows, root, vectors, norms):
-    """``sim(a, b)`` of two rows of the tables (0 where either is -1 or they never co-occur)."""
+def _kahan(total, compensation, value):
+    """``value`` added to a Kahan-compensated sum, as pandas' ``group_mean`` adds it."""
+    y = value - compensation
+    t = total + y
+    return t, t - total - y
+
+
+@njit(cache=True, nogil=True)
+def similarity(a, b, tables):
+    """``sim(a, b)`` of two rows of the ``tables`` (``(kind, item_ptr, item_users, item_rows,
+    root, vectors, norms)``; 0 where either is -1 or they never co-occur)."""
+    kind, item_ptr, item_users, item_rows, root, vectors, norms = tables
     if a < 0 or b < 0:
         return 0.0
     if kind == VECTORS:
@@ -59,9 +69,7 @@ def similarity(a, b, kind, item_ptr, item_users, item_rows, root, vectors, norms
 
 
 @njit(cache=True, nogil=True)
-def unit_diversity(
-    offsets, cut, index, order, kind, item_ptr, item_users, item_rows, root, vectors, norms
-):
+def unit_diversity(offsets, cut, index, order, tables):
     """Per user, ``1 - ILS``: ``ILS`` the mean similarity of the pairs of its first ``cut`` rows
     (all with ``cut`` < 0) whose items differ, taken as Microsoft Recommenders'
     ``_get_intralist_similarity`` lists them (each row ``r``, then each row ``s`` with
@@ -77,21 +85,8 @@ def unit_diversity(
         for r in range(start, end):
             for s in range(start, end):
                 if order[r] < order[s]:
-                    value = similarity(
-                        index[r],
-                        index[s],
-                        kind,
-                        item_ptr,
-                        item_users,
-                        item_rows,
-                        root,
-                        vectors,
-                        norms,
-                    )
-                    y = value - compensation
-                    t = total + y
-                    compensation = t - total - y
-                    total = t
+                    value = similarity(index[r], index[s], tables)
+                    total, compensation = _kahan(total, compensation, value)
                     pairs += 1
         if pairs:
             out[u] = 1.0 - total / pairs
@@ -108,13 +103,7 @@ def unit_serendipity(
     profile,
     user_ptr,
     user_items,
-    kind,
-    item_ptr,
-    item_users,
-    item_rows,
-    root,
-    vectors,
-    norms,
+    tables,
 ):
     """Per user, the mean over its first ``cut`` rows of ``(1 - mean_j sim(i, j)) rel_i``, ``j``
     over every training row of the user (``profile[u]``: its row in the CSR table ``user_ptr``,
@@ -135,30 +124,14 @@ def unit_serendipity(
             total = 0.0
             compensation = 0.0
             for j in range(first, last):
-                value = similarity(
-                    index[r],
-                    user_items[j],
-                    kind,
-                    item_ptr,
-                    item_users,
-                    item_rows,
-                    root,
-                    vectors,
-                    norms,
-                )
-                y = value - compensation
-                t = total + y
-                compensation = t - total - y
-                total = t
+                value = similarity(index[r], user_items[j], tables)
+                total, compensation = _kahan(total, compensation, value)
             values[r - start] = (1.0 - total / (last - first)) * relevance[r]
         ranked = np.argsort(order[start:end], kind="mergesort")
         total = 0.0
         compensation = 0.0
         for r in ranked:
-            y = values[r] - compensation
-            t = total + y
-            compensation = t - total - y
-            total = t
+            total, compensation = _kahan(total, compensation, values[r])
         out[u] = total / (end - start)
     return out
 

@@ -43,7 +43,7 @@ def user_values(lists: pl.DataFrame, ratings: pl.DataFrame, inputs) -> dict[str,
             index = _rows(lists, tables[0])
             order = lists["_order"].to_numpy()
             if m.family == "diversity":
-                out[m.name] = K.unit_diversity(offsets, cut, index, order, *tables[1:])
+                out[m.name] = K.unit_diversity(offsets, cut, index, order, tables[1:])
                 continue
             users = lists["user_id"].unique(maintain_order=True)
             profile = _rows(
@@ -61,7 +61,7 @@ def user_values(lists: pl.DataFrame, ratings: pl.DataFrame, inputs) -> dict[str,
                 profile,
                 train.user_ptr,
                 history,
-                *tables[1:],
+                tables[1:],
             )
         elif m.family in ("epc", "efd"):
             out[m.name] = _expected_novelty(lists, ratings, offsets, cut, m.family, inputs)
