@@ -9,7 +9,8 @@ scores items by a noisy copy of the true affinity, ``popular`` by popularity alo
 
 Beyond-accuracy inputs: ``catalogue.parquet`` (item_id: the 500 items) and ``train.parquet``
 (user_id, item_id: 40 earlier interactions per user, drawn from the Zipf popularity), read by
-``gini``, ``coverage``, ``avg_popularity``, ``tail_percentage``.
+``gini``, ``coverage``, ``avg_popularity``, ``tail_percentage``; ``item_categories.parquet`` and
+``item_embeddings.parquet``, the item features of ``diversity`` and ``serendipity``.
 
 Logits: 1,000 next-POI samples over 80 POIs (Zipf popularity); ``targets.npy`` (int64) holds each
 true POI, and two models give a float32 ``[1000, 80]`` matrix: ``gru`` adds a signal on the target
@@ -92,6 +93,29 @@ def build_population(seed: int) -> None:
     ).write_parquet(out / "train.parquet")
 
 
+def build_item_features(seed: int) -> None:
+    """Item features of diversity and serendipity: ``item_categories.parquet`` (item_id,
+    category: one row per item and genre, 1 to 3 of 12 genres an item) and
+    ``item_embeddings.parquet`` (item_id, features: 8 floats). The last 10 items have neither
+    (their similarity to any item is 0, as Microsoft Recommenders' left join fills it)."""
+    rng = np.random.default_rng(seed)
+    out = HERE / "recs"
+    described = ITEMS - 10
+    genres = [f"genre{g:02d}" for g in range(12)]
+    rows = []
+    for item in range(described):
+        picked = rng.choice(12, size=int(rng.integers(1, 4)), replace=False)
+        rows.extend((item, genres[g]) for g in sorted(picked))
+    pl.DataFrame(
+        rows, schema={"item_id": pl.Int64, "category": pl.String}, orient="row"
+    ).write_parquet(out / "item_categories.parquet")
+    vectors = rng.normal(size=(described, FACTORS))
+    pl.DataFrame(
+        {"item_id": np.arange(described, dtype=np.int64), "features": vectors.tolist()},
+        schema={"item_id": pl.Int64, "features": pl.List(pl.Float64)},
+    ).write_parquet(out / "item_embeddings.parquet")
+
+
 def build_logits(seed: int) -> None:
     rng = np.random.default_rng(seed)
     log_popularity = np.log(zipf(POIS, 1.0))
@@ -110,3 +134,4 @@ if __name__ == "__main__":
     build_recs(seed=3)
     build_population(seed=4)
     build_logits(seed=5)
+    build_item_features(seed=6)

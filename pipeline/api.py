@@ -44,7 +44,7 @@ from mobeval.metrics.recs import parse_recs_metrics
 from mobeval.metrics.recs_population import (
     check_engine,
     parse_population_metrics,
-    resolve_population,
+    population_of,
     split_metrics,
 )
 from mobeval.options import DEFAULT_CHUNK_ROWS, checked_chunk_rows, option_values
@@ -360,15 +360,17 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
     population = (
         population_inputs(
             population,
-            resolve_population(values["population_convention"], values["tail_ratio"]),
+            population_of(values),
             catalogue=values["catalogue"],
             train=values["train"],
+            item_features=values["item_features"],
             original_ratings=values["original_ratings"],
             user_groups=values["user_groups"] or (),
             pop_percentage=values["pop_percentage"],
             resamples=values["population_resamples"],
             seed=values["population_seed"],
             confidence=values["population_confidence"],
+            relevance_threshold=conv.relevant_threshold,
         )
         if population
         else None

@@ -266,13 +266,13 @@ def _recs(values: dict) -> object:
         BOOTSTRAP_FAMILIES,
         parse_population_metrics,
         parse_user_groups,
-        resolve_population,
+        population_of,
         split_metrics,
     )
 
     convention = FAMILIES["recs"].convention(values)
     accuracy, population = split_metrics(values["metrics"])
-    resolve_population(values["population_convention"], values["tail_ratio"])
+    population_of(values)
     if values["user_groups"]:
         parse_user_groups(values["user_groups"])
     if not 0 < values["pop_percentage"] <= 1:

@@ -109,14 +109,40 @@ RECS = Family(
             "train",
             "string",
             None,
-            "training interactions (a file with item_id): avg_popularity, tail_percentage",
+            "training interactions (a file with user_id, item_id): avg_popularity, "
+            "tail_percentage, novelty, diversity, serendipity, epc, efd, aplt, aclt",
             path=True,
+        ),
+        Option(
+            "item_features",
+            "string",
+            None,
+            "the items' categories (item_id, category) or vectors (item_id, features, or "
+            "numeric columns): diversity and serendipity with --item-similarity features",
+            path=True,
+        ),
+        Option(
+            "item_similarity",
+            "string",
+            None,
+            "diversity's and serendipity's item similarity: cooccurrence in --train or the "
+            "cosine of the --item-features (default: the population convention's)",
+            lambda: list(_recs_population.CHOICES["item_similarity"]),
+        ),
+        Option(
+            "serendipity_relevance",
+            "string",
+            None,
+            "serendipity's relevance: one (every listed item) or ratings (relevant ratings as "
+            "the ranking convention reads them; default: the population convention's)",
+            lambda: list(_recs_population.CHOICES["serendipity_relevance"]),
         ),
         Option(
             "population_convention",
             "string",
             "clayrs",
-            "gini, coverage, entropy as ClayRS 0.5.1 or RecBole 1.2.1 compute them",
+            "beyond-accuracy metrics as ClayRS 0.5.1, RecBole 1.2.1, Microsoft Recommenders "
+            "or Elliot compute them",
             lambda: sorted(_recs_population.POPULATION_PRESETS),
         ),
         Option(

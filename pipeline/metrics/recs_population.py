@@ -71,6 +71,32 @@ or the whole list when there are none):
   interactions seen at most ``tail_ratio`` times, else the ``max(floor(n tail_ratio), 1)`` least
   popular of its ``n`` items (ties by item id).
 
+Microsoft Recommenders' ``python_evaluation`` (recommenders-team/recommenders@d580143), over
+the first ``k`` items of each list (its ``reco_df``), the training interactions its
+``train_df`` (``c_i`` an item's rows, ``N`` all rows), ``sim`` the convention's
+``item_similarity`` (:mod:`mobeval.kernels.similarity`: co-occurrence cosine or feature cosine):
+
+* ``novelty@k``: ``sum_i n_i (-log2(c_i / N)) / sum_i n_i`` (Castells, Vargas & Wang, ECIR
+  2011), ``n_i`` the item's count in the lists; an item outside the training rows adds 0.
+* ``diversity@k``: the mean over users of ``1 - ILS_u``, ``ILS_u`` the mean ``sim`` of the pairs
+  of distinct items of the list (Ziegler et al. 2005); users without such a pair left out.
+* ``serendipity@k``: the mean over users with training rows of the mean over their list of
+  ``1 - mean_j sim(i, j)``, ``j`` over the user's training rows (Zhang et al., WSDM 2012).
+* ``distributional_coverage@k``: ``-sum_i p_i log2 p_i``, ``p_i = n_i / sum n`` (Shani &
+  Gunawardana 2010); its ``catalog_coverage`` is ``coverage`` under ``msrecommenders``.
+
+Elliot (sisinflab/elliot@fc27efe), an item's popularity its distinct training users ``u_i``
+(``U`` the training users), its long tail every training item outside the short head (the most
+popular items holding 80 % of the distinct training pairs):
+
+* ``epc@k``, ``efd@k``: per user with a relevant rating, ``sum_r rel_r disc_r nov_r / sum_r
+  disc_r`` over its first ``k``, ``disc_r = ln 2 / ln(r + 2)``, ``nov = 1 - u_i / U`` (EPC; 1
+  outside the training rows) or ``-log2(u_i / sum u)`` (EFD; its largest value outside them)
+  (Vargas & Castells, RecSys 2011); the mean over those users.
+* ``aplt@k``, ``aclt@k``: the mean over users of the number of distinct long-tail items of the
+  first ``k`` (ACLT), over the list's length (APLT) (Abdollahpouri et al. 2017, 2019);
+  ``avg_popularity`` is its ``ARP`` under ``elliot``.
+
 A list shorter than ``k`` counts what it has: its items are counted, and its per-user shares
 divide by its length (RecBole's lists always hold ``k`` items, where the two agree).
 
@@ -106,6 +132,14 @@ FAMILIES = (
     "auc",
     "long_tail",
     "popularity_correlation",
+    "novelty",
+    "diversity",
+    "serendipity",
+    "distributional_coverage",
+    "epc",
+    "efd",
+    "aplt",
+    "aclt",
 )
 #: ClayRS's Correlation methods.
 CORRELATION_FAMILIES = ("pearson", "spearman", "kendall")
@@ -121,6 +155,11 @@ GROUP_FAMILIES = ("delta_gap", "pop_ratio")
 PLOT_FAMILIES = ("long_tail", "popularity_correlation")
 #: The families whose value is a mean over users (exact sums of per-user shares).
 PER_USER_FAMILIES = ("avg_popularity", "tail_percentage")
+#: Microsoft Recommenders' and Elliot's means over users (:mod:`mobeval.tasks.recs_beyond`): the
+#: users the reference leaves out have no value (NaN), and ``n`` counts the others.
+BEYOND_USER_FAMILIES = ("diversity", "serendipity", "epc", "efd", "aplt", "aclt")
+#: Every family whose value is a mean of per-user values folded into exact sums.
+MEAN_FAMILIES = (*PER_USER_FAMILIES, *BEYOND_USER_FAMILIES)
 #: The families the local engine alone computes, and why: on Spark each partition's counts per
 #: distinct score (24 bytes each, :class:`mobeval.tasks.recs_population.ScoreCounts`) would reach
 #: the driver whole, in memory unbounded by any budget (:func:`check_engine`).
@@ -130,11 +169,11 @@ LOCAL_ENGINE_FAMILIES = {
 }
 #: The families computed from the item counts alone (their bootstrap interval is
 #: :class:`mobeval.tasks.recs_population.BootstrapCounts`').
-COUNT_FAMILIES = ("gini", "coverage", "entropy")
+COUNT_FAMILIES = ("gini", "coverage", "entropy", "distributional_coverage")
 #: The families ``population_resamples`` gives a bootstrap interval over users: the item counts'
 #: (:class:`mobeval.tasks.recs_population.BootstrapCounts`) and the per-user values' (weighted
 #: exact sums, :class:`mobeval.kernels.exact_sum.WeightedColumnSums`).
-BOOTSTRAP_FAMILIES = (*COUNT_FAMILIES, *PER_USER_FAMILIES, *GROUP_FAMILIES)
+BOOTSTRAP_FAMILIES = (*COUNT_FAMILIES, *MEAN_FAMILIES, *GROUP_FAMILIES)
 
 _ALIASES = {
     "gini": "gini",
@@ -170,6 +209,14 @@ _ALIASES = {
     "popularity_correlation": "popularity_correlation",
     "poprecscorrelation": "popularity_correlation",
     "pop_recs_correlation": "popularity_correlation",
+    "novelty": "novelty",
+    "diversity": "diversity",
+    "serendipity": "serendipity",
+    "distributional_coverage": "distributional_coverage",
+    "epc": "epc",
+    "efd": "efd",
+    "aplt": "aplt",
+    "aclt": "aclt",
 }
 _NAME = re.compile(r"^\s*([a-z_]+)\s*(?:@\s*(\d{1,18}))?\s*$")
 
@@ -189,6 +236,20 @@ class PopulationConvention:
     * ``entropy_divisor``: ``none`` (Shannon's entropy) or ``distinct_items`` (RecBole divides
       by the number of distinct items recommended).
     * ``tail_ratio``: RecBole's ``tail_ratio`` (default 0.1): the long tail's definition.
+    * ``coverage_items``: the items ``coverage`` counts over: ``catalogue`` (``--catalogue``) or
+      ``train`` (Microsoft Recommenders' ``catalog_coverage``: the distinct items of the
+      training interactions, every distinct recommended item counted: ``outside_catalogue``
+      ``count``).
+    * ``popularity``: an item's popularity in ``avg_popularity`` (``arp``): its ``rows`` in the
+      training interactions (RecBole) or its distinct ``users`` there (Elliot's ``ARP``).
+    * ``item_similarity``: the item similarity of ``diversity`` and ``serendipity``:
+      ``cooccurrence`` in the training users (Microsoft Recommenders' default
+      ``item_cooccurrence_count``) or the cosine of the ``features`` (``--item-features``, its
+      ``item_feature_vector``).
+    * ``serendipity_relevance``: the relevance ``rel`` of ``serendipity``: ``one`` (every listed
+      item, Microsoft Recommenders' default) or ``ratings`` (1 where the user's rating of the item
+      is relevant under the ranking convention's ``relevant_threshold``, else 0: its
+      ``col_relevance`` column).
     """
 
     gini_items: str = "recommended"
@@ -197,6 +258,10 @@ class PopulationConvention:
     outside_catalogue: str = "ignore"
     entropy_divisor: str = "none"
     tail_ratio: float = 0.1
+    coverage_items: str = "catalogue"
+    popularity: str = "rows"
+    item_similarity: str = "cooccurrence"
+    serendipity_relevance: str = "one"
 
     def __post_init__(self) -> None:
         for name, allowed in CHOICES.items():
@@ -209,9 +274,16 @@ class PopulationConvention:
 
     def needs(self, family: str) -> tuple[str, ...]:
         """The inputs beyond the lists that ``family`` needs under this convention."""
-        if family == "coverage" or (family == "gini" and self.gini_items == "catalogue"):
+        features = ("item_features",) if self.item_similarity == "features" else ()
+        if family == "coverage":
+            return ("catalogue",) if self.coverage_items == "catalogue" else ("train",)
+        if family == "gini" and self.gini_items == "catalogue":
             return ("catalogue",)
-        if family in (*PER_USER_FAMILIES, *GROUP_FAMILIES, "popularity_correlation"):
+        if family == "diversity":
+            return features or ("train",)
+        if family == "serendipity":
+            return ("train", *features)
+        if family in (*MEAN_FAMILIES, *GROUP_FAMILIES, "popularity_correlation", "novelty"):
             return ("train",)
         return ()
 
@@ -220,8 +292,12 @@ CHOICES = {
     "gini_items": ("recommended", "catalogue"),
     "coverage_unit": ("percent_2dp", "fraction"),
     "catalogue_padding": (0, 1),
-    "outside_catalogue": ("ignore", "error"),
+    "outside_catalogue": ("ignore", "error", "count"),
     "entropy_divisor": ("none", "distinct_items"),
+    "coverage_items": ("catalogue", "train"),
+    "popularity": ("rows", "users"),
+    "item_similarity": ("cooccurrence", "features"),
+    "serendipity_relevance": ("one", "ratings"),
 }
 
 POPULATION_PRESETS = {
@@ -233,19 +309,37 @@ POPULATION_PRESETS = {
         outside_catalogue="error",
         entropy_divisor="distinct_items",
     ),
+    "msrecommenders": PopulationConvention(
+        coverage_unit="fraction", outside_catalogue="count", coverage_items="train"
+    ),
+    "elliot": PopulationConvention(popularity="users"),
 }
 
 
-def resolve_population(preset: str, tail_ratio: float | None = None) -> PopulationConvention:
-    """A preset of :data:`POPULATION_PRESETS` by name, its ``tail_ratio`` replaced if given."""
+def resolve_population(
+    preset: str, tail_ratio: float | None = None, **choices: str | None
+) -> PopulationConvention:
+    """A preset of :data:`POPULATION_PRESETS` by name, its ``tail_ratio`` and the fields named in
+    ``choices`` (``item_similarity``, ``serendipity_relevance``) replaced where given."""
     if preset not in POPULATION_PRESETS:
         raise ConfigError(
             f"unknown population convention {preset!r}; choose one of {sorted(POPULATION_PRESETS)}"
         )
-    convention = POPULATION_PRESETS[preset]
-    if tail_ratio is None:
-        return convention
-    return dataclasses.replace(convention, tail_ratio=float(tail_ratio))
+    given = {name: value for name, value in choices.items() if value is not None}
+    if tail_ratio is not None:
+        given["tail_ratio"] = float(tail_ratio)
+    return dataclasses.replace(POPULATION_PRESETS[preset], **given)
+
+
+def population_of(values: dict) -> PopulationConvention:
+    """The population convention a recs scoring's option ``values`` name: the preset
+    ``population_convention`` and its overrides."""
+    return resolve_population(
+        values["population_convention"],
+        values["tail_ratio"],
+        item_similarity=values["item_similarity"],
+        serendipity_relevance=values["serendipity_relevance"],
+    )
 
 
 @dataclass(frozen=True)

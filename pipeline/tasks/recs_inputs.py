@@ -22,7 +22,9 @@ from mobeval.io.inputs import as_source
 from mobeval.io.sources import columns_present, require_ids
 from mobeval.metrics.recs import RecsConvention, RecsMetric
 from mobeval.metrics.recs_population import (
+    BEYOND_USER_FAMILIES,
     GROUP_FAMILIES,
+    MEAN_FAMILIES,
     PER_UNIT_FAMILIES,
     PER_USER_FAMILIES,
     SCORE_FAMILIES,
@@ -30,6 +32,7 @@ from mobeval.metrics.recs_population import (
     PopulationMetric,
     parse_user_groups,
 )
+from mobeval.tasks.item_tables import FeatureTables, TrainTables, feature_tables, train_tables
 
 _BATCH_ROWS = 1 << 20
 
@@ -56,6 +59,11 @@ class PopulationInputs:
     resamples: int = 0
     seed: int = 0
     confidence: float = 0.95
+    #: novelty, diversity, serendipity, EPC...: the training interactions as tables, the item
+    #: features, and the relevance of EPC / EFD (the ranking convention's ``relevant_threshold``)
+    train_tables: TrainTables | None = None
+    features: FeatureTables | None = None
+    relevance_threshold: float | str | None = None
 
     @property
     def per_unit(self) -> tuple[PopulationMetric, ...]:
@@ -71,7 +79,7 @@ class PopulationInputs:
     def cutoffs(self) -> list[int | None]:
         """The cutoffs whose item counts are kept (those of the count-based metrics)."""
         return sorted(
-            {m.k for m in self.metrics if m.family not in PER_USER_FAMILIES},
+            {m.k for m in self.metrics if m.family not in MEAN_FAMILIES},
             key=lambda k: -1 if k is None else k,
         )
 
@@ -88,6 +96,8 @@ def population_inputs(
     resamples: int = 0,
     seed: int = 0,
     confidence: float = 0.95,
+    item_features: object | None = None,
+    relevance_threshold: float | str | None = None,
 ) -> PopulationInputs:
     """Read the inputs the ``metrics`` need (ConfigError naming the first metric whose input is
     not given): ``catalogue``, a file with an ``item_id`` column (each item once or more);
@@ -96,21 +106,34 @@ def population_inputs(
     ``item_id``; default ``train``): the popularity of ``delta_gap``, ``user_groups`` its groups
     (``NAME=FRACTION``), ``pop_percentage`` the share of most popular items; ``resamples``,
     ``seed``, ``confidence``: the bootstrap interval over users of
-    :data:`~mobeval.metrics.recs_population.BOOTSTRAP_FAMILIES`."""
-    given = {"catalogue": catalogue, "train": train}
+    :data:`~mobeval.metrics.recs_population.BOOTSTRAP_FAMILIES`; ``item_features``: the
+    items' categories or vectors (:func:`~mobeval.tasks.item_tables.feature_tables`);
+    ``relevance_threshold``: EPC's and EFD's relevance (a rating >= it, ``user_mean``, None:
+    every rated item)."""
+    given = {"catalogue": catalogue, "train": train, "item_features": item_features}
     for metric in metrics:
         for need in convention.needs(metric.family):
             if given[need] is None:
                 raise ConfigError(
-                    f"{metric.name} needs the {_ROLE[need]}: give {need}=PATH (--{need} PATH), "
+                    f"{metric.name} needs the {_ROLE[need]}: give {need}=PATH "
+                    f"(--{need.replace('_', '-')} PATH), "
                     f"a file with an item_id column"
                 )
     families = {m.family for m in metrics}
     needed = {n for family in families for n in convention.needs(family)}
     items = _items(catalogue) if "catalogue" in needed else None
+    tabled = ("novelty", "coverage", *BEYOND_USER_FAMILIES)  # coverage: over train's items
+    tables = None
+    if any(f in tabled and "train" in convention.needs(f) for f in families):
+        tables = train_tables(train)
     popularity = None
     if families & set(PER_USER_FAMILIES):
-        popularity = _popularity(train, convention.tail_ratio)
+        if convention.popularity == "users":
+            tables = tables or train_tables(train)
+            counts = tables.items.select("item_id", pl.col("users").alias("popularity"))
+        else:
+            counts = _item_rows(train)
+        popularity = _with_tail(counts, convention.tail_ratio)
     groups, profiles, item_share = (), None, None
     grouped = [m for m in metrics if m.family in GROUP_FAMILIES]
     if grouped:
@@ -140,10 +163,17 @@ def population_inputs(
         resamples,
         seed,
         confidence,
+        tables,
+        feature_tables(item_features) if "item_features" in needed else None,
+        relevance_threshold,
     )
 
 
-_ROLE = {"catalogue": "catalogue of items", "train": "training interactions (item popularity)"}
+_ROLE = {
+    "catalogue": "catalogue of items",
+    "train": "training interactions (item popularity)",
+    "item_features": "item features (categories or vectors)",
+}
 
 
 def _item_batches(source, columns: Sequence[str] = ("item_id",)):
@@ -266,10 +296,8 @@ def _items(data: object) -> tuple[pl.Series, str]:
     return items, source.label
 
 
-def _popularity(data: object, tail_ratio: float) -> pl.DataFrame:
-    """Rows per item of the training interactions, and RecBole's long tail: with
-    ``tail_ratio > 1`` the items seen at most ``tail_ratio`` times, else the
-    ``max(int(n * tail_ratio), 1)`` first of the ``n`` items sorted by (popularity, item id)."""
+def _item_rows(data: object) -> pl.DataFrame:
+    """Rows per item of the training interactions (``item_id``, ``popularity``)."""
     source = as_source(data)
     counts = None
     for batch in _item_batches(source):
@@ -277,6 +305,13 @@ def _popularity(data: object, tail_ratio: float) -> pl.DataFrame:
         counts = part if counts is None else add_counts(counts, part, "popularity")
     if counts is None or counts.height == 0:
         raise InputError("the training interactions are empty", path=source.label)
+    return counts
+
+
+def _with_tail(counts: pl.DataFrame, tail_ratio: float) -> pl.DataFrame:
+    """Each item's popularity and RecBole's long tail: with ``tail_ratio > 1`` the items seen at
+    most ``tail_ratio`` times, else the ``max(int(n * tail_ratio), 1)`` first of the ``n`` items
+    sorted by (popularity, item id)."""
     counts = counts.with_columns(pl.col("popularity").cast(pl.Int64)).sort(
         ["popularity", "item_id"]
     )

@@ -32,10 +32,11 @@ from mobeval.metrics.recs_population import (
     CORRELATION_FAMILIES,
     COUNT_FAMILIES,
     GROUP_FAMILIES,
-    PER_USER_FAMILIES,
+    MEAN_FAMILIES,
     PLOT_FAMILIES,
     PopulationMetric,
 )
+from mobeval.tasks.recs_beyond import distributional_coverage, novelty, user_values
 from mobeval.tasks.recs_inputs import PopulationInputs, add_counts, ids_of_one_type
 
 
@@ -55,14 +56,14 @@ class PopulationCounts:
 
     def __post_init__(self) -> None:
         if self.sums is None:
-            names = [m.name for m in self.inputs.metrics if m.family in PER_USER_FAMILIES]
+            names = [m.name for m in self.inputs.metrics if m.family in MEAN_FAMILIES]
             for m in self.inputs.per_unit:
                 names += [f"{m.name}:{w}" for w in _AUC_SUMS] if m.family == "gauc" else [m.name]
             for m in self.inputs.metrics:
                 if m.family in GROUP_FAMILIES:
                     names += [f"{m.name}:{g}:{side}" for g in self.inputs.groups for side in _SIDES]
             self.sums = ExactColumnSums(names)
-        families = (*PER_USER_FAMILIES, *GROUP_FAMILIES)
+        families = (*MEAN_FAMILIES, *GROUP_FAMILIES)
         resampled = {m.name for m in self.inputs.metrics if m.family in families}
         names = [n for n in self.sums.names if n.split(":")[0] in resampled]
         if self.inputs.resamples and names and self.resampled is None:
@@ -93,7 +94,8 @@ class PopulationCounts:
             self.counts[k] = part if known is None else add_counts(known, part, "count")
             if self.inputs.resamples:
                 self.boot.setdefault(k, BootstrapCounts()).add(head, self.inputs)
-        columns = self._shares(lists) | self._gaps(lists)  # per user, ascending
+        # per user, ascending
+        columns = self._shares(lists) | self._gaps(lists) | user_values(lists, ratings, self.inputs)
         if self.resampled is not None:
             self.resampled.add(
                 np.column_stack([columns[name] for name in self.resampled.names]),
@@ -144,7 +146,7 @@ class PopulationCounts:
 
     def _shares(self, lists: pl.DataFrame) -> dict[str, np.ndarray]:
         """Per user of the chunk, each per-user metric's share of its first ``k`` items."""
-        per_user = [m for m in self.inputs.metrics if m.family in PER_USER_FAMILIES]
+        per_user = [m for m in self.inputs.metrics if m.family in _SHARE_FAMILIES]
         if not per_user:
             return {}
         lists, pop = ids_of_one_type(lists, self.inputs.popularity)
@@ -290,7 +292,7 @@ class PopulationCounts:
                         name = f"{m.name}:{group}:{side}"
                         rows += with_interval(name, partial(_mean, name=name), name)
                 continue
-            if m.family in PER_USER_FAMILIES:  # the mean over the users with a list
+            if m.family in MEAN_FAMILIES:  # the mean over the users with a value
                 rows += with_interval(m.name, partial(_mean, name=m.name), m.name)
                 continue
             if m.family == "gauc":  # weighted by the positives, over the users with an AUC
@@ -300,6 +302,12 @@ class PopulationCounts:
                 continue
             if m.family == "auc":  # over every scored pair
                 rows.append((m.name, *(self.scores or ScoreCounts()).auc()))
+                continue
+            if m.family == "novelty":  # Microsoft Recommenders': of the item counts
+                listed = self.counts.get(
+                    m.k, pl.DataFrame(schema={"item_id": pl.Int64, "count": pl.Int64})
+                )
+                rows.append((m.name, novelty(listed, self.inputs.train_tables), self.users))
                 continue
             if m.family in CORRELATION_FAMILIES:  # the mean over the users with a value
                 n = int(counts[m.name])
@@ -394,7 +402,11 @@ class PopulationCounts:
         if family == "entropy":
             h = K.entropy(values)
             return h / len(values) if conv.entropy_divisor == "distinct_items" else h
-        covered = int(inside.sum()) / n_items
+        if family == "distributional_coverage":
+            return distributional_coverage(values)
+        if conv.coverage_items == "train":
+            n_items = self.inputs.train_tables.items.height
+        covered = int(len(values) if conv.outside_catalogue == "count" else inside.sum()) / n_items
         if conv.coverage_unit == "percent_2dp":
             return float(np.round(covered * 100, 2))
         return covered
@@ -639,6 +651,8 @@ def _concat(frames: list[pl.DataFrame]) -> pl.DataFrame:
 
 
 _SIDES = ("recs", "profile")
+#: The per-user shares of the training popularity (:meth:`PopulationCounts._shares`).
+_SHARE_FAMILIES = ("avg_popularity", "tail_percentage")
 _AUC_SUMS = ("weighted", "positives")
 
 

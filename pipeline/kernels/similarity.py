@@ -1,0 +1,174 @@
+"""Per-user novelty, diversity and serendipity of recommendation lists (Numba, one user a segment).
+
+``offsets`` cut the list rows into users; each user's value goes to its own slot (NaN where the
+reference leaves the user out), so a chunk of whole users gives the same values whatever the
+chunking. Items are rows of the similarity's tables (``index``; -1: an item the tables do not
+hold, similar to nothing), and ``order`` ranks the item ids (ints by value, text by its code
+points), the order the reference compares them in.
+
+Item similarity (``kind``), as Microsoft Recommenders' ``python_evaluation`` computes it:
+
+* :data:`COOCCURRENCE`: ``sim(i, j) = n_ij / (sqrt(c_i) sqrt(c_j))``, ``n_ij = sum_u m_ui m_uj``
+  the co-occurrences of the two items in the training users' rows (``m_ui``: user ``u``'s rows of
+  item ``i``), ``c_i`` the item's training rows (Zhang et al., "Auralist", WSDM 2012). The items'
+  users come as a CSR table (``item_ptr``, ``item_users`` sorted within an item, ``item_rows``
+  the ``m_ui``) and ``root[i] = sqrt(c_i)``.
+* :data:`VECTORS`: the cosine of the items' feature vectors,
+  ``sim(i, j) = (v_i . v_j) / (|v_i| |v_j|)`` (``vectors``, ``norms[i] = sqrt(v_i . v_i)``); a
+  category set is its 0/1 vector.
+
+Means inside a user are Kahan-compensated sums in the reference's row order, as pandas'
+``groupby(...).mean()`` sums them (``group_mean``), over the count.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+COOCCURRENCE, VECTORS = 0, 1
+
+
+@njit(cache=True, nogil=True)
+def _kahan(total, compensation, value):
+    """``value`` added to a Kahan-compensated sum, as pandas' ``group_mean`` adds it."""
+    y = value - compensation
+    t = total + y
+    return t, t - total - y
+
+
+@njit(cache=True, nogil=True)
+def similarity(a, b, tables):
+    """``sim(a, b)`` of two rows of the ``tables`` (``(kind, item_ptr, item_users, item_rows,
+    root, vectors, norms)``; 0 where either is -1 or they never co-occur)."""
+    kind, item_ptr, item_users, item_rows, root, vectors, norms = tables
+    if a < 0 or b < 0:
+        return 0.0
+    if kind == VECTORS:
+        dot = 0.0
+        for d in range(vectors.shape[1]):
+            dot += vectors[a, d] * vectors[b, d]
+        return dot / (norms[a] * norms[b])
+    p, q = item_ptr[a], item_ptr[b]
+    p_end, q_end = item_ptr[a + 1], item_ptr[b + 1]
+    together = 0
+    while p < p_end and q < q_end:
+        if item_users[p] < item_users[q]:
+            p += 1
+        elif item_users[p] > item_users[q]:
+            q += 1
+        else:
+            together += item_rows[p] * item_rows[q]
+            p += 1
+            q += 1
+    if together == 0:
+        return 0.0
+    return together / (root[a] * root[b])
+
+
+@njit(cache=True, nogil=True)
+def unit_diversity(offsets, cut, index, order, tables):
+    """Per user, ``1 - ILS``: ``ILS`` the mean similarity of the pairs of its first ``cut`` rows
+    (all with ``cut`` < 0) whose items differ, taken as Microsoft Recommenders'
+    ``_get_intralist_similarity`` lists them (each row ``r``, then each row ``s`` with
+    ``order[r] < order[s]``); NaN without such a pair (the reference has no row for the user)."""
+    n_units = len(offsets) - 1
+    out = np.full(n_units, np.nan)
+    for u in range(n_units):
+        start = offsets[u]
+        end = offsets[u + 1] if cut < 0 else min(offsets[u + 1], start + cut)
+        total = 0.0
+        compensation = 0.0
+        pairs = 0
+        for r in range(start, end):
+            for s in range(start, end):
+                if order[r] < order[s]:
+                    value = similarity(index[r], index[s], tables)
+                    total, compensation = _kahan(total, compensation, value)
+                    pairs += 1
+        if pairs:
+            out[u] = 1.0 - total / pairs
+    return out
+
+
+@njit(cache=True, nogil=True)
+def unit_serendipity(
+    offsets,
+    cut,
+    index,
+    order,
+    relevance,
+    profile,
+    user_ptr,
+    user_items,
+    tables,
+):
+    """Per user, the mean over its first ``cut`` rows of ``(1 - mean_j sim(i, j)) rel_i``, ``j``
+    over every training row of the user (``profile[u]``: its row in the CSR table ``user_ptr``,
+    ``user_items``, in the training rows' order; -1: none, NaN as the reference leaves it out);
+    the rows' values averaged in item order (the reference sorts them by user and item)."""
+    n_units = len(offsets) - 1
+    out = np.full(n_units, np.nan)
+    for u in range(n_units):
+        if profile[u] < 0:
+            continue
+        start = offsets[u]
+        end = offsets[u + 1] if cut < 0 else min(offsets[u + 1], start + cut)
+        if end <= start:
+            continue
+        first, last = user_ptr[profile[u]], user_ptr[profile[u] + 1]
+        values = np.empty(end - start)
+        for r in range(start, end):
+            total = 0.0
+            compensation = 0.0
+            for j in range(first, last):
+                value = similarity(index[r], user_items[j], tables)
+                total, compensation = _kahan(total, compensation, value)
+            values[r - start] = (1.0 - total / (last - first)) * relevance[r]
+        ranked = np.argsort(order[start:end], kind="mergesort")
+        total = 0.0
+        compensation = 0.0
+        for r in ranked:
+            total, compensation = _kahan(total, compensation, values[r])
+        out[u] = total / (end - start)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def unit_expected_novelty(offsets, cut, relevant, novelty, counted):
+    """Per user counted (``counted[u]``: it has a relevant rating; else NaN), Elliot's EPC / EFD:
+    ``sum_r rel_r disc(r) nov_r / sum_r disc(r)`` over its first ``cut`` rows, ``disc(r) =
+    1 / ln(r + 2) ln 2`` (``r`` from 0), summed in list order as Elliot's loop."""
+    n_units = len(offsets) - 1
+    out = np.full(n_units, np.nan)
+    log2 = math.log(2)
+    for u in range(n_units):
+        if not counted[u]:
+            continue
+        start = offsets[u]
+        end = offsets[u + 1] if cut < 0 else min(offsets[u + 1], start + cut)
+        value = 0.0
+        norm = 0.0
+        for r in range(start, end):
+            discount = 1 / math.log(r - start + 2) * log2
+            value += relevant[r] * discount * novelty[r]
+            norm += discount
+        out[u] = value / norm if norm > 0 else value
+    return out
+
+
+@njit(cache=True, nogil=True)
+def elliot_novelty(users, train_users):
+    """Elliot's item novelty from each item's training users (``users``, distinct):
+    EPC's ``1 - users_i / U`` (``U`` the training users), EFD's ``-ln(users_i / N) / ln 2``
+    (``N = sum_i users_i``), and EFD's value of an item outside the training rows,
+    ``-ln(min_i users_i / N) / ln 2``: ``(epc, efd, efd_unknown)``, as Elliot's ``math.log``."""
+    norm = users.sum()
+    epc = np.empty(len(users))
+    efd = np.empty(len(users))
+    for i in range(len(users)):
+        epc[i] = 1 - users[i] / train_users
+        efd[i] = -math.log(users[i] / norm) / math.log(2)
+    return epc, efd, -math.log(users.min() / norm) / math.log(2)

@@ -1,0 +1,209 @@
+"""The item tables of novelty, diversity and serendipity, read once before the lists.
+
+* :func:`train_tables`: the training interactions (``user_id``, ``item_id``, one row per
+  interaction) as CSR tables: per item its users and rows per user (co-occurrence), per user its
+  items in the training rows' order (serendipity), and per item its rows, its distinct users and
+  Elliot's long tail. Memory: 16 bytes per distinct (user, item) pair, 8 per training row, a few
+  columns per item and per user.
+* :func:`feature_tables`: the items' features (``--item-features``): one row per item and
+  ``category`` (a category set, its 0/1 vector), or a vector per item (a list column
+  ``features``, or every other column a number). Memory: 8 bytes per item and dimension.
+
+Polars and NumPy only (no kernel): a bad file is named before Numba is imported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from mobeval.errors import InputError
+from mobeval.io.inputs import as_source
+from mobeval.io.sources import columns_present, require_ids
+
+#: Elliot's short head (``Popularity(pop_ratio=0.8)``): the most popular items holding this share
+#: of the distinct training (user, item) pairs; the long tail is every other training item.
+ELLIOT_SHORT_HEAD = 0.8
+
+
+@dataclass(frozen=True)
+class TrainTables:
+    """The training interactions by item and by user (see the module docstring).
+
+    ``items``: ``item_id``, ``row`` (0..), ``rows`` (its training rows), ``users`` (its distinct
+    users), ``long_tail`` (Elliot's); ``users``: ``user_id``, ``row``. ``item_ptr`` cuts
+    ``item_users`` (each item's users' rows, ascending) and ``item_rows`` (their rows of the
+    item); ``user_ptr`` cuts ``user_items`` (each user's training rows' items, in file order)."""
+
+    items: pl.DataFrame
+    users: pl.DataFrame
+    item_ptr: np.ndarray
+    item_users: np.ndarray
+    item_rows: np.ndarray
+    user_ptr: np.ndarray
+    user_items: np.ndarray
+    rows: int  # the training rows (Microsoft Recommenders' novelty denominator)
+
+    @property
+    def root(self) -> np.ndarray:
+        """``sqrt(c_i)`` of each item's training rows (Microsoft Recommenders' ``count ** 0.5``)."""
+        return np.sqrt(self.items["rows"].to_numpy().astype(np.float64))
+
+
+@dataclass(frozen=True)
+class FeatureTables:
+    """Each described item's row (``items``: ``item_id``, ``row``) of ``vectors`` (float64, one
+    row an item) and its norm ``sqrt(v . v)``."""
+
+    items: pl.DataFrame
+    vectors: np.ndarray
+    norms: np.ndarray
+
+
+def train_tables(data: object) -> TrainTables:
+    """:class:`TrainTables` of the training interactions (a path or a frame with ``user_id``
+    and ``item_id``)."""
+    source = as_source(data)
+    frame = _read(source, ("user_id", "item_id"))
+    if frame.height == 0:
+        raise InputError("the training interactions are empty", path=source.label)
+    frame = frame.with_row_index("line")
+    items = (
+        frame.group_by("item_id")
+        .agg(pl.len().alias("rows"), pl.col("user_id").n_unique().alias("users"))
+        .sort("item_id")
+        .with_row_index("row")
+        .with_columns(pl.col("row", "rows", "users").cast(pl.Int64))
+    )
+    users = frame.select(pl.col("user_id").unique().sort()).with_row_index("row")
+    users = users.with_columns(pl.col("row").cast(pl.Int64))
+    coded = frame.select(
+        "line",
+        pl.col("user_id").replace_strict(users["user_id"], users["row"]).alias("user"),
+        pl.col("item_id").replace_strict(items["item_id"], items["row"]).alias("item"),
+    )
+    pairs = coded.group_by("item", "user").len("count").sort("item", "user")
+    by_user = coded.sort("user", "line")
+    return TrainTables(
+        items.with_columns(_elliot_long_tail(items)),
+        users,
+        _pointers(pairs["item"].to_numpy(), items.height),
+        pairs["user"].to_numpy().astype(np.int64),
+        pairs["count"].to_numpy().astype(np.int64),
+        _pointers(by_user["user"].to_numpy(), users.height),
+        by_user["item"].to_numpy().astype(np.int64),
+        frame.height,
+    )
+
+
+def _elliot_long_tail(items: pl.DataFrame) -> pl.Expr:
+    """Elliot's ``Popularity.get_long_tail``: the items sorted by distinct users, descending
+    (ties by item id), make the short head up to and including the one whose running sum
+    reaches :data:`ELLIOT_SHORT_HEAD` of the distinct pairs; the long tail is the rest."""
+    ranked = items.sort(["users", "item_id"], descending=[True, False])
+    limit = int(ranked["users"].sum()) * ELLIOT_SHORT_HEAD
+    reached = (ranked["users"].cum_sum() >= limit).to_numpy()
+    head = int(np.argmax(reached)) + 1 if reached.any() else ranked.height
+    tail = ranked["item_id"].slice(head)
+    return pl.col("item_id").is_in(tail.implode()).alias("long_tail")
+
+
+def _pointers(sorted_codes: np.ndarray, n: int) -> np.ndarray:
+    """CSR offsets of ``n`` segments from each row's (sorted) segment code."""
+    return np.concatenate([[0], np.cumsum(np.bincount(sorted_codes, minlength=n))]).astype(np.int64)
+
+
+def feature_tables(data: object) -> FeatureTables:
+    """:class:`FeatureTables` of an item-features file: ``item_id`` and ``category`` (one row
+    per item and category: its 0/1 vector over the categories), a list column ``features``, or
+    numeric columns (each a dimension). An item twice (vectors), a null, lists of different
+    lengths or an all-zero vector (its cosine is undefined) is an InputError naming the file,
+    the column and the first item."""
+    source = as_source(data)
+    schema = source.schema()
+    if "item_id" not in schema:
+        raise InputError(
+            f"missing column; {columns_present(schema)}", path=source.label, column="item_id"
+        )
+    if "category" in schema:
+        frame = _read(source, ("item_id", "category"))
+        frame = frame.unique(maintain_order=True)
+        categories = frame["category"].unique().sort()
+        items = frame.select(pl.col("item_id").unique().sort()).with_row_index("row")
+        vectors = np.zeros((items.height, categories.len()))
+        rows = frame["item_id"].replace_strict(items["item_id"], items["row"]).to_numpy()
+        columns = categories.search_sorted(frame["category"]).to_numpy()
+        vectors[rows, columns] = 1.0
+        return _checked(source, items, vectors, "category")
+    listed = "features" in schema and isinstance(schema["features"], pl.List | pl.Array)
+    names = ["features"] if listed else [c for c in schema if c != "item_id"]
+    bad = [
+        c
+        for c in names
+        if not (schema[c].is_numeric() or isinstance(schema[c], pl.List | pl.Array))
+    ]
+    if bad or not names:
+        raise InputError(
+            "item features are a category column, a list column 'features' or numeric columns; "
+            f"{columns_present(schema)}",
+            path=source.label,
+            column=bad[0] if bad else None,
+        )
+    frame = _read(source, ("item_id", *names))
+    twice = frame["item_id"].is_duplicated()
+    if twice.any():
+        raise InputError(
+            "an item has two feature vectors",
+            path=source.label,
+            column="item_id",
+            key=frame["item_id"].filter(twice)[0],
+        )
+    frame = frame.sort("item_id")
+    if listed:
+        lengths = frame["features"].list.len()
+        if lengths.n_unique() > 1:
+            raise InputError(
+                f"feature vectors of different lengths ({lengths[0]} and another)",
+                path=source.label,
+                column="features",
+                key=frame["item_id"].filter(lengths != lengths[0])[0],
+            )
+        vectors = np.asarray(frame["features"].to_list(), dtype=np.float64)
+    else:
+        vectors = frame.select(pl.col(names).cast(pl.Float64)).to_numpy()
+    items = frame.select("item_id").with_row_index("row")
+    return _checked(source, items, vectors.reshape(frame.height, -1), names[0])
+
+
+def _checked(source, items: pl.DataFrame, vectors: np.ndarray, column: str) -> FeatureTables:
+    """The tables, each vector checked finite and not all zero."""
+    norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
+    bad = ~np.isfinite(norms) | (norms == 0)
+    if bad.any():
+        raise InputError(
+            "an item's feature vector is all zeros or not finite (its cosine is undefined)",
+            path=source.label,
+            column=column,
+            key=items["item_id"][int(np.argmax(bad))],
+        )
+    return FeatureTables(items.with_columns(pl.col("row").cast(pl.Int64)), vectors, norms)
+
+
+def _read(source, columns) -> pl.DataFrame:
+    """``columns`` of a source, whole, checked present, ids exact and without nulls."""
+    schema = source.schema()
+    for column in columns:
+        if column not in schema:
+            raise InputError(
+                f"missing column; {columns_present(schema)}", path=source.label, column=column
+            )
+    batches = list(source.iter_batches(list(columns), 1 << 20))
+    frame = pl.concat(batches) if batches else pl.DataFrame(schema={c: schema[c] for c in columns})
+    require_ids(schema, [c for c in columns if c.endswith("_id")], source.label, frame)
+    for column in columns:
+        if frame[column].null_count():
+            row = int(frame[column].is_null().arg_true()[0])
+            raise InputError("null value", path=source.label, column=column, key=f"row {row}")
+    return frame

@@ -1,0 +1,189 @@
+"""Novelty, diversity and serendipity of a chunk of whole users' lists: one value per user.
+
+:func:`user_values` gives, per user of the chunk (ascending), each per-user metric of
+:data:`mobeval.metrics.recs_population.BEYOND_USER_FAMILIES` (NaN where its reference leaves the
+user out); :class:`mobeval.tasks.recs_population.PopulationCounts` folds them into its exact sums,
+so the system value (the mean over the users with a value) has the same bits for any chunking.
+:func:`novelty` is Microsoft Recommenders' novelty of the item counts. Memory: the chunk, the
+item tables (:mod:`mobeval.tasks.item_tables`) and one float per list row.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+
+from mobeval.kernels import similarity as K
+from mobeval.tasks.item_tables import FeatureTables, TrainTables
+from mobeval.tasks.recs_inputs import ids_of_one_type
+
+
+def user_values(lists: pl.DataFrame, ratings: pl.DataFrame, inputs) -> dict[str, np.ndarray]:
+    """Per user of ``lists`` (``user_id``, ``item_id``, ``_position``), ascending, each metric of
+    ``inputs.metrics`` (a :class:`~mobeval.tasks.recs_inputs.PopulationInputs`) computed here;
+    ``ratings`` (``user_id``, ``item_id``, ``rating``) give EPC's and EFD's relevance."""
+    from mobeval.metrics.recs_population import BEYOND_USER_FAMILIES
+
+    metrics = [m for m in inputs.metrics if m.family in BEYOND_USER_FAMILIES]
+    if not metrics:
+        return {}
+    lists = lists.sort(["user_id", "_position"]).with_columns(
+        pl.col("item_id").rank("dense").cast(pl.Int64).alias("_order")
+    )
+    counts = lists.group_by("user_id", maintain_order=True).len()["len"].to_numpy()
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    train, features = inputs.train_tables, inputs.features
+    out = {}
+    for m in metrics:
+        cut = -1 if m.k is None else m.k
+        if m.family in ("diversity", "serendipity"):
+            tables = _similarity_tables(inputs.convention.item_similarity, train, features)
+            index = _rows(lists, tables[0])
+            order = lists["_order"].to_numpy()
+            if m.family == "diversity":
+                out[m.name] = K.unit_diversity(offsets, cut, index, order, tables[1:])
+                continue
+            users = lists["user_id"].unique(maintain_order=True)
+            profile = _rows(
+                pl.DataFrame({"item_id": users}), train.users.rename({"user_id": "item_id"})
+            )
+            history = train.user_items  # the training rows' items, as rows of the tables
+            if tables[0] is not train.items:
+                history = _rows(train.items.select("item_id"), tables[0])[history]
+            out[m.name] = K.unit_serendipity(
+                offsets,
+                cut,
+                index,
+                order,
+                _relevance(lists, ratings, inputs),
+                profile,
+                train.user_ptr,
+                history,
+                tables[1:],
+            )
+        elif m.family in ("epc", "efd"):
+            out[m.name] = _expected_novelty(lists, ratings, offsets, cut, m.family, inputs)
+        else:  # aplt, aclt: the distinct items of the first k in Elliot's long tail
+            head = lists.with_columns(
+                pl.col("_position").rank("ordinal").over("user_id").alias("_rank")
+            ).filter(pl.lit(m.k is None) | (pl.col("_rank") <= (m.k or 0)))
+            head, items = ids_of_one_type(head, train.items)
+            tail = items.filter("long_tail")["item_id"]
+            table = head.group_by("user_id", maintain_order=True).agg(
+                pl.col("item_id")
+                .filter(pl.col("item_id").is_in(tail.implode()))
+                .n_unique()
+                .alias("tail"),
+                pl.len().alias("length"),
+            )
+            tail_items = table["tail"].to_numpy().astype(np.float64)
+            out[m.name] = (
+                tail_items if m.family == "aclt" else tail_items / table["length"].to_numpy()
+            )
+    return out
+
+
+def _similarity_tables(kind: str, train: TrainTables | None, features: FeatureTables | None):
+    """``(items, kind, item_ptr, item_users, item_rows, root, vectors, norms)`` of the kernels'
+    similarity: the training co-occurrences or the feature vectors (the other's arrays empty)."""
+    empty_i, empty_f = np.zeros(1, dtype=np.int64), np.zeros(0)
+    if kind == "features":
+        return (
+            features.items,
+            K.VECTORS,
+            empty_i,
+            empty_i,
+            empty_i,
+            empty_f,
+            features.vectors,
+            features.norms,
+        )
+    return (
+        train.items,
+        K.COOCCURRENCE,
+        train.item_ptr,
+        train.item_users,
+        train.item_rows,
+        train.root,
+        np.zeros((0, 1)),
+        empty_f,
+    )
+
+
+def _rows(frame: pl.DataFrame, items: pl.DataFrame) -> np.ndarray:
+    """Each ``item_id`` of ``frame``'s row in ``items`` (``item_id``, ``row``), -1 if absent."""
+    frame, items = ids_of_one_type(frame, items)
+    return (
+        frame["item_id"]
+        .replace_strict(items["item_id"], items["row"], default=-1, return_dtype=pl.Int64)
+        .to_numpy()
+    )
+
+
+def _expected_novelty(lists, ratings, offsets, cut, family, inputs) -> np.ndarray:
+    """Elliot's EPC or EFD per user (NaN for a user without a relevant rating)."""
+    train = inputs.train_tables
+    epc, efd, efd_unknown = K.elliot_novelty(
+        train.items["users"].to_numpy().astype(np.float64), float(train.users.height)
+    )
+    novelty, unknown = (epc, 1.0) if family == "epc" else (efd, efd_unknown)
+    rows = _rows(lists, train.items)
+    item_novelty = np.where(rows >= 0, novelty[np.maximum(rows, 0)], unknown)
+    relevant, pairs = _relevant(lists, ratings, inputs.relevance_threshold)
+    users = lists.select(pl.col("user_id").unique(maintain_order=True))
+    counted = users["user_id"].is_in(pairs["user_id"].implode()).to_numpy()
+    return K.unit_expected_novelty(offsets, cut, relevant, item_novelty, counted)
+
+
+def _relevance(lists: pl.DataFrame, ratings: pl.DataFrame, inputs) -> np.ndarray:
+    """Serendipity's ``rel`` of each list row: 1, or (``serendipity_relevance`` ``ratings``)
+    whether the user's rating of the item is relevant."""
+    if inputs.convention.serendipity_relevance == "one":
+        return np.ones(lists.height)
+    return _relevant(lists, ratings, inputs.relevance_threshold)[0]
+
+
+def _relevant(lists: pl.DataFrame, ratings: pl.DataFrame, threshold):
+    """``(rel, pairs)``: per list row 1.0 where the user's rating of the item is relevant, else
+    0.0, and the (user, item) pairs rated relevant, each once (Elliot's ``BinaryRelevance``:
+    rating >= ``threshold``; ``user_mean``: the user's mean rating; None: every rated item)."""
+    rating = pl.col("rating")
+    if threshold is None:
+        keep = pl.lit(True)
+    elif threshold == "user_mean":
+        keep = rating >= rating.mean().over("user_id")
+    else:
+        keep = rating >= float(threshold)
+    pairs = (
+        ratings.filter(keep)
+        .select("user_id", "item_id", pl.lit(1.0).alias("_relevant"))
+        .unique(["user_id", "item_id"])
+    )
+    flagged = lists.join(pairs, on=["user_id", "item_id"], how="left", maintain_order="left")
+    return flagged["_relevant"].fill_null(0.0).to_numpy(), pairs
+
+
+def novelty(counts: pl.DataFrame, train: TrainTables) -> float:
+    """Microsoft Recommenders' ``novelty``: ``sum_i n_i nov_i / sum_i n_i``, ``n_i`` the item's
+    count in the lists (``counts``: ``item_id``, ``count``), ``nov_i = -log2(c_i / N)`` of its
+    ``c_i`` training rows out of ``N`` (an item outside them adds 0 to the sum, its rows still
+    counted); the products' sum exact (``math.fsum``), one division. NaN without a list row."""
+    total = int(counts["count"].sum())
+    if total == 0:
+        return float("nan")
+    counts, items = ids_of_one_type(counts, train.items)
+    known = counts.join(items.select("item_id", "rows"), on="item_id")
+    nov = -np.log2(known["rows"].to_numpy() / train.rows)
+    return math.fsum(known["count"].to_numpy() * nov) / total
+
+
+def distributional_coverage(counts: np.ndarray) -> float:
+    """Microsoft Recommenders' ``distributional_coverage``: ``-sum_i p_i log2 p_i``, ``p_i = n_i /
+    sum n``, the sum exact (``math.fsum``). NaN without a list row."""
+    total = int(counts.sum())
+    if total == 0:
+        return float("nan")
+    p = counts[counts > 0] / total
+    return -math.fsum(p * np.log2(p))
