@@ -183,9 +183,7 @@ def references(args, out: str, tmp: str) -> None:
                 np.save(path, location_ids(source, space))
             cmd = [args.theirs_python, "-c", script, *before, *map(str, arrays), *after]
             try:
-                report, text = run_measured(
-                    ["timeout", str(args.reference_timeout), *cmd], out
-                )
+                report, text = run_measured(["timeout", str(args.reference_timeout), *cmd], out)
             except SystemExit:
                 print(f"{name} at {n:,}: not done in {args.reference_timeout} s", flush=True)
                 break
