@@ -231,3 +231,92 @@ def recs_tied_files(users: int, *, seed: int = 0) -> tuple[Path, Path]:
                 ROW_GROUP,
             )
     return paths
+
+
+#: A population's location spaces (:func:`population_files`) and the box of their GPS points
+#: (Beijing, MoveSim's GeoLife city): latitudes, longitudes.
+SPACES = ("grid", "ids", "gps", "links")
+BOX = (39.75, 116.15, 40.05, 116.60)
+TABLE_IDS, TABLE_LINKS = 23_768, 10_000  # MoveSim's geolife table; a road network's links
+POPULATION_BLOCK = 10_000  # trajectories generated at a time
+
+
+def population_table(space: str, *, seed: int = 0) -> Path | None:
+    """The location table of ``space``: for ``ids`` a MoveSim ``gps`` file (``lat lon`` a
+    line, :data:`TABLE_IDS` lines), for ``links`` a link table (``location``, ``length`` in
+    metres, ``lat``, ``lon``, :data:`TABLE_LINKS` rows); None for ``grid`` and ``gps``."""
+    if space not in ("ids", "links"):
+        return None
+    BENCH_DATA.mkdir(exist_ok=True)
+    rng = np.random.default_rng((seed, 1))
+    if space == "ids":
+        path = BENCH_DATA / f"population_gps_{seed}"
+        if not path.exists():
+            lat = rng.uniform(BOX[0], BOX[2], TABLE_IDS)
+            lon = rng.uniform(BOX[1], BOX[3], TABLE_IDS)
+            np.savetxt(path, np.column_stack([lat, lon]), fmt="%.6f")
+        return path
+    path = BENCH_DATA / f"population_links_{seed}.csv"
+    if not path.exists():
+        pa_table = pa.table(
+            {
+                "location": rng.permutation(TABLE_LINKS) * 7 + 3,
+                "length": rng.uniform(20, 400, TABLE_LINKS).round(2),
+                "lat": rng.uniform(BOX[0], BOX[2], TABLE_LINKS),
+                "lon": rng.uniform(BOX[1], BOX[3], TABLE_LINKS),
+            }
+        )
+        import pyarrow.csv as pc
+
+        pc.write_csv(pa_table, path)
+    return path
+
+
+def _population_block(rng, count: int, space: str) -> dict[str, np.ndarray]:
+    """The location columns of ``count`` trajectories of 48 points (:func:`city_days`)."""
+    if space == "gps":  # a walk of up to ~300 m a step from a uniform start inside the box
+        start = rng.uniform((BOX[0], BOX[1]), (BOX[2], BOX[3]), (count, 1, 2))
+        walk = np.cumsum(rng.normal(0, 0.0015, (count, SLOTS, 2)), axis=1)
+        point = np.clip(start + walk, (BOX[0], BOX[1]), (BOX[2], BOX[3])).round(6)
+        return {"lat": point[..., 0].ravel(), "lon": point[..., 1].ravel()}
+    ids = city_days(rng, count, {"grid": GRID * GRID, "ids": TABLE_IDS}.get(space, TABLE_LINKS))
+    ids = ids.ravel()
+    if space == "grid":
+        return {"x": ids % GRID + 1, "y": ids // GRID + 1}
+    return {"location": ids * 7 + 3 if space == "links" else ids}
+
+
+def population_files(n: int, space: str, *, seed: int = 0) -> tuple[Path, Path]:
+    """(real, generated) Parquet files of ``n`` trajectories of 48 points each (columns uid, d
+    (0), t (0..47) and the space's: ``x``, ``y``; ``location``; ``lat``, ``lon``), sorted by
+    uid. A generated trajectory copies a real one 1 time in 100 and the generated one before
+    it 1 time in 100 (``memorised``, ``duplicate_ratio`` not 0). Blocks of
+    :data:`POPULATION_BLOCK` trajectories have their own generators, so a population of N is
+    the first N trajectories of a larger one."""
+    BENCH_DATA.mkdir(exist_ok=True)
+    stem = f"population_{space}_{n}_{seed}"
+    paths = (BENCH_DATA / f"{stem}_real.parquet", BENCH_DATA / f"{stem}_gen.parquet")
+    if all(path.exists() for path in paths):
+        return paths
+    names = list(_population_block(np.random.default_rng(0), 1, space))
+    types = [pa.float64() if name in ("lat", "lon") else pa.int64() for name in names]
+    fields = [(name, pa.int64()) for name in ("uid", "d", "t")] + list(
+        zip(names, types, strict=True)
+    )
+    schema = pa.schema(fields)
+    with pq.ParquetWriter(paths[0], schema) as real, pq.ParquetWriter(paths[1], schema) as gen:
+        for start in range(0, n, POPULATION_BLOCK):
+            rng = np.random.default_rng((seed, start))
+            count = min(POPULATION_BLOCK, n - start)
+            step = np.arange(count * SLOTS)
+            steps = {"uid": start + step // SLOTS, "d": np.zeros_like(step), "t": step % SLOTS}
+            sides = [_population_block(rng, count, space) for _ in range(2)]
+            copied = np.flatnonzero(rng.random(count) < 0.01)
+            repeated = np.flatnonzero(rng.random(count) < 0.01)
+            for name in names:
+                r, g = (side[name].reshape(count, SLOTS) for side in sides)
+                g[copied] = r[copied]
+                g[repeated[repeated > 0]] = g[repeated[repeated > 0] - 1]
+            for writer, side in zip((real, gen), sides, strict=True):
+                writer.write_table(pa.table({**steps, **side}, schema=schema), ROW_GROUP)
+    return paths

@@ -1,10 +1,13 @@
 """The trajectory family's options that say what a population is: how the two inputs are paired
-and in which location space their points lie (:mod:`mobeval.tasks.population_space`)."""
+and in which location space their points lie (:mod:`mobeval.tasks.population_space`), and the
+generation metrics' conventions that a user may set over the preset's
+(:mod:`mobeval.metrics.generation`)."""
 
 from __future__ import annotations
 
 from mobeval.metrics import trajectory as _trajectory
-from mobeval.option_types import Option
+from mobeval.metrics.generation import BINNINGS
+from mobeval.option_types import FROM_PRESET, Flag, Option
 
 POPULATION_OPTIONS = (
     Option(
@@ -61,5 +64,61 @@ POPULATION_OPTIONS = (
         "units (degrees for lat, lon), or haversine, great-circle metres (R 6,371,008.8 m) of "
         "--locations gps or a lat, lon table",
         _trajectory.DISTANCES,
+    ),
+)
+
+
+def _generation_option(name: str, kind: str, text: str, parse: str, **more) -> Option:
+    """An option that overrides a field of the preset's generation convention
+    (:class:`mobeval.metrics.generation.GenerationConvention`; the preset's value unless given)."""
+    return Option(name, kind, None, text, preset=True, flag=Flag(parse, FROM_PRESET), **more)
+
+
+#: The options of :data:`mobeval.metrics.generation.GENERATION_FIELDS`, with units.
+GENERATION_OPTIONS = (
+    _generation_option(
+        "jump_max",
+        "number",
+        "upper edge of the jump histogram (jump), in the space's distance unit: grid cells, "
+        "the location table's units, metres under --distance haversine (presets: "
+        "282; trajgdm 50)",
+        "finite",
+    ),
+    _generation_option(
+        "jump_bins",
+        "integer",
+        "equal bins of the jump histogram over [0, --jump-max] (presets: 282; trajgdm 100)",
+        "int",
+    ),
+    _generation_option(
+        "near_tolerance",
+        "number",
+        "memorised_near: two points are near when every coordinate falls in the same cell of a "
+        "grid of this side, in the coordinates' units (grid cells, the table's units, degrees "
+        "for lat, lon even under haversine) (presets: 2)",
+        "finite",
+    ),
+    _generation_option(
+        "generation_bins",
+        "integer",
+        "bins of the location-id, length and trip-length histograms under the range and arange "
+        "binnings, and of trip_length under all (presets: 100; mobilitygpt 300)",
+        "int",
+    ),
+    _generation_option(
+        "generation_binning",
+        "string",
+        "how the generation metrics bin: all (one bin per value, nothing dropped), range "
+        "(TrajGDM's np.histogram over [0, R]) or arange (MobilityGPT's np.arange edges, the top "
+        "bin dropped) (presets: all; trajgdm range; mobilitygpt arange)",
+        None,
+        choices=BINNINGS,
+    ),
+    _generation_option(
+        "id_range",
+        "integer",
+        "the upper edge R of the location-id histograms under --generation-binning range, in "
+        "ids (TrajGDM's num_loc) (presets: 40000, HuMob's cells)",
+        "int",
     ),
 )

@@ -942,36 +942,45 @@ def test_a_job_with_runs_on_spark_gives_the_local_outputs_and_keeps_runs_all_or_
 
 def test_unpaired_populations_on_spark_are_the_local_bits(spark, tmp_path):
     """``pairing="none"`` on Spark, over 3 partitions: two HuMob populations on the grid (their
-    uid shares too), and MoveSim's GeoLife populations as location ids with its ``gps`` table
-    (written as Parquet: Spark does not read MoveSim's ``.data`` files, and says so): the
-    summary, the histograms and the density maps are the local engine's bits."""
-    from mobeval.io.sequences import SequenceSource
-
+    uid shares too), and MoveSim's GeoLife populations as location ids with its ``gps`` table,
+    read from MoveSim's ``.data`` files themselves (a uid per line, numbered as the local engine
+    numbers them: the uid shares and the bootstrap draw the same trajectories): the summary, the
+    histograms and the density maps are the local engine's bits."""
     samples = REPO_ROOT / "data_samples" / "humob"
     grid = {"metrics": ["distance", "radius", "grank", "irank", "density", "trip"]}
     grid |= {"uid_shares": [40], "chunk_rows": 300}
     movesim = REPO_ROOT / "data_samples" / "movesim"
     ids = {"metrics": ["distance", "radius", "duration", "dailyloc", "grank", "irank"]}
     ids |= {"locations": "ids", "location_table": movesim / "gps.gz", "convention": "movesim"}
-    ids |= {"max_distance": 247.3}
-    parquet = {}
-    for name in ("real", "test"):
-        source = SequenceSource.open(movesim / f"{name}.data.gz")
-        parquet[name] = tmp_path / f"{name}.parquet"
-        pl.concat(source.iter_batches(["uid", "d", "t", "location"], 10**6)).write_parquet(
-            parquet[name]
-        )
+    ids |= {"max_distance": 247.3, "uid_shares": [30], "population_resamples": 3}
     humob = (samples / "reference_test.csv.gz", samples / "home_only.csv.gz")
     files = (movesim / "real.data.gz", movesim / "test.data.gz")
-    runs = [(grid, humob, humob), (ids, files, (parquet["real"], parquet["test"]))]
-    for options, local_inputs, spark_inputs in runs:
-        local = evaluate_trajectory(*local_inputs, pairing="none", **options)
+    for options, inputs in [(grid, humob), (ids, files)]:
+        local = evaluate_trajectory(*inputs, pairing="none", **options)
         on_spark = evaluate_trajectory(
-            *spark_inputs, pairing="none", partitions=3, spark=spark, **options
+            *inputs, pairing="none", partitions=3, spark=spark, **options
         )
         assert on_spark.summary.equals(local.summary)
         assert set(local.tables) == {"distributions", "density_map"}
         for section, table in local.tables.items():
             assert on_spark.tables[section].equals(table), section
-    with pytest.raises(InputError, match="a MoveSim sequence .* file, which the Spark engine"):
-        evaluate_trajectory(*files, pairing="none", spark=spark, **ids)
+
+
+def test_a_sequence_file_s_bad_line_is_named_on_spark_as_locally(spark, tmp_path):
+    """A ``.data`` line that holds a non-integer, or nothing: the same InputError (the file, the
+    column, the line) on both engines, no result."""
+    table = REPO_ROOT / "data_samples" / "movesim" / "gps.gz"
+    good = tmp_path / "good.data"
+    good.write_text("1 2 3\n4 5 6\n")
+    options = {"pairing": "none", "locations": "ids", "location_table": table}
+    options |= {"metrics": ["distance"]}
+    for text, what in (("1 2 3\n4 5 6\n7 x 9\n", "line 3 holds a non-integer"),
+                       ("1 2 3\n\n4 5 6\n", "line 2 holds no location id")):  # fmt: skip
+        bad = tmp_path / "bad.data"
+        bad.write_text(text)
+        messages = []
+        for engine in ({}, {"spark": spark}):
+            with pytest.raises(InputError, match=what) as caught:
+                evaluate_trajectory(good, bad, **options, **engine)
+            messages.append(str(caught.value))
+        assert messages[0] == messages[1]

@@ -14,7 +14,7 @@ from mobeval.families.shared import (
 from mobeval.metrics import DIVERGENCES
 from mobeval.metrics import trajectory as _trajectory
 from mobeval.option_types import FROM_PRESET, Flag, Option
-from mobeval.population_options import POPULATION_OPTIONS
+from mobeval.population_options import GENERATION_OPTIONS, POPULATION_OPTIONS
 
 
 def _trajectory_convention(values: dict):
@@ -108,6 +108,7 @@ TRAJECTORY = Family(
             "the divergences", "the generated uids (the real ones fixed)"
         ),
         *POPULATION_OPTIONS,
+        *GENERATION_OPTIONS,
         error_unless_option(
             "on_mismatch",
             "skip (and count) uids whose (d, t) steps differ, not fail",

@@ -88,6 +88,17 @@ class GenerationConvention:
                 raise OptionError(name, value, f"must be a finite number > 0, got {value!r}")
 
 
+#: The fields of :class:`GenerationConvention` that each preset sets and a user may override,
+#: by the option that sets them (:data:`mobeval.population_options.GENERATION_OPTIONS`).
+GENERATION_FIELDS = {
+    "jump_max": "jump_max",
+    "jump_bins": "jump_bins",
+    "near_tolerance": "tolerance",
+    "generation_bins": "bins",
+    "generation_binning": "binning",
+    "id_range": "locations",
+}
+
 #: TrajGDM's ``Evaluation_metrics(maxi, num_loc)`` on the HuMob grid (maxi 200, num_loc 40000).
 TRAJGDM = GenerationConvention(
     binning="range", jump_max=50.0, jump_bins=100, float32=True, density=True, scipy=True

@@ -5,8 +5,12 @@ edges fixed by the convention), and tallies ``value -> count`` of the location i
 of the first and last points, of the trajectory lengths (points), of the trip lengths, and of the
 trajectories' hashes (:func:`mobeval.kernels.generation.trajectory_hashes`, exact and snapped to
 the ``tolerance`` grid). Tallies merge by adding counts, so the values do not depend on the
-chunking or the row order; memory is one row per distinct id, length or trajectory of a side
-(the real side's trajectories: their hashes only, 24 bytes each).
+chunking or the row order; memory is one row per distinct id, length or trajectory of a side:
+the trajectories are held as their hashes only (two int64 and two counts, 32 bytes a distinct
+trajectory and tally, in the few runs of :class:`Tally`: at most twice that), never as Python
+objects. ``duplicate_ratio`` and ``memorised`` need the ``trajectory`` tally of the generated
+side (and ``memorised`` the real side's), ``memorised_near`` the ``near`` ones: 1 M generated
+and 1 M real trajectories with all three hold 4 tallies of 1 M rows, 128 MB (256 MB at most).
 
 The histograms that the divergences compare are binned from the tallies at the end, where both
 sides are known (MobilityGPT's bins span both sides' values). With ``x`` the generated and ``r``
@@ -55,10 +59,10 @@ HASH_TALLIES = {
 COUNTS = ("n", "drawn")
 
 
-def _tally(**keys: np.ndarray) -> pl.DataFrame:
+def _tally(**keys: np.ndarray) -> Tally:
     """``keys`` -> ``n`` and ``drawn`` (how many rows hold each key)."""
     n = pl.len().cast(pl.Int64)
-    return pl.DataFrame(keys).group_by(list(keys)).agg(n.alias("n"), n.alias("drawn"))
+    return Tally([pl.DataFrame(keys).group_by(list(keys)).agg(n.alias("n"), n.alias("drawn"))])
 
 
 def _add(a: pl.DataFrame | None, b: pl.DataFrame) -> pl.DataFrame:
@@ -68,6 +72,35 @@ def _add(a: pl.DataFrame | None, b: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([a, b]).group_by(keys).agg(pl.col(*COUNTS).sum())
 
 
+class Tally:
+    """A tally (key columns -> ``n``, ``drawn``) folded chunk by chunk as a few runs, each at
+    least twice the next one's rows (a chunk's tally joins the last run while it is not half
+    its size): folding N rows costs O(N log N) row groupings, where merging each chunk into the
+    whole tally costs O(N x chunks), and the runs hold at most twice the rows of the merged tally
+    (the trajectories' hashes: 32 bytes a distinct trajectory, 64 at most)."""
+
+    def __init__(self, runs: list[pl.DataFrame] | None = None) -> None:
+        self.runs = runs or []
+
+    def add(self, other: Tally) -> None:
+        for run in other.runs:
+            self.runs.append(run)
+            while len(self.runs) > 1 and 2 * self.runs[-1].height > self.runs[-2].height:
+                last = self.runs.pop()
+                self.runs[-1] = _add(self.runs[-1], last)
+
+    def frame(self) -> pl.DataFrame:
+        """The tally as one frame (the runs merged, kept as one run)."""
+        merged = None
+        for run in self.runs:
+            merged = _add(merged, run)
+        self.runs = [merged]
+        return merged
+
+    def scaled(self, weight: int) -> Tally:
+        return Tally([run.with_columns(pl.col("n") * weight) for run in self.runs])
+
+
 @dataclass
 class GenerationCounts:
     """One population's counts (module docstring): ``jump`` histogram, ``tallies`` by name
@@ -75,14 +108,14 @@ class GenerationCounts:
     ``trajectory``, ``near``: columns ``a``, ``b``), and how many ``trajectories``."""
 
     jump: np.ndarray | None = None
-    tallies: dict[str, pl.DataFrame] = field(default_factory=dict)
+    tallies: dict[str, Tally] = field(default_factory=dict)
     trajectories: int = 0
 
     def merge(self, other: GenerationCounts) -> None:
         if other.jump is not None:
             self.jump = other.jump.copy() if self.jump is None else self.jump + other.jump
         for name, tally in other.tallies.items():
-            self.tallies[name] = _add(self.tallies.get(name), tally)
+            self.tallies.setdefault(name, Tally()).add(tally)
         self.trajectories += other.trajectories
 
     def scaled(self, weight: int) -> GenerationCounts:
@@ -91,7 +124,7 @@ class GenerationCounts:
         are not duplicates)."""
         return GenerationCounts(
             None if self.jump is None else self.jump * weight,
-            {k: t.with_columns(pl.col("n") * weight) for k, t in self.tallies.items()},
+            {k: t.scaled(weight) for k, t in self.tallies.items()},
             self.trajectories * weight,
         )
 
@@ -159,9 +192,10 @@ def grid_generation_counts(offsets, x, y, convention, names) -> GenerationCounts
 
 def _values(counts: GenerationCounts, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     """The tallies ``names`` pooled: (values, counts)."""
-    tally = None
+    tally = Tally()
     for name in names:
-        tally = _add(tally, counts.tallies[name])
+        tally.add(counts.tallies[name])
+    tally = tally.frame()
     return tally["value"].to_numpy(), tally["n"].to_numpy()
 
 
@@ -236,11 +270,12 @@ def generation_ratio(real, generated, name) -> float:
     """``duplicate_ratio``, ``memorised`` or ``memorised_near`` (module docstring)."""
     if not generated.trajectories:
         return float("nan")
-    mine = generated.tallies[HASH_TALLIES[name]]
+    mine = generated.tallies[HASH_TALLIES[name]].frame()
     if name == "duplicate_ratio":
         copies = mine.filter(pl.col("drawn") >= 2)
     else:
-        copies = mine.join(real.tallies[HASH_TALLIES[name]].select("a", "b"), on=["a", "b"])
+        theirs = real.tallies[HASH_TALLIES[name]].frame()
+        copies = mine.join(theirs.select("a", "b"), on=["a", "b"])
     return int(copies["n"].sum()) / generated.trajectories
 
 

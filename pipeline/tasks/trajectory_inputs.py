@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from mobeval.errors import ConfigError, InputError
+from mobeval.errors import ConfigError, InputError, OptionError
 from mobeval.metrics import DIVERGENCES, GRID_DISTRIBUTIONS, ID_DISTRIBUTIONS, POPULATION_METRICS
+from mobeval.metrics.generation import GENERATION_FIELDS
 from mobeval.metrics.trajectory import (
     COLUMNS,
     DISTANCES,
@@ -125,17 +126,29 @@ def checked_convention(
     unknown_links="error",
     gps_grid=None,
     distance="planar",
+    **generation,
 ) -> TrajectoryConvention:
     """The convention the evaluate functions' options ask for, after checking every option
     (``columns`` is the engines' business: each input is read under our names,
     :mod:`mobeval.io.columns`; the ``population_*`` options the scorer's, checked with every
-    family's in :mod:`mobeval.options`)."""
+    family's in :mod:`mobeval.options`); ``generation``: the options of
+    :data:`mobeval.metrics.generation.GENERATION_FIELDS` given (None: the preset's), set on the
+    preset's generation convention."""
     base = resolve(convention)
     if exp is not None and exp not in EXPS:
         raise ConfigError(f"exp={exp!r} is not one of {EXPS}")
     given = {"matching": matching, "exp": exp, "max_distance": max_distance, "unit": unit}
     # a value given is taken as it is (0 refused by the convention's checks, never the preset's)
     chosen = dataclasses.replace(base, **{n: v for n, v in given.items() if v is not None})
+    options = {GENERATION_FIELDS[n]: n for n, v in generation.items() if v is not None}
+    if options:
+        try:
+            fields = {field: generation[n] for field, n in options.items()}
+            chosen = dataclasses.replace(
+                chosen, generation=dataclasses.replace(chosen.generation, **fields)
+            )
+        except OptionError as error:  # named as the user named it
+            raise OptionError(options[error.option], error.value, error.detail) from None
     unknown = [m for m in metrics if m not in ALL_METRICS]
     if unknown or not metrics:
         raise ConfigError(f"unknown trajectory metric(s) {unknown}; known: {ALL_METRICS}")

@@ -1,7 +1,7 @@
 """The inputs as the Spark engine reads them: a file, a directory or a glob resolved as the local
 engine resolves it (same messages), read by Spark as Parquet or CSV (:func:`read_input`), and
-the formats that only the local engine reads (TREC, RecBole, MoveSim's sequences) told by their
-first bytes and refused by name."""
+MoveSim's sequence files (:mod:`mobeval.engines.spark.sequences`), and the formats that only the
+local engine reads (TREC, RecBole) told by their first bytes and refused by name."""
 
 from __future__ import annotations
 
@@ -17,10 +17,11 @@ from pyspark.sql.types import StructType
 
 from mobeval.engines.spark.failures import spark_error
 from mobeval.engines.spark.files import Files, as_uri
+from mobeval.engines.spark.sequences import read_sequences
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.columns import checked_renames, renamed_schema
 from mobeval.io.recbole import parse_header
-from mobeval.io.sequences import is_sequence_file
+from mobeval.io.sequences import SCHEMA, is_sequence_file
 from mobeval.io.sources import PARQUET_SUFFIXES, TEXT_SUFFIXES, format_of
 from mobeval.io.trec import TrecSource, first_data_line, kind_of_line
 
@@ -54,13 +55,10 @@ def _local_only_format(files: Files, uri: str, found: list) -> str | None:
     """The name of the input's format when it is one that only the local engine reads, told by
     its rules (:func:`mobeval.io.inputs.as_source`) on any file system Spark reads, the files'
     first bytes read on the driver: a single file (not named Parquet) whose first data line is a
-    TREC run's or qrels' (:func:`mobeval.io.trec.kind_of_line`, within its first MiB), a
-    MoveSim sequence file (:func:`mobeval.io.sequences.is_sequence_file`), or a
+    TREC run's or qrels' (:func:`mobeval.io.trec.kind_of_line`, within its first MiB), or a
     RecBole atomic file (named ``.inter``, or named ``.txt`` or not by format and starting with
     RecBole's typed header: :func:`mobeval.io.recbole.parse_header`); else None."""
     single = not uri.lower().endswith(PARQUET_SUFFIXES) and files.is_file(uri)
-    if single and is_sequence_file(uri, _first_line(files, uri)):
-        return "MoveSim sequence (location ids, one trajectory a line)"
     if single and kind_of_line(first_data_line(io.BytesIO(files.head(uri, HEAD_BYTES)))):
         return "TREC run or qrels"
     for name, _, _ in found:
@@ -122,6 +120,14 @@ def read_input(spark: SparkSession, path, *, names: tuple[str, ...] | None = Non
         pattern = any(ch in uri for ch in "*?[{")
         message = "no file matches this pattern" if pattern else "no such file or directory"
         raise InputError(message, path=label)
+    single = not uri.lower().endswith(PARQUET_SUFFIXES) and files.is_file(uri)
+    try:
+        if single and is_sequence_file(uri, _first_line(files, uri)):
+            return SparkInput(label, read_sequences(spark, uri, label), dict(SCHEMA), found)
+    except InputError:
+        raise
+    except Exception as error:  # noqa: BLE001 - a Py4J error: no access...
+        raise spark_error(error, "cannot read this path", path=label) from None
     try:
         local_only = _local_only_format(files, uri, found)
     except Exception as error:  # noqa: BLE001 - a Py4J error: no access...
