@@ -97,6 +97,27 @@ def test_the_worker_lines_are_its_exception_not_the_frames():
             "access denied",
             "spark.hadoop.fs.s3a",
         ),
+        (
+            "org.apache.spark.SparkException: Job 3 cancelled because SparkContext was shut down",
+            "the Spark driver stopped",
+            "--resume",
+        ),
+        (
+            "java.lang.IllegalStateException: Cannot call methods on a stopped SparkContext.",
+            "the Spark driver stopped",
+            "spark.driver.memory",
+        ),
+        (
+            "org.apache.spark.SparkException: Job aborted due to stage failure: Master removed "
+            "our application: KILLED",
+            "the Spark cluster was lost",
+            "--master",
+        ),
+        (
+            "Application has been killed. Reason: All masters are unresponsive! Giving up.",
+            "the Spark cluster was lost",
+            "--resume",
+        ),
     ],
 )
 def test_each_known_failure_names_its_cause_and_the_setting(text, cause, setting):
@@ -104,6 +125,21 @@ def test_each_known_failure_names_its_cause_and_the_setting(text, cause, setting
     assert cause in message and setting in message
     assert "\n" not in message
     assert message.endswith(" | ".join(worker_lines(text)))
+
+
+def test_a_driver_jvm_that_no_longer_answers_is_told_by_the_python_error_it_gives():
+    from py4j.protocol import Py4JNetworkError
+
+    for error in (
+        ConnectionRefusedError(111, "Connection refused"),
+        Py4JNetworkError("Answer from Java side is empty"),
+    ):
+        failure, message = explain(error)
+        assert message.startswith("the Spark driver stopped during the run")
+        assert not failure.input
+    # a Java ConnectException inside a Spark error is a store's endpoint, not the driver
+    assert explain("java.net.ConnectException: Connection refused (s3.local:9000)") is None
+    assert explain(OSError("Connection refused")) is None
 
 
 def test_unknown_failures_are_left_to_the_caller():

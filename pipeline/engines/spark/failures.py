@@ -10,6 +10,7 @@ setup's). No PySpark here: the table is plain data, tested without a JVM.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 from dataclasses import dataclass
@@ -65,6 +66,23 @@ FAILURES = (
         "PySpark and the Spark (or Java) it started do not fit together",
         "use the Spark that comes with PySpark (unset SPARK_HOME) or install the pyspark "
         "version of your SPARK_HOME; Spark 4 needs Java 17 or later (JAVA_HOME)",
+    ),
+    Failure(
+        r"Master removed our application|All masters are unresponsive|"
+        r"Application has been killed|Master has been lost|Lost connection to master",
+        "the Spark cluster was lost during the run (its master removed this application, or no "
+        "master answered)",
+        "check the master and its workers (their logs, the master's web UI) and the master URL "
+        "(--master, spark.master), then run again: --resume keeps the results already written",
+    ),
+    Failure(
+        r"SparkContext was shut down|stopped SparkContext|SparkContext has been shutdown|"
+        r"^(Py4JNetworkError|ConnectionRefusedError|ConnectionResetError|BrokenPipeError)\b|"
+        r"Answer from Java side is empty|Error while (sending|receiving)",
+        "the Spark driver stopped during the run (its SparkContext was shut down, or its JVM "
+        "exited or was killed)",
+        "see the driver's log (spark.driver.memory if it ran out of memory), then run again: "
+        "--resume keeps the results already written",
     ),
     Failure(
         r"OutOfMemoryError|exceeding memory limits|MemoryError|exit code 137|"
@@ -131,9 +149,12 @@ def worker_lines(text: str, limit: int = SHOWN_LINES) -> list[str]:
     return [line[:SHOWN_WIDTH] for line in unique[:limit]]
 
 
-def explain(text: str) -> tuple[Failure, str] | None:
-    """The failure that ``text`` (an exception's text) shows and its one-line message: cause,
-    advice, then the worker's first lines; None if no known failure matches."""
+def explain(text: str | BaseException) -> tuple[Failure, str] | None:
+    """The failure that ``text`` (an exception's text, or the exception: ``Type: text``, as a
+    Py4J error that the Java side never answered is told by its type) shows and its one-line
+    message: cause, advice, then the worker's first lines; None if no known failure matches."""
+    if isinstance(text, BaseException):
+        text = f"{type(text).__name__}: {text}"
     for failure in FAILURES:
         if re.search(failure.pattern, text):
             version = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -148,11 +169,27 @@ def spark_error(error: BaseException, doing: str, *, path: str) -> MobevalError:
     explained failure (:func:`explain`: an InputError naming the path when the path is the
     problem, a ConfigError when the setup is), else an InputError with the exception's first
     line."""
-    explained = explain(str(error))
+    explained = explain(error)
     if explained is None:
         return InputError(f"{doing} ({first_line(error)})", path=path)
     failure, message = explained
     return InputError(message, path=path) if failure.input else ConfigError(message)
+
+
+@contextlib.contextmanager
+def explained_failures():
+    """A failure of the body that :func:`explain` knows and that is not an input's (the driver
+    stopped, the cluster lost, the executors' Python...) raised as a ConfigError with its
+    message, wherever in a run the Py4J call that met it was; anything else as it was."""
+    try:
+        yield
+    except MobevalError:
+        raise
+    except Exception as error:
+        explained = explain(error)
+        if explained is None or explained[0].input:
+            raise
+        raise ConfigError(explained[1]) from None
 
 
 def first_line(error: BaseException) -> str:
@@ -161,4 +198,12 @@ def first_line(error: BaseException) -> str:
     return text[0][:300] if text else type(error).__name__
 
 
-__all__ = ["FAILURES", "Failure", "explain", "first_line", "spark_error", "worker_lines"]
+__all__ = [
+    "FAILURES",
+    "Failure",
+    "explain",
+    "explained_failures",
+    "first_line",
+    "spark_error",
+    "worker_lines",
+]
