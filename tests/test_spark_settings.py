@@ -4,7 +4,7 @@ table, checked before any JVM starts (no PySpark needed here)."""
 import pytest
 
 from mobeval.api import engine_for, evaluate_nextloc
-from mobeval.engines.cluster import SparkSettings, conf_pair, job_settings
+from mobeval.engines.cluster import SparkSettings, conf_pair
 from mobeval.errors import ConfigError
 from mobeval.jobs import load_job, run_job
 from tests.conftest import REPO_ROOT
@@ -24,7 +24,7 @@ def test_a_conf_pair_splits_at_the_first_equals_sign():
         ("spark.executor.memory", "expected KEY=VALUE"),
         ("=4g", "expected KEY=VALUE"),
         ("fs.s3a.endpoint=http://x", "spark.hadoop.fs.s3a.endpoint"),
-        ("executor.memory=4g", "is not a Spark setting"),
+        ("executor.memory=4g", "is not a Spark setting: Spark's keys start with 'spark.'"),
     ],
 )
 def test_a_bad_conf_pair_is_refused_by_name(text, said):
@@ -102,3 +102,35 @@ def test_a_job_files_spark_table_is_left_by_a_local_run(tmp_path):
     [local] = run_job(job, log=lambda _: None, progress=False)
     alone = evaluate_nextloc(SAMPLE / "truth.parquet", SAMPLE / "markov.parquet", k=[1])
     assert local.summary.equals(alone.summary)
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--master", "local[2]"], "--master local[2]: Spark settings are for the Spark engine"),
+        (["--spark-conf", "spark.task.cpus=2"], "--spark-conf spark.task.cpus=2: Spark settings"),
+        (["--engine", "spark", "--spark-conf", "task.cpus=2"], "argument --spark-conf:"),
+        (["--engine", "spark", "--spark-conf", "spark.task.cpus"], "expected KEY=VALUE"),
+    ],
+)
+def test_the_command_line_refuses_settings_it_cannot_use(tmp_path, capsys, argv, said):
+    from mobeval.cli import main
+
+    job = str(REPO_ROOT / "jobs" / "nextloc_sample.toml")
+    for command in (
+        ["run", job],
+        [
+            "nextloc",
+            "--truth",
+            str(SAMPLE / "truth.parquet"),
+            "--pred",
+            str(SAMPLE / "markov.parquet"),
+        ],
+    ):
+        try:
+            code = main([*command, *argv, "--out", str(tmp_path / "out")])
+        except SystemExit as usage:  # argparse's: a value its type refused
+            code = usage.code
+        assert code == 2
+        assert said in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -45,9 +45,9 @@ class SparkSettings:
 
 def _checked_key(key: str, where: str) -> str:
     if not key.startswith("spark.") or key == "spark.":
-        hadoop = f" (a Hadoop setting is spark.hadoop.{key})" if "." in key else ""
         raise ConfigError(
-            f"{where}: {key!r} is not a Spark setting: Spark's start with 'spark.'" + hadoop
+            f"{where}: {key!r} is not a Spark setting: Spark's keys start with 'spark.' "
+            f"(spark.{key}), a Hadoop setting goes as spark.hadoop.{key}"
         )
     return key
 
