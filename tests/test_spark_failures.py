@@ -16,7 +16,13 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("pyspark", reason="PySpark is not installed: pip install 'mobeval[spark]'")
-from mobeval.engines.spark.failures import FAILURES, explain, worker_lines  # noqa: E402
+from mobeval.engines.spark.failures import (  # noqa: E402
+    FAILURES,
+    explain,
+    spark_error,
+    worker_lines,
+)
+from mobeval.errors import EngineStopped  # noqa: E402
 from tests.conftest import REPO_ROOT  # noqa: E402
 
 WORKER_IMPORT_ERROR = """\
@@ -136,7 +142,9 @@ def test_a_driver_jvm_that_no_longer_answers_is_told_by_the_python_error_it_give
     ):
         failure, message = explain(error)
         assert message.startswith("the Spark driver stopped during the run")
-        assert not failure.input
+        assert failure.stopped and not failure.input
+        stopped = spark_error(error, "Spark could not read, score or write", path="truth.parquet")
+        assert isinstance(stopped, EngineStopped) and "truth.parquet" not in str(stopped)
     # a Java ConnectException inside a Spark error is a store's endpoint, not the driver
     assert explain("java.net.ConnectException: Connection refused (s3.local:9000)") is None
     assert explain(OSError("Connection refused")) is None

@@ -15,7 +15,7 @@ import re
 import sys
 from dataclasses import dataclass
 
-from mobeval.errors import ConfigError, InputError, MobevalError
+from mobeval.errors import ConfigError, EngineStopped, InputError, MobevalError
 
 
 @dataclass(frozen=True)
@@ -23,12 +23,14 @@ class Failure:
     """A kind of failure: ``pattern`` (a regular expression searched in the exception's text),
     ``cause`` (what went wrong), ``advice`` (what to change; ``{python}`` is the driver's
     interpreter, ``{version}`` its ``major.minor``), ``input``: about an input path (the
-    message names it), not the environment."""
+    message names it), not the environment; ``stopped``: the driver or the cluster went away
+    under the run (an :class:`~mobeval.errors.EngineStopped`, naming no input nor option)."""
 
     pattern: str
     cause: str
     advice: str
     input: bool = False
+    stopped: bool = False
 
 
 _PYTHON = (
@@ -74,6 +76,7 @@ FAILURES = (
         "master answered)",
         "check the master and its workers (their logs, the master's web UI) and the master URL "
         "(--master, spark.master), then run again: --resume keeps the results already written",
+        stopped=True,
     ),
     Failure(
         r"SparkContext was shut down|stopped SparkContext|SparkContext has been shutdown|"
@@ -83,6 +86,7 @@ FAILURES = (
         "exited or was killed)",
         "see the driver's log (spark.driver.memory if it ran out of memory), then run again: "
         "--resume keeps the results already written",
+        stopped=True,
     ),
     Failure(
         r"OutOfMemoryError|exceeding memory limits|MemoryError|exit code 137|"
@@ -172,15 +176,22 @@ def spark_error(error: BaseException, doing: str, *, path: str) -> MobevalError:
     explained = explain(error)
     if explained is None:
         return InputError(f"{doing} ({first_line(error)})", path=path)
-    failure, message = explained
-    return InputError(message, path=path) if failure.input else ConfigError(message)
+    return _raised(*explained, path=path)
+
+
+def _raised(failure: Failure, message: str, *, path: str | None = None) -> MobevalError:
+    """The error raised for an explained failure: an input's (naming ``path``), the engine
+    stopped, or the setup's."""
+    if failure.input:
+        return InputError(message, path=path)
+    return EngineStopped(message) if failure.stopped else ConfigError(message)
 
 
 @contextlib.contextmanager
 def explained_failures():
     """A failure of the body that :func:`explain` knows and that is not an input's (the driver
-    stopped, the cluster lost, the executors' Python...) raised as a ConfigError with its
-    message, wherever in a run the Py4J call that met it was; anything else as it was."""
+    stopped, the cluster lost: EngineStopped; the executors' Python...: ConfigError) raised with
+    its message, wherever in a run the Py4J call that met it was; anything else as it was."""
     try:
         yield
     except MobevalError:
@@ -189,7 +200,7 @@ def explained_failures():
         explained = explain(error)
         if explained is None or explained[0].input:
             raise
-        raise ConfigError(explained[1]) from None
+        raise _raised(*explained) from None
 
 
 def first_line(error: BaseException) -> str:
