@@ -61,6 +61,12 @@ def test_the_worker_lines_are_its_exception_not_the_frames():
         (WORKER_IMPORT_ERROR, "cannot import mobeval", "PYSPARK_PYTHON"),
         ("ModuleNotFoundError: No module named 'numba'", "lacks a package", "PYSPARK_PYTHON"),
         (
+            'java.io.IOException: Cannot run program "/home/ana/venv/bin/python": error=2, No '
+            "such file or directory",
+            "cannot start their Python",
+            "spark.pyspark.python",
+        ),
+        (
             "[PYTHON_VERSION_MISMATCH] Python in worker has different version (3, 10) than that "
             "in driver 3.11",
             "another Python version",

@@ -52,6 +52,11 @@ FAILURES = (
         _PYTHON,
     ),
     Failure(
+        r'Cannot run program "[^"]*python',
+        "the executors cannot start their Python (no such program on the workers)",
+        _PYTHON,
+    ),
+    Failure(
         r"PYTHON_VERSION_MISMATCH|Python in worker has different version",
         "the executors run another Python version than the driver",
         "point PYSPARK_PYTHON (spark.pyspark.python) at a Python {version} with mobeval "
