@@ -32,6 +32,7 @@ from mobeval.engines.base import (
     Plan,
     default_model_name,
 )
+from mobeval.engines.cluster import SparkSettings
 from mobeval.errors import ConfigError, InputError, OptionError
 from mobeval.families import FAMILIES, RECS, with_options
 from mobeval.io.columns import check_used, missing_column, their_names
@@ -57,14 +58,15 @@ def engine_for(
     spark=None,
     partitions: int | None = None,
     progress: bool | None = None,
+    settings: SparkSettings | None = None,
 ):
     """The engine an ``evaluate_*`` call asked for: ``"local"`` (the default), ``"spark"`` (the
     active SparkSession, or a new one: :func:`mobeval.engines.spark.spark_session`, quiet unless
-    ``progress`` or a terminal asks otherwise), or Spark when a SparkSession is given as
-    ``spark``; an engine object is used as it is. ``partitions``: Spark's hash partitions (Spark
-    only)."""
+    ``progress`` or a terminal asks otherwise, on ``settings``' master with its Spark settings),
+    or Spark when a SparkSession is given as ``spark``; an engine object is used as it is.
+    ``partitions``: Spark's hash partitions (Spark only)."""
     if engine is not None and not isinstance(engine, str):
-        if spark is not None or partitions is not None:
+        if spark is not None or partitions is not None or settings:
             raise ConfigError("spark= and partitions= belong to the engine; give one or the other")
         return engine
     if engine not in (None, *ENGINES):
@@ -72,10 +74,14 @@ def engine_for(
     if engine == "spark" or (engine is None and spark is not None):
         from mobeval.engines.spark import SparkEngine
 
-        return SparkEngine(spark, partitions=partitions, progress=progress)
+        return SparkEngine(spark, partitions=partitions, progress=progress, settings=settings)
     if spark is not None or partitions is not None:
         given = "spark" if spark is not None else "partitions"
         raise ConfigError(f"{given}= is for the Spark engine; pass engine='spark' (or leave it)")
+    if settings:
+        raise ConfigError(
+            f"{settings.shown()}: Spark settings are for the Spark engine (--engine spark)"
+        )
     return LocalEngine()
 
 

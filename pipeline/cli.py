@@ -36,6 +36,7 @@ from mobeval.cli_parser import (  # noqa: F401 (the command line's names, re-exp
     input_flags,
 )
 from mobeval.cli_printing import print_summaries
+from mobeval.engines.cluster import SparkSettings
 from mobeval.errors import ConfigError, MobevalError, OptionError
 from mobeval.io import partitions
 from mobeval.messages import cli_spelling, one_line, os_error_text, polars_panic
@@ -77,7 +78,7 @@ def _evaluate_checked(args, progress, family, inputs, options, chunking):
     from mobeval import api
 
     evaluate = getattr(api, f"evaluate_{family}")
-    runner = api.engine_for(args.engine, progress=progress)
+    runner = api.engine_for(args.engine, progress=progress, settings=_spark_settings(args))
     place = {"city": args.city, "model": args.model, "run": args.run}
     place["partition"] = partitions.checked_partition(args.partition, "--partition")
     place |= {"progress": progress, "engine": runner}
@@ -85,6 +86,11 @@ def _evaluate_checked(args, progress, family, inputs, options, chunking):
     if args.out is None:  # print only: no per-unit values kept, memory bounded by the chunk
         return evaluate(**inputs, **place, per_unit=False, **options)
     return evaluate(**inputs, out=args.out, **place, **options)  # recorded: api.recorded
+
+
+def _spark_settings(args):
+    """``--master``, ``--spark-conf``: the session the Spark engine starts."""
+    return SparkSettings(args.master, dict(args.spark_conf))
 
 
 @logs.scoped
@@ -187,7 +193,14 @@ def _run_job(args, progress) -> int:
     job = load_job(args.job, out=args.out, url_timeout=args.url_timeout, partition=partition)
     given = args.log_format or job.log_format
     logs.configure(logs.chosen(given, quiet=args.quiet, by_default=True))
-    evaluations = run_job(job, resume=args.resume, progress=progress, log=_log, engine=args.engine)
+    evaluations = run_job(
+        job,
+        resume=args.resume,
+        progress=progress,
+        log=_log,
+        engine=args.engine,
+        settings=_spark_settings(args),
+    )
     tasks = {(t.partition, t.city, model): t for t in job.tasks for model in t.models}
     chosen = [tasks[e.partition, e.city, e.model] for e in evaluations]
     print_summaries(

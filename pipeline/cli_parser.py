@@ -11,7 +11,7 @@ import textwrap
 from typing import TYPE_CHECKING
 
 from mobeval import __version__, logs
-from mobeval.cli_values import PARSERS
+from mobeval.cli_values import PARSERS, spark_conf
 from mobeval.io import partitions
 
 if TYPE_CHECKING:
@@ -438,4 +438,21 @@ def add_engine_option(command: argparse.ArgumentParser) -> None:
         default="local",
         help="local, or spark: Apache Spark (pip install 'mobeval[spark]'; docs/spark.md); "
         "default: local",
+    )
+    command.add_argument(
+        "--master",
+        default=None,
+        metavar="URL",
+        help="with --engine spark: the master of the session mobeval starts (spark://HOST:7077, "
+        "yarn, k8s://..., local[4]; a job file's [spark] master)",
+    )
+    command.add_argument(
+        "--spark-conf",
+        type=spark_conf,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="with --engine spark: a Spark setting of that session (repeatable; e.g. "
+        "spark.executor.memory=4g, spark.pyspark.python=./env/bin/python; over a job file's "
+        "[spark] conf)",
     )

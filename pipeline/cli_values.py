@@ -8,6 +8,9 @@ import argparse
 import math
 import re
 
+from mobeval.engines.cluster import conf_pair
+from mobeval.errors import ConfigError
+
 
 def finite(text: str) -> float:
     try:
@@ -84,3 +87,11 @@ PARSERS = {
     "threshold": threshold_value,
     "int": int,
 }
+
+
+def spark_conf(text: str) -> tuple[str, str]:
+    """``--spark-conf KEY=VALUE``: (key, value), a key of Spark's (``spark.*``)."""
+    try:
+        return conf_pair(text, "--spark-conf")
+    except ConfigError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("--spark-conf: ")) from None

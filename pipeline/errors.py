@@ -53,6 +53,11 @@ class ConfigError(MobevalError):
     """A job file or an option that makes no sense (unknown metric, k < 1, unknown preset...)."""
 
 
+class EngineStopped(MobevalError):
+    """The engine stopped under a run (the Spark driver shut down, its JVM killed, the cluster
+    lost): neither an input's nor an option's fault, and said as such (the CLI exits 2)."""
+
+
 class OutputInUse(MobevalError):
     """Another mobeval run holds the output folder's lock."""
 

@@ -7,6 +7,10 @@ A job file::
     url_timeout = 30                      # optional: seconds a URL input may wait (--url-timeout)
     log_format = "json"                   # optional: stderr log lines, text or json (--log-format)
 
+    [spark]                               # optional: the session --engine spark starts
+    master = "spark://head:7077"          # --master overrides it
+    conf = { "spark.executor.memory" = "4g" }  # --spark-conf KEY=VALUE adds or replaces one
+
     [[tasks]]
     type = "nextloc"                      # the evaluation family
     city = "tky"
@@ -46,6 +50,7 @@ from pathlib import Path
 from mobeval import api
 from mobeval.api import Evaluation
 from mobeval.engines.base import Engine, default_city_name
+from mobeval.engines.cluster import SparkSettings, job_settings
 from mobeval.errors import ConfigError, OptionError
 from mobeval.families import FAMILIES
 from mobeval.io.inputs import check_input, is_uri
@@ -75,7 +80,16 @@ TASK_TYPES: dict[str, TaskType] = {
     for name, family in FAMILIES.items()
 }
 COMMON_KEYS = {"type", "city", "truth", "models"}
-JOB_KEYS = {"out", "chunk_rows", "url_timeout", "log_format", "tasks", "report", "partition"}
+JOB_KEYS = {
+    "out",
+    "chunk_rows",
+    "url_timeout",
+    "log_format",
+    "tasks",
+    "report",
+    "partition",
+    "spark",
+}
 
 
 #: The kind (a key of VALUE_KINDS) of every option of every task type (their definitions).
@@ -132,6 +146,7 @@ class JobSpec:
     url_timeout: float | None = None  # seconds (mobeval.io.remote.url_timeout); None: the default
     log_format: str | None = None  # mobeval.logs.FORMATS; None: as the command line says
     waiting: tuple[str, ...] = ()  # results of a partition "*" whose inputs are not all there
+    spark: SparkSettings = field(default_factory=SparkSettings)  # the [spark] table
 
 
 def load_job(
@@ -206,7 +221,10 @@ def load_job(
         raise ConfigError(
             f"{path}: log_format: expected one of {', '.join(FORMATS)}, got {shown(log_format)}"
         )
-    job = JobSpec(path, out_path, chunk_rows, specs, report, url_timeout, log_format, waiting)
+    spark = job_settings(str(path), document["spark"]) if "spark" in document else SparkSettings()
+    job = JobSpec(
+        path, out_path, chunk_rows, specs, report, url_timeout, log_format, waiting, spark
+    )
     for kind, where, input_path in task_inputs(job):  # every input in place before any model runs
         if not is_uri(input_path):  # a URL: looked for by the engine that reads it, before it runs
             check_input(kind, input_path, where)
@@ -315,6 +333,7 @@ def run_job(
     spark=None,
     partitions: int | None = None,
     out: str | Path | None = None,
+    settings: SparkSettings | None = None,
 ) -> list[Evaluation]:
     """Evaluate every (city, model) of the job; with ``resume``, skip those already complete.
     Every result comes back, in the job's order: those skipped read back from OUT
@@ -326,8 +345,13 @@ def run_job(
     folder's lock throughout (:func:`mobeval.io.writers.output_lock`; with Spark where OUT is on
     the driver's disk): another run on the same folder is refused. The manifest is read before
     anything is computed. The job's ``[report]`` is written when OUT is on this machine. URL
-    inputs wait at most the job's ``url_timeout`` (:func:`mobeval.io.remote.url_timeout`)."""
-    runner = api.engine_for(engine, spark, partitions, progress)
+    inputs wait at most the job's ``url_timeout`` (:func:`mobeval.io.remote.url_timeout`).
+    ``settings`` (``--master``, ``--spark-conf``) over the job's ``[spark]`` table: the session
+    the Spark engine starts (the table is the Spark engine's alone: a local run leaves it)."""
+    settings = settings or SparkSettings()
+    if engine == "spark" or (engine is None and spark is not None):
+        settings = job.spark.over(settings) if spark is None else settings
+    runner = api.engine_for(engine, spark, partitions, progress, settings)
     with url_timeout(job.url_timeout):  # every read of a URL input, the checks included
         runner.check_inputs(list(task_inputs(job)))
         root = runner.location(out if out is not None else job.out)

@@ -16,7 +16,13 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("pyspark", reason="PySpark is not installed: pip install 'mobeval[spark]'")
-from mobeval.engines.spark.failures import FAILURES, explain, worker_lines  # noqa: E402
+from mobeval.engines.spark.failures import (  # noqa: E402
+    FAILURES,
+    explain,
+    spark_error,
+    worker_lines,
+)
+from mobeval.errors import EngineStopped  # noqa: E402
 from tests.conftest import REPO_ROOT  # noqa: E402
 
 WORKER_IMPORT_ERROR = """\
@@ -54,6 +60,12 @@ def test_the_worker_lines_are_its_exception_not_the_frames():
     [
         (WORKER_IMPORT_ERROR, "cannot import mobeval", "PYSPARK_PYTHON"),
         ("ModuleNotFoundError: No module named 'numba'", "lacks a package", "PYSPARK_PYTHON"),
+        (
+            'java.io.IOException: Cannot run program "/home/ana/venv/bin/python": error=2, No '
+            "such file or directory",
+            "cannot start their Python",
+            "spark.pyspark.python",
+        ),
         (
             "[PYTHON_VERSION_MISMATCH] Python in worker has different version (3, 10) than that "
             "in driver 3.11",
@@ -97,6 +109,27 @@ def test_the_worker_lines_are_its_exception_not_the_frames():
             "access denied",
             "spark.hadoop.fs.s3a",
         ),
+        (
+            "org.apache.spark.SparkException: Job 3 cancelled because SparkContext was shut down",
+            "the Spark driver stopped",
+            "--resume",
+        ),
+        (
+            "java.lang.IllegalStateException: Cannot call methods on a stopped SparkContext.",
+            "the Spark driver stopped",
+            "spark.driver.memory",
+        ),
+        (
+            "org.apache.spark.SparkException: Job aborted due to stage failure: Master removed "
+            "our application: KILLED",
+            "the Spark cluster was lost",
+            "--master",
+        ),
+        (
+            "Application has been killed. Reason: All masters are unresponsive! Giving up.",
+            "the Spark cluster was lost",
+            "--resume",
+        ),
     ],
 )
 def test_each_known_failure_names_its_cause_and_the_setting(text, cause, setting):
@@ -104,6 +137,23 @@ def test_each_known_failure_names_its_cause_and_the_setting(text, cause, setting
     assert cause in message and setting in message
     assert "\n" not in message
     assert message.endswith(" | ".join(worker_lines(text)))
+
+
+def test_a_driver_jvm_that_no_longer_answers_is_told_by_the_python_error_it_gives():
+    from py4j.protocol import Py4JNetworkError
+
+    for error in (
+        ConnectionRefusedError(111, "Connection refused"),
+        Py4JNetworkError("Answer from Java side is empty"),
+    ):
+        failure, message = explain(error)
+        assert message.startswith("the Spark driver stopped during the run")
+        assert failure.stopped and not failure.input
+        stopped = spark_error(error, "Spark could not read, score or write", path="truth.parquet")
+        assert isinstance(stopped, EngineStopped) and "truth.parquet" not in str(stopped)
+    # a Java ConnectException inside a Spark error is a store's endpoint, not the driver
+    assert explain("java.net.ConnectException: Connection refused (s3.local:9000)") is None
+    assert explain(OSError("Connection refused")) is None
 
 
 def test_unknown_failures_are_left_to_the_caller():

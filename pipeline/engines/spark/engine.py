@@ -17,6 +17,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
 from mobeval.engines.base import Evaluation, default_city_name, default_model_name
+from mobeval.engines.cluster import SparkSettings
 from mobeval.engines.names import check_chosen_model
 from mobeval.engines.partition import (
     PRED,
@@ -27,6 +28,7 @@ from mobeval.engines.partition import (
     score_partition,
     score_rows,
 )
+from mobeval.engines.spark.failures import explained_failures
 from mobeval.engines.spark.files import Files, as_uri, out_lock
 from mobeval.engines.spark.inputs import SparkInput, read_input, renamed_input
 from mobeval.engines.spark.layout import (
@@ -36,7 +38,13 @@ from mobeval.engines.spark.layout import (
     shuffle_and_score,
 )
 from mobeval.engines.spark.results import Result, finished_group, rows_scored
-from mobeval.engines.spark.session import is_quiet, quiet_log, spark_session, task_cpus
+from mobeval.engines.spark.session import (
+    described,
+    is_quiet,
+    quiet_log,
+    spark_session,
+    task_cpus,
+)
 from mobeval.errors import ConfigError
 from mobeval.io.logits import input_name, is_targets_column
 from mobeval.io.writers import check_name, check_result_slot
@@ -106,8 +114,9 @@ class SparkEngine:
     driver.
 
     ``spark``: the SparkSession (None: the active one, or a new one, when first needed:
-    :func:`spark_session`); ``partitions``: hash partitions per result (default: the default
-    parallelism, or one per 64 MiB of input if more)."""
+    :func:`spark_session`, on ``settings``' master with its Spark settings); ``partitions``:
+    hash partitions per result (default: the default parallelism, or one per 64 MiB of input if
+    more)."""
 
     name = "spark"
 
@@ -117,15 +126,27 @@ class SparkEngine:
         *,
         partitions: int | None = None,
         progress: bool | None = None,
+        settings: SparkSettings | None = None,
     ):
         self._spark = spark
         self.partitions = _positive(partitions, "partitions")
         self.progress = progress
+        self.settings = settings or SparkSettings()
+        if spark is not None and self.settings:
+            raise ConfigError(
+                f"{self.settings.shown()}: a SparkSession given to mobeval keeps its own master "
+                "and settings; give the session or the settings, not both"
+            )
 
     @property
     def spark(self) -> SparkSession:
         if self._spark is None:
-            self._spark = spark_session(quiet=is_quiet(self.progress))
+            self._spark = spark_session(quiet=is_quiet(self.progress), settings=self.settings)
+        if self._spark.sparkContext._jsc is None:  # what SparkSession.stop() leaves
+            raise ConfigError(
+                "the Spark session given to mobeval is stopped (spark.stop() was called, or its "
+                "driver shut down): give a running session, or none (mobeval then starts one)"
+            )
         return self._spark
 
     @property
@@ -133,7 +154,14 @@ class SparkEngine:
         return Files(self.spark)
 
     def source(self, data, *, names=None, columns=None, role="truth") -> SparkInput:
-        with quiet_log(self.spark, is_quiet(self.progress)):
+        """An input read (its Spark jobs, reading a schema or a CSV's first line, described as
+        ``read <path>``: the city and model are not known yet)."""
+        label = os.fspath(data) if isinstance(data, str | os.PathLike) else "a DataFrame"
+        with (
+            explained_failures(),
+            quiet_log(self.spark, is_quiet(self.progress)),
+            described(self.spark, f"read {label}"),
+        ):
             return renamed_input(read_input(self.spark, data, names=names), columns, role)
 
     def run(self, plan, truth: SparkInput, predictions: SparkInput, where: dict) -> Evaluation:
@@ -279,46 +307,47 @@ class SparkEngine:
         (:func:`finished_group`). A single section is written in the pass that scores it;
         several are scored once into Spark's cache. Quiet (no log below ERROR) unless the
         engine's ``progress`` asks for it or stderr is a terminal."""
-        started = time.perf_counter()
-        quiet = is_quiet(self.progress)
-        city = check_name(where["city"], "city")
-        folds = self.spark.sparkContext.accumulator([], FoldList())
-        scored = scoring(folds)
-        if len(sections) > 1:
-            scored = scored.persist(StorageLevel.MEMORY_AND_DISK)
-        models = ",".join("/".join(filter(None, (r.model, r.run))) for r in results)
-        place = "/".join(filter(None, (where["partition"], city)))
-        meter = Progress(f"{place}/{models}", None, enabled=self.progress)
-        evaluations, failure = [], None
-        try:
-            with (
-                out_lock(self.spark, where["out"]),
-                quiet_log(self.spark, quiet),
-                rows_scored(folds, meter),
-            ):
-                self._check_slots(results, city, where)  # before anything is computed
-                for evaluation in finished_group(
-                    self.spark,
-                    scored,
-                    folds,
-                    results,
-                    sections,
-                    out=where["out"],
-                    city=city,
-                    started=started,
-                    partition=where["partition"],
-                ):
-                    evaluations.append(evaluation)
-        except Exception as error:  # noqa: BLE001 - raised once the results before it are out
-            if not evaluations:
-                raise
-            failure = error
-        finally:
+        with explained_failures():  # the driver stopped, the cluster lost: named
+            started = time.perf_counter()
+            quiet = is_quiet(self.progress)
+            city = check_name(where["city"], "city")
+            folds = self.spark.sparkContext.accumulator([], FoldList())
+            scored = scoring(folds)
             if len(sections) > 1:
-                scored.unpersist()
-        yield from evaluations
-        if failure is not None:
-            raise failure
+                scored = scored.persist(StorageLevel.MEMORY_AND_DISK)
+            models = ",".join("/".join(filter(None, (r.model, r.run))) for r in results)
+            place = "/".join(filter(None, (where["partition"], city)))
+            meter = Progress(f"{place}/{models}", None, enabled=self.progress)
+            evaluations, failure = [], None
+            try:
+                with (
+                    out_lock(self.spark, where["out"]),
+                    quiet_log(self.spark, quiet),
+                    rows_scored(folds, meter),
+                ):
+                    self._check_slots(results, city, where)  # before anything is computed
+                    for evaluation in finished_group(
+                        self.spark,
+                        scored,
+                        folds,
+                        results,
+                        sections,
+                        out=where["out"],
+                        city=city,
+                        started=started,
+                        partition=where["partition"],
+                    ):
+                        evaluations.append(evaluation)
+            except Exception as error:  # noqa: BLE001 - raised once the results before it are out
+                if not evaluations:
+                    raise
+                failure = error
+            finally:
+                if len(sections) > 1:
+                    scored.unpersist()
+            yield from evaluations
+            if failure is not None:
+                raise failure
 
     def _check_slots(self, results: list[Result], city: str, where: dict) -> None:
         """Each result's place in OUT checked as the local engine checks it (all runs or one

@@ -10,11 +10,12 @@ setup's). No PySpark here: the table is plain data, tested without a JVM.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 from dataclasses import dataclass
 
-from mobeval.errors import ConfigError, InputError, MobevalError
+from mobeval.errors import ConfigError, EngineStopped, InputError, MobevalError
 
 
 @dataclass(frozen=True)
@@ -22,12 +23,14 @@ class Failure:
     """A kind of failure: ``pattern`` (a regular expression searched in the exception's text),
     ``cause`` (what went wrong), ``advice`` (what to change; ``{python}`` is the driver's
     interpreter, ``{version}`` its ``major.minor``), ``input``: about an input path (the
-    message names it), not the environment."""
+    message names it), not the environment; ``stopped``: the driver or the cluster went away
+    under the run (an :class:`~mobeval.errors.EngineStopped`, naming no input nor option)."""
 
     pattern: str
     cause: str
     advice: str
     input: bool = False
+    stopped: bool = False
 
 
 _PYTHON = (
@@ -49,6 +52,11 @@ FAILURES = (
         _PYTHON,
     ),
     Failure(
+        r'Cannot run program "[^"]*python',
+        "the executors cannot start their Python (no such program on the workers)",
+        _PYTHON,
+    ),
+    Failure(
         r"PYTHON_VERSION_MISMATCH|Python in worker has different version",
         "the executors run another Python version than the driver",
         "point PYSPARK_PYTHON (spark.pyspark.python) at a Python {version} with mobeval "
@@ -65,6 +73,25 @@ FAILURES = (
         "PySpark and the Spark (or Java) it started do not fit together",
         "use the Spark that comes with PySpark (unset SPARK_HOME) or install the pyspark "
         "version of your SPARK_HOME; Spark 4 needs Java 17 or later (JAVA_HOME)",
+    ),
+    Failure(
+        r"Master removed our application|All masters are unresponsive|"
+        r"Application has been killed|Master has been lost|Lost connection to master",
+        "the Spark cluster was lost during the run (its master removed this application, or no "
+        "master answered)",
+        "check the master and its workers (their logs, the master's web UI) and the master URL "
+        "(--master, spark.master), then run again: --resume keeps the results already written",
+        stopped=True,
+    ),
+    Failure(
+        r"SparkContext was shut down|stopped SparkContext|SparkContext has been shutdown|"
+        r"^(Py4JNetworkError|ConnectionRefusedError|ConnectionResetError|BrokenPipeError)\b|"
+        r"Answer from Java side is empty|Error while (sending|receiving)",
+        "the Spark driver stopped during the run (its SparkContext was shut down, or its JVM "
+        "exited or was killed)",
+        "see the driver's log (spark.driver.memory if it ran out of memory), then run again: "
+        "--resume keeps the results already written",
+        stopped=True,
     ),
     Failure(
         r"OutOfMemoryError|exceeding memory limits|MemoryError|exit code 137|"
@@ -131,9 +158,12 @@ def worker_lines(text: str, limit: int = SHOWN_LINES) -> list[str]:
     return [line[:SHOWN_WIDTH] for line in unique[:limit]]
 
 
-def explain(text: str) -> tuple[Failure, str] | None:
-    """The failure that ``text`` (an exception's text) shows and its one-line message: cause,
-    advice, then the worker's first lines; None if no known failure matches."""
+def explain(text: str | BaseException) -> tuple[Failure, str] | None:
+    """The failure that ``text`` (an exception's text, or the exception: ``Type: text``, as a
+    Py4J error that the Java side never answered is told by its type) shows and its one-line
+    message: cause, advice, then the worker's first lines; None if no known failure matches."""
+    if isinstance(text, BaseException):
+        text = f"{type(text).__name__}: {text}"
     for failure in FAILURES:
         if re.search(failure.pattern, text):
             version = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -148,11 +178,34 @@ def spark_error(error: BaseException, doing: str, *, path: str) -> MobevalError:
     explained failure (:func:`explain`: an InputError naming the path when the path is the
     problem, a ConfigError when the setup is), else an InputError with the exception's first
     line."""
-    explained = explain(str(error))
+    explained = explain(error)
     if explained is None:
         return InputError(f"{doing} ({first_line(error)})", path=path)
-    failure, message = explained
-    return InputError(message, path=path) if failure.input else ConfigError(message)
+    return _raised(*explained, path=path)
+
+
+def _raised(failure: Failure, message: str, *, path: str | None = None) -> MobevalError:
+    """The error raised for an explained failure: an input's (naming ``path``), the engine
+    stopped, or the setup's."""
+    if failure.input:
+        return InputError(message, path=path)
+    return EngineStopped(message) if failure.stopped else ConfigError(message)
+
+
+@contextlib.contextmanager
+def explained_failures():
+    """A failure of the body that :func:`explain` knows and that is not an input's (the driver
+    stopped, the cluster lost: EngineStopped; the executors' Python...: ConfigError) raised with
+    its message, wherever in a run the Py4J call that met it was; anything else as it was."""
+    try:
+        yield
+    except MobevalError:
+        raise
+    except Exception as error:
+        explained = explain(error)
+        if explained is None or explained[0].input:
+            raise
+        raise _raised(*explained) from None
 
 
 def first_line(error: BaseException) -> str:
@@ -161,4 +214,12 @@ def first_line(error: BaseException) -> str:
     return text[0][:300] if text else type(error).__name__
 
 
-__all__ = ["FAILURES", "Failure", "explain", "first_line", "spark_error", "worker_lines"]
+__all__ = [
+    "FAILURES",
+    "Failure",
+    "explain",
+    "explained_failures",
+    "first_line",
+    "spark_error",
+    "worker_lines",
+]

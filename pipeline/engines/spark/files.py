@@ -50,6 +50,15 @@ class Files:
             self._systems[where] = path.getFileSystem(self.conf)
         return path, self._systems[where]
 
+    def _unchecked(self, fs):
+        """``fs``, or the raw file system under it when it is a checksummed one (the local file
+        system): what a file is created through, so that no ``.<name>.crc`` lies beside it in OUT
+        (the checksummed file system still reads, renames and deletes a file without one, and
+        deletes or renames a checksum left by an older run with its file)."""
+        if self.jvm.org.apache.hadoop.fs.ChecksumFileSystem._java_lang_class.isInstance(fs):
+            return fs.getRawFileSystem()
+        return fs
+
     def matches(self, pattern: str) -> bool:
         """Whether the glob ``pattern`` (a URI) names anything."""
         path, fs = self._path(pattern)
@@ -96,17 +105,17 @@ class Files:
         of a staged section ``uri``, so that Polars and DuckDB read the directory as it is."""
         require_staged(self._qualified(uri), self._qualified(root))
         path, fs = self._path(uri)
-        if self.jvm.org.apache.hadoop.fs.ChecksumFileSystem._java_lang_class.isInstance(fs):
-            fs = fs.getRawFileSystem()  # the checksummed view hides the .crc files
+        fs = self._unchecked(fs)  # the checksummed view hides the .crc files
         for status in fs.listStatus(path):
             if status.getPath().getName().startswith(("_", ".")):
                 fs.delete(status.getPath(), False)
 
     def write_text(self, uri: str, text: str) -> None:
-        """Write through a temporary name, then rename (atomic where the file system is)."""
+        """Write through a temporary name, then rename (atomic where the file system is); no
+        checksum file beside it (:meth:`_unchecked`)."""
         path, fs = self._path(uri)
         temporary = self.jvm.org.apache.hadoop.fs.Path(path.getParent(), f".tmp-{path.getName()}")
-        stream = fs.create(temporary, True)
+        stream = self._unchecked(fs).create(temporary, True)
         try:
             stream.write(bytearray(text.encode()))
         finally:
@@ -117,9 +126,9 @@ class Files:
             raise OSError(f"could not write {uri}")
 
     def write_bytes(self, uri: str, data: bytes) -> None:
-        """Write a new file (its folder made if needed)."""
+        """Write a new file (its folder made if needed), with no checksum file beside it."""
         path, fs = self._path(uri)
-        stream = fs.create(path, True)
+        stream = self._unchecked(fs).create(path, True)
         try:
             stream.write(bytearray(data))
         finally:

@@ -21,6 +21,7 @@ from mobeval.engines.base import Evaluation, result_sections
 from mobeval.engines.partition import MODEL, merged_folds, rebuild_error
 from mobeval.engines.spark.failures import spark_error
 from mobeval.engines.spark.files import Files, as_uri
+from mobeval.engines.spark.session import described
 from mobeval.errors import InputError
 from mobeval.io.writers import STAGING, commit_result, partition_path, undo_interrupted_commits
 from mobeval.progress import Progress
@@ -115,15 +116,23 @@ def finished_group(
     try:
         if staging is not None:
             files.remove_staged(staging, root)
+        named = f"{city}/" + "+".join("/".join(filter(None, (r.model, r.run))) for r in results)
         try:
             if not sections:  # print-only (per_unit=False): scored into no sink
-                scored.write.format("noop").mode("overwrite").save()
-            for section in sections:
+                with described(spark, f"{named}: score (print only)"):
+                    scored.write.format("noop").mode("overwrite").save()
+            for index, section in enumerate(sections):  # the first scores, the others reuse it
                 part = scored.where(F.col(section).isNotNull()).select(MODEL, f"{section}.*")
-                if staging is None:
-                    tables[section] = pl.from_arrow(part.toArrow())
-                else:
-                    part.write.mode("overwrite").partitionBy(MODEL).parquet(f"{staging}/{section}")
+                phase = (
+                    f"{'score, ' if index == 0 else ''}{'collect' if staging is None else 'write'}"
+                )
+                with described(spark, f"{named}: {phase} {section}"):
+                    if staging is None:
+                        tables[section] = pl.from_arrow(part.toArrow())
+                    else:
+                        part.write.mode("overwrite").partitionBy(MODEL).parquet(
+                            f"{staging}/{section}"
+                        )
         except Exception as error:  # noqa: BLE001 - an executor's failure: explained if known
             path = f"{labels['truth']} / {', '.join(r.labels['predictions'] for r in results)}"
             doing = "Spark could not read, score or write the results"
