@@ -59,6 +59,9 @@ class Evaluation:
     ``outputs``: section -> directory. ``resumed``: read back from an OUT where it was complete
     (a job's ``--resume``), not computed by this run; ``seconds`` are then the run's that wrote it.
     ``run``: which run of the model this is (a seed, a fold: ``model=<m>/run=<r>``), or None.
+    ``config``: the result's family (``type``), names and options as given, as the manifest
+    records them (:func:`mobeval.api.result_config`); empty for a result read back from OUT
+    (``resumed``: the manifest holds it).
     """
 
     city: str
@@ -70,6 +73,7 @@ class Evaluation:
     seconds: float = 0.0
     resumed: bool = False
     run: str | None = None
+    config: dict = field(default_factory=dict)
 
     @property
     def label(self) -> str:
