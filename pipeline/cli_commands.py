@@ -1,5 +1,5 @@
 """The arguments of the commands that are not a family's scoring: validate, run, compare, report,
-trec_eval, warmup."""
+trec_eval, warmup, track."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from mobeval import logs
 from mobeval.cli_parser import (
     add_engine_option,
     add_format_option,
+    add_track_option,
     add_url_timeout_option,
     command_parser,
 )
@@ -38,6 +39,7 @@ def _run_arguments(commands, name: str) -> None:
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     logs.add_option(run)
     add_format_option(run)
+    add_track_option(run)
 
 
 def _compare_arguments(commands, name: str) -> None:
@@ -191,6 +193,18 @@ def _warmup_arguments(commands, name: str) -> None:
     )
 
 
+def _track_arguments(commands, name: str) -> None:
+    track = command_parser(
+        commands,
+        name,
+        description="Log every complete result of an output folder to an experiment tracker: "
+        "its summary as metrics, its options as parameters, its inputs' digests as tags, its "
+        "record and its city's report as files (one tracker run per result).",
+    )
+    track.add_argument("out", help="a mobeval output folder (OUT)")
+    add_track_option(track, "--to")
+
+
 #: What adds each command's arguments (a scoring command's are its family's options:
 #: :func:`mobeval.cli_parser.build_parser`).
 COMMAND_ARGUMENTS = {
@@ -200,4 +214,5 @@ COMMAND_ARGUMENTS = {
     "report": _report_arguments,
     "trec_eval": _trec_eval_arguments,
     "warmup": _warmup_arguments,
+    "track": _track_arguments,
 }

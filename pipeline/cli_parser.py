@@ -48,6 +48,7 @@ EXAMPLES = {
     "trec_eval": "mobeval trec_eval -m all_trec -q data_samples/trec/qrels.txt "
     "data_samples/trec/run.txt.gz",
     "warmup": "NUMBA_CACHE_DIR=/opt/mobeval-cache mobeval warmup --family nextloc",
+    "track": "mobeval track out/nextloc_sample --to mlflow:sqlite:///mlruns.db",
 }
 
 
@@ -67,6 +68,7 @@ COMMANDS = {
     "report": "write the report of OUT: tables, plots, methods (LaTeX, Markdown, HTML)",
     "trec_eval": "trec_eval's command line: score a TREC run against qrels (see README)",
     "warmup": "compile and cache the kernels now, so that the first run does not wait (README)",
+    "track": "log OUT's results to MLflow or Weights & Biases (docs/trackers.md)",
 }
 #: The input flags of the scoring commands, in ``--help`` order: (command, flag, the API
 #: argument it gives, help).
@@ -403,6 +405,21 @@ def add_output_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--quiet", action="store_true", help="no progress bar")
     logs.add_option(command)
     add_format_option(command)
+    add_track_option(command)
+
+
+def add_track_option(command: argparse.ArgumentParser, flag: str = "--track") -> None:
+    """``--track`` (a scoring command's, ``run``'s) or ``--to`` (``mobeval track``'s, required)."""
+    command.add_argument(
+        flag,
+        action="append",
+        required=flag == "--to",
+        default=None,
+        metavar="TARGET",
+        help="log each result (summary, options, inputs, report) to mlflow[:URI] or "
+        "wandb[:[ENTITY/]PROJECT]; repeat for several (docs/trackers.md)"
+        + ("; replaces the job file's track" if flag == "--track" else ""),
+    )
 
 
 def add_url_timeout_option(command: argparse.ArgumentParser) -> None:

@@ -6,6 +6,7 @@ A job file::
     chunk_rows = 2000000                  # optional
     url_timeout = 30                      # optional: seconds a URL input may wait (--url-timeout)
     log_format = "json"                   # optional: stderr log lines, text or json (--log-format)
+    track = ["mlflow:sqlite:///mlruns.db"]  # optional: trackers logged to at the end (--track)
 
     [[tasks]]
     type = "nextloc"                      # the evaluation family
@@ -55,6 +56,7 @@ from mobeval.job_values import VALUE_KINDS, all_items, is_int, is_str, shown
 from mobeval.logs import FORMATS
 from mobeval.options import DEFAULT_CHUNK_ROWS, check_options, checked_chunk_rows
 from mobeval.report.job import ReportSpec, check_report_table, run_report
+from mobeval.track import checked_targets, track
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ TASK_TYPES: dict[str, TaskType] = {
     for name, family in FAMILIES.items()
 }
 COMMON_KEYS = {"type", "city", "truth", "models"}
-JOB_KEYS = {"out", "chunk_rows", "url_timeout", "log_format", "tasks", "report"}
+JOB_KEYS = {"out", "chunk_rows", "url_timeout", "log_format", "tasks", "report", "track"}
 
 
 #: The kind (a key of VALUE_KINDS) of every option of every task type (their definitions).
@@ -124,6 +126,7 @@ class JobSpec:
     report: ReportSpec | None = None  # the [report] table: compare + report after the last model
     url_timeout: float | None = None  # seconds (mobeval.io.remote.url_timeout); None: the default
     log_format: str | None = None  # mobeval.logs.FORMATS; None: as the command line says
+    track: tuple[str, ...] = ()  # trackers every result is logged to (mobeval.track.parse_target)
 
 
 def load_job(
@@ -184,7 +187,14 @@ def load_job(
         raise ConfigError(
             f"{path}: log_format: expected one of {', '.join(FORMATS)}, got {shown(log_format)}"
         )
-    job = JobSpec(path, out_path, chunk_rows, specs, report, url_timeout, log_format)
+    track = document.get("track", [])
+    track = [track] if isinstance(track, str) else track
+    if not all_items(is_str)(track):
+        raise ConfigError(
+            f"{path}: track: expected a string or an array of them, got {shown(track)}"
+        )
+    track = checked_targets(track, f"{path}: track")  # named and installed, before any work
+    job = JobSpec(path, out_path, chunk_rows, specs, report, url_timeout, log_format, track)
     for kind, where, input_path in task_inputs(job):  # every input in place before any model runs
         if not is_uri(input_path):  # a URL: looked for by the engine that reads it, before it runs
             check_input(kind, input_path, where)
@@ -302,7 +312,8 @@ def run_job(
     Spark any URI it can write). Every input is looked for before any model runs. Holds the output
     folder's lock throughout (:func:`mobeval.io.writers.output_lock`; with Spark where OUT is on
     the driver's disk): another run on the same folder is refused. The manifest is read before
-    anything is computed. The job's ``[report]`` is written when OUT is on this machine. URL
+    anything is computed. The job's ``[report]`` is written when OUT is on this machine, then
+    every result is logged to the job's ``track`` (:func:`mobeval.track.track`). URL
     inputs wait at most the job's ``url_timeout`` (:func:`mobeval.io.remote.url_timeout`)."""
     runner = api.engine_for(engine, spark, partitions, progress)
     with url_timeout(job.url_timeout):  # every read of a URL input, the checks included
@@ -369,4 +380,5 @@ def run_job(
                 results += sorted(task_results, key=lambda e: order.index((e.model, e.run)))
             if job.report is not None and Path(str(root), "manifest.json").is_file():
                 run_report(job, log=log)  # compare every city, then write the report (a local OUT)
+            track(results, job.track, log=log)  # OUT whole: each result with its city's report
         return results

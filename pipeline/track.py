@@ -53,7 +53,6 @@ from pathlib import Path
 
 from mobeval import __version__
 from mobeval.api import package_versions
-from mobeval.compare.results import OutputFolder
 from mobeval.engines.base import Evaluation
 from mobeval.errors import ConfigError, MobevalError
 from mobeval.families import resolved_options
@@ -151,36 +150,53 @@ def _out_of(evaluation: Evaluation) -> Path | None:
     return out if out is not None and (out / "manifest.json").is_file() else None
 
 
-def _report(out: Path, city: str, reports: dict) -> str:
-    """The city's report as one HTML page, made once per (OUT, city)."""
-    from mobeval.report import Report
+class _Folders:
+    """The output folders met while logging, each read once: its complete results by name, its
+    package versions, and each city's report as one HTML page (plots where matplotlib is)."""
 
-    if (out, city) not in reports:
-        plots = importlib.util.find_spec("matplotlib") is not None
-        reports[out, city] = Report(out, city=city, plots=plots).to_html()
-    return reports[out, city]
+    def __init__(self) -> None:
+        self.read: dict[Path, tuple[object, dict, dict]] = {}
+        self.reports: dict[tuple[Path, str], str] = {}
+
+    def results(self, out: Path) -> dict:
+        """{result name: :class:`mobeval.compare.results.Result`} of OUT's manifest."""
+        from mobeval.compare.results import OutputFolder
+
+        if out not in self.read:
+            folder = OutputFolder(out)
+            results = {r.name: r for shown in folder.cities.values() for r in shown.values()}
+            versions = json.loads((out / "manifest.json").read_text()).get("versions", {})
+            self.read[out] = (folder, results, versions)
+        return self.read[out][1]
+
+    def logged(self, out: Path, name: str, params: dict) -> Logged:
+        """The result ``name`` of OUT as its manifest records it, with its city's report."""
+        from mobeval.report import Report
+
+        self.results(out)
+        folder, results, versions = self.read[out]
+        result = results[name]
+        if (out, result.city) not in self.reports:
+            plots = importlib.util.find_spec("matplotlib") is not None
+            report = Report(out, city=result.city, plots=plots)
+            self.reports[out, result.city] = report.to_html()
+        kept = {k: result.entry.get(k) for k in ("task", "config", "resolved", "inputs")}
+        record = {"result": name, **kept, "versions": versions}
+        shown = "/".join(filter(None, (result.city, result.stored_as, result.run)))
+        summary = folder.summary(result)
+        return _logged(shown, summary, record, self.reports[out, result.city], params)
 
 
 def logged_results(results, params: dict | None = None) -> list[Logged]:
-    """Each result of ``results`` (an Evaluation, a list of them, an output folder) as logged."""
-    params, reports = dict(params or {}), {}
+    """Each result of ``results`` (an Evaluation, a list of them, an output folder) as logged:
+    a result written to a local output folder (``evaluate_*(out=...)``, a job's) as that
+    folder's manifest records it, with its city's report; another from the Evaluation itself."""
+    params, folders = dict(params or {}), _Folders()
     if isinstance(results, str | os.PathLike):
         out = Path(results)
-        folder = OutputFolder(out)
-        versions = json.loads((out / "manifest.json").read_text()).get("versions", {})
-        logged = []
-        for city, shown in folder.cities.items():
-            for result in shown.values():
-                entry = result.entry
-                kept = {k: entry.get(k) for k in ("task", "config", "resolved", "inputs")}
-                record = {"result": result.name, **kept, "versions": versions}
-                name = "/".join(filter(None, (city, result.stored_as, result.run)))
-                report = _report(out, city, reports)
-                logged.append(_logged(name, folder.summary(result), record, report, params))
-        return logged
-    evaluations = [results] if isinstance(results, Evaluation) else list(results)
+        return [folders.logged(out, name, params) for name in folders.results(out)]
     logged = []
-    for evaluation in evaluations:
+    for evaluation in [results] if isinstance(results, Evaluation) else list(results):
         if isinstance(evaluation, Logged):  # made already (track: one report for every target)
             logged.append(evaluation)
             continue
@@ -188,19 +204,22 @@ def logged_results(results, params: dict | None = None) -> list[Logged]:
             raise ConfigError(
                 f"a tracker logs Evaluations or an output folder, got {type(evaluation).__name__}"
             )
+        name = result_name(evaluation.city, evaluation.model, evaluation.run)
+        out = _out_of(evaluation)
+        if out is not None and name in folders.results(out):
+            logged.append(folders.logged(out, name, params))
+            continue
         config, task = evaluation.config, evaluation.config.get("type", "")
         record = {
-            "result": result_name(evaluation.city, evaluation.model, evaluation.run),
+            "result": name,
             "task": task,
             "config": config,
             "resolved": resolved_options(task, config) if task else {},
             "inputs": evaluation.inputs,
             "versions": package_versions(),
         }
-        out = _out_of(evaluation)
-        report = None if out is None else _report(out, evaluation.city, reports)
-        name = f"{evaluation.city}/{evaluation.label}"
-        logged.append(_logged(name, evaluation.summary, record, report, params))
+        shown = f"{evaluation.city}/{evaluation.label}"
+        logged.append(_logged(shown, evaluation.summary, record, None, params))
     return logged
 
 
@@ -358,13 +377,24 @@ def parse_target(target: str, where: str = "--track") -> tuple[str, str | None]:
     return tracker, place or None
 
 
-def track(results, targets: Sequence[str], log: Callable[[str], None] = print) -> None:
+def checked_targets(targets: Sequence[str], where: str = "--track") -> tuple[str, ...]:
+    """``targets``, each checked by :func:`parse_target` before any work."""
+    for target in targets:
+        parse_target(target, where)
+    return tuple(targets)
+
+
+def track(
+    results, targets: Sequence[str], log: Callable[[str], None] = print, where: str = "--track"
+) -> None:
     """Log ``results`` to each of ``targets`` (:func:`parse_target`), a line each: the command
     line's ``--track`` and ``mobeval track``, a job file's ``track``. A tracker that fails is a
     MobevalError naming it (the results themselves are complete)."""
+    if not targets:
+        return
     logged = logged_results(results)
     for target in targets:
-        tracker, place = parse_target(target)
+        tracker, place = parse_target(target, where)
         try:
             if tracker == "mlflow":
                 ids = to_mlflow(logged, place)
@@ -376,4 +406,4 @@ def track(results, targets: Sequence[str], log: Callable[[str], None] = print) -
         except Exception as error:  # noqa: BLE001 - the tracker's own failure, named
             raise MobevalError(f"{target}: logging failed: {error}") from None
         for result, run_id in zip(logged, ids, strict=True):
-            log(f"{result.name}: logged to {tracker} (run {run_id})")
+            log(f"{result.name}: logged to {target} (run {run_id})")
