@@ -400,7 +400,8 @@ def track(
                 ids = to_mlflow(logged, place)
             else:
                 entity, _, project = (place or "").rpartition("/")
-                ids = to_wandb(logged, project or None, entity=entity or None)
+                quiet = _tracker("wandb").Settings(silent=True)  # a line of ours a run
+                ids = to_wandb(logged, project or None, entity=entity or None, settings=quiet)
         except MobevalError:
             raise
         except Exception as error:  # noqa: BLE001 - the tracker's own failure, named

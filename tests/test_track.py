@@ -5,6 +5,7 @@ tests are skipped where they are not installed; the key mapping's are not."""
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import hashlib
 import json
@@ -20,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import mobeval
-from mobeval.errors import ConfigError
+from mobeval.errors import ConfigError, MobevalError
 from mobeval.track import metric_name, mlflow_key, parse_target
 from tests.conftest import REPO_ROOT
 
@@ -120,7 +121,8 @@ def store(tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("mlflow")
     uri = f"sqlite:///{folder / 'mlflow.db'}"
-    MlflowClient(uri).create_experiment("tky", artifact_location=(folder / "art").as_uri())
+    with contextlib.chdir(folder):  # the Default experiment's artifacts: ./mlruns, made here
+        MlflowClient(uri).create_experiment("tky", artifact_location=(folder / "art").as_uri())
     return uri
 
 
@@ -269,3 +271,87 @@ def test_wandb_epochs_go_into_the_active_run(tmp_path, monkeypatch):
         for n in (500, 1000)
     ]
     assert steps == list(enumerate(expected))
+
+
+# --------------------------------------------------------------------------- command line, jobs
+
+
+def _cli(*arguments: str) -> int:
+    from mobeval.cli import main
+
+    return main([str(a) for a in arguments])
+
+
+def test_the_command_line_tracks_a_scored_result(store, tmp_path, capsys, monkeypatch):
+    from mlflow.tracking import MlflowClient
+
+    monkeypatch.chdir(tmp_path)  # whatever MLflow writes beside it
+
+    out = tmp_path / "out"
+    code = _cli(
+        "nextloc", "--truth", TKY / "truth.parquet", "--pred", TKY / "popularity.parquet",
+        "--k", "1,5", "--out", out, "--quiet", "--track", store,
+    )  # fmt: skip
+    assert code == 2
+    assert "--track: 'sqlite" in capsys.readouterr().err  # a store without its tracker: refused
+    assert not out.exists()  # before any work
+    code = _cli(
+        "nextloc", "--truth", TKY / "truth.parquet", "--pred", TKY / "popularity.parquet",
+        "--k", "1,5", "--out", out, "--quiet", "--track", f"mlflow:{store}",
+    )  # fmt: skip
+    assert code == 0
+    [line] = [line for line in capsys.readouterr().err.splitlines() if "logged to" in line]
+    run_id = re.fullmatch(rf"tky/popularity: logged to mlflow:{store} \(run (\w+)\)", line)[1]
+    run = MlflowClient(store).get_run(run_id)
+    assert run.info.experiment_id == "0"  # MLflow's Default: no experiment named
+    assert {metric_name(k): v for k, v in run.data.metrics.items()} == _summary(out, "popularity")
+    artifacts = sorted(a.path for a in MlflowClient(store).list_artifacts(run_id))
+    assert artifacts == ["mobeval.json", "report.html"]
+
+
+def test_mobeval_track_logs_every_result_of_an_out_to_wandb(tky_out, tmp_path, monkeypatch):
+    wandb = pytest.importorskip("wandb")
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_DIR", str(tmp_path))
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    assert _cli("track", tky_out, "--to", "wandb:tky") == 0
+    wandb.teardown()
+    runs = {}
+    for run_dir in glob.glob(f"{tmp_path}/wandb/offline-run-*"):
+        records = _wandb_records(run_dir)
+        [run] = [r.run for r in records if r.WhichOneof("record_type") == "run"]
+        [history] = _history(records)
+        runs[run.display_name] = {k: v for k, v in history.items() if not k.startswith("_")}
+    assert runs == {f"tky/{m}": _summary(tky_out, m) for m in ("markov", "popularity")}
+
+
+def test_a_job_files_track_logs_its_results(store, tmp_path, monkeypatch):
+    from mlflow.tracking import MlflowClient
+
+    from mobeval.jobs import load_job, run_job
+
+    monkeypatch.chdir(tmp_path)  # whatever MLflow writes beside it
+    job = tmp_path / "job.toml"
+    tasks = f"""
+[[tasks]]
+type = "nextloc"
+city = "tky"
+truth = "{TKY / "truth.parquet"}"
+k = [1, 5]
+models = {{ markov = "{TKY / "markov.parquet"}" }}
+"""
+    job.write_text(f'out = "out"\ntrack = "mlflow:sqlite"\n{tasks}')
+    with pytest.raises(MobevalError, match=r"^mlflow:sqlite: logging failed: "):
+        run_job(load_job(job), log=lambda _: None)  # a file store MLflow 3 refuses: named
+    job.write_text(f'out = "out"\ntrack = ["wandb", 5]\n{tasks}')
+    with pytest.raises(ConfigError, match=r"job.toml: track: expected a string or an array"):
+        load_job(job)
+    job.write_text(
+        f'out = "out"\ntrack = ["{store.replace("sqlite", "mlflow:sqlite", 1)}"]\n{tasks}'
+    )
+    lines = []
+    run_job(load_job(job), log=lines.append)
+    [run_id] = [line.rsplit("(run ", 1)[1].rstrip(")") for line in lines if "logged to" in line]
+    run = MlflowClient(store).get_run(run_id)
+    assert run.info.run_name == "tky/markov" and run.data.params["k"] == "[1, 5]"
+    assert run.data.metrics["acc_at_5"] == _summary(tmp_path / "out", "markov")["acc@5"]
