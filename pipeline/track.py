@@ -251,6 +251,16 @@ def _one_run_each(logged: list[Logged], tracker: str) -> None:
         )
 
 
+def _experiment_id(client, experiment: str | None) -> str:
+    """The id of the MLflow experiment named ``experiment`` (or ``MLFLOW_EXPERIMENT_NAME``),
+    made if missing; MLflow's ``Default`` (id 0) without a name."""
+    experiment = experiment or os.environ.get("MLFLOW_EXPERIMENT_NAME")
+    if not experiment:
+        return "0"
+    found = client.get_experiment_by_name(experiment)
+    return found.experiment_id if found is not None else client.create_experiment(experiment)
+
+
 def to_mlflow(
     results,
     uri: str | None = None,
@@ -273,11 +283,7 @@ def to_mlflow(
     active = mlflow.active_run() if uri is None and experiment is None else None
     client = MlflowClient(tracking_uri=uri)
     if active is None:
-        experiment = experiment or os.environ.get("MLFLOW_EXPERIMENT_NAME")
-        found = client.get_experiment_by_name(experiment) if experiment else None
-        experiment_id = "0" if not experiment else None
-        experiment_id = experiment_id or (found.experiment_id if found else None)
-        experiment_id = experiment_id or client.create_experiment(experiment)
+        experiment_id = _experiment_id(client, experiment)
     else:
         _one_run_each(logged, "MLflow")
     ids = []
