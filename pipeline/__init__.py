@@ -28,6 +28,8 @@ _ENTRY_POINTS = {
     "load_job": "mobeval.jobs",
     "run_job": "mobeval.jobs",
     "Report": "mobeval.report",
+    "to_mlflow": "mobeval.track",
+    "to_wandb": "mobeval.track",
     "validate_submission": "mobeval.validate.humob",
 }
 

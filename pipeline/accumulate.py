@@ -46,7 +46,9 @@ class _Accumulator:
 
     Pickled (a gather), it carries its fold, its names and its options' identity (a hash of
     the options and of the file options' fingerprints), not the options themselves: a frame
-    given as a catalogue would travel with every state."""
+    given as a catalogue would travel with every state. Its ``config`` (the options as the
+    manifest records them, a frame by its type's name) travels: the result's
+    :attr:`~mobeval.engines.base.Evaluation.config`, which the trackers log."""
 
     family = ""
 
@@ -59,6 +61,7 @@ class _Accumulator:
         **options,
     ) -> None:
         self.options = options
+        self.config = api.result_config(self.family, options)
         self.values = option_values(self.family, options)
         files = FAMILIES[self.family].file_options
         self.identity = config_hash(
@@ -106,7 +109,9 @@ class _Accumulator:
             column=None,
         )
         city, model, run = self.names
-        return Evaluation(city=city, model=model, summary=summary, tables=tables, run=run)
+        evaluation = Evaluation(city=city, model=model, summary=summary, tables=tables, run=run)
+        evaluation.config = api.result_config(self.family, self.config, evaluation)
+        return evaluation
 
 
 class LogitsAccumulator(_Accumulator):

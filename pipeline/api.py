@@ -222,7 +222,9 @@ def _evaluation(family: str, build: Callable) -> Callable[..., Evaluation]:
         with url_timeout(given["url_timeout"]):
             score = functools.partial(build, runner, *(given[i.name] for i in inputs_named))
             if given["out"] is None or _CALLER_RECORDS.get():
-                return score(values, where)
+                evaluation = score(values, where)
+                evaluation.config = result_config(family, given["options"], evaluation)
+                return evaluation
             out = where["out"] = runner.location(given["out"])  # Spark: a URI
             return recorded(runner, out, family, given["options"], lambda: score(values, where))
 
@@ -529,27 +531,31 @@ def _is_path(value: object) -> bool:
 
 
 def recorded(runner: Engine, out, family: str, given: dict, score) -> Evaluation:
-    """``score()``'s result written under ``out`` and recorded in ``OUT/manifest.json`` (the
-    command line's ``--out`` and ``evaluate_*(out=...)``): OUT's lock held throughout, the
-    manifest read before any work (an unreadable one stops the run), then the result recorded
-    with the file options' fingerprints (:func:`file_fingerprints`), its config as a job's task
-    would give it (``type``, ``city``, ``model``, ``run``, the options as ``given``, a file
-    option given as a data object by its type's name: ``<DataFrame>``), so that ``compare``,
-    ``report`` and ``run --resume`` read it as a job's."""
-    files = FAMILIES[family].file_options  # one given as a data object: by its type's name
-    options = {
-        name: f"<{type(v).__name__}>" if name in files and not _is_path(v) else v
-        for name, v in given.items()
-    }
+    """``score()``'s result written under ``out`` and recorded in ``OUT/manifest.json`` (``--out``,
+    ``evaluate_*(out=...)``): OUT's lock held throughout, the manifest read before any work (an
+    unreadable one stops the run), then the result recorded with its file options' fingerprints
+    (:func:`file_fingerprints`) and config (:func:`result_config`) for compare, report, --resume."""
     with runner.lock(out):
-        job = {"command": family, **options}
+        job = {"command": family, **result_config(family, given)}
         manifest = Manifest(out, job, files=runner.files, engine=runner.name)
         evaluation = score()
         evaluation.inputs |= file_fingerprints(runner, family, given)
-        config = {"type": family, "city": evaluation.city, "model": evaluation.model, **options}
-        config |= {} if evaluation.run is None else {"run": evaluation.run}
-        manifest.record(evaluation, config, family)
+        evaluation.config = result_config(family, given, evaluation)
+        manifest.record(evaluation, evaluation.config, family)
     return evaluation
+
+
+def result_config(family: str, given: dict, evaluation: Evaluation | None = None) -> dict:
+    """The manifest's ``config`` of ``evaluation`` (:attr:`Evaluation.config`; without it, the
+    options alone): ``type``, ``city``, ``model``, ``run``, then the options as ``given``, a
+    file option given as a data object by its type's name (``<DataFrame>``)."""
+    e, files = evaluation, FAMILIES[family].file_options
+    names = {} if e is None else {"type": family, "city": e.city, "model": e.model, "run": e.run}
+    options = {
+        k: f"<{type(v).__name__}>" if k in files and not _is_path(v) else v
+        for k, v in given.items()
+    }
+    return {k: v for k, v in names.items() if v is not None} | options
 
 
 __all__ = [

@@ -13,6 +13,7 @@ size limit) is exit 2.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -63,6 +64,10 @@ def _evaluate(args, progress, family: str, inputs: dict, options: dict) -> None:
     chunking = {}
     if args.chunk_rows is not None:
         chunking["chunk_rows"] = checked_chunk_rows(args.chunk_rows, "--chunk-rows")
+    if args.track:  # each tracker named and installed, before any work
+        from mobeval.track import checked_targets
+
+        checked_targets(args.track)
     try:
         check_options(family, options)  # before OUT is touched
         evaluation = _evaluate_checked(args, progress, family, inputs, options, chunking)
@@ -72,6 +77,10 @@ def _evaluate(args, progress, family: str, inputs: dict, options: dict) -> None:
         flag = vars(args).get(TYPED_FLAGS, {}).get(error.option, flag)  # --cutoffs as typed
         raise ConfigError(error.spelled(flag or error.option)) from None
     print_summaries([(family, options, evaluation)], args.format, job=False)
+    if args.track:  # with --out, the result as OUT records it, and its city's report
+        from mobeval.track import track
+
+        track([evaluation], args.track, log=_log)
 
 
 def _evaluate_checked(args, progress, family, inputs, options, chunking):
@@ -191,6 +200,10 @@ def _run_job(args, progress) -> int:
 
     partition = partitions.partition_pairs(args.partition)
     job = load_job(args.job, out=args.out, url_timeout=args.url_timeout, partition=partition)
+    if args.track:  # --track replaces the job file's track, checked as the file's is
+        from mobeval.track import checked_targets
+
+        job = dataclasses.replace(job, track=checked_targets(args.track))
     given = args.log_format or job.log_format
     logs.configure(logs.chosen(given, quiet=args.quiet, by_default=True))
     evaluations = run_job(
@@ -303,6 +316,13 @@ def _samples(args, progress) -> int:
     return EXIT_DONE
 
 
+def _track(args, progress) -> int:
+    from mobeval.track import checked_targets, track
+
+    track(args.out, checked_targets(args.to, "--to"), log=_log, where="--to")
+    return EXIT_DONE
+
+
 #: Each command but the scoring ones: its runner, (parsed arguments, progress) -> exit code.
 COMMAND_RUNNERS = {
     "validate": _validate,
@@ -311,8 +331,6 @@ COMMAND_RUNNERS = {
     "report": _report,
     "trec_eval": _trec_eval,
     "warmup": _warmup,
-    "challenge": _challenge,
-    "samples": _samples,
 }
 
 if __name__ == "__main__":

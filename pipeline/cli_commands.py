@@ -1,5 +1,5 @@
 """The arguments of the commands that are not a family's scoring: validate, run, compare, report,
-trec_eval, warmup, challenge, samples."""
+trec_eval, warmup, challenge, samples, track."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from mobeval import logs
 from mobeval.cli_parser import (
     add_engine_option,
     add_format_option,
+    add_track_option,
     add_url_timeout_option,
     command_parser,
 )
@@ -40,6 +41,7 @@ def _run_arguments(commands, name: str) -> None:
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     logs.add_option(run)
     add_format_option(run)
+    add_track_option(run)
 
 
 def _compare_arguments(commands, name: str) -> None:
@@ -256,6 +258,18 @@ def _samples_arguments(commands, name: str) -> None:
     samples.add_argument("dir", metavar="DIR", help="where they go (made if missing)")
 
 
+def _track_arguments(commands, name: str) -> None:
+    track = command_parser(
+        commands,
+        name,
+        description="Log every complete result of an output folder to an experiment tracker: "
+        "its summary as metrics, its options as parameters, its inputs' digests as tags, its "
+        "record and its city's report as files (one tracker run per result).",
+    )
+    track.add_argument("out", help="a mobeval output folder (OUT)")
+    add_track_option(track, "--to")
+
+
 #: What adds each command's arguments (a scoring command's are its family's options:
 #: :func:`mobeval.cli_parser.build_parser`).
 COMMAND_ARGUMENTS = {
@@ -267,4 +281,5 @@ COMMAND_ARGUMENTS = {
     "warmup": _warmup_arguments,
     "challenge": _challenge_arguments,
     "samples": _samples_arguments,
+    "track": _track_arguments,
 }

@@ -53,6 +53,7 @@ EXAMPLES = {
     "challenge": "mobeval challenge --task gis-cup --city a --truth reference_a.csv.gz gis_cup_a",
     "samples": "mobeval samples mobeval-samples && cd mobeval-samples && "
     "mobeval run jobs/nextloc_sample.toml",
+    "track": "mobeval track out/nextloc_sample --to mlflow:sqlite:///mlruns.db",
 }
 
 
@@ -74,6 +75,7 @@ COMMANDS = {
     "warmup": "compile the Numba kernels into their cache now, so that a first run starts at once",
     "challenge": "write a challenge's scoring program: Codabench, CodaLab and EvalAI",
     "samples": "copy the sample data and job files every documented example runs on",
+    "track": "log OUT's results to MLflow or Weights & Biases (docs/trackers.md)",
 }
 #: The input flags of the scoring commands, in ``--help`` order: (command, flag, the API
 #: argument it gives, help).
@@ -415,6 +417,21 @@ def add_output_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--quiet", action="store_true", help="no progress bar")
     logs.add_option(command)
     add_format_option(command)
+    add_track_option(command)
+
+
+def add_track_option(command: argparse.ArgumentParser, flag: str = "--track") -> None:
+    """``--track`` (a scoring command's, ``run``'s) or ``--to`` (``mobeval track``'s, required)."""
+    command.add_argument(
+        flag,
+        action="append",
+        required=flag == "--to",
+        default=None,
+        metavar="TARGET",
+        help="log each result (summary, options, inputs, report) to mlflow[:URI] or "
+        "wandb[:[ENTITY/]PROJECT]; repeat for several (docs/trackers.md)"
+        + ("; replaces the job file's track" if flag == "--track" else ""),
+    )
 
 
 def add_url_timeout_option(command: argparse.ArgumentParser) -> None:

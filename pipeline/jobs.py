@@ -6,6 +6,7 @@ A job file::
     chunk_rows = 2000000                  # optional
     url_timeout = 30                      # optional: seconds a URL input may wait (--url-timeout)
     log_format = "json"                   # optional: stderr log lines, text or json (--log-format)
+    track = ["mlflow:sqlite:///mlruns.db"]  # optional: trackers logged to at the end (--track)
 
     [spark]                               # optional: the session --engine spark starts
     master = "spark://head:7077"          # --master overrides it
@@ -62,6 +63,7 @@ from mobeval.logs import FORMATS
 from mobeval.manifest import Manifest
 from mobeval.options import DEFAULT_CHUNK_ROWS, check_options, checked_chunk_rows
 from mobeval.report.job import ReportSpec, check_report_table, run_report
+from mobeval.track import checked_targets, track
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,7 @@ JOB_KEYS = {
     "report",
     "partition",
     "spark",
+    "track",
 }
 
 
@@ -147,6 +150,7 @@ class JobSpec:
     log_format: str | None = None  # mobeval.logs.FORMATS; None: as the command line says
     waiting: tuple[str, ...] = ()  # results of a partition "*" whose inputs are not all there
     spark: SparkSettings = field(default_factory=SparkSettings)  # the [spark] table
+    track: tuple[str, ...] = ()  # trackers every result is logged to (mobeval.track.parse_target)
 
 
 def load_job(
@@ -221,9 +225,16 @@ def load_job(
         raise ConfigError(
             f"{path}: log_format: expected one of {', '.join(FORMATS)}, got {shown(log_format)}"
         )
+    track = document.get("track", [])
+    track = [track] if isinstance(track, str) else track
+    if not all_items(is_str)(track):
+        raise ConfigError(
+            f"{path}: track: expected a string or an array of them, got {shown(track)}"
+        )
+    track = checked_targets(track, f"{path}: track")  # named and installed, before any work
     spark = job_settings(str(path), document["spark"]) if "spark" in document else SparkSettings()
     job = JobSpec(
-        path, out_path, chunk_rows, specs, report, url_timeout, log_format, waiting, spark
+        path, out_path, chunk_rows, specs, report, url_timeout, log_format, waiting, spark, track
     )
     for kind, where, input_path in task_inputs(job):  # every input in place before any model runs
         if not is_uri(input_path):  # a URL: looked for by the engine that reads it, before it runs
@@ -347,7 +358,8 @@ def run_job(
     anything is computed. The job's ``[report]`` is written when OUT is on this machine. URL
     inputs wait at most the job's ``url_timeout`` (:func:`mobeval.io.remote.url_timeout`).
     ``settings`` (``--master``, ``--spark-conf``) over the job's ``[spark]`` table: the session
-    the Spark engine starts (the table is the Spark engine's alone: a local run leaves it)."""
+    the Spark engine starts (the table is the Spark engine's alone: a local run leaves it).
+    Every result is then logged to the job's ``track`` (:func:`mobeval.track.track`)."""
     settings = settings or SparkSettings()
     if engine == "spark" or (engine is None and spark is not None):
         settings = job.spark.over(settings) if spark is None else settings
@@ -429,6 +441,7 @@ def run_job(
                 log(_skipped(skipped))
             if job.report is not None and Path(str(root), "manifest.json").is_file():
                 run_report(job, log=log)  # compare every city, then write the report (a local OUT)
+            track(results, job.track, log=log)  # OUT whole: each result with its city's report
         return results
 
 

@@ -38,7 +38,7 @@ def test_the_inputs_page_has_python_examples():
     "page, code, shown", EXAMPLES, ids=[f"{e[0]}:example{i}" for i, e in enumerate(EXAMPLES)]
 )
 def test_python_example_prints_what_the_page_shows(page, code, shown, monkeypatch):
-    for module in ("duckdb", "pandas", "fsspec"):
+    for module in ("duckdb", "pandas", "fsspec", "mlflow", "wandb"):
         if f"import {module}" in code:
             pytest.importorskip(module)
     monkeypatch.chdir(REPO_ROOT)

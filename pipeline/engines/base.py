@@ -61,6 +61,9 @@ class Evaluation:
     ``run``: which run of the model this is (a seed, a fold: ``model=<m>/run=<r>``), or None.
     ``partition``: the partition it lies under (``date=2026-11-27``: results over time,
     :mod:`mobeval.io.partitions`), or None.
+    ``config``: the result's family (``type``), names and options as given, as the manifest
+    records them (:func:`mobeval.api.result_config`); empty for a result read back from OUT
+    (``resumed``: the manifest holds it).
     """
 
     city: str
@@ -73,6 +76,7 @@ class Evaluation:
     resumed: bool = False
     run: str | None = None
     partition: str | None = None
+    config: dict = field(default_factory=dict)
 
     @property
     def label(self) -> str:
