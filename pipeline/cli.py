@@ -331,6 +331,9 @@ COMMAND_RUNNERS = {
     "report": _report,
     "trec_eval": _trec_eval,
     "warmup": _warmup,
+    "challenge": _challenge,
+    "samples": _samples,
+    "track": _track,
 }
 
 if __name__ == "__main__":

@@ -52,11 +52,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mobeval import __version__
-from mobeval.api import package_versions
 from mobeval.engines.base import Evaluation
 from mobeval.errors import ConfigError, MobevalError
 from mobeval.families import resolved_options
 from mobeval.io.writers import partition_path, result_name
+from mobeval.manifest import package_versions
 
 #: Tracker -> (the module it needs, the extra that installs it).
 TRACKERS = {"mlflow": ("mlflow", "mlflow"), "wandb": ("wandb", "wandb")}
