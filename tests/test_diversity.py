@@ -1,0 +1,156 @@
+"""ndeval's novelty and diversity measures (mobeval.tasks.diversity) against the TREC Web track's
+``ndeval.c`` (its values at 17 digits) and ir_measures' pyndeval provider, on seeded diversity
+qrels and on the Web track 2012's own qrels and a baseline run (tests/golden/README.md)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from mobeval.errors import InputError
+from mobeval.io.trec import read_qrels, read_run
+from mobeval.tasks.diversity import score_diversity
+from tests.conftest import GOLDEN
+
+SEEDED = GOLDEN / "ndeval"
+WEB2012 = GOLDEN / "ndeval_web2012"
+FOLDERS = {
+    "seeded": (SEEDED, "qrels.txt", "run.txt"),
+    "web2012": (WEB2012, "qrels-for-ndeval.txt.gz", "ql-cata-filtered.txt.gz"),
+}
+#: ir_measures' names of ndeval's columns.
+IR_MEASURES = {
+    "alpha_nDCG": "alpha-nDCG",
+    "alpha_DCG": "alpha-DCG",
+    "ERR_IA": "ERR-IA",
+    "nERR_IA": "nERR-IA",
+    "P_IA": "P-IA",
+    "AP_IA": "MAP-IA",
+    "NRBP": "NRBP",
+    "nNRBP": "nNRBP",
+    "StRecall": "strec",
+}
+
+
+def _inputs(name, block_bytes=1 << 24):
+    folder, qrels, run = FOLDERS[name]
+    return (
+        read_qrels(folder / qrels, keep_iter=True, as_bytes=True, block_bytes=block_bytes),
+        read_run(folder / run, as_bytes=True, block_bytes=block_bytes),
+    )
+
+
+def _same(a: float, b: float) -> bool:
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
+def _ndeval_options(args: list[str]) -> dict:
+    """score_diversity's arguments for ndeval's command line ``args``."""
+    options = {"order": "score_docno_desc" if "-traditional" in args else "rank"}
+    for flag, key, kind in (("-alpha", "alpha", float), ("-beta", "beta", float)):
+        if flag in args:
+            options[key] = kind(args[args.index(flag) + 1])
+    if "-M" in args:
+        options["max_docs"] = int(args[args.index("-M") + 1])
+    return options
+
+
+def _cases():
+    for name, (folder, _, _) in FOLDERS.items():
+        expected = json.loads((folder / "expected.json").read_text())
+        for case in expected["ndeval"]:
+            yield name, case
+
+
+@pytest.mark.parametrize(("name", "case"), list(_cases()))
+def test_every_column_of_ndeval_bit_for_bit(name, case):
+    """Each topic's 21 values as ndeval.c computes them (printed with %.17g: the same bits)."""
+    expected = json.loads((FOLDERS[name][0] / "expected.json").read_text())["ndeval"][case]
+    scores = score_diversity(*_inputs(name), **_ndeval_options(expected["args"]))
+    header, *lines, _ = expected["ndeval17"].strip().split("\n")
+    columns = header.split(",")[2:]
+    assert lines
+    for line in lines:
+        runid, topic, *values = line.split(",")
+        t = scores.topics.index(topic)
+        assert runid == scores.runid
+        for column, text in zip(columns, values, strict=True):
+            measure, _, cutoff = column.partition("@")
+            mine = scores.value(measure, int(cutoff) if cutoff else None)[t]
+            assert _same(mine, float(text)), (topic, column, mine, text)
+
+
+def test_same_bits_for_any_block_size():
+    whole = score_diversity(*_inputs("web2012"), order="score_docno_desc")
+    blocks = score_diversity(*_inputs("web2012", block_bytes=1 << 12), order="score_docno_desc")
+    assert whole.topics == blocks.topics
+    assert (whole.curves == blocks.curves).all()
+    assert (whole.single == blocks.single).all()
+
+
+def _ir_measures_cases():
+    for name, (folder, _, _) in FOLDERS.items():
+        expected = json.loads((folder / "expected.json").read_text())["ir_measures"]
+        for measure in expected:
+            if measure.partition("(")[0].partition("@")[0] in IR_MEASURES:
+                yield name, measure
+
+
+@pytest.mark.parametrize(("name", "measure"), list(_ir_measures_cases()))
+def test_ir_measures_pyndeval_values(name, measure):
+    """ir_measures 0.4.3 (pyndeval 0.0.8): lists by score, ties by docno ascending; a qrels
+    topic the run lacks scores 0."""
+    expected = json.loads((FOLDERS[name][0] / "expected.json").read_text())["ir_measures"]
+    word, _, cutoff = measure.partition("@")
+    word, _, params = word.partition("(")
+    options = eval(f"dict({params.rstrip(')')})")  # alpha=0.3, rel=2: the measure's parameters
+    scores = score_diversity(
+        *_inputs(name),
+        order="score_docno_asc",
+        level=options.get("rel", 1),
+        alpha=options.get("alpha", 0.5),
+        beta=options.get("beta", 0.5),
+    )
+    column = scores.value(IR_MEASURES[word], int(cutoff) if cutoff else None)
+    for qid, value in expected[measure]["per_query"].items():
+        t = scores.topics.index(qid)
+        assert _same(column[t] if scores.in_run[t] else 0.0, value), (qid, column[t], value)
+
+
+def _write(tmp_path, qrels: str, run: str):
+    (tmp_path / "q").write_text(qrels)
+    (tmp_path / "r").write_text(run)
+    return (
+        read_qrels(tmp_path / "q", keep_iter=True, as_bytes=True),
+        read_run(tmp_path / "r", as_bytes=True),
+    )
+
+
+def test_a_subtopic_judged_twice_is_refused(tmp_path):
+    qrels, run = _write(tmp_path, "1 1 d1 1\n1 2 d1 0\n1 1 d1 0\n", "1 Q0 d1 1 2.0 r\n")
+    with pytest.raises(InputError, match="query 1 judges document d1 twice for subtopic 1"):
+        score_diversity(qrels, run, paths=("q", "r"))
+
+
+def test_a_repeated_rank_is_refused_in_rank_order_only(tmp_path):
+    qrels, run = _write(tmp_path, "1 1 d1 1\n1 2 d2 1\n", "1 Q0 d1 1 2.0 r\n1 Q0 d2 1 1.0 r\n")
+    with pytest.raises(InputError, match="query 1 ranks two documents at 1"):
+        score_diversity(qrels, run, paths=("q", "r"))
+    scores = score_diversity(qrels, run, order="score_docno_desc")
+    assert scores.value("strec", 5)[0] == 1.0
+
+
+def test_topics_as_text_when_not_numbers(tmp_path):
+    """Topic ids ndeval cannot read as numbers are kept as text, in byte order; a run topic the
+    qrels lack scores 0 and a subtopic named by text counts as one."""
+    qrels, run = _write(
+        tmp_path,
+        "q-b x d1 1\nq-b y d2 1\nq-a x d1 1\n",
+        "q-b Q0 d2 1 2.0 r\nq-b Q0 d1 2 1.0 r\nq-c Q0 d1 1 1.0 r\n",
+    )
+    scores = score_diversity(qrels, run)
+    assert scores.topics == ["q-a", "q-b", "q-c"]
+    assert list(scores.value("strec", 1)) == [0.0, 0.5, 0.0]
+    assert list(scores.value("strec", 2)) == [0.0, 1.0, 0.0]
