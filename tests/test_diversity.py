@@ -9,6 +9,7 @@ import math
 
 import pytest
 
+from mobeval.api import evaluate_recs
 from mobeval.errors import InputError
 from mobeval.io.trec import read_qrels, read_run
 from mobeval.tasks.diversity import score_diversity
@@ -154,3 +155,45 @@ def test_topics_as_text_when_not_numbers(tmp_path):
     assert scores.topics == ["q-a", "q-b", "q-c"]
     assert list(scores.value("strec", 1)) == [0.0, 0.5, 0.0]
     assert list(scores.value("strec", 2)) == [0.0, 1.0, 0.0]
+
+
+def _gdeval_cases():
+    for name in FOLDERS:
+        folder = FOLDERS[name][0]
+        for measure in json.loads((folder / "expected.json").read_text())["ir_measures"]:
+            if measure.startswith("ERR@"):
+                yield name, measure
+
+
+ADHOC = {"seeded": "adhoc.txt", "web2012": "qrels.adhoc.txt.gz"}
+
+
+@pytest.mark.parametrize(("name", "measure"), list(_gdeval_cases()))
+def test_err_is_gdevals(name, measure):
+    """ir_measures' ERR@k in mobeval recs: each query's value has gdeval.pl's bits (printed at
+    %.17g); ir_measures parses gdeval's 5-decimal print, so equal to it within 5e-6, and its
+    mean is the mean of those rounded values."""
+    folder, _, run = FOLDERS[name]
+    expected = json.loads((folder / "expected.json").read_text())
+    result = evaluate_recs(
+        str(folder / ADHOC[name]), str(folder / run), metrics=[measure], convention="ir_measures"
+    )
+    ours = dict(zip(result.per_unit["user_id"], result.per_unit[measure], strict=True))
+    cutoff = measure.partition("@")[2]
+    header, *lines, _ = expected["gdeval"][cutoff]["gdeval17.pl"].strip().split("\n")
+    assert header == f"runid,topic,ndcg@{cutoff},err@{cutoff}"
+    for line in lines:
+        _, topic, _, err = line.split(",")
+        assert ours[topic] == float(err), topic
+    per_query = expected["ir_measures"][measure]["per_query"]
+    assert ours == pytest.approx(per_query, abs=5e-6)
+    assert set(ours) == set(per_query)
+
+
+def test_err_refuses_a_judgment_above_4(tmp_path):
+    (tmp_path / "q").write_text("1 0 d1 5\n")
+    (tmp_path / "r").write_text("1 Q0 d1 1 2.0 r\n")
+    with pytest.raises(InputError, match=r"at most 4 .* not 5.*first offending key: \('1', 'd1'\)"):
+        evaluate_recs(
+            str(tmp_path / "q"), str(tmp_path / "r"), metrics=["ERR@10"], convention="ir_measures"
+        )
