@@ -10,8 +10,9 @@ import math
 import pytest
 
 from mobeval.api import evaluate_recs
-from mobeval.errors import InputError
+from mobeval.errors import ConfigError, InputError
 from mobeval.io.trec import read_qrels, read_run
+from mobeval.ndeval.command import Options, run_ndeval
 from mobeval.tasks.diversity import score_diversity
 from tests.conftest import GOLDEN
 
@@ -197,3 +198,56 @@ def test_err_refuses_a_judgment_above_4(tmp_path):
         evaluate_recs(
             str(tmp_path / "q"), str(tmp_path / "r"), metrics=["ERR@10"], convention="ir_measures"
         )
+
+
+def _ndeval_command_options(args: list[str]) -> Options:
+    options = _ndeval_options(args)
+    return Options(
+        traditional=options["order"] == "score_docno_desc",
+        complete="-c" in args,
+        alpha=options.get("alpha", 0.5),
+        beta=options.get("beta", 0.5),
+        max_docs=options.get("max_docs"),
+    )
+
+
+@pytest.mark.parametrize(("name", "case"), list(_cases()))
+def test_ndeval_text_byte_for_byte(name, case):
+    """The command's CSV is what ndeval printed: every line, every character."""
+    folder, qrels, run = FOLDERS[name]
+    expected = json.loads((folder / "expected.json").read_text())["ndeval"][case]
+    opts = _ndeval_command_options(expected["args"])
+    assert run_ndeval(folder / qrels, folder / run, opts) == expected["ndeval"]
+
+
+@pytest.mark.parametrize("name", list(FOLDERS))
+def test_ir_measures_aggregates_bit_for_bit(name):
+    """``-m`` names: each mean as ir_measures' calc_aggregate returned it, to the last bit (its
+    aggregator's sum, in the run's order of topics)."""
+    folder, qrels, run = FOLDERS[name]
+    expected = json.loads((folder / "expected.json").read_text())["ir_measures"]
+    names = [n for n in expected if not n.startswith("ERR@")]
+    text = run_ndeval(folder / qrels, folder / run, Options(measures=names, places=-1))
+    printed = dict(line.split("\t") for line in text.splitlines())
+    assert list(printed) == names
+    for measure in names:
+        assert _same(float(printed[measure]), expected[measure]["aggregate"]), measure
+
+
+@pytest.mark.parametrize(
+    ("measures", "options", "said"),
+    [
+        (["alpha_nDCG@10"], {"traditional": True}, "-traditional is ndeval's"),
+        (["alpha_nDCG@21"], {}, "needs a cutoff from 1 to 20"),
+        (["ERR_IA"], {}, "needs a cutoff"),
+        (["AP_IA@5"], {}, "takes no cutoff"),
+        (["ERR_IA(alpha=0.3)@5"], {}, "not alpha"),
+        (["P_IA(judged_only=True)@5"], {}, "fails on it"),
+        (["nDCG@10"], {}, "not an ir_measures diversity measure"),
+    ],
+)
+def test_what_ndeval_cannot_say_is_refused(measures, options, said):
+    folder, qrels, run = FOLDERS["seeded"]
+    with pytest.raises(ConfigError) as error:
+        run_ndeval(folder / qrels, folder / run, Options(measures=measures, **options))
+    assert said in str(error.value)

@@ -72,13 +72,12 @@ UNSUPPORTED = {
     "SDCG": _OTHER_PROVIDERS,
     "INST": _OTHER_PROVIDERS,
     "INSQ": _OTHER_PROVIDERS,
-    "StRecall": "a diversity measure (subtopic judgments)",
     **{
-        name: "a diversity measure (subtopic judgments)"
-        for name in ("alpha_nDCG", "alpha_DCG", "α_nDCG", "α_DCG", "NRBP", "nNRBP")
+        name: "a diversity measure of subtopic judgments: mobeval ndeval -m computes it"
+        for name in ("alpha_nDCG", "alpha_DCG", "α_nDCG", "α_DCG", "NRBP", "nNRBP", "StRecall")
     },
     **{
-        name: "an intent-aware measure (subtopic judgments)"
+        name: "an intent-aware measure of subtopic judgments: mobeval ndeval -m computes it"
         for name in ("P_IA", "AP_IA", "MAP_IA", "ERR_IA", "nERR_IA")
     },
     **{name: _OTHER_PROVIDERS for name in ("NERR8", "NERR9", "NERR10", "NERR11")},
@@ -105,6 +104,16 @@ def _parameters(text: str, spelled: str) -> dict[str, object]:
         part = error.args[0] if isinstance(error, ValueError) and error.args else text
         raise ConfigError(f"{spelled}: cannot read the parameter {part!r} (e.g. rel=2)") from None
     return params
+
+
+def split_name(text: str) -> tuple[str, dict[str, object], str | None]:
+    """``Name(param=value, ...)@cutoff`` -> (name, parameters, cutoff text or None);
+    ConfigError when ``text`` is not written so."""
+    match = _SYNTAX.match(text)
+    if match is None:
+        raise ConfigError(f"{text}: not an ir_measures name (Name(param=value)@cutoff)")
+    word, inside, cutoff = match.groups()
+    return word, _parameters(inside or "", text), cutoff
 
 
 def ir_measures_metrics(text: str) -> list[TrecMetric] | None:

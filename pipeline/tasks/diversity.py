@@ -95,13 +95,16 @@ def score_diversity(
     alpha: float = 0.5,
     beta: float = 0.5,
     max_docs: int | None = None,
+    numeric_topics: bool = True,
     paths: tuple[str, str] = ("qrels", "run"),
 ) -> DiversityScores:
     """ndeval's measures of ``run`` (``qid, docno, rank, score, tag``) against diversity
     ``qrels`` (``qid, iter, docno, rel``: ``iter`` the subtopic), every list ranked by
     ``order`` (:data:`ORDERS`) and cut to ``max_docs``; InputError for a subtopic judged twice
     for a document, a document listed twice, or (``order="rank"``) a rank repeated or not an
-    integer. A topic of the run the qrels lack scores 0 everywhere, as ndeval prints it."""
+    integer. A topic of the run the qrels lack scores 0 everywhere, as ndeval prints it.
+    ``numeric_topics=False`` keeps topic ids as text (pyndeval's keys) even where ndeval reads
+    them as numbers."""
     import polars as pl
 
     if qrels.height == 0:
@@ -113,7 +116,7 @@ def score_diversity(
     r_topics = run["qid"].unique().to_list()
     q_keys, numeric_q = _keys(q_topics, natural_number)
     r_keys, numeric_r = _keys(r_topics, run_topic)
-    if not (numeric_q and numeric_r):
+    if not (numeric_topics and numeric_q and numeric_r):
         q_keys, r_keys = {v: v for v in q_topics}, {v: v for v in r_topics}
     topics = sorted(set(q_keys.values()) | set(r_keys.values()))
     index = {key: i for i, key in enumerate(topics)}
