@@ -140,13 +140,13 @@ def score_diversity(
     n_sub = np.zeros(nt, dtype=np.int64)
     counted = relevant.group_by("t").agg(pl.col("j").max() + 1)
     n_sub[counted["t"].to_numpy()] = counted["j"].to_numpy()
-    doc_off = _offsets(docs["t"].to_numpy(), nt)
-    rel_off = _offsets(relevant["d"].to_numpy(), docs.height)
+    doc_off = group_offsets(docs["t"].to_numpy(), nt)
+    rel_off = group_offsets(relevant["d"].to_numpy(), docs.height)
     run = _ranked(run, order, paths[1])
     if max_docs is not None:
         run = run.filter(pl.int_range(pl.len()).over("t") < max_docs)
     run = run.join(docs, on=["t", "docno"], how="left", maintain_order="left")
-    list_off = _offsets(run["t"].to_numpy(), nt)
+    list_off = group_offsets(run["t"].to_numpy(), nt)
     list_doc = run["d"].cast(pl.Int64).fill_null(-1).to_numpy()
     curves = np.zeros((nt, len(CURVES), DEPTH))
     single = np.zeros((nt, len(SINGLES)))
@@ -168,7 +168,7 @@ def _positions(column: str, keys: dict, index: dict) -> pl.Expr:
     return pl.col(column).replace_strict(positions, return_dtype=pl.Int64)
 
 
-def _offsets(sorted_ids: np.ndarray, n: int) -> np.ndarray:
+def group_offsets(sorted_ids: np.ndarray, n: int) -> np.ndarray:
     """CSR offsets of ``n`` groups from each row's group (ascending)."""
     return np.concatenate([[0], np.cumsum(np.bincount(sorted_ids, minlength=n))]).astype(np.int64)
 
