@@ -47,6 +47,8 @@ EXAMPLES = {
     "report": "mobeval report out/nextloc_sample --format markdown,html --baseline markov",
     "trec_eval": "mobeval trec_eval -m all_trec -q data_samples/trec/qrels.txt "
     "data_samples/trec/run.txt.gz",
+    "ndeval": "mobeval ndeval -traditional data_samples/web2012/qrels-for-ndeval.txt.gz "
+    "data_samples/web2012/ql-cata-filtered.txt.gz",
     "warmup": "NUMBA_CACHE_DIR=/opt/mobeval-cache mobeval warmup --family nextloc",
 }
 
@@ -66,6 +68,7 @@ COMMANDS = {
     "compare": "compare models on paired per-unit values: tests, intervals, corrections",
     "report": "write the report of OUT: tables, plots, methods (LaTeX, Markdown, HTML)",
     "trec_eval": "trec_eval's command line: score a TREC run against qrels (see README)",
+    "ndeval": "ndeval's command line: novelty and diversity over subtopic qrels (docs/diversity)",
     "warmup": "compile and cache the kernels now, so that the first run does not wait (README)",
 }
 #: The input flags of the scoring commands, in ``--help`` order: (command, flag, the API

@@ -10,17 +10,19 @@ import math
 import pytest
 
 from mobeval.api import evaluate_recs
+from mobeval.cli import main
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.trec import read_qrels, read_run
 from mobeval.ndeval.command import Options, run_ndeval
 from mobeval.tasks.diversity import score_diversity
-from tests.conftest import GOLDEN
+from tests.conftest import GOLDEN, REPO_ROOT
 
 SEEDED = GOLDEN / "ndeval"
 WEB2012 = GOLDEN / "ndeval_web2012"
+SAMPLES = REPO_ROOT / "data_samples" / "web2012"
 FOLDERS = {
     "seeded": (SEEDED, "qrels.txt", "run.txt"),
-    "web2012": (WEB2012, "qrels-for-ndeval.txt.gz", "ql-cata-filtered.txt.gz"),
+    "web2012": (WEB2012, SAMPLES / "qrels-for-ndeval.txt.gz", SAMPLES / "ql-cata-filtered.txt.gz"),
 }
 #: ir_measures' names of ndeval's columns.
 IR_MEASURES = {
@@ -166,7 +168,7 @@ def _gdeval_cases():
                 yield name, measure
 
 
-ADHOC = {"seeded": "adhoc.txt", "web2012": "qrels.adhoc.txt.gz"}
+ADHOC = {"seeded": "adhoc.txt", "web2012": SAMPLES / "qrels.adhoc.txt.gz"}
 
 
 @pytest.mark.parametrize(("name", "measure"), list(_gdeval_cases()))
@@ -251,3 +253,55 @@ def test_what_ndeval_cannot_say_is_refused(measures, options, said):
     with pytest.raises(ConfigError) as error:
         run_ndeval(folder / qrels, folder / run, Options(measures=measures, **options))
     assert said in str(error.value)
+
+
+def test_command_line_prints_ndevals_csv(capsysbinary):
+    """``mobeval ndeval -traditional -c QRELS RUN`` prints ndeval's bytes."""
+    folder, qrels, run = FOLDERS["web2012"]
+    expected = json.loads((folder / "expected.json").read_text())["ndeval"]["complete"]
+    assert main(["ndeval", *expected["args"], str(qrels), str(run)]) == 0
+    assert capsysbinary.readouterr().out.decode() == expected["ndeval"]
+
+
+def test_command_line_prints_ir_measures_lines(capsys):
+    """``-m``: the lines ir_measures' command line prints (``measure<TAB>%.4f``; with ``-q``
+    ``topic<TAB>measure<TAB>value`` first, then ``all``)."""
+    folder, qrels, run = FOLDERS["web2012"]
+    expected = json.loads((folder / "expected.json").read_text())["ir_measures"]
+    names = ["alpha_nDCG@20", "nNRBP", "StRecall@20"]
+    argv = [arg for name in names for arg in ("-m", name)]
+    assert main(["ndeval", *argv, str(qrels), str(run)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [f"{name}\t{expected[name]['aggregate']:.4f}" for name in names]
+    assert main(["ndeval", "-q", "-p", "6", *argv, str(qrels), str(run)]) == 0
+    per_topic = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    assert len(per_topic) == 50 * 3 + 3
+    for topic, name, value in per_topic:
+        values = expected[name]["per_query"]
+        assert value == f"{values[topic] if topic != 'all' else expected[name]['aggregate']:.6f}"
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["-m", "alpha_nDCG@30"], "needs a cutoff from 1 to 20"),
+        (["-c", "-m", "P_IA@5"], "-c is ndeval's"),
+        (["-alpha", "1.5"], "1.5 is not within [0, 1]"),
+        (["-M", "0"], "0 is not a positive whole number"),
+    ],
+)
+def test_command_line_refusals_exit_2(argv, said, capsys):
+    folder, qrels, run = FOLDERS["seeded"]
+    try:
+        code = main(["ndeval", *argv, str(folder / qrels), str(folder / run)])
+    except SystemExit as stop:  # argparse's refusals
+        code = stop.code
+    assert code == 2
+    assert said in capsys.readouterr().err
+
+
+def test_a_run_without_a_qrels_topic_is_refused(tmp_path, capsys):
+    (tmp_path / "q").write_text("1 1 d1 1\n")
+    (tmp_path / "r").write_text("2 Q0 d1 1 2.0 r\n")
+    assert main(["ndeval", str(tmp_path / "q"), str(tmp_path / "r")]) == 2
+    assert "no topic of the run is in the qrels" in capsys.readouterr().err
