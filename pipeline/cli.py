@@ -174,7 +174,8 @@ def _run(args) -> int:
     from mobeval.limits import memory_limits, shortfall
 
     progress = False if getattr(args, "quiet", False) else None
-    if args.command in (*SCORING, "run", "warmup", "trec_eval") and shortfall(memory_limits()):
+    heavy = (*SCORING, "run", "warmup", "trec_eval", "ndeval")
+    if args.command in heavy and shortfall(memory_limits()):
         raise ConfigError(shortfall(memory_limits()))  # before the libraries load, not in them
     if args.command in SCORING:
         family = args.command
@@ -276,6 +277,12 @@ def _trec_eval(args, progress) -> int:
     return main_from_args(args)
 
 
+def _ndeval(args, progress) -> int:
+    from mobeval.ndeval import main_from_args
+
+    return main_from_args(args)
+
+
 def _warmup(args, progress) -> int:
     from mobeval.warmup import FAMILY_NAMES, cache_location, warmup
 
@@ -330,6 +337,7 @@ COMMAND_RUNNERS = {
     "compare": _compare,
     "report": _report,
     "trec_eval": _trec_eval,
+    "ndeval": _ndeval,
     "warmup": _warmup,
     "challenge": _challenge,
     "samples": _samples,

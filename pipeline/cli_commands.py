@@ -1,5 +1,5 @@
 """The arguments of the commands that are not a family's scoring: validate, run, compare, report,
-trec_eval, warmup, challenge, samples, track."""
+trec_eval, ndeval, warmup, challenge, samples, track."""
 
 from __future__ import annotations
 
@@ -177,6 +177,19 @@ def _trec_eval_arguments(commands, name: str) -> None:
     add_url_timeout_option(trec)
 
 
+def _ndeval_arguments(commands, name: str) -> None:
+    ndeval = command_parser(
+        commands,
+        name,
+        description="A drop-in for the TREC Web track's ndeval: same options and CSV; -m for "
+        "ir_measures' names of its measures.",
+    )
+    from mobeval.ndeval.arguments import add_arguments as add_ndeval_arguments
+
+    add_ndeval_arguments(ndeval)
+    add_url_timeout_option(ndeval)
+
+
 def _warmup_arguments(commands, name: str) -> None:
     from mobeval.warmup import FAMILY_NAMES
 
@@ -278,6 +291,7 @@ COMMAND_ARGUMENTS = {
     "compare": _compare_arguments,
     "report": _report_arguments,
     "trec_eval": _trec_eval_arguments,
+    "ndeval": _ndeval_arguments,
     "warmup": _warmup_arguments,
     "challenge": _challenge_arguments,
     "samples": _samples_arguments,

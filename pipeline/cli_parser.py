@@ -49,6 +49,8 @@ EXAMPLES = {
     "--no-plots",
     "trec_eval": "mobeval trec_eval -m all_trec -q data_samples/trec/qrels.txt "
     "data_samples/trec/run.txt.gz",
+    "ndeval": "mobeval ndeval -traditional data_samples/web2012/qrels-for-ndeval.txt.gz "
+    "data_samples/web2012/ql-cata-filtered.txt.gz",
     "warmup": "NUMBA_CACHE_DIR=/opt/mobeval-cache mobeval warmup --family nextloc",
     "challenge": "mobeval challenge --task gis-cup --city a --truth reference_a.csv.gz gis_cup_a",
     "samples": "mobeval samples mobeval-samples && cd mobeval-samples && "
@@ -72,6 +74,7 @@ COMMANDS = {
     "compare": "compare models on paired per-unit values: tests, intervals, corrections",
     "report": "write the report of OUT: tables, plots, methods (LaTeX, Markdown, HTML)",
     "trec_eval": "score a TREC run against qrels with trec_eval's options, output and values",
+    "ndeval": "score a run with ndeval's diversity measures over subtopic qrels",
     "warmup": "compile the Numba kernels into their cache now, so that a first run starts at once",
     "challenge": "write a challenge's scoring program: Codabench, CodaLab and EvalAI",
     "samples": "copy the sample data and job files every documented example runs on",

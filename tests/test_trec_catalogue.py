@@ -155,7 +155,9 @@ def test_cli_job_and_compare_names(tmp_path, capsys):
         ("RR@99999999999999999999", {}, "whole number from 1"),
         ("nDCG(gains={0: 1.5})", {}, "integers"),
         ("P(rel=1, rel=2)@5", {}, "cannot read the parameter 'rel=2'"),
-        ("ERR@10", {}, "not supported"),
+        ("SDCG@10", {}, "not supported"),
+        ("ERR", {}, "needs a cutoff"),
+        ("ERR(rel=2)@10", {}, "takes no parameter, not rel"),
         ("Rprec@10", {}, "takes no cutoff"),
         ("P", {}, None),  # mobeval's own precision: no error
         ("SetF(gamma=2)", {}, "not gamma"),

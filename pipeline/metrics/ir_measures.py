@@ -44,8 +44,12 @@ TREC_EQUIVALENTS: dict[str, tuple[str, str, frozenset[str]]] = {
     "SetF": ("set_F", "", frozenset({"rel", "beta", "judged_only"})),
 }
 #: ir_measures name -> (the provider measure, the parameters it takes), when it has a cutoff
-#: (``Judged`` without one: the whole list).
-PROVIDER_EQUIVALENTS = {"Judged": ("judged", frozenset()), "RR": ("rr_cut", frozenset({"rel"}))}
+#: (``Judged`` without one: the whole list; ``ERR`` needs one, as its gdeval provider).
+PROVIDER_EQUIVALENTS = {
+    "Judged": ("judged", frozenset()),
+    "RR": ("rr_cut", frozenset({"rel"})),
+    "ERR": ("err_cut", frozenset()),
+}
 #: ir_measures' other spellings of the same measures.
 ALIASES = {
     "Precision": "P",
@@ -61,7 +65,6 @@ _OTHER_PROVIDERS = "computed by another provider than pytrec_eval, with conventi
 #: ir_measures' measures mobeval does not compute, and why.
 UNSUPPORTED = {
     "RBP": "cwl_eval's rank-biased precision (mobeval's trec_eval `rbp` is trec_eval's)",
-    "ERR": _OTHER_PROVIDERS + " (gdeval)",
     "NumQ": "the summary's users row counts the users",
     "Accuracy": _OTHER_PROVIDERS,
     "Compat": _OTHER_PROVIDERS,
@@ -69,13 +72,12 @@ UNSUPPORTED = {
     "SDCG": _OTHER_PROVIDERS,
     "INST": _OTHER_PROVIDERS,
     "INSQ": _OTHER_PROVIDERS,
-    "StRecall": "a diversity measure (subtopic judgments)",
     **{
-        name: "a diversity measure (subtopic judgments)"
-        for name in ("alpha_nDCG", "alpha_DCG", "α_nDCG", "α_DCG", "NRBP", "nNRBP")
+        name: "a diversity measure of subtopic judgments: mobeval ndeval -m computes it"
+        for name in ("alpha_nDCG", "alpha_DCG", "α_nDCG", "α_DCG", "NRBP", "nNRBP", "StRecall")
     },
     **{
-        name: "an intent-aware measure (subtopic judgments)"
+        name: "an intent-aware measure of subtopic judgments: mobeval ndeval -m computes it"
         for name in ("P_IA", "AP_IA", "MAP_IA", "ERR_IA", "nERR_IA")
     },
     **{name: _OTHER_PROVIDERS for name in ("NERR8", "NERR9", "NERR10", "NERR11")},
@@ -104,6 +106,16 @@ def _parameters(text: str, spelled: str) -> dict[str, object]:
     return params
 
 
+def split_name(text: str) -> tuple[str, dict[str, object], str | None]:
+    """``Name(param=value, ...)@cutoff`` -> (name, parameters, cutoff text or None);
+    ConfigError when ``text`` is not written so."""
+    match = _SYNTAX.match(text)
+    if match is None:
+        raise ConfigError(f"{text}: not an ir_measures name (Name(param=value)@cutoff)")
+    word, inside, cutoff = match.groups()
+    return word, _parameters(inside or "", text), cutoff
+
+
 def ir_measures_metrics(text: str) -> list[TrecMetric] | None:
     """The trec_eval measure an ir_measures name asks for, labelled as spelled, or None when
     ``text`` is not an ir_measures name (case-sensitive: ``nDCG@10`` is one, ``ndcg@10`` is
@@ -116,6 +128,8 @@ def ir_measures_metrics(text: str) -> list[TrecMetric] | None:
     if word in UNSUPPORTED:
         raise ConfigError(f"{text}: ir_measures' {word} is not supported ({UNSUPPORTED[word]})")
     name = ALIASES.get(word, word)
+    if name == "ERR" and cutoff is None:
+        raise ConfigError(f"{text}: ir_measures' ERR needs a cutoff (ERR@20), as gdeval's -k")
     if name in PROVIDER_EQUIVALENTS and (cutoff is not None or name == "Judged"):
         return [_provider_metric(text, name, _parameters(inside or "", text), cutoff)]
     if name not in TREC_EQUIVALENTS:
@@ -188,8 +202,10 @@ def _level(text: str, params: dict[str, object]) -> int:
 
 
 def _provider_metric(text: str, name: str, params: dict[str, object], cutoff) -> TrecMetric:
-    """``Judged[@k]`` or ``RR[(rel=r)]@k``, as ir_measures' judged and msmarco providers compute
-    them (:data:`~mobeval.metrics.trec.PROVIDER_MEASURES`)."""
+    """``Judged[@k]``, ``RR[(rel=r)]@k`` or ``ERR@k``, as ir_measures' judged, msmarco and gdeval
+    providers compute them (:data:`~mobeval.metrics.trec.PROVIDER_MEASURES`): the first two on
+    lists with ties by docno ascending, as those providers sort; ERR as ``gdeval.pl`` sorts
+    (trec_eval's order, ties by docno descending)."""
     measure, allowed = PROVIDER_EQUIVALENTS[name]
     unknown = sorted(set(params) - allowed)
     if unknown:
@@ -212,6 +228,6 @@ def _provider_metric(text: str, name: str, params: dict[str, object], cutoff) ->
         None,
         label=text.strip(),
         level=level,
-        docno_ascending=True,
+        docno_ascending=measure != "err_cut",
         default=0.0,
     )

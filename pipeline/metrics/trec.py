@@ -247,11 +247,13 @@ NOT_PER_USER = {
     "num_q": "the summary's users row counts the users",
     "relstring": "a string of relevance levels is text, not a number",
 }
-#: Measures of ir_measures' own Python providers, not trec_eval's (no ``-m`` name, in no set),
-#: computed on the same judged lists ranked with ties by docno ascending, as those providers
-#: sort (:func:`mobeval.kernels.trec.provider_scores`): ``judged`` (Judged@k) and ``rr_cut``
-#: (RR@k), each a ``long_cut`` whose cutoff 0 is the whole list.
-PROVIDER_MEASURES = ("judged", "rr_cut")
+#: Measures of ir_measures' other providers, not trec_eval's (no ``-m`` name, in no set),
+#: computed on the same judged lists: ``judged`` (Judged@k) and ``rr_cut`` (RR@k) of its own
+#: Python providers, ranked with ties by docno ascending as those sort
+#: (:func:`mobeval.kernels.trec.provider_scores`), each a ``long_cut`` whose cutoff 0 is the
+#: whole list; ``err_cut`` (ERR@k) of its gdeval provider, in trec_eval's order as ``gdeval.pl``
+#: sorts (:func:`mobeval.kernels.diversity.gdeval_err`).
+PROVIDER_MEASURES = ("judged", "rr_cut", "err_cut")
 #: How a measure's per-user values make the summary's value (trec_eval's): counts are summed;
 #: ``gm_*`` hold ``log(max(v, 1e-5))`` per user and the summary is ``exp`` of their mean.
 AGGREGATES = {**{name: "sum" for name in COUNTS}, "gm_map": "gm", "gm_bpref": "gm"}

@@ -16,6 +16,7 @@ from mobeval.errors import ConfigError, InputError
 from mobeval.io.numbers import c_atol, c_long_of_double
 from mobeval.io.trec import QrelsCodes, RunCodes
 from mobeval.kernels import trec as K
+from mobeval.kernels.diversity import GDEVAL_MAX_JUDGMENT, gdeval_err
 from mobeval.metrics.trec import COUNTS, PROVIDER_MEASURES, Measure, TrecMetric, measure_names
 
 if TYPE_CHECKING:
@@ -207,6 +208,8 @@ def evaluate(judged: Judged, measures: list[Measure], opts: Options):
                 value = ratio(ap, np.broadcast_to(r, ap.shape))
             else:
                 value = unj / cut
+        elif n == "err_cut":
+            value = gdeval_err(off, rel, np.array(p, dtype=np.int64))
         elif n in PROVIDER_MEASURES:
             judged_at, rr_at = K.provider_scores(off, rel, level, np.array(p, dtype=np.int64))
             value = judged_at if n == "judged" else rr_at
@@ -346,6 +349,16 @@ def trec_user_values(
             column="rating",
             key=(fractional["user_id"][0], fractional["item_id"][0]),
         )
+    if any(m.name == "err_cut" for m in metrics):
+        high = ratings.filter(rating > GDEVAL_MAX_JUDGMENT)
+        if len(high):
+            raise InputError(
+                f"ERR (gdeval's) reads a rating as a judgment of at most {GDEVAL_MAX_JUDGMENT} "
+                f"(its gain (2^g - 1) / 2^{GDEVAL_MAX_JUDGMENT}), not {high['rating'][0]}",
+                path=path_ratings,
+                column="rating",
+                key=(high["user_id"][0], high["item_id"][0]),
+            )
     if recs.height == 0 or ratings.height == 0:
         return out
     text = (pl.col("user_id").cast(pl.String).alias("qid"), pl.col("item_id").cast(pl.String))

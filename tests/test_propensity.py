@@ -1,0 +1,80 @@
+"""Propensity-scored precision and recall at k (mobeval.tasks.propensity) against pyxclib's
+``xc_metrics.psprecision`` / ``psrecall`` and ``compute_inv_propesity`` (tests/golden/README.md),
+and given propensities against a plain-Python oracle of the paper's formulas."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import polars as pl
+import pytest
+
+from mobeval.errors import InputError
+from mobeval.tasks.propensity import given_propensities, inverse_propensities, propensity_scored
+from tests.conftest import GOLDEN
+
+FOLDER = GOLDEN / "propensity"
+EXPECTED = json.loads((FOLDER / "expected.json").read_text())
+TRAIN, TRUTH, RECS = (pl.read_csv(FOLDER / f"{n}.csv") for n in ("train", "truth", "recs"))
+
+
+@pytest.mark.parametrize("preset", ["default", "amazon"])
+def test_pyxclib_bit_for_bit(preset):
+    """Each item's 1 / p_l and PSP@k, PSR@k for k = 1..10 as pyxclib returned them."""
+    expected = EXPECTED[preset]
+    weights, unseen = inverse_propensities(TRAIN, expected["A"], expected["B"])
+    assert (
+        dict(zip(weights["item_id"], weights["weight"], strict=True))
+        == (expected["inv_propensity"])
+    )
+    for k in range(1, 11):
+        scores = propensity_scored(RECS, TRUTH, weights, k, unseen)
+        assert scores.psp == expected["psp"][k - 1], k
+        assert scores.psr == expected["psr"][k - 1], k
+
+
+def _oracle(propensity: dict, k: int) -> tuple[float, float]:
+    """The paper's PSP@k and PSR@k, normalised by the best top k, in plain Python."""
+    relevant: dict = {}
+    for user, item in TRUTH.iter_rows():
+        relevant.setdefault(user, set()).add(item)
+    lists: dict = {}
+    for user, item, score in RECS.iter_rows():
+        lists.setdefault(user, []).append((-score, item))
+    users = list(dict.fromkeys([*lists, *relevant]))
+    sums = [0.0, 0.0, 0.0, 0.0]
+    for user in users:
+        mine = relevant.get(user, set())
+        top = [item for _, item in sorted(lists.get(user, []))[:k]]
+        gained = sum(1 / propensity[item] for item in top if item in mine)
+        best = sum(sorted((1 / propensity[item] for item in mine), reverse=True)[:k])
+        size = max(len(mine), 1)
+        for i, value in enumerate((gained / k, gained / size, best / k, best / size)):
+            sums[i] += value
+    return sums[0] / sums[2], sums[1] / sums[3]
+
+
+def test_given_propensities_are_the_papers_formula():
+    propensity = {f"i{j}": 1 / (1 + 0.1 * j) for j in range(40)}
+    table = pl.DataFrame({"item_id": list(propensity), "propensity": list(propensity.values())})
+    weights, unseen = given_propensities(table)
+    for k in (1, 3, 10):
+        scores = propensity_scored(RECS, TRUTH, weights, k, unseen)
+        psp, psr = _oracle(propensity, k)
+        assert math.isclose(scores.psp, psp, rel_tol=1e-12)
+        assert math.isclose(scores.psr, psr, rel_tol=1e-12)
+
+
+def test_an_item_without_a_given_propensity_is_named():
+    table = pl.DataFrame({"item_id": ["i0"], "propensity": [0.5]})
+    weights, unseen = given_propensities(table, "p.csv")
+    said = "p.csv: column 'item_id': a relevant item without a propensity"
+    with pytest.raises(InputError, match=said):
+        propensity_scored(RECS, TRUTH, weights, 5, unseen, path="p.csv")
+
+
+def test_a_propensity_outside_0_1_is_refused():
+    table = pl.DataFrame({"item_id": ["i0", "i1"], "propensity": [0.5, 0.0]})
+    with pytest.raises(InputError, match=r"\(0, 1\], not 0.0 \(first offending key: i1\)"):
+        given_propensities(table, "p.csv")
