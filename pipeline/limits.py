@@ -42,6 +42,11 @@ START_RESIDENT = 320 << 20
 #: written): measured 160 (recommendation lists) and 440 (next location) bytes of address space
 #: per row between chunks of 100,000 and 500,000 rows with ``--out`` (docs/troubleshooting.md).
 BYTES_PER_ROW = 512
+#: Peak bytes per value of a logits chunk, whose size is counted in values (rows x classes): the
+#: values as read (a ``.npy`` file's rows read into memory, or a Parquet batch's list column)
+#: and the float64 array the kernel reads (a copy where the input is not float64), 8 bytes each
+#: at most; the per-row outputs are a few values a row, not a value of each class.
+BYTES_PER_VALUE = 16
 #: The fewest rows a chunk is fitted to: below it a run would crawl, and the limit is too tight.
 MIN_CHUNK_ROWS = 10_000
 #: glibc's ``mallopt`` parameter for the number of malloc arenas (``M_ARENA_MAX``), and the count
@@ -181,12 +186,15 @@ def _left(limit: Limit) -> int:
     return limit.size - max(limit.used(), start)
 
 
-def fitted_chunk_rows(chunk_rows: int, limits: list[Limit]) -> int:
+def fitted_chunk_rows(
+    chunk_rows: int, limits: list[Limit], bytes_per_row: int = BYTES_PER_ROW
+) -> int:
     """``chunk_rows``, or fewer where a limit leaves less than ``chunk_rows`` rows' worth
-    (:data:`BYTES_PER_ROW` each), never below :data:`MIN_CHUNK_ROWS`. A run's results do not
-    depend on its chunks, so fitting them changes only its memory and speed."""
+    (``bytes_per_row`` each: :data:`BYTES_PER_ROW`, or :data:`BYTES_PER_VALUE` for a logits
+    chunk counted in values), never below :data:`MIN_CHUNK_ROWS`. A run's results do not depend
+    on its chunks, so fitting them changes only its memory and speed."""
     for limit in limits:
-        chunk_rows = min(chunk_rows, max(MIN_CHUNK_ROWS, _left(limit) // BYTES_PER_ROW))
+        chunk_rows = min(chunk_rows, max(MIN_CHUNK_ROWS, _left(limit) // bytes_per_row))
     return chunk_rows
 
 

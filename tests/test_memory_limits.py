@@ -128,6 +128,27 @@ def test_ten_million_rows_in_chunks_fitted_to_the_limit(tmp_path):
     assert summary_rows(run.stdout)[1:] == summary_rows(free.stdout)[1:]
 
 
+def test_logits_larger_than_the_limit_read_in_fitted_chunks(tmp_path):
+    """A 1.6 GB ``.npy`` of logits (100,000 x 4,000 float32, sparse: zeros, every row tied) under
+    1050 MiB of address space: mapped whole, it could not be opened (exit 2, 'Cannot allocate
+    memory'); read by byte ranges in chunks fitted to the limit, it finishes with the values of
+    the run without a limit."""
+    rows, classes = 100_000, 4_000
+    logits = tmp_path / "logits.npy"
+    with logits.open("wb") as stream:
+        header = {"descr": "<f4", "fortran_order": False, "shape": (rows, classes)}
+        np.lib.format.write_array_header_1_0(stream, header)
+        stream.truncate(stream.tell() + rows * classes * 4)
+    np.save(tmp_path / "targets.npy", np.arange(rows) % classes)
+    args = ["logits", "--logits", str(logits), "--targets", str(tmp_path / "targets.npy")]
+    args += ["--format", "csv"]
+    free = limited(None, args)
+    assert free.returncode == 0, free.stderr
+    run = limited(1050 << 20, args)
+    assert run.returncode == 0, run.stderr
+    assert summary_rows(run.stdout) == summary_rows(free.stdout)
+
+
 # ------------------------------------------------------------------ limits read from cgroup files
 
 
@@ -215,6 +236,23 @@ def test_chunks_fitted_to_a_cgroup_limit_and_a_limit_too_small(tmp_path):
     why = limits.shortfall([limit])
     assert why.startswith("the cgroup memory limit (memory.max, cgroup v2) of 1.0 GiB is too small")
     assert limits.fitted_chunk_rows(123, []) == 123
+
+
+def test_logits_chunks_fitted_in_values_to_a_limit(tmp_path):
+    """A logits chunk is counted in values (rows x classes): under a limit its rows are the values
+    left (BYTES_PER_VALUE each) divided by the classes; without a limit the job is unchanged."""
+    from mobeval.engines.base import fitted_logits_job
+    from mobeval.engines.partition_logits import LogitsPartitionJob
+
+    logits, targets = np.zeros((50, 1_000)), np.zeros(50, dtype=np.int64)
+    job = LogitsPartitionJob(logits, targets, {}, {}, chunk_rows=20_000)
+    usage = tmp_path / "memory.current"
+    usage.write_text(str(200 << 20))
+    limit = limits.Limit("cgroup memory limit (memory.max, cgroup v2)", 400 << 20, "memory", usage)
+    left = (400 << 20) - limits.START_RESIDENT
+    fitted = fitted_logits_job(job, [limit])
+    assert fitted.chunk_rows == left // limits.BYTES_PER_VALUE // 1_000 < job.chunk_rows
+    assert fitted_logits_job(job, []) is job
 
 
 def test_out_of_memory_names_the_limit_and_what_to_change(monkeypatch, capsys):

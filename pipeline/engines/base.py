@@ -20,7 +20,7 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
@@ -39,7 +39,7 @@ from mobeval.io.writers import (
     plain_name,
     write_text_atomic,
 )
-from mobeval.limits import fitted_chunk_rows, memory_limits, shortfall
+from mobeval.limits import BYTES_PER_VALUE, fitted_chunk_rows, memory_limits, shortfall
 from mobeval.logs import ResultLog
 from mobeval.options import checked_chunk_rows
 from mobeval.progress import WRITING, Progress
@@ -355,6 +355,17 @@ def fitting() -> list:
     return limits
 
 
+def fitted_logits_job(job, limits: list):
+    """``job`` (a logits partition job) with its chunks fitted to ``limits``: a logits chunk
+    costs :data:`~mobeval.limits.BYTES_PER_VALUE` a value (rows x classes), so its rows are the
+    values a limit leaves divided by the classes (at least one row)."""
+    if not limits:
+        return job
+    classes = max(1, job.shape()[1])
+    values = fitted_chunk_rows(job.chunk_rows * classes, limits, BYTES_PER_VALUE)
+    return replace(job, chunk_rows=max(1, min(job.chunk_rows, values // classes)))
+
+
 class LocalEngine:
     """This process: both inputs streamed in chunks of whole units (sorted, or over hash buckets:
     :func:`mobeval.engines.local.stream_pairs`) through the plan's scorer."""
@@ -426,7 +437,7 @@ class LocalEngine:
         label = str(job.logits) if isinstance(job.logits, str | os.PathLike) else "<array>"
         names = (city, model, where["run"], where["partition"])
         check_chosen_model(where, names, label, lambda: job.fingerprints()["predictions"])
-        fitting()
+        job = fitted_logits_job(job, fitting())
         with _Run(where["out"], names, None, where["progress"], where["per_unit"]) as run:
             accumulator = job.accumulator()
             for n_rows, frame in job.chunks(accumulator):

@@ -28,6 +28,7 @@ from mobeval.errors import ConfigError, InputError, no_file
 from mobeval.io.columns import TARGETS_COLUMN
 from mobeval.io.objects import InputTypeError
 from mobeval.io.remote import client_errors, filesystem, local_path, url_error, url_scheme
+from mobeval.limits import address_space_limit
 
 #: The most bytes of a remote ``.npy`` file read for its header (magic, length, dict).
 HEADER_BYTES = 1 << 16
@@ -125,7 +126,8 @@ DIMENSIONS = {"logits": 2, "targets": 1}
 
 def read_array(source: object, what: str, column: str = TARGETS_COLUMN) -> np.ndarray:
     """An array as is, a ``.npy`` file memory-mapped (read lazily by the chunk slices; at a URL,
-    by byte ranges: :class:`RemoteNpy`), or the ``column`` of a Parquet file (read whole: one
+    or under an address-space limit, where a map of the whole file would count against it, by
+    byte ranges: :class:`NpyRows`), or the ``column`` of a Parquet file (read whole: one
     integer per row); its dimensions checked (:data:`DIMENSIONS`: an InputError naming the
     input otherwise, a 0-d array, a single number, included)."""
     array = _read_array(source, what, column)
@@ -149,7 +151,9 @@ def _read_array(source: object, what: str, column: str) -> np.ndarray:
         raise InputError(f"{what} must be {ACCEPTED}", path=source)
     path, fs = _located(source)
     if str(source).lower().endswith(".npy"):
-        return _load_npy(path, what) if fs is None else RemoteNpy(fs, path, what)
+        if fs is None and address_space_limit() is None:
+            return _load_npy(path, what)
+        return NpyRows(fs, path, what)
     try:
         with _opened(path, fs) as opened:
             parquet = pq.ParquetFile(opened)
@@ -201,15 +205,17 @@ def _opened(path, fs):
         yield handle
 
 
-class RemoteNpy:
-    """A ``.npy`` array at a URL, read as a memory map is read locally: its header once, then
-    each slice of rows (``array[start:stop]``) by one byte-range read; ``len``, ``shape``,
-    ``ndim`` and ``dtype`` as an array's. C order and plain (not object) types only."""
+class NpyRows:
+    """A ``.npy`` array at a URL (``fs``: its fsspec file system) or in a local file (``fs``
+    None), read as a memory map is read: its header once, then each slice of rows
+    (``array[start:stop]``) by one byte-range read, so that only the slice takes memory or
+    address space; ``len``, ``shape``, ``ndim`` and ``dtype`` as an array's. C order and plain
+    (not object) types only."""
 
     def __init__(self, fs, url: str, what: str) -> None:
         self.fs, self.url = fs, url
         try:
-            with client_errors(url), fs.open(url, "rb") as stream:
+            with client_errors(url), self._open() as stream:
                 head = io.BytesIO(stream.read(HEADER_BYTES))
         except OSError as error:
             raise InputError(f"cannot read the .npy array ({error})", path=url) from None
@@ -228,12 +234,16 @@ class RemoteNpy:
             raise InputError(f"not a readable .npy array of {what} ({reason})", path=url) from None
         if fortran or self.dtype.hasobject or not self.shape:
             raise InputError(
-                f"a .npy array of {what} read from a URL must be in C order, of numbers, with "
+                f"a .npy array of {what} read by byte ranges (at a URL, or under an "
+                "address-space limit) must be in C order, of numbers, with "
                 f"rows (found {'Fortran order' if fortran else self.dtype}, shape {self.shape})",
                 path=url,
             )
         self.ndim = len(self.shape)
         self.row_bytes = self.dtype.itemsize * int(np.prod(self.shape[1:], dtype=np.int64))
+
+    def _open(self):
+        return open(self.url, "rb") if self.fs is None else self.fs.open(self.url, "rb")
 
     def __len__(self) -> int:
         return self.shape[0]
@@ -242,7 +252,7 @@ class RemoteNpy:
         start, stop, _ = rows.indices(len(self))
         count = max(0, stop - start)
         try:
-            with client_errors(self.url), self.fs.open(self.url, "rb") as stream:
+            with client_errors(self.url), self._open() as stream:
                 stream.seek(self.offset + start * self.row_bytes)
                 data = stream.read(count * self.row_bytes)
         except OSError as error:

@@ -20,10 +20,10 @@ whatever the caller's arrays) and allocates the outputs with NumPy.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from mobeval.kernels.blocks import readonly
 from mobeval.kernels.buckets import radix_order
+from mobeval.kernels.jit import njit
 
 LOW_BITS = np.int64(0x7FFFFFFFFFFFFFFF)
 

@@ -15,9 +15,9 @@ compiled specialisation whatever the caller's array) and allocates the outputs w
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from mobeval.kernels.blocks import readonly
+from mobeval.kernels.jit import njit
 
 SEED = np.uint64(0x9E3779B97F4A7C15)
 FLIP = np.uint64(1 << 63)  # the sign bit: flipped, the unsigned order of int64 is the signed one

@@ -13,7 +13,8 @@ when it has fewer than 2 pairs or a constant side (as pandas' ``Series.corr`` gi
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from mobeval.kernels.jit import njit
 
 PEARSON, SPEARMAN, KENDALL = 0, 1, 2
 METHODS = {"pearson": PEARSON, "spearman": SPEARMAN, "kendall": KENDALL}

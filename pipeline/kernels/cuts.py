@@ -4,9 +4,9 @@ pass over a batch's keys, nothing written per row."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from mobeval.kernels.blocks import readonly
+from mobeval.kernels.jit import njit
 
 
 def last_unit_start(keys) -> tuple[int, bool]:

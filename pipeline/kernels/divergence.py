@@ -31,7 +31,8 @@ relative, not its bits (MoveSim's bits: :func:`mobeval.metrics.population.scipy_
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from mobeval.kernels.jit import njit
 
 #: NumPy's pairwise summation: at most this many values are added in 8 running sums.
 _BLOCK = 128

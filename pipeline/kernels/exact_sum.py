@@ -45,9 +45,9 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from numba import njit
 
 from mobeval.kernels.blocks import readonly, run_blocks
+from mobeval.kernels.jit import njit
 
 BIN_BITS = 32
 # Bins 0..64 receive the parts of finite values: p // 32 <= 2045 // 32 = 63, and the high part goes

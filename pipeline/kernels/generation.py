@@ -21,11 +21,11 @@ in time order) and one value per point (coordinates ``x``, ``y`` as float64, or 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from mobeval.kernels.buckets import splitmix64
 from mobeval.kernels.divergence import pairwise_sum
 from mobeval.kernels.geodesic import haversine as great_circle
+from mobeval.kernels.jit import njit
 
 #: The two hashes' seeds (any two distinct 64-bit constants).
 SEEDS = (0x9E3779B97F4A7C15, 0xD1B54A32D192ED03)

@@ -43,10 +43,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from mobeval.kernels.blocks import readonly, run_blocks
 from mobeval.kernels.codes import MAX_TABLE
+from mobeval.kernels.jit import njit
 from mobeval.kernels.pairwise import pairwise_sum
 
 #: Fewest uid-days per block of work on a thread (a block allocates its scratch buffers once).

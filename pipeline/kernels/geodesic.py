@@ -13,7 +13,8 @@ rounding). The spherical model errs by up to about 0.5 % against the ellipsoid.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from mobeval.kernels.jit import njit
 
 
 @njit(cache=True)

@@ -11,7 +11,7 @@ takes O(n log n) time in the worst case and no memory beyond the index array.
 
 from __future__ import annotations
 
-from numba import njit
+from mobeval.kernels.jit import njit
 
 
 @njit(cache=True)

@@ -8,9 +8,9 @@ compiles nothing (an allocation inside a kernel compiles Numba's implementation 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from mobeval.kernels.blocks import readonly
+from mobeval.kernels.jit import njit
 
 
 def key_order(keys):

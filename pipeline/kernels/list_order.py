@@ -21,9 +21,9 @@ moves to another user's block, so the user column needs no permutation.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from mobeval.kernels.blocks import readonly, run_blocks
+from mobeval.kernels.jit import njit
 
 TEXT_DESC, ID_ASC = 0, 1
 SHORT = 32  # lists of up to this many rows are sorted by insertion
@@ -46,13 +46,14 @@ def list_order(offsets, scores, ids, mode: int, ids_text: bool, limit: int = -1)
             is left in file order (its items are not read in rank order).
     """
     offsets = readonly(offsets, np.int64)
-    scores = np.array(scores, dtype=np.float64)  # copies, sorted in place
-    ids = np.array(ids, dtype=np.int64)
-    rows = np.arange(scores.shape[0], dtype=np.int64)
+    given = (readonly(scores, np.float64), readonly(ids, np.int64))
+    n = given[0].shape[0]
+    # the copies sorted in place, each user's block copied by the thread that orders it
+    scores, ids, rows = np.empty(n), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     text = mode == TEXT_DESC and ids_text
     moved = np.zeros(offsets.shape[0] - 1, dtype=np.bool_)
     limit = np.int64(np.iinfo(np.int64).max if limit < 0 else limit)
-    args = (offsets, scores, ids, rows, np.int64(mode), text, limit, moved)
+    args = (offsets, *given, scores, ids, rows, np.int64(mode), text, limit, moved)
     run_blocks(_order_units, offsets.shape[0] - 1, *args, grain=USERS_PER_BLOCK)
     return (rows, ids, scores) if moved.any() else None
 
@@ -113,13 +114,18 @@ def _swap(p, q, scores, ids, rows):
 
 
 @njit(cache=True, nogil=True)
-def _order_units(offsets, scores, ids, rows, mode, text, limit, moved, first, last):
-    """Users ``first`` to ``last - 1``, each block of ``scores``, ``ids`` and ``rows`` (its row
-    numbers on entry) sorted in place by :func:`_before`; ``moved[u]`` set when user ``u``'s
-    rows changed places. A block whose scores never increase has only its runs of tied scores
-    sorted (by id), each run that starts before position ``limit`` checked first."""
+def _order_units(
+    offsets, given_scores, given_ids, scores, ids, rows, mode, text, limit, moved, first, last
+):
+    """Users ``first`` to ``last - 1``, each block of ``given_scores`` and ``given_ids`` copied
+    to ``scores`` and ``ids`` with its row numbers in ``rows`` (one pass, on this thread) and
+    sorted there in place by :func:`_before`; ``moved[u]`` set when user ``u``'s rows changed
+    places. A block whose scores never increase has only its runs of tied scores sorted (by id),
+    each run that starts before position ``limit`` checked first."""
     for u in range(first, last):
         lo, hi = offsets[u], offsets[u + 1]
+        for r in range(lo, hi):
+            scores[r], ids[r], rows[r] = given_scores[r], given_ids[r], r
         by_score = True
         for r in range(lo + 1, hi):
             if scores[r] > scores[r - 1]:

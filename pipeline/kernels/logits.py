@@ -34,10 +34,11 @@ import math
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic, overload
 
 from mobeval.kernels.blocks import readonly, run_blocks
+from mobeval.kernels.jit import njit
 
 #: Fewest rows per block of work on a thread (a block allocates its scratch row once).
 BLOCK = 64

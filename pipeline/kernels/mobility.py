@@ -21,10 +21,10 @@ codes: the same location). For each day with points ``z_1 .. z_n``:
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from mobeval.kernels.divergence import pairwise_sum
 from mobeval.kernels.geodesic import haversine as great_circle
+from mobeval.kernels.jit import njit
 
 
 @njit(cache=True)

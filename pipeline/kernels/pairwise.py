@@ -14,7 +14,8 @@ n]`` and writes only its own stack of pending halves, whose depth is bounded by 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from mobeval.kernels.jit import njit
 
 _BLOCK = 128  # numpy's PW_BLOCKSIZE: below it no split
 _MAX_DEPTH = 64  # each split at least halves n < 2^63, so the pending right halves never exceed 63

@@ -32,7 +32,6 @@ A sample whose list does not hold the target gets lo = hi = +inf (a miss).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from mobeval.kernels.blocks import readonly, run_blocks
 from mobeval.kernels.codes import (
@@ -47,6 +46,7 @@ from mobeval.kernels.codes import (
     RANX_COMPARABLE,
     RANX_DICT,
 )
+from mobeval.kernels.jit import njit
 
 # Numba's np.argsort (numba/misc/quicksort.py, SMALL_QUICKSORT) insertion-sorts a range of fewer
 # than 16 items; only longer ranges go through its (unstable) quicksort partitions.

@@ -41,10 +41,10 @@ import math
 from typing import NamedTuple, get_type_hints
 
 import numpy as np
-from numba import njit
 
 from mobeval.kernels.blocks import readonly, run_blocks
 from mobeval.kernels.heapsort import sort_indices
+from mobeval.kernels.jit import njit
 from mobeval.kernels.pairwise import pairwise_sum
 
 FULL = np.iinfo(np.int64).max  # cutoff meaning "the whole list"

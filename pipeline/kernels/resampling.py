@@ -31,10 +31,10 @@ the random indices and signs, and each column's numbers are the same as when it 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from mobeval.kernels.blocks import readonly, run_blocks
 from mobeval.kernels.buckets import splitmix64
+from mobeval.kernels.jit import njit
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _S32 = np.uint64(32)

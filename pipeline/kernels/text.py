@@ -13,7 +13,8 @@ in order of first appearance. The kernels return the (perhaps grown) arrays of t
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from mobeval.kernels.jit import njit
 
 #: 10**0 .. 10**22: the powers of ten a float64 holds exactly (Clinger's fast path).
 POWERS_OF_TEN = np.array([float(10**k) for k in range(23)])

@@ -24,10 +24,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from mobeval.kernels.blocks import readonly, run_blocks
 from mobeval.kernels.codes import ACC, CODES, F1, MAP, MRR, NDCG, NO_CUTOFF, PRECISION, RECALL
+from mobeval.kernels.jit import njit
 
 UNITS_PER_BLOCK = 16384  # fewer units than this are scored in one block (no thread)
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from mobeval.kernels.blocks import readonly, run_blocks
+from mobeval.kernels.jit import njit
 
 #: C's 0.0 / 0.0 on x86-64: a NaN with its sign bit set (glibc prints ``-nan``).
 C_NAN = math.copysign(math.nan, -1.0)
