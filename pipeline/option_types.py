@@ -24,7 +24,7 @@ SAME = object()
 class Flag:
     """How the command line spells an option.
 
-    ``parse``: the text -> value parser (a name in :data:`mobeval.cli_values.PARSERS`: ``ints``,
+    ``parse``: the text -> value parser (a name in :data:`mobeval.cli.values.PARSERS`: ``ints``,
     ``names``, ``metrics``, ``mapping``, ``finite``, ``threshold``, ``int``; None: the text as is).
     ``default``: the flag's default (:data:`SAME`: the option's; :data:`FROM_PRESET`: absent
     unless given). ``switch``: a flag without a value (``--drop-unmatched``) that sets the

@@ -17,7 +17,8 @@ import pytest
 import test_job_validation as job_validation
 
 from mobeval.cli import main
-from mobeval.cli_parser import EXAMPLES, build_parser
+from mobeval.cli.commands import build_parser
+from mobeval.cli.parser import EXAMPLES
 from mobeval.families import FAMILIES, FROM_PRESET
 from mobeval.messages import cli_spelling
 
@@ -304,7 +305,7 @@ def test_the_command_list_fits_80_columns(monkeypatch):
 def test_json_text_is_the_document():
     """Lists of plain values on one line, the document unchanged (strings with commas,
     brackets or quotes included)."""
-    from mobeval.cli_printing import _json_text
+    from mobeval.cli.printing import _json_text
 
     document = {"a": [1, 2, "x, y", "[b]"], "b": [], "c": {"d": [1.5, None]}, "e": [[1], [2, 3]]}
     document["f"] = ['a"b', "c,\nd"]

@@ -5,8 +5,8 @@ A :class:`Family` lists each option once (:class:`Option`: name, job-file kind, 
 help text, whether the family's presets set it, its command-line flag) and names its presets and
 its convention. From it are derived:
 
-* the command line's flags and help (:func:`mobeval.cli_parser.add_family_options`, and
-  :func:`mobeval.cli_parser.family_options` reads them back);
+* the command line's flags and help (:func:`mobeval.cli.parser.add_family_options`, and
+  :func:`mobeval.cli.parser.family_options` reads them back);
 * the job file's keys and their types (:data:`mobeval.jobs.TASK_TYPES`, ``OPTION_KINDS``);
 * the Python keyword arguments: their checks (:func:`mobeval.options.check_options`, which
   refuses a name that is not an option), their defaults (:func:`mobeval.options.option_values`)

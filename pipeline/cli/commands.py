@@ -1,17 +1,27 @@
-"""The arguments of the commands that are not a family's scoring: validate, run, compare, report,
+"""The command line's parser (:func:`build_parser`) and the arguments of each command: a family's
+scoring command (its inputs, its family's options), and validate, run, compare, report,
 trec_eval, ndeval, warmup, challenge, samples, track."""
 
 from __future__ import annotations
 
-from mobeval import logs
-from mobeval.cli_parser import (
+import argparse
+
+from mobeval import __version__, logs
+from mobeval.cli.parser import (
+    COMMANDS,
+    TREC_INPUTS,
+    CommandLineParser,
     add_engine_option,
+    add_family_options,
     add_format_option,
+    add_output_options,
     add_track_option,
     add_url_timeout_option,
     command_parser,
+    input_flags,
+    input_format,
 )
-from mobeval.cli_values import finite, metric_list, name_list
+from mobeval.cli.values import finite, metric_list, name_list
 from mobeval.io import partitions
 
 
@@ -284,7 +294,7 @@ def _track_arguments(commands, name: str) -> None:
 
 
 #: What adds each command's arguments (a scoring command's are its family's options:
-#: :func:`mobeval.cli_parser.build_parser`).
+#: :func:`build_parser`).
 COMMAND_ARGUMENTS = {
     "validate": _validate_arguments,
     "run": _run_arguments,
@@ -297,3 +307,38 @@ COMMAND_ARGUMENTS = {
     "samples": _samples_arguments,
     "track": _track_arguments,
 }
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of the command line. ``command``: the only command whose arguments are added
+    (the one being run); the others are listed with their help, their arguments and the
+    modules that define them (a family's options, the report's, trec_eval's) not loaded, so
+    that ``mobeval --help`` and argument parsing load no Polars and no kernels. None: every
+    command's arguments."""
+    parser = CommandLineParser(
+        prog="mobeval",
+        description="Exact, fast, out-of-core evaluation of mobility and recommendation models.",
+    )
+    parser.add_argument("--version", action="version", version=f"mobeval {__version__}")
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", title="commands (mobeval COMMAND --help)"
+    )
+
+    for name, help_text in COMMANDS.items():
+        if command is None or command == name:
+            COMMAND_ARGUMENTS.get(name, _scoring_arguments)(commands, name)
+        else:
+            commands.add_parser(name, help=help_text)
+    return parser
+
+
+def _scoring_arguments(commands, family: str) -> None:
+    command = command_parser(commands, family, family)
+    for flag, _, input_help in input_flags(family):
+        command.add_argument(flag, required=True, help=input_help)
+    after = None
+    if family in TREC_INPUTS:
+        option, trec_help = TREC_INPUTS[family]
+        after = {option: input_format(trec_help)}
+    add_family_options(command, family, after=after)
+    add_output_options(command)

@@ -10,8 +10,8 @@ import difflib
 import textwrap
 from typing import TYPE_CHECKING
 
-from mobeval import __version__, logs
-from mobeval.cli_values import PARSERS, spark_conf
+from mobeval import logs
+from mobeval.cli.values import PARSERS, spark_conf
 from mobeval.io import partitions
 
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ def input_flags(command: str) -> list[tuple[str, str, str]]:
     return [row[1:] for row in INPUT_FLAGS if row[0] == command]
 
 
-class _Parser(argparse.ArgumentParser):
+class CommandLineParser(argparse.ArgumentParser):
     """argparse with usage errors on one line, like every other error (exit 2), that point to
     the ``--help`` of the command they concern; no abbreviations (``--k`` is never read as
     ``--key``: an option is what it spells, or unknown)."""
@@ -222,44 +222,7 @@ def command_parser(commands, name: str, family: str | None = None, **settings):
     )
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser of the command line. ``command``: the only command whose arguments are added
-    (the one being run); the others are listed with their help, their arguments and the
-    modules that define them (a family's options, the report's, trec_eval's) not loaded, so
-    that ``mobeval --help`` and argument parsing load no Polars and no kernels. None: every
-    command's arguments."""
-    from mobeval.cli_commands import COMMAND_ARGUMENTS
-
-    parser = _Parser(
-        prog="mobeval",
-        description="Exact, fast, out-of-core evaluation of mobility and recommendation models.",
-    )
-    parser.add_argument("--version", action="version", version=f"mobeval {__version__}")
-    commands = parser.add_subparsers(
-        dest="command", required=True, metavar="COMMAND", title="commands (mobeval COMMAND --help)"
-    )
-
-    for name, help_text in COMMANDS.items():
-        if command is None or command == name:
-            COMMAND_ARGUMENTS.get(name, _scoring_arguments)(commands, name)
-        else:
-            commands.add_parser(name, help=help_text)
-    return parser
-
-
-def _scoring_arguments(commands, family: str) -> None:
-    command = command_parser(commands, family, family)
-    for flag, _, input_help in input_flags(family):
-        command.add_argument(flag, required=True, help=input_help)
-    after = None
-    if family in TREC_INPUTS:
-        option, trec_help = TREC_INPUTS[family]
-        after = {option: _input_format(trec_help)}
-    add_family_options(command, family, after=after)
-    add_output_options(command)
-
-
-def _input_format(help_text: str):
+def input_format(help_text: str):
     """The ``--input-format`` flag (auto, trec) of a command, added after one of its options."""
 
     def add(command: argparse.ArgumentParser) -> None:

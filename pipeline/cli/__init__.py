@@ -20,7 +20,8 @@ import sys
 from pathlib import Path
 
 from mobeval import logs
-from mobeval.cli_parser import (  # noqa: F401 (the command line's names, re-exported)
+from mobeval.cli.commands import build_parser
+from mobeval.cli.parser import (  # noqa: F401 (the command line's names, re-exported)
     COMMANDS,
     EXIT_BAD_INPUT,
     EXIT_CLOSED_PIPE,
@@ -33,11 +34,10 @@ from mobeval.cli_parser import (  # noqa: F401 (the command line's names, re-exp
     SCORING,
     TYPED_FLAGS,
     add_family_options,
-    build_parser,
     family_options,
     input_flags,
 )
-from mobeval.cli_printing import print_summaries
+from mobeval.cli.printing import print_summaries
 from mobeval.engines.cluster import SparkSettings
 from mobeval.errors import ConfigError, MobevalError, OptionError
 from mobeval.io import partitions
@@ -351,6 +351,3 @@ COMMAND_RUNNERS = {
     "samples": _samples,
     "track": _track,
 }
-
-if __name__ == "__main__":
-    sys.exit(main())
