@@ -90,9 +90,11 @@ def test_a_bad_spark_table_names_the_file_and_the_key(tmp_path, table, said):
 
 
 def test_settings_on_the_local_engine_are_refused_not_dropped(tmp_path):
-    with pytest.raises(ConfigError, match="--master local.2.: Spark settings are for the Spark"):
+    with pytest.raises(
+        ConfigError, match="--master local.2.: Spark settings are for --engine spark only"
+    ):
         engine_for("local", settings=SparkSettings("local[2]"))
-    with pytest.raises(ConfigError, match="Spark settings are for the Spark engine"):
+    with pytest.raises(ConfigError, match="Spark settings are for --engine spark only"):
         run_job(load_job(_job(tmp_path, "")), settings=SparkSettings("local[2]"), log=print)
     assert not (tmp_path / "out").exists()
 
@@ -107,7 +109,7 @@ def test_a_job_files_spark_table_is_left_by_a_local_run(tmp_path):
 @pytest.mark.parametrize(
     ("argv", "said"),
     [
-        (["--master", "local[2]"], "--master local[2]: Spark settings are for the Spark engine"),
+        (["--master", "local[2]"], "--master local[2]: Spark settings are for --engine spark only"),
         (["--spark-conf", "spark.task.cpus=2"], "--spark-conf spark.task.cpus=2: Spark settings"),
         (["--engine", "spark", "--spark-conf", "task.cpus=2"], "argument --spark-conf:"),
         (["--engine", "spark", "--spark-conf", "spark.task.cpus"], "expected KEY=VALUE"),
