@@ -136,3 +136,27 @@ def test_the_command_line_refuses_settings_it_cannot_use(tmp_path, capsys, argv,
         assert code == 2
         assert said in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_spark_engine_gets_the_job_files_settings_under_the_command_lines(
+    tmp_path, monkeypatch
+):
+    from mobeval import api
+
+    asked = []
+
+    def engine_for(engine, spark, partitions, progress, settings):
+        asked.append(settings)
+        raise ConfigError("stop here")
+
+    monkeypatch.setattr(api, "engine_for", engine_for)
+    table = '[spark]\nmaster = "spark://head:7077"\nconf = { "spark.task.cpus" = 2 }'
+    job = load_job(_job(tmp_path, table))
+    given = SparkSettings(None, {"spark.task.cpus": "4", "spark.executor.memory": "1g"})
+    for engine in ("spark", "local"):
+        with pytest.raises(ConfigError, match="stop here"):
+            run_job(job, engine=engine, settings=given, log=print)
+    assert asked == [
+        SparkSettings("spark://head:7077", {"spark.task.cpus": "4", "spark.executor.memory": "1g"}),
+        given,  # the local engine: the command line's alone (refused there), the table left
+    ]
