@@ -79,9 +79,7 @@ def engine_for(
         given = "spark" if spark is not None else "partitions"
         raise ConfigError(f"{given}= is for the Spark engine; pass engine='spark' (or leave it)")
     if settings:
-        raise ConfigError(
-            f"{settings.shown()}: Spark settings are for the Spark engine (--engine spark)"
-        )
+        raise ConfigError(f"{settings.shown()}: Spark settings are for --engine spark only")
     return LocalEngine()
 
 

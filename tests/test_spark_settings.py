@@ -90,9 +90,11 @@ def test_a_bad_spark_table_names_the_file_and_the_key(tmp_path, table, said):
 
 
 def test_settings_on_the_local_engine_are_refused_not_dropped(tmp_path):
-    with pytest.raises(ConfigError, match="--master local.2.: Spark settings are for the Spark"):
+    with pytest.raises(
+        ConfigError, match="--master local.2.: Spark settings are for --engine spark only"
+    ):
         engine_for("local", settings=SparkSettings("local[2]"))
-    with pytest.raises(ConfigError, match="Spark settings are for the Spark engine"):
+    with pytest.raises(ConfigError, match="Spark settings are for --engine spark only"):
         run_job(load_job(_job(tmp_path, "")), settings=SparkSettings("local[2]"), log=print)
     assert not (tmp_path / "out").exists()
 
@@ -107,7 +109,7 @@ def test_a_job_files_spark_table_is_left_by_a_local_run(tmp_path):
 @pytest.mark.parametrize(
     ("argv", "said"),
     [
-        (["--master", "local[2]"], "--master local[2]: Spark settings are for the Spark engine"),
+        (["--master", "local[2]"], "--master local[2]: Spark settings are for --engine spark only"),
         (["--spark-conf", "spark.task.cpus=2"], "--spark-conf spark.task.cpus=2: Spark settings"),
         (["--engine", "spark", "--spark-conf", "task.cpus=2"], "argument --spark-conf:"),
         (["--engine", "spark", "--spark-conf", "spark.task.cpus"], "expected KEY=VALUE"),
@@ -134,3 +136,27 @@ def test_the_command_line_refuses_settings_it_cannot_use(tmp_path, capsys, argv,
         assert code == 2
         assert said in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_spark_engine_gets_the_job_files_settings_under_the_command_lines(
+    tmp_path, monkeypatch
+):
+    from mobeval import api
+
+    asked = []
+
+    def engine_for(engine, spark, partitions, progress, settings):
+        asked.append(settings)
+        raise ConfigError("stop here")
+
+    monkeypatch.setattr(api, "engine_for", engine_for)
+    table = '[spark]\nmaster = "spark://head:7077"\nconf = { "spark.task.cpus" = 2 }'
+    job = load_job(_job(tmp_path, table))
+    given = SparkSettings(None, {"spark.task.cpus": "4", "spark.executor.memory": "1g"})
+    for engine in ("spark", "local"):
+        with pytest.raises(ConfigError, match="stop here"):
+            run_job(job, engine=engine, settings=given, log=print)
+    assert asked == [
+        SparkSettings("spark://head:7077", {"spark.task.cpus": "4", "spark.executor.memory": "1g"}),
+        given,  # the local engine: the command line's alone (refused there), the table left
+    ]

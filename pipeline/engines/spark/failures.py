@@ -159,13 +159,14 @@ def worker_lines(text: str, limit: int = SHOWN_LINES) -> list[str]:
 
 
 def explain(text: str | BaseException) -> tuple[Failure, str] | None:
-    """The failure that ``text`` (an exception's text, or the exception: ``Type: text``, as a
-    Py4J error that the Java side never answered is told by its type) shows and its one-line
-    message: cause, advice, then the worker's first lines; None if no known failure matches."""
-    if isinstance(text, BaseException):
-        text = f"{type(text).__name__}: {text}"
+    """The failure that ``text`` (an exception's text, or the exception: its text matched as
+    ``Type: text``, as a Py4J error that the Java side never answered is told by its type)
+    shows and its one-line message: cause, advice, then the worker's first lines; None if no
+    known failure matches."""
+    matched = text if isinstance(text, str) else f"{type(text).__name__}: {text}"
+    text = str(text)
     for failure in FAILURES:
-        if re.search(failure.pattern, text):
+        if re.search(failure.pattern, matched):
             version = f"{sys.version_info.major}.{sys.version_info.minor}"
             advice = failure.advice.format(python=sys.executable, version=version)
             said = " | ".join(worker_lines(text))
