@@ -147,7 +147,7 @@ BAD: list[tuple[str, str, str, str | None]] = [
     ("recs", "metrics", '["precision@0"]', "precision@0"),
     ("recs", "metrics", "[]", ""),
     ("recs", "convention", '"nope"', "nope"),
-    ("recs", "population_convention", '"elliot"', "elliot"),
+    ("recs", "population_convention", '"lenskit"', "lenskit"),
     ("recs", "tail_ratio", "-1", "-1"),
     ("recs", "tail_ratio", '"x"', "x"),
     ("recs", "catalogue", "3", None),
