@@ -230,7 +230,10 @@ def test_resamples_without_a_metric_to_take_them_is_an_error(tmp_path, capsys):
     assert main([*argv, "--metrics", "geobleu"]) == 2
     assert "gives an interval to the population divergences" in capsys.readouterr().err
     lists = _lists(_rows())
-    takes = "gini, coverage, entropy, avg_popularity, tail_percentage, delta_gap and pop_ratio"
+    takes = (
+        "gini, coverage, entropy, distributional_coverage, avg_popularity, tail_percentage, "
+        "diversity, serendipity, epc, efd, aplt, aclt, delta_gap and pop_ratio"
+    )
     with pytest.raises(ConfigError, match=f"gives an interval to {takes}; metrics asks for none"):
         evaluate_recs(lists, lists, metrics=["ndcg@4"], k=None, population_resamples=5)
     for metric in ("avg_popularity@4", "tail_percentage@4", "delta_gap@4", "pop_ratio@4"):
