@@ -221,7 +221,8 @@ def _evaluation(family: str, build: Callable) -> Callable[..., Evaluation]:
             score = functools.partial(build, runner, *(given[i.name] for i in inputs_named))
             if given["out"] is None or _CALLER_RECORDS.get():
                 evaluation = score(values, where)
-                evaluation.config = result_config(family, given["options"], evaluation)
+                if evaluation is not None:  # None: a plan (a Spark job's), its result comes later
+                    evaluation.config = result_config(family, given["options"], evaluation)
                 return evaluation
             out = where["out"] = runner.location(given["out"])  # Spark: a URI
             return recorded(runner, out, family, given["options"], lambda: score(values, where))

@@ -134,6 +134,12 @@ BAD: list[tuple[str, str, str, str | None]] = [
     ("trajectory", "unknown_links", '"skip"', "skip"),
     ("trajectory", "gps_grid", "1", None),
     ("trajectory", "distance", '"geodesic"', "geodesic"),
+    ("trajectory", "jump_max", "-1", "-1"),
+    ("trajectory", "jump_bins", "0", "0"),
+    ("trajectory", "near_tolerance", "-1", "-1"),
+    ("trajectory", "generation_bins", "0", "0"),
+    ("trajectory", "generation_binning", '"log"', "log"),
+    ("trajectory", "id_range", "0", "0"),
     # recommendations (the convention's choices are added below)
     ("recs", "columns", '{foo = "x"}', "foo=x"),
     ("recs", "columns", '{ratings = {user_id = ""}}', None),

@@ -120,6 +120,7 @@ def test_a_summary_written_without_std_still_prints(monkeypatch):
         city="c",
         model="m",
         run=None,
+        partition=None,
         label="m",
         summary=old,
         outputs=None,
