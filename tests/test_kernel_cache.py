@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from tests.conftest import REPO_ROOT
+from tests.test_startup_imports import COMMANDS as STARTUP_COMMANDS
 
 SAMPLES = REPO_ROOT / "data_samples"
 #: A mobeval command, the compiler's modules it loaded, then a user's cached function compiled.
@@ -43,15 +44,7 @@ COMMANDS = {
         "--metrics",
         "ndcg@10,precision@5",
     ],
-    "nextloc": [
-        "nextloc",
-        "--truth",
-        str(SAMPLES / "nextloc/tky/truth.parquet"),
-        "--pred",
-        str(SAMPLES / "nextloc/tky/markov.parquet"),
-        "--k",
-        "1,5",
-    ],
+    "nextloc": STARTUP_COMMANDS["nextloc"][0],  # the start-up test's next-location run
 }
 
 
