@@ -435,9 +435,9 @@ def test_one_query_a_block_on_threads_as_one_block(golden, tmp_path, capsys, mon
     """The ranking kernels run blocks of queries on threads: with one query a block (each on
     whichever thread comes free), the output is still trec_eval's, cuts and dropped documents
     included; of two queries that repeat a document, the first in qid order is named."""
-    from mobeval.kernels import trec as kernels
+    from mobeval.kernels import trec_order
 
-    monkeypatch.setattr(kernels, "QUERIES_PER_BLOCK", 1)
+    monkeypatch.setattr(trec_order, "QUERIES_PER_BLOCK", 1)
     name, options = GOLDEN[golden]
     qrels, run = write_inputs(tmp_path, name)
     code, out, err = ours([*options, str(qrels), str(run)], capsys)

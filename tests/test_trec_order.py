@@ -1,12 +1,13 @@
 """trec_eval's order of a query's list (``form_res_rels.c``, ``comp_sim_docno``: score
-descending, then docno descending in byte order) as :func:`mobeval.kernels.trec.rank_and_judge`
-gives it, against Python's sort on the same keys: many ties, docnos that share their first 8
-bytes or differ only in a trailing zero byte, queries' lines interleaved, lines of no query."""
+descending, then docno descending in byte order) as
+:func:`mobeval.kernels.trec_order.rank_and_judge` gives it, against Python's sort on the same
+keys: many ties, docnos that share their first 8 bytes or differ only in a trailing zero byte,
+queries' lines interleaved, lines of no query."""
 
 import numpy as np
 import pytest
 
-from mobeval.kernels.trec import NONPOOL, UNJUDGED, rank_and_judge
+from mobeval.kernels.trec_order import NONPOOL, UNJUDGED, rank_and_judge
 
 POOL = [
     b"ABCDEFGH",

@@ -1,4 +1,4 @@
-"""The byte-level TREC readers (mobeval.kernels.text, mobeval.io.trec.read_run_codes and
+"""The byte-level TREC readers (mobeval.kernels.text, mobeval.io.trec_codes.read_run_codes and
 read_qrels_codes): the scores and relevances they read on their fast paths are Python's float
 (correctly rounded, as strtod) and int, and a run or qrels read into codes holds what the
 Polars readers read, for any block size."""
@@ -11,7 +11,8 @@ import pytest
 
 from mobeval.errors import InputError
 from mobeval.io.text import whole_lines
-from mobeval.io.trec import Interner, read_qrels, read_qrels_codes, read_run, read_run_codes
+from mobeval.io.trec import read_qrels, read_run
+from mobeval.io.trec_codes import Interner, read_qrels_codes, read_run_codes
 from mobeval.kernels.text import POWERS_OF_TEN, decimal_fast, integer_fast
 
 

@@ -1,5 +1,5 @@
 """Numba kernels over the bytes of text files: the fields of TREC run lines and byte strings
-interned to integer codes (:func:`mobeval.io.trec.read_run_codes`).
+interned to integer codes (:func:`mobeval.io.trec_codes.read_run_codes`).
 
 A block is a ``uint8`` array of whole lines, each ended by one LF. Fields are separated by runs
 of C's ``isspace()`` bytes but the newline (space, tab, CR, FF, VT), as trec_eval splits them; a

@@ -14,9 +14,10 @@ import numpy as np
 
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.numbers import c_atol, c_long_of_double
-from mobeval.io.trec import QrelsCodes, RunCodes
+from mobeval.io.trec_codes import QrelsCodes, RunCodes
 from mobeval.kernels import trec as K
 from mobeval.kernels.diversity import GDEVAL_MAX_JUDGMENT, gdeval_err
+from mobeval.kernels.trec_order import rank_and_judge
 from mobeval.metrics.trec import COUNTS, PROVIDER_MEASURES, Measure, TrecMetric, measure_names
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ def judge(
         offsets = np.concatenate([offsets, extra])
         scores = np.concatenate([scores, np.ones(missing.size)])
     qrels_q = np.array([index[qid] for qid in qrels.qids], dtype=np.int32)[qrels.qid]
-    off, rel, repeated, judged_twice = K.rank_and_judge(
+    off, rel, repeated, judged_twice = rank_and_judge(
         docnos,
         offsets,
         run_q,

@@ -10,15 +10,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mobeval.errors import ConfigError, InputError
-from mobeval.io.trec import (
-    QrelsCodes,
-    RunCodes,
-    located,
-    read_qrels,
-    read_qrels_codes,
-    read_run,
-    read_run_codes,
-)
+from mobeval.io.trec import located, read_qrels, read_run
+from mobeval.io.trec_codes import QrelsCodes, RunCodes, read_qrels_codes, read_run_codes
 from mobeval.metrics.trec import MEASURES, NICKNAMES, Measure, measure_names, resolve_measures
 from mobeval.tasks.trec import Judged, Options, evaluate, judge
 from mobeval.trec_eval.output import format_report
