@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 
 #: Set when SIGTERM arrived in :func:`terminate_as_interrupt`'s block.
@@ -44,3 +45,15 @@ def terminate_as_interrupt():
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def quiet_teardown() -> None:
+    """After an interrupt, finalizers' errors go unsaid (``sys.unraisablehook``): an object whose
+    construction the interrupt cut short (llvmlite's ``PassBuilder`` while Numba compiles) fails
+    in its ``__del__`` when it is collected, and Python would print that traceback after
+    ``mobeval: interrupted``. The process is ending: nothing of it is the user's to act on."""
+    sys.unraisablehook = _unsaid
+
+
+def _unsaid(unraisable) -> None:
+    """An error raised where nothing can catch it (a finalizer), after an interrupt: dropped."""

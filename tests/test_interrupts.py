@@ -9,6 +9,7 @@ the state is printed."""
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import subprocess
@@ -166,3 +167,26 @@ def test_an_interrupt_that_a_library_wrapped_is_still_an_interrupt(monkeypatch, 
     code = cli.main(["run", str(JOB), "--quiet"])
     assert code == 130
     assert "interrupted" in capsys.readouterr().err
+
+
+def test_a_finalizer_the_interrupt_broke_says_nothing_after_the_interrupt(monkeypatch, capsys):
+    """An object whose construction the interrupt cut short (llvmlite's ``PassBuilder`` while
+    Numba compiles) fails in its ``__del__`` when the interrupted frames are let go: that error is
+    not printed after ``mobeval: interrupted`` (Python's hook would print its traceback)."""
+    from mobeval import cli
+
+    class HalfBuilt:
+        def __init__(self):
+            raise KeyboardInterrupt  # the signal arrives before the handle is set
+
+        def __del__(self):
+            self._handle.dispose()  # AttributeError: no _handle
+
+    said = []
+    monkeypatch.setattr(sys, "unraisablehook", said.append)
+    monkeypatch.setattr(cli, "_run", lambda args: HalfBuilt())
+    code = cli.main(["run", str(JOB), "--quiet"])
+    gc.collect()
+    assert code == 130
+    assert said == []
+    assert capsys.readouterr().err.splitlines()[-1] == "mobeval: interrupted"

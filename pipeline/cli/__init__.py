@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_DONE
     args = parser.parse_args(argv)  # usage errors: one line, SystemExit(2); --help: exit 0
-    from mobeval.interrupts import interrupted, terminate_as_interrupt
+    from mobeval.interrupts import interrupted, quiet_teardown, terminate_as_interrupt
     from mobeval.io.remote import url_timeout  # after --help, which needs neither
     from mobeval.limits import fit_process, memory_limits, out_of_memory
 
@@ -148,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         message = out_of_memory(memory_limits())
     except BaseException as error:  # a Polars panic is a BaseException
         if interrupted(error):  # Ctrl-C or SIGTERM, also where a library wrapped it
+            quiet_teardown()
             logs.message("mobeval: interrupted", "error")
             return EXIT_INTERRUPTED
         if not isinstance(error, Exception | polars_panic()) or os.environ.get("MOBEVAL_DEBUG"):
