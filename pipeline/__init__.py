@@ -6,9 +6,17 @@ them)::
 
     import mobeval
     result = mobeval.evaluate_nextloc("truth.parquet", "pred.parquet", k=[1, 5, 10])
+
+Under an address-space limit (``ulimit -v``) importing the package fits the process to it
+(:func:`mobeval.limits.fit_process`) before NumPy, Arrow and Numba load, for the API as for the
+command line: import mobeval before those libraries.
 """
 
 import importlib
+
+from mobeval.limits import fit_process
+
+fit_process()
 
 __version__ = "0.1.0"
 

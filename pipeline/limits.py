@@ -25,8 +25,6 @@ Polars or Numba: it runs before they load.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import resource
 from dataclasses import dataclass
@@ -38,6 +36,12 @@ from pathlib import Path
 #: 936 MiB mapped and 300 MiB resident.
 START_ADDRESS_SPACE = 1 << 30
 START_RESIDENT = 320 << 20
+#: The same (address space, resident) for a command that reads no chunks, by what it reads whole:
+#: an OUT (``compare``, ``report``: 690-700 MiB mapped and 220 MiB resident on the next-location
+#: sample job's OUT, the report with its plots) or a HuMob submission (``validate``: 428 MiB and
+#: 96 MiB on the samples). Under less, Polars could abort the process (it cannot report a failed
+#: allocation: exit 134).
+WHOLE_START = {"out": (768 << 20, 256 << 20), "submission": (448 << 20, 128 << 20)}
 #: Peak bytes per row of a chunk (the chunk read, sorted, its kernel arrays, its per-unit part
 #: written): measured 160 (recommendation lists) and 440 (next location) bytes of address space
 #: per row between chunks of 100,000 and 500,000 rows with ``--out`` (docs/troubleshooting.md).
@@ -165,11 +169,14 @@ def memory_limits() -> list[Limit]:
 
 def fit_process() -> None:
     """Under an address-space limit, keep the libraries from reserving what they do not use:
-    :data:`LIMITED_ENVIRONMENT` (read when OpenBLAS and mimalloc load: call this before NumPy and
-    pyarrow are imported) and at most :data:`ARENAS` glibc malloc arenas. Without such a limit,
-    nothing changes."""
+    :data:`LIMITED_ENVIRONMENT` (read when OpenBLAS and mimalloc load: ``import mobeval`` calls
+    this, before NumPy and pyarrow are imported) and at most :data:`ARENAS` glibc malloc arenas.
+    Without such a limit, nothing changes (and ``ctypes`` is not imported)."""
     if address_space_limit() is None:
         return
+    import ctypes
+    import ctypes.util
+
     for name, value in LIMITED_ENVIRONMENT.items():
         os.environ.setdefault(name, value)
     libc = ctypes.util.find_library("c")
@@ -198,13 +205,18 @@ def fitted_chunk_rows(
     return chunk_rows
 
 
-def shortfall(limits: list[Limit]) -> str | None:
+def shortfall(limits: list[Limit], whole: str | None = None) -> str | None:
     """Why a run cannot fit in one of ``limits``, for a message that stops it before it starts
-    (None: it fits): the limit, what a run takes, and what to raise it to."""
+    (None: it fits): the limit, what a run takes, and what to raise it to. A run reads chunks (its
+    smallest must fit beside the libraries), or, ``whole``, a key of :data:`WHOLE_START`."""
     for limit in limits:
-        if _left(limit) < MIN_CHUNK_ROWS * BYTES_PER_ROW:
+        if whole is None:
             start = START_ADDRESS_SPACE if limit.address_space else START_RESIDENT
-            need = max(limit.used(), start) + MIN_CHUNK_ROWS * BYTES_PER_ROW
+        else:
+            start = WHOLE_START[whole][0 if limit.address_space else 1]
+        rows = MIN_CHUNK_ROWS * BYTES_PER_ROW if whole is None else 0
+        need = max(limit.used(), start) + rows
+        if limit.size < need:
             return (
                 f"{limit.describe()} is too small for a run: mobeval's libraries take about "
                 f"{gib(start)} of {limit.counts} before the first row (this process uses "
@@ -214,9 +226,26 @@ def shortfall(limits: list[Limit]) -> str | None:
     return None
 
 
-def out_of_memory(limits: list[Limit]) -> str:
-    """The message of a run that ran out of memory: the limit it ran under, what to change."""
-    under = f" under {limits[0].describe()}" if limits else ""
-    return f"out of memory{under}: a smaller --chunk-rows (a job's chunk_rows) needs less" + (
-        ", or raise the limit" if limits else ""
+#: What the dynamic loader says of a library it could not map (glibc's ``dlopen``, ENOMEM): a
+#: library imported under an address-space limit that leaves it no room fails so, as an
+#: ImportError (SciPy's ``_ufuncs`` under 600 MiB, imported by the report's plots).
+UNMAPPED_LIBRARY = "failed to map segment"
+
+
+def exhausted(error: BaseException) -> bool:
+    """Whether ``error`` says the process ran out of memory: a MemoryError (Arrow's included), or
+    an ImportError of a library that could not be mapped (:data:`UNMAPPED_LIBRARY`)."""
+    return isinstance(error, MemoryError) or (
+        isinstance(error, ImportError) and UNMAPPED_LIBRARY in str(error)
     )
+
+
+def out_of_memory(limits: list[Limit], chunked: bool = True) -> str:
+    """The message of a run that ran out of memory: the limit it ran under, what to change (a
+    smaller chunk where the command reads in chunks, ``chunked``; the limit)."""
+    under = f" under {limits[0].describe()}" if limits else ""
+    change = ["a smaller --chunk-rows (a job's chunk_rows) needs less"] if chunked else []
+    change += ["raise the limit"] if limits else []
+    if not change:
+        return f"out of memory{under}"
+    return f"out of memory{under}: {', or '.join(change)}"

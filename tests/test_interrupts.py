@@ -190,3 +190,16 @@ def test_a_finalizer_the_interrupt_broke_says_nothing_after_the_interrupt(monkey
     assert code == 130
     assert said == []
     assert capsys.readouterr().err.splitlines()[-1] == "mobeval: interrupted"
+
+
+def test_ctrl_c_while_the_command_line_is_read_is_no_traceback(monkeypatch, capsys):
+    """Ctrl-C in the first second of a run (the parser built, the command's modules imported,
+    before the command's own handling) ended in a KeyboardInterrupt traceback (14-32 lines)."""
+    from mobeval import cli
+
+    def interrupted(command):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert cli.main(["run", str(JOB)]) == 130
+    assert capsys.readouterr().err == "mobeval: interrupted\n"

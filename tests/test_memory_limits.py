@@ -102,6 +102,91 @@ def test_a_limit_too_small_stops_at_once_naming_it(family):
     assert "Traceback" not in run.stderr
 
 
+#: The API on the next-location sample, its summary printed as CSV.
+API_RUN = f"""
+import mobeval
+result = mobeval.evaluate_nextloc(
+    "{SAMPLES}/nextloc/tky/truth.parquet", "{SAMPLES}/nextloc/tky/markov.parquet", progress=False
+)
+print(result.summary.write_csv(), end="")
+"""
+
+
+def test_the_api_is_fitted_to_the_limit_when_the_package_is_imported():
+    """Only the command line fitted the process (OpenBLAS, mimalloc and malloc's reservations):
+    the API under 1050 MiB aborted (Polars could not allocate, exit 134) and under 2 GiB raised
+    MemoryError; with an empty Numba cache it spun in OpenBLAS's initialisation until killed."""
+
+    def api(address_space: int | None):
+        def limit() -> None:
+            if address_space is not None:
+                resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
+        return subprocess.run(
+            [sys.executable, "-c", API_RUN],
+            capture_output=True,
+            text=True,
+            preexec_fn=limit,
+            timeout=180,
+        )
+
+    free = api(None)
+    assert free.returncode == 0, free.stderr
+    run = api(1050 << 20)
+    assert run.returncode == 0, run.stderr
+    assert summary_rows(run.stdout) == summary_rows(free.stdout)
+
+
+def test_validate_stops_at_once_under_a_limit_too_small():
+    """Under 400 MiB Polars aborted ``validate`` (exit 134); under 600 MiB it finishes."""
+    humob = SAMPLES / "humob"
+    args = ["validate", "--task", "test", "--submission", str(humob / "home_only.csv.gz")]
+    args += ["--dataset", str(humob / "city_test_challengedata.csv.gz")]
+    run = limited(400 << 20, args, timeout=60)
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.startswith(
+        "mobeval: error: the address-space limit (ulimit -v) of 400 MiB is too small for a run: "
+        "mobeval's libraries take about 448 MiB of address space"
+    )
+    assert limited(600 << 20, args).returncode == 0
+
+
+@pytest.mark.parametrize("command", ["compare", "report"])
+def test_a_command_reading_a_whole_out_stops_at_once_under_a_limit_too_small(command, tmp_path):
+    """Under 600 MiB ``report`` could not map SciPy's ``_ufuncs`` (an ImportError: exit 3, 'a bug
+    in mobeval') or Polars aborted it (exit 134), and ``compare`` ran out of memory after 12 s
+    suggesting a --chunk-rows it does not take; under 800 MiB both finish."""
+    out = tmp_path / "out"
+    job = str(REPO_ROOT / "jobs" / "nextloc_sample.toml")  # two models a city
+    assert limited(None, ["run", job, "--quiet", "--out", str(out)]).returncode == 0
+    args = {"compare": [str(out)], "report": [str(out), "--output", str(tmp_path / "r.html")]}
+    run = limited(600 << 20, [command, *args[command]], timeout=60)
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.startswith(
+        "mobeval: error: the address-space limit (ulimit -v) of 600 MiB is too small for a run: "
+        "mobeval's libraries take about 768 MiB of address space"
+    )
+    assert limited(800 << 20, [command, *args[command]]).returncode == 0
+
+
+def test_out_of_memory_in_a_command_without_chunks_names_the_limit_alone(monkeypatch, capsys):
+    """A library that cannot be mapped (an ImportError) is out of memory too, not 'a bug in
+    mobeval'; a command that reads no chunks is not told of --chunk-rows."""
+    from mobeval import cli
+
+    def unmapped(args):
+        raise ImportError("_ufuncs.so: failed to map segment from shared object")
+
+    limit = limits.Limit("address-space limit (ulimit -v)", 900 << 20, "address space")
+    monkeypatch.setattr(limits, "memory_limits", lambda: [limit])
+    monkeypatch.setattr(cli, "_run", unmapped)
+    assert cli.main(["compare", "out"]) == 2
+    assert capsys.readouterr().err == (
+        "mobeval: error: out of memory under the address-space limit (ulimit -v) of 900 MiB: "
+        "raise the limit\n"
+    )
+
+
 def test_ten_million_rows_in_chunks_fitted_to_the_limit(tmp_path):
     """One chunk of 10,000,000 rows does not fit in 1.3 GB beside the libraries (Polars aborts):
     the chunks are fitted to what the limit leaves, and the values are those of the run without

@@ -109,8 +109,16 @@ def _spark_settings(args):
 @logs.scoped
 def main(argv: list[str] | None = None) -> int:
     """Run one command; the exit code (see the module docstring). Every failure is one line on
-    stderr, never a traceback."""
-    argv = sys.argv[1:] if argv is None else argv
+    stderr, never a traceback: Ctrl-C too while the command line is read and the command's
+    modules load, before the command's own handling of it is in place (exit 130)."""
+    try:
+        return _command(sys.argv[1:] if argv is None else argv)
+    except KeyboardInterrupt:
+        logs.message("mobeval: interrupted", "error")
+        return EXIT_INTERRUPTED
+
+
+def _command(argv: list[str]) -> int:
     # the command is the first word that is not an option (``mobeval`` takes none with a value)
     parser = build_parser(next((word for word in argv if not word.startswith("-")), ""))
     if not argv:  # ``mobeval`` alone asks what it can do: the help, as pip answers (exit 0)
@@ -119,9 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)  # usage errors: one line, SystemExit(2); --help: exit 0
     from mobeval.interrupts import interrupted, quiet_teardown, terminate_as_interrupt
     from mobeval.io.remote import url_timeout  # after --help, which needs neither
-    from mobeval.limits import fit_process, memory_limits, out_of_memory
+    from mobeval.limits import exhausted, memory_limits, out_of_memory
 
-    fit_process()  # before NumPy, Arrow and Numba load
     # A run makes few reference cycles, but its libraries' imports allocate hundreds of thousands
     # of objects, which Python's collector would walk again at each threshold: 0.08-0.1 s of CPU
     # a run at the default (700, 10, 10), one pass at these (measured on recs and nextloc).
@@ -144,22 +151,22 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(error, BrokenPipeError) and error.filename == STDOUT:
             return EXIT_CLOSED_PIPE  # the reader has what it wanted: nothing more to say
         message = one_line(os_error_text(error))
-    except MemoryError:
-        message = out_of_memory(memory_limits())
     except BaseException as error:  # a Polars panic is a BaseException
         if interrupted(error):  # Ctrl-C or SIGTERM, also where a library wrapped it
             quiet_teardown()
             logs.message("mobeval: interrupted", "error")
             return EXIT_INTERRUPTED
-        if not isinstance(error, Exception | polars_panic()) or os.environ.get("MOBEVAL_DEBUG"):
-            raise
-        logs.message(
-            f"mobeval: internal error: {type(error).__name__}: {one_line(error)[:500]} "
-            "(a bug in mobeval, not in the input: please report it with the command line; "
-            "MOBEVAL_DEBUG=1 shows the traceback)",
-            "error",
-        )
-        return EXIT_INTERNAL
+        if not exhausted(error):
+            if not isinstance(error, Exception | polars_panic()) or os.environ.get("MOBEVAL_DEBUG"):
+                raise
+            logs.message(
+                f"mobeval: internal error: {type(error).__name__}: {one_line(error)[:500]} "
+                "(a bug in mobeval, not in the input: please report it with the command line; "
+                "MOBEVAL_DEBUG=1 shows the traceback)",
+                "error",
+            )
+            return EXIT_INTERNAL
+        message = out_of_memory(memory_limits(), chunked=args.command in (*SCORING, "run"))
     logs.message(f"mobeval: error: {message}", "error")
     return EXIT_BAD_INPUT
 
@@ -184,8 +191,11 @@ def _run(args) -> int:
 
     progress = False if getattr(args, "quiet", False) else None
     heavy = (*SCORING, "run", "warmup", "trec_eval", "ndeval")
-    if args.command in heavy and shortfall(memory_limits()):
-        raise ConfigError(shortfall(memory_limits()))  # before the libraries load, not in them
+    whole = {"compare": "out", "report": "out", "validate": "submission"}  # read whole, no chunks
+    if args.command in (*heavy, *whole):  # before the libraries load, not in them
+        why = shortfall(memory_limits(), whole.get(args.command))
+        if why is not None:
+            raise ConfigError(why)
     if args.command in SCORING:
         family = args.command
         options = family_options(args, family)
