@@ -1,6 +1,20 @@
-"""``python -m mobeval``: the same command line as ``mobeval``."""
+"""``python -m mobeval`` and the ``mobeval`` command: the command line (:func:`mobeval.cli.main`),
+Ctrl-C while its modules load included: one line, ``mobeval: interrupted``, exit 130 (the exit
+code of :data:`mobeval.cli.EXIT_INTERRUPTED`, not imported: the interrupt may come before it is
+loaded), never a traceback."""
 
-from mobeval.cli import main
+import sys
+
+
+def run() -> int:
+    """The command line's exit code."""
+    try:
+        from mobeval.cli import main
+    except KeyboardInterrupt:
+        sys.stderr.write("mobeval: interrupted\n")
+        return 130
+    return main()
+
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run())

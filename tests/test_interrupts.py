@@ -203,3 +203,22 @@ def test_ctrl_c_while_the_command_line_is_read_is_no_traceback(monkeypatch, caps
     monkeypatch.setattr(cli, "build_parser", interrupted)
     assert cli.main(["run", str(JOB)]) == 130
     assert capsys.readouterr().err == "mobeval: interrupted\n"
+
+
+def test_ctrl_c_while_the_command_lines_modules_load_is_no_traceback(monkeypatch, capsys):
+    """``mobeval`` and ``python -m mobeval`` imported ``mobeval.cli`` (0.2-0.5 s at load 20)
+    before any handler: Ctrl-C then was a KeyboardInterrupt traceback."""
+    import builtins
+
+    from mobeval import __main__ as entry
+
+    load = builtins.__import__
+
+    def interrupted(name, *args, **kwargs):
+        if name == "mobeval.cli":
+            raise KeyboardInterrupt
+        return load(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", interrupted)
+    assert entry.run() == 130
+    assert capsys.readouterr().err == "mobeval: interrupted\n"
