@@ -190,12 +190,18 @@ def score_recs_frame(
         or any(s.family in _USER_STAT for s in specs)
     )
     limit = -1 if whole or trec or not grid else grid[-1]
-    rows, rec_items, rec_scores = R.lists(recs, conv.order, limit)
-    ratings = R.by_user_item(ratings)
-    R.check_unique_truth(ratings, path_ratings)
+    ratings, users, rec_counts, tru_counts = R.blocks(recs, ratings, path_ratings)
+    rec_off = R.offsets(rec_counts)
+    tru_off = R.offsets(tru_counts)
+    # a score order is put in place by the kernel, in its copy of each list, unless a trec_eval
+    # measure needs the ordered rows
+    order_mode, ids_text = K.AS_GIVEN, False
+    if conv.order in R.SCORE_ORDERS and not trec:
+        rows, (rec_items, rec_scores) = None, R.as_given(recs)
+        order_mode, ids_text = R.score_order(recs, conv.order)
+    else:
+        rows, rec_items, rec_scores = R.lists(recs, conv.order, rec_off, limit)
     tru_items = ratings[R.ITEM].to_numpy()
-
-    users, rec_counts, tru_counts = R.segments(recs["user_id"], ratings["user_id"])
     thr = conv.relevant_threshold
     missing = {}
     for side, counts in (("recs", rec_counts), ("ratings", tru_counts)):
@@ -209,8 +215,6 @@ def score_recs_frame(
         trec_values = trec_user_values(
             lists, ratings, users, trec, level, path_ratings=path_ratings
         )
-    rec_off = R.offsets(rec_counts)
-    tru_off = R.offsets(tru_counts)
 
     longest = int(max(rec_counts.max(initial=0), tru_counts.max(initial=0), 1))
     cut, usr, dup_pos = K.recs_user_stats(
@@ -235,14 +239,16 @@ def score_recs_frame(
             ap_mode=_AP[conv.ap_denominator],
             nan_if_no_relevant=conv.no_relevant != "zero",
             whole_lists=whole,
+            order_mode=order_mode,
+            ids_text=ids_text,
+            order_limit=limit,
         ).checked(),
     )
     if conv.duplicates == "error" and (dup_pos >= 0).any():
         u = int(np.flatnonzero(dup_pos >= 0)[0])
-        if limit >= 0:  # the first repeat in the list's whole order, as the message names it
-            rows, rec_items = R.lists(recs, conv.order)[:2]
-            dup_pos[u] = K.first_repeat(rec_items[rec_off[u] : rec_off[u + 1]])
-        row = int(rec_off[u] + dup_pos[u])
+        # the first repeat in the list's whole order, as the message names it
+        rows, rec_items = R.lists(recs, conv.order, rec_off)[:2]
+        row = int(rec_off[u] + K.first_repeat(rec_items[rec_off[u] : rec_off[u + 1]]))
         item = recs["item_id"][row if rows is None else int(rows[row])]
         raise InputError(
             "an item appears twice in a user's list (trec_eval rejects duplicate documents); "

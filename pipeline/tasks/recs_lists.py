@@ -14,6 +14,7 @@ from mobeval.errors import InputError
 from mobeval.io.sources import columns_present
 from mobeval.kernels.list_order import ID_ASC, TEXT_DESC, list_order
 from mobeval.kernels.ranks import drop_repeated, ranx_order
+from mobeval.kernels.user_blocks import truth_order, user_blocks
 
 SCORE_ORDERS = {"score_id_str_desc": TEXT_DESC, "score_id_asc": ID_ASC}
 ITEM = "_item"  # the int64 item codes of :func:`item_codes`, carried through the sorts
@@ -51,6 +52,10 @@ def check_finite(df: pl.DataFrame, column: str, path: object | None) -> None:
             )
     if not df.schema[column].is_numeric():
         raise InputError(f"must be numeric, not {df.schema[column]}", path=path, column=column)
+    if df.schema[column].is_integer() or (
+        df.schema[column] == pl.Float64 and np.isfinite(df[column].to_numpy()).all()
+    ):
+        return  # one pass over the values (the filter below builds a frame)
     bad = df.filter(~pl.col(column).cast(pl.Float64).is_finite())
     if len(bad):
         key = (bad["user_id"][0], bad["item_id"][0])
@@ -87,37 +92,50 @@ def by_user_item(ratings: pl.DataFrame) -> pl.DataFrame:
 def ordered(recs: pl.DataFrame, order: str) -> pl.DataFrame:
     """Rows grouped by user (ascending), each user's rows in list order."""
     recs = by_user(recs)
-    rows = lists(recs, order)[0]
+    rows = lists(recs, order, user_offsets(recs))[0]
     return recs if rows is None else recs[rows]
 
 
 def lists(
-    recs: pl.DataFrame, order: str, limit: int = -1
+    recs: pl.DataFrame, order: str, rec_off: np.ndarray, limit: int = -1
 ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
-    """``(rows, items, scores)`` of ``recs`` (grouped by user, ascending) with each user's rows
+    """``(rows, items, scores)`` of ``recs`` (grouped by user, ascending; ``rec_off``: the
+    offsets of its users' blocks, an empty block allowed) with each user's rows
     in list order inside the user's block (so the user column stays as it is): the row
     permutation (None: the rows are in that order already), the int64 item codes (``ITEM``, or
     :func:`item_codes` of ``item_id``) and the float64 scores (0 without a score column) in
     that order. Score orders: :func:`~mobeval.kernels.list_order.list_order` (trec_eval: score
     descending, ties by item id as text descending), which sorts the arrays themselves, the ties
     from position ``limit`` on where the scores never increase left as they are (-1: none)."""
-    ids = recs["item_id"]
-    items = recs[ITEM].to_numpy() if ITEM in recs.columns else item_codes(ids, ids[:0])[0]
-    scores = np.zeros(recs.height)
-    if "score" in recs.columns:
-        scores = recs["score"].to_numpy().astype(np.float64, copy=False)
+    items, scores = as_given(recs)
     if order in SCORE_ORDERS:
-        mode = SCORE_ORDERS[order]
-        text = ids.dtype.is_integer()
-        ordered = list_order(user_offsets(recs), scores, items, mode, text, limit)
+        mode, text = score_order(recs, order)
+        ordered = list_order(rec_off, scores, items, mode, text, limit)
         return (None, items, scores) if ordered is None else ordered
     rows = None
     if order == "rank":
         rows = recs.select(pl.arg_sort_by(["user_id", "rank"], maintain_order=True))
         rows = rows.to_series().to_numpy()
     elif order == "ranx":
-        rows = ranx_order(user_offsets(recs), scores)
+        rows = ranx_order(rec_off, scores)
     return (None, items, scores) if rows is None else (rows, items[rows], scores[rows])
+
+
+def as_given(recs: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """``(items, scores)`` of ``recs`` in its rows' order: the int64 item codes (``ITEM``, or
+    :func:`item_codes` of ``item_id``) and the float64 scores (0 without a score column)."""
+    ids = recs["item_id"]
+    items = recs[ITEM].to_numpy() if ITEM in recs.columns else item_codes(ids, ids[:0])[0]
+    if "score" not in recs.columns:
+        return items, np.zeros(recs.height)
+    return items, recs["score"].to_numpy().astype(np.float64, copy=False)
+
+
+def score_order(recs: pl.DataFrame, order: str) -> tuple[int, bool]:
+    """``(mode, ids_text)`` of a score order (:data:`SCORE_ORDERS`) for
+    :mod:`mobeval.kernels.list_order`: integer ids compared as their decimal text under
+    ``TEXT_DESC``."""
+    return SCORE_ORDERS[order], recs["item_id"].dtype.is_integer()
 
 
 def user_offsets(recs: pl.DataFrame) -> np.ndarray:
@@ -151,11 +169,15 @@ def check_unique_truth(ratings: pl.DataFrame, path: object | None) -> None:
         & (pl.col("item_id") == pl.col("item_id").shift())
     ).to_series()
     if dup.any():
-        row = int(dup.arg_true()[0])
-        key = (ratings["user_id"][row], ratings["item_id"][row])
-        raise InputError(
-            "the same item is rated twice for a user", path=path, column="item_id", key=key
-        )
+        raise_repeated_truth(ratings, int(dup.arg_true()[0]), path)
+
+
+def raise_repeated_truth(ratings: pl.DataFrame, row: int, path: object | None) -> None:
+    """The InputError of a (user, item) pair rated twice: ``row`` repeats the row before it."""
+    key = (ratings["user_id"][row], ratings["item_id"][row])
+    raise InputError(
+        "the same item is rated twice for a user", path=path, column="item_id", key=key
+    )
 
 
 def item_codes(rec_items: pl.Series, tru_items: pl.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -176,3 +198,27 @@ def segments(rec_users: pl.Series, tru_users: pl.Series):
         both["n_recs"].to_numpy().astype(np.int64),
         both["n_truth"].to_numpy().astype(np.int64),
     )
+
+
+def blocks(recs: pl.DataFrame, ratings: pl.DataFrame, path_ratings: object | None):
+    """``(ratings, users, rec_counts, tru_counts)``: the ratings sorted by user, then item (as
+    they are when they arrive in that order, as a ratings file is often written), checked to rate
+    each (user, item) once; the union of both sides' users (ascending) and each user's rows on
+    each side. ``recs`` grouped by user (ascending), its ``user_id`` typed as the ratings'.
+    Integer user ids (within int64's range): one pass over the ratings' pairs and a merge of the
+    two user columns (:mod:`mobeval.kernels.user_blocks`); other ids: Polars' run lengths and a
+    join."""
+    if not recs["user_id"].dtype.is_integer() or recs["user_id"].dtype == pl.UInt64:
+        ratings = by_user_item(ratings)
+        check_unique_truth(ratings, path_ratings)
+        return ratings, *segments(recs["user_id"], ratings["user_id"])
+    unsorted, repeated = truth_order(ratings["user_id"].to_numpy(), ratings[ITEM].to_numpy())
+    if unsorted >= 0:
+        ratings = ratings.sort(["user_id", "item_id"])
+        repeated = truth_order(ratings["user_id"].to_numpy(), ratings[ITEM].to_numpy())[1]
+    if repeated >= 0:
+        raise_repeated_truth(ratings, repeated, path_ratings)
+    users, rec_counts, tru_counts = user_blocks(
+        recs["user_id"].to_numpy(), ratings["user_id"].to_numpy()
+    )
+    return ratings, pl.Series("user_id", users).cast(recs["user_id"].dtype), rec_counts, tru_counts
