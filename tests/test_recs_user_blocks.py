@@ -3,7 +3,6 @@ user-sorted sides (:mod:`mobeval.kernels.user_blocks`), and each list put in its
 metric kernel itself (``StatsRules.order_mode``) against the same kernel fed lists that Python's
 sort ordered."""
 
-import functools
 from collections import Counter
 
 import numpy as np
@@ -12,6 +11,7 @@ import pytest
 from mobeval.kernels import recs as K
 from mobeval.kernels.list_order import ID_ASC, TEXT_DESC
 from mobeval.kernels.user_blocks import truth_order, user_blocks
+from tests.test_recs_list_order import _expected  # Python's sort of a list's rows
 
 
 def _sorted_users(rng, n, high):
@@ -52,19 +52,6 @@ def test_truth_order_finds_the_first_row_out_of_order_and_the_first_repeat(seed)
         assert repeated == expected[1]
 
 
-def _text_desc_key(scores, ids, mode):
-    def before(i, j):
-        if scores[i] != scores[j]:
-            return -1 if scores[i] > scores[j] else 1
-        if ids[i] != ids[j]:
-            if mode == TEXT_DESC:
-                return -1 if str(ids[i]) > str(ids[j]) else 1
-            return -1 if ids[i] < ids[j] else 1
-        return -1 if i < j else 1
-
-    return functools.cmp_to_key(before)
-
-
 @pytest.mark.parametrize("mode", [TEXT_DESC, ID_ASC])
 @pytest.mark.parametrize("whole", [True, False])
 def test_the_kernel_orders_each_list_as_python_sorts_it(mode, whole):
@@ -82,7 +69,7 @@ def test_the_kernel_orders_each_list_as_python_sorts_it(mode, whole):
     ordered = np.empty(n, dtype=np.int64)
     for u in range(len(lengths)):
         block = list(range(offsets[u], offsets[u + 1]))
-        ordered[offsets[u] : offsets[u + 1]] = sorted(block, key=_text_desc_key(scores, ids, mode))
+        ordered[offsets[u] : offsets[u + 1]] = _expected(block, scores, ids, mode)
     tru_items = np.array([1, 9, 10, 99, 100, 123], dtype=np.int64)
     tru_off = np.arange(0, len(lengths) * 6 + 1, 6, dtype=np.int64)
     tru = (tru_off, np.tile(tru_items, len(lengths)), np.tile([1.0, 2, 0, 3, 1, 4], len(lengths)))
