@@ -126,28 +126,39 @@ def _order_units(
         lo, hi = offsets[u], offsets[u + 1]
         for r in range(lo, hi):
             scores[r], ids[r], rows[r] = given_scores[r], given_ids[r], r
-        by_score = True
-        for r in range(lo + 1, hi):
-            if scores[r] > scores[r - 1]:
-                by_score = False
-                break
-        if not by_score:
-            moved[u] = True
-            _sort(lo, hi, scores, ids, rows, mode, text)
+        moved[u] = order_block(lo, hi, scores, ids, rows, mode, text, limit)
+
+
+@njit(cache=True)
+def order_block(lo, hi, scores, ids, rows, mode, text, limit):
+    """Entries ``lo`` to ``hi - 1`` of ``scores``, ``ids`` and ``rows`` (one list, its row
+    numbers ascending) put in ``mode``'s order in place, a run of tied scores that starts at or
+    after position ``limit`` of a list whose scores never increase left as it is; whether any
+    entry moved. The recs kernel calls it on its own copy of each list
+    (:func:`mobeval.kernels.recs.recs_user_stats`)."""
+    by_score = True
+    for r in range(lo + 1, hi):
+        if scores[r] > scores[r - 1]:
+            by_score = False
+            break
+    if not by_score:
+        _sort(lo, hi, scores, ids, rows, mode, text)
+        return True
+    moved = False
+    start = lo
+    end = lo + min(hi - lo, limit)  # runs starting here or later stay as they are
+    for r in range(lo + 1, hi + 1):
+        if start >= end:
+            break
+        if r < hi and scores[r] == scores[start]:
             continue
-        start = lo
-        end = lo + min(hi - lo, limit)  # runs starting here or later stay as they are
-        for r in range(lo + 1, hi + 1):
-            if start >= end:
+        for t in range(start + 1, r):
+            if _before(t, t - 1, scores, ids, rows, mode, text):
+                moved = True
+                _sort(start, r, scores, ids, rows, mode, text)
                 break
-            if r < hi and scores[r] == scores[start]:
-                continue
-            for t in range(start + 1, r):
-                if _before(t, t - 1, scores, ids, rows, mode, text):
-                    moved[u] = True
-                    _sort(start, r, scores, ids, rows, mode, text)
-                    break
-            start = r
+        start = r
+    return moved
 
 
 @njit(cache=True)

@@ -2,7 +2,8 @@
 
 Layout (``U`` users, all arrays built once by :mod:`mobeval.tasks.recs`):
 
-* ``rec_off[U+1]`` offsets into ``rec_items`` / ``rec_scores``: user ``u``'s list, in rank order.
+* ``rec_off[U+1]`` offsets into ``rec_items`` / ``rec_scores``: user ``u``'s list, in rank order
+  (or in file order, put in a score order by the kernel itself: ``StatsRules.order_mode``).
 * ``tru_off[U+1]`` offsets into ``tru_items`` / ``tru_ratings``: user ``u``'s ground truth,
   sorted by item id, so "is this recommended item rated, and how" is a binary search.
 
@@ -45,6 +46,7 @@ import numpy as np
 from mobeval.kernels.blocks import readonly, run_blocks
 from mobeval.kernels.heapsort import sort_indices
 from mobeval.kernels.jit import njit
+from mobeval.kernels.list_order import ID_ASC, TEXT_DESC, order_block
 from mobeval.kernels.pairwise import pairwise_sum
 
 FULL = np.iinfo(np.int64).max  # cutoff meaning "the whole list"
@@ -52,6 +54,7 @@ FULL = np.iinfo(np.int64).max  # cutoff meaning "the whole list"
 GAIN_BINARY, GAIN_LINEAR, GAIN_EXPONENTIAL, GAIN_RELISON = 0, 1, 2, 3
 DUP_EACH, DUP_DISTINCT_TP = 0, 1
 AP_RELEVANT, AP_MIN_K_RELEVANT, AP_HITS = 0, 1, 2
+AS_GIVEN = -1  # ``order_mode``: the lists arrive in rank order
 
 # per-user, per-cutoff outputs: cut[u, stat, c]
 TP, DEN, PREC, REC, AP, RR, NDCG, HIT, DCG, DCG_BURGES = range(10)
@@ -60,6 +63,7 @@ N_CUT_STATS = 10
 NREL, RP_TP, RP_DEN, RPREC, MSE, MAE, RMSE = range(7)
 N_USER_STATS = 7
 USERS_PER_BLOCK = 256  # fewer users than this are scored in one block (no thread)
+SHORT_SORT = 32  # a user's gains up to this many are sorted by insertion, in place
 
 
 class StatsRules(NamedTuple):
@@ -74,7 +78,11 @@ class StatsRules(NamedTuple):
     without a relevant item get NaN, else 0; ``whole_lists``: every list position is scanned;
     False (no per-user statistic, no ideal DCG over the rated recommended items and no ``FULL``
     cutoff asked for) scans a list to the largest cutoff only and leaves the per-user statistics
-    but ``NREL`` NaN (the duplicate check still reads the whole list)."""
+    but ``NREL`` NaN (the duplicate check still reads the whole list); ``order_mode``:
+    ``AS_GIVEN``, or a score order of :mod:`mobeval.kernels.list_order` (``TEXT_DESC``,
+    ``ID_ASC``, with ``ids_text``) in which the kernel puts each list itself, in its own copy of
+    the list (:func:`~mobeval.kernels.list_order.order_block`: no whole-column copy), the tied
+    runs from position ``order_limit`` on left as they are (-1: none)."""
 
     rel_threshold: float
     user_mean_threshold: bool
@@ -88,6 +96,9 @@ class StatsRules(NamedTuple):
     ap_mode: int
     nan_if_no_relevant: bool
     whole_lists: bool = True
+    order_mode: int = AS_GIVEN
+    ids_text: bool = False
+    order_limit: int = -1
 
     def checked(self) -> StatsRules:
         """The record with each field of its Python type; ValueError on an unknown code."""
@@ -95,6 +106,7 @@ class StatsRules(NamedTuple):
             "gain_mode": (GAIN_BINARY, GAIN_LINEAR, GAIN_EXPONENTIAL, GAIN_RELISON),
             "dup_mode": (DUP_EACH, DUP_DISTINCT_TP),
             "ap_mode": (AP_RELEVANT, AP_MIN_K_RELEVANT, AP_HITS),
+            "order_mode": (AS_GIVEN, TEXT_DESC, ID_ASC),
         }
         for name, known in codes.items():
             if getattr(self, name) not in known:
@@ -200,6 +212,26 @@ def _ascending(values):
 
 
 @njit(cache=True)
+def _sort_ascending(values, n):
+    """``values[:n]`` sorted ascending in place (by insertion up to ``SHORT_SORT`` values, else
+    :func:`_ascending`), returned as a view: equal values are equal bits, so the ideal DCG of
+    the sorted gains is that of any sort."""
+    if n > SHORT_SORT:
+        ascending = _ascending(values[:n])
+        for i in range(n):
+            values[i] = ascending[i]
+        return values[:n]
+    for i in range(1, n):
+        x = values[i]
+        k = i
+        while k > 0 and values[k - 1] > x:
+            values[k] = values[k - 1]
+            k -= 1
+        values[k] = x
+    return values[:n]
+
+
+@njit(cache=True)
 def _ideal_dcg(gains_asc, k, discounts):
     """DCG of the ``k`` largest gains, best first (``gains_asc`` sorted ascending)."""
     n = gains_asc.shape[0]
@@ -280,9 +312,22 @@ def _user_stats(
     at_dcg_burges = np.empty(n_cut)
     at_dcg_rated = np.empty(n_cut)
     longest = 1
+    most_rated = 1
     for u in range(first, last):
         longest = max(longest, rec_off[u + 1] - rec_off[u])
+        most_rated = max(most_rated, tru_off[u + 1] - tru_off[u])
+    # each user's gains, sorted here (no allocation a user): its truth's, its rated list items'
+    truth_gains = np.empty(0 if idcg_rated else most_rated)
+    rated_gains = np.empty(longest if idcg_rated else 0)
     slots = np.empty(1 << _log2(2 * longest), dtype=np.int64)  # the duplicate check's hash set
+    # each list copied here (in rank order: the kernel orders it here under a score order)
+    items = np.empty(longest, dtype=np.int64)
+    scores = np.empty(longest)
+    rows = np.empty(longest, dtype=np.int64)
+    order_mode = rules.order_mode
+    ids_text = rules.ids_text
+    order_limit = rules.order_limit if rules.order_limit >= 0 else FULL
+    zero = np.int64(0)
     stamps = np.empty(slots.shape[0], dtype=np.int64)
     stamps[:] = -1  # no user's stamp
     whole = rules.whole_lists
@@ -292,23 +337,26 @@ def _user_stats(
         t0 = tru_off[u]
         t1 = tru_off[u + 1]
         n_truth = t1 - t0
+        for p in range(n_list):
+            items[p], scores[p], rows[p] = rec_items[r0 + p], rec_scores[r0 + p], p
+        if order_mode != AS_GIVEN:
+            order_block(zero, n_list, scores, items, rows, order_mode, ids_text, order_limit)
         if check_duplicates:
-            dup_pos[u] = _first_repeat(rec_items, r0, r0 + n_list, slots, stamps, u)
+            dup_pos[u] = _first_repeat(items, 0, n_list, slots, stamps, u)
         n_scan = n_list if whole else min(n_list, cutoffs[n_cut - 1])
 
         thr = rel_threshold
         if user_mean_threshold:
             thr = pairwise_sum(tru_ratings, t0, n_truth) / n_truth if n_truth > 0 else np.inf
         n_rel = 0
-        ideal = np.empty(0 if idcg_rated else n_truth)
         for j in range(t0, t1):
             relevant = tru_ratings[j] >= thr
             n_rel += relevant
             if not idcg_rated:
-                ideal[j - t0] = _gain(
+                truth_gains[j - t0] = _gain(
                     tru_ratings[j], relevant, gain_mode, gain_threshold, clamp_negative
                 )
-        ideal = _ascending(ideal)
+        ideal = _sort_ascending(truth_gains, 0 if idcg_rated else n_truth)
 
         # running counters over list positions
         tp = 0  # hits counted for the confusion metrics
@@ -319,7 +367,6 @@ def _user_stats(
         first_hit = -1
         n_rated = 0
         n_err = 0
-        rated_gains = np.empty(n_list if idcg_rated else 0)
         dcg_rated = 0.0
         sq_err = 0.0
         abs_err = 0.0
@@ -327,7 +374,7 @@ def _user_stats(
         ci = 0
         cj = 0
         for p in range(n_scan):
-            idx = _find(tru_items, t0, t1, rec_items[r0 + p])
+            idx = _find(tru_items, t0, t1, items[p])
             if idx >= 0:
                 rating = tru_ratings[idx]
                 relevant = rating >= thr
@@ -349,7 +396,7 @@ def _user_stats(
                 dcg_burges += g_burges / discounts[p]
                 n_rated += 1
                 if dup_mode == DUP_EACH or first_time:
-                    diff = rec_scores[r0 + p] - rating
+                    diff = scores[p] - rating
                     sq_err += diff * diff
                     abs_err += abs(diff)
                     n_err += 1
@@ -377,7 +424,7 @@ def _user_stats(
             at_dcg_rated[c] = dcg_rated
         if rp_tp < 0:
             rp_tp = tp
-        rated_asc = _ascending(rated_gains[:n_rated])
+        rated_asc = _sort_ascending(rated_gains, n_rated if idcg_rated else 0)
 
         for c in range(n_cut):
             k = cutoffs[c]

@@ -1,9 +1,10 @@
 """Score ranked recommendation lists against rated ground truth, the way a reference system does.
 
 ``score_recs_frame`` takes one chunk of WHOLE users (every row of a user on both sides is in the
-chunk), builds the flat per-user arrays of :mod:`mobeval.kernels.recs` with Polars, runs the kernel
-once, and returns the per-user values plus a :class:`RecsState`: exact sums (and micro counters)
-that a streaming engine folds over chunks with :meth:`RecsState.merge` before :func:`finalize`.
+chunk), builds the flat per-user arrays of :mod:`mobeval.kernels.recs` (with
+:mod:`mobeval.tasks.recs_lists`), runs the kernel once, and returns the per-user values plus a
+:class:`RecsState`: exact sums (and micro counters) that a streaming engine folds over chunks
+with :meth:`RecsState.merge` before :func:`finalize`.
 The summary does not depend on how users were split into chunks (exact sums, see
 :mod:`mobeval.kernels.exact_sum`).
 
@@ -23,11 +24,8 @@ import numpy as np
 import polars as pl
 
 from mobeval.errors import ConfigError, InputError
-from mobeval.io.sources import columns_present
 from mobeval.kernels import recs as K
 from mobeval.kernels.exact_sum import ExactColumnSums
-from mobeval.kernels.list_order import ID_ASC, TEXT_DESC, list_order
-from mobeval.kernels.ranks import drop_repeated, ranx_order
 from mobeval.metrics import drop_duplicates_hint
 from mobeval.metrics.recs import (
     MICRO_FAMILIES,
@@ -37,6 +35,7 @@ from mobeval.metrics.recs import (
     parse_recs_metrics,
     resolve_convention,
 )
+from mobeval.tasks import recs_lists as R
 from mobeval.tasks.recs_inputs import PopulationInputs, rec_columns
 from mobeval.tasks.recs_population import PopulationCounts
 from mobeval.tasks.summary import count_row, summary_frame
@@ -67,9 +66,7 @@ _CUT_STAT = {
     "hits": K.TP,
 }
 _USER_STAT = {"r-precision": K.RPREC, "mse": K.MSE, "mae": K.MAE, "rmse": K.RMSE}
-_SCORE_ORDERS = {"score_id_str_desc": TEXT_DESC, "score_id_asc": ID_ASC}
 _RELEVANT_USERS = "_relevant_users"
-_ITEM = "_item"  # the int64 item codes of :func:`_item_codes`, carried through the sorts
 #: The families RankSys's ``users_with_relevant`` divides by the users with a relevant item.
 _BY_RELEVANT_USERS = (*RELEVANCE_FAMILIES, "ndcg")
 _ALL_NAN_MESSAGE = (
@@ -170,21 +167,21 @@ def score_recs_frame(
     check_trec_convention(conv, trec)
     rec_cols = rec_columns(conv, specs)
     need_score = "score" in rec_cols
-    recs = _columns(recs, rec_cols, path_recs)
-    ratings = _columns(ratings, ["user_id", "item_id", "rating"], path_ratings)
-    recs, ratings = _common_id_types(recs, ratings)
+    recs = R.checked_columns(recs, rec_cols, path_recs)
+    ratings = R.checked_columns(ratings, ["user_id", "item_id", "rating"], path_ratings)
+    recs, ratings = R.common_id_types(recs, ratings)
     if need_score:
-        _check_finite(recs, "score", path_recs)
-    _check_finite(ratings, "rating", path_ratings)
+        R.check_finite(recs, "score", path_recs)
+    R.check_finite(ratings, "rating", path_ratings)
     if conv.unweighted:
         ratings = ratings.with_columns(pl.lit(1.0, dtype=pl.Float64).alias("rating"))
 
-    rec_items, tru_items = _item_codes(recs["item_id"], ratings["item_id"])
-    recs = recs.with_columns(pl.Series(_ITEM, rec_items))
-    ratings = ratings.with_columns(pl.Series(_ITEM, tru_items))
-    recs = _by_user(recs)
+    rec_items, tru_items = R.item_codes(recs["item_id"], ratings["item_id"])
+    recs = recs.with_columns(pl.Series(R.ITEM, rec_items))
+    ratings = ratings.with_columns(pl.Series(R.ITEM, tru_items))
+    recs = R.by_user(recs)
     if conv.duplicates == "drop":
-        recs = _one_row_per_item(recs)
+        recs = R.one_row_per_item(recs)
     grid = sorted({K.FULL if s.k is None else s.k for s in specs})
     # the kernel reads each list to its largest cutoff only, unless a statistic needs it whole
     whole = (
@@ -193,12 +190,18 @@ def score_recs_frame(
         or any(s.family in _USER_STAT for s in specs)
     )
     limit = -1 if whole or trec or not grid else grid[-1]
-    rows, rec_items, rec_scores = _lists(recs, conv.order, limit)
-    ratings = _by_user_item(ratings)
-    _check_unique_truth(ratings, path_ratings)
-    tru_items = ratings[_ITEM].to_numpy()
-
-    users, rec_counts, tru_counts = _segments(recs["user_id"], ratings["user_id"])
+    ratings, users, rec_counts, tru_counts = R.blocks(recs, ratings, path_ratings)
+    rec_off = R.offsets(rec_counts)
+    tru_off = R.offsets(tru_counts)
+    # a score order is put in place by the kernel, in its copy of each list, unless a trec_eval
+    # measure needs the ordered rows
+    order_mode, ids_text = K.AS_GIVEN, False
+    if conv.order in R.SCORE_ORDERS and not trec:
+        rows, (rec_items, rec_scores) = None, R.as_given(recs)
+        order_mode, ids_text = R.score_order(recs, conv.order)
+    else:
+        rows, rec_items, rec_scores = R.lists(recs, conv.order, rec_off, limit)
+    tru_items = ratings[R.ITEM].to_numpy()
     thr = conv.relevant_threshold
     missing = {}
     for side, counts in (("recs", rec_counts), ("ratings", tru_counts)):
@@ -212,8 +215,6 @@ def score_recs_frame(
         trec_values = trec_user_values(
             lists, ratings, users, trec, level, path_ratings=path_ratings
         )
-    rec_off = _offsets(rec_counts)
-    tru_off = _offsets(tru_counts)
 
     longest = int(max(rec_counts.max(initial=0), tru_counts.max(initial=0), 1))
     cut, usr, dup_pos = K.recs_user_stats(
@@ -238,14 +239,16 @@ def score_recs_frame(
             ap_mode=_AP[conv.ap_denominator],
             nan_if_no_relevant=conv.no_relevant != "zero",
             whole_lists=whole,
+            order_mode=order_mode,
+            ids_text=ids_text,
+            order_limit=limit,
         ).checked(),
     )
     if conv.duplicates == "error" and (dup_pos >= 0).any():
         u = int(np.flatnonzero(dup_pos >= 0)[0])
-        if limit >= 0:  # the first repeat in the list's whole order, as the message names it
-            rows, rec_items = _lists(recs, conv.order)[:2]
-            dup_pos[u] = K.first_repeat(rec_items[rec_off[u] : rec_off[u + 1]])
-        row = int(rec_off[u] + dup_pos[u])
+        # the first repeat in the list's whole order, as the message names it
+        rows, rec_items = R.lists(recs, conv.order, rec_off)[:2]
+        row = int(rec_off[u] + K.first_repeat(rec_items[rec_off[u] : rec_off[u + 1]]))
         item = recs["item_id"][row if rows is None else int(rows[row])]
         raise InputError(
             "an item appears twice in a user's list (trec_eval rejects duplicate documents); "
@@ -415,165 +418,6 @@ def _discounts(n: int, base: float) -> np.ndarray:
     return np.log(x) / np.log(base)
 
 
-def _columns(df: pl.DataFrame, cols: list[str], path: object | None) -> pl.DataFrame:
-    """The needed columns, checked for presence and nulls."""
-    missing = [c for c in cols if c not in df.columns]
-    if missing:
-        raise InputError(
-            f"missing column; {columns_present(df.columns)}", path=path, column=missing[0]
-        )
-    df = df.select(cols)
-    for c in cols:
-        if df[c].null_count():
-            row = int(df[c].is_null().arg_true()[0])
-            key = df["user_id"][row] if c != "user_id" else f"row {row}"
-            raise InputError("null value", path=path, column=c, key=key)
-    return df
-
-
-def _check_finite(df: pl.DataFrame, column: str, path: object | None) -> None:
-    """``column`` numeric and finite, or an InputError naming the first value that is not (and
-    its user and item). A text column is refused, naming its first value that is not a number
-    when it holds one (a CSV column is typed text by Arrow when a value is not a number)."""
-    if df.schema[column] == pl.String:
-        numbers = pl.col(column).cast(pl.Float64, strict=False)
-        text = df.filter(numbers.is_null() & pl.col(column).is_not_null())
-        if len(text):
-            raise InputError(
-                f"must be numeric: '{text[column][0][:40]}' is not a number",
-                path=path,
-                column=column,
-                key=(text["user_id"][0], text["item_id"][0]),
-            )
-    if not df.schema[column].is_numeric():
-        raise InputError(f"must be numeric, not {df.schema[column]}", path=path, column=column)
-    bad = df.filter(~pl.col(column).cast(pl.Float64).is_finite())
-    if len(bad):
-        key = (bad["user_id"][0], bad["item_id"][0])
-        raise InputError("NaN or infinite value", path=path, column=column, key=key)
-
-
-def _common_id_types(recs: pl.DataFrame, ratings: pl.DataFrame):
-    """Cast an id column to String on both sides when the two sides type it differently."""
-    for c in ("user_id", "item_id"):
-        if recs.schema[c] != ratings.schema[c]:
-            recs = recs.with_columns(pl.col(c).cast(pl.String))
-            ratings = ratings.with_columns(pl.col(c).cast(pl.String))
-    return recs, ratings
-
-
-def _by_user(recs: pl.DataFrame) -> pl.DataFrame:
-    """``recs`` grouped by user (ascending), each user's rows in file order: as they are when
-    the user column is sorted already (every chunk the engines hand over), else sorted stably."""
-    if recs["user_id"].is_sorted():
-        return recs
-    return recs.sort("user_id", maintain_order=True)
-
-
-def _by_user_item(ratings: pl.DataFrame) -> pl.DataFrame:
-    """``ratings`` sorted by user, then item (its ``_ITEM`` codes order as its ids): as they
-    are when they are in that order already (as a ratings file is often written), else sorted."""
-    user, item = pl.col("user_id"), pl.col(_ITEM)
-    later = (user > user.shift()) | ((user == user.shift()) & (item >= item.shift()))
-    if ratings.select(later.slice(1).all()).item():
-        return ratings
-    return ratings.sort(["user_id", "item_id"])
-
-
-def _order(recs: pl.DataFrame, order: str) -> pl.DataFrame:
-    """Rows grouped by user (ascending), each user's rows in list order."""
-    recs = _by_user(recs)
-    rows = _lists(recs, order)[0]
-    return recs if rows is None else recs[rows]
-
-
-def _lists(
-    recs: pl.DataFrame, order: str, limit: int = -1
-) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
-    """``(rows, items, scores)`` of ``recs`` (grouped by user, ascending) with each user's rows
-    in list order inside the user's block (so the user column stays as it is): the row
-    permutation (None: the rows are in that order already), the int64 item codes (``_ITEM``, or
-    :func:`_item_codes` of ``item_id``) and the float64 scores (0 without a score column) in
-    that order. Score orders: :func:`~mobeval.kernels.list_order.list_order` (trec_eval: score
-    descending, ties by item id as text descending), which sorts the arrays themselves, the ties
-    from position ``limit`` on where the scores never increase left as they are (-1: none)."""
-    ids = recs["item_id"]
-    items = recs[_ITEM].to_numpy() if _ITEM in recs.columns else _item_codes(ids, ids[:0])[0]
-    scores = np.zeros(recs.height)
-    if "score" in recs.columns:
-        scores = recs["score"].to_numpy().astype(np.float64, copy=False)
-    if order in _SCORE_ORDERS:
-        mode = _SCORE_ORDERS[order]
-        text = ids.dtype.is_integer()
-        ordered = list_order(_user_offsets(recs), scores, items, mode, text, limit)
-        return (None, items, scores) if ordered is None else ordered
-    rows = None
-    if order == "rank":
-        rows = recs.select(pl.arg_sort_by(["user_id", "rank"], maintain_order=True))
-        rows = rows.to_series().to_numpy()
-    elif order == "ranx":
-        rows = ranx_order(_user_offsets(recs), scores)
-    return (None, items, scores) if rows is None else (rows, items[rows], scores[rows])
-
-
-def _user_offsets(recs: pl.DataFrame) -> np.ndarray:
-    """Offsets of the users' row blocks of ``recs`` (grouped by user)."""
-    return _offsets(recs["user_id"].rle().struct.field("len").to_numpy())
-
-
-def _one_row_per_item(recs: pl.DataFrame) -> pl.DataFrame:
-    """``duplicates="drop"``: one row per (user, item), as a dict filled row by row holds a run
-    (``d[item] = row``: ranx ``Run.from_df`` / ``from_file``, pytrec_eval, ir_measures): the values
-    of the item's LAST row, at the place of its FIRST row; the later copies vanish and the rows
-    after them move up. ``recs`` is grouped by user, each user's rows in file order, its items'
-    codes in ``_ITEM``. Next-location's kernel reduces each user's row numbers
-    (:func:`~mobeval.kernels.ranks.drop_repeated`), and the rows it keeps are taken."""
-    rows = np.arange(recs.height, dtype=np.float64)
-    kept = drop_repeated(_user_offsets(recs), recs[_ITEM].to_numpy(), rows, True, None)[2]
-    return recs if kept.shape[0] == recs.height else recs[kept.astype(np.int64)]
-
-
-def _offsets(counts: np.ndarray) -> np.ndarray:
-    """int64 offsets ``[0, c0, c0 + c1, ...]`` of consecutive segments of ``counts`` rows."""
-    offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    return offsets
-
-
-def _check_unique_truth(ratings: pl.DataFrame, path: object | None) -> None:
-    """A (user, item) pair rated twice is ambiguous: reject it (``ratings`` sorted by both)."""
-    dup = ratings.select(
-        (pl.col("user_id") == pl.col("user_id").shift())
-        & (pl.col("item_id") == pl.col("item_id").shift())
-    ).to_series()
-    if dup.any():
-        row = int(dup.arg_true()[0])
-        key = (ratings["user_id"][row], ratings["item_id"][row])
-        raise InputError(
-            "the same item is rated twice for a user", path=path, column="item_id", key=key
-        )
-
-
-def _item_codes(rec_items: pl.Series, tru_items: pl.Series) -> tuple[np.ndarray, np.ndarray]:
-    """int64 item keys whose order and equality match the ids' (dense ranks for non-integers)."""
-    if rec_items.dtype.is_integer():
-        return rec_items.cast(pl.Int64).to_numpy(), tru_items.cast(pl.Int64).to_numpy()
-    codes = pl.concat([rec_items, tru_items]).rank("dense").cast(pl.Int64).to_numpy()
-    return codes[: len(rec_items)], codes[len(rec_items) :]
-
-
-def _segments(rec_users: pl.Series, tru_users: pl.Series):
-    """Union of users (ascending) and each one's row count in the (user-sorted) recs and truth."""
-    rc = rec_users.rle().struct.unnest().rename({"len": "n_recs", "value": "user_id"})
-    tc = tru_users.rle().struct.unnest().rename({"len": "n_truth", "value": "user_id"})
-    both = rc.join(tc, on="user_id", how="full", coalesce=True).sort("user_id").fill_null(0)
-    return (
-        both["user_id"],
-        both["n_recs"].to_numpy().astype(np.int64),
-        both["n_truth"].to_numpy().astype(np.int64),
-    )
-
-
 @dataclass(frozen=True)
 class RecsPlan:
     """What the engine reads: the lists' and the ratings' columns, the user column (``key``) cast
@@ -656,12 +500,12 @@ class RecsScorer:
         if self.population is not None:
             scores.state.population = PopulationCounts(self.population)
             if self.population.scored:
-                _check_finite(
-                    _columns(recs, ["user_id", "item_id", "score"], self.paths["recs"]),
+                R.check_finite(
+                    R.checked_columns(recs, ["user_id", "item_id", "score"], self.paths["recs"]),
                     "score",
                     self.paths["recs"],
                 )
-            lists = _order(recs, self.convention.order)
+            lists = R.ordered(recs, self.convention.order)
             correlations = scores.state.population.add(lists, ratings)
             if correlations is not None:
                 correlations = correlations.cast({"user_id": per_user.schema["user_id"]})
