@@ -261,7 +261,7 @@ def _nextloc(runner: Engine, truth, predictions, values: dict, where: dict) -> E
     plan = Plan(
         key=key,
         inputs=inputs,
-        job=job,
+        job=_by_cohort(job, values, key),
         sections={"per_unit": scorer.per_unit_schema({c: _key_type(truth_schema[c]) for c in key})},
         unique_truth=True,
         # the input-order ties read it, and so does duplicates="drop" (a location's last row)
@@ -413,7 +413,7 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
     plan = Plan(
         key=[key],
         inputs=job.plan(),
-        job=job,
+        job=_by_cohort(job, values, [key]),
         sections={
             "per_unit": {
                 key: user_type,
@@ -492,6 +492,19 @@ def _logits(runner: Engine, logits, targets, values: dict, where: dict) -> Evalu
 
 evaluate_nextloc = _evaluation("nextloc", _nextloc)
 evaluate_trajectory = _evaluation("trajectory", _trajectory)
+
+
+def _by_cohort(job, values: dict, key: list[str]):
+    """``job`` sliced by the ``cohorts`` table if one is given (read and checked now, before
+    any row is scored: :mod:`mobeval.tasks.cohorts`), else ``job`` itself."""
+    if values.get("cohorts") is None:
+        return job
+    from mobeval.engines.partition_cohorts import CohortPartitionJob
+    from mobeval.tasks.cohorts import read_cohorts
+
+    return CohortPartitionJob(job, read_cohorts(values["cohorts"], key, values["cohort_missing"]))
+
+
 evaluate_recs = _evaluation("recs", _recs)
 evaluate_logits = _evaluation("logits", _logits)
 
