@@ -210,3 +210,36 @@ def test_job_file_key(tmp_path):
     direct = evaluate_recs(RATINGS, LISTS, metrics=["ndcg@10"], cohorts=USER_COHORTS)
     written = pl.read_parquet(tmp_path / "out" / "cohorts" / "city=ml" / "model=mf" / "*.parquet")
     assert written.equals(direct.tables["cohorts"])
+
+
+def test_compare_pairs_the_units_of_each_cohort(tmp_path):
+    """Within a cohort: the paired t-test of scipy over the cohort's users alone; the whole
+    comparison as without cohorts, and alone written to OUT/compare."""
+    from scipy import stats
+
+    from mobeval.compare import compare
+
+    out = tmp_path / "out"
+    for name in ("mf", "popular"):
+        evaluate_recs(
+            RATINGS, RECS / f"{name}.parquet", metrics=["map@10"], cohorts=USER_COHORTS, out=out
+        )
+    options = {"tests": "paired-t", "resamples": 0, "correction": "none", "log": None}
+    table = compare(out, cohorts=True, write=True, **options)
+    whole = compare(out, **options)
+    assert table.filter(pl.col("cohort").is_null()).drop("cohort").equals(whole)
+    per_user = {
+        name: pl.read_parquet(out / "per_unit" / "city=recs" / f"model={name}" / "*.parquet")
+        for name in ("mf", "popular")
+    }
+    for cohort in ("critical", "generous"):
+        row = table.filter(pl.col("cohort") == cohort).row(0, named=True)
+        a, b = (
+            per_user[m].filter(pl.col("cohort") == cohort).sort("user_id")["map@10"].to_list()
+            for m in ("mf", "popular")
+        )
+        assert (row["baseline"], row["model"], row["n"]) == ("mf", "popular", len(a))
+        assert row["mean_baseline"] == pytest.approx(math.fsum(a) / len(a), rel=1e-12)
+        assert row["p_t"] == pytest.approx(stats.ttest_rel(b, a).pvalue, rel=1e-9)
+    stored = pl.read_parquet(out / "compare" / "city=recs" / "part-0.parquet")
+    assert "cohort" not in stored.columns and stored.height == whole.height

@@ -21,7 +21,8 @@ such key, unless ``cohort_missing="unassigned"`` gathers those units in the coho
 table (its join columns and cohort), and one family state per cohort.
 
 The ``cohorts`` section (:func:`cohort_summaries`): ``cohort`` (String), then the summary's own
-columns (:mod:`mobeval.tasks.summary`), the cohorts in ascending order.
+columns (:mod:`mobeval.tasks.summary`), the cohorts in ascending order; each per-unit row carries
+its unit's ``cohort`` too (a String column after the metrics), which compare reads.
 """
 
 from __future__ import annotations
@@ -195,8 +196,18 @@ class CohortScorer:
             yield self.cohorts[name], cohort_pred, cohort_truth
 
     def score(self, pred: pl.DataFrame, truth: pl.DataFrame) -> dict | None:
-        """The whole chunk's sections (the per-unit rows), every cohort's rows scored too."""
+        """The whole chunk's sections (the per-unit rows, each with its ``cohort``), every
+        cohort's rows scored too."""
         return scored_parts(self, lambda scorer, p, t: scorer.score(p, t), pred, truth)
+
+    def with_cohorts(self, sections: dict | None) -> dict | None:
+        """``sections`` with each per-unit row's ``cohort`` (``unassigned`` where the table
+        lacks it: a unit it lacks is refused before, unless ``cohort_missing="unassigned"``)."""
+        if not sections or "per_unit" not in sections:
+            return sections
+        per_unit = sections["per_unit"]
+        cohort = self.table.cohorts_of(per_unit).fill_null(UNASSIGNED)
+        return sections | {"per_unit": per_unit.with_columns(cohort.alias(COHORT))}
 
     def summary(self) -> pl.DataFrame:
         return self.overall.summary()
@@ -228,7 +239,7 @@ def scored_parts(scorer: CohortScorer, score: Callable, pred, truth) -> dict | N
     whole = score(*next(parts))
     for part in parts:
         score(*part)
-    return whole
+    return scorer.with_cohorts(whole)
 
 
 def cohort_summaries(cohorts: dict[str, object]) -> pl.DataFrame:
