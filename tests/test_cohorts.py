@@ -243,3 +243,24 @@ def test_compare_pairs_the_units_of_each_cohort(tmp_path):
         assert row["p_t"] == pytest.approx(stats.ttest_rel(b, a).pvalue, rel=1e-9)
     stored = pl.read_parquet(out / "compare" / "city=recs" / "part-0.parquet")
     assert "cohort" not in stored.columns and stored.height == whole.height
+
+
+def test_report_shows_each_cohorts_values(tmp_path):
+    from mobeval.report import Report
+
+    out = tmp_path / "out"
+    for name in ("mf", "popular"):
+        evaluate_recs(
+            RATINGS, RECS / f"{name}.parquet", metrics=["ndcg@10"], cohorts=USER_COHORTS, out=out
+        )
+    text = Report(out, plots=False, compute_compare=False).to_markdown()
+    section = text.split("### Per cohort, city=recs")[1].split("## Methods")[0]
+    cohorts = {
+        name: pl.read_parquet(out / "cohorts" / "city=recs" / f"model={name}" / "*.parquet")
+        for name in ("mf", "popular")
+    }
+    for cohort in ("critical", "generous"):
+        values = [_rows(cohorts[m])[(cohort, "ndcg@10")][0] for m in ("mf", "popular")]
+        assert f"| {cohort} | ndcg@10 | {values[0]:.4f} | {values[1]:.4f} |" in section
+        users = _rows(cohorts["mf"])[(cohort, "users")][0]
+        assert f"| {cohort} | users | {int(users):,} | {int(users):,} |" in section
