@@ -264,3 +264,20 @@ def test_report_shows_each_cohorts_values(tmp_path):
         assert f"| {cohort} | ndcg@10 | {values[0]:.4f} | {values[1]:.4f} |" in section
         users = _rows(cohorts["mf"])[(cohort, "users")][0]
         assert f"| {cohort} | users | {int(users):,} | {int(users):,} |" in section
+
+
+def test_an_accumulator_merges_the_cohorts_folds():
+    """Two processes' batches of users, merged: the cohorts of evaluate_recs on them all."""
+    from mobeval.accumulate import RecsAccumulator
+
+    ratings, lists = pl.read_parquet(RATINGS), pl.read_parquet(LISTS)
+    options = {"metrics": ["ndcg@10", "map@10"], "cohorts": USER_COHORTS}
+    parts = [RecsAccumulator(**options), RecsAccumulator(**options)]
+    halves = (pl.col("user_id") < 100, pl.col("user_id") >= 100)
+    for accumulator, users in zip(parts, halves, strict=True):
+        accumulator.update(ratings.filter(users), lists.filter(users))
+    parts[0].merge(parts[1])
+    merged = parts[0].compute()
+    whole = evaluate_recs(ratings, lists, **options)
+    assert merged.summary.equals(whole.summary)
+    assert merged.tables["cohorts"].equals(whole.tables["cohorts"])
