@@ -4,7 +4,8 @@ Users walk between POIs whose popularity follows a Zipf law, with a strong habit
 few personal favourites. The ``markov`` model ranks candidates by first-order transition counts
 learned on the first half of each trajectory (long form: sample_id, location, score, top 20); the
 ``popularity`` model lists the 20 most visited POIs (list form: sample_id, locations). The truth is
-each test step's real next POI.
+each test step's real next POI; ``cohorts.csv`` each sample's user's cohort (routine: fewer
+distinct POIs than the median user before the test steps; explorer).
 
     python data_samples/make_nextloc_samples.py
 """
@@ -49,14 +50,20 @@ def build_city(name: str, seed: int, n_users: int, n_pois: int, steps: int) -> N
             transitions[a, b] += 1
         np.add.at(visits, path[:half], 1)
     popular = np.argsort(-visits, kind="stable")[:TOP]
-    truth, markov, lists = [], [], []
+    truth, markov, lists, cohorts = [], [], [], []
     sample = 0
-    for path in trajectories:
+    # a user who visited fewer distinct POIs than the median user before the test steps is a
+    # "routine" user, the others "explorer"s: the cohorts of every sample of the user
+    distinct = [len(set(path[: len(path) // 2])) for path in trajectories]
+    middle = float(np.median(distinct))
+    for path, seen in zip(trajectories, distinct, strict=True):
+        cohort = "routine" if seen < middle else "explorer"
         half = len(path) // 2
         for previous, actual in zip(path[half - 1 : -1], path[half:], strict=True):
             scores = transitions[previous] + 1e-3 * visits + rng.random(n_pois) * 1e-6
             best = np.argsort(-scores, kind="stable")[:TOP]
             truth.append((sample, actual))
+            cohorts.append((sample, cohort))
             markov.extend((sample, int(loc), float(scores[loc])) for loc in best)
             lists.append((sample, [int(loc) for loc in popular]))
             sample += 1
@@ -73,6 +80,9 @@ def build_city(name: str, seed: int, n_users: int, n_pois: int, steps: int) -> N
     pl.DataFrame(
         lists, schema={"sample_id": pl.Int64, "locations": pl.List(pl.Int64)}, orient="row"
     ).write_parquet(out / "popularity.parquet")
+    pl.DataFrame(
+        cohorts, schema={"sample_id": pl.Int64, "cohort": pl.String}, orient="row"
+    ).write_csv(out / "cohorts.csv")
 
 
 if __name__ == "__main__":

@@ -130,8 +130,23 @@ def build_logits(seed: int) -> None:
     np.save(out / "popularity.npy", popularity.astype(np.float32))
 
 
+def build_cohorts() -> None:
+    """``recs/user_cohorts.csv``: a user whose mean rating is at least the median user's is
+    "generous", the others "critical" (the cohorts of the docs' ``--cohorts`` example)."""
+    out = HERE / "recs"
+    means = (
+        pl.read_parquet(out / "ratings.parquet").group_by("user_id").agg(pl.col("rating").mean())
+    )
+    generous = pl.col("rating") >= pl.col("rating").median()
+    cohort = pl.when(generous).then(pl.lit("generous")).otherwise(pl.lit("critical"))
+    means.sort("user_id").select("user_id", cohort.alias("cohort")).write_csv(
+        out / "user_cohorts.csv"
+    )
+
+
 if __name__ == "__main__":
     build_recs(seed=3)
     build_population(seed=4)
     build_logits(seed=5)
     build_item_features(seed=6)
+    build_cohorts()

@@ -15,6 +15,7 @@ counts and values that are not such a mean (:mod:`mobeval.tasks.summary`).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import os
@@ -269,7 +270,7 @@ def _nextloc(runner: Engine, truth, predictions, values: dict, where: dict) -> E
         and not inputs.list_form,
     )
     with their_names(truth_source, pred_source):
-        return runner.run(plan, truth_source, pred_source, where)
+        return runner.run(_by_cohort(plan, values), truth_source, pred_source, where)
 
 
 def _trajectory(runner: Engine, reference, generated, values: dict, where: dict) -> Evaluation:
@@ -425,7 +426,7 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
         input_order=True,
     )
     with their_names(ratings_source, recs_source):
-        return runner.run(plan, ratings_source, recs_source, where)
+        return runner.run(_by_cohort(plan, values), ratings_source, recs_source, where)
 
 
 def logits_columns(values: dict) -> dict[str, str]:
@@ -492,6 +493,22 @@ def _logits(runner: Engine, logits, targets, values: dict, where: dict) -> Evalu
 
 evaluate_nextloc = _evaluation("nextloc", _nextloc)
 evaluate_trajectory = _evaluation("trajectory", _trajectory)
+
+
+def _by_cohort(plan: Plan, values: dict) -> Plan:
+    """``plan`` sliced by the ``cohorts`` table if one is given (read and checked now, before
+    any row is scored: :mod:`mobeval.tasks.cohorts`; each unit's cohort in its per-unit row),
+    else ``plan`` itself."""
+    if values.get("cohorts") is None:
+        return plan
+    from mobeval.engines.partition_cohorts import CohortPartitionJob
+    from mobeval.tasks.cohorts import COHORT, read_cohorts
+
+    table = read_cohorts(values["cohorts"], plan.key, values["cohort_missing"])
+    sections = {"per_unit": {**plan.sections["per_unit"], COHORT: pl.String}}
+    return dataclasses.replace(plan, job=CohortPartitionJob(plan.job, table), sections=sections)
+
+
 evaluate_recs = _evaluation("recs", _recs)
 evaluate_logits = _evaluation("logits", _logits)
 

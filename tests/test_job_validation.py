@@ -96,6 +96,8 @@ BAD: list[tuple[str, str, str, str | None]] = [
     ("nextloc", "order_by", '""', ""),
     ("nextloc", "unmatched", '"keep"', None),
     ("nextloc", "unmatched", "false", None),
+    ("nextloc", "cohorts", "3", None),
+    ("nextloc", "cohort_missing", '"drop"', "drop"),
     # trajectories
     ("trajectory", "matching", '"hungarian"', "hungarian"),
     ("trajectory", "matching", '""', ""),
@@ -162,6 +164,8 @@ BAD: list[tuple[str, str, str, str | None]] = [
     ("recs", "item_similarity", '"jaccard"', "jaccard"),
     ("recs", "serendipity_relevance", '"graded"', "graded"),
     ("recs", "original_ratings", "1", None),
+    ("recs", "cohorts", "[1]", None),
+    ("recs", "cohort_missing", '"skip"', "skip"),
     ("recs", "user_groups", '["popular"]', "popular"),
     ("recs", "user_groups", '["a=0.5", "b=0.4"]', "0.9"),
     ("recs", "pop_percentage", "0", "0"),

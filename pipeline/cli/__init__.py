@@ -248,6 +248,8 @@ def _compare(args, progress) -> int:
     from mobeval.compare.leaderboard import leaderboard
     from mobeval.compare.printing import print_folds, print_leaderboard, print_rows
 
+    if args.cohorts and args.view != "pairs":
+        raise ConfigError(f"--cohorts compares pairs within each cohort, not --view {args.view}")
     if args.view == "folds":
         table = fold_rows(args.out, city=args.city, models=args.models, metrics=args.metrics)
         if args.format != "table":
@@ -257,7 +259,7 @@ def _compare(args, progress) -> int:
         return EXIT_DONE
     options = ("city", "baseline", "pairs", "models", "metrics", "tests", "resamples")
     options += ("permutations", "seed", "correction", "family", "confidence", "intersect")
-    given = {option: getattr(args, option) for option in (*options, "unit", "runs")}
+    given = {option: getattr(args, option) for option in (*options, "unit", "runs", "cohorts")}
     view = (lambda t: leaderboard(t, alpha=args.alpha)) if args.view == "leaderboard" else None
     table = compare(args.out, write=True, log=_log, check=view, **given)
     table = table if view is None else view(table)

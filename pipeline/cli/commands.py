@@ -128,6 +128,12 @@ def _compare_arguments(commands, name: str) -> None:
         "--intersect", action="store_true", help="compare the units common to both models"
     )
     compare.add_argument(
+        "--cohorts",
+        action="store_true",
+        help="also compare within each cohort (results scored with --cohorts); printed, the "
+        "whole results' comparison alone written",
+    )
+    compare.add_argument(
         "--unit",
         choices=["default", "uid", "day"],
         default="default",

@@ -71,9 +71,53 @@ def _result_object(task: str, options: dict, evaluation) -> dict:
             for m, sd in zip(summary["metric"], _stds(summary), strict=True)
             if sd is not None
         },
+        **_cohort_objects(task, evaluation),
         "outputs": evaluation.outputs or None,
         "seconds": round(evaluation.seconds, 3),
         "resumed": evaluation.resumed,  # read back from OUT by run --resume, not computed
+    }
+
+
+def _cohorts(evaluation) -> pl.DataFrame | None:
+    """The result's ``cohorts`` section (:mod:`mobeval.tasks.cohorts`): in memory, or read back
+    from the folder it was written to; None without cohorts."""
+    if "cohorts" in evaluation.tables:
+        return evaluation.tables["cohorts"]
+    if "cohorts" in evaluation.outputs:
+        import polars as pl
+
+        return pl.read_parquet(f"{evaluation.outputs['cohorts']}/*.parquet")
+    return None
+
+
+def _summaries(evaluation) -> list[tuple[str, pl.DataFrame]]:
+    """``(cohort, summary)``: the result's own summary (cohort ``""``), then each cohort's."""
+    cohorts = _cohorts(evaluation)
+    parts = [] if cohorts is None else cohorts.partition_by("cohort", maintain_order=True)
+    return [("", evaluation.summary)] + [(p["cohort"][0], p.drop("cohort")) for p in parts]
+
+
+def _place(names: dict) -> str:
+    """A table's title: ``[<partition>/]city=<c>[/cohort=<k>]`` (no cohort: the whole result)."""
+    cohort = names.pop("cohort", "")
+    partition = names.pop("partition", None)
+    parts = [partition, f"city={names['city']}", f"cohort={cohort}" if cohort else None]
+    return "/".join(p for p in parts if p is not None)
+
+
+def _cohort_objects(task: str, evaluation) -> dict:
+    """``{"cohorts": {cohort: {metric: value}}}`` where the result has cohorts, else nothing."""
+    parts = _summaries(evaluation)[1:]
+    if not parts:
+        return {}
+    return {
+        "cohorts": {
+            cohort: {
+                m: _json_number(v, _is_count(task, m))
+                for m, v in zip(summary["metric"], summary["value"], strict=True)
+            }
+            for cohort, summary in parts
+        }
     }
 
 
@@ -99,24 +143,28 @@ def print_summaries(
         print(_json_text({"results": objects} if job else objects[0]))
         return
     partitioned = any(e.partition is not None for _, _, e in results)
+    cohorted = any(_cohorts(e) is not None for _, _, e in results)
     rows = [  # a partition's results (results over time) apart, in a column of their own
         ([e.partition] if partitioned else [])
-        + [e.city, e.label, metric, _number(value, _is_count(task, metric)), n, sd]
+        + [e.city, *([cohort] if cohorted else []), e.label, metric]
+        + [_number(value, _is_count(task, metric)), n, sd]
         for task, _, e in results
+        for cohort, summary in _summaries(e)
         for metric, value, n, sd in zip(
-            *(e.summary[c] for c in ("metric", "value", "n")), _stds(e.summary), strict=True
+            *(summary[c] for c in ("metric", "value", "n")), _stds(summary), strict=True
         )
     ]
     if fmt == "csv":
         writer = csv.writer(sys.stdout, lineterminator="\n")
-        header = ["city", "model", "metric", "value", "n", "std"]
+        header = ["city", *["cohort"] * cohorted, "model", "metric", "value", "n", "std"]
         writer.writerow(["partition"] * partitioned + header)
         writer.writerows(rows)
         return
     if not rows:
         return
-    shown = [  # each city (of each partition) a table
-        ("/".join(place[:-1] + [f"city={place[-1]}"]), model, metric, _shown(v))
+    names = ["partition"] * partitioned + ["city"] + ["cohort"] * cohorted
+    shown = [  # each city (of each partition, each cohort) a table
+        (_place(dict(zip(names, place, strict=True))), model, metric, _shown(v))
         for *place, model, metric, v, _, _ in rows
     ]
     long = pl.DataFrame(shown, schema=["city", "model", "metric", "value"], orient="row")

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from mobeval.compare.cohorts import cohort_views
 from mobeval.compare.corrections import CORRECTIONS, FAMILIES, corrected
 from mobeval.compare.intervals import bootstrap_cis
 from mobeval.compare.names import TESTS
@@ -166,6 +167,7 @@ def compare(
     intersect: bool = False,
     unit: str = "default",
     runs: str = "mean",
+    cohorts: bool = False,
     write: bool = False,
     log: Callable[[str], None] | None = _stderr,
     check: Callable[[pl.DataFrame], object] | None = None,
@@ -199,6 +201,8 @@ def compare(
             per-unit means across runs, or over its runs as units when the units differ
             between runs, and the sd over runs beside (:mod:`mobeval.compare.runs`);
             ``separate``: each run a model of its own (``model/run``).
+        cohorts: also compare within each cohort (results scored with ``cohorts``): rows with
+            a ``cohort`` (null: the whole result's rows, the only ones written).
         write: also write ``OUT/compare/city=<c>/part-0.parquet`` (holding OUT's lock), except
             over a stored comparison that tests more (:mod:`mobeval.compare.stored`: it is kept,
             and a note says so).
@@ -245,19 +249,33 @@ def compare(
             unit=unit,
             runs=runs,
             log=log,
+            cohorts=cohorts,
         )
+        whole = frame.filter(pl.col("cohort").is_null()).drop("cohort") if cohorts else frame
         if check is not None:
-            check(frame)
+            check(whole)
         if write:
-            write_comparison(Path(out), frame, log)
+            write_comparison(Path(out), whole, log)
     return frame
 
 
-def _compare(out, **options) -> pl.DataFrame:
+def _compare(out, cohorts: bool = False, **options) -> pl.DataFrame:
     """:func:`_compare_in` over OUT's results, with a scratch folder for the runs' unit means
-    (removed on every way out)."""
+    (removed on every way out); with ``cohorts``, then over each cohort's view of them
+    (:func:`mobeval.compare.cohorts.cohort_views`), a ``cohort`` column after ``city``."""
     with ScratchFolder(tempfile.gettempdir(), "mobeval-runs-") as scratch:
-        return _compare_in(OutputFolder(out), scratch, out=out, **options)
+        source = OutputFolder(out)
+        frame = _compare_in(source, scratch, out=out, **options)
+        if not cohorts:
+            return frame
+        views = cohort_views(source, frame["city"].unique(maintain_order=True).to_list(), scratch)
+        parts = [frame.with_columns(pl.lit(None, pl.String).alias("cohort"))] + [
+            _compare_in(OutputFolder(view), scratch, out=out, **options).with_columns(
+                pl.lit(name, pl.String).alias("cohort")
+            )
+            for name, view in views.items()
+        ]
+        return pl.concat(parts).select("city", "cohort", pl.exclude("city", "cohort"))
 
 
 def _listing(source: OutputFolder, city: str, runs: str) -> dict[str, list]:

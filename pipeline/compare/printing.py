@@ -88,9 +88,13 @@ def print_comparison(frame: pl.DataFrame, file=None) -> None:
         "p_ranksums": "p rank-sum",
     }
     tests = [c for c in labels if frame[c].is_not_null().any()]
-    pairs = frame.partition_by("city", "model", "baseline", as_dict=True, maintain_order=True)
+    within = ["cohort"] if "cohort" in frame.columns else []  # compare(cohorts=True)
+    pairs = frame.partition_by(
+        "city", *within, "model", "baseline", as_dict=True, maintain_order=True
+    )
     with whole_tables(float_precision=4, fmt_str_lengths=40):
-        for (city, model, baseline), part in pairs.items():
+        for (city, *cohort, model, baseline), part in pairs.items():
+            city = "/cohort=".join([city, *(c for c in cohort if c is not None)])
             confidence, unit = part["confidence"][0], part["unit"][0]
             counts = part["n"].unique()
             paired = f", {counts[0]:,} {unit}s paired" if counts.len() == 1 else f", {unit}s paired"

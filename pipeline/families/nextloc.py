@@ -5,6 +5,7 @@ from __future__ import annotations
 from mobeval.families.family import Family
 from mobeval.families.shared import (
     PRESET_HELP,
+    cohort_options,
     columns_option,
     cutoffs_option,
     error_unless_option,
@@ -93,6 +94,7 @@ NEXTLOC = Family(
             "drop",
             defines=False,
         ),
+        *cohort_options("samples (or uids)", "sample_id or uid"),
     ),
     lambda: _nextloc.PRESETS,
     lambda v: _nextloc.resolve_convention(v["convention"], **NEXTLOC.overrides(v)),

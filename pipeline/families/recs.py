@@ -6,6 +6,7 @@ from __future__ import annotations
 from mobeval.families.family import Family
 from mobeval.families.shared import (
     PRESET_HELP,
+    cohort_options,
     columns_option,
     cutoffs_option,
     metrics_option,
@@ -179,6 +180,7 @@ RECS = Family(
             "gini, coverage, entropy, avg_popularity, tail_percentage, delta_gap, pop_ratio",
             "the users",
         ),
+        *cohort_options("users", "user_id"),
         Option("beta", "number", FROM_PRESET, preset=True, flag=None),
         Option("all_nan_error_metrics", "strings", FROM_PRESET, preset=True, flag=None),
         Option("require_same_users", "boolean", FROM_PRESET, preset=True, flag=None),

@@ -76,3 +76,29 @@ def population_bootstrap_options(metrics: str, units: str) -> tuple[Option, ...]
             "the confidence of --population-resamples' percentile interval",
         ),
     )
+
+
+def cohort_options(units: str, example: str) -> tuple[Option, ...]:
+    """Every metric sliced by cohort (:mod:`mobeval.tasks.cohorts`): the unit -> cohort table,
+    and what a unit it lacks becomes. Named apart from the recommendation family's
+    ``user_groups`` (delta gap's and pop ratio's groups of users by popularity ratio)."""
+    return (
+        Option(
+            "cohorts",
+            "string",
+            None,
+            f"a table of {units} -> cohort (a file with the key's columns, e.g. {example}, and "
+            "cohort): every metric also per cohort, in the section cohorts",
+            defines=False,
+            path=True,
+        ),
+        Option(
+            "cohort_missing",
+            "string",
+            "error",
+            "a unit the --cohorts table lacks: error, or unassigned (a cohort of its own)",
+            ("error", "unassigned"),
+            python="choice",
+            defines=False,
+        ),
+    )

@@ -73,7 +73,7 @@ MANIFEST = "manifest.json"
 #: sections. Only the commands that make them write there; a report never goes over or under one.
 RESULT_SECTIONS = (
     *("summary", "per_unit", "per_day", "distributions", "density_map"),
-    *("long_tail", "popularity_correlation"),
+    *("long_tail", "popularity_correlation", "cohorts"),
 )
 OWNED = (MANIFEST, LOCK, STAGING, *RESULT_SECTIONS, "compare")
 

@@ -211,7 +211,7 @@ class Report(Cells):
         models, results = list(listing), [runs[0] for runs in listing.values()]
         values, units, metrics, population = {}, {}, [], set()
         stds, without_std = {}, []
-        runs, sd_over_runs = {}, {}
+        runs, sd_over_runs, cohorts = {}, {}, {}
         for model, result in zip(models, results, strict=True):
             summary = self._source.summary(result)
             if listing[model][0].run is not None:  # several runs: their means and sd
@@ -232,6 +232,11 @@ class Report(Cells):
             with contextlib.suppress(InputError):  # no per-unit outputs: compare says so
                 schema = section_schema(self._source.section_files(result, "per_unit"))
                 population.update(population_metrics(summary, schema))
+            if "cohorts" in result.entry["outputs"] and model not in runs:
+                for cohort, metric, value in read_section(
+                    self._source.section_files(result, "cohorts"), ["cohort", "metric", "value"]
+                ).iter_rows():
+                    cohorts.setdefault(cohort, {}).setdefault(model, {})[metric] = value
             values[model] = {}
             for metric, value, n in summary.select("metric", "value", "n").iter_rows():
                 if metric in ("samples", "uids", "users"):
@@ -270,6 +275,7 @@ class Report(Cells):
             ),
             runs=runs,
             sd_over_runs=sd_over_runs,
+            cohorts=dict(sorted(cohorts.items())),
         )
 
     def _tables(self, city: City) -> None:

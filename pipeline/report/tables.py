@@ -361,6 +361,40 @@ def comparisons_text(city: City) -> str:
     )
 
 
+#: What the per-cohort table shows (:func:`cohort_listings`).
+cohorts_text = (
+    "Each cohort's values (mobeval --cohorts: OUT/cohorts), every metric computed over the "
+    "units of the cohort alone as the city's values are over all of them; a model with runs "
+    "is not shown"
+)
+
+
+def cohort_listings(report, city: City) -> list[Listing]:
+    """The city's values per cohort (:attr:`City.cohorts`), one table: a row per cohort and
+    metric shown (the cohort's units first), a column per model with the cohort."""
+    if not city.cohorts:
+        return []
+    models = [m for m in city.models if any(m in by_model for by_model in city.cohorts.values())]
+    rows = []
+    for cohort, by_model in city.cohorts.items():
+        counted = [c for c in ("samples", "users") if any(c in v for v in by_model.values())]
+        for metric in [*counted, *city.metrics]:
+            cells = [by_model.get(m, {}).get(metric) for m in models]
+            if metric in counted:
+                texts = ["-" if v is None else f"{int(v):,}" for v in cells]
+            else:
+                texts = [report.number(v) for v in cells]
+            rows.append([cohort, metric, *texts])
+    return [
+        Listing(
+            "Values per cohort",
+            ["cohort", "metric", *models],
+            rows,
+            [False, False, *[True] * len(models)],
+        )
+    ]
+
+
 def listing_sections(report, city: City) -> list[tuple[str, str, list[Listing], str]]:
     """The small tables under a city's tables, as every format shows them: (key, heading,
     tables, the sentence under them) of the ``leaderboard`` (``report --leaderboard``) and of
@@ -378,6 +412,7 @@ def listing_sections(report, city: City) -> list[tuple[str, str, list[Listing], 
             comparison_listings(report, city) if report.comparisons else [],
             comparisons_text(city),
         ),
+        ("cohorts", f"Per cohort, city={city.name}", cohort_listings(report, city), cohorts_text),
     ]
     return [(key, heading, tables, text + ".") for key, heading, tables, text in sections if tables]
 

@@ -62,11 +62,22 @@ class NextlocSpec:
 
 
 def nextloc_spec(
-    *, key, k, metrics, convention, order_by, unmatched, columns=None, **overrides
+    *,
+    key,
+    k,
+    metrics,
+    convention,
+    order_by,
+    unmatched,
+    columns=None,
+    cohorts=None,
+    cohort_missing=None,
+    **overrides,
 ) -> NextlocSpec:
     """A checked spec from the evaluate functions' keyword options (one key name or a list, one k
     or several; ``overrides``: the convention fields given, None for the preset's; ``columns`` is
-    the engines' business: each input is read under our names, :mod:`mobeval.io.columns`);
+    the engines' business: each input is read under our names, :mod:`mobeval.io.columns`;
+    ``cohorts`` and ``cohort_missing`` the API's: :mod:`mobeval.tasks.cohorts`);
     metric names, cutoffs and convention options are validated before anything is read."""
     spec = NextlocSpec(
         key=(key,) if isinstance(key, str) else tuple(key),
