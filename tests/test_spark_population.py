@@ -219,3 +219,40 @@ def test_a_bad_population_is_refused_on_spark_as_locally(spark, spaces, space, c
             evaluate_trajectory(reference, generated, **options, **engine)
         messages.append(str(caught.value))
     assert messages[0] == messages[1]
+
+
+class _Fold:
+    """A partition's accumulator that counts how many of its kind are unpickled at once."""
+
+    alive = most = merged = 0
+
+    def __init__(self) -> None:
+        self.hashes = [1, 2, 3]
+
+    def __setstate__(self, state) -> None:
+        self.__dict__.update(state)
+        _Fold.alive += 1
+        _Fold.most = max(_Fold.most, _Fold.alive)
+
+    def __del__(self) -> None:
+        _Fold.alive -= 1
+
+    def merge(self, other) -> None:
+        _Fold.merged += 1
+
+
+def test_the_driver_merges_one_partition_s_fold_at_a_time():
+    """The folds (a population's trajectory hashes are most of them) are unpickled one partition
+    at a time and merged, not all held at once; each partition counted once (the first of a
+    partition computed twice)."""
+    import pickle
+
+    from mobeval.engines.spark.results import _merged
+
+    state = {"accumulator": _Fold(), "rows": {"truth": 2, "predictions": 3}, "error": None}
+    blob = pickle.dumps([state])
+    folds = [(partition, blob) for partition in (0, 1, 2, 3, 4, 2)]
+    _Fold.alive = 0
+    merged = _merged(folds, 0, {"truth": "t", "predictions": "p"})
+    assert isinstance(merged, _Fold)
+    assert (_Fold.merged, _Fold.most) == (4, 2)
