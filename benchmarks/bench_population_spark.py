@@ -8,11 +8,13 @@ workers.
         [--spark-conf spark.driver.memory=2g ...]
 
 Each run is a fresh process tree, sampled every ``--every`` seconds with psutil: per process
-its CPU seconds (user + system, with its reaped children's) at the last sample and its peak
-RSS (Linux's ``VmHWM``, the kernel's own high-water mark, so not missed between samples), summed
-by role (``driver``: the ``mobeval`` process; ``jvm``: Spark's Java; ``workers``: the Python
-processes the JVM starts). The summary is printed beside the local engine's where
-``--compare-local`` asks (the same bits, value for value).
+its CPU seconds (user + system, with its reaped children's) at its last sample and its peak
+RSS (Linux's ``VmHWM``, the kernel's own high-water mark, so not missed between samples), by
+role (``driver``: the ``mobeval`` process; ``jvm``: Spark's Java; ``workers``: the Python
+processes the JVM starts): the CPU seconds of a role summed, its largest process's peak RSS. A
+process that exits between two samples loses at most ``--every`` seconds of CPU. The summary
+is printed (one JSON line) and, where ``--compare-local`` asks, compared with the local
+engine's, value for value.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ def _peak_rss(process: psutil.Process) -> int:
     for line in Path(f"/proc/{process.pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) * 1024
-    return process.memory_info().rss
+    return 0
 
 
 def run_tree(cmd: list[str], stdout_path: str, every: float) -> tuple[dict, str]:
@@ -64,17 +66,20 @@ def run_tree(cmd: list[str], stdout_path: str, every: float) -> tuple[dict, str]
                     with process.oneshot():
                         t = process.cpu_times()
                         cpu = t.user + t.system + t.children_user + t.children_system
-                        seen[process.pid] = (_role(process, proc.pid), cpu, _peak_rss(process))
+                        rss = _peak_rss(process)
                 except (psutil.NoSuchProcess, psutil.AccessDenied, FileNotFoundError):
                     continue
+                _, before, peak = seen.get(process.pid, ("", 0.0, 0))
+                # a zombie (exited, not yet reaped) has no VmHWM: keep what was seen
+                seen[process.pid] = (_role(process, proc.pid), max(cpu, before), max(rss, peak))
             time.sleep(every)
     wall = time.perf_counter() - started
     if proc.returncode:
         sys.exit(f"exit {proc.returncode}: {' '.join(cmd)}")
     report = {"wall": wall, "cpu": {}, "rss_mib": {}}
-    for role, cpu, rss in seen.values():
+    for role, cpu, rss in seen.values():  # CPU summed by role, RSS the role's largest process
         report["cpu"][role] = report["cpu"].get(role, 0.0) + cpu
-        report["rss_mib"][role] = report["rss_mib"].get(role, 0.0) + rss / 2**20
+        report["rss_mib"][role] = max(report["rss_mib"].get(role, 0.0), rss / 2**20)
     return report, Path(stdout_path).read_text()
 
 
@@ -115,6 +120,7 @@ def main() -> None:
                     report, text = run_tree(["nice", "-n", str(args.nice), *cmd], out, args.every)
                     name = f"{n:,} x 48 {space} {preset} spark {args.master}"
                     print(shown(name, report) + f"  (load {load()})", flush=True)
+                    print(json.dumps(json.loads(text)["summary"]), flush=True)
                     if args.compare_local:
                         local = command(real, gen, space, preset, "local", args.chunk_rows)
                         local_report, local_text = run_tree(local, out, args.every)
