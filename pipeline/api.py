@@ -327,12 +327,13 @@ def _trajectory(runner: Engine, reference, generated, values: dict, where: dict)
     from mobeval.engines.partition_trajectory import TrajectoryPartitionJob
     from mobeval.tasks.trajectory import TrajectoryScorer
 
+    read = inputs.TrajectoryPlan()
+    if pairing != "uid":
+        read = inputs.population_plan(reference_schema, generated_schema, locations)
     plan = Plan(
         key=["uid"],
-        inputs=inputs.TrajectoryPlan()
-        if pairing == "uid"
-        else inputs.population_plan(reference_schema, generated_schema, locations),
-        job=TrajectoryPartitionJob(scorer_options, None, chunk_rows, 1),
+        inputs=read,
+        job=TrajectoryPartitionJob(scorer_options, None, chunk_rows, 1, read),
         sections=TrajectoryScorer(**scorer_options).output_schemas(
             _key_type(reference_schema["uid"])
         ),

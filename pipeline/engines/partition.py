@@ -194,10 +194,13 @@ def fold_state(states: list[dict]) -> list[tuple[int, bytes]]:
     return [(TaskContext.get().partitionId(), blob)]
 
 
-def merged_folds(folds: list[tuple[int, bytes]]) -> list[list[dict]]:
-    """One entry per partition (the first of a partition computed twice), unpickled: the
-    partition's folds, one per result."""
-    return [pickle.loads(blob) for blob in dict(reversed(folds)).values()]
+def merged_folds(folds: list[tuple[int, bytes]]) -> Iterator[list[dict]]:
+    """One entry per partition (the first of a partition computed twice), unpickled when it is
+    reached, so that a driver merging them holds one partition's fold beside the merged one
+    (a population's trajectory hashes are most of a fold): the partition's folds, one per
+    result."""
+    for blob in dict(reversed(folds)).values():
+        yield pickle.loads(blob)
 
 
 def _sides(chunk: pl.DataFrame, columns: tuple[dict, dict], results: int) -> list[pl.DataFrame]:

@@ -13,7 +13,7 @@ import polars as pl
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.types import StructType
+from pyspark.sql.types import StructType, TimestampType
 
 from mobeval.engines.spark.failures import spark_error
 from mobeval.engines.spark.files import Files, as_uri
@@ -86,9 +86,31 @@ def _local_only(kind: str, label: str) -> InputError:
     )
 
 
-def _polars_schema(schema: StructType) -> dict:
-    arrow = to_arrow_schema(schema)
+def _polars_schema(spark: SparkSession, schema: StructType) -> dict:
+    """The Polars types of ``schema``'s columns as the partitions receive them (a timestamp
+    with the session's time zone, as Spark hands it to Arrow)."""
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    arrow = to_arrow_schema(schema, timezone=zone)
     return dict(pl.from_arrow(arrow.empty_table()).schema)
+
+
+def _wall_clock(frame: DataFrame) -> DataFrame:
+    """A CSV's timestamps as the text says them (``timestamp_ntz``: Polars' naive datetimes,
+    the local engine's), not as instants of the session's time zone, which Spark's inference
+    makes of them."""
+    stamps = {f.name for f in frame.schema.fields if isinstance(f.dataType, TimestampType)}
+    if not stamps:
+        return frame
+    return frame.select(
+        *(
+            _column(c).cast("timestamp_ntz").alias(c) if c in stamps else _column(c)
+            for c in frame.columns
+        )
+    )
+
+
+def _column(name: str):
+    return F.col(f"`{name.replace('`', '``')}`")
 
 
 def _first_field_is_number(spark: SparkSession, uri: str) -> bool:
@@ -101,7 +123,9 @@ def read_input(spark: SparkSession, path, *, names: tuple[str, ...] | None = Non
     """Read a file, a directory or a glob as the local engine resolves it (same messages); a
     Spark DataFrame as it is."""
     if isinstance(path, DataFrame):
-        return SparkInput("<Spark DataFrame>", path, _polars_schema(path.schema), [])
+        return SparkInput(
+            "<Spark DataFrame>", path, _polars_schema(path.sparkSession, path.schema), []
+        )
     if isinstance(path, TrecSource):  # the command line's --input-format trec
         raise _local_only("TREC run or qrels", path.label)
     if not isinstance(path, str | os.PathLike):
@@ -150,7 +174,8 @@ def read_input(spark: SparkSession, path, *, names: tuple[str, ...] | None = Non
             frame = spark.read.csv(uris, header=header, inferSchema=True)
             if not header:
                 frame = frame.toDF(*names[: len(frame.columns)])
-        schema = _polars_schema(frame.schema)
+            frame = _wall_clock(frame)
+        schema = _polars_schema(spark, frame.schema)
     except Exception as error:  # noqa: BLE001 - AnalysisException, Py4JJavaError
         kind = "Parquet" if file_format == "parquet" else "CSV"
         raise spark_error(error, f"not a readable {kind} file", path=label) from None
@@ -165,8 +190,6 @@ def renamed_input(source: SparkInput, columns, role: str) -> SparkInput:
         return source
     renames = checked_renames(source.columns, columns, role, source.label)
     back = {theirs: ours for ours, theirs in renames.items()}
-    frame = source.frame.select(
-        *(F.col(f"`{c.replace('`', '``')}`").alias(back.get(c, c)) for c in source.frame.columns)
-    )
+    frame = source.frame.select(*(_column(c).alias(back.get(c, c)) for c in source.frame.columns))
     schema = renamed_schema(source.columns, renames, source.label)
     return dataclasses.replace(source, frame=frame, columns=schema, renames=renames)

@@ -32,24 +32,26 @@ SUMMARY = "summary"
 
 def _merged(folds: list, index: int, labels: dict[str, str]):
     """Result ``index``'s folds from every partition (:func:`mobeval.engines.partition.
-    merged_folds`) merged into one accumulator; the first input error raised (the smallest unit
-    key's, as the local engine streams units in key order), and an input that gave no row
-    named."""
-    states = [partition[index] for partition in merged_folds(folds)]
-    errors = [state["error"] for state in states if state["error"] is not None]
+    merged_folds`) merged into one accumulator, one partition's at a time; the first input
+    error raised (the smallest unit key's, as the local engine streams units in key order), and
+    an input that gave no row named."""
+    rows = {"truth": 0, "predictions": 0}
+    accumulator, errors = None, []
+    for partition in merged_folds(folds):
+        state = partition[index]
+        if state["error"] is not None:
+            errors.append(state["error"])
+        elif accumulator is None:
+            accumulator = state["accumulator"]
+        else:
+            accumulator.merge(state["accumulator"])
+        for side, count in state["rows"].items():
+            rows[side] += count
+        del partition, state  # merged: let it go before the next partition's is unpickled
     if errors:
         with contextlib.suppress(TypeError):  # keys with nulls: any of the errors will do
             errors.sort(key=lambda item: (item[0] is None, item[0] or ()))
         raise rebuild_error(errors[0][1])
-    rows = {"truth": 0, "predictions": 0}
-    accumulator = None
-    for state in states:
-        for side, count in state["rows"].items():
-            rows[side] += count
-        if accumulator is None:
-            accumulator = state["accumulator"]
-        else:
-            accumulator.merge(state["accumulator"])
     for side in ("truth", "predictions"):
         if rows[side] == 0:
             raise InputError("holds no rows: nothing to evaluate", path=labels[side])
