@@ -160,3 +160,29 @@ def _counting_spills(monkeypatch) -> list:
     spilled, write = [], tallies.write_whole
     monkeypatch.setattr(tallies, "write_whole", lambda *a: spilled.append(1) or write(*a))
     return spilled
+
+
+def test_an_unpaired_run_with_spilled_tallies_gives_the_same_summary_and_leaves_nothing(
+    small_budget, monkeypatch
+):
+    """``evaluate_trajectory(pairing="none")`` in chunks of 37 rows with 16-row tallies: the
+    summary of the default budget's run, the ratios plain Python's, and no run left on disk."""
+    from mobeval import evaluate_trajectory
+    from tests.test_generation import _grid_city
+
+    (gen, ref), gen_days, real_days = _grid_city(np.random.default_rng(17), n_uids=60)
+    names = ["location", "origin_location", "length", "duplicate_ratio", "memorised"]
+    options = {"pairing": "none", "metrics": names, "chunk_rows": 37, "progress": False}
+    spilled = _counting_spills(monkeypatch)
+    result = evaluate_trajectory(ref, gen, convention="trajgdm", **options)
+    small = dict(result.summary.select("metric", "value").iter_rows())
+    monkeypatch.setattr(tallies, "TALLY_ROWS", 1 << 18)
+    result = evaluate_trajectory(ref, gen, convention="trajgdm", **options)
+    assert spilled and small == dict(result.summary.select("metric", "value").iter_rows())
+    drawn = Counter(tuple(map(tuple, p)) for p in gen_days.values())
+    real = {tuple(map(tuple, p)) for p in real_days.values()}
+    assert small["duplicate_ratio"] == sum(n for n in drawn.values() if n > 1) / len(gen_days)
+    assert small["memorised"] == sum(n for t, n in drawn.items() if t in real) / len(gen_days)
+    del result
+    gc.collect()
+    assert not list(small_budget.glob("mobeval-tally-*"))
