@@ -165,8 +165,9 @@ def _counting_spills(monkeypatch) -> list:
 def test_an_unpaired_run_with_spilled_tallies_gives_the_same_summary_and_leaves_nothing(
     small_budget, monkeypatch
 ):
-    """``evaluate_trajectory(pairing="none")`` in chunks of 37 rows with 16-row tallies: the
-    summary of the default budget's run, the ratios plain Python's, and no run left on disk."""
+    """``evaluate_trajectory(pairing="none")`` on shuffled rows in chunks of 37 rows with 16-row
+    tallies: the summary of the default budget's run in file order, the ratios plain Python's,
+    and no run left on disk."""
     from mobeval import evaluate_trajectory
     from tests.test_generation import _grid_city
 
@@ -174,7 +175,8 @@ def test_an_unpaired_run_with_spilled_tallies_gives_the_same_summary_and_leaves_
     names = ["location", "origin_location", "length", "duplicate_ratio", "memorised"]
     options = {"pairing": "none", "metrics": names, "chunk_rows": 37, "progress": False}
     spilled = _counting_spills(monkeypatch)
-    result = evaluate_trajectory(ref, gen, convention="trajgdm", **options)
+    shuffled = [f.sample(fraction=1.0, shuffle=True, seed=2) for f in (ref, gen)]
+    result = evaluate_trajectory(*shuffled, convention="trajgdm", **options)
     small = dict(result.summary.select("metric", "value").iter_rows())
     monkeypatch.setattr(tallies, "TALLY_ROWS", 1 << 18)
     result = evaluate_trajectory(ref, gen, convention="trajgdm", **options)
