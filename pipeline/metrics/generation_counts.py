@@ -10,8 +10,8 @@ Python objects; ``duplicate_ratio`` and ``memorised`` read the ``trajectory`` ta
 generated side (and ``memorised`` the real side's), ``memorised_near`` the ``near`` ones. Memory
 is bounded whatever the population: a :class:`~mobeval.metrics.tallies.Tally` spills its rows
 beyond :data:`~mobeval.metrics.tallies.TALLY_ROWS` (8 MiB of hashes) to sorted runs on disk and
-reads them back a block of keys at a time, so 1 M or 10 M trajectories a side take the memory of
-the histograms and the location table (the ids' tallies: one row per location).
+reads them back a block of keys at a time, so the memory does not grow with the number of
+trajectories: it is the histograms' and the location table's (the ids' tallies: a row a location).
 
 The histograms that the divergences compare are binned from the tallies at the end, where both
 sides are known (MobilityGPT's bins span both sides' values). With ``x`` the generated and ``r``
