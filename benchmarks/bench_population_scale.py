@@ -2,7 +2,7 @@
 space with each preset, beside MoveSim's, TrajGDM's and MobilityGPT's own evaluation code.
 
     python benchmarks/bench_population_scale.py [--sizes 100000,300000,1000000]
-        [--spaces grid,ids,gps,links] [--presets movesim,trajgdm,mobilitygpt]
+        [--spaces grid,ids,gps,links] [--presets movesim,trajgdm,mobilitygpt,default]
         [--chunk-rows 500000] [--engines local,spark] [--check-size 20000]
         [--reference-sizes 1000,3000,10000,30000,100000] [--reference-timeout 300]
         [--movesim-code DIR] [--trajgdm-code DIR] [--mobilitygpt-code DIR] [--theirs-python PY]
@@ -14,7 +14,9 @@ seconds (user + system) and peak RSS.
 
 * Scale: every (size, space, preset, engine) with the preset's metrics and the three ratios
   (``duplicate_ratio``, ``memorised``, ``memorised_near``): one streaming pass per side,
-  ``--chunk-rows`` rows a chunk.
+  ``--chunk-rows`` rows a chunk; ``default`` is no ``--convention`` (mobeval's own binning,
+  JSD) over ``distance``, ``radius``, ``jump``, ``location``, ``od``, ``length`` (and
+  ``trip_length`` on links, as ``mobilitygpt``).
 * Bits (``--check-size``): each (space, preset) at that size with ``--chunk-rows`` and with
   chunks of 7,001 rows, from a copy of the generated file in shuffled row order, and on every
   engine of ``--engines``: the summaries must be equal, value for value.
@@ -56,6 +58,7 @@ PRESETS = {
         ["jump", "location", "origin_location", "destination_location"],
     ),
     "mobilitygpt": (["--convention", "mobilitygpt", "--divergence", "jsdist"], ["od", "location"]),
+    "default": ([], ["distance", "radius", "jump", "location", "od", "length"]),
 }
 GPS_GRID = ",".join(map(str, BOX)) + ",500m"
 TRAJGDM_THEIRS = """
@@ -101,7 +104,8 @@ def space_options(space: str, preset: str, ids_table: Path | None) -> list[str]:
 def command(real: Path, gen: Path, space: str, preset: str, engine: str, chunk_rows: int,
             ids_table: Path | None = None, ratios: bool = True) -> list[str]:  # fmt: skip
     options, metrics = PRESETS[preset]
-    metrics = metrics + ["trip_length"] * (space == "links" and preset == "mobilitygpt")
+    trips = space == "links" and preset in ("mobilitygpt", "default")
+    metrics = metrics + ["trip_length"] * trips
     metrics = metrics + RATIOS * ratios
     return [
         sys.executable, "-m", "mobeval", "trajectory", "--reference", str(real),

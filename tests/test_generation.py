@@ -360,30 +360,3 @@ def test_report_methods_describe_the_generation_metrics_and_their_parameters():
     assert entries["jsdist"]["jumps"] == "100 bins over [0, 50] cells"
     assert "largest distance (max_distance)" not in entries["jsdist"]
     assert entries["memorised_near"]["tolerance (snapping grid)"] == "2 cells"
-
-
-def test_hash_tallies_fold_in_a_few_runs_and_count_every_trajectory():
-    """Folding 2,000 one-trajectory chunks keeps the trajectories' hash tally in at most
-    log2(2000) + 1 runs (each run at least twice the next: a chunk is not merged into the whole
-    tally each time), and the ratios are plain Python's counts of the sequences."""
-    rng = np.random.default_rng(5)
-    trajectories = [tuple(rng.integers(0, 6, 3)) for _ in range(2000)]
-    real = [tuple(rng.integers(0, 6, 3)) for _ in range(500)]
-    names = ("duplicate_ratio", "memorised")
-
-    def folded(rows):
-        total = GenerationCounts()
-        for row in rows:
-            ids = np.asarray(row, dtype=np.int64)
-            offsets = np.array([0, ids.size], dtype=np.int64)
-            x = ids.astype(float)
-            total.merge(generation_counts(offsets, x, x * 0, ids, GenerationConvention(), names))
-        return total
-
-    generated, reference = folded(trajectories), folded(real)
-    assert len(generated.tallies["trajectory"].runs) <= math.log2(2000) + 1
-    seen, known = Counter(trajectories), set(real)
-    duplicates = sum(n for n in seen.values() if n > 1) / len(trajectories)
-    copies = sum(n for t, n in seen.items() if t in known) / len(trajectories)
-    assert generation_ratio(reference, generated, "duplicate_ratio") == duplicates
-    assert generation_ratio(reference, generated, "memorised") == copies

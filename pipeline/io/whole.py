@@ -142,3 +142,14 @@ def check_read(path: str | os.PathLike, read: int, written: int, what: str = "ro
             f"({free_space(path)} on its file system)",
             str(path),
         )
+
+
+def read_rows(path: str | os.PathLike, start: int, rows: int, width: int):
+    """Rows ``start`` to ``start + rows - 1`` of a file of ``width`` int64 columns (a spilled run
+    that :func:`write_whole` wrote) as a NumPy array, every one of them (:func:`check_read`: a
+    file cut short on disk is an error)."""
+    import numpy as np  # lazily: the writers import this module before any NumPy is needed
+
+    values = np.fromfile(path, dtype=np.int64, count=width * rows, offset=8 * width * start)
+    check_read(path, len(values), width * rows, "int64 values")
+    return values.reshape(-1, width)

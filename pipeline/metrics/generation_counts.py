@@ -5,12 +5,13 @@ edges fixed by the convention), and tallies ``value -> count`` of the location i
 of the first and last points, of the trajectory lengths (points), of the trip lengths, and of the
 trajectories' hashes (:func:`mobeval.kernels.generation.trajectory_hashes`, exact and snapped to
 the ``tolerance`` grid). Tallies merge by adding counts, so the values do not depend on the
-chunking or the row order; memory is one row per distinct id, length or trajectory of a side:
-the trajectories are held as their hashes only (two int64 and two counts, 32 bytes a distinct
-trajectory and tally, in the few runs of :class:`Tally`: at most twice that), never as Python
-objects. ``duplicate_ratio`` and ``memorised`` need the ``trajectory`` tally of the generated
-side (and ``memorised`` the real side's), ``memorised_near`` the ``near`` ones: 1 M generated
-and 1 M real trajectories with all three hold 4 tallies of 1 M rows, 128 MB (256 MB at most).
+chunking or the row order. The trajectories are held as their hashes only (two int64), never as
+Python objects; ``duplicate_ratio`` and ``memorised`` read the ``trajectory`` tally of the
+generated side (and ``memorised`` the real side's), ``memorised_near`` the ``near`` ones. Memory
+is bounded whatever the population: a :class:`~mobeval.metrics.tallies.Tally` spills its rows
+beyond :data:`~mobeval.metrics.tallies.TALLY_ROWS` (8 MiB of hashes) to sorted runs on disk and
+reads them back a block of keys at a time, so the memory does not grow with the number of
+trajectories: it is the histograms' and the location table's (the ids' tallies: a row a location).
 
 The histograms that the divergences compare are binned from the tallies at the end, where both
 sides are known (MobilityGPT's bins span both sides' values). With ``x`` the generated and ``r``
@@ -26,11 +27,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import polars as pl
 
+from mobeval.kernels.auc import score_keys
 from mobeval.kernels.divergence import emd, js_distance, jsd, kl
 from mobeval.kernels.generation import SEEDS, jumps, trajectory_hashes, trip_lengths
 from mobeval.kernels.mobility import bin_counts, weighted_bins
+from mobeval.kernels.tallies import key_values, matched
 from mobeval.metrics import GENERATION_DISTRIBUTIONS, GENERATION_RATIOS
 from mobeval.metrics.generation import (
     GRID_SIDE,
@@ -38,6 +40,7 @@ from mobeval.metrics.generation import (
     TRAJGDM,
     GenerationConvention,
 )
+from mobeval.metrics.tallies import Tally, aligned_blocks
 
 #: Which tally each id distribution reads (``od``: origins and destinations pooled).
 ID_TALLIES = {
@@ -54,51 +57,8 @@ HASH_TALLIES = {
 }
 
 
-#: A tally's count columns: ``n`` (rows, each as many times as its resample weight) and
-#: ``drawn`` (distinct rows drawn, whatever their weight).
-COUNTS = ("n", "drawn")
-
-
-def _tally(**keys: np.ndarray) -> Tally:
-    """``keys`` -> ``n`` and ``drawn`` (how many rows hold each key)."""
-    n = pl.len().cast(pl.Int64)
-    return Tally([pl.DataFrame(keys).group_by(list(keys)).agg(n.alias("n"), n.alias("drawn"))])
-
-
-def _add(a: pl.DataFrame | None, b: pl.DataFrame) -> pl.DataFrame:
-    if a is None:
-        return b
-    keys = [c for c in a.columns if c not in COUNTS]
-    return pl.concat([a, b]).group_by(keys).agg(pl.col(*COUNTS).sum())
-
-
-class Tally:
-    """A tally (key columns -> ``n``, ``drawn``) folded chunk by chunk as a few runs, each at
-    least twice the next one's rows (a chunk's tally joins the last run while it is not half
-    its size): folding N rows costs O(N log N) row groupings, where merging each chunk into the
-    whole tally costs O(N x chunks), and the runs hold at most twice the rows of the merged tally
-    (the trajectories' hashes: 32 bytes a distinct trajectory, 64 at most)."""
-
-    def __init__(self, runs: list[pl.DataFrame] | None = None) -> None:
-        self.runs = runs or []
-
-    def add(self, other: Tally) -> None:
-        for run in other.runs:
-            self.runs.append(run)
-            while len(self.runs) > 1 and 2 * self.runs[-1].height > self.runs[-2].height:
-                last = self.runs.pop()
-                self.runs[-1] = _add(self.runs[-1], last)
-
-    def frame(self) -> pl.DataFrame:
-        """The tally as one frame (the runs merged, kept as one run)."""
-        merged = None
-        for run in self.runs:
-            merged = _add(merged, run)
-        self.runs = [merged]
-        return merged
-
-    def scaled(self, weight: int) -> Tally:
-        return Tally([run.with_columns(pl.col("n") * weight) for run in self.runs])
+#: The tallies whose keys are float values (:func:`mobeval.kernels.auc.score_keys`).
+FLOAT_TALLIES = ("trip_length",)
 
 
 @dataclass
@@ -115,7 +75,7 @@ class GenerationCounts:
         if other.jump is not None:
             self.jump = other.jump.copy() if self.jump is None else self.jump + other.jump
         for name, tally in other.tallies.items():
-            self.tallies.setdefault(name, Tally()).add(tally)
+            self.tallies.setdefault(name, Tally(tally.width)).add(tally)
         self.trajectories += other.trajectories
 
     def scaled(self, weight: int) -> GenerationCounts:
@@ -160,13 +120,13 @@ def generation_counts(
     pooled = {t for name in names for t in ID_TALLIES.get(name, ())}
     for name, at in (("location", slice(None)), ("origin", first), ("destination", last)):
         if name in pooled:
-            tallies[name] = _tally(value=ids[at])
+            tallies[name] = Tally.of(ids[at])
     if "length" in names:
-        tallies["length"] = _tally(value=np.diff(offsets))
+        tallies["length"] = Tally.of(np.diff(offsets))
     if "trip_length" in names:
         rows, lengths = links
         trips = trip_lengths(offsets, rows, lengths, convention.distinct_links)
-        tallies["trip_length"] = _tally(value=trips)
+        tallies["trip_length"] = Tally.of(score_keys(trips))
     hashed = {HASH_TALLIES[name] for name in names if name in HASH_TALLIES}
     for name in hashed:
         if name == "trajectory":  # the coordinates' bits (+ 0.0: -0.0 is 0.0)
@@ -174,7 +134,7 @@ def generation_counts(
         else:
             keys = tuple(_snapped(v, convention.tolerance) for v in (x, y))
         a, b = trajectory_hashes(offsets, *keys, *SEEDS)
-        tallies[name] = _tally(a=a, b=b)
+        tallies[name] = Tally.of(a, b)
     return counts
 
 
@@ -190,13 +150,28 @@ def grid_generation_counts(offsets, x, y, convention, names) -> GenerationCounts
     return generation_counts(offsets, xf, yf, ids, convention, names)
 
 
-def _values(counts: GenerationCounts, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """The tallies ``names`` pooled: (values, counts)."""
-    tally = Tally()
+def _pooled(counts: GenerationCounts, names: tuple[str, ...]) -> Tally:
+    """The tallies ``names`` of ``counts`` as one (``od``: the origins' and destinations')."""
+    if len(names) == 1:
+        return counts.tallies[names[0]]
+    tally = Tally(1)
     for name in names:
         tally.add(counts.tallies[name])
-    tally = tally.frame()
-    return tally["value"].to_numpy(), tally["n"].to_numpy()
+    return tally
+
+
+def _values(keys: np.ndarray, name: str) -> np.ndarray:
+    """The values a tally's keys stand for (float trip lengths, else the integers)."""
+    return key_values(keys) if name in FLOAT_TALLIES else keys
+
+
+def _binned(tally: Tally, grid: np.ndarray, keep: bool, name: str) -> np.ndarray:
+    """The counts of ``tally``'s values in the bins ``grid``, a block of its rows at a time."""
+    counts = np.zeros(grid.size - 1, dtype=np.int64)
+    for (rows,) in aligned_blocks([tally]):
+        values = _values(rows[:, 0], name).astype(np.float64)
+        counts += weighted_bins(values, np.ascontiguousarray(rows[:, 1]), grid, keep)
+    return counts
 
 
 def _edges(lo, hi, convention: GenerationConvention, name: str) -> np.ndarray | None:
@@ -212,27 +187,29 @@ def _edges(lo, hi, convention: GenerationConvention, name: str) -> np.ndarray | 
 def compared_histograms(real, generated, convention, name):
     """(real counts, generated counts, edges or None) of distribution ``name``; None under
     ``arange`` binning when every value is the same (``np.arange(lo, lo, 0.0)``: no bins, where
-    MobilityGPT raises ZeroDivisionError)."""
+    MobilityGPT raises ZeroDivisionError). Binned, each side's tally is read a block at a time
+    (:func:`mobeval.metrics.tallies.aligned_blocks`); one bin per value, whole (it is the
+    histogram)."""
     if name == "jump":
         return real.jump, generated.jump, jump_edges(convention)
     tallies = ID_TALLIES.get(name, (name,))
-    (v1, n1), (v2, n2) = _values(real, tallies), _values(generated, tallies)
-    both = np.concatenate([v1, v2])
-    lo, hi = both.min().item(), both.max().item()
+    t1, t2 = _pooled(real, tallies), _pooled(generated, tallies)
+    ends = [end for t in (t1, t2) if (bounds := t.bounds()) is not None for end in bounds]
+    lo, hi = (_values(key, name).item() for key in (min(ends), max(ends)))
     grid = _edges(lo, hi, convention, name)
     if grid is None and convention.binning == "arange":
         return None
     if grid is None:
-        every = np.union1d(v1, v2)
+        r1, r2 = t1.whole(), t2.whole()
+        every = np.union1d(r1[:, 0], r2[:, 0])
         out = []
-        for v, n in ((v1, n1), (v2, n2)):
+        for rows in (r1, r2):
             c = np.zeros(every.size, dtype=np.int64)
-            c[np.searchsorted(every, v)] = n
+            c[np.searchsorted(every, rows[:, 0])] = rows[:, 1]
             out.append(c)
         return out[0], out[1], None
     keep = convention.binning == "all"
-    c1, c2 = (weighted_bins(v.astype(np.float64), n, grid, keep) for v, n in ((v1, n1), (v2, n2)))
-    return c1, c2, grid
+    return _binned(t1, grid, keep, name), _binned(t2, grid, keep, name), grid
 
 
 def generation_divergence(real, generated, convention, name, how) -> float:
@@ -267,16 +244,21 @@ def divergence_of(c1, c2, how, scipy, grid=None, guard=0.0) -> float:
 
 
 def generation_ratio(real, generated, name) -> float:
-    """``duplicate_ratio``, ``memorised`` or ``memorised_near`` (module docstring)."""
+    """``duplicate_ratio``, ``memorised`` or ``memorised_near`` (module docstring), over the
+    hash tallies a block of keys at a time (:func:`mobeval.metrics.tallies.aligned_blocks`)."""
     if not generated.trajectories:
         return float("nan")
-    mine = generated.tallies[HASH_TALLIES[name]].frame()
+    mine = generated.tallies[HASH_TALLIES[name]]
+    n, drawn = mine.width, mine.width + 1
     if name == "duplicate_ratio":
-        copies = mine.filter(pl.col("drawn") >= 2)
+        blocks = aligned_blocks([mine])
+        copies = sum(int(rows[rows[:, drawn] >= 2, n].sum()) for (rows,) in blocks)
     else:
-        theirs = real.tallies[HASH_TALLIES[name]].frame()
-        copies = mine.join(theirs.select("a", "b"), on=["a", "b"])
-    return int(copies["n"].sum()) / generated.trajectories
+        blocks = aligned_blocks([mine, real.tallies[HASH_TALLIES[name]]])
+        copies = sum(
+            int(rows[matched(rows, theirs, mine.width), n].sum()) for rows, theirs in blocks
+        )
+    return copies / generated.trajectories
 
 
 def _population(rows, coordinates, convention, names, links=None) -> GenerationCounts:
