@@ -19,6 +19,10 @@ the real trajectories (N generated)::
     duplicate_ratio = #{x_i : x_i = x_j for some j != i} / N         (TrajGDM's most_common / N)
     memorised       = #{x_i : x_i = r_k for some k} / N
     memorised_near  = #{x_i : floor(x_i / tol) = floor(r_k / tol) for some k} / N   (per point)
+    connectivity    = #{x_i : every step of x_i an edge of the link graph} / N
+
+On road links, the trip lengths, radii and regions come from the link table
+(:mod:`mobeval.metrics.generation_links`).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import numpy as np
 import polars as pl
 
 from mobeval.kernels.divergence import emd, js_distance, jsd, kl
-from mobeval.kernels.generation import SEEDS, jumps, trajectory_hashes, trip_lengths
+from mobeval.kernels.generation import SEEDS, jumps, trajectory_hashes
 from mobeval.kernels.mobility import bin_counts, weighted_bins
 from mobeval.metrics import GENERATION_DISTRIBUTIONS, GENERATION_RATIOS
 from mobeval.metrics.generation import (
@@ -38,6 +42,7 @@ from mobeval.metrics.generation import (
     TRAJGDM,
     GenerationConvention,
 )
+from mobeval.metrics.generation_links import LINK_MEASURES, Links, fold_links, gravity_values
 
 #: Which tally each id distribution reads (``od``: origins and destinations pooled).
 ID_TALLIES = {
@@ -46,6 +51,8 @@ ID_TALLIES = {
     "destination_location": ("destination",),
     "od": ("origin", "destination"),
 }
+#: The distributions of real values (not ids nor counts of points), in equal bins.
+CONTINUOUS = ("trip_length", "link_radius", "gravity")
 #: The tallies of the trajectories' hashes each ratio reads.
 HASH_TALLIES = {
     "duplicate_ratio": "trajectory",
@@ -104,12 +111,14 @@ class Tally:
 @dataclass
 class GenerationCounts:
     """One population's counts (module docstring): ``jump`` histogram, ``tallies`` by name
-    (``location``, ``origin``, ``destination``, ``length``, ``trip_length``: column ``value``;
-    ``trajectory``, ``near``: columns ``a``, ``b``), and how many ``trajectories``."""
+    (``location``, ``origin``, ``destination``, ``length``, ``trip_length``, ``link_radius``,
+    ``region``: column ``value``; ``trajectory``, ``near``, ``region_pair``: columns ``a``,
+    ``b``), how many ``trajectories``, and how many of them are ``connected``."""
 
     jump: np.ndarray | None = None
     tallies: dict[str, Tally] = field(default_factory=dict)
     trajectories: int = 0
+    connected: int = 0
 
     def merge(self, other: GenerationCounts) -> None:
         if other.jump is not None:
@@ -117,6 +126,7 @@ class GenerationCounts:
         for name, tally in other.tallies.items():
             self.tallies.setdefault(name, Tally()).add(tally)
         self.trajectories += other.trajectories
+        self.connected += other.connected
 
     def scaled(self, weight: int) -> GenerationCounts:
         """These counts as if each trajectory were there ``weight`` times (a bootstrap
@@ -126,6 +136,7 @@ class GenerationCounts:
             None if self.jump is None else self.jump * weight,
             {k: t.scaled(weight) for k, t in self.tallies.items()},
             self.trajectories * weight,
+            self.connected * weight,
         )
 
 
@@ -148,7 +159,9 @@ def generation_counts(
     trajectories ``offsets`` delimits, at coordinates ``x``, ``y`` (float64) of the location
     ``ids`` (int64, one per point); ``links``: (each point's row in the link table or -1, the
     table's lengths), which ``trip_length`` needs; ``sphere`` > 0: ``x``, ``y`` are latitudes
-    and longitudes, jumps great-circle on a sphere of that radius."""
+    and longitudes, jumps great-circle on a sphere of that radius; ``links``
+    (:class:`mobeval.metrics.generation_links.Links`): the link table's, which the
+    :data:`mobeval.metrics.generation_links.LINK_MEASURES` need."""
     names = set(names)
     counts = GenerationCounts(trajectories=offsets.size - 1)
     if "jump" in names:
@@ -163,10 +176,9 @@ def generation_counts(
             tallies[name] = _tally(value=ids[at])
     if "length" in names:
         tallies["length"] = _tally(value=np.diff(offsets))
-    if "trip_length" in names:
-        rows, lengths = links
-        trips = trip_lengths(offsets, rows, lengths, convention.distinct_links)
-        tallies["trip_length"] = _tally(value=trips)
+    on_links = [name for name in names if name in LINK_MEASURES]
+    if on_links:
+        fold_links(counts, offsets, ids, links, convention, on_links)
     hashed = {HASH_TALLIES[name] for name in names if name in HASH_TALLIES}
     for name in hashed:
         if name == "trajectory":  # the coordinates' bits (+ 0.0: -0.0 is 0.0)
@@ -191,7 +203,9 @@ def grid_generation_counts(offsets, x, y, convention, names) -> GenerationCounts
 
 
 def _values(counts: GenerationCounts, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """The tallies ``names`` pooled: (values, counts)."""
+    """The tallies ``names`` pooled: (values, counts); ``gravity`` computed from its tallies."""
+    if names == ("gravity",):
+        return gravity_values(counts)
     tally = Tally()
     for name in names:
         tally.add(counts.tallies[name])
@@ -201,12 +215,12 @@ def _values(counts: GenerationCounts, names: tuple[str, ...]) -> tuple[np.ndarra
 
 def _edges(lo, hi, convention: GenerationConvention, name: str) -> np.ndarray | None:
     """The bins of an id or length distribution over values lo..hi (None: one per value)."""
-    bins = convention.bins
+    bins = convention.gravity_bins if name == "gravity" else convention.bins
     if convention.binning == "arange":
         return np.arange(lo, hi, float(hi - lo) / bins) if hi > lo else None
     if convention.binning == "range":
         return np.linspace(0, convention.locations if name in ID_TALLIES else hi, bins + 1)
-    return np.linspace(lo, hi, bins + 1) if name == "trip_length" else None
+    return np.linspace(lo, hi, bins + 1) if name in CONTINUOUS else None
 
 
 def compared_histograms(real, generated, convention, name):
@@ -267,9 +281,12 @@ def divergence_of(c1, c2, how, scipy, grid=None, guard=0.0) -> float:
 
 
 def generation_ratio(real, generated, name) -> float:
-    """``duplicate_ratio``, ``memorised`` or ``memorised_near`` (module docstring)."""
+    """``duplicate_ratio``, ``memorised``, ``memorised_near`` or ``connectivity`` (module
+    docstring)."""
     if not generated.trajectories:
         return float("nan")
+    if name == "connectivity":
+        return generated.connected / generated.trajectories
     mine = generated.tallies[HASH_TALLIES[name]].frame()
     if name == "duplicate_ratio":
         copies = mine.filter(pl.col("drawn") >= 2)
@@ -284,7 +301,7 @@ def _population(rows, coordinates, convention, names, links=None) -> GenerationC
     (x, y); ``links``: (ids -> link-table rows, the table's lengths))."""
     offsets = np.cumsum([0] + [len(r) for r in rows], dtype=np.int64)
     ids = np.concatenate([np.asarray(r, dtype=np.int64) for r in rows])
-    point_links = None if links is None else (links[0](ids), links[1])
+    point_links = None if links is None else Links(links[0](ids), links[1])
     return generation_counts(offsets, *coordinates(ids), ids, convention, names, point_links)
 
 

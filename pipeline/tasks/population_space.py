@@ -52,6 +52,7 @@ from mobeval.metrics.trajectory import EARTH_RADIUS
 
 if TYPE_CHECKING:
     from mobeval.metrics.population import PopulationCounts
+    from mobeval.tasks.population_links import LinkGraph, RegionTable
 
 #: Largest |x| or |y| scored even with out_of_grid="score" (999, the mask value, is fine): the
 #: kernels index tables by squared distances, which must stay within int64.
@@ -197,17 +198,28 @@ class LocationTable(Space):
 
 
 #: The measures that need each link's point (a link table with x, y or lat, lon).
-COORDINATE_METRICS = ("distance", "radius", "density", "trip", "jump", "memorised_near")
+COORDINATE_METRICS = (
+    "distance",
+    "radius",
+    "density",
+    "trip",
+    "jump",
+    "memorised_near",
+    "link_radius",
+)
 
 
 @dataclass(frozen=True)
 class LinkTable(LocationTable):
     """Road links: ids (sorted, distinct), the row of each in the file (``rows``), the lengths
-    and points in file order (``x``, ``y`` None: no points), and what an unknown id is."""
+    and points in file order (``x``, ``y`` None: no points), what an unknown id is, and the
+    ``regions`` and ``graph`` of :mod:`mobeval.tasks.population_links` (None: not given)."""
 
     rows: np.ndarray = None
     lengths: np.ndarray = None
     unknown: str = "error"
+    regions: RegionTable | None = None
+    graph: LinkGraph | None = None
 
     def points(self, frame: pl.DataFrame, path) -> Points:
         """The points of ``frame``'s link ids: the link's point, or (no points in the table) the
@@ -235,8 +247,11 @@ class LinkTable(LocationTable):
         return codes, x, y
 
     def generation(self, offsets, points: Points, convention, names, links=None):
-        """The generation counts of ``names`` over the link ids, trip lengths from the table."""
-        links = (points.rows, self.lengths)
+        """The generation counts of ``names`` over the link ids, trip lengths, radii, regions and
+        edges from the table and its network."""
+        from mobeval.metrics.generation_links import Links
+
+        links = Links(points.rows, self.lengths, self.x, self.y, self.regions, self.graph)
         return super().generation(offsets, points, convention, names, links)
 
 
@@ -482,7 +497,8 @@ class GpsSpace(Space):
 
 def population_space(values: dict) -> Space:
     """The location space the options ``values`` name (``locations``, ``location_table``,
-    ``unknown_links``, ``gps_grid``, ``distance``), its table read; ConfigError where the
+    ``unknown_links``, ``gps_grid``, ``distance``; on links ``region_table``, ``link_graph``),
+    its tables read; ConfigError where the
     measures asked need points that links without them lack, or great-circle distances
     latitudes and longitudes that the table has not."""
     locations, haversine = values["locations"], values["distance"] == "haversine"
@@ -494,7 +510,13 @@ def population_space(values: dict) -> Space:
     if locations == "ids":
         space = read_location_table(values["location_table"])
     else:
+        from mobeval.tasks.population_links import read_link_graph, read_region_table
+
         space = read_link_table(values["location_table"], values["unknown_links"])
+        network = {"regions": ("region_table", read_region_table)}
+        network |= {"graph": ("link_graph", read_link_graph)}
+        read = {k: f(values[o]) for k, (o, f) in network.items() if values.get(o) is not None}
+        space = dataclasses.replace(space, **read)
     if space.x is None:
         wanted = [m for m in values["metrics"] if m in COORDINATE_METRICS]
         if wanted:
