@@ -147,6 +147,7 @@ def _argv(files, *extra) -> list[str]:
         ("location,region,lat,lon\n1,0,37.7,-122.4\n2,0,37.8,-122.4\n", "lat, lon", "0"),
         ("location,region,lat,lon\n1,0,37.7,-122.4\n2,3,97.0,-122.4\n", "lat", "3"),
         ("location,region,lat,lon\n1,0,37.7,-122.4\n,1,37.8,-122.4\n", "location", "row 1"),
+        ("location,region,lat,lon\n", "location", None),
     ],
 )
 def test_a_bad_region_table_is_exit_2_naming_file_column_and_key(
@@ -176,7 +177,7 @@ def test_a_trajectory_end_in_no_region_is_exit_2_naming_the_link(tmp_path, capsy
     assert _exit_code([*argv, "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert files["regions"] in err and "column 'location'" in err
-    assert "in no region" in err and f"first offending key: {first})" in err
+    assert "on a link in no region" in err and f"first offending key: {first})" in err
     assert not out.exists()
 
 

@@ -43,6 +43,7 @@ from mobeval.metrics.generation import (
     GenerationConvention,
 )
 from mobeval.metrics.generation_links import LINK_MEASURES, Links, fold_links, gravity_values
+from mobeval.metrics.tallies import Tally, tally_of
 
 #: Which tally each id distribution reads (``od``: origins and destinations pooled).
 ID_TALLIES = {
@@ -59,53 +60,6 @@ HASH_TALLIES = {
     "memorised": "trajectory",
     "memorised_near": "near",
 }
-
-
-#: A tally's count columns: ``n`` (rows, each as many times as its resample weight) and
-#: ``drawn`` (distinct rows drawn, whatever their weight).
-COUNTS = ("n", "drawn")
-
-
-def _tally(**keys: np.ndarray) -> Tally:
-    """``keys`` -> ``n`` and ``drawn`` (how many rows hold each key)."""
-    n = pl.len().cast(pl.Int64)
-    return Tally([pl.DataFrame(keys).group_by(list(keys)).agg(n.alias("n"), n.alias("drawn"))])
-
-
-def _add(a: pl.DataFrame | None, b: pl.DataFrame) -> pl.DataFrame:
-    if a is None:
-        return b
-    keys = [c for c in a.columns if c not in COUNTS]
-    return pl.concat([a, b]).group_by(keys).agg(pl.col(*COUNTS).sum())
-
-
-class Tally:
-    """A tally (key columns -> ``n``, ``drawn``) folded chunk by chunk as a few runs, each at
-    least twice the next one's rows (a chunk's tally joins the last run while it is not half
-    its size): folding N rows costs O(N log N) row groupings, where merging each chunk into the
-    whole tally costs O(N x chunks), and the runs hold at most twice the rows of the merged tally
-    (the trajectories' hashes: 32 bytes a distinct trajectory, 64 at most)."""
-
-    def __init__(self, runs: list[pl.DataFrame] | None = None) -> None:
-        self.runs = runs or []
-
-    def add(self, other: Tally) -> None:
-        for run in other.runs:
-            self.runs.append(run)
-            while len(self.runs) > 1 and 2 * self.runs[-1].height > self.runs[-2].height:
-                last = self.runs.pop()
-                self.runs[-1] = _add(self.runs[-1], last)
-
-    def frame(self) -> pl.DataFrame:
-        """The tally as one frame (the runs merged, kept as one run)."""
-        merged = None
-        for run in self.runs:
-            merged = _add(merged, run)
-        self.runs = [merged]
-        return merged
-
-    def scaled(self, weight: int) -> Tally:
-        return Tally([run.with_columns(pl.col("n") * weight) for run in self.runs])
 
 
 @dataclass
@@ -173,12 +127,13 @@ def generation_counts(
     pooled = {t for name in names for t in ID_TALLIES.get(name, ())}
     for name, at in (("location", slice(None)), ("origin", first), ("destination", last)):
         if name in pooled:
-            tallies[name] = _tally(value=ids[at])
+            tallies[name] = tally_of(value=ids[at])
     if "length" in names:
-        tallies["length"] = _tally(value=np.diff(offsets))
+        tallies["length"] = tally_of(value=np.diff(offsets))
     on_links = [name for name in names if name in LINK_MEASURES]
     if on_links:
-        fold_links(counts, offsets, ids, links, convention, on_links)
+        link_tallies, counts.connected = fold_links(offsets, ids, links, convention, on_links)
+        tallies |= link_tallies
     hashed = {HASH_TALLIES[name] for name in names if name in HASH_TALLIES}
     for name in hashed:
         if name == "trajectory":  # the coordinates' bits (+ 0.0: -0.0 is 0.0)
@@ -186,7 +141,7 @@ def generation_counts(
         else:
             keys = tuple(_snapped(v, convention.tolerance) for v in (x, y))
         a, b = trajectory_hashes(offsets, *keys, *SEEDS)
-        tallies[name] = _tally(a=a, b=b)
+        tallies[name] = tally_of(a=a, b=b)
     return counts
 
 
@@ -205,12 +160,12 @@ def grid_generation_counts(offsets, x, y, convention, names) -> GenerationCounts
 def _values(counts: GenerationCounts, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     """The tallies ``names`` pooled: (values, counts); ``gravity`` computed from its tallies."""
     if names == ("gravity",):
-        return gravity_values(counts)
-    tally = Tally()
+        return gravity_values(counts.tallies)
+    pooled = Tally()
     for name in names:
-        tally.add(counts.tallies[name])
-    tally = tally.frame()
-    return tally["value"].to_numpy(), tally["n"].to_numpy()
+        pooled.add(counts.tallies[name])
+    frame = pooled.frame()
+    return frame["value"].to_numpy(), frame["n"].to_numpy()
 
 
 def _edges(lo, hi, convention: GenerationConvention, name: str) -> np.ndarray | None:

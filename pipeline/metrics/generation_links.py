@@ -28,16 +28,13 @@ MobilityGPT (Haydari et al., 2024; ucdrubinet/MobilityGPT 2f3fd1e ``evaluate.py`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 
 from mobeval.kernels.generation import connected_trajectories, link_radii, trip_lengths
-
-if TYPE_CHECKING:
-    from mobeval.metrics.generation_counts import GenerationCounts
-    from mobeval.tasks.population_links import LinkGraph, RegionTable
+from mobeval.metrics.road_network import LinkGraph, RegionTable
+from mobeval.metrics.tallies import COUNTS, Tally, tally_of
 
 #: The measures that read the link table (beyond the ids): a tally each but ``connectivity``.
 LINK_MEASURES = ("trip_length", "link_radius", "gravity", "connectivity")
@@ -57,49 +54,47 @@ class Links:
     graph: LinkGraph | None = None
 
 
-def fold_links(counts: GenerationCounts, offsets, ids, links: Links, convention, names) -> None:
-    """Adds to ``counts`` what the link measures ``names`` asks need of the trajectories
-    ``offsets`` delimits over the link ``ids``."""
-    from mobeval.metrics.generation_counts import _tally
-
-    tallies = counts.tallies
+def fold_links(offsets, ids, links: Links, convention, names) -> tuple[dict[str, Tally], int]:
+    """The tallies the link measures ``names`` need of the trajectories ``offsets`` delimits
+    over the link ``ids``, and how many of them are connected (0 unless asked)."""
+    tallies = {}
     if "trip_length" in names:
         trips = trip_lengths(offsets, links.rows, links.lengths, convention.distinct_links)
-        tallies["trip_length"] = _tally(value=trips)
+        tallies["trip_length"] = tally_of(value=trips)
     if "link_radius" in names:
-        tallies["link_radius"] = _tally(value=link_radii(offsets, links.rows, links.x, links.y))
+        tallies["link_radius"] = tally_of(value=link_radii(offsets, links.rows, links.x, links.y))
     if "gravity" in names:
         _fold_regions(tallies, ids[offsets[:-1]], ids[offsets[1:] - 1], links.regions)
+    connected = 0
     if "connectivity" in names:
         graph = links.graph
-        nodes = graph.nodes(ids)
-        counts.connected += connected_trajectories(offsets, nodes, graph.edges, graph.links.size)
+        connected = connected_trajectories(offsets, graph.nodes(ids), graph.edges, graph.links.size)
+    return tallies, int(connected)
 
 
 def _fold_regions(tallies, origins, destinations, regions: RegionTable) -> None:
     """The tallies ``region`` (how many origins and destinations lie in each region) and
     ``region_pair`` (trajectories by origin and destination region, and their centres'
     distance)."""
-    from mobeval.metrics.generation_counts import COUNTS, Tally, _tally
-
     ends = regions.rows(np.concatenate([origins, destinations]))
     starts = regions.offsets[ends]
     sizes = regions.offsets[ends + 1] - starts
     shift = np.repeat(starts - (np.cumsum(sizes) - sizes), sizes)
-    tallies["region"] = _tally(value=regions.members[shift + np.arange(sizes.sum())])
+    tallies["region"] = tally_of(value=regions.members[shift + np.arange(sizes.sum())])
     half = origins.size
-    pairs = _tally(a=regions.own[ends[:half]], b=regions.own[ends[half:]]).frame()
+    pairs = tally_of(a=regions.own[ends[:half]], b=regions.own[ends[half:]]).frame()
     far = [regions.distance(a, b) for a, b in pairs.select("a", "b").iter_rows()]
     far = pl.Series("distance", far, dtype=pl.Float64)
     tallies["region_pair"] = Tally([pairs.select("a", "b", far, *COUNTS)])
 
 
-def gravity_values(counts: GenerationCounts) -> tuple[np.ndarray, np.ndarray]:
-    """(gravity values, trajectories) of one population (module docstring), computed as
-    MobilityGPT computes them: ``c_o * c_d / (d ** 2)`` in floats, in that order."""
-    regions = counts.tallies["region"].frame()
+def gravity_values(tallies: dict[str, Tally]) -> tuple[np.ndarray, np.ndarray]:
+    """(gravity values, trajectories) of one population's ``region`` and ``region_pair``
+    tallies (module docstring), computed as MobilityGPT computes them: ``c_o * c_d / (d ** 2)``
+    in floats, in that order."""
+    regions = tallies["region"].frame()
     held = dict(zip(regions["value"].to_list(), regions["n"].to_list(), strict=True))
-    pairs = counts.tallies["region_pair"].frame()
+    pairs = tallies["region_pair"].frame()
     values = [
         float(held[a]) * float(held[b]) / (d**2) if d != 0 else 0.0
         for a, b, d in pairs.select("a", "b", "distance").iter_rows()

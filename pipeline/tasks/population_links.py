@@ -12,43 +12,37 @@ gravity and the link graph of its connectivity, each a CSV or Parquet file named
 
 Both are held in memory as sorted arrays (InputError naming the file, the column and the first
 offending key for a missing column, a null, a non-integer id, a centre out of range or a region
-with two centres). The distance between two regions' centres is geopy's
-``geodesic(c1, c2).m``, the WGS-84 ellipsoid's geodesic (Karney's algorithm, geographiclib)
-in kilometres times 1000, as MobilityGPT computes it; each pair once per process.
+with two centres), as :mod:`mobeval.metrics.road_network`'s ``RegionTable`` and ``LinkGraph``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
 from mobeval.errors import InputError
-
-#: geopy's WGS-84 (``ELLIPSOIDS['WGS-84']``): the major axis in kilometres and the flattening.
-WGS84_KM, WGS84_FLATTENING = 6378.137, 1 / 298.257223563
+from mobeval.metrics.road_network import LinkGraph, RegionTable
 
 
-def geodesic_metres(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
-    """``geopy.distance.geodesic((lat1, lon1), (lat2, lon2)).m``: the ellipsoid's ``s12`` in
-    kilometres (geographiclib's ``Inverse``) times 1000."""
-    from geographiclib.geodesic import Geodesic
-
-    km = Geodesic(WGS84_KM, WGS84_FLATTENING).Inverse(lat1, lon1, lat2, lon2, Geodesic.DISTANCE)
-    return km["s12"] * 1000
+def read_table(path: Path, spec) -> pl.DataFrame:
+    """A CSV or Parquet table."""
+    try:
+        if path.name.lower().endswith((".parquet", ".pq")):
+            return pl.read_parquet(path)
+        return pl.read_csv(path)
+    except (pl.exceptions.PolarsError, OSError) as error:
+        raise InputError(f"not a readable table ({error})", path=spec) from None
 
 
 def _read(spec, what: str, columns: tuple[str, ...]) -> pl.DataFrame:
     """The CSV or Parquet table ``spec`` with ``columns`` (``location`` also as ``geo_id``),
     each without nulls; InputError naming the file and the column otherwise."""
-    from mobeval.tasks.population_space import _read_table
-
     path = Path(str(spec))
     if not path.is_file():
         raise InputError(f"no such file (the {what})", path=spec)
-    frame = _read_table(path, spec)
+    frame = read_table(path, spec)
     if "location" in columns and "location" not in frame.columns and "geo_id" in frame.columns:
         frame = frame.rename({"geo_id": "location"})
     for column in columns:
@@ -79,51 +73,11 @@ def _integers(frame: pl.DataFrame, spec, columns: tuple[str, ...]) -> pl.DataFra
     return frame.with_columns(pl.col(*columns).cast(pl.Int64))
 
 
-@dataclass(frozen=True)
-class RegionTable:
-    """Regions of links (module docstring): ``links`` (sorted, distinct) and ``own`` (each one's
-    region: the largest id that holds it), membership ``offsets`` into ``members`` (the regions
-    of ``links[i]``: ``members[offsets[i]:offsets[i + 1]]``), the regions' ids (sorted) and
-    centres ``lat``, ``lon``; ``label`` the file."""
-
-    links: np.ndarray
-    own: np.ndarray
-    offsets: np.ndarray
-    members: np.ndarray
-    ids: np.ndarray
-    lat: np.ndarray
-    lon: np.ndarray
-    label: str
-    distances: dict = field(default_factory=dict, compare=False, repr=False)
-
-    def rows(self, codes: np.ndarray) -> np.ndarray:
-        """Each link's index in ``links``; InputError naming the table and the first link it
-        does not hold."""
-        at = np.searchsorted(self.links, codes).clip(0, max(self.links.size - 1, 0))
-        missing = self.links[at] != codes
-        if missing.any():
-            raise InputError(
-                f"{np.unique(codes[missing]).size} origin or destination link(s) of the "
-                "trajectories in no region of the table (gravity counts each trajectory's "
-                "regions)",
-                path=self.label,
-                column="location",
-                key=int(codes[missing][0]),
-            )
-        return at
-
-    def distance(self, a: int, b: int) -> float:
-        """The geodesic metres between the centres of regions ``a`` and ``b`` (cached)."""
-        if (a, b) not in self.distances:
-            i, j = np.searchsorted(self.ids, [a, b])
-            pair = (self.lat[i], self.lon[i], self.lat[j], self.lon[j])
-            self.distances[a, b] = geodesic_metres(*(float(v) for v in pair))
-        return self.distances[a, b]
-
-
 def read_region_table(spec) -> RegionTable:
     """The region table at ``spec`` (module docstring)."""
     frame = _read(spec, "region table", ("location", "region", "lat", "lon"))
+    if not frame.height:
+        raise InputError("a region table without rows", path=spec, column="location")
     frame = _integers(frame, spec, ("location", "region"))
     for column, top in (("lat", 90), ("lon", 180)):
         values = frame[column].cast(pl.Float64, strict=False)
@@ -156,22 +110,6 @@ def read_region_table(spec) -> RegionTable:
         lon=centres["lon"].to_numpy(),
         label=str(spec),
     )
-
-
-@dataclass(frozen=True)
-class LinkGraph:
-    """Directed edges between links: the links (sorted, distinct) and the sorted keys
-    ``origin * n + destination`` of the edges over their indices (n: how many links)."""
-
-    links: np.ndarray
-    edges: np.ndarray
-
-    def nodes(self, codes: np.ndarray) -> np.ndarray:
-        """Each link's index in ``links``, -1 where the graph does not hold it."""
-        if not self.links.size:
-            return np.full(codes.size, -1, dtype=np.int64)
-        at = np.searchsorted(self.links, codes).clip(0, self.links.size - 1)
-        return np.where(self.links[at] == codes, at, -1)
 
 
 def read_link_graph(spec) -> LinkGraph:

@@ -48,11 +48,12 @@ from mobeval.errors import ConfigError, InputError
 from mobeval.io.text import open_binary
 from mobeval.metrics import GENERATION_DISTRIBUTIONS, GENERATION_RATIOS
 from mobeval.metrics.generation import GRID_SIDE
+from mobeval.metrics.road_network import LinkGraph, RegionTable
 from mobeval.metrics.trajectory import EARTH_RADIUS
+from mobeval.tasks.population_links import read_link_graph, read_region_table, read_table
 
 if TYPE_CHECKING:
     from mobeval.metrics.population import PopulationCounts
-    from mobeval.tasks.population_links import LinkGraph, RegionTable
 
 #: Largest |x| or |y| scored even with out_of_grid="score" (999, the mask value, is fine): the
 #: kernels index tables by squared distances, which must stay within int64.
@@ -263,7 +264,7 @@ def read_link_table(spec, unknown: str = "error") -> LinkTable:
     path = Path(str(spec))
     if not path.is_file():
         raise InputError("no such file (the link table)", path=spec)
-    frame = _read_table(path, spec)
+    frame = read_table(path, spec)
     if "location" not in frame.columns and "geo_id" in frame.columns:
         frame = frame.rename({"geo_id": "location"})
     for column in ("location", "length"):
@@ -338,20 +339,10 @@ def read_location_table(spec) -> LocationTable:
     return LocationTable(ids=ids, x=x, y=y, label=str(spec), lat_lon=lat_lon)
 
 
-def _read_table(path: Path, spec) -> pl.DataFrame:
-    """A CSV or Parquet table."""
-    try:
-        if path.name.lower().endswith((".parquet", ".pq")):
-            return pl.read_parquet(path)
-        return pl.read_csv(path)
-    except (pl.exceptions.PolarsError, OSError) as error:
-        raise InputError(f"not a readable table ({error})", path=spec) from None
-
-
 def _table_file(path: Path, spec) -> tuple[pl.DataFrame, bool]:
     """Columns location, x, y of a CSV or Parquet location table, and whether they were lat,
     lon."""
-    frame = _read_table(path, spec)
+    frame = read_table(path, spec)
     if "location" not in frame.columns:
         raise InputError(
             f"a location table needs the column; columns present: {frame.columns}",
@@ -510,8 +501,6 @@ def population_space(values: dict) -> Space:
     if locations == "ids":
         space = read_location_table(values["location_table"])
     else:
-        from mobeval.tasks.population_links import read_link_graph, read_region_table
-
         space = read_link_table(values["location_table"], values["unknown_links"])
         network = {"regions": ("region_table", read_region_table)}
         network |= {"graph": ("link_graph", read_link_graph)}
