@@ -207,3 +207,21 @@ def test_network_measures_need_road_links(tmp_path, capsys):
     for name in ("link_radius", "gravity", "connectivity"):
         with pytest.raises(ConfigError, match="has no link table"):
             evaluate_trajectory(files["test"], files["synthetic"], pairing="none", metrics=[name])
+
+
+def test_report_of_the_network_measures_describes_them(tmp_path, capsys):
+    """``mobeval report`` of a run with MobilityGPT's measures alone (no MoveSim distribution to
+    draw): the values, connectivity described as a share where higher is better, gravity's 100
+    bins."""
+    from mobeval.cli import main
+
+    files = _files(tmp_path)
+    out, report = tmp_path / "out", tmp_path / "report.md"
+    argv = _argv(files, "--divergence", "jsdist", "--out", str(out), "--metrics")
+    argv += ["gravity,connectivity", "--region-table", files["regions"]]
+    assert main([*argv, "--link-graph", files["graph"]]) == 0
+    assert main(["report", str(out), "--format", "markdown", "--output", str(report)]) == 0
+    text = report.read_text()
+    assert "| connectivity | 0.3320 |" in text
+    assert "**Connectivity of the generated trajectories** (connectivity)" in text
+    assert "Higher is better." in text and "gravity = 100 bins" in text
