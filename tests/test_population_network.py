@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 from tests.conftest import GOLDEN
-from tests.test_population_links import _exit_code, _trajectories, face_summary
+from tests.test_population_links import _exit_code, _trajectories, chunked_runs, face_summary
 
 GOLDEN_NETWORK = GOLDEN / "mobilitygpt_more"
 NAMES = ("link_radius", "trip_length", "gravity")
@@ -98,23 +98,13 @@ def test_network_any_chunking_row_order_and_plain_python(tmp_path):
     histogram plain Python's values in MobilityGPT's 100 bins."""
     from scipy.spatial.distance import jensenshannon
 
-    from mobeval.api import evaluate_trajectory
-
     data = json.loads((GOLDEN_NETWORK / "inputs.json").read_text())
     files = _files(tmp_path, data)
     options = _options(files) | {"pairing": "none", "progress": False}
     options |= {"uid_shares": [50], "population_resamples": 5}
     rng = np.random.default_rng(8)
-    runs = []
-    for chunk_rows, shuffle in ((10**6, False), (7, True), (30, True)):
-        paths = []
-        for name in ("test", "synthetic"):
-            frame = pl.read_csv(files[name])
-            frame = frame[rng.permutation(frame.height)] if shuffle else frame
-            paths.append(tmp_path / f"{name}{chunk_rows}.parquet")
-            frame.write_parquet(paths[-1])
-        result = evaluate_trajectory(*map(str, paths), chunk_rows=chunk_rows, **options)
-        runs.append(dict(result.summary.select("metric", "value").iter_rows()))
+    sides = {name: pl.read_csv(files[name]) for name in ("test", "synthetic")}
+    runs = chunked_runs(tmp_path, sides, options, rng)
     assert runs[1] == runs[0] and runs[2] == runs[0]
     assert "connectivity@50%" in runs[0] and "jsdist_gravity:low" in runs[0]
     edges = set(zip(data["origin_id"], data["destination_id"], strict=True))

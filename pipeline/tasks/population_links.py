@@ -36,9 +36,10 @@ def read_table(path: Path, spec) -> pl.DataFrame:
         raise InputError(f"not a readable table ({error})", path=spec) from None
 
 
-def _read(spec, what: str, columns: tuple[str, ...]) -> pl.DataFrame:
-    """The CSV or Parquet table ``spec`` with ``columns`` (``location`` also as ``geo_id``),
-    each without nulls; InputError naming the file and the column otherwise."""
+def table_with(spec, what: str, columns: tuple[str, ...]) -> pl.DataFrame:
+    """The CSV or Parquet table ``spec`` (the ``what``), which holds ``columns`` (``location``
+    also as ``geo_id``, MobilityGPT's name); InputError naming the file and the column
+    otherwise."""
     path = Path(str(spec))
     if not path.is_file():
         raise InputError(f"no such file (the {what})", path=spec)
@@ -48,11 +49,18 @@ def _read(spec, what: str, columns: tuple[str, ...]) -> pl.DataFrame:
     for column in columns:
         if column not in frame.columns:
             raise InputError(
-                f"a {what} needs the columns {', '.join(columns)}; columns present: "
-                f"{frame.columns}",
+                f"a {what} needs the columns {', '.join(columns)} (location also as geo_id); "
+                f"columns present: {frame.columns}",
                 path=spec,
                 column=column,
             )
+    return frame
+
+
+def _read(spec, what: str, columns: tuple[str, ...]) -> pl.DataFrame:
+    """:func:`table_with` ``columns``, each without nulls, and those alone."""
+    frame = table_with(spec, what, columns)
+    for column in columns:
         nulls = frame[column].is_null()
         if nulls.any():
             raise InputError(
@@ -62,6 +70,24 @@ def _read(spec, what: str, columns: tuple[str, ...]) -> pl.DataFrame:
                 key=f"row {int(np.argmax(nulls.to_numpy()))}",
             )
     return frame.select(columns)
+
+
+def checked_numbers(frame: pl.DataFrame, spec, column: str, key: str, top=None) -> pl.DataFrame:
+    """``frame`` with ``column`` as Float64, every value finite (and in [-top, top]); InputError
+    naming the file, the column and the ``key`` of the first row otherwise."""
+    values = frame[column].cast(pl.Float64, strict=False)
+    bad = values.is_null() | ~values.is_finite()
+    if top is not None:
+        bad |= ~values.is_between(-top, top)
+    if bad.any():
+        what = "a finite number" if top is None else f"a number in [-{top}, {top}]"
+        raise InputError(
+            f"{int(bad.sum())} value(s) not {what}",
+            path=spec,
+            column=column,
+            key=frame[key].filter(bad)[0],
+        )
+    return frame.with_columns(values)
 
 
 def _integers(frame: pl.DataFrame, spec, columns: tuple[str, ...]) -> pl.DataFrame:
@@ -80,16 +106,7 @@ def read_region_table(spec) -> RegionTable:
         raise InputError("a region table without rows", path=spec, column="location")
     frame = _integers(frame, spec, ("location", "region"))
     for column, top in (("lat", 90), ("lon", 180)):
-        values = frame[column].cast(pl.Float64, strict=False)
-        bad = values.is_null() | ~values.is_between(-top, top)
-        if bad.any():
-            raise InputError(
-                f"{int(bad.sum())} value(s) not a number in [-{top}, {top}]",
-                path=spec,
-                column=column,
-                key=frame["region"].filter(bad)[0],
-            )
-        frame = frame.with_columns(values)
+        frame = checked_numbers(frame, spec, column, "region", top)
     centres = frame.select("region", "lat", "lon").unique().sort("region")
     twice = centres.filter(pl.col("region").is_duplicated())
     if twice.height:

@@ -50,7 +50,13 @@ from mobeval.metrics import GENERATION_DISTRIBUTIONS, GENERATION_RATIOS
 from mobeval.metrics.generation import GRID_SIDE
 from mobeval.metrics.road_network import LinkGraph, RegionTable
 from mobeval.metrics.trajectory import EARTH_RADIUS
-from mobeval.tasks.population_links import read_link_graph, read_region_table, read_table
+from mobeval.tasks.population_links import (
+    checked_numbers,
+    read_link_graph,
+    read_region_table,
+    read_table,
+    table_with,
+)
 
 if TYPE_CHECKING:
     from mobeval.metrics.population import PopulationCounts
@@ -261,20 +267,7 @@ def read_link_table(spec, unknown: str = "error") -> LinkTable:
     integers), ``length`` (finite, >= 0) and optionally ``x``, ``y`` or ``lat``, ``lon``
     (finite); rows in any order (MobilityGPT sums a trip's lengths in the table's row order,
     which is kept). InputError naming the file, the column and the first offending id."""
-    path = Path(str(spec))
-    if not path.is_file():
-        raise InputError("no such file (the link table)", path=spec)
-    frame = read_table(path, spec)
-    if "location" not in frame.columns and "geo_id" in frame.columns:
-        frame = frame.rename({"geo_id": "location"})
-    for column in ("location", "length"):
-        if column not in frame.columns:
-            raise InputError(
-                f"a link table needs location (or geo_id) and length; columns present: "
-                f"{frame.columns}",
-                path=spec,
-                column=column,
-            )
+    frame = table_with(spec, "link table", ("location", "length"))
     names = next((n for n in TABLE_COORDINATES if all(c in frame.columns for c in n)), None)
     wanted = {"length": "length"} | dict(zip(names or (), "xy", strict=False))
     frame = frame.select("location", *(pl.col(n).alias(o) for n, o in wanted.items()))
@@ -369,16 +362,7 @@ def _checked(frame: pl.DataFrame, label: str, numbers: tuple[str, ...]) -> pl.Da
             f"ids must be integers, found {frame['location'].dtype}", path=label, column="location"
         )
     for column in numbers:
-        values = frame[column].cast(pl.Float64, strict=False)
-        bad = values.is_null() | ~values.is_finite()
-        if bad.any():
-            raise InputError(
-                f"{int(bad.sum())} value(s) not a finite number",
-                path=label,
-                column=column,
-                key=frame["location"].filter(bad)[0],
-            )
-        frame = frame.with_columns(values)
+        frame = checked_numbers(frame, label, column, "location")
     frame = frame.with_columns(pl.col("location").cast(pl.Int64)).sort("location")
     twice = frame.filter(pl.col("location").is_duplicated())
     if twice.height:
