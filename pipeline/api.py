@@ -290,7 +290,7 @@ def _trajectory(runner: Engine, reference, generated, values: dict, where: dict)
 
     chosen = inputs.checked_convention(**values)
     pairing, locations = values["pairing"], values["locations"]
-    inputs.check_links(values["metrics"], locations)
+    inputs.check_links(values["metrics"], locations, values["region_table"], values["link_graph"])
     required = inputs.required_columns(pairing, locations)
     reference_source, generated_source = _sources(
         runner, "trajectory", reference, generated, values, TRAJECTORY_COLUMNS

@@ -314,6 +314,8 @@ TOGETHER = {
         "locations",
         "location_table",
         "unknown_links",
+        "region_table",
+        "link_graph",
         "gps_grid",
         "distance",
     ),

@@ -48,6 +48,23 @@ POPULATION_OPTIONS = (
         _trajectory.UNKNOWN_LINKS,
     ),
     Option(
+        "region_table",
+        "string",
+        None,
+        "--locations links: the regions of gravity, a CSV/Parquet file with location (or "
+        "geo_id), region (integers; a link in several regions on several rows) and lat, lon "
+        "(the region's centre, degrees), as MobilityGPT's regions pickle",
+        path="file",
+    ),
+    Option(
+        "link_graph",
+        "string",
+        None,
+        "--locations links: the directed edges between links of connectivity, a CSV/Parquet "
+        "file with origin_id, destination_id (LibCity's roadmap.rel)",
+        path="file",
+    ),
+    Option(
         "gps_grid",
         "string",
         None,

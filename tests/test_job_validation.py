@@ -134,6 +134,8 @@ BAD: list[tuple[str, str, str, str | None]] = [
     ("trajectory", "locations", '"cells"', "cells"),
     ("trajectory", "location_table", "1", None),
     ("trajectory", "unknown_links", '"skip"', "skip"),
+    ("trajectory", "region_table", "1", None),
+    ("trajectory", "link_graph", "[]", None),
     ("trajectory", "gps_grid", "1", None),
     ("trajectory", "distance", '"geodesic"', "geodesic"),
     ("trajectory", "jump_max", "-1", "-1"),

@@ -103,6 +103,24 @@ def test_unknown_link_ids_are_exit_2_naming_file_column_and_id(tmp_path, capsys)
     assert not out.exists()
 
 
+def chunked_runs(tmp_path, sides: dict, options: dict, rng) -> list[dict]:
+    """The summaries (metric -> value) of the API on the two populations ``sides`` (name ->
+    frame: the reference first) as Parquet files, whole in one chunk, then shuffled in chunks of
+    7 and 30 rows."""
+    from mobeval.api import evaluate_trajectory
+
+    runs = []
+    for chunk_rows, shuffle in ((10**6, False), (7, True), (30, True)):
+        paths = []
+        for name, frame in sides.items():
+            frame = frame[rng.permutation(frame.height)] if shuffle else frame
+            paths.append(tmp_path / f"{name}{chunk_rows}.parquet")
+            frame.write_parquet(paths[-1])
+        result = evaluate_trajectory(*map(str, paths), chunk_rows=chunk_rows, **options)
+        runs.append(dict(result.summary.select("metric", "value").iter_rows()))
+    return runs
+
+
 def _oracle_trip_lengths(trajs, lengths: dict) -> list[float]:
     """MobilityGPT's trip length: each distinct link of the trajectory once."""
     return [sum(lengths[link] for link in set(traj)) for traj in trajs]
@@ -112,7 +130,6 @@ def test_links_any_chunking_and_row_order_and_trip_lengths_by_plain_python(tmp_p
     """Shuffled rows and chunks of 7 rows to all give the same bits; the distribution table's
     trip lengths are plain Python's (every link in the table: lengths summed per distinct
     link), binned by MobilityGPT's 300 bins."""
-    from mobeval.api import evaluate_trajectory
 
     rng = np.random.default_rng(3)
     lengths = {int(i): float(v) for i, v in zip(range(50), rng.uniform(1, 100, 50), strict=True)}
@@ -131,16 +148,8 @@ def test_links_any_chunking_and_row_order_and_trip_lengths_by_plain_python(tmp_p
         metrics=list(NAMES),
         progress=False,
     )
-    runs = []
-    for chunk_rows, shuffle in ((10**6, False), (7, True), (30, True)):
-        frames = []
-        for name, trajs in (("real", real), ("gen", gen)):
-            frame = _trajectories(trajs)
-            frame = frame[rng.permutation(frame.height)] if shuffle else frame
-            frames.append(tmp_path / f"{name}{chunk_rows}.parquet")
-            frame.write_parquet(frames[-1])
-        result = evaluate_trajectory(*map(str, frames), chunk_rows=chunk_rows, **options)
-        runs.append(dict(result.summary.select("metric", "value").iter_rows()))
+    sides = {"real": _trajectories(real), "gen": _trajectories(gen)}
+    runs = chunked_runs(tmp_path, sides, options, rng)
     assert runs[1] == runs[0] and runs[2] == runs[0]
     trips = _oracle_trip_lengths(real, lengths) + _oracle_trip_lengths(gen, lengths)
     lo, hi = min(trips), max(trips)

@@ -277,6 +277,27 @@ def test_trajectory_generation_rows_on_spark_are_the_local_bits(spark):
     assert on_spark.tables["distributions"].equals(local.tables["distributions"])
 
 
+def test_mobilitygpt_network_rows_on_spark_are_the_local_bits(spark, tmp_path):
+    """MobilityGPT's road-network measures (link radius and trip length tallies, the region
+    tallies of gravity, the connected trajectories counted per partition; its golden inputs,
+    links 400..404 of length 0), their intervals and uid-share rows: the local engine's bits on
+    Spark, over 3 partitions."""
+    from tests.test_population_network import _files, _options
+
+    files = _files(tmp_path)
+    for side in ("test", "synthetic"):  # the Spark engine reads a day column (d) yet
+        pl.read_csv(files[side]).with_columns(d=0).write_csv(files[side])
+    options = _options(files) | {"pairing": "none", "uid_shares": [40]}
+    options |= {"population_resamples": 10, "chunk_rows": 200}
+    local = evaluate_trajectory(files["test"], files["synthetic"], **options)
+    on_spark = evaluate_trajectory(
+        files["test"], files["synthetic"], partitions=3, spark=spark, **options
+    )
+    assert "connectivity@40%" in local.summary["metric"].to_list()
+    assert on_spark.summary.equals(local.summary)
+    assert on_spark.tables["distributions"].equals(local.tables["distributions"])
+
+
 def test_recs_tiny_splits_keep_each_users_list_order(spark, tmp_path):
     # ClayRS reads a user's list in file order: the rows of every user are dealt, in order, over
     # three files (file name, then position, is the list order locally) of many small row

@@ -13,6 +13,12 @@ in time order) and one value per point (coordinates ``x``, ``y`` as float64, or 
 * :func:`trip_lengths`: the sum of the lengths of a trajectory's links, every point's
   (``distinct`` False) or, as MobilityGPT's ``geo[geo['geo_id'].isin(traj)]['length'].sum()``,
   each distinct link once in link-table order, summed as ``np.sum`` sums (pairwise);
+* :func:`link_radii`: MobilityGPT's radius of gyration of a trajectory, over its distinct links
+  in link-table order (``geo[geo['geo_id'].isin(traj)]``) at each link's point ``(x_k, y_k)``:
+  ``mean_k((x_k - mean(x))**2 + (y_k - mean(y))**2)`` (the mean squared distance to the centre,
+  no square root), each mean ``np.mean``'s pairwise sum over the count; 0 without a link;
+* :func:`connected_trajectories`: how many trajectories step along edges of the link graph only
+  (every consecutive pair ``(l_j, l_{j+1})`` an edge; a one-link trajectory is not);
 * :func:`trajectory_hashes`: two independent 64-bit hashes (SplitMix64's finalizer chained over
   the length and every key) of each trajectory's key sequence: equal sequences, equal hashes;
   two different sequences collide with probability about 2^-128;
@@ -62,6 +68,43 @@ def trip_lengths(offsets, rows, lengths, distinct):
             mine = np.unique(mine)
         out[i] = pairwise_sum(lengths[mine]) if mine.size else 0.0
     return out
+
+
+@njit(cache=True)
+def link_radii(offsets, rows, x, y):
+    """Each trajectory's radius of gyration (module docstring): ``rows`` each point's row in the
+    link table (-1: not in it, left out), ``x``, ``y`` the table's points by row."""
+    n_traj = offsets.size - 1
+    out = np.zeros(n_traj)
+    for i in range(n_traj):
+        mine = rows[offsets[i] : offsets[i + 1]]
+        mine = np.unique(mine[mine >= 0])
+        if mine.size:
+            xs, ys = x[mine], y[mine]
+            dx = xs - pairwise_sum(xs) / mine.size
+            dy = ys - pairwise_sum(ys) / mine.size
+            out[i] = pairwise_sum(dx * dx + dy * dy) / mine.size
+    return out
+
+
+@njit(cache=True)
+def connected_trajectories(offsets, nodes, edges, n_nodes):
+    """How many trajectories are connected (module docstring): ``nodes`` each point's index in
+    the graph's sorted link ids (-1: not in the graph), ``edges`` the sorted keys ``origin *
+    n_nodes + destination`` of the graph's edges."""
+    count = 0
+    for i in range(offsets.size - 1):
+        lo, hi = offsets[i], offsets[i + 1]
+        ok = hi - lo > 1
+        for j in range(lo, hi - 1):
+            if not ok:
+                break
+            a, b = nodes[j], nodes[j + 1]
+            key = a * n_nodes + b
+            at = np.searchsorted(edges, key)
+            ok = a >= 0 and b >= 0 and at < edges.size and edges[at] == key
+        count += ok
+    return count
 
 
 @njit(cache=True)

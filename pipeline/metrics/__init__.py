@@ -30,8 +30,12 @@ GENERATION_DISTRIBUTIONS = (
     "od",
     "trip_length",
     "length",
+    "link_radius",
+    "gravity",
 )
-GENERATION_RATIOS = ("duplicate_ratio", "memorised", "memorised_near")
+#: ``connectivity`` (MobilityGPT's share of generated trajectories along the link graph) is the
+#: one ratio where higher is better.
+GENERATION_RATIOS = ("duplicate_ratio", "memorised", "memorised_near", "connectivity")
 #: The generation distributions over location ids, whose bins have no order (no ``emd``).
 ID_DISTRIBUTIONS = ("location", "origin_location", "destination_location", "od")
 #: Every metric that the folded populations give (one summary row each, no per-uid value).
@@ -51,7 +55,7 @@ LOWER_IS_BETTER = frozenset(
         "gini",
         "avg_popularity",
         *DIVERGENCES,
-        *GENERATION_RATIOS,
+        *(ratio for ratio in GENERATION_RATIOS if ratio != "connectivity"),
     }
 )
 

@@ -9,8 +9,10 @@ The metrics (:mod:`mobeval.metrics.generation_counts` computes them) and their s
   of the generated trajectories whose whole sequence occurs more than once among them;
 * MobilityGPT (Haydari et al., 2024; ucdrubinet/MobilityGPT 2f3fd1e ``evaluate.py``,
   ``TrajectoryEvaluator``): the JS distance of ``od`` (origins and destinations pooled:
-  ``js_od``), ``location`` (every link: ``js_link``) and ``trip_length`` (the sum of a
-  trajectory's link lengths: ``js_length``);
+  ``js_od``), ``location`` (every link: ``js_link``), ``trip_length`` (the sum of a
+  trajectory's link lengths: ``js_length``), ``link_radius`` (``js_radius``) and ``gravity``
+  (``js_gravity``), and ``connectivity``, the share of the generated trajectories along the link
+  graph (:mod:`mobeval.metrics.generation_links`);
 * DiffTraj / ControlTraj's Length: ``length``, the points per trajectory;
 * memorisation: ``memorised``, the share of the generated trajectories that copy a real one
   point for point, and ``memorised_near``, within ``tolerance`` (every coordinate in the same
@@ -19,7 +21,8 @@ The metrics (:mod:`mobeval.metrics.generation_counts` computes them) and their s
 How each system bins (``binning``):
 
 * ``"all"`` (mobeval's default, nothing dropped): ids and lengths one bin per value that either
-  side holds; trip lengths ``bins`` equal bins over [min, max] of both sides; jumps
+  side holds; trip lengths and radii ``bins`` (gravity ``gravity_bins``) equal bins over
+  [min, max] of both sides; jumps
   ``jump_bins`` equal bins over [0, ``jump_max``], a longer jump in the last;
 * ``"range"`` (TrajGDM: ``np.histogram(v, bins, range=(0, R))``): ``bins`` equal bins over
   [0, R], R = ``locations`` for ids (TrajGDM's ``num_loc``: 100 bins of location ids), the
@@ -62,6 +65,7 @@ class GenerationConvention:
     tolerance: ``memorised_near``'s cell side, in coordinate units (> 0).
     scipy: the JS distance by ``scipy.spatial.distance.jensenshannon`` itself (the references'
         bits) rather than the Numba kernel (the same formula within a few ulps).
+    gravity_bins: bins of the gravity histogram, under every binning (MobilityGPT: 100).
     """
 
     binning: Binning = "all"
@@ -74,11 +78,12 @@ class GenerationConvention:
     distinct_links: bool = False
     tolerance: float = 2.0
     scipy: bool = False
+    gravity_bins: int = 100
 
     def __post_init__(self) -> None:
         if self.binning not in BINNINGS:
             raise OptionError("binning", self.binning, f"must be one of {BINNINGS}")
-        for name in ("bins", "locations", "jump_bins"):
+        for name in ("bins", "locations", "jump_bins", "gravity_bins"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise OptionError(name, value, f"must be an integer >= 1, got {value!r}")

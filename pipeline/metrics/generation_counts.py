@@ -20,6 +20,10 @@ the real trajectories (N generated)::
     duplicate_ratio = #{x_i : x_i = x_j for some j != i} / N         (TrajGDM's most_common / N)
     memorised       = #{x_i : x_i = r_k for some k} / N
     memorised_near  = #{x_i : floor(x_i / tol) = floor(r_k / tol) for some k} / N   (per point)
+    connectivity    = #{x_i : every step of x_i an edge of the link graph} / N
+
+On road links, the trip lengths, radii and regions come from the link table
+(:mod:`mobeval.metrics.generation_links`).
 """
 
 from __future__ import annotations
@@ -28,9 +32,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mobeval.kernels.auc import score_keys
 from mobeval.kernels.divergence import emd, js_distance, jsd, kl
-from mobeval.kernels.generation import SEEDS, jumps, trajectory_hashes, trip_lengths
+from mobeval.kernels.generation import SEEDS, jumps, trajectory_hashes
 from mobeval.kernels.mobility import bin_counts, weighted_bins
 from mobeval.kernels.tallies import key_values, matched
 from mobeval.metrics import GENERATION_DISTRIBUTIONS, GENERATION_RATIOS
@@ -39,6 +42,13 @@ from mobeval.metrics.generation import (
     MOBILITYGPT,
     TRAJGDM,
     GenerationConvention,
+)
+from mobeval.metrics.generation_links import (
+    FLOAT_TALLIES,
+    LINK_MEASURES,
+    Links,
+    fold_links,
+    gravity_values,
 )
 from mobeval.metrics.tallies import Tally, aligned_blocks
 
@@ -57,19 +67,23 @@ HASH_TALLIES = {
 }
 
 
-#: The tallies whose keys are float values (:func:`mobeval.kernels.auc.score_keys`).
-FLOAT_TALLIES = ("trip_length",)
+#: The distributions of real values (not ids nor counts of points), in equal bins.
+CONTINUOUS = ("trip_length", "link_radius", "gravity")
 
 
 @dataclass
 class GenerationCounts:
     """One population's counts (module docstring): ``jump`` histogram, ``tallies`` by name
-    (``location``, ``origin``, ``destination``, ``length``, ``trip_length``: column ``value``;
-    ``trajectory``, ``near``: columns ``a``, ``b``), and how many ``trajectories``."""
+    (``location``, ``origin``, ``destination``, ``length``, ``region``: keyed by the value;
+    ``trip_length``, ``link_radius``: by :func:`mobeval.kernels.auc.score_keys` of the value;
+    ``trajectory``, ``near``: by the two hashes; ``region_pair``: by the origin's and the
+    destination's regions and their distance's bits), how many ``trajectories``, and how many of
+    them are ``connected``."""
 
     jump: np.ndarray | None = None
     tallies: dict[str, Tally] = field(default_factory=dict)
     trajectories: int = 0
+    connected: int = 0
 
     def merge(self, other: GenerationCounts) -> None:
         if other.jump is not None:
@@ -77,6 +91,7 @@ class GenerationCounts:
         for name, tally in other.tallies.items():
             self.tallies.setdefault(name, Tally(tally.width)).add(tally)
         self.trajectories += other.trajectories
+        self.connected += other.connected
 
     def scaled(self, weight: int) -> GenerationCounts:
         """These counts as if each trajectory were there ``weight`` times (a bootstrap
@@ -86,6 +101,7 @@ class GenerationCounts:
             None if self.jump is None else self.jump * weight,
             {k: t.scaled(weight) for k, t in self.tallies.items()},
             self.trajectories * weight,
+            self.connected * weight,
         )
 
 
@@ -108,7 +124,9 @@ def generation_counts(
     trajectories ``offsets`` delimits, at coordinates ``x``, ``y`` (float64) of the location
     ``ids`` (int64, one per point); ``links``: (each point's row in the link table or -1, the
     table's lengths), which ``trip_length`` needs; ``sphere`` > 0: ``x``, ``y`` are latitudes
-    and longitudes, jumps great-circle on a sphere of that radius."""
+    and longitudes, jumps great-circle on a sphere of that radius; ``links``
+    (:class:`mobeval.metrics.generation_links.Links`): the link table's, which the
+    :data:`mobeval.metrics.generation_links.LINK_MEASURES` need."""
     names = set(names)
     counts = GenerationCounts(trajectories=offsets.size - 1)
     if "jump" in names:
@@ -123,10 +141,10 @@ def generation_counts(
             tallies[name] = Tally.of(ids[at])
     if "length" in names:
         tallies["length"] = Tally.of(np.diff(offsets))
-    if "trip_length" in names:
-        rows, lengths = links
-        trips = trip_lengths(offsets, rows, lengths, convention.distinct_links)
-        tallies["trip_length"] = Tally.of(score_keys(trips))
+    on_links = [name for name in names if name in LINK_MEASURES]
+    if on_links:
+        link_tallies, counts.connected = fold_links(offsets, ids, links, convention, on_links)
+        tallies |= link_tallies
     hashed = {HASH_TALLIES[name] for name in names if name in HASH_TALLIES}
     for name in hashed:
         if name == "trajectory":  # the coordinates' bits (+ 0.0: -0.0 is 0.0)
@@ -161,7 +179,7 @@ def _pooled(counts: GenerationCounts, names: tuple[str, ...]) -> Tally:
 
 
 def _values(keys: np.ndarray, name: str) -> np.ndarray:
-    """The values a tally's keys stand for (float trip lengths, else the integers)."""
+    """The values a tally's keys stand for (float trip lengths and radii, else the integers)."""
     return key_values(keys) if name in FLOAT_TALLIES else keys
 
 
@@ -176,12 +194,12 @@ def _binned(tally: Tally, grid: np.ndarray, keep: bool, name: str) -> np.ndarray
 
 def _edges(lo, hi, convention: GenerationConvention, name: str) -> np.ndarray | None:
     """The bins of an id or length distribution over values lo..hi (None: one per value)."""
-    bins = convention.bins
+    bins = convention.gravity_bins if name == "gravity" else convention.bins
     if convention.binning == "arange":
         return np.arange(lo, hi, float(hi - lo) / bins) if hi > lo else None
     if convention.binning == "range":
         return np.linspace(0, convention.locations if name in ID_TALLIES else hi, bins + 1)
-    return np.linspace(lo, hi, bins + 1) if name == "trip_length" else None
+    return np.linspace(lo, hi, bins + 1) if name in CONTINUOUS else None
 
 
 def compared_histograms(real, generated, convention, name):
@@ -189,9 +207,12 @@ def compared_histograms(real, generated, convention, name):
     ``arange`` binning when every value is the same (``np.arange(lo, lo, 0.0)``: no bins, where
     MobilityGPT raises ZeroDivisionError). Binned, each side's tally is read a block at a time
     (:func:`mobeval.metrics.tallies.aligned_blocks`); one bin per value, whole (it is the
-    histogram)."""
+    histogram). ``gravity``'s values are computed from the region tallies, whole (one row per
+    pair of regions)."""
     if name == "jump":
         return real.jump, generated.jump, jump_edges(convention)
+    if name == "gravity":
+        return _gravity_histograms(real, generated, convention)
     tallies = ID_TALLIES.get(name, (name,))
     t1, t2 = _pooled(real, tallies), _pooled(generated, tallies)
     ends = [end for t in (t1, t2) if (bounds := t.bounds()) is not None for end in bounds]
@@ -210,6 +231,17 @@ def compared_histograms(real, generated, convention, name):
         return out[0], out[1], None
     keep = convention.binning == "all"
     return _binned(t1, grid, keep, name), _binned(t2, grid, keep, name), grid
+
+
+def _gravity_histograms(real, generated, convention):
+    """:func:`compared_histograms` of ``gravity`` (:func:`gravity_values` of each side)."""
+    (v1, n1), (v2, n2) = gravity_values(real.tallies), gravity_values(generated.tallies)
+    both = np.concatenate([v1, v2])
+    grid = _edges(both.min().item(), both.max().item(), convention, "gravity")
+    if grid is None:  # arange binning, every value the same
+        return None
+    keep = convention.binning == "all"
+    return weighted_bins(v1, n1, grid, keep), weighted_bins(v2, n2, grid, keep), grid
 
 
 def generation_divergence(real, generated, convention, name, how) -> float:
@@ -248,6 +280,8 @@ def generation_ratio(real, generated, name) -> float:
     hash tallies a block of keys at a time (:func:`mobeval.metrics.tallies.aligned_blocks`)."""
     if not generated.trajectories:
         return float("nan")
+    if name == "connectivity":
+        return generated.connected / generated.trajectories
     mine = generated.tallies[HASH_TALLIES[name]]
     n, drawn = mine.width, mine.width + 1
     if name == "duplicate_ratio":
@@ -266,7 +300,7 @@ def _population(rows, coordinates, convention, names, links=None) -> GenerationC
     (x, y); ``links``: (ids -> link-table rows, the table's lengths))."""
     offsets = np.cumsum([0] + [len(r) for r in rows], dtype=np.int64)
     ids = np.concatenate([np.asarray(r, dtype=np.int64) for r in rows])
-    point_links = None if links is None else (links[0](ids), links[1])
+    point_links = None if links is None else Links(links[0](ids), links[1])
     return generation_counts(offsets, *coordinates(ids), ids, convention, names, point_links)
 
 

@@ -353,7 +353,8 @@ FAMILIES: dict[str, Family] = {
         "Square root of the Jensen-Shannon divergence (scipy's jensenshannon) of the histograms "
         "described under it, or of the generation metrics' (TrajGDM, Chu et al., ICDE 2024: "
         "jump, location, origin_location, destination_location; MobilityGPT, Haydari et al., "
-        "2024: od, trip_length; DiffTraj: length, the points per uid-day). Lower is better.",
+        "2024: od, trip_length, link_radius, gravity; DiffTraj: length, the points per "
+        "uid-day). Lower is better.",
         r"JS = \sqrt{\frac{1}{2} \sum_i p_i \ln\frac{p_i}{m_i} + \frac{1}{2} \sum_i q_i "
         r"\ln\frac{q_i}{m_i}}, \quad m = \frac{p + q}{2}",
         "JS = sqrt(1/2 sum p_i ln(p_i / m_i) + 1/2 sum q_i ln(q_i / m_i)), m = (p + q) / 2",
@@ -396,6 +397,14 @@ FAMILIES: dict[str, Family] = {
 }
 
 FAMILIES["memorised_near"] = FAMILIES["memorised"]
+FAMILIES["connectivity"] = Family(
+    "Connectivity of the generated trajectories",
+    "Share of the generated trajectories whose every step goes from a road link to one the link "
+    "graph leads to (MobilityGPT, Haydari et al., 2024). Higher is better.",
+    r"\frac{1}{N} \sum_i [(l_j, l_{j+1}) \in E \text{ for every step of } g_i]",
+    "#{g_i : every step (l_j, l_j+1) of g_i in E} / N",
+    _POPULATION,
+)
 
 _TIES = {
     "id_asc": "tied candidates ordered by location id, ascending",
@@ -514,6 +523,8 @@ def parameters(task: str, family: str, options: dict, metrics: list[str]) -> lis
         if generation:
             binning = f"{g.get('binning')}, {g.get('bins')} bins"
             out.append(("binning (generation metrics)", binning))
+        if any(m.endswith("_gravity") for m in generation):
+            out.append(("gravity", f"{g.get('gravity_bins')} bins"))
         if any(m.endswith("_jump") for m in generation):
             jumps = f"{g.get('jump_bins')} bins over [0, {g.get('jump_max'):g}] cells"
             out.append(("jumps", jumps))

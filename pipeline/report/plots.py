@@ -275,6 +275,8 @@ def _distributions(plt, source: OutputFolder, city: City) -> Figure | None:
     names = [
         n for n in DISTRIBUTION_TITLES if n in set(next(iter(tables.values()))["distribution"])
     ]
+    if not names:  # the generation metrics' distributions alone: no panel of these
+        return None
     cols = min(len(names), 3)
     rows = math.ceil(len(names) / cols)
     figure, axes = plt.subplots(rows, cols, figsize=(4.0 * cols, 2.9 * rows), squeeze=False)

@@ -48,7 +48,15 @@ from mobeval.errors import ConfigError, InputError
 from mobeval.io.text import open_binary
 from mobeval.metrics import GENERATION_DISTRIBUTIONS, GENERATION_RATIOS
 from mobeval.metrics.generation import GRID_SIDE
+from mobeval.metrics.road_network import LinkGraph, RegionTable
 from mobeval.metrics.trajectory import EARTH_RADIUS
+from mobeval.tasks.population_links import (
+    checked_numbers,
+    read_link_graph,
+    read_region_table,
+    read_table,
+    table_with,
+)
 
 if TYPE_CHECKING:
     from mobeval.metrics.population import PopulationCounts
@@ -197,17 +205,28 @@ class LocationTable(Space):
 
 
 #: The measures that need each link's point (a link table with x, y or lat, lon).
-COORDINATE_METRICS = ("distance", "radius", "density", "trip", "jump", "memorised_near")
+COORDINATE_METRICS = (
+    "distance",
+    "radius",
+    "density",
+    "trip",
+    "jump",
+    "memorised_near",
+    "link_radius",
+)
 
 
 @dataclass(frozen=True)
 class LinkTable(LocationTable):
     """Road links: ids (sorted, distinct), the row of each in the file (``rows``), the lengths
-    and points in file order (``x``, ``y`` None: no points), and what an unknown id is."""
+    and points in file order (``x``, ``y`` None: no points), what an unknown id is, and the
+    ``regions`` and ``graph`` of :mod:`mobeval.tasks.population_links` (None: not given)."""
 
     rows: np.ndarray = None
     lengths: np.ndarray = None
     unknown: str = "error"
+    regions: RegionTable | None = None
+    graph: LinkGraph | None = None
 
     def points(self, frame: pl.DataFrame, path) -> Points:
         """The points of ``frame``'s link ids: the link's point, or (no points in the table) the
@@ -235,8 +254,11 @@ class LinkTable(LocationTable):
         return codes, x, y
 
     def generation(self, offsets, points: Points, convention, names, links=None):
-        """The generation counts of ``names`` over the link ids, trip lengths from the table."""
-        links = (points.rows, self.lengths)
+        """The generation counts of ``names`` over the link ids, trip lengths, radii, regions and
+        edges from the table and its network."""
+        from mobeval.metrics.generation_links import Links
+
+        links = Links(points.rows, self.lengths, self.x, self.y, self.regions, self.graph)
         return super().generation(offsets, points, convention, names, links)
 
 
@@ -245,20 +267,7 @@ def read_link_table(spec, unknown: str = "error") -> LinkTable:
     integers), ``length`` (finite, >= 0) and optionally ``x``, ``y`` or ``lat``, ``lon``
     (finite); rows in any order (MobilityGPT sums a trip's lengths in the table's row order,
     which is kept). InputError naming the file, the column and the first offending id."""
-    path = Path(str(spec))
-    if not path.is_file():
-        raise InputError("no such file (the link table)", path=spec)
-    frame = _read_table(path, spec)
-    if "location" not in frame.columns and "geo_id" in frame.columns:
-        frame = frame.rename({"geo_id": "location"})
-    for column in ("location", "length"):
-        if column not in frame.columns:
-            raise InputError(
-                f"a link table needs location (or geo_id) and length; columns present: "
-                f"{frame.columns}",
-                path=spec,
-                column=column,
-            )
+    frame = table_with(spec, "link table", ("location", "length"))
     names = next((n for n in TABLE_COORDINATES if all(c in frame.columns for c in n)), None)
     wanted = {"length": "length"} | dict(zip(names or (), "xy", strict=False))
     frame = frame.select("location", *(pl.col(n).alias(o) for n, o in wanted.items()))
@@ -323,20 +332,10 @@ def read_location_table(spec) -> LocationTable:
     return LocationTable(ids=ids, x=x, y=y, label=str(spec), lat_lon=lat_lon)
 
 
-def _read_table(path: Path, spec) -> pl.DataFrame:
-    """A CSV or Parquet table."""
-    try:
-        if path.name.lower().endswith((".parquet", ".pq")):
-            return pl.read_parquet(path)
-        return pl.read_csv(path)
-    except (pl.exceptions.PolarsError, OSError) as error:
-        raise InputError(f"not a readable table ({error})", path=spec) from None
-
-
 def _table_file(path: Path, spec) -> tuple[pl.DataFrame, bool]:
     """Columns location, x, y of a CSV or Parquet location table, and whether they were lat,
     lon."""
-    frame = _read_table(path, spec)
+    frame = read_table(path, spec)
     if "location" not in frame.columns:
         raise InputError(
             f"a location table needs the column; columns present: {frame.columns}",
@@ -363,16 +362,7 @@ def _checked(frame: pl.DataFrame, label: str, numbers: tuple[str, ...]) -> pl.Da
             f"ids must be integers, found {frame['location'].dtype}", path=label, column="location"
         )
     for column in numbers:
-        values = frame[column].cast(pl.Float64, strict=False)
-        bad = values.is_null() | ~values.is_finite()
-        if bad.any():
-            raise InputError(
-                f"{int(bad.sum())} value(s) not a finite number",
-                path=label,
-                column=column,
-                key=frame["location"].filter(bad)[0],
-            )
-        frame = frame.with_columns(values)
+        frame = checked_numbers(frame, label, column, "location")
     frame = frame.with_columns(pl.col("location").cast(pl.Int64)).sort("location")
     twice = frame.filter(pl.col("location").is_duplicated())
     if twice.height:
@@ -482,7 +472,8 @@ class GpsSpace(Space):
 
 def population_space(values: dict) -> Space:
     """The location space the options ``values`` name (``locations``, ``location_table``,
-    ``unknown_links``, ``gps_grid``, ``distance``), its table read; ConfigError where the
+    ``unknown_links``, ``gps_grid``, ``distance``; on links ``region_table``, ``link_graph``),
+    its tables read; ConfigError where the
     measures asked need points that links without them lack, or great-circle distances
     latitudes and longitudes that the table has not."""
     locations, haversine = values["locations"], values["distance"] == "haversine"
@@ -495,6 +486,10 @@ def population_space(values: dict) -> Space:
         space = read_location_table(values["location_table"])
     else:
         space = read_link_table(values["location_table"], values["unknown_links"])
+        network = {"regions": ("region_table", read_region_table)}
+        network |= {"graph": ("link_graph", read_link_graph)}
+        read = {k: f(values[o]) for k, (o, f) in network.items() if values.get(o) is not None}
+        space = dataclasses.replace(space, **read)
     if space.x is None:
         wanted = [m for m in values["metrics"] if m in COORDINATE_METRICS]
         if wanted:

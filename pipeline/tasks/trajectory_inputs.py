@@ -124,6 +124,8 @@ def checked_convention(
     locations="grid",
     location_table=None,
     unknown_links="error",
+    region_table=None,
+    link_graph=None,
     gps_grid=None,
     distance="planar",
     **generation,
@@ -177,14 +179,34 @@ def checked_convention(
     return chosen
 
 
-def check_links(metrics, locations) -> None:
-    """``trip_length`` sums the lengths of road links: ``locations="links"`` only (checked
-    with the run's whole options, not one option at a time: ``metrics`` alone is grid's)."""
-    if "trip_length" in metrics and locations != "links":
-        raise ConfigError(
-            f"trip_length sums the lengths of road links: locations={locations!r} has no link "
-            "table (locations='links' with location_table=LINK_TABLE)"
-        )
+#: What each measure of road links reads beyond the link table (the option naming it).
+LINK_NEEDS = {
+    "trip_length": ("sums the lengths of road links", None),
+    "link_radius": ("measures the points of road links", None),
+    "gravity": ("counts the regions of road links", "region_table"),
+    "connectivity": ("follows the edges between road links", "link_graph"),
+}
+
+
+def check_links(metrics, locations, region_table=None, link_graph=None) -> None:
+    """The measures of road links (:data:`LINK_NEEDS`) need ``locations="links"`` and the file
+    each reads, which no other measure takes (checked with the run's whole options, not one
+    option at a time: ``metrics`` alone is grid's)."""
+    given = {"region_table": region_table, "link_graph": link_graph}
+    for name, (what, option) in LINK_NEEDS.items():
+        if name not in metrics:
+            continue
+        if locations != "links":
+            raise ConfigError(
+                f"{name} {what}: locations={locations!r} has no link table (locations='links' "
+                "with location_table=LINK_TABLE)"
+            )
+        if option and given[option] is None:
+            raise ConfigError(f"{name} {what}: it needs {option}")
+    for option, value in given.items():
+        user = next(n for n, (_, o) in LINK_NEEDS.items() if o == option)
+        if value is not None and user not in metrics:
+            raise ConfigError(f"{option} is read by {user} alone: add it to metrics")
 
 
 def check_gps(locations, gps_grid, distance) -> None:
