@@ -10,9 +10,10 @@ Item similarity (``kind``), as Microsoft Recommenders' ``python_evaluation`` com
 
 * :data:`COOCCURRENCE`: ``sim(i, j) = n_ij / (sqrt(c_i) sqrt(c_j))``, ``n_ij = sum_u m_ui m_uj``
   the co-occurrences of the two items in the training users' rows (``m_ui``: user ``u``'s rows of
-  item ``i``), ``c_i`` the item's training rows (Zhang et al., "Auralist", WSDM 2012). The items'
-  users come as a CSR table (``item_ptr``, ``item_users`` sorted within an item, ``item_rows``
-  the ``m_ui``) and ``root[i] = sqrt(c_i)``.
+  item ``i``), ``c_i`` the item's training rows (Zhang et al., "Auralist", WSDM 2012). The counts
+  come as the sparse upper triangle of :func:`mobeval.kernels.cooccurrence.cooccurrence`
+  (``pair_ptr``, ``pair_cols``, ``pair_counts``: a lookup is a binary search) and
+  ``root[i] = sqrt(c_i)``.
 * :data:`VECTORS`: the cosine of the items' feature vectors,
   ``sim(i, j) = (v_i . v_j) / (|v_i| |v_j|)`` (``vectors``, ``norms[i] = sqrt(v_i . v_i)``); a
   category set is its 0/1 vector.
@@ -26,7 +27,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from mobeval.kernels.cooccurrence import pair_count
+from mobeval.kernels.jit import njit
 
 COOCCURRENCE, VECTORS = 0, 1
 
@@ -41,9 +44,9 @@ def _kahan(total, compensation, value):
 
 @njit(cache=True, nogil=True)
 def similarity(a, b, tables):
-    """``sim(a, b)`` of two rows of the ``tables`` (``(kind, item_ptr, item_users, item_rows,
+    """``sim(a, b)`` of two rows of the ``tables`` (``(kind, pair_ptr, pair_cols, pair_counts,
     root, vectors, norms)``; 0 where either is -1 or they never co-occur)."""
-    kind, item_ptr, item_users, item_rows, root, vectors, norms = tables
+    kind, pair_ptr, pair_cols, pair_counts, root, vectors, norms = tables
     if a < 0 or b < 0:
         return 0.0
     if kind == VECTORS:
@@ -51,18 +54,7 @@ def similarity(a, b, tables):
         for d in range(vectors.shape[1]):
             dot += vectors[a, d] * vectors[b, d]
         return dot / (norms[a] * norms[b])
-    p, q = item_ptr[a], item_ptr[b]
-    p_end, q_end = item_ptr[a + 1], item_ptr[b + 1]
-    together = 0
-    while p < p_end and q < q_end:
-        if item_users[p] < item_users[q]:
-            p += 1
-        elif item_users[p] > item_users[q]:
-            q += 1
-        else:
-            together += item_rows[p] * item_rows[q]
-            p += 1
-            q += 1
+    together = np.int64(pair_count(pair_ptr, pair_cols, pair_counts, a, b))
     if together == 0:
         return 0.0
     return together / (root[a] * root[b])

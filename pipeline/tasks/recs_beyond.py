@@ -86,14 +86,14 @@ def user_values(lists: pl.DataFrame, ratings: pl.DataFrame, inputs) -> dict[str,
 
 
 def _similarity_tables(kind: str, train: TrainTables | None, features: FeatureTables | None):
-    """``(items, kind, item_ptr, item_users, item_rows, root, vectors, norms)`` of the kernels'
+    """``(items, kind, pair_ptr, pair_cols, pair_counts, root, vectors, norms)`` of the kernels'
     similarity: the training co-occurrences or the feature vectors (the other's arrays empty)."""
-    empty_i, empty_f = np.zeros(1, dtype=np.int64), np.zeros(0)
+    empty_i, empty_f = np.zeros(1, dtype=np.int32), np.zeros(0)
     if kind == "features":
         return (
             features.items,
             K.VECTORS,
-            empty_i,
+            np.zeros(1, dtype=np.int64),
             empty_i,
             empty_i,
             empty_f,
@@ -103,9 +103,7 @@ def _similarity_tables(kind: str, train: TrainTables | None, features: FeatureTa
     return (
         train.items,
         K.COOCCURRENCE,
-        train.item_ptr,
-        train.item_users,
-        train.item_rows,
+        *train.pairs,
         train.root,
         np.zeros((0, 1)),
         empty_f,
