@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from mobeval.kernels.cooccurrence import pair_count
+from mobeval.kernels.cooccurrence import counts_between
 from mobeval.tasks.item_tables import train_tables
 
 
@@ -32,16 +32,23 @@ def test_counts_equal_a_self_join_of_the_rows(seed):
     items = (rng.integers(0, 25, 120) * 3 + 7).tolist()  # ids that are not rows
     tables = train_tables(pl.DataFrame({"user_id": users, "item_id": items}))
     ptr, cols, counts = tables.pairs
-    row = dict(zip(tables.items["item_id"], tables.items["row"], strict=True))
+    ids = tables.items["item_id"].to_list()
     expected = _self_join(users, items)
-    ids = sorted(set(items))
-    for i in ids:
-        for j in ids:
-            if i <= j:
-                got = pair_count(ptr, cols, counts, row[i], row[j])
-                assert got == expected.get((i, j), 0), (i, j)
-                assert pair_count(ptr, cols, counts, row[j], row[i]) == got
     assert len(cols) == len(expected)  # only the pairs seen together are held
+    for _ in range(20):  # two item sets (rows ascending), overlapping or not
+        left = np.flatnonzero(rng.random(len(ids)) < 0.5)
+        right = np.flatnonzero(rng.random(len(ids)) < 0.3)
+        out = np.zeros((len(left), len(right)))
+        counts_between(left, right, ptr, cols, counts, out, False)
+        for x, a in enumerate(left):
+            for y, b in enumerate(right):
+                pair = (min(ids[a], ids[b]), max(ids[a], ids[b]))
+                assert out[x, y] == expected.get(pair, 0), pair
+        upper = np.zeros((len(left), len(left)))
+        counts_between(left, left, ptr, cols, counts, upper, True)
+        for x, a in enumerate(left):
+            for y, b in enumerate(left[x:], x):
+                assert upper[x, y] == expected.get((ids[a], ids[b]), 0)
 
 
 def test_each_users_items_keep_the_training_rows_order():

@@ -7,8 +7,10 @@ only, diagonal included, as CSR rows: ``ptr`` cuts ``cols`` (``j``, ascending) a
 (``n_ij``), both int32. Built row by row from the users' items in ``sum_u d_u^2`` steps
 (``d_u``: the user's distinct items; twice: the rows' lengths, then their entries), a dense
 accumulator of one slot per item; memory: 8 bytes per item pair seen together. A lookup is a
-binary search in the row of the smaller item, so a similarity costs ``log2`` of the row's
-length, not the items' users (the intersections this replaces).
+search in the row of the smaller item: the pairs of two ascending item sets are found by walking
+each row once, a galloping search from one target to the next (:func:`counts_between`), so a
+pair costs about ``log2`` of the gap to it in the row, not the items' users (the intersections
+this replaces).
 """
 
 from __future__ import annotations
@@ -114,17 +116,48 @@ def cooccurrence(user_ptr, user_items, n_items):
 
 
 @njit(cache=True, nogil=True)
-def pair_count(ptr, cols, counts, a, b):
-    """``n_ab`` of two items' codes (0 where they never co-occur)."""
-    if a > b:
-        a, b = b, a
-    lo, hi = ptr[a], ptr[a + 1]
+def _gallop(cols, lo, end, target):
+    """The first position in ``cols[lo:end]`` (ascending) not below ``target`` (``end``: none),
+    searched from ``lo`` in doubling steps, then halving."""
+    step = 1
+    while lo + step < end and cols[lo + step] < target:
+        lo += step
+        step *= 2
+    hi = min(lo + step, end)
     while lo < hi:
         mid = (lo + hi) >> 1
-        if cols[mid] < b:
+        if cols[mid] < target:
             lo = mid + 1
         else:
             hi = mid
-    if lo < ptr[a + 1] and cols[lo] == b:
-        return counts[lo]
-    return 0
+    return lo
+
+
+@njit(cache=True, nogil=True)
+def _row_counts(rows, targets, ptr, cols, counts, out, transposed, above):
+    """For each ``rows[x]``, the counts of the ``targets[y]`` of its row (``targets[y] >
+    rows[x]`` with ``above``, else ``>=``) into ``out[x, y]`` (``out[y, x]``: ``transposed``)."""
+    for x in range(len(rows)):
+        a = rows[x]
+        lo, end = ptr[a], ptr[a + 1]
+        first = np.searchsorted(targets, a + 1 if above else a)  # integer codes
+        for y in range(first, len(targets)):
+            lo = _gallop(cols, lo, end, targets[y])
+            if lo == end:
+                break
+            if cols[lo] == targets[y]:
+                if transposed:
+                    out[y, x] = counts[lo]
+                else:
+                    out[x, y] = counts[lo]
+
+
+@njit(cache=True, nogil=True)
+def counts_between(left, right, ptr, cols, counts, out, upper):
+    """``out[x, y] = n_ab`` of ``a = left[x]``, ``b = right[y]`` (two ascending arrays of
+    distinct item codes; ``out`` zeroed, ``len(left) x len(right)``): each pair from the row
+    of its smaller item, ``left``'s rows walked for ``b >= a``, ``right``'s for ``a > b``
+    (``upper``: ``left`` is ``right`` and only ``x <= y`` is wanted, the first walk alone)."""
+    _row_counts(left, right, ptr, cols, counts, out, False, False)
+    if not upper:
+        _row_counts(right, left, ptr, cols, counts, out, True, True)
