@@ -164,6 +164,8 @@ def feature_tables(data: object) -> FeatureTables:
             column=bad[0] if bad else None,
         )
     frame = _read(source, ("item_id", *names))
+    if listed:  # a fixed-size list (Arrow's, Polars' Array) as a list of its length
+        frame = frame.with_columns(pl.col("features").cast(pl.List(pl.Float64)))
     twice = frame["item_id"].is_duplicated()
     if twice.any():
         raise InputError(
