@@ -71,12 +71,14 @@ def user_values(lists: pl.DataFrame, ratings: pl.DataFrame, inputs) -> dict[str,
             ).filter(pl.lit(m.k is None) | (pl.col("_rank") <= (m.k or 0)))
             head, items = ids_of_one_type(head, train.items)
             tail = items.filter("long_tail")["item_id"]
-            table = head.group_by("user_id", maintain_order=True).agg(
-                pl.col("item_id")
-                .filter(pl.col("item_id").is_in(tail.implode()))
-                .n_unique()
-                .alias("tail"),
-                pl.len().alias("length"),
+            in_tail = pl.col("item_id").is_in(tail.implode())  # once, not once per user
+            table = (
+                head.with_columns(in_tail.alias("_tail"))
+                .group_by("user_id", maintain_order=True)
+                .agg(
+                    pl.col("item_id").filter("_tail").n_unique().alias("tail"),
+                    pl.len().alias("length"),
+                )
             )
             tail_items = table["tail"].to_numpy().astype(np.float64)
             out[m.name] = (
