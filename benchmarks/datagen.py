@@ -320,3 +320,46 @@ def population_files(n: int, space: str, *, seed: int = 0) -> tuple[Path, Path]:
             for writer, side in zip((real, gen), sides, strict=True):
                 writer.write_table(pa.table({**steps, **side}, schema=schema), ROW_GROUP)
     return paths
+
+
+RECS_TRAINED, RECS_CATEGORIES, RECS_DIMENSIONS = 10, 20, 16  # beyond accuracy's side inputs
+
+
+def recs_beyond_files(users: int, *, seed: int = 0) -> dict[str, Path]:
+    """:func:`recs_population_files` and the side inputs of novelty, diversity and serendipity,
+    in ``bench_data/recs_population_<users>_<seed>/``: ``train`` (user_id, item_id:
+    :data:`RECS_TRAINED` rows a user, items drawn from the lists' Zipf popularity, a repeat
+    possible), ``categories`` (item_id, category: 1 to 3 of :data:`RECS_CATEGORIES` an item)
+    and ``embeddings`` (item_id, features: :data:`RECS_DIMENSIONS` normal floats an item).
+    The training rows of a block of :data:`BLOCK` users have their own generator."""
+    paths = recs_population_files(users, seed=seed)
+    folder = paths["recs"].parent
+    extra = {name: folder / f"{name}.parquet" for name in ("train", "categories", "embeddings")}
+    paths.update(extra)
+    if all(path.exists() for path in extra.values()):
+        return paths
+    weights = 1.0 / np.arange(1, RECS_ITEMS + 1) ** 0.8
+    schema = pa.schema([("user_id", pa.int64()), ("item_id", pa.int64())])
+    with pq.ParquetWriter(extra["train"], schema) as writer:
+        for start in range(0, users, BLOCK):
+            count = min(BLOCK, users - start)
+            rng = np.random.default_rng((seed, start, 1))
+            items = rng.choice(RECS_ITEMS, size=count * RECS_TRAINED, p=weights / weights.sum())
+            table = {
+                "user_id": np.repeat(np.arange(start, start + count), RECS_TRAINED),
+                "item_id": items,
+            }
+            writer.write_table(pa.table(table, schema=schema), ROW_GROUP)
+    rng = np.random.default_rng((seed, 2))
+    per_item = rng.integers(1, 4, size=RECS_ITEMS)
+    categories = {
+        "item_id": np.repeat(np.arange(RECS_ITEMS), per_item),
+        "category": rng.integers(0, RECS_CATEGORIES, size=int(per_item.sum())),
+    }
+    pq.write_table(pa.table(categories), extra["categories"])
+    vectors = rng.normal(size=(RECS_ITEMS, RECS_DIMENSIONS))
+    features = pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), RECS_DIMENSIONS)
+    pq.write_table(
+        pa.table({"item_id": np.arange(RECS_ITEMS), "features": features}), extra["embeddings"]
+    )
+    return paths

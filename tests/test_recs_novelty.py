@@ -296,6 +296,30 @@ def test_features_as_numeric_columns_of_a_csv(tmp_path):
     assert values[0].equals(values[1])
 
 
+def test_features_as_fixed_size_lists(tmp_path):
+    """Vectors of a fixed-size list column (Arrow's ``FixedSizeList``, as NumPy writers and
+    embedding stores write them; Polars' ``Array``): the values of the same vectors as a list
+    column."""
+    vectors = _features("small", "embeddings")
+    fixed = vectors.with_columns(pl.col("features").cast(pl.Array(pl.Float64, 4)))
+    fixed.write_parquet(tmp_path / "features.parquet")
+    lists, train = _msr_inputs("small")
+    values = [
+        _score(
+            lists,
+            train,
+            ["diversity", "serendipity"],
+            [3],
+            "msrecommenders",
+            item_similarity="features",
+            item_features=source,
+        ).summary
+        for source in (vectors, fixed, str(tmp_path / "features.parquet"))
+    ]
+    assert values[0].equals(values[1])
+    assert values[0].equals(values[2])
+
+
 @pytest.mark.parametrize(
     ("rows", "message"),
     [

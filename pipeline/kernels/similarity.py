@@ -10,9 +10,9 @@ Item similarity (``kind``), as Microsoft Recommenders' ``python_evaluation`` com
 
 * :data:`COOCCURRENCE`: ``sim(i, j) = n_ij / (sqrt(c_i) sqrt(c_j))``, ``n_ij = sum_u m_ui m_uj``
   the co-occurrences of the two items in the training users' rows (``m_ui``: user ``u``'s rows of
-  item ``i``), ``c_i`` the item's training rows (Zhang et al., "Auralist", WSDM 2012). The items'
-  users come as a CSR table (``item_ptr``, ``item_users`` sorted within an item, ``item_rows``
-  the ``m_ui``) and ``root[i] = sqrt(c_i)``.
+  item ``i``), ``c_i`` the item's training rows (Zhang et al., "Auralist", WSDM 2012). The counts
+  come as the sparse upper triangle of :func:`mobeval.kernels.cooccurrence.cooccurrence`
+  (``pair_ptr``, ``pair_cols``, ``pair_counts``) and ``root[i] = sqrt(c_i)``.
 * :data:`VECTORS`: the cosine of the items' feature vectors,
   ``sim(i, j) = (v_i . v_j) / (|v_i| |v_j|)`` (``vectors``, ``norms[i] = sqrt(v_i . v_i)``); a
   category set is its 0/1 vector.
@@ -26,7 +26,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from mobeval.kernels.cooccurrence import counts_between
+from mobeval.kernels.jit import njit
 
 COOCCURRENCE, VECTORS = 0, 1
 
@@ -40,32 +42,55 @@ def _kahan(total, compensation, value):
 
 
 @njit(cache=True, nogil=True)
-def similarity(a, b, tables):
-    """``sim(a, b)`` of two rows of the ``tables`` (``(kind, item_ptr, item_users, item_rows,
-    root, vectors, norms)``; 0 where either is -1 or they never co-occur)."""
-    kind, item_ptr, item_users, item_rows, root, vectors, norms = tables
-    if a < 0 or b < 0:
-        return 0.0
+def _distinct(rows, buffer):
+    """The distinct rows >= 0 of ``rows``, ascending, in ``buffer`` (its first ``n``), and each
+    row's position among them (-1 for -1): ``(n, positions)``."""
+    ordered = np.sort(rows)
+    n = 0
+    for value in ordered:
+        if value >= 0 and (n == 0 or buffer[n - 1] != value):
+            buffer[n] = value
+            n += 1
+    positions = np.searchsorted(buffer[:n], rows)
+    for r in range(len(rows)):
+        if rows[r] < 0:
+            positions[r] = -1
+    return n, positions
+
+
+@njit(cache=True, nogil=True)
+def _similarities(left, right, tables, out):
+    """``out[x, y] = sim(left[x], right[y])`` of two ascending arrays of distinct rows (>= 0) of
+    the ``tables`` (``(kind, pair_ptr, pair_cols, pair_counts, root, vectors, norms)``; 0 for
+    items never seen together); ``left is right``: each pair computed once, then mirrored."""
+    kind, pair_ptr, pair_cols, pair_counts, root, vectors, norms = tables
+    same = left is right
     if kind == VECTORS:
-        dot = 0.0
-        for d in range(vectors.shape[1]):
-            dot += vectors[a, d] * vectors[b, d]
-        return dot / (norms[a] * norms[b])
-    p, q = item_ptr[a], item_ptr[b]
-    p_end, q_end = item_ptr[a + 1], item_ptr[b + 1]
-    together = 0
-    while p < p_end and q < q_end:
-        if item_users[p] < item_users[q]:
-            p += 1
-        elif item_users[p] > item_users[q]:
-            q += 1
-        else:
-            together += item_rows[p] * item_rows[q]
-            p += 1
-            q += 1
-    if together == 0:
-        return 0.0
-    return together / (root[a] * root[b])
+        for x in range(len(left)):
+            for y in range(x if same else 0, len(right)):
+                a, b = left[x], right[y]
+                dot = 0.0
+                for d in range(vectors.shape[1]):
+                    dot += vectors[a, d] * vectors[b, d]
+                out[x, y] = dot / (norms[a] * norms[b])
+    else:
+        out[:, :] = 0.0
+        counts_between(left, right, pair_ptr, pair_cols, pair_counts, out, same)
+        for x in range(len(left)):
+            for y in range(x if same else 0, len(right)):
+                together = np.int64(out[x, y])
+                if together != 0:
+                    out[x, y] = together / (root[left[x]] * root[right[y]])
+    if same:
+        for x in range(len(left)):
+            for y in range(x):
+                out[x, y] = out[y, x]
+
+
+@njit(cache=True, nogil=True)
+def _at(table, x, y):
+    """``table[x, y]``, 0 where a position is -1 (an item the tables do not hold)."""
+    return table[x, y] if x >= 0 and y >= 0 else 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -73,19 +98,27 @@ def unit_diversity(offsets, cut, index, order, tables):
     """Per user, ``1 - ILS``: ``ILS`` the mean similarity of the pairs of its first ``cut`` rows
     (all with ``cut`` < 0) whose items differ, taken as Microsoft Recommenders'
     ``_get_intralist_similarity`` lists them (each row ``r``, then each row ``s`` with
-    ``order[r] < order[s]``); NaN without such a pair (the reference has no row for the user)."""
+    ``order[r] < order[s]``); NaN without such a pair (the reference has no row for the user).
+    The similarities of the list's distinct items are found first, once each."""
     n_units = len(offsets) - 1
     out = np.full(n_units, np.nan)
+    longest = np.max(np.diff(offsets)) if n_units else 0
+    items = np.empty(longest, dtype=index.dtype)
+    table = np.empty((longest, longest))
     for u in range(n_units):
         start = offsets[u]
         end = offsets[u + 1] if cut < 0 else min(offsets[u + 1], start + cut)
+        n, position = _distinct(index[start:end], items)
+        local = table[:n, :n]
+        distinct = items[:n]
+        _similarities(distinct, distinct, tables, local)
         total = 0.0
         compensation = 0.0
         pairs = 0
         for r in range(start, end):
             for s in range(start, end):
                 if order[r] < order[s]:
-                    value = similarity(index[r], index[s], tables)
+                    value = _at(local, position[r - start], position[s - start])
                     total, compensation = _kahan(total, compensation, value)
                     pairs += 1
         if pairs:
@@ -108,9 +141,15 @@ def unit_serendipity(
     """Per user, the mean over its first ``cut`` rows of ``(1 - mean_j sim(i, j)) rel_i``, ``j``
     over every training row of the user (``profile[u]``: its row in the CSR table ``user_ptr``,
     ``user_items``, in the training rows' order; -1: none, NaN as the reference leaves it out);
-    the rows' values averaged in item order (the reference sorts them by user and item)."""
+    the rows' values averaged in item order (the reference sorts them by user and item). The
+    similarities of the list's and the profile's distinct items are found first, once each."""
     n_units = len(offsets) - 1
     out = np.full(n_units, np.nan)
+    longest = np.max(np.diff(offsets)) if n_units else 0
+    widest = np.max(np.diff(user_ptr)) if len(user_ptr) > 1 else 0
+    items = np.empty(longest, dtype=index.dtype)
+    history = np.empty(widest, dtype=user_items.dtype)
+    table = np.empty((longest, widest))
     for u in range(n_units):
         if profile[u] < 0:
             continue
@@ -119,12 +158,16 @@ def unit_serendipity(
         if end <= start:
             continue
         first, last = user_ptr[profile[u]], user_ptr[profile[u] + 1]
+        n, position = _distinct(index[start:end], items)
+        m, held = _distinct(user_items[first:last], history)
+        local = table[:n, :m]
+        _similarities(items[:n], history[:m], tables, local)
         values = np.empty(end - start)
         for r in range(start, end):
             total = 0.0
             compensation = 0.0
-            for j in range(first, last):
-                value = similarity(index[r], user_items[j], tables)
+            for j in range(last - first):
+                value = _at(local, position[r - start], held[j])
                 total, compensation = _kahan(total, compensation, value)
             values[r - start] = (1.0 - total / (last - first)) * relevance[r]
         ranked = np.argsort(order[start:end], kind="mergesort")

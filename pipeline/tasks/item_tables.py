@@ -1,10 +1,11 @@
 """The item tables of novelty, diversity and serendipity, read once before the lists.
 
 * :func:`train_tables`: the training interactions (``user_id``, ``item_id``, one row per
-  interaction) as CSR tables: per item its users and rows per user (co-occurrence), per user its
-  items in the training rows' order (serendipity), and per item its rows, its distinct users and
-  Elliot's long tail. Memory: 16 bytes per distinct (user, item) pair, 8 per training row, a few
-  columns per item and per user.
+  interaction) as a CSR table of each user's items in the training rows' order (serendipity),
+  per item its rows, its distinct users and Elliot's long tail, and, on first use, the items'
+  co-occurrence counts (:attr:`TrainTables.pairs`). Memory: 4 bytes per training row, a few
+  columns per item and per user, 8 bytes per item pair seen together; while the file is read,
+  its two columns and about 24 bytes a row.
 * :func:`feature_tables`: the items' features (``--item-features``): one row per item and
   ``category`` (a category set, its 0/1 vector), or a vector per item (a list column
   ``features``, or every other column a number). Memory: 8 bytes per item and dimension.
@@ -15,6 +16,7 @@ Polars and NumPy only (no kernel): a bad file is named before Numba is imported.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import polars as pl
@@ -33,18 +35,31 @@ class TrainTables:
     """The training interactions by item and by user (see the module docstring).
 
     ``items``: ``item_id``, ``row`` (0..), ``rows`` (its training rows), ``users`` (its distinct
-    users), ``long_tail`` (Elliot's); ``users``: ``user_id``, ``row``. ``item_ptr`` cuts
-    ``item_users`` (each item's users' rows, ascending) and ``item_rows`` (their rows of the
-    item); ``user_ptr`` cuts ``user_items`` (each user's training rows' items, in file order)."""
+    users), ``long_tail`` (Elliot's); ``users``: ``user_id``, ``row``. ``user_ptr`` cuts
+    ``user_items`` (each user's training rows' items, int32 rows of ``items``, in file order)."""
 
     items: pl.DataFrame
     users: pl.DataFrame
-    item_ptr: np.ndarray
-    item_users: np.ndarray
-    item_rows: np.ndarray
     user_ptr: np.ndarray
     user_items: np.ndarray
     rows: int  # the training rows (Microsoft Recommenders' novelty denominator)
+    label: str | None = None  # the file, for messages
+
+    @cached_property
+    def pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(ptr, cols, counts)``: the co-occurrence counts ``n_ij`` (``i <= j``) of
+        :func:`mobeval.kernels.cooccurrence.cooccurrence`, built once, on first use."""
+        from mobeval.kernels.cooccurrence import cooccurrence
+
+        ptr, cols, counts, largest = cooccurrence(self.user_ptr, self.user_items, self.items.height)
+        if largest > np.iinfo(np.int32).max:
+            raise InputError(
+                f"two items co-occur {largest} times, more than the co-occurrence table holds "
+                "(2**31 - 1)",
+                path=self.label,
+                column="item_id",
+            )
+        return ptr, cols, counts
 
     @property
     def root(self) -> np.ndarray:
@@ -69,7 +84,6 @@ def train_tables(data: object) -> TrainTables:
     frame = _read(source, ("user_id", "item_id"))
     if frame.height == 0:
         raise InputError("the training interactions are empty", path=source.label)
-    frame = frame.with_row_index("line")
     items = (
         frame.group_by("item_id")
         .agg(pl.len().alias("rows"), pl.col("user_id").n_unique().alias("users"))
@@ -79,22 +93,20 @@ def train_tables(data: object) -> TrainTables:
     )
     users = frame.select(pl.col("user_id").unique().sort()).with_row_index("row")
     users = users.with_columns(pl.col("row").cast(pl.Int64))
-    coded = frame.select(
-        "line",
-        pl.col("user_id").replace_strict(users["user_id"], users["row"]).alias("user"),
-        pl.col("item_id").replace_strict(items["item_id"], items["row"]).alias("item"),
-    )
-    pairs = coded.group_by("item", "user").len("count").sort("item", "user")
-    by_user = coded.sort("user", "line")
+    user = users["user_id"].search_sorted(frame["user_id"]).to_numpy()
+    item = items["item_id"].search_sorted(frame["item_id"]).to_numpy()
+    rows = frame.height
+    del frame
+    by_user = np.argsort(user, kind="stable")  # each user's rows in file order
+    user_items = item[by_user].astype(np.int32)
+    del item, by_user
     return TrainTables(
         items.with_columns(_elliot_long_tail(items)),
         users,
-        _pointers(pairs["item"].to_numpy(), items.height),
-        pairs["user"].to_numpy().astype(np.int64),
-        pairs["count"].to_numpy().astype(np.int64),
-        _pointers(by_user["user"].to_numpy(), users.height),
-        by_user["item"].to_numpy().astype(np.int64),
-        frame.height,
+        _pointers(user, users.height),
+        user_items,
+        rows,
+        source.label,
     )
 
 
@@ -110,9 +122,9 @@ def _elliot_long_tail(items: pl.DataFrame) -> pl.Expr:
     return pl.col("item_id").is_in(tail.implode()).alias("long_tail")
 
 
-def _pointers(sorted_codes: np.ndarray, n: int) -> np.ndarray:
-    """CSR offsets of ``n`` segments from each row's (sorted) segment code."""
-    return np.concatenate([[0], np.cumsum(np.bincount(sorted_codes, minlength=n))]).astype(np.int64)
+def _pointers(codes: np.ndarray, n: int) -> np.ndarray:
+    """CSR offsets of ``n`` segments from each row's segment code (the rows sorted by it)."""
+    return np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=n))]).astype(np.int64)
 
 
 def feature_tables(data: object) -> FeatureTables:
@@ -152,6 +164,8 @@ def feature_tables(data: object) -> FeatureTables:
             column=bad[0] if bad else None,
         )
     frame = _read(source, ("item_id", *names))
+    if listed:  # a fixed-size list (Arrow's, Polars' Array) as a list of its length
+        frame = frame.with_columns(pl.col("features").cast(pl.List(pl.Float64)))
     twice = frame["item_id"].is_duplicated()
     if twice.any():
         raise InputError(

@@ -71,12 +71,14 @@ def user_values(lists: pl.DataFrame, ratings: pl.DataFrame, inputs) -> dict[str,
             ).filter(pl.lit(m.k is None) | (pl.col("_rank") <= (m.k or 0)))
             head, items = ids_of_one_type(head, train.items)
             tail = items.filter("long_tail")["item_id"]
-            table = head.group_by("user_id", maintain_order=True).agg(
-                pl.col("item_id")
-                .filter(pl.col("item_id").is_in(tail.implode()))
-                .n_unique()
-                .alias("tail"),
-                pl.len().alias("length"),
+            in_tail = pl.col("item_id").is_in(tail.implode())  # once, not once per user
+            table = (
+                head.with_columns(in_tail.alias("_tail"))
+                .group_by("user_id", maintain_order=True)
+                .agg(
+                    pl.col("item_id").filter("_tail").n_unique().alias("tail"),
+                    pl.len().alias("length"),
+                )
             )
             tail_items = table["tail"].to_numpy().astype(np.float64)
             out[m.name] = (
@@ -86,14 +88,14 @@ def user_values(lists: pl.DataFrame, ratings: pl.DataFrame, inputs) -> dict[str,
 
 
 def _similarity_tables(kind: str, train: TrainTables | None, features: FeatureTables | None):
-    """``(items, kind, item_ptr, item_users, item_rows, root, vectors, norms)`` of the kernels'
+    """``(items, kind, pair_ptr, pair_cols, pair_counts, root, vectors, norms)`` of the kernels'
     similarity: the training co-occurrences or the feature vectors (the other's arrays empty)."""
-    empty_i, empty_f = np.zeros(1, dtype=np.int64), np.zeros(0)
+    empty_i, empty_f = np.zeros(1, dtype=np.int32), np.zeros(0)
     if kind == "features":
         return (
             features.items,
             K.VECTORS,
-            empty_i,
+            np.zeros(1, dtype=np.int64),
             empty_i,
             empty_i,
             empty_f,
@@ -103,9 +105,7 @@ def _similarity_tables(kind: str, train: TrainTables | None, features: FeatureTa
     return (
         train.items,
         K.COOCCURRENCE,
-        train.item_ptr,
-        train.item_users,
-        train.item_rows,
+        *train.pairs,
         train.root,
         np.zeros((0, 1)),
         empty_f,

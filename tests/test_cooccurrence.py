@@ -1,0 +1,61 @@
+"""The items' co-occurrence counts, built once from the training rows
+(:func:`mobeval.kernels.cooccurrence.cooccurrence`), against a plain self-join of the rows on
+the user (Microsoft Recommenders' ``_get_pairwise_items``: every pair of a user's rows,
+``i1 <= i2``, a repeated row counted again)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import polars as pl
+import pytest
+
+from mobeval.kernels.cooccurrence import counts_between
+from mobeval.tasks.item_tables import train_tables
+
+
+def _self_join(users, items) -> Counter:
+    """``n_ij`` of every item pair ``i <= j``, from the rows' pairs of one user."""
+    counts = Counter()
+    for u, i in zip(users, items, strict=True):
+        for v, j in zip(users, items, strict=True):
+            if u == v and i <= j:
+                counts[(i, j)] += 1
+    return counts
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_counts_equal_a_self_join_of_the_rows(seed):
+    rng = np.random.default_rng(seed)
+    users = rng.integers(0, 15, 120).tolist()
+    items = (rng.integers(0, 25, 120) * 3 + 7).tolist()  # ids that are not rows
+    tables = train_tables(pl.DataFrame({"user_id": users, "item_id": items}))
+    ptr, cols, counts = tables.pairs
+    ids = tables.items["item_id"].to_list()
+    expected = _self_join(users, items)
+    assert len(cols) == len(expected)  # only the pairs seen together are held
+    for _ in range(20):  # two item sets (rows ascending), overlapping or not
+        left = np.flatnonzero(rng.random(len(ids)) < 0.5)
+        right = np.flatnonzero(rng.random(len(ids)) < 0.3)
+        out = np.zeros((len(left), len(right)))
+        counts_between(left, right, ptr, cols, counts, out, False)
+        for x, a in enumerate(left):
+            for y, b in enumerate(right):
+                pair = (min(ids[a], ids[b]), max(ids[a], ids[b]))
+                assert out[x, y] == expected.get(pair, 0), pair
+        upper = np.zeros((len(left), len(left)))
+        counts_between(left, left, ptr, cols, counts, upper, True)
+        for x, a in enumerate(left):
+            for y, b in enumerate(left[x:], x):
+                assert upper[x, y] == expected.get((ids[a], ids[b]), 0)
+
+
+def test_each_users_items_keep_the_training_rows_order():
+    frame = pl.DataFrame({"user_id": ["b", "a", "b", "a", "b"], "item_id": [5, 9, 1, 5, 5]})
+    tables = train_tables(frame)
+    ids = tables.items["item_id"].to_list()
+    held = [ids[i] for i in tables.user_items]
+    assert tables.users["user_id"].to_list() == ["a", "b"]
+    assert tables.user_ptr.tolist() == [0, 2, 5]
+    assert held == [9, 5, 5, 1, 5]
