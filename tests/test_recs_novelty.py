@@ -280,19 +280,7 @@ def test_features_as_numeric_columns_of_a_csv(tmp_path):
         "item_id", *(pl.col("features").list.get(d).alias(f"f{d}") for d in range(4))
     )
     wide.write_csv(tmp_path / "features.csv")
-    lists, train = _msr_inputs("small")
-    values = [
-        _score(
-            lists,
-            train,
-            ["diversity", "serendipity"],
-            [3],
-            "msrecommenders",
-            item_similarity="features",
-            item_features=source,
-        ).summary
-        for source in (vectors, str(tmp_path / "features.csv"))
-    ]
+    values = _feature_summaries(vectors, str(tmp_path / "features.csv"))
     assert values[0].equals(values[1])
 
 
@@ -303,8 +291,16 @@ def test_features_as_fixed_size_lists(tmp_path):
     vectors = _features("small", "embeddings")
     fixed = vectors.with_columns(pl.col("features").cast(pl.Array(pl.Float64, 4)))
     fixed.write_parquet(tmp_path / "features.parquet")
+    values = _feature_summaries(vectors, fixed, str(tmp_path / "features.parquet"))
+    assert values[0].equals(values[1])
+    assert values[0].equals(values[2])
+
+
+def _feature_summaries(*sources) -> list[pl.DataFrame]:
+    """The summaries of MS Recommenders' feature diversity and serendipity@3 on the small lists,
+    one per source of the item features."""
     lists, train = _msr_inputs("small")
-    values = [
+    return [
         _score(
             lists,
             train,
@@ -314,10 +310,8 @@ def test_features_as_fixed_size_lists(tmp_path):
             item_similarity="features",
             item_features=source,
         ).summary
-        for source in (vectors, fixed, str(tmp_path / "features.parquet"))
+        for source in sources
     ]
-    assert values[0].equals(values[1])
-    assert values[0].equals(values[2])
 
 
 @pytest.mark.parametrize(
