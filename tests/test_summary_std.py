@@ -123,7 +123,8 @@ def test_a_summary_written_without_std_still_prints(monkeypatch):
         partition=None,
         label="m",
         summary=old,
-        outputs=None,
+        tables={},
+        outputs={},
         seconds=0.0,
         resumed=False,
     )
