@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import tempfile
 
 import numpy as np
 import polars as pl
@@ -106,44 +107,53 @@ def test_score_counts_merge_in_any_order_gives_the_same_counts():
     for _ in range(6):
         size = int(rng.integers(1, 50))
         parts.append((np.round(rng.normal(size=size), 1), pl.Series(rng.random(size) < 0.3)))
-    states = []
+    values = []
     for order in (range(6), reversed(range(6)), [3, 0, 5, 1, 4, 2]):
         whole, halves = ScoreCounts(), [ScoreCounts(), ScoreCounts()]
         for index in order:
             halves[index % 2].add(*parts[index])
         whole.merge(halves[1])
         whole.merge(halves[0])
-        states.append(whole)
-    for state in states[1:]:
-        assert state.auc() == states[0].auc()
-        assert np.array_equal(state.keys, states[0].keys)
-        assert np.array_equal(state.positives, states[0].positives)
+        values.append(whole.auc())
+    scores = np.concatenate([p[0] for p in parts])
+    positive = np.concatenate([p[1].to_numpy() for p in parts])
+    assert values == [(_pairs_auc(scores, positive), len(scores))] * 3
 
 
-def test_spilled_runs_give_the_same_bits_and_memory_stays_within_the_budget():
+def _pairs_auc(scores: np.ndarray, positive: np.ndarray) -> float:
+    """Plain Python: the share of (positive, negative) pairs in order, a tie counting one half."""
+    pos = [s for s, p in zip(scores.tolist(), positive.tolist(), strict=True) if p]
+    neg = [s for s, p in zip(scores.tolist(), positive.tolist(), strict=True) if not p]
+    doubled = sum(2 * (p > n) + (p == n) for p in pos for n in neg)
+    return doubled / (2 * len(pos) * len(neg))
+
+
+def test_spilled_runs_give_the_same_bits_and_memory_stays_within_the_budget(monkeypatch, tmp_path):
     # real-valued scores (nearly all distinct) with ties among them; counts folded chunk by chunk
     # with a budget far below the distinct scores: sorted runs spilled, read back in blocks
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     rng = np.random.default_rng(11)
     scores = np.concatenate([rng.normal(size=3000), np.round(rng.normal(size=1000), 1)])
     scores[:10] = -0.0
     positive = pl.Series(rng.random(len(scores)) < 0.3)
     whole = ScoreCounts()
     whole.add(scores, positive)
-    assert not whole.runs
+    assert not list(tmp_path.iterdir())  # within the default budget: nothing on disk
     want = whole.auc()
+    assert want[0] == _pairs_auc(scores, positive.to_numpy())
     for budget, chunk, seed in ((2, 97, 1), (16, 1, 2), (100, 13, 3), (1000, 250, 4)):
+        monkeypatch.setattr(recs_population, "AUC_TABLE_ROWS", budget)
         order = np.random.default_rng(seed).permutation(len(scores))
-        counts, peak = ScoreCounts(budget=budget), 0
+        counts, peak = ScoreCounts(), 0
         for start in range(0, len(scores), chunk):
             rows = order[start : start + chunk]
-            part = ScoreCounts(budget=budget)
+            part = ScoreCounts()
             part.add(scores[rows], positive.gather(rows))
             counts.merge(part)
             peak = max(peak, counts.rows_in_memory)
-        assert counts.runs and peak <= budget
-        folder = counts.folder.path
+        assert peak <= budget and list(tmp_path.glob("*/run-*.bin"))  # spilled to disk
         assert counts.auc() == want
-        assert not folder.exists()  # the runs removed with their folder
+        assert not list(tmp_path.iterdir())  # the runs removed with their folder
 
 
 def test_a_run_that_spills_gives_the_same_bits_for_any_chunking(monkeypatch):

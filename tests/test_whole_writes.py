@@ -25,6 +25,7 @@ import pytest
 from mobeval.api import evaluate_nextloc
 from mobeval.cli import main
 from mobeval.engines import local
+from mobeval.metrics import tallies
 from mobeval.tasks import recs_population
 from mobeval.tasks.recs_population import ScoreCounts
 from tests.conftest import REPO_ROOT
@@ -102,32 +103,32 @@ def _cut_short(path: Path, keep: int) -> None:
         file.truncate(keep)
 
 
+def _runs_written_short(monkeypatch, lost: int) -> None:
+    """Every spilled run (a file ``run-*.bin``) loses its last ``lost`` bytes once written."""
+    write = tallies.write_whole
+
+    def written_then_cut(path, *args, **kwargs):
+        write(path, *args, **kwargs)
+        if fnmatch.fnmatch(Path(path).name, "run-*.bin"):
+            _cut_short(path, os.path.getsize(path) - lost)
+
+    monkeypatch.setattr(tallies, "write_whole", written_then_cut)
+
+
 def test_a_spilled_run_cut_short_on_disk_is_an_error_not_fewer_pairs(scratch, monkeypatch):
-    spill = ScoreCounts._spill
-
-    def spill_then_lose_a_row(self):
-        spill(self)
-        path, rows = self.runs[-1]
-        _cut_short(path, 24 * (rows - 1))
-
-    monkeypatch.setattr(ScoreCounts, "_spill", spill_then_lose_a_row)
+    monkeypatch.setattr(recs_population, "AUC_TABLE_ROWS", 4)
+    _runs_written_short(monkeypatch, 24)  # one row lost
     rng = np.random.default_rng(3)
-    counts = ScoreCounts(budget=4)
+    counts = ScoreCounts()
     counts.add(rng.normal(size=40), pl.Series(rng.random(40) < 0.5))
-    assert counts.runs
+    assert list(scratch.glob("*/run-*.bin"))
     with pytest.raises(OSError, match="read back .* where .* were written: the file was cut"):
         counts.auc()
 
 
 def test_auc_whose_run_is_cut_short_is_exit_2_on_the_command_line(scratch, monkeypatch, capsys):
     monkeypatch.setattr(recs_population, "AUC_TABLE_ROWS", 7)
-    spill = ScoreCounts._spill
-
-    def spill_then_lose_a_row(self):
-        spill(self)
-        _cut_short(self.runs[-1][0], 24)
-
-    monkeypatch.setattr(ScoreCounts, "_spill", spill_then_lose_a_row)
+    _runs_written_short(monkeypatch, 24)
     assert main(["recs", *RECS, "--metrics", "auc", "--format", "json", "--quiet"]) == 2
     error = capsys.readouterr().err
     assert "run-0.bin: " in error and "the file was cut short" in error, error

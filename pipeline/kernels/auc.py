@@ -3,15 +3,16 @@
 A score ``s`` (float64, not NaN) becomes an int64 key whose signed order is the order of the
 scores (:func:`score_keys`: its bits, the negative ones' 63 low bits flipped; ``-0.0`` is
 ``0.0``, as ``==`` has them). The pairs collapse to one row per distinct key with its number of
-positives and negatives (:func:`collapse_counts`), and two such tables (or a table and a chunk's
-pairs, one count each) collapse together the same way, so the counts of a whole input do not
-depend on how it was cut. With those rows ascending, ``N_below(s)`` the negatives of lower
-scores, Mann & Whitney's count of the (positive, negative) pairs in the right order, a tie
-counting one half, is ``U = sum_s pos_s (N_below(s) + neg_s / 2)``, and ``AUC = U / (P N)``: the
-area under the ROC curve with ties drawn as diagonal steps (Fawcett, "An introduction to ROC
-analysis", Pattern Recognition Letters 2006, section 6; scikit-learn's ``roc_auc_score``,
-RecBole's ``AUC``). :func:`twice_u` returns ``2 U``, an integer, over
-blocks of rows in score order (``N_below`` carried from one block to the next).
+positives and negatives (:func:`mobeval.kernels.tallies.collapse` of rows ``key, positives,
+negatives``), and two such tables (or a table and a chunk's pairs, one count each) collapse
+together the same way, so the counts of a whole input do not depend on how it was cut. With
+those rows ascending, ``N_below(s)`` the negatives of lower scores, Mann & Whitney's count of
+the (positive, negative) pairs in the right order, a tie counting one half, is
+``U = sum_s pos_s (N_below(s) + neg_s / 2)``, and ``AUC = U / (P N)``: the area under the ROC
+curve with ties drawn as diagonal steps (Fawcett, "An introduction to ROC analysis", Pattern
+Recognition Letters 2006, section 6; scikit-learn's ``roc_auc_score``, RecBole's ``AUC``).
+:func:`twice_u` returns ``2 U``, an integer, over blocks of rows in score order (``N_below``
+carried from one block to the next).
 
 Each function is a Python wrapper that passes its inputs read-only (one compiled specialisation
 whatever the caller's arrays) and allocates the outputs with NumPy.
@@ -22,7 +23,6 @@ from __future__ import annotations
 import numpy as np
 
 from mobeval.kernels.blocks import readonly
-from mobeval.kernels.buckets import radix_order
 from mobeval.kernels.jit import njit
 
 LOW_BITS = np.int64(0x7FFFFFFFFFFFFFFF)
@@ -42,43 +42,6 @@ def _score_keys(bits, keys):
     """A negative float's bits order it backwards: its 63 low bits flipped, they order it."""
     for i in range(len(bits)):
         keys[i] = bits[i] ^ LOW_BITS if bits[i] < 0 else bits[i]
-
-
-def collapse_counts(keys, positives, negatives) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The rows of ``keys`` (int64) with their ``positives`` and ``negatives`` (int64 counts)
-    summed per distinct key: (distinct keys ascending, positives, negatives)."""
-    keys = readonly(keys, np.int64)
-    order = radix_order(keys.reshape(-1, 1))
-    out_keys = np.empty(len(keys), dtype=np.int64)
-    out_positives = np.empty(len(keys), dtype=np.int64)
-    out_negatives = np.empty(len(keys), dtype=np.int64)
-    n = _collapse(
-        keys,
-        readonly(positives, np.int64),
-        readonly(negatives, np.int64),
-        order,
-        out_keys,
-        out_positives,
-        out_negatives,
-    )
-    return out_keys[:n].copy(), out_positives[:n].copy(), out_negatives[:n].copy()
-
-
-@njit(cache=True)
-def _collapse(keys, positives, negatives, order, out_keys, out_positives, out_negatives):
-    """The rows in ``order`` (keys ascending), summed per run of equal keys; the runs' number."""
-    n = 0
-    for i in range(len(order)):
-        row = order[i]
-        if n > 0 and out_keys[n - 1] == keys[row]:
-            out_positives[n - 1] += positives[row]
-            out_negatives[n - 1] += negatives[row]
-        else:
-            out_keys[n] = keys[row]
-            out_positives[n] = positives[row]
-            out_negatives[n] = negatives[row]
-            n += 1
-    return n
 
 
 def twice_u(positives, negatives, below: int = 0) -> tuple[int, int]:

@@ -11,23 +11,19 @@ the lists. The metrics and their references: :mod:`mobeval.metrics.recs_populati
 from __future__ import annotations
 
 import math
-import tempfile
-import weakref
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 
 from mobeval.errors import InputError
-from mobeval.io.scratch import ScratchFolder
-from mobeval.io.whole import check_read, write_whole
 from mobeval.kernels import catalogue as K
-from mobeval.kernels.auc import collapse_counts, score_keys, twice_u
+from mobeval.kernels.auc import score_keys, twice_u
 from mobeval.kernels.correlation import METHODS, unit_auc, unit_correlations
 from mobeval.kernels.exact_sum import ExactColumnSums, WeightedColumnSums
 from mobeval.kernels.resampling import percentile_interval, poisson_weights, weighted_counts
+from mobeval.kernels.tallies import collapse
 from mobeval.metrics.recs_population import (
     CORRELATION_FAMILIES,
     COUNT_FAMILIES,
@@ -36,6 +32,7 @@ from mobeval.metrics.recs_population import (
     PLOT_FAMILIES,
     PopulationMetric,
 )
+from mobeval.metrics.tallies import Tally, aligned_blocks
 from mobeval.tasks.recs_beyond import distributional_coverage, novelty, user_values
 from mobeval.tasks.recs_inputs import PopulationInputs, add_counts, ids_of_one_type
 
@@ -502,107 +499,46 @@ def _scored_items(lists: pl.DataFrame, ratings: pl.DataFrame) -> pl.DataFrame:
 AUC_TABLE_ROWS = 2_000_000
 
 
-@dataclass
 class ScoreCounts:
     """auc's sufficient statistics: per distinct score of the scored pairs, its positives and
-    negatives (:mod:`mobeval.kernels.auc`: int64 keys in the scores' order, ascending, integer
+    negatives, as a :class:`~mobeval.metrics.tallies.Tally` of rows ``key, positives,
+    negatives`` (the key :func:`~mobeval.kernels.auc.score_keys`, in the scores' order; integer
     counts), so chunks and partitions fold exactly in any order.
 
-    Memory: at most ``budget`` rows of 24 bytes (:data:`AUC_TABLE_ROWS`), whatever the input. A
-    chunk's counts wait in ``parts`` until they outweigh the table, then all collapse into it
-    (each pair is collapsed a logarithmic number of times); a table that outgrows the budget
-    goes to disk as a sorted *run* (a file of ``(key, positives, negatives)`` rows in a
-    :class:`~mobeval.io.scratch.ScratchFolder` of the system's temporary folder, removed when
-    the value is taken, when the counts are let go, and by the next spill after a kill).
-    :meth:`auc` reads the runs back together in key order, a block of each at a time
-    (:meth:`_blocks`: ``budget`` rows in all), so ``N_below`` is carried across blocks. The
-    Spark engine, whose partitions' folds reach the driver whole, refuses ``auc``
-    (:data:`mobeval.metrics.recs_population.LOCAL_ENGINE_FAMILIES`)."""
+    Memory: at most :data:`AUC_TABLE_ROWS` rows of 24 bytes whatever the input; beyond, the
+    tally spills sorted runs to its scratch folder, removed when the value is taken.
+    :meth:`auc` reads them back in key order (:func:`~mobeval.metrics.tallies.aligned_blocks`),
+    ``N_below`` carried across blocks. The Spark engine, whose partitions' folds reach the driver
+    whole, refuses ``auc`` (:data:`mobeval.metrics.recs_population.LOCAL_ENGINE_FAMILIES`)."""
 
-    budget: int = field(default_factory=lambda: AUC_TABLE_ROWS)
-    keys: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
-    positives: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
-    negatives: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
-    parts: list = field(default_factory=list)
-    runs: list = field(default_factory=list)  # (path, rows) of each spilled run
-    folder: ScratchFolder | None = None
+    def __init__(self) -> None:
+        self._tally = _score_tally()
 
     def add(self, scores: np.ndarray, positive: pl.Series) -> None:
         """Fold a chunk's scored pairs (``positive``: Boolean, one per score)."""
         positives = positive.cast(pl.Int64).to_numpy()
-        self._fold(collapse_counts(score_keys(scores), positives, 1 - positives))
+        rows = np.column_stack([score_keys(scores), positives, 1 - positives])
+        self._tally.add(Tally(1, collapse(rows, 1)))
 
     def merge(self, other: ScoreCounts) -> None:
-        """Fold another chunk's (or partition's) counts, its runs one at a time."""
-        other._collapse()
-        for path, rows in other.runs:
-            self._fold(tuple(_read_run(path, 0, rows).T))
-        self._fold((other.keys, other.positives, other.negatives))
-        other.close()
+        """Fold another chunk's (or partition's) counts; ``other``'s runs let go."""
+        self._tally.add(other._tally)
+        other._tally = _score_tally()
 
     @property
     def rows_in_memory(self) -> int:
-        """The rows the table and the waiting parts hold."""
-        return len(self.keys) + sum(len(keys) for keys, _, _ in self.parts)
-
-    def _fold(self, part: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
-        self.parts.append(part)
-        waiting = self.rows_in_memory - len(self.keys)
-        if waiting > len(self.keys) or self.rows_in_memory > self.budget:
-            self._collapse()
-            if len(self.keys) > self.budget // 2:
-                self._spill()
-
-    def _collapse(self) -> None:
-        if self.parts:
-            tables = [(self.keys, self.positives, self.negatives), *self.parts]
-            columns = (np.concatenate(column) for column in zip(*tables, strict=True))
-            self.keys, self.positives, self.negatives = collapse_counts(*columns)
-            self.parts = []
-
-    def _spill(self) -> None:
-        """The table to a new run, the table emptied."""
-        if self.folder is None:
-            self.folder = ScratchFolder(tempfile.gettempdir(), "mobeval-auc-")
-            weakref.finalize(self, self.folder.close)
-        path = self.folder.path / f"run-{len(self.runs)}.bin"
-        write_whole(path, np.column_stack([self.keys, self.positives, self.negatives]))
-        self.runs.append((path, len(self.keys)))
-        self.keys, self.positives, self.negatives = (self.keys[:0] for _ in range(3))
-
-    def _blocks(self):
-        """Every row of the runs and the table, in blocks of ascending keys: each round takes,
-        from the block read of each run, the rows up to the smallest of the blocks' last keys
-        (every row of that key or a lower one is then in memory), collapsed together."""
-        self._collapse()
-        sources = [(path, rows) for path, rows in self.runs if rows]
-        step = max(self.budget // (len(sources) + 1), 1)
-        starts = [0] * len(sources)
-        blocks = [_read_run(path, 0, min(step, rows)) for path, rows in sources]
-        table = np.column_stack([self.keys, self.positives, self.negatives])
-        while any(len(block) for block in blocks) or len(table):
-            ends = [block[-1, 0] for block in blocks if len(block)] + [np.iinfo(np.int64).max]
-            last = min(ends)
-            taken = [block[: np.searchsorted(block[:, 0], last, "right")] for block in blocks]
-            cut = np.searchsorted(table[:, 0], last, "right")
-            taken.append(table[:cut])
-            table = table[cut:]
-            yield collapse_counts(*np.concatenate(taken).T)
-            for i, (path, rows) in enumerate(sources):
-                starts[i] += len(taken[i])
-                blocks[i] = blocks[i][len(taken[i]) :]
-                if not len(blocks[i]) and starts[i] < rows:
-                    blocks[i] = _read_run(path, starts[i], min(step, rows - starts[i]))
+        """The rows held in memory (at most :data:`AUC_TABLE_ROWS`)."""
+        return self._tally.rows_in_memory
 
     def auc(self) -> tuple[float, int]:
         """``(AUC, n)``: ``2 U / (2 P N)``, one division of exact integers (NaN without a
-        positive or a negative), and ``n = P + N``, the pairs scored."""
+        positive or a negative), and ``n = P + N``, the pairs scored (the runs let go)."""
         doubled, positives, negatives = 0, 0, 0
-        for _, block_positives, block_negatives in self._blocks():
-            part, negatives = twice_u(block_positives, block_negatives, negatives)
+        for (block,) in aligned_blocks([self._tally]):
+            part, negatives = twice_u(block[:, 1], block[:, 2], negatives)
             doubled += part
-            positives += int(block_positives.sum())
-        self.close()
+            positives += int(block[:, 1].sum())
+        self._tally = _score_tally()
         if 2 * positives * negatives >= 2**63:
             raise InputError(
                 f"auc counts 2 P N = {2 * positives * negatives} pairs' halves in 64-bit "
@@ -612,19 +548,12 @@ class ScoreCounts:
             return float("nan"), positives + negatives
         return doubled / (2 * positives * negatives), positives + negatives
 
-    def close(self) -> None:
-        """Let the runs go (their folder removed)."""
-        if self.folder is not None:
-            self.folder.close()
-        self.runs, self.folder = [], None
 
-
-def _read_run(path: Path, start: int, rows: int) -> np.ndarray:
-    """Rows ``start`` to ``start + rows - 1`` of a run file: (rows x 3) int64, every one of them
-    (:func:`~mobeval.io.whole.check_read`: a run cut short on disk is an error)."""
-    values = np.fromfile(path, dtype=np.int64, count=3 * rows, offset=24 * start)
-    check_read(path, len(values), 3 * rows, "int64 values")
-    return values.reshape(-1, 3)
+def _score_tally() -> Tally:
+    """An empty tally of auc's rows (one key column) with auc's budget."""
+    tally = Tally(1)
+    tally.budget = AUC_TABLE_ROWS
+    return tally
 
 
 def _ranked(metric: str, side: str, counts: pl.DataFrame | None) -> pl.DataFrame | None:
