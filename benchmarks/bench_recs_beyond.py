@@ -1,7 +1,7 @@
 """Novelty, diversity and serendipity of recommendation lists at scale: CPU, wall and peak RSS.
 
     python benchmarks/bench_recs_beyond.py [--users 100000] [--chunk-rows 100000 ...]
-        [--cases counts,elliot,diversity,serendipity,categories,embeddings]
+        [--cases counts,elliot,expected,diversity,serendipity,categories,embeddings]
 
 USERS x 100 recommended items over a 50,000-item catalogue with 10 training rows a user and the
 items' categories and embeddings (:func:`datagen.recs_beyond_files` in ``bench_data/``). Each
@@ -26,6 +26,13 @@ CASES = {
     "counts": ("novelty@100,coverage@100,distributional_coverage@100", *MSR),
     "elliot": (
         "epc@100,efd@100,arp@100,aplt@100,aclt@100",
+        "--population-convention",
+        "elliot",
+        "--relevant-threshold",
+        "1",
+    ),
+    "expected": (
+        "epc@100,efd@100",
         "--population-convention",
         "elliot",
         "--relevant-threshold",

@@ -11,6 +11,7 @@ item tables (:mod:`mobeval.tasks.item_tables`) and one float per list row.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
@@ -29,19 +30,17 @@ def user_values(lists: pl.DataFrame, ratings: pl.DataFrame, inputs) -> dict[str,
     metrics = [m for m in inputs.metrics if m.family in BEYOND_USER_FAMILIES]
     if not metrics:
         return {}
-    lists = lists.sort(["user_id", "_position"]).with_columns(
-        pl.col("item_id").rank("dense").cast(pl.Int64).alias("_order")
-    )
+    lists = lists.sort(["user_id", "_position"])
     counts = lists.group_by("user_id", maintain_order=True).len()["len"].to_numpy()
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     train, features = inputs.train_tables, inputs.features
-    out = {}
+    out, expected = {}, None
     for m in metrics:
         cut = -1 if m.k is None else m.k
         if m.family in ("diversity", "serendipity"):
             tables = _similarity_tables(inputs.convention.item_similarity, train, features)
             index = _rows(lists, tables[0])
-            order = lists["_order"].to_numpy()
+            order = lists["item_id"].rank("dense").cast(pl.Int64).to_numpy()
             if m.family == "diversity":
                 out[m.name] = K.unit_diversity(offsets, cut, index, order, tables[1:])
                 continue
@@ -64,7 +63,8 @@ def user_values(lists: pl.DataFrame, ratings: pl.DataFrame, inputs) -> dict[str,
                 tables[1:],
             )
         elif m.family in ("epc", "efd"):
-            out[m.name] = _expected_novelty(lists, ratings, offsets, cut, m.family, inputs)
+            expected = expected or _ExpectedNovelty.of(lists, ratings, inputs)
+            out[m.name] = expected.values(offsets, cut, m.family)
         else:  # aplt, aclt: the distinct items of the first k in Elliot's long tail
             head = lists.with_columns(
                 pl.col("_position").rank("ordinal").over("user_id").alias("_rank")
@@ -113,28 +113,57 @@ def _similarity_tables(kind: str, train: TrainTables | None, features: FeatureTa
 
 
 def _rows(frame: pl.DataFrame, items: pl.DataFrame) -> np.ndarray:
-    """Each ``item_id`` of ``frame``'s row in ``items`` (``item_id``, ``row``), -1 if absent."""
+    """Each ``item_id`` of ``frame``'s row in ``items`` (``item_id`` ascending, ``row``), -1 if
+    absent. Integer ids no larger than :data:`DENSE_IDS` times the items index a NumPy table
+    of the rows (built here: as many entries as the largest id, no hash table); other ids go
+    through Polars' ``replace_strict``."""
     frame, items = ids_of_one_type(frame, items)
+    ids = items["item_id"]
+    if ids.dtype.is_integer() and ids.len() and 0 <= ids.min() <= ids.max() < DENSE_IDS * ids.len():
+        table = np.full(ids.max() + 1, -1, dtype=np.int64)
+        table[ids.to_numpy()] = items["row"].to_numpy()
+        wanted = frame["item_id"].to_numpy()
+        inside = (wanted >= 0) & (wanted < len(table))
+        return np.where(inside, table[np.where(inside, wanted, 0)], -1)
     return (
         frame["item_id"]
-        .replace_strict(items["item_id"], items["row"], default=-1, return_dtype=pl.Int64)
+        .replace_strict(ids, items["row"], default=-1, return_dtype=pl.Int64)
         .to_numpy()
     )
 
 
-def _expected_novelty(lists, ratings, offsets, cut, family, inputs) -> np.ndarray:
-    """Elliot's EPC or EFD per user (NaN for a user without a relevant rating)."""
-    train = inputs.train_tables
-    epc, efd, efd_unknown = K.elliot_novelty(
-        train.items["users"].to_numpy().astype(np.float64), float(train.users.height)
-    )
-    novelty, unknown = (epc, 1.0) if family == "epc" else (efd, efd_unknown)
-    rows = _rows(lists, train.items)
-    item_novelty = np.where(rows >= 0, novelty[np.maximum(rows, 0)], unknown)
-    relevant, pairs = _relevant(lists, ratings, inputs.relevance_threshold)
-    users = lists.select(pl.col("user_id").unique(maintain_order=True))
-    counted = users["user_id"].is_in(pairs["user_id"].implode()).to_numpy()
-    return K.unit_expected_novelty(offsets, cut, relevant, item_novelty, counted)
+#: :func:`_rows` indexes a table by integer ids up to this many times the items (8 bytes each).
+DENSE_IDS = 4
+
+
+@dataclass(frozen=True)
+class _ExpectedNovelty:
+    """What Elliot's EPC and EFD share in a chunk (sorted by user and list position): each list
+    row's item as a row of the training items (-1 outside them) and its relevance, and which
+    users rated an item relevant; computed once for both metrics."""
+
+    rows: np.ndarray
+    relevant: np.ndarray
+    counted: np.ndarray
+    train: TrainTables
+
+    @classmethod
+    def of(cls, lists: pl.DataFrame, ratings: pl.DataFrame, inputs) -> _ExpectedNovelty:
+        relevant, pairs = _relevant(lists, ratings, inputs.relevance_threshold)
+        users = lists["user_id"].unique(maintain_order=True)
+        counted = users.is_in(pairs["user_id"].implode()).to_numpy()
+        train = inputs.train_tables
+        return cls(_rows(lists, train.items), relevant, counted, train)
+
+    def values(self, offsets: np.ndarray, cut: int, family: str) -> np.ndarray:
+        """EPC or EFD per user (NaN for a user without a relevant rating)."""
+        epc, efd, efd_unknown = K.elliot_novelty(
+            self.train.items["users"].to_numpy().astype(np.float64),
+            float(self.train.users.height),
+        )
+        novelty, unknown = (epc, 1.0) if family == "epc" else (efd, efd_unknown)
+        item_novelty = np.where(self.rows >= 0, novelty[np.maximum(self.rows, 0)], unknown)
+        return K.unit_expected_novelty(offsets, cut, self.relevant, item_novelty, self.counted)
 
 
 def _relevance(lists: pl.DataFrame, ratings: pl.DataFrame, inputs) -> np.ndarray:
