@@ -266,6 +266,37 @@ def test_report_shows_each_cohorts_values(tmp_path):
         assert f"| {cohort} | users | {int(users):,} | {int(users):,} |" in section
 
 
+def test_report_shows_each_runs_cohort_values(tmp_path):
+    """A model with runs (seeds): a column per run (model/run) beside the model without."""
+    from mobeval.report import Report
+
+    out = tmp_path / "out"
+    lists = pl.read_parquet(RECS / "popular.parquet")  # the models in the order scored
+    for run, rows in (("seed1", lists), ("seed2", lists.sample(fraction=0.8, seed=3))):
+        evaluate_recs(
+            RATINGS,
+            rows,
+            metrics=["ndcg@10"],
+            cohorts=USER_COHORTS,
+            out=out,
+            model="popular",
+            run=run,
+        )
+    evaluate_recs(RATINGS, LISTS, metrics=["ndcg@10"], cohorts=USER_COHORTS, out=out, model="mf")
+    text = Report(out, plots=False, compute_compare=False).to_markdown()
+    section = text.split("### Per cohort, city=")[1].split("## Methods")[0]
+    assert "| cohort | metric | popular/seed1 | popular/seed2 | mf |" in section
+    folders = [*((r, f"model=popular/run={r}") for r in ("seed1", "seed2")), ("mf", "model=mf")]
+    cohorts = {
+        name: _rows(pl.read_parquet(next(out.glob(f"cohorts/city=*/{folder}/*.parquet"))))
+        for name, folder in folders
+    }
+    assert cohorts["seed1"] != cohorts["seed2"]
+    for cohort in ("critical", "generous"):
+        values = [cohorts[name][(cohort, "ndcg@10")][0] for name, _ in folders]
+        assert f"| {cohort} | ndcg@10 | " + " | ".join(f"{v:.4f}" for v in values) in section
+
+
 def test_an_accumulator_merges_the_cohorts_folds():
     """Two processes' batches of users, merged: the cohorts of evaluate_recs on them all."""
     from mobeval.accumulate import RecsAccumulator

@@ -77,6 +77,7 @@ class City:
     #: mean over runs of the run means) and model -> metric -> the sd over runs of the run means
     runs: dict[str, int] = field(default_factory=dict)
     sd_over_runs: dict[str, dict[str, float]] = field(default_factory=dict)
-    #: cohort -> model -> metric -> value: each cohort's summary (results scored with
-    #: ``--cohorts``: their ``cohorts`` section; a model with runs has none), counts included
+    #: cohort -> column -> metric -> value: each cohort's summary (results scored with
+    #: ``--cohorts``: their ``cohorts`` section), counts included; a column per model, or per
+    #: run (``model/run``) of a model with runs
     cohorts: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)

@@ -232,11 +232,13 @@ class Report(Cells):
             with contextlib.suppress(InputError):  # no per-unit outputs: compare says so
                 schema = section_schema(self._source.section_files(result, "per_unit"))
                 population.update(population_metrics(summary, schema))
-            if "cohorts" in result.entry["outputs"] and model not in runs:
-                for cohort, metric, value in read_section(
-                    self._source.section_files(result, "cohorts"), ["cohort", "metric", "value"]
-                ).iter_rows():
-                    cohorts.setdefault(cohort, {}).setdefault(model, {})[metric] = value
+            for run in listing[model]:  # a model with runs: a column per run, model/run
+                column = model if run.run is None else f"{model}/{run.run}"
+                if "cohorts" in run.entry["outputs"]:
+                    for cohort, metric, value in read_section(
+                        self._source.section_files(run, "cohorts"), ["cohort", "metric", "value"]
+                    ).iter_rows():
+                        cohorts.setdefault(cohort, {}).setdefault(column, {})[metric] = value
             values[model] = {}
             for metric, value, n in summary.select("metric", "value", "n").iter_rows():
                 if metric in ("samples", "uids", "users"):

@@ -365,16 +365,23 @@ def comparisons_text(city: City) -> str:
 cohorts_text = (
     "Each cohort's values (mobeval --cohorts: OUT/cohorts), every metric computed over the "
     "units of the cohort alone as the city's values are over all of them; a model with runs "
-    "is not shown"
+    "has a column per run (model/run)"
 )
 
 
 def cohort_listings(report, city: City) -> list[Listing]:
     """The city's values per cohort (:attr:`City.cohorts`), one table: a row per cohort and
-    metric shown (the cohort's units first), a column per model with the cohort."""
+    metric shown (the cohort's units first), a column per model with the cohort, or per run of
+    a model with runs (``model/run``, in the runs' order)."""
     if not city.cohorts:
         return []
-    models = [m for m in city.models if any(m in by_model for by_model in city.cohorts.values())]
+    shown = {column for by_column in city.cohorts.values() for column in by_column}
+    models = [
+        column
+        for model in city.models
+        for column in [model, *sorted(c for c in shown if c.startswith(f"{model}/"))]
+        if column in shown
+    ]
     rows = []
     for cohort, by_model in city.cohorts.items():
         counted = [c for c in ("samples", "users") if any(c in v for v in by_model.values())]
