@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import pickle
 import random
 import tempfile
 
@@ -154,6 +155,21 @@ def test_spilled_runs_give_the_same_bits_and_memory_stays_within_the_budget(monk
         assert peak <= budget and list(tmp_path.glob("*/run-*.bin"))  # spilled to disk
         assert counts.auc() == want
         assert not list(tmp_path.iterdir())  # the runs removed with their folder
+
+
+def test_unpickled_counts_keep_aucs_budget(monkeypatch, tmp_path):
+    """Counts sent through a pickle (another process's fold) stay within auc's budget."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(recs_population, "AUC_TABLE_ROWS", 16)
+    rng = np.random.default_rng(7)
+    scores, positive = rng.normal(size=600), pl.Series(rng.random(600) < 0.4)
+    counts = pickle.loads(pickle.dumps(ScoreCounts()))
+    peak = 0
+    for start in range(0, 600, 50):
+        counts.add(scores[start : start + 50], positive[start : start + 50])
+        peak = max(peak, counts.rows_in_memory)
+    assert peak <= 16
+    assert counts.auc() == (_pairs_auc(scores, positive.to_numpy()), 600)
 
 
 def test_a_run_that_spills_gives_the_same_bits_for_any_chunking(monkeypatch):

@@ -530,6 +530,11 @@ class ScoreCounts:
         """The rows held in memory (at most :data:`AUC_TABLE_ROWS`)."""
         return self._tally.rows_in_memory
 
+    def __setstate__(self, state: dict) -> None:
+        """Unpickled (a tally pickles whole, with the tallies' budget): auc's budget again."""
+        self._tally = state["_tally"]
+        self._tally.budget = AUC_TABLE_ROWS
+
     def auc(self) -> tuple[float, int]:
         """``(AUC, n)``: ``2 U / (2 P N)``, one division of exact integers (NaN without a
         positive or a negative), and ``n = P + N``, the pairs scored (the runs let go)."""
