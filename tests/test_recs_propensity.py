@@ -195,3 +195,33 @@ def test_bad_propensities_exit_2_naming_the_file(tmp_path, capsys, rows, message
 def test_a_wrong_configuration_is_refused(options, message):
     with pytest.raises(ConfigError, match=message):
         evaluate_recs(RATINGS, RECS, **({"metrics": NAMES, "convention": "trec_eval"} | options))
+
+
+TIES = GOLDEN / "propensity_ties"
+
+
+@pytest.mark.parametrize("preset", ["jain", "wikipedia"])
+def test_pyxclib_with_tied_propensities_and_scores(tmp_path, preset):
+    """Items sharing a training count (tied 1 / p_l in the best k), items in no training row,
+    users without a relevant item, tied scores ranked by item id: pyxclib's k = 1..20."""
+    expected = json.loads((TIES / "expected.json").read_text())[preset]
+    result = evaluate_recs(
+        TIES / "truth.csv",
+        TIES / "recs.csv",
+        metrics=["psp", "psr"],
+        k=list(range(1, 21)),
+        convention="trec_eval",
+        order="score_id_asc",
+        train=TIES / "train.csv",
+        propensity_preset=preset,
+        chunk_rows=1000,
+    )
+    values = _values(result.summary)
+    for k in range(1, 21):
+        for family in ("psp", "psr"):
+            value, n = values[f"{family}@{k}"]
+            assert math.isclose(value, expected[family][k - 1], rel_tol=PYXCLIB_RTOL, abs_tol=0), (
+                family,
+                k,
+            )
+            assert n == 400
