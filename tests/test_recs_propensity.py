@@ -16,6 +16,7 @@ from mobeval.cli import main
 from mobeval.errors import ConfigError
 from mobeval.jobs import load_job, run_job
 from tests.conftest import GOLDEN
+from tests.test_propensity import user_weights
 
 FOLDER = GOLDEN / "propensity"
 EXPECTED = json.loads((FOLDER / "expected.json").read_text())
@@ -76,35 +77,19 @@ def test_the_formula_s_a_and_b_given_alone(tmp_path):
     assert math.isclose(value, EXPECTED["amazon"]["psp"][2], rel_tol=PYXCLIB_RTOL, abs_tol=0)
 
 
-def _oracle(weight: dict, k: int, unseen: float) -> tuple[float, float]:
+def _oracle(weight: dict, k: int) -> tuple[float, float]:
     """The paper's normalised PSP@k, PSR@k in plain Python, each sum over users exactly rounded
-    (``math.fsum``), each user's sums in rank order."""
-    relevant: dict = {}
-    for user, item in TRUTH.iter_rows():
-        relevant.setdefault(user, set()).add(item)
-    lists: dict = {}
-    for user, item, score in RECS.iter_rows():
-        lists.setdefault(user, []).append((-score, item))
-    users = set(lists) | set(relevant)
-    columns: list[list[float]] = [[], [], [], []]
-    for user in users:
-        mine = relevant.get(user, set())
-        top = [item for _, item in sorted(lists.get(user, []))[:k]]
-        gained = 0.0
-        for item in top:
-            gained += weight.get(item, unseen) if item in mine else 0.0
-        best = 0.0
-        for w in sorted((weight.get(item, unseen) for item in mine), reverse=True)[:k]:
-            best += w
-        per_rank, per_relevant = 1.0 / k, 1.0 / max(len(mine), 1)
-        for column, value in zip(
-            columns,
-            (gained * per_rank, gained * per_relevant, best * per_rank, best * per_relevant),
-            strict=True,
-        ):
-            column.append(value)
-    n = len(users)
-    s = [math.fsum(c) for c in columns]
+    (``math.fsum``), each user's sums in rank order (:func:`tests.test_propensity.user_weights`),
+    times ``1 / k`` and ``1 / |y_u|`` as pyxclib."""
+    rows = user_weights(weight, k)
+    parts: list[list[float]] = [[], [], [], []]
+    for gained, best, relevant in rows:
+        per_rank, per_relevant = 1.0 / k, 1.0 / max(relevant, 1)
+        values = (gained * per_rank, gained * per_relevant, best * per_rank, best * per_relevant)
+        for part, value in zip(parts, values, strict=True):
+            part.append(value)
+    s = [math.fsum(part) for part in parts]
+    n = len(rows)
     return (s[0] / n) / (s[2] / n), (s[1] / n) / (s[3] / n)
 
 
@@ -125,7 +110,7 @@ def test_given_propensities_bit_for_bit_for_any_chunking(tmp_path, chunk_rows):
     values = _values(result.summary)
     weight = {item: 1.0 / p for item, p in propensity.items()}
     for k in range(1, 11):
-        psp, psr = _oracle(weight, k, math.nan)
+        psp, psr = _oracle(weight, k)
         assert values[f"psp@{k}"] == (psp, 60), k
         assert values[f"psr@{k}"] == (psr, 60), k
 
