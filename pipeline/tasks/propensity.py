@@ -167,7 +167,8 @@ def propensity_scored(
 
     users = pl.concat([recs["user_id"], truth["user_id"]]).unique(maintain_order=True)
     best = relevant_weights(truth.select("user_id", "item_id").unique(), weights, unseen, path)
-    lists = recs.sort("user_id", "score", "item_id", descending=[False, True, False])
+    position = pl.col("user_id").replace_strict(users, range(len(users)), return_dtype=pl.Int64)
+    lists = recs.sort(position, "score", "item_id", descending=[False, True, False])
     sums = user_sums(lists, best, users, [k])
     means = sums.mean(axis=0)
     return PropensityScores(users.to_list(), sums, means[0] / means[2], means[1] / means[3])
@@ -194,10 +195,10 @@ def relevant_weights(
 
 
 def user_sums(lists: pl.DataFrame, best: pl.DataFrame, users: pl.Series, ks) -> np.ndarray:
-    """``(len(users), 4 len(ks))``: per user of ``users`` (every user of ``lists`` and ``best``)
-    and cutoff of ``ks``, the four sums of :func:`~mobeval.kernels.diversity.propensity_scored`.
-    ``lists``: ``user_id, item_id``, each user's rows together and in rank order; ``best``:
-    :func:`relevant_weights`."""
+    """``(len(users), 4 len(ks))``: per user of ``users`` (every user of ``lists`` and ``best``,
+    those with a list first, in the lists' order) and cutoff of ``ks``, the four sums of
+    :func:`~mobeval.kernels.diversity.propensity_scored`. ``lists``: ``user_id, item_id``, each
+    user's rows together and in rank order; ``best``: :func:`relevant_weights`."""
     import polars as pl
 
     from mobeval.kernels import diversity as K
@@ -205,18 +206,21 @@ def user_sums(lists: pl.DataFrame, best: pl.DataFrame, users: pl.Series, ks) -> 
 
     position = pl.col("user_id").replace_strict(users, range(len(users)), return_dtype=pl.Int64)
     best = best.with_columns(u=position).sort("u", "weight", descending=[False, True])
-    top = (
-        lists.select("user_id", "item_id")
-        .filter(pl.int_range(pl.len()).over("user_id") < max(ks))
-        .join(best, on=["user_id", "item_id"], how="left", maintain_order="left")
-        .with_columns(pl.col("weight").fill_null(0.0), u=position)
-        .sort("u", maintain_order=True)
+    top = lists.select("user_id", "item_id").join(
+        best.select("user_id", "item_id", "weight"),
+        on=["user_id", "item_id"],
+        how="left",
+        maintain_order="left",
     )
     nu = len(users)
-    u, b = top["u"].to_numpy(), best["u"].to_numpy()
-    off, best_off = group_offsets(u, nu), group_offsets(b, nu)
+    runs = np.cumsum(lists["user_id"].rle().struct.field("len").to_numpy())
+    off = np.full(nu + 1, runs[-1] if runs.size else 0, dtype=np.int64)  # no list: empty
+    off[0], off[1 : runs.size + 1] = 0, runs
+    b = best["u"].to_numpy()
+    best_off = group_offsets(b, nu)
     n_relevant = np.bincount(b, minlength=nu).astype(np.int64)
-    weight, best_weight = top["weight"].to_numpy(), best["weight"].to_numpy()
+    weight = top["weight"].fill_null(0.0).to_numpy()
+    best_weight = best["weight"].to_numpy()
     return np.hstack(
         [K.propensity_scored(off, weight, n_relevant, best_off, best_weight, k) for k in ks]
     )

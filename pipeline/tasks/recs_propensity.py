@@ -59,7 +59,7 @@ class PropensitySums:
     ) -> None:
         """Fold a chunk of whole users: ``lists`` (``user_id``, ``item_id``, each list in rank
         order) and ``ratings`` (``user_id``, ``item_id``, ``rating``)."""
-        users = pl.concat([lists["user_id"], ratings["user_id"]]).unique()
+        users = pl.concat([lists["user_id"], ratings["user_id"]]).unique(maintain_order=True)
         if users.len() == 0:
             return
         pairs = _relevant(lists.head(0), ratings, threshold)[1].select("user_id", "item_id")
