@@ -1,10 +1,12 @@
 """Novelty, diversity and serendipity of recommendation lists at scale: CPU, wall and peak RSS.
 
     python benchmarks/bench_recs_beyond.py [--users 100000] [--chunk-rows 100000 ...]
-        [--cases counts,elliot,expected,diversity,serendipity,categories,embeddings]
+        [--cases counts,elliot,expected,diversity,serendipity,categories,embeddings,propensity]
 
 USERS x 100 recommended items over a 50,000-item catalogue with 10 training rows a user and the
-items' categories and embeddings (:func:`datagen.recs_beyond_files` in ``bench_data/``). Each
+items' categories and embeddings (:func:`datagen.recs_beyond_files` in ``bench_data/``; case
+``propensity``: PSP and PSR, Jain et al.'s propensities of the training rows, against 10
+relevant items a user apart from the lists, :func:`datagen.recs_relevant_files`). Each
 case is one ``mobeval recs`` command at cutoff 100 in a fresh process (its own ``ru_maxrss``,
 user + system CPU), once per ``--chunk-rows`` (none: the default chunk); the summaries of one
 case must have the same bits for every chunking.
@@ -18,7 +20,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from datagen import recs_beyond_files  # noqa: E402
+from datagen import recs_relevant_files  # noqa: E402
 from measure import load, machine_line, run_measured  # noqa: E402
 
 MSR = ("--population-convention", "msrecommenders")
@@ -42,12 +44,14 @@ CASES = {
     "serendipity": ("serendipity@100", *MSR),
     "categories": ("diversity@100,serendipity@100", *MSR, "--item-similarity", "features"),
     "embeddings": ("diversity@100", *MSR, "--item-similarity", "features"),
+    "propensity": ("psp@5,psr@5,psp@100,psr@100", "--convention", "trec_eval"),
 }
 
 
 def command(paths: dict[str, Path], case: str, chunk_rows: int | None) -> list[str]:
     metrics, *options = CASES[case]
-    cmd = [sys.executable, "-m", "mobeval", "recs", "--ratings", str(paths["ratings"])]
+    ratings = paths["relevant" if case == "propensity" else "ratings"]
+    cmd = [sys.executable, "-m", "mobeval", "recs", "--ratings", str(ratings)]
     cmd += ["--recs", str(paths["recs"]), "--train", str(paths["train"]), "--metrics", metrics]
     cmd += [*options, "--format", "json", "--quiet"]
     if case in ("categories", "embeddings"):
@@ -62,7 +66,7 @@ def main() -> None:
     parser.add_argument("--cases", default=",".join(CASES))
     args = parser.parse_args()
     print(f"machine: {machine_line()}; load before: {load()}")
-    paths = recs_beyond_files(args.users)
+    paths = recs_relevant_files(args.users)
     print(f"lists: {args.users:,} users x 100 items; training rows: {args.users * 10:,}")
     for case in args.cases.split(","):
         summaries = []

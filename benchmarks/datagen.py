@@ -363,3 +363,31 @@ def recs_beyond_files(users: int, *, seed: int = 0) -> dict[str, Path]:
         pa.table({"item_id": np.arange(RECS_ITEMS), "features": features}), extra["embeddings"]
     )
     return paths
+
+
+def recs_relevant_files(users: int, *, seed: int = 0) -> dict[str, Path]:
+    """:func:`recs_beyond_files` and ``relevant`` (user_id, item_id, rating 1): each user's
+    :data:`RECS_TRAINED` draws from the lists' Zipf popularity, apart from its list, each
+    distinct item once (PSP and PSR), a block of :data:`BLOCK` users a generator."""
+    paths = recs_beyond_files(users, seed=seed)
+    paths["relevant"] = paths["recs"].parent / "relevant.parquet"
+    if paths["relevant"].exists():
+        return paths
+    weights = 1.0 / np.arange(1, RECS_ITEMS + 1) ** 0.8
+    schema = pa.schema([("user_id", pa.int64()), ("item_id", pa.int64()), ("rating", pa.int64())])
+    with pq.ParquetWriter(paths["relevant"], schema) as writer:
+        for start in range(0, users, BLOCK):
+            count = min(BLOCK, users - start)
+            rng = np.random.default_rng((seed, start, 3))
+            items = rng.choice(RECS_ITEMS, size=count * RECS_TRAINED, p=weights / weights.sum())
+            pairs = np.unique(
+                np.stack([np.repeat(np.arange(start, start + count), RECS_TRAINED), items], 1),
+                axis=0,
+            )
+            table = {
+                "user_id": pairs[:, 0],
+                "item_id": pairs[:, 1],
+                "rating": np.ones(len(pairs), dtype=np.int64),
+            }
+            writer.write_table(pa.table(table, schema=schema), ROW_GROUP)
+    return paths

@@ -380,6 +380,10 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
             seed=values["population_seed"],
             confidence=values["population_confidence"],
             relevance_threshold=conv.relevant_threshold,
+            propensities=values["propensities"],
+            propensity_preset=values["propensity_preset"],
+            propensity_a=values["propensity_a"],
+            propensity_b=values["propensity_b"],
         )
         if population
         else None

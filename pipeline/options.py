@@ -278,6 +278,7 @@ def _recs(values: dict) -> object:
     if not 0 < values["pop_percentage"] <= 1:
         raise ConfigError(f"pop_percentage must be in (0, 1], not {values['pop_percentage']!r}")
     parsed = parse_population_metrics(population, values["k"]) if population else ()
+    _propensity(values, parsed)
     asked = [m.name for m in parsed if m.family in BOOTSTRAP_FAMILIES]
     takes = f"{', '.join(BOOTSTRAP_FAMILIES[:-1])} and {BOOTSTRAP_FAMILIES[-1]}"
     _population_bootstrap(values, asked, takes)
@@ -286,6 +287,32 @@ def _recs(values: dict) -> object:
     if accuracy:
         parsed = parse_recs_metrics(accuracy, values["k"], beta=convention.beta) + parsed
     return parsed
+
+
+def _propensity(values: dict, metrics) -> None:
+    """PSP's and PSR's options: a cutoff each (of ``metrics``), a preset of Jain et al.'s, whose
+    formula applies only where the propensities are not given."""
+    from mobeval.metrics.recs_population import PROPENSITY_FAMILIES, PROPENSITY_PRESETS
+
+    for m in metrics:
+        if m.family in PROPENSITY_FAMILIES and m.k is None:
+            raise ConfigError(
+                f"{m.family} needs a cutoff (pyxclib's k): name it {m.family}@10, or give the "
+                "cutoffs (k=[10], --k 10)"
+            )
+
+    preset = values["propensity_preset"]
+    if preset is not None:
+        _choice("propensity_preset", preset, sorted(PROPENSITY_PRESETS), {})
+    formula = [
+        n for n in ("propensity_preset", "propensity_a", "propensity_b") if values[n] is not None
+    ]
+    if values["propensities"] is not None and formula:
+        raise ConfigError(
+            f"{formula[0]}={values[formula[0]]!r}: the propensities are given (propensities=..., "
+            "--propensities): the formula's propensity_preset, propensity_a and propensity_b do "
+            "not apply"
+        )
 
 
 def _logits(values: dict) -> object:

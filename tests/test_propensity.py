@@ -34,22 +34,31 @@ def test_pyxclib_bit_for_bit(preset):
         assert scores.psr == expected["psr"][k - 1], k
 
 
-def _oracle(propensity: dict, k: int) -> tuple[float, float]:
-    """The paper's PSP@k and PSR@k, normalised by the best top k, in plain Python."""
+def user_weights(weight: dict, k: int) -> list[tuple[float, float, int]]:
+    """Per user (first appearance in the lists, then in the truth): the weights of its relevant
+    items among its first ``k`` (by score, descending) and of its best ``k``, each added in rank
+    order, and its number of relevant items."""
     relevant: dict = {}
-    for user, item in TRUTH.iter_rows():
+    for user, item in TRUTH.select("user_id", "item_id").iter_rows():
         relevant.setdefault(user, set()).add(item)
     lists: dict = {}
     for user, item, score in RECS.iter_rows():
         lists.setdefault(user, []).append((-score, item))
-    users = list(dict.fromkeys([*lists, *relevant]))
-    sums = [0.0, 0.0, 0.0, 0.0]
-    for user in users:
+    rows = []
+    for user in dict.fromkeys([*lists, *relevant]):
         mine = relevant.get(user, set())
         top = [item for _, item in sorted(lists.get(user, []))[:k]]
-        gained = sum(1 / propensity[item] for item in top if item in mine)
-        best = sum(sorted((1 / propensity[item] for item in mine), reverse=True)[:k])
-        size = max(len(mine), 1)
+        gained = sum(weight[item] for item in top if item in mine)
+        best = sum(sorted((weight[item] for item in mine), reverse=True)[:k])
+        rows.append((gained, best, len(mine)))
+    return rows
+
+
+def _oracle(propensity: dict, k: int) -> tuple[float, float]:
+    """The paper's PSP@k and PSR@k, normalised by the best top k, in plain Python."""
+    sums = [0.0, 0.0, 0.0, 0.0]
+    for gained, best, relevant in user_weights({i: 1 / p for i, p in propensity.items()}, k):
+        size = max(relevant, 1)
         for i, value in enumerate((gained / k, gained / size, best / k, best / size)):
             sums[i] += value
     return sums[0] / sums[2], sums[1] / sums[3]

@@ -111,7 +111,7 @@ RECS = Family(
             "string",
             None,
             "training interactions (a file with user_id, item_id): avg_popularity, "
-            "tail_percentage, novelty, diversity, serendipity, epc, efd, aplt, aclt",
+            "tail_percentage, novelty, diversity, serendipity, epc, efd, aplt, aclt, psp, psr",
             path=True,
         ),
         Option(
@@ -137,6 +137,32 @@ RECS = Family(
             "serendipity's relevance: one (every listed item) or ratings (relevant ratings as "
             "the ranking convention reads them; default: the population convention's)",
             lambda: list(_recs_population.CHOICES["serendipity_relevance"]),
+        ),
+        Option(
+            "propensities",
+            "string",
+            None,
+            "psp, psr: each item's propensity (a file with item_id, propensity in (0, 1]); "
+            "default: Jain et al.'s formula over --train",
+            path=True,
+        ),
+        Option(
+            "propensity_preset",
+            "string",
+            None,
+            "psp, psr: the formula's A, B of a dataset of Jain et al.: jain (0.55, 1.5, the "
+            "default), amazon (0.6, 2.6), wikipedia (0.5, 0.4)",
+            lambda: sorted(_recs_population.PROPENSITY_PRESETS),
+        ),
+        *(
+            Option(
+                f"propensity_{name}",
+                "number",
+                None,
+                f"psp, psr: the formula's {name.upper()} (default: the preset's)",
+                flag=Flag("finite"),
+            )
+            for name in "ab"
         ),
         Option(
             "population_convention",

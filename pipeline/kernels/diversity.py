@@ -245,14 +245,6 @@ def gdeval_err(off, rel, cutoffs):
     return out
 
 
-def inverse_propensity(counts: np.ndarray, instances: int, a: float = 0.55, b: float = 1.5):
-    """Jain et al.'s inverse propensity ``1 + C (N_l + B)^(-A)``, ``C = (log N - 1)(B + 1)^A``, of
-    labels seen ``counts`` times among ``instances`` training points, computed as pyxclib's
-    ``compute_inv_propesity`` (numpy's ``log`` and ``power``)."""
-    c = (np.log(instances) - 1) * np.power(b + 1, a)
-    return 1.0 + c * np.power(np.asarray(counts, dtype=np.float64) + b, -a)
-
-
 @njit(cache=True)
 def propensity_scored(off, weight, n_relevant, best_off, best_weight, k):
     """Per list: PSP@k's and PSR@k's sums, at the list and at its best top k.

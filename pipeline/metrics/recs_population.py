@@ -97,6 +97,14 @@ popular items holding 80 % of the distinct training pairs):
   first ``k`` (ACLT), over the list's length (APLT) (Abdollahpouri et al. 2017, 2019);
   ``avg_popularity`` is its ``ARP`` under ``elliot``.
 
+Propensity-scored precision and recall (Jain, Prabhu & Varma, KDD 2016; pyxclib's
+``psprecision`` / ``psrecall``, :mod:`mobeval.tasks.recs_propensity`), each relevant item ``l``
+weighed by ``w_l = 1 / p_l`` (given, ``propensities``, or Jain et al.'s formula over ``train``):
+
+* ``psp@k``: ``sum_u (1/k) sum_{l in top k} y_ul w_l / sum_u (1/k) sum_{l in best k} w_l``;
+* ``psr@k``: the same with ``1 / |y_u|`` in place of ``1 / k``; the best ``k`` are the user's
+  relevant items of largest ``w_l``, the users every user with a list or a rating.
+
 A list shorter than ``k`` counts what it has: its items are counted, and its per-user shares
 divide by its length (RecBole's lists always hold ``k`` items, where the two agree).
 
@@ -140,7 +148,14 @@ FAMILIES = (
     "efd",
     "aplt",
     "aclt",
+    "psp",
+    "psr",
 )
+#: Propensity-scored precision and recall (:mod:`mobeval.tasks.recs_propensity`): their own sums.
+PROPENSITY_FAMILIES = ("psp", "psr")
+#: ``(A, B)`` of Jain et al.'s propensity formula for the paper's datasets (KDD 2016, section
+#: 4; pyxclib's ``compute_inv_propesity`` docstring): Wikipedia-LSHTC, Amazon, every other one.
+PROPENSITY_PRESETS = {"jain": (0.55, 1.5), "amazon": (0.6, 2.6), "wikipedia": (0.5, 0.4)}
 #: ClayRS's Correlation methods.
 CORRELATION_FAMILIES = ("pearson", "spearman", "kendall")
 #: The families that rank the whole list (no ``@k``).
@@ -217,6 +232,10 @@ _ALIASES = {
     "efd": "efd",
     "aplt": "aplt",
     "aclt": "aclt",
+    "psp": "psp",
+    "psprecision": "psp",
+    "psr": "psr",
+    "psrecall": "psr",
 }
 _NAME = re.compile(r"^\s*([a-z_]+)\s*(?:@\s*(\d{1,18}))?\s*$")
 

@@ -27,12 +27,14 @@ from mobeval.metrics.recs_population import (
     MEAN_FAMILIES,
     PER_UNIT_FAMILIES,
     PER_USER_FAMILIES,
+    PROPENSITY_FAMILIES,
     SCORE_FAMILIES,
     PopulationConvention,
     PopulationMetric,
     parse_user_groups,
 )
 from mobeval.tasks.item_tables import FeatureTables, TrainTables, feature_tables, train_tables
+from mobeval.tasks.propensity import PropensityWeights, propensity_weights
 
 _BATCH_ROWS = 1 << 20
 
@@ -64,6 +66,8 @@ class PopulationInputs:
     train_tables: TrainTables | None = None
     features: FeatureTables | None = None
     relevance_threshold: float | str | None = None
+    #: PSP@k, PSR@k: each item's inverse propensity
+    propensity: PropensityWeights | None = None
 
     @property
     def per_unit(self) -> tuple[PopulationMetric, ...]:
@@ -79,7 +83,7 @@ class PopulationInputs:
     def cutoffs(self) -> list[int | None]:
         """The cutoffs whose item counts are kept (those of the count-based metrics)."""
         return sorted(
-            {m.k for m in self.metrics if m.family not in MEAN_FAMILIES},
+            {m.k for m in self.metrics if m.family not in (*MEAN_FAMILIES, *PROPENSITY_FAMILIES)},
             key=lambda k: -1 if k is None else k,
         )
 
@@ -98,6 +102,10 @@ def population_inputs(
     confidence: float = 0.95,
     item_features: object | None = None,
     relevance_threshold: float | str | None = None,
+    propensities: object | None = None,
+    propensity_preset: str | None = None,
+    propensity_a: float | None = None,
+    propensity_b: float | None = None,
 ) -> PopulationInputs:
     """Read the inputs the ``metrics`` need (ConfigError naming the first metric whose input is
     not given): ``catalogue``, a file with an ``item_id`` column (each item once or more);
@@ -108,8 +116,10 @@ def population_inputs(
     ``seed``, ``confidence``: the bootstrap interval over users of
     :data:`~mobeval.metrics.recs_population.BOOTSTRAP_FAMILIES`; ``item_features``: the
     items' categories or vectors (:func:`~mobeval.tasks.item_tables.feature_tables`);
-    ``relevance_threshold``: EPC's and EFD's relevance (a rating >= it, ``user_mean``, None:
-    every rated item)."""
+    ``relevance_threshold``: EPC's, EFD's, PSP's and PSR's relevance (a rating >= it,
+    ``user_mean``, None: every rated item); ``propensities`` (``item_id, propensity``) or
+    ``train`` with ``propensity_preset``, ``propensity_a``, ``propensity_b``: PSP's and PSR's
+    weights (:func:`~mobeval.tasks.propensity.propensity_weights`)."""
     given = {"catalogue": catalogue, "train": train, "item_features": item_features}
     for metric in metrics:
         for need in convention.needs(metric.family):
@@ -150,6 +160,13 @@ def population_inputs(
         item_share = item_share.with_columns(popular.alias("popular"))
     if grouped:
         profiles = _profiles(train, item_share, original_users, most_popular, parsed)
+    scored = [m for m in metrics if m.family in PROPENSITY_FAMILIES]
+    weights = None
+    if scored:
+        weights = propensity_weights(
+            scored, train=train, propensities=propensities, preset=propensity_preset,
+            a=propensity_a, b=propensity_b, tables=tables,
+        )  # fmt: skip
     return PopulationInputs(
         tuple(metrics),
         convention,
@@ -166,6 +183,7 @@ def population_inputs(
         tables,
         feature_tables(item_features) if "item_features" in needed else None,
         relevance_threshold,
+        weights,
     )
 
 

@@ -30,11 +30,13 @@ from mobeval.metrics.recs_population import (
     GROUP_FAMILIES,
     MEAN_FAMILIES,
     PLOT_FAMILIES,
+    PROPENSITY_FAMILIES,
     PopulationMetric,
 )
 from mobeval.metrics.tallies import Tally, aligned_blocks
 from mobeval.tasks.recs_beyond import distributional_coverage, novelty, user_values
 from mobeval.tasks.recs_inputs import PopulationInputs, add_counts, ids_of_one_type
+from mobeval.tasks.recs_propensity import PropensitySums
 
 
 @dataclass
@@ -50,6 +52,7 @@ class PopulationCounts:
     resampled: WeightedColumnSums | None = None  # the per-user values' (with resamples)
     scores: ScoreCounts | None = None  # auc's counts per distinct score
     truth: pl.DataFrame | None = None  # long_tail: item_id, count of the ratings' rows
+    propensity: PropensitySums | None = None  # psp, psr
 
     def __post_init__(self) -> None:
         if self.sums is None:
@@ -65,6 +68,9 @@ class PopulationCounts:
         names = [n for n in self.sums.names if n.split(":")[0] in resampled]
         if self.inputs.resamples and names and self.resampled is None:
             self.resampled = WeightedColumnSums(names, self.inputs.resamples)
+        scored = tuple(m for m in self.inputs.metrics if m.family in PROPENSITY_FAMILIES)
+        if scored and self.propensity is None:
+            self.propensity = PropensitySums(scored)
 
     def add(self, lists: pl.DataFrame, ratings: pl.DataFrame) -> pl.DataFrame | None:
         """Fold a chunk of whole users' lists (``user_id``, ``item_id``, ``score`` if a
@@ -73,6 +79,9 @@ class PopulationCounts:
         if ratings.height and any(m.family == "long_tail" for m in self.inputs.metrics):
             part = ratings.group_by("item_id").len("count").cast({"count": pl.Int64})
             self.truth = part if self.truth is None else add_counts(self.truth, part, "count")
+        if self.propensity is not None:
+            inputs = self.inputs
+            self.propensity.add(lists, ratings, inputs.propensity, inputs.relevance_threshold)
         if lists.height == 0:
             return None
         lists = lists.with_columns(pl.int_range(pl.len()).over("user_id").alias("_position"))
@@ -245,6 +254,8 @@ class PopulationCounts:
             self.boot.setdefault(k, BootstrapCounts()).merge(part)
         if other.resampled is not None:
             self.resampled.merge(other.resampled)
+        if other.propensity is not None:
+            self.propensity.merge(other.propensity)
         if other.truth is not None:
             known = self.truth
             self.truth = other.truth if known is None else add_counts(known, other.truth, "count")
@@ -299,6 +310,9 @@ class PopulationCounts:
                 continue
             if m.family == "auc":  # over every scored pair
                 rows.append((m.name, *(self.scores or ScoreCounts()).auc()))
+                continue
+            if m.family in PROPENSITY_FAMILIES:
+                rows.append(self.propensity.row(m))
                 continue
             if m.family == "novelty":  # Microsoft Recommenders': of the item counts
                 listed = self.counts.get(
