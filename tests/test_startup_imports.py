@@ -145,6 +145,23 @@ def test_a_scoring_command_loads_no_other_familys_task_or_kernels(command, tmp_p
     assert sorted(others & modules) == []
 
 
+#: Each family's definition and metric modules (its options, presets and metric parsers).
+DEFINITIONS = {
+    family: (f"mobeval.families.{family}", f"mobeval.metrics.{family}")
+    for family in ("nextloc", "trajectory", "recs", "logits")
+} | {"recs": ("mobeval.families.recs", "mobeval.metrics.recs", "mobeval.metrics.recs_population")}
+
+
+@pytest.mark.parametrize("command", sorted(DEFINITIONS))
+def test_a_scoring_command_loads_no_other_familys_definition_or_metrics(command, tmp_path):
+    """``mobeval.families.FAMILIES`` imports a family's module when it is asked for, and
+    :mod:`mobeval.api` asks for none at import (its functions' signatures are built when read)."""
+    modules = loaded_modules(COMMANDS[command][0], tmp_path)
+    assert set(DEFINITIONS[command]) <= modules  # the report is that of a run of this family
+    others = {name for family, names in DEFINITIONS.items() if family != command for name in names}
+    assert sorted(others & modules) == []
+
+
 @pytest.mark.parametrize(
     "command",
     ["", "nextloc", "trajectory", "recs", "logits", "validate", "run", "compare", "report"]
