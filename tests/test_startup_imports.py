@@ -162,6 +162,16 @@ def test_a_scoring_command_loads_no_other_familys_definition_or_metrics(command,
     assert sorted(others & modules) == []
 
 
+def test_cached_kernels_load_without_the_modules_of_the_numba_functions_they_call(tmp_path):
+    """A cached kernel that calls ``np.full`` names :mod:`numba.np.arrayobj`'s environments; its
+    load does not import that module (and the string and list modules behind it): the second run
+    loads every kernel from the cache (the first may compile them, which imports it)."""
+    loaded_modules(COMMANDS["nextloc"][0], tmp_path)
+    modules = loaded_modules(COMMANDS["nextloc"][0], tmp_path)
+    assert "mobeval.kernels.ranks" in modules
+    assert _loaded(modules, ("numba.np.arrayobj", "numba.cpython.charseq")) == []
+
+
 @pytest.mark.parametrize(
     "command",
     ["", "nextloc", "trajectory", "recs", "logits", "validate", "run", "compare", "report"]
