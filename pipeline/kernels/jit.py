@@ -25,7 +25,7 @@ import pickle
 import sys
 
 import numba
-from numba.core.caching import FunctionCache, IndexDataCacheFile
+from numba.core.caching import FunctionCache, IndexDataCacheFile, _cache_log
 from numba.core.environment import Environment, _rebuild_env, lookup_environment
 from numba.core.runtime import nrt
 
@@ -53,8 +53,11 @@ class _CacheFile(IndexDataCacheFile):
     """Numba's cache files, a saved function's data loaded through :class:`_Unpickler`."""
 
     def _load_data(self, name):
-        with open(self._data_path(name), "rb") as f:
-            return _Unpickler(f).load()
+        path = self._data_path(name)
+        with open(path, "rb") as f:
+            data = _Unpickler(f).load()
+        _cache_log("[cache] data loaded from %r", path)  # as Numba's (NUMBA_DEBUG_CACHE)
+        return data
 
 
 class KernelCache(FunctionCache):
