@@ -35,20 +35,12 @@ from mobeval.engines.base import (
 )
 from mobeval.engines.cluster import SparkSettings
 from mobeval.errors import ConfigError, InputError, OptionError
-from mobeval.families import FAMILIES, RECS, with_options
+from mobeval.families import FAMILIES, with_options
 from mobeval.io.columns import check_used, missing_column, their_names
 from mobeval.io.partitions import checked_partition
 from mobeval.io.remote import url_timeout
 from mobeval.io.writers import check_inputs_apart, check_name
 from mobeval.manifest import Manifest
-from mobeval.metrics.nextloc import INPUT_ORDER_TIES
-from mobeval.metrics.recs import parse_recs_metrics
-from mobeval.metrics.recs_population import (
-    check_engine,
-    parse_population_metrics,
-    population_of,
-    split_metrics,
-)
 from mobeval.options import DEFAULT_CHUNK_ROWS, checked_chunk_rows, option_values
 
 ENGINES = ("local", "spark")
@@ -244,6 +236,7 @@ def _nextloc(runner: Engine, truth, predictions, values: dict, where: dict) -> E
     documented in :class:`mobeval.tasks.nextloc_inputs.NextlocSpec` and
     :class:`mobeval.metrics.nextloc.NextlocConvention`; ``ties`` and ``duplicates`` (``"error"``
     or ``"drop"``: one entry per location, as a dict-based run holds it) override the preset's."""
+    from mobeval.metrics.nextloc import INPUT_ORDER_TIES
     from mobeval.tasks.nextloc_inputs import nextloc_spec, plan_inputs
 
     spec = nextloc_spec(**values)
@@ -358,10 +351,17 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
     (``relevant_threshold=4``, ``averaging="micro"``...). Sections: ``per_unit`` (the key, one
     column per metric), ``summary`` (the system values, then ``users``)."""
     from mobeval.io.sources import require_ids
+    from mobeval.metrics.recs import parse_recs_metrics
+    from mobeval.metrics.recs_population import (
+        check_engine,
+        parse_population_metrics,
+        population_of,
+        split_metrics,
+    )
     from mobeval.tasks.recs_inputs import population_inputs, rec_columns
 
     metrics, cutoffs, key = values["metrics"], values["k"], values["key"]
-    conv = RECS.convention(values)
+    conv = FAMILIES["recs"].convention(values)
     metrics, population = split_metrics(metrics)
     specs = parse_recs_metrics(metrics, cutoffs, beta=conv.beta) if metrics else ()
     population = parse_population_metrics(population, cutoffs) if population else ()

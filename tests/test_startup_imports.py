@@ -145,6 +145,33 @@ def test_a_scoring_command_loads_no_other_familys_task_or_kernels(command, tmp_p
     assert sorted(others & modules) == []
 
 
+#: Each family's definition and metric modules (its options, presets and metric parsers).
+DEFINITIONS = {
+    family: (f"mobeval.families.{family}", f"mobeval.metrics.{family}")
+    for family in ("nextloc", "trajectory", "recs", "logits")
+} | {"recs": ("mobeval.families.recs", "mobeval.metrics.recs", "mobeval.metrics.recs_population")}
+
+
+@pytest.mark.parametrize("command", sorted(DEFINITIONS))
+def test_a_scoring_command_loads_no_other_familys_definition_or_metrics(command, tmp_path):
+    """``mobeval.families.FAMILIES`` imports a family's module when it is asked for, and
+    :mod:`mobeval.api` asks for none at import (its functions' signatures are built when read)."""
+    modules = loaded_modules(COMMANDS[command][0], tmp_path)
+    assert set(DEFINITIONS[command]) <= modules  # the report is that of a run of this family
+    others = {name for family, names in DEFINITIONS.items() if family != command for name in names}
+    assert sorted(others & modules) == []
+
+
+def test_cached_kernels_load_without_the_modules_of_the_numba_functions_they_call(tmp_path):
+    """A cached kernel that calls ``np.full`` names :mod:`numba.np.arrayobj`'s environments; its
+    load does not import that module (and the string and list modules behind it): the second run
+    loads every kernel from the cache (the first may compile them, which imports it)."""
+    loaded_modules(COMMANDS["nextloc"][0], tmp_path)
+    modules = loaded_modules(COMMANDS["nextloc"][0], tmp_path)
+    assert "mobeval.kernels.ranks" in modules
+    assert _loaded(modules, ("numba.np.arrayobj", "numba.cpython.charseq")) == []
+
+
 @pytest.mark.parametrize(
     "command",
     ["", "nextloc", "trajectory", "recs", "logits", "validate", "run", "compare", "report"]

@@ -134,10 +134,6 @@ def print_summaries(
     the models that fit, each with the metric column, markdown's is kept whole to paste), csv one
     row per city, model and metric, json one object: ``{"results": [...]}`` for a ``job``, the
     one result's object for a single command."""
-    import polars as pl
-
-    from mobeval.compare.printing import fitted, whole_tables
-
     if fmt == "json":
         objects = [_result_object(*result) for result in results]
         print(_json_text({"results": objects} if job else objects[0]))
@@ -162,6 +158,10 @@ def print_summaries(
         return
     if not rows:
         return
+    import polars as pl
+
+    from mobeval.compare.printing import fitted, whole_tables
+
     names = ["partition"] * partitioned + ["city"] + ["cohort"] * cohorted
     shown = [  # each city (of each partition, each cohort) a table
         (_place(dict(zip(names, place, strict=True))), model, metric, _shown(v))

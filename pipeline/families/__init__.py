@@ -26,19 +26,55 @@ resolvers (presets, convention dataclasses, metric parsers), which :mod:`mobeval
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import inspect
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 
 from mobeval.families.family import Family
-from mobeval.families.logits import LOGITS
-from mobeval.families.nextloc import NEXTLOC
-from mobeval.families.recs import RECS
 from mobeval.families.shared import PRESET_HELP
-from mobeval.families.trajectory import TRAJECTORY
-from mobeval.metrics import recs_population as _recs_population
+from mobeval.lazy import lazy_exports
 from mobeval.option_types import FROM_PRESET, SAME, Flag, Option
 
+#: Each family's definition: the module that holds it and its name there.
+_DEFINITIONS = {
+    "nextloc": ("mobeval.families.nextloc", "NEXTLOC"),
+    "trajectory": ("mobeval.families.trajectory", "TRAJECTORY"),
+    "recs": ("mobeval.families.recs", "RECS"),
+    "logits": ("mobeval.families.logits", "LOGITS"),
+}
+
+
+class _Families(Mapping):
+    """Family name -> :class:`Family`, each family's module imported when it is first asked for:
+    a run loads its own family's definition and metric modules only (a next-location run no
+    recommendation or trajectory metrics; ``tests/test_startup_imports.py``). A definition may
+    be replaced (``FAMILIES[name] = dataclasses.replace(...)``, before the faces read it)."""
+
+    def __init__(self):
+        self._loaded: dict[str, Family] = {}
+
+    def __getitem__(self, name: str) -> Family:
+        if name not in self._loaded:
+            module, definition = _DEFINITIONS[name]
+            self._loaded[name] = getattr(importlib.import_module(module), definition)
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, family: Family) -> None:
+        self._loaded[name] = family
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*_DEFINITIONS, *self._loaded]))
+
+    def __len__(self) -> int:
+        return len(dict.fromkeys([*_DEFINITIONS, *self._loaded]))
+
+
+FAMILIES: Mapping[str, Family] = _Families()
+
+_, __getattr__, __dir__ = lazy_exports(  # NEXTLOC, RECS, ...: their modules on first use
+    __name__, {module: (name,) for module, name in _DEFINITIONS.values()}
+)
 __all__ = [
     "FAMILIES",
     "FROM_PRESET",
@@ -56,21 +92,23 @@ __all__ = [
     "with_options",
 ]
 
-FAMILIES: dict[str, Family] = {f.name: f for f in (NEXTLOC, TRAJECTORY, RECS, LOGITS)}
-
 # --------------------------------------------------------------------------- derived
 
 
 def signature(family: str, function: Callable) -> inspect.Signature:
     """``function``'s signature with its ``**options`` spelled out as the family's keyword
     options and their defaults (options that only the preset sets stay under ``**options``)."""
+    return _spelled(family, inspect.signature(function))
+
+
+def _spelled(family: str, plain: inspect.Signature) -> inspect.Signature:
     kinds = inspect.Parameter
     spelled = [
         kinds(o.name, kinds.KEYWORD_ONLY, default=o.default)
         for o in FAMILIES[family].options
         if o.default is not FROM_PRESET
     ]
-    parameters = inspect.signature(function).parameters.values()
+    parameters = plain.parameters.values()
     positional = [
         p for p in parameters if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)
     ]
@@ -78,15 +116,31 @@ def signature(family: str, function: Callable) -> inspect.Signature:
     rest = [p for p in parameters if p.kind is kinds.VAR_KEYWORD]
     if all(o.default is not FROM_PRESET for o in FAMILIES[family].options):
         rest = []
-    return inspect.signature(function).replace(parameters=[*positional, *spelled, *keywords, *rest])
+    return plain.replace(parameters=[*positional, *spelled, *keywords, *rest])
+
+
+class _LazySignature(inspect.Signature):
+    """A signature built when it is first read (``help()``, ``inspect.signature``): importing
+    :mod:`mobeval.api` loads no family's definition until a signature or a run asks for it."""
+
+    def __init__(self, build: Callable[[], inspect.Signature]):  # Signature's slots left unset
+        self._build = build
+
+    def __getattr__(self, name: str):  # the two slots, unset until first read
+        if name not in ("_parameters", "_return_annotation"):
+            raise AttributeError(name)
+        built = self._build()
+        self._parameters, self._return_annotation = built.parameters, built.return_annotation
+        return getattr(self, name)
 
 
 def with_options(family: str) -> Callable[[Callable], Callable]:
     """Give an ``evaluate_*(inputs..., *, out..., **options)`` function the signature of its
-    family's options (``help()``, ``inspect.signature``)."""
+    family's options (``help()``, ``inspect.signature``), built when first read."""
 
     def decorate(function: Callable) -> Callable:
-        function.__signature__ = signature(family, function)
+        plain = inspect.signature(function)
+        function.__signature__ = _LazySignature(lambda: _spelled(family, plain))
         return function
 
     return decorate
@@ -107,6 +161,8 @@ def resolved_options(task: str, config: dict) -> dict:
     if dataclasses.is_dataclass(convention):
         resolved |= dataclasses.asdict(convention)
     if task == "recs":  # the population metrics' convention, its fields spelled out
+        from mobeval.metrics import recs_population as _recs_population
+
         population = _recs_population.resolve_population(
             values["population_convention"], values["tail_ratio"]
         )
