@@ -38,6 +38,7 @@ from mobeval.families.shared import PRESET_HELP
 from mobeval.families.trajectory import TRAJECTORY
 from mobeval.metrics import recs_population as _recs_population
 from mobeval.option_types import FROM_PRESET, SAME, Flag, Option
+from mobeval.population_options import distance_unit
 
 __all__ = [
     "FAMILIES",
@@ -111,6 +112,10 @@ def resolved_options(task: str, config: dict) -> dict:
             values["population_convention"], values["tail_ratio"]
         )
         resolved |= dataclasses.asdict(population)
+    if task == "trajectory":  # the unit the distances are in, stated with the options
+        resolved["distance_unit"] = distance_unit(
+            resolved["locations"], resolved["distance"], resolved["unit"]
+        )
     if task == "logits":  # a family's policy left None follows ``ties``
         resolved["mrr_ties"] = resolved["mrr_ties"] or resolved["ties"]
         resolved["ndcg_ties"] = resolved["ndcg_ties"] or resolved["ties"]
