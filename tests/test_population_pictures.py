@@ -1,0 +1,61 @@
+"""The report's pictures of a generated population as a person reads them (issue 32, item 6):
+every distribution a run stores is drawn, the generation metrics' too (TrajGDM's, MobilityGPT's,
+DiffTraj's length), with what the bins measure on the axis; a GPS population's density map is
+drawn in degrees of longitude and latitude over the user's ``--gps-grid``."""
+
+from __future__ import annotations
+
+import math
+
+LINKS = [
+    "--reference", "data_samples/links/real.csv", "--generated", "data_samples/links/generated.csv",
+    "--pairing", "none", "--locations", "links", "--location-table", "data_samples/links/links.csv",
+    "--convention", "mobilitygpt", "--divergence", "jsdist",
+    "--metrics", "od,location,trip_length,length,duplicate_ratio",
+]  # fmt: skip
+GPS_GRID = "30.65,104.04,30.73,104.13,16x16"
+
+
+def test_the_report_draws_the_generation_distributions(tmp_path):
+    """MobilityGPT's od, location, trip length and DiffTraj's length, stored in OUT/distributions,
+    are drawn (``<city>-distributions.png``, in the report's text); before, a run of generation
+    metrics alone had no picture of its distributions."""
+    from mobeval.cli import main
+
+    out = tmp_path / "out"
+    assert main(["trajectory", *LINKS, "--out", str(out), "--quiet"]) == 0
+    assert main(["report", str(out), "--format", "markdown,html"]) == 0
+    png = out / "report" / "report_files" / "links-distributions.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "report_files/links-distributions.png)" in (out / "report" / "report.md").read_text()
+
+
+def test_axis_labels_say_what_the_bins_measure():
+    """Distances in the run's unit (metres under haversine, squared where MoveSim's convention
+    squares them), location ids, points, the link table's lengths."""
+    from mobeval.report.plots import _axis_label
+
+    gps = {"locations": "gps", "distance": "haversine", "unit": "cells", "squared": False}
+    assert _axis_label("jump", "bin (left edge)", gps) == "bin (left edge), metres"
+    movesim = {"locations": "ids", "distance": "planar", "unit": "cells", "squared": True}
+    assert _axis_label("radius", "bin (left edge)", movesim).endswith(
+        "location table units squared"
+    )
+    assert _axis_label("od", "bin (left edge)", gps) == "location id (bin's left edge)"
+    assert _axis_label("length", "bin (left edge)", gps) == "bin (left edge), points"
+
+
+def test_a_gps_density_map_is_drawn_in_degrees():
+    """Cell (column c, row r) of ``--gps-grid`` is drawn at its centre, ``lon_min + (c + 1/2)
+    dlon``, ``lat_min + (r + 1/2) dlat``, and the edges between cells at the cells' borders; a
+    degree of longitude is drawn cos(middle latitude) of a degree of latitude."""
+    from mobeval.report.plots import _map_place
+
+    place, aspect, names = _map_place({"locations": "gps", "gps_grid": GPS_GRID}, "cells")
+    dlat, dlon = (30.73 - 30.65) / 16, (104.13 - 104.04) / 16
+    lon, lat = place(3.0, 5.0)
+    assert math.isclose(lon, 104.04 + 3.5 * dlon) and math.isclose(lat, 30.65 + 5.5 * dlat)
+    lon, lat = place(-0.5, 15.5)  # the west border, the north border
+    assert math.isclose(lon, 104.04) and math.isclose(lat, 30.73)
+    assert math.isclose(aspect, 1 / math.cos(math.radians(30.69)))
+    assert names == ("longitude (degrees)", "latitude (degrees)")
