@@ -59,3 +59,26 @@ def test_a_gps_density_map_is_drawn_in_degrees():
     assert math.isclose(lon, 104.04) and math.isclose(lat, 30.73)
     assert math.isclose(aspect, 1 / math.cos(math.radians(30.69)))
     assert names == ("longitude (degrees)", "latitude (degrees)")
+
+
+def test_the_report_states_a_gps_run_in_its_units(tmp_path):
+    """A GPS run under haversine: the report's methods give ``max_distance`` in metres and the
+    snapping grid of ``memorised_near`` in degrees (both said "cells" before), and the real
+    population's counts are counts, not metrics of the table (they were shown as 20.0000)."""
+    from mobeval.cli import main
+
+    out = tmp_path / "out"
+    argv = [
+        "trajectory", "--reference", "data_samples/gps/real.csv",
+        "--generated", "data_samples/gps/generated.csv", "--columns", "uid=traj_id,t=timestamp",
+        "--pairing", "none", "--locations", "gps", "--gps-grid", GPS_GRID, "--score-out-of-grid",
+        "--distance", "haversine", "--max-distance", "3000", "--near-tolerance", "0.02",
+        "--metrics", "distance,jump,memorised_near", "--out", str(out), "--quiet",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    assert main(["report", str(out), "--format", "markdown"]) == 0
+    text = (out / "report" / "report.md").read_text()
+    assert "3000 metres" in text and "3000 cells" not in text
+    assert "0.02 degrees" in text and "0.02 cells" not in text
+    assert "over [0, 282] metres" in text  # the jumps' histogram, under haversine
+    assert "real_uids" not in text and "real_steps" not in text
