@@ -32,3 +32,20 @@ def test_the_shipped_job_file_gives_movesims_values(tmp_path, capsys):
     got = [result["summary"][f"jsd_{name}"] for name in golden["order"]]
     assert got == golden["jsds"]
     assert (result["summary"]["uids"], result["summary"]["real_uids"]) == (2500, 7000)
+
+
+def test_unpaired_inputs_without_pairing_none_point_to_it(tmp_path, capsys):
+    """A new user's first run of two unpaired populations (uids on one side only) stops with the
+    mismatch and says how to score them as populations (before: only --skip-mismatched)."""
+    import polars as pl
+
+    from mobeval.cli import main
+
+    frame = pl.read_csv(REPO_ROOT / "data_samples" / "humob" / "reference_test.csv.gz")
+    real, generated = tmp_path / "real.csv", tmp_path / "generated.csv"
+    frame.filter(pl.col("uid") < 56).write_csv(real)
+    frame.filter(pl.col("uid") >= 53).write_csv(generated)
+    argv = ["trajectory", "--reference", str(real), "--generated", str(generated)]
+    assert main([*argv, "--metrics", "distance,radius"]) == 2
+    assert "--pairing none scores two populations of any sizes" in capsys.readouterr().err
+    assert main([*argv, "--metrics", "distance,radius", "--pairing", "none"]) == 0
