@@ -82,3 +82,5 @@ def test_the_report_states_a_gps_run_in_its_units(tmp_path):
     assert "0.02 degrees" in text and "0.02 cells" not in text
     assert "over [0, 282] metres" in text  # the jumps' histogram, under haversine
     assert "real_uids" not in text and "real_steps" not in text
+    assert f"location space (locations) = gps, {GPS_GRID}" in text
+    assert "distances = haversine, metres" in text

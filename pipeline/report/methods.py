@@ -541,6 +541,11 @@ def parameters(task: str, family: str, options: dict, metrics: list[str]) -> lis
                 out.append(("unit", str(o.get("unit"))))
         out.append(("uids whose steps differ", str(o.get("on_mismatch"))))
         out.append(("coordinates outside the grid", str(o.get("out_of_grid"))))
+        if o.get("pairing") == "none":  # a population: its space and its distances' unit
+            space = str(o.get("locations") or "grid")
+            where = o.get("gps_grid") or o.get("location_table")
+            out.append(("location space (locations)", space + (f", {where}" if where else "")))
+            out.append(("distances", f"{o.get('distance') or 'planar'}, {distances}"))
     return out
 
 
