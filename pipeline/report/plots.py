@@ -270,6 +270,9 @@ DISTRIBUTION_TITLES = {
     "link_radius": "Link radius (squared, over links)",
     "gravity": "Gravity (origin and destination regions)",
 }
+#: More bins than this over distances are drawn on a symlog axis, linear over the first bin (with
+#: MoveSim's 10,000 bins most of the mass lies in a few bins of 0.01 % of the axis, invisible).
+FINE_BINS = 1000
 #: Distributions binned over distances, in the run's ``distance_unit``, and over location ids.
 DISTANCES = ("distance", "radius", "jump")
 IDS = ("location", "origin_location", "destination_location", "od")
@@ -329,6 +332,8 @@ def _distributions(plt, source: OutputFolder, city: City) -> Figure | None:
             last = max(last, int(np.flatnonzero(y).max(initial=0)))
         x = np.sort(position(real))
         ax.set_xlim(x[0], x[min(last + 1, x.size - 1)])
+        if name in DISTANCES and x.size > FINE_BINS:  # MoveSim's 10,000 bins: the first ones show
+            ax.set_xscale("symlog", linthresh=float(x[1] - x[0]))
         _style(ax, DISTRIBUTION_TITLES[name], xlabel, "probability", legend=False)
     for ax in list(axes.flat)[len(names) :]:
         ax.axis("off")
