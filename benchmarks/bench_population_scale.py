@@ -3,7 +3,7 @@ space with each preset, beside MoveSim's, TrajGDM's and MobilityGPT's own evalua
 
     python benchmarks/bench_population_scale.py [--sizes 100000,300000,1000000]
         [--spaces grid,ids,gps,links] [--presets movesim,trajgdm,mobilitygpt,default]
-        [--chunk-rows 500000] [--engines local,spark] [--check-size 20000]
+        [--chunk-rows 500000] [--engines local,spark] [--check-size 20000] [--check-chunk-rows 7001]
         [--reference-sizes 1000,3000,10000,30000,100000] [--reference-timeout 300]
         [--movesim-code DIR] [--trajgdm-code DIR] [--mobilitygpt-code DIR] [--theirs-python PY]
 
@@ -18,7 +18,8 @@ seconds (user + system) and peak RSS.
   JSD) over ``distance``, ``radius``, ``jump``, ``location``, ``od``, ``length`` (and
   ``trip_length`` on links, as ``mobilitygpt``).
 * Bits (``--check-size``): each (space, preset) at that size with ``--chunk-rows`` and with
-  chunks of 7,001 rows, from a copy of the generated file in shuffled row order, and on every
+  chunks of ``--check-chunk-rows`` rows (7,001 by default), from a copy of the generated file
+  in shuffled row order, and on every
   engine of ``--engines``: the summaries must be equal, value for value.
 * References, run privately by ``--theirs-python`` from a checkout of each repository (never
   part of mobeval): MoveSim's ``IndividualEval.get_individual_jsds`` (ids over its geolife
@@ -138,16 +139,17 @@ def check_bits(args, out: str) -> None:
     for space in args.spaces:
         real, gen = population_files(args.check_size, space)
         for preset in args.presets:
+            small = args.check_chunk_rows
             runs = {
                 f"local, chunks of {args.chunk_rows}": (gen, "local", args.chunk_rows),
-                "local, chunks of 7001, shuffled rows": (shuffled(gen), "local", 7001),
+                f"local, chunks of {small}, shuffled rows": (shuffled(gen), "local", small),
             }
             runs |= {f"{e}, shuffled rows": (shuffled(gen), e, args.chunk_rows)
                      for e in args.engines if e != "local"}  # fmt: skip
-            summaries = {
-                name: measured(command(real, g, space, preset, e, c), out)[1]
-                for name, (g, e, c) in runs.items()
-            }
+            summaries = {}
+            for name, (g, e, c) in runs.items():
+                report, summaries[name] = measured(command(real, g, space, preset, e, c), out)
+                print(line(f"bits {space} {preset}: {name}", report), flush=True)
             first = next(iter(summaries.values()))
             same = all(s == first for s in summaries.values())
             print(f"bits {space:5s} {preset:11s}: {len(runs)} runs, equal: {same}", flush=True)
@@ -214,6 +216,7 @@ def main() -> None:
     parser.add_argument("--engines", type=listed(str), default=["local"])
     parser.add_argument("--chunk-rows", type=int, default=500_000)
     parser.add_argument("--check-size", type=int, default=0)
+    parser.add_argument("--check-chunk-rows", type=int, default=7001)
     parser.add_argument("--reference-sizes", type=listed(int), default=[1000, 10_000, 100_000])
     parser.add_argument("--reference-timeout", type=int, default=300)
     for name in ("movesim", "trajgdm", "mobilitygpt"):

@@ -277,7 +277,16 @@ def _trajectory(runner: Engine, reference, generated, values: dict, where: dict)
     ``matching="optimal"`` swaps the reference's greedy n-gram matching for an optimal one.
     ``exp="numpy"`` takes GEO-BLEU's exp and log from NumPy on this machine, as the reference
     does (default ``"libm"``, the C library's: see :class:`mobeval.metrics.trajectory.
-    TrajectoryConvention`)."""
+    TrajectoryConvention`).
+
+    ``pairing="none"`` scores a generated population against a real one of any sizes, no uid in
+    common, by their distributions (MoveSim's six, DiffTraj's, TrajGDM's and MobilityGPT's, the
+    memorisation ratios), in the location space ``locations`` (``"grid"``, ``"ids"`` or
+    ``"links"`` with a ``location_table``, ``"gps"`` with a ``gps_grid``), each paper's binning by
+    ``convention`` (``"movesim"``, ``"trajgdm"``, ``"mobilitygpt"``): MoveSim's own GeoLife
+    files, ``evaluate_trajectory("real.data", "test.data", pairing="none", locations="ids",
+    location_table="gps", convention="movesim", max_distance=247.3, metrics=[...])``, give its
+    values bit for bit (docs: "Scoring a generated population")."""
     from mobeval.metrics.trajectory import COLUMNS as TRAJECTORY_COLUMNS
     from mobeval.tasks import trajectory_inputs as inputs
 

@@ -139,3 +139,16 @@ GENERATION_OPTIONS = (
         "int",
     ),
 )
+
+
+def distance_unit(locations: str, distance: str, unit: str) -> str:
+    """The unit of the distances (``distance``, ``radius``, ``jump``, ``max_distance``) of a
+    run in the space ``locations`` under ``distance`` (planar or haversine) with the grid's
+    ``unit`` (cells or metres, of the convention): great circles are in metres, planar GPS
+    points in degrees, a location table's points in the table's own units, grid cells in
+    ``unit``."""
+    if distance == "haversine":
+        return "metres"
+    return {"gps": "degrees", "ids": "location table units", "links": "location table units"}.get(
+        locations, unit
+    )

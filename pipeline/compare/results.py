@@ -27,6 +27,9 @@ COUNT_ROWS = frozenset(
         "uids_skipped",
         "rows_out_of_grid",
         "users",
+        "real_uids",  # an unpaired run's real population (metrics.trajectory.REAL_COUNTS)
+        "real_uid_days",
+        "real_steps",
     }
 )
 

@@ -35,6 +35,7 @@ from mobeval.families.family import Family
 from mobeval.families.shared import PRESET_HELP
 from mobeval.lazy import lazy_exports
 from mobeval.option_types import FROM_PRESET, SAME, Flag, Option
+from mobeval.population_options import distance_unit
 
 #: Each family's definition: the module that holds it and its name there.
 _DEFINITIONS = {
@@ -167,6 +168,10 @@ def resolved_options(task: str, config: dict) -> dict:
             values["population_convention"], values["tail_ratio"]
         )
         resolved |= dataclasses.asdict(population)
+    if task == "trajectory":  # the unit the distances are in, stated with the options
+        resolved["distance_unit"] = distance_unit(
+            resolved["locations"], resolved["distance"], resolved["unit"]
+        )
     if task == "logits":  # a family's policy left None follows ``ties``
         resolved["mrr_ties"] = resolved["mrr_ties"] or resolved["ties"]
         resolved["ndcg_ties"] = resolved["ndcg_ties"] or resolved["ties"]

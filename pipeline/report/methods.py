@@ -22,6 +22,7 @@ from mobeval.metrics import (
     cutoff_of,
     family_of,
 )
+from mobeval.population_options import distance_unit
 
 
 def _plain(value):
@@ -519,6 +520,7 @@ def parameters(task: str, family: str, options: dict, metrics: list[str]) -> lis
             out.append(("scale (cell distance divisor)", f"{o.get('dtw_scale'):g}"))
             out.append(("D[0,0]", "free start (first row 0)" if o.get("dtw_free_start") else "0"))
         generation = [m for m in metrics if m.partition("_")[2] in GENERATION_DISTRIBUTIONS]
+        distances, coordinates, jump_unit = _units(o)
         g = o.get("generation") or {}
         if generation:
             binning = f"{g.get('binning')}, {g.get('bins')} bins"
@@ -526,19 +528,36 @@ def parameters(task: str, family: str, options: dict, metrics: list[str]) -> lis
         if any(m.endswith("_gravity") for m in generation):
             out.append(("gravity", f"{g.get('gravity_bins')} bins"))
         if any(m.endswith("_jump") for m in generation):
-            jumps = f"{g.get('jump_bins')} bins over [0, {g.get('jump_max'):g}] cells"
+            jumps = f"{g.get('jump_bins')} bins over [0, {g.get('jump_max'):g}] {jump_unit}"
             out.append(("jumps", jumps))
         if family == "memorised_near":
-            out.append(("tolerance (snapping grid)", f"{g.get('tolerance'):g} cells"))
+            out.append(("tolerance (snapping grid)", f"{g.get('tolerance'):g} {coordinates}"))
         if family in DIVERGENCES and len(generation) < len(metrics):
-            out.append(("largest distance (max_distance)", f"{o.get('max_distance'):g} cells"))
+            largest = f"{o.get('max_distance'):g} {distances}"
+            out.append(("largest distance (max_distance)", largest))
             out.append(("bins", f"{o.get('bins')} ({o.get('distance_bins')} distance bins)"))
             out.append(("top locations (top_k)", str(o.get("top_k"))))
             if family == "emd":
                 out.append(("unit", str(o.get("unit"))))
         out.append(("uids whose steps differ", str(o.get("on_mismatch"))))
         out.append(("coordinates outside the grid", str(o.get("out_of_grid"))))
+        if o.get("pairing") == "none":  # a population: its space and its distances' unit
+            space = str(o.get("locations") or "grid")
+            where = o.get("gps_grid") or o.get("location_table")
+            out.append(("location space (locations)", space + (f", {where}" if where else "")))
+            out.append(("distances", f"{o.get('distance') or 'planar'}, {distances}"))
     return out
+
+
+def _units(o: dict) -> tuple[str, str, str]:
+    """The units of a trajectory run's options ``o``: of its distances (``max_distance``,
+    :func:`mobeval.population_options.distance_unit`), of its coordinates (the snapping grid
+    of ``memorised_near``) and of its generation jumps (metres under haversine, else the
+    coordinates')."""
+    locations, distance = o.get("locations") or "grid", o.get("distance") or "planar"
+    coordinates = {"grid": "cells", "gps": "degrees"}.get(locations, "location table units")
+    jumps = "metres" if distance == "haversine" else coordinates
+    return distance_unit(locations, distance, o.get("unit") or "cells"), coordinates, jumps
 
 
 @dataclass(frozen=True)

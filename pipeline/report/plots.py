@@ -21,7 +21,9 @@ from mobeval.compare.results import OutputFolder
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.outputs import read_section, section_schema
 from mobeval.metrics import cutoff_of
+from mobeval.population_options import distance_unit
 from mobeval.report.city import UNIT_WORDS, City, Figure
+from mobeval.tasks.population_space import parse_gps_grid
 
 EXTRA_MESSAGE = (
     "plots need matplotlib: pip install 'mobeval[report]' (or --no-plots for tables and methods "
@@ -258,7 +260,39 @@ DISTRIBUTION_TITLES = {
     "density": "Density (points per cell)",
     "origin": "Trip origins (first points per cell)",
     "destination": "Trip destinations (last points per cell)",
+    "jump": "Jump (distance between points)",
+    "location": "Location (visits per location)",
+    "origin_location": "Origin (first location)",
+    "destination_location": "Destination (last location)",
+    "od": "OD (first and last locations)",
+    "length": "Length (points per trajectory)",
+    "trip_length": "Trip length (links' lengths)",
+    "link_radius": "Link radius (squared, over links)",
+    "gravity": "Gravity (origin and destination regions)",
 }
+#: More bins than this over distances are drawn on a symlog axis, linear over the first bin (with
+#: MoveSim's 10,000 bins most of the mass lies in a few bins of 0.01 % of the axis, invisible).
+FINE_BINS = 1000
+#: Distributions binned over distances, in the run's ``distance_unit``, and over location ids.
+DISTANCES = ("distance", "radius", "jump")
+IDS = ("location", "origin_location", "destination_location", "od")
+
+
+def _axis_label(name: str, label: str, options: dict) -> str:
+    """A panel's x label saying what its bins measure: distances in the run's unit (squared
+    where MoveSim's convention squares jumps and radii), location ids, the link table's
+    lengths."""
+    if name in DISTANCES and "locations" in options:
+        unit = distance_unit(options["locations"], options["distance"], options["unit"])
+        squared = options.get("squared") and name != "jump"
+        return f"{label}, {unit}{' squared' if squared else ''}"
+    if name in IDS and label == "bin (left edge)":
+        return "location id (bin's left edge)"
+    if name == "length":
+        return f"{label}, points"
+    if name == "trip_length":
+        return f"{label}, the link table's length unit"
+    return label
 
 
 def _distributions(plt, source: OutputFolder, city: City) -> Figure | None:
@@ -275,7 +309,7 @@ def _distributions(plt, source: OutputFolder, city: City) -> Figure | None:
     names = [
         n for n in DISTRIBUTION_TITLES if n in set(next(iter(tables.values()))["distribution"])
     ]
-    if not names:  # the generation metrics' distributions alone: no panel of these
+    if not names:
         return None
     cols = min(len(names), 3)
     rows = math.ceil(len(names) / cols)
@@ -283,6 +317,7 @@ def _distributions(plt, source: OutputFolder, city: City) -> Figure | None:
     for ax, name in zip(axes.flat, names, strict=False):
         real = next(iter(tables.values())).filter(pl.col("distribution") == name)
         position, xlabel = _distribution_axis(real)
+        xlabel = _axis_label(name, xlabel, city.options)
         sides = [("real", real, "real", {"color": "black", "linewidth": 1.6})]
         sides += [
             (model, table.filter(pl.col("distribution") == name), "generated", {"linewidth": 1.0})
@@ -297,6 +332,8 @@ def _distributions(plt, source: OutputFolder, city: City) -> Figure | None:
             last = max(last, int(np.flatnonzero(y).max(initial=0)))
         x = np.sort(position(real))
         ax.set_xlim(x[0], x[min(last + 1, x.size - 1)])
+        if name in DISTANCES and x.size > FINE_BINS:  # MoveSim's 10,000 bins: the first ones show
+            ax.set_xscale("symlog", linthresh=float(x[1] - x[0]))
         _style(ax, DISTRIBUTION_TITLES[name], xlabel, "probability", legend=False)
     for ax in list(axes.flat)[len(names) :]:
         ax.axis("off")
@@ -342,6 +379,22 @@ def _map_bins(table: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, str]:
     return xs, ys, "location table's units"
 
 
+def _map_place(options: dict, unit: str):
+    """Where a density map draws a cell: ``(place, aspect, axis names)``, ``place(x, y)`` the
+    map's coordinates of cells or bin edges. GPS points' cells (``x`` the column from the west,
+    ``y`` the row from the south of ``gps_grid``) in degrees of longitude and latitude, a degree
+    of longitude drawn ``cos(middle latitude)`` of a degree of latitude; else as they are."""
+    if options.get("locations") != "gps" or not options.get("gps_grid"):
+        return (lambda x, y: (x, y)), 1.0, (f"x ({unit})", f"y ({unit})")
+    grid = parse_gps_grid(options["gps_grid"])
+    middle = math.radians((grid.lat_min + grid.lat_max) / 2)
+
+    def place(x, y):
+        return grid.lon_min + (x + 0.5) * grid.dlon, grid.lat_min + (y + 0.5) * grid.dlat
+
+    return place, 1.0 / math.cos(middle), ("longitude (degrees)", "latitude (degrees)")
+
+
 def _density_maps(plt, source: OutputFolder, city: City) -> Figure | None:
     """Visits per cell, real beside each model's generated population (``density_map``; the
     real side drawn once, from the first model's table): one log colour scale shared by every
@@ -355,27 +408,30 @@ def _density_maps(plt, source: OutputFolder, city: City) -> Figure | None:
         return None
     real = next(iter(tables.values()))
     xs, ys, unit = _map_bins(pl.concat(tables.values()))
+    place, aspect, names = _map_place(city.options, unit)
+    xs, ys = place(xs, ys)
     panels = [("real", real["real_visits"], real)]
     panels += [(f"{m} (generated)", t["generated_visits"], t) for m, t in tables.items()]
     grids, titles = [], []
     for label, visits, table in panels:
-        counts, _, _ = np.histogram2d(
-            table["x"].to_numpy(), table["y"].to_numpy(), [xs, ys], weights=visits.to_numpy()
-        )
+        x, y = place(table["x"].to_numpy(), table["y"].to_numpy())
+        counts, _, _ = np.histogram2d(x, y, [xs, ys], weights=visits.to_numpy())
         total, outside = int(visits.sum()), int(visits.sum() - counts.sum())
         titles.append(f"{label}\n{total:,} visits" + (f", {outside:,} outside" if outside else ""))
         grids.append(np.ma.masked_equal(counts.T, 0))
     top = max((float(g.max()) for g in grids if g.count()), default=1.0)
     norm = LogNorm(vmin=1.0, vmax=max(top, 1.0))  # a frame without a visit: one empty scale
-    width = 4.0 * (xs[-1] - xs[0]) / max(ys[-1] - ys[0], 1e-12)
+    width = 4.0 * (xs[-1] - xs[0]) / max((ys[-1] - ys[0]) * aspect, 1e-12)
     size = (min(max(width, 2.5), 6.0) * len(panels) + 1.2, 4.0)
     figure, axes = plt.subplots(1, len(panels), figsize=size, squeeze=False, sharey=True)
     for ax, title, counts in zip(axes.flat, titles, grids, strict=True):
         mesh = ax.pcolormesh(xs, ys, counts, norm=norm, cmap="viridis")
-        ax.set_aspect("equal")
+        ax.set_aspect(aspect)
+        ax.ticklabel_format(useOffset=False)  # 104.06, not 0.06 and an offset of +1.04e2
+        ax.locator_params(axis="x", nbins=4)
         ax.set_title(title, fontsize=10)
-        ax.set_xlabel(f"x ({unit})")
-    axes[0, 0].set_ylabel(f"y ({unit})")
+        ax.set_xlabel(names[0])
+    axes[0, 0].set_ylabel(names[1])
     bar = figure.colorbar(mesh, ax=list(axes.flat), fraction=0.03, pad=0.02)
     bar.set_label("visits per cell (log scale)")
     caption = (

@@ -242,6 +242,10 @@ class _CheckedPair:
     n_out_of_grid: int
 
 
+#: What a mismatch message says of unpaired populations (a new user's first error).
+UNPAIRED = "; pairing='none' scores two populations of any sizes by their distributions"
+
+
 def _checked_pair(generated, reference, on_mismatch, out_of_grid, paths) -> _CheckedPair:
     """The checks of :func:`score_trajectory_frame` (``paths``: side -> path)."""
     path_generated, path_reference = paths["generated"], paths["reference"]
@@ -263,8 +267,8 @@ def _checked_pair(generated, reference, on_mismatch, out_of_grid, paths) -> _Che
         shown = "; ".join(f"uid {u}: {why}" for u, why in bad.head(SHOW).iter_rows())
         raise InputError(
             f"{bad.height} uid(s) whose (d, t) steps differ between generated and reference "
-            f"(the reference raises for them; on_mismatch='skip' leaves them out): {shown}"
-            + (" ..." if bad.height > SHOW else ""),
+            f"(the reference raises for them; on_mismatch='skip' leaves them out{UNPAIRED}): "
+            f"{shown}" + (" ..." if bad.height > SHOW else ""),
             path=path_generated,
             column="uid, d, t",
             key=bad["uid"][0],
@@ -582,7 +586,8 @@ class TrajectoryScorer:
             shown = "; ".join(f"uid {u}: {why}" for u, why in skipped.head(SHOW).iter_rows())
             raise InputError(
                 f"{skipped.height} uid(s) whose (d, t) steps differ between generated and "
-                f"reference or that are on one side only (on_mismatch='skip' leaves them out): "
+                f"reference or that are on one side only (on_mismatch='skip' leaves them out"
+                f"{UNPAIRED}): "
                 f"{shown}" + (" ..." if skipped.height > SHOW else ""),
                 path=self.paths["generated"],
                 column="uid, d, t",
