@@ -256,3 +256,53 @@ def test_the_driver_merges_one_partition_s_fold_at_a_time():
     merged = _merged(folds, 0, {"truth": "t", "predictions": "p"})
     assert isinstance(merged, _Fold)
     assert (_Fold.merged, _Fold.most) == (4, 2)
+
+
+def _copying_population(path) -> str:
+    """HuMob's weekly-repeat sample and, under new uids, the reference's first 4 uids' days
+    (``memorised``) twice each (``duplicate_ratio``), as one CSV."""
+    humob = SAMPLES / "humob"
+    reference = pl.read_csv(humob / "reference_test.csv.gz")
+    generated = pl.read_csv(humob / "weekly_repeat.csv.gz", has_header=False)
+    generated.columns = reference.columns
+    copied = reference.filter(pl.col("uid") < reference["uid"].unique().sort()[4])
+    copies = [copied.with_columns(pl.col("uid") + shift) for shift in (10_000, 20_000)]
+    pl.concat([generated, *copies]).write_csv(path)
+    return str(path)
+
+
+def test_the_ratios_hashes_never_reach_the_driver(spark, tmp_path, monkeypatch):  # noqa: F811
+    """The three ratios (with uid shares, per-day divergences and the bootstrap) over 2, 3 and
+    7 partitions, the rows in file order and shuffled: the local engine's bits, and the driver
+    unpickles no tally of trajectory hashes (key width 2: a row per distinct trajectory), only
+    the totals Spark counts."""
+    from mobeval.metrics.tallies import Tally
+
+    reference = str(SAMPLES / "humob" / "reference_test.csv.gz")
+    generated = _copying_population(tmp_path / "generated.csv")
+    options = {"pairing": "none", "chunk_rows": 150, "uid_shares": [40, 70]}
+    options |= {"per_day_divergences": True, "population_resamples": 4, "near_tolerance": 2.0}
+    options |= {"metrics": ["location", "duplicate_ratio", "memorised", "memorised_near"]}
+    local = evaluate_trajectory(reference, generated, **options).summary
+    values = dict(local.select("metric", "value").iter_rows())
+    assert all(values[name] > 0 for name in ("duplicate_ratio", "memorised", "memorised_near"))
+    received = []
+    unpickled = Tally.__setstate__
+
+    def seen(self, state) -> None:
+        received.append((state["width"], len(state["table"])))
+        unpickled(self, state)
+
+    monkeypatch.setattr(Tally, "__setstate__", seen)
+    orders = [((reference, generated), 2)]
+    for seed, partitions in ((7, 3), (8, 7)):
+        files = [
+            _shuffled(path, seed, tmp_path / f"{seed}-{side}.parquet")
+            for side, path in enumerate((reference, generated))
+        ]
+        orders.append((files, partitions))
+    for files, partitions in orders:
+        result = evaluate_trajectory(*files, partitions=partitions, spark=spark, **options)
+        assert result.summary.equals(local), partitions
+    assert any(width == 1 for width, _ in received)  # the location tallies, whole
+    assert [(width, rows) for width, rows in received if width == 2] == []

@@ -35,7 +35,7 @@ import numpy as np
 from mobeval.kernels.divergence import emd, js_distance, jsd, kl
 from mobeval.kernels.generation import SEEDS, jumps, trajectory_hashes
 from mobeval.kernels.mobility import bin_counts, weighted_bins
-from mobeval.kernels.tallies import key_values, matched
+from mobeval.kernels.tallies import key_values
 from mobeval.metrics import GENERATION_DISTRIBUTIONS, GENERATION_RATIOS
 from mobeval.metrics.generation import (
     GRID_SIDE,
@@ -89,7 +89,7 @@ class GenerationCounts:
         if other.jump is not None:
             self.jump = other.jump.copy() if self.jump is None else self.jump + other.jump
         for name, tally in other.tallies.items():
-            self.tallies.setdefault(name, Tally(tally.width)).add(tally)
+            self.tallies.setdefault(name, tally.empty()).add(tally)
         self.trajectories += other.trajectories
         self.connected += other.connected
 
@@ -277,22 +277,15 @@ def divergence_of(c1, c2, how, scipy, grid=None, guard=0.0) -> float:
 
 def generation_ratio(real, generated, name) -> float:
     """``duplicate_ratio``, ``memorised`` or ``memorised_near`` (module docstring), over the
-    hash tallies a block of keys at a time (:func:`mobeval.metrics.tallies.aligned_blocks`)."""
+    hash tallies (:meth:`mobeval.metrics.tallies.Tally.copies`: a block of keys at a time)."""
     if not generated.trajectories:
         return float("nan")
     if name == "connectivity":
         return generated.connected / generated.trajectories
     mine = generated.tallies[HASH_TALLIES[name]]
-    n, drawn = mine.width, mine.width + 1
     if name == "duplicate_ratio":
-        blocks = aligned_blocks([mine])
-        copies = sum(int(rows[rows[:, drawn] >= 2, n].sum()) for (rows,) in blocks)
-    else:
-        blocks = aligned_blocks([mine, real.tallies[HASH_TALLIES[name]]])
-        copies = sum(
-            int(rows[matched(rows, theirs, mine.width), n].sum()) for rows, theirs in blocks
-        )
-    return copies / generated.trajectories
+        return mine.copies("duplicates") / generated.trajectories
+    return mine.copies("matched", real.tallies[HASH_TALLIES[name]]) / generated.trajectories
 
 
 def _population(rows, coordinates, convention, names, links=None) -> GenerationCounts:

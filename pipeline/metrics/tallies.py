@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import tempfile
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from mobeval.io.scratch import ScratchFolder
 from mobeval.io.whole import read_rows, write_whole
-from mobeval.kernels.tallies import collapse, upto
+from mobeval.kernels.tallies import collapse, matched, upto
 
 #: A tally's budget: the most rows it holds in memory before it spills them to a run on disk.
 TALLY_ROWS = 1 << 18
@@ -53,6 +54,21 @@ class Tally:
         ones = np.ones((len(keys[0]), COUNTS), dtype=np.int64)
         rows = np.column_stack([*(np.asarray(k, dtype=np.int64) for k in keys), ones])
         return cls(len(keys), collapse(rows, len(keys)))
+
+    def empty(self) -> Tally:
+        """A tally of no row of this one's key width (what a merge starts from)."""
+        return Tally(self.width)
+
+    def copies(self, kind: str, other: Tally | None = None) -> int:
+        """``n`` summed over the keys drawn at least twice (``kind`` ``duplicates``) or over
+        the keys that ``other`` holds (``matched``), a block of keys at a time."""
+        n = self.width
+        if kind == "duplicates":
+            return sum(
+                int(rows[rows[:, n + 1] >= 2, n].sum()) for (rows,) in aligned_blocks([self])
+            )
+        blocks = aligned_blocks([self, other])
+        return sum(int(rows[matched(rows, theirs, n), n].sum()) for rows, theirs in blocks)
 
     @property
     def rows_in_memory(self) -> int:
@@ -152,3 +168,24 @@ def aligned_blocks(tallies: list[Tally]):
             taken[i].append(table[:cut])
             tables[i] = table[cut:]
         yield [collapse(np.concatenate(parts), width) for parts in taken]
+
+
+class ShuffledTally:
+    """A hash tally whose rows lie elsewhere: in the rows of a Spark table, under the names
+    ``sources`` (one per partition's tally: :mod:`mobeval.engines.spark.hashes`). Merged, the
+    names join; :meth:`copies` asks ``counter(kind, sources, other's sources)`` (set on the
+    driver), which counts in Spark, so that no process holds the hashes of every trajectory."""
+
+    def __init__(self, width: int, sources=frozenset(), counter: Callable | None = None) -> None:
+        self.width, self.sources, self.counter = width, frozenset(sources), counter
+
+    def empty(self) -> ShuffledTally:
+        return ShuffledTally(self.width, counter=self.counter)
+
+    def add(self, other: ShuffledTally) -> None:
+        self.sources |= other.sources
+        self.counter = self.counter or other.counter
+
+    def copies(self, kind: str, other: ShuffledTally | None = None) -> int:
+        """:meth:`Tally.copies`, counted where the rows lie."""
+        return self.counter(kind, self.sources, None if other is None else other.sources)

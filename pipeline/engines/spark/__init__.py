@@ -42,6 +42,8 @@ One concern per module, each importing only those above it:
   the local engine reads refused;
 * :mod:`~mobeval.engines.spark.layout`: the flat table of truth and prediction rows, the
   partition count, the shuffle into ``mapInArrow``;
+* :mod:`~mobeval.engines.spark.hashes`: the population ratios' trajectory hashes as rows of the
+  scored table, their totals counted by Spark (the driver never holds them);
 * :mod:`~mobeval.engines.spark.results`: the sections written, the folds merged, the results
   committed under OUT, the progress line;
 * :mod:`~mobeval.engines.spark.engine`: :class:`SparkEngine`, which plans, groups and runs.

@@ -30,6 +30,13 @@ from mobeval.engines.partition import (
 )
 from mobeval.engines.spark.failures import explained_failures
 from mobeval.engines.spark.files import Files, as_uri, out_lock
+from mobeval.engines.spark.hashes import (
+    HASH_SCHEMA,
+    HASHES,
+    hash_rows,
+    score_detached,
+    wants_hashes,
+)
 from mobeval.engines.spark.inputs import SparkInput, read_input, renamed_input
 from mobeval.engines.spark.layout import (
     arrow_output,
@@ -204,7 +211,8 @@ class SparkEngine:
         plan, truth, _, where = runs[0]
         preds = [run[2] for run in runs]
         sections = plan.sections if where["per_unit"] else {}
-        spark_schema, arrow_schema = arrow_output(sections)
+        hidden = {HASHES: HASH_SCHEMA} if wants_hashes(run[0].job.scorer() for run in runs) else {}
+        spark_schema, arrow_schema = arrow_output(sections | hidden)
         inputs = plan.inputs
         combined, layout = combined_table(
             truth,
@@ -225,7 +233,7 @@ class SparkEngine:
         )
 
         def scoring(folds) -> DataFrame:
-            score = functools.partial(score_partition, group, folds)
+            score = functools.partial(score_detached if hidden else score_partition, group, folds)
             return shuffle_and_score(
                 combined, score, spark_schema, key=plan.key, n_partitions=n_partitions
             )
@@ -305,15 +313,17 @@ class SparkEngine:
         """Score (``scoring(folds)``: the scored DataFrame, its partitions' folds added to
         ``folds``), write (or collect) the sections, merge the folds; the results, one by one
         (:func:`finished_group`). A single section is written in the pass that scores it;
-        several are scored once into Spark's cache. Quiet (no log below ERROR) unless the
-        engine's ``progress`` asks for it or stderr is a terminal."""
+        several (or the hash rows of :mod:`mobeval.engines.spark.hashes`) are scored once into
+        Spark's cache. Quiet (no log below ERROR) unless the engine's ``progress`` asks for it or
+        stderr is a terminal."""
         with explained_failures():  # the driver stopped, the cluster lost: named
             started = time.perf_counter()
             quiet = is_quiet(self.progress)
             city = check_name(where["city"], "city")
             folds = self.spark.sparkContext.accumulator([], FoldList())
             scored = scoring(folds)
-            if len(sections) > 1:
+            cached = len(sections) > 1 or hash_rows(scored) is not None  # read again
+            if cached:
                 scored = scored.persist(StorageLevel.MEMORY_AND_DISK)
             models = ",".join("/".join(filter(None, (r.model, r.run))) for r in results)
             place = "/".join(filter(None, (where["partition"], city)))
@@ -343,7 +353,7 @@ class SparkEngine:
                     raise
                 failure = error
             finally:
-                if len(sections) > 1:
+                if cached:
                     scored.unpersist()
             yield from evaluations
             if failure is not None:

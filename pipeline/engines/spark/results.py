@@ -21,6 +21,7 @@ from mobeval.engines.base import Evaluation, result_sections
 from mobeval.engines.partition import MODEL, merged_folds, rebuild_error
 from mobeval.engines.spark.failures import spark_error
 from mobeval.engines.spark.files import Files, as_uri
+from mobeval.engines.spark.hashes import attach_counter, hash_rows
 from mobeval.engines.spark.session import described
 from mobeval.errors import InputError
 from mobeval.io.writers import STAGING, commit_result, partition_path, undo_interrupted_commits
@@ -112,7 +113,7 @@ def finished_group(
     root = None if out is None else as_uri(out).rstrip("/")
     staging = None if out is None else f"{root}/{STAGING}/city={city}/model={results[0].model}"
     labels = results[0].labels
-    tables = {}
+    tables, hashes = {}, hash_rows(scored)
     if staging is not None:  # a killed run's (OUT on HDFS, object stores); a journal refused
         undo_interrupted_commits(files, root)  # leaves the staging area as it is
     try:
@@ -141,6 +142,10 @@ def finished_group(
             raise spark_error(error, doing, path=path) from None
         for index, result in enumerate(results):
             result.scorer.accumulator = _merged(folds.value, index, result.labels)
+            if hashes is not None:  # the totals the summary reads, counted in one Spark job
+                counter = attach_counter(result.scorer.accumulator, hashes, index)
+                result.scorer.summary()
+                counter.count()
             summary = result.scorer.summary()
             require_scored(
                 summary,
