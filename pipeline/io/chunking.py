@@ -87,6 +87,16 @@ def lex_at_most(key: list[str], values: tuple) -> pl.Expr:
     return expr
 
 
+def rows_through(frame: pl.DataFrame, key: list[str], values: tuple) -> int:
+    """How many of the first rows of ``frame`` (sorted by key, no null key) have a key <=
+    ``values``: a binary search of one integer key column (no pass over the rows), else the
+    count of :func:`lex_at_most`."""
+    column = frame[key[0]]
+    if len(key) == 1 and column.dtype.is_integer():
+        return int(np.searchsorted(column.to_numpy(), values[0], side="right"))
+    return int(frame.select(lex_at_most(key, values).sum()).item())
+
+
 def unit_starts(frame: pl.DataFrame, key: list[str]) -> pl.Series:
     """Row indices where a new unit starts, in a frame sorted (or at least grouped) by key."""
     order = key_order(frame, key)
@@ -217,7 +227,7 @@ class SortedLookup:
         if last_key is None:
             taken, self.buffer = self.buffer, None
             return taken
-        count = int(self.buffer.select(lex_at_most(self.key, last_key).sum()).item())
+        count = rows_through(self.buffer, self.key, last_key)
         taken = self.buffer.slice(0, count)
         self.buffer = self.buffer.slice(count)
         return taken

@@ -194,6 +194,27 @@ def _first_repeat(items, lo, hi, slots, stamps, stamp):
 
 
 @njit(cache=True)
+def _ranked_prefix(scores, r0, n_list, n_scan, order_mode, order_limit):
+    """How many of a list's first rows (``scores[r0:r0 + n_list]``) the kernel copies so that
+    its first ``n_scan`` positions come out in rank order: ``n_scan`` for a list in rank order
+    already (``AS_GIVEN``); under a score order, a list whose scores never increase up to the
+    end of the tied run at position ``order_limit - 1`` (the runs
+    :func:`~mobeval.kernels.list_order.order_block` orders; no row after them moves before
+    them), any other list whole (it is sorted whole)."""
+    if order_mode == AS_GIVEN:
+        return n_scan
+    end = min(order_limit, n_list)
+    if end == n_list:
+        return n_list
+    for r in range(r0 + 1, r0 + n_list):
+        if scores[r] > scores[r - 1]:
+            return n_list
+    while 0 < end < n_list and scores[r0 + end] == scores[r0 + end - 1]:
+        end += 1
+    return max(end, n_scan)
+
+
+@njit(cache=True)
 def _log2(n):
     """log2 of the power of two ``n``."""
     k = 0
@@ -249,7 +270,8 @@ def recs_user_stats(
     ``discounts[i]`` is ``log_b(i + 2)``; ``rules``: a :class:`StatsRules` (``.checked()``). The
     user-mean threshold is summed as numpy does. Users with no relevant item get NaN
     (``rules.nan_if_no_relevant``) or 0 for the relevance-based metrics. Returns
-    ``(cut[U, N_CUT_STATS, K], usr[U, N_USER_STATS], first_duplicate_position[U])``. Users in
+    ``(cut[U, N_CUT_STATS, K], usr[U, N_USER_STATS], first_duplicate_position[U])``, the
+    position of a list's first repeated item in its rows as given (-1: none). Users in
     blocks on threads (:func:`_user_stats`, :func:`mobeval.kernels.blocks.run_blocks`).
     """
     ints = (rec_off, rec_items, tru_off, tru_items, cutoffs)
@@ -337,13 +359,14 @@ def _user_stats(
         t0 = tru_off[u]
         t1 = tru_off[u + 1]
         n_truth = t1 - t0
-        for p in range(n_list):
+        n_scan = n_list if whole else min(n_list, cutoffs[n_cut - 1])
+        if check_duplicates:
+            dup_pos[u] = _first_repeat(rec_items, r0, r0 + n_list, slots, stamps, u)
+        n_copy = _ranked_prefix(rec_scores, r0, n_list, n_scan, order_mode, order_limit)
+        for p in range(n_copy):
             items[p], scores[p], rows[p] = rec_items[r0 + p], rec_scores[r0 + p], p
         if order_mode != AS_GIVEN:
-            order_block(zero, n_list, scores, items, rows, order_mode, ids_text, order_limit)
-        if check_duplicates:
-            dup_pos[u] = _first_repeat(items, 0, n_list, slots, stamps, u)
-        n_scan = n_list if whole else min(n_list, cutoffs[n_cut - 1])
+            order_block(zero, n_copy, scores, items, rows, order_mode, ids_text, order_limit)
 
         thr = rel_threshold
         if user_mean_threshold:
