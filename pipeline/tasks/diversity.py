@@ -189,12 +189,12 @@ def score_batch(
     run: pl.DataFrame,
     keys: dict,
     *,
-    order: str,
-    alpha: float,
-    beta: float,
-    max_docs: int | None,
     errors: RunErrors,
     out: TopicValues,
+    order: str = "rank",
+    alpha: float = 0.5,
+    beta: float = 0.5,
+    max_docs: int | None = None,
 ) -> None:
     """Score the complete lists of the topics of ``run`` (every line of each), keyed by
     ``keys`` (qid -> key), into ``out``; a refusal is noted in ``errors``, the batch then left

@@ -49,24 +49,20 @@ def stream_diversity(
     whole: Callable[[], pl.DataFrame],
     *,
     chunk_rows: int = CHUNK_ROWS,
-    order: str = "rank",
-    level: int = 1,
-    alpha: float = 0.5,
-    beta: float = 0.5,
-    max_docs: int | None = None,
-    numeric_topics: bool = True,
-    paths: tuple[str, str] = ("qrels", "run"),
+    **options,
 ) -> DiversityScores:
-    """:func:`~mobeval.tasks.diversity.score_diversity` of the run whose lines ``blocks``
-    yields in order (``qid, docno, rank, score, tag``), a batch of whole topics at a time;
-    ``whole()`` reads the whole run again for a run that cannot stream (see the module)."""
-    judgments = judge_qrels(qrels, level, numeric_topics, paths[0])
-    options = {"order": order, "alpha": alpha, "beta": beta, "max_docs": max_docs}
+    """:func:`~mobeval.tasks.diversity.score_diversity` (``options``: its keywords) of the run
+    whose lines ``blocks`` yields in order (``qid, docno, rank, score, tag``), a batch of whole
+    topics at a time; ``whole()`` reads the whole run again for a run that cannot stream (see
+    the module)."""
+    level = options.get("level", 1)
+    paths = options.get("paths", ("qrels", "run"))
+    judgments = judge_qrels(qrels, level, options.get("numeric_topics", True), paths[0])
+    ranking = {k: v for k, v in options.items() if k in ("order", "alpha", "beta", "max_docs")}
     try:
-        return _stream(judgments, qrels, blocks, chunk_rows, options, level, paths)
+        return _stream(judgments, qrels, blocks, chunk_rows, ranking, level, paths)
     except _Whole:
-        whole_options = {"level": level, "numeric_topics": numeric_topics, "paths": paths}
-        return score_diversity(qrels, whole(), **options, **whole_options)
+        return score_diversity(qrels, whole(), **options)
 
 
 def _stream(judgments, qrels, blocks, chunk_rows, options, level, paths) -> DiversityScores:
