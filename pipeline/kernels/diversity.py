@@ -145,6 +145,7 @@ def ndeval_topics(
     rel_off,
     rel_sub,
     n_sub,
+    topic_of,
     list_off,
     list_doc,
     alpha,
@@ -155,25 +156,27 @@ def ndeval_topics(
     first_topic,
     last_topic,
 ):
-    """ndeval's measures of topics ``first_topic .. last_topic - 1``.
+    """ndeval's measures of listed topics ``first_topic .. last_topic - 1``.
 
-    Topic ``t`` judges documents ``doc_off[t] .. doc_off[t + 1] - 1`` (global indices, docno
-    order), document ``d`` relevant to subtopics ``rel_sub[rel_off[d]:rel_off[d + 1]]`` (the
-    topic's subtopics numbered ``0 .. n_sub[t] - 1`` in subtopic order, each relevant to some
-    document); its ranked list is ``list_doc[list_off[t]:list_off[t + 1]]`` (a judged
-    document's index, -1 for one the qrels lack). Writes ``curves[t, c, i]`` for rank ``i + 1``
+    Listed topic ``t`` is the qrels' topic ``q = topic_of[t]`` (-1: a topic the qrels lack,
+    judging nothing), which judges documents ``doc_off[q] .. doc_off[q + 1] - 1`` (global
+    indices, docno order), document ``d`` relevant to subtopics
+    ``rel_sub[rel_off[d]:rel_off[d + 1]]`` (the topic's subtopics numbered
+    ``0 .. n_sub[q] - 1`` in subtopic order, each relevant to some document); its ranked list
+    is ``list_doc[list_off[t]:list_off[t + 1]]`` (a judged document's index, -1 for one the
+    qrels lack). Writes ``curves[t, c, i]`` for rank ``i + 1``
     (``c``: 0 ERR-IA, 1 nERR-IA, 2 alpha-DCG, 3 alpha-nDCG, 4 P-IA, 5 strec) and ``single[t]``
     (NRBP, nNRBP, MAP-IA)."""
     scores = np.zeros(0)
     for t in range(first_topic, last_topic):
-        subtopics = n_sub[t]
+        q = topic_of[t]
+        subtopics = n_sub[q] if q >= 0 else 0
+        first = doc_off[q] if q >= 0 else 0
+        last = doc_off[q + 1] if q >= 0 else 0
         n = list_off[t + 1] - list_off[t]
-        judged = doc_off[t + 1] - doc_off[t]
-        if scores.size < max(n, judged):
-            scores = np.zeros(max(n, judged))
-        ideal_n = _ideal_scores(
-            doc_off[t], doc_off[t + 1], rel_off, rel_sub, subtopics, alpha, scores
-        )
+        if scores.size < max(n, last - first):
+            scores = np.zeros(max(n, last - first))
+        ideal_n = _ideal_scores(first, last, rel_off, rel_sub, subtopics, alpha, scores)
         ideal_dcg = np.zeros(depth)
         ideal_err = np.zeros(depth)
         _curves(scores, ideal_n, subtopics, alpha, depth, ideal_dcg, ideal_err)
@@ -215,7 +218,7 @@ def ndeval_topics(
         map_ia = 0.0
         if subtopics > 0:
             relevant = np.zeros(subtopics, dtype=np.int64)
-            for d in range(doc_off[t], doc_off[t + 1]):
+            for d in range(first, last):
                 for r in range(rel_off[d], rel_off[d + 1]):
                     relevant[rel_sub[r]] += 1
             for j in range(subtopics):

@@ -18,8 +18,8 @@ def _unit(text: str) -> float:
     return value
 
 
-def _depth(text: str) -> int:
-    """``-M``: a positive number of documents."""
+def _positive(text: str) -> int:
+    """``-M`` (documents), ``--chunk-rows`` (lines): a positive whole number."""
     if not text.isdigit() or int(text) == 0:
         raise argparse.ArgumentTypeError(f"{text} is not a positive whole number")
     return int(text)
@@ -40,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="rank by score, ties by docno descending (default: by the run's rank field)",
     )
-    parser.add_argument("-M", dest="max_docs", type=_depth, default=None, help="cut at depth")
+    parser.add_argument("-M", dest="max_docs", type=_positive, default=None, help="cut at depth")
     parser.add_argument(
         "-c", dest="complete", action="store_true", help="average over every qrels topic"
     )
@@ -55,6 +55,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "-q", dest="per_query", action="store_true", help="with -m: a line per topic too"
+    )
+    parser.add_argument(
+        "--chunk-rows",
+        type=_positive,
+        default=None,
+        help="run lines scored at a time, whole topics (200,000): memory, never the values",
     )
     parser.add_argument(
         "-p", dest="places", type=int, default=4, help="with -m: decimal places (4; -1: all)"

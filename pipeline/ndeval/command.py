@@ -1,6 +1,6 @@
-"""``mobeval ndeval QRELS RUN``: read the subtopic qrels and the run, score every topic
-(:func:`mobeval.tasks.diversity.score_diversity`), print ndeval's CSV or, with ``-m``,
-ir_measures' lines."""
+"""``mobeval ndeval QRELS RUN``: read the subtopic qrels, stream the run a batch of topics at a
+time (:func:`mobeval.tasks.diversity_stream.stream_diversity`: memory bounded by
+``--chunk-rows`` lines), print ndeval's CSV or, with ``-m``, ir_measures' lines."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import sys
 from dataclasses import dataclass, field
 
 from mobeval.errors import ConfigError, InputError
-from mobeval.io.trec import located, read_qrels, read_run
+from mobeval.io.trec import iter_run, located, read_qrels, read_run
 from mobeval.ndeval.measures import DiversityMeasure, parse_measure
-from mobeval.tasks.diversity import DiversityScores, score_diversity
+from mobeval.tasks.diversity import DiversityScores
+from mobeval.tasks.diversity_stream import CHUNK_ROWS, stream_diversity
 
 #: ndeval's columns, in its order: (measure, cutoff).
 COLUMNS = [
@@ -35,6 +36,7 @@ class Options:
     measures: list[str] = field(default_factory=list)
     per_query: bool = False
     places: int = 4
+    chunk_rows: int = CHUNK_ROWS
 
 
 def c_fixed(value: float) -> str:
@@ -68,23 +70,23 @@ def _value_text(value: float, places: int) -> str:
     return f"{value}" if places < 0 else f"{value:.{places}f}"
 
 
-def ir_measures_text(qrels, run, measures: list[DiversityMeasure], opts: Options, paths) -> str:
+def ir_measures_text(qrels, score, measures: list[DiversityMeasure], opts: Options, paths) -> str:
     """ir_measures' lines of ``measures``: pyndeval's values (lists by score, ties by docno
     ascending; a qrels topic the run lacks 0), each measure's mean over the qrels topics summed
     in the run's order of topics (its aggregator's); ``-q``: a ``topic measure value`` line per
-    qrels topic and measure first, then ``all``."""
+    qrels topic and measure first, then ``all``. ``score(**options)``: the run's
+    :class:`DiversityScores` under ``options``, a pass over the run for each level, alpha and
+    beta the measures name."""
     groups: dict[tuple, DiversityScores] = {}
     for m in measures:
         key = (m.level, m.alpha, m.beta)
         if key not in groups:
-            groups[key] = score_diversity(
-                qrels, run, order="score_docno_asc", level=m.level, alpha=m.alpha,
-                beta=m.beta, numeric_topics=False, paths=paths,
+            groups[key] = score(
+                order="score_docno_asc", level=m.level, alpha=m.alpha, beta=m.beta,
+                numeric_topics=False,
             )  # fmt: skip
     first = next(iter(groups.values()))
-    index = {topic: t for t, topic in enumerate(first.topics)}
-    listed = [index[q] for q in run["qid"].unique(maintain_order=True).to_list()]
-    order = [t for t in listed if first.in_qrels[t]]
+    order = [t for t in first.run_order if first.in_qrels[t]]
     order += [t for t in range(len(first.topics)) if first.in_qrels[t] and not first.in_run[t]]
     if not order or not first.in_run[order[0]]:
         raise InputError("no topic of the run is in the qrels", path=paths[1])
@@ -130,17 +132,22 @@ def run_ndeval(qrels_path, run_path, opts: Options) -> str:
         located(path)  # both there before either is read
     paths = (str(qrels_path), str(run_path))
     qrels = read_qrels(qrels_path, keep_iter=True, as_bytes=True)
-    run = read_run(run_path, as_bytes=True)
+
+    def score(**options) -> DiversityScores:
+        path, fs = located(run_path)
+        blocks = iter_run(path, filesystem=fs, as_bytes=True)
+        whole = lambda: read_run(run_path, as_bytes=True)  # noqa: E731
+        return stream_diversity(
+            qrels, blocks, whole, chunk_rows=opts.chunk_rows, paths=paths, **options
+        )
+
     if measures:
-        return ir_measures_text(qrels, run, measures, opts, paths)
-    scores = score_diversity(
-        qrels,
-        run,
+        return ir_measures_text(qrels, score, measures, opts, paths)
+    scores = score(
         order="score_docno_desc" if opts.traditional else "rank",
         alpha=opts.alpha,
         beta=opts.beta,
         max_docs=opts.max_docs,
-        paths=paths,
     )
     return ndeval_text(scores, opts.complete, paths[1])
 
@@ -155,6 +162,7 @@ def main_from_args(args) -> int:
         measures=list(args.measures),
         per_query=args.per_query,
         places=args.places,
+        chunk_rows=args.chunk_rows or CHUNK_ROWS,
     )
     report = run_ndeval(args.qrels, args.run, opts).encode("latin-1")
     sys.stdout.flush()

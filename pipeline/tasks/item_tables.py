@@ -77,9 +77,12 @@ class FeatureTables:
     norms: np.ndarray
 
 
-def train_tables(data: object) -> TrainTables:
+def train_tables(data: object, *, pairs: bool = False) -> TrainTables:
     """:class:`TrainTables` of the training interactions (a path or a frame with ``user_id``
-    and ``item_id``)."""
+    and ``item_id``); ``pairs``: the co-occurrence counts built now, not on first use, so that
+    they travel with the tables. The Spark engine ships the tables to its tasks pickled (with
+    the job, which PySpark broadcasts once it is large): built here, on the driver, the table is
+    built once, not by every task."""
     source = as_source(data)
     frame = _read(source, ("user_id", "item_id"))
     if frame.height == 0:
@@ -100,7 +103,7 @@ def train_tables(data: object) -> TrainTables:
     by_user = np.argsort(user, kind="stable")  # each user's rows in file order
     user_items = item[by_user].astype(np.int32)
     del item, by_user
-    return TrainTables(
+    tables = TrainTables(
         items.with_columns(_elliot_long_tail(items)),
         users,
         _pointers(user, users.height),
@@ -108,6 +111,9 @@ def train_tables(data: object) -> TrainTables:
         rows,
         source.label,
     )
+    if pairs:
+        tables.pairs  # noqa: B018 - cached in the instance, pickled with it
+    return tables
 
 
 def _elliot_long_tail(items: pl.DataFrame) -> pl.Expr:

@@ -135,7 +135,10 @@ def population_inputs(
     tabled = ("novelty", "coverage", *BEYOND_USER_FAMILIES)  # coverage: over train's items
     tables = None
     if any(f in tabled and "train" in convention.needs(f) for f in families):
-        tables = train_tables(train)
+        similar = families & {"diversity", "serendipity"}  # the co-occurrence table, once
+        tables = train_tables(
+            train, pairs=bool(similar) and convention.item_similarity != "features"
+        )
     popularity = None
     if families & set(PER_USER_FAMILIES):
         if convention.popularity == "users":
