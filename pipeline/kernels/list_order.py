@@ -28,6 +28,10 @@ from mobeval.kernels.jit import njit
 TEXT_DESC, ID_ASC = 0, 1
 SHORT = 32  # lists of up to this many rows are sorted by insertion
 USERS_PER_BLOCK = 1024  # fewer users than this are ordered in one block (no thread)
+KEY_DIGITS = 17  # ids of fewer digits get integer text keys (:func:`text_keys`)
+POW10 = 10 ** np.arange(KEY_DIGITS + 1, dtype=np.int64)
+KEY_LIMIT = POW10[KEY_DIGITS]
+NEGATIVE_SHIFT = np.int64(4 * 10**18)
 
 
 def list_order(offsets, scores, ids, mode: int, ids_text: bool, limit: int = -1):
@@ -56,6 +60,30 @@ def list_order(offsets, scores, ids, mode: int, ids_text: bool, limit: int = -1)
     args = (offsets, *given, scores, ids, rows, np.int64(mode), text, limit, moved)
     run_blocks(_order_units, offsets.shape[0] - 1, *args, grain=USERS_PER_BLOCK)
     return (rows, ids, scores) if moved.any() else None
+
+
+@njit(cache=True)
+def text_keys(src, lo, n, keys):
+    """``keys[p]`` for ``p < n``: int64 keys of the ids ``src[lo + p]`` whose integer order is
+    the ids' decimal text order (:func:`_text_cmp`), so a sort compares them as integers; False
+    (``keys`` partly written) when an id's magnitude reaches ``10^KEY_DIGITS``.
+
+    A magnitude ``m`` of ``d`` digits, padded with zeros to ``KEY_DIGITS`` digits, orders as its
+    text up to a prefix: its key is ``m * 10^(KEY_DIGITS - d) * 32 + d`` (the shorter, a prefix,
+    below), below ``3.2e18``; a negative id (``"-"`` below every digit) gets its magnitude's key
+    minus ``4e18``, below every non-negative one and still in int64. One pass, each id read once,
+    instead of two digit counts and paddings at every comparison."""
+    for p in range(n):
+        x = src[lo + p]
+        if x <= -KEY_LIMIT or x >= KEY_LIMIT:
+            return False
+        m = -x if x < 0 else x
+        d = 1
+        while d < KEY_DIGITS and m >= POW10[d]:
+            d += 1
+        key = m * POW10[KEY_DIGITS - d] * 32 + d
+        keys[p] = key - NEGATIVE_SHIFT if x < 0 else key
+    return True
 
 
 @njit(cache=True)
@@ -120,13 +148,21 @@ def _order_units(
     """Users ``first`` to ``last - 1``, each block of ``given_scores`` and ``given_ids`` copied
     to ``scores`` and ``ids`` with its row numbers in ``rows`` (one pass, on this thread) and
     sorted there in place by :func:`_before`; ``moved[u]`` set when user ``u``'s rows changed
-    places. A block whose scores never increase has only its runs of tied scores sorted (by id),
-    each run that starts before position ``limit`` checked first."""
+    places. Ids compared as text are sorted by their :func:`text_keys` (a block with an id too
+    long for a key: by :func:`_text_cmp`), and put back by row. A block whose scores never
+    increase has only its runs of tied scores sorted (by id), each run that starts before
+    position ``limit`` checked first."""
     for u in range(first, last):
         lo, hi = offsets[u], offsets[u + 1]
+        keyed = text and text_keys(given_ids, lo, hi - lo, ids[lo:hi])
         for r in range(lo, hi):
-            scores[r], ids[r], rows[r] = given_scores[r], given_ids[r], r
-        moved[u] = order_block(lo, hi, scores, ids, rows, mode, text, limit)
+            scores[r], rows[r] = given_scores[r], r
+            if not keyed:
+                ids[r] = given_ids[r]
+        moved[u] = order_block(lo, hi, scores, ids, rows, mode, text and not keyed, limit)
+        if keyed:
+            for r in range(lo, hi):
+                ids[r] = given_ids[rows[r]]
 
 
 @njit(cache=True)

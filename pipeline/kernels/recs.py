@@ -46,7 +46,7 @@ import numpy as np
 from mobeval.kernels.blocks import readonly, run_blocks
 from mobeval.kernels.heapsort import sort_indices
 from mobeval.kernels.jit import njit
-from mobeval.kernels.list_order import ID_ASC, TEXT_DESC, order_block
+from mobeval.kernels.list_order import ID_ASC, TEXT_DESC, order_block, text_keys
 from mobeval.kernels.pairwise import pairwise_sum
 
 FULL = np.iinfo(np.int64).max  # cutoff meaning "the whole list"
@@ -363,10 +363,18 @@ def _user_stats(
         if check_duplicates:
             dup_pos[u] = _first_repeat(rec_items, r0, r0 + n_list, slots, stamps, u)
         n_copy = _ranked_prefix(rec_scores, r0, n_list, n_scan, order_mode, order_limit)
+        # ids compared as text: sorted by their text keys, then put back by row
+        keyed = ids_text and order_mode == TEXT_DESC and text_keys(rec_items, r0, n_copy, items)
         for p in range(n_copy):
-            items[p], scores[p], rows[p] = rec_items[r0 + p], rec_scores[r0 + p], p
+            scores[p], rows[p] = rec_scores[r0 + p], p
+            if not keyed:
+                items[p] = rec_items[r0 + p]
         if order_mode != AS_GIVEN:
-            order_block(zero, n_copy, scores, items, rows, order_mode, ids_text, order_limit)
+            text = ids_text and not keyed
+            order_block(zero, n_copy, scores, items, rows, order_mode, text, order_limit)
+        if keyed:
+            for p in range(n_copy):
+                items[p] = rec_items[r0 + rows[p]]
 
         thr = rel_threshold
         if user_mean_threshold:
