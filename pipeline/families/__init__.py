@@ -35,7 +35,6 @@ from mobeval.families.family import Family
 from mobeval.families.shared import PRESET_HELP
 from mobeval.lazy import lazy_exports
 from mobeval.option_types import FROM_PRESET, SAME, Flag, Option
-from mobeval.population_options import distance_unit
 
 #: Each family's definition: the module that holds it and its name there.
 _DEFINITIONS = {
@@ -169,6 +168,8 @@ def resolved_options(task: str, config: dict) -> dict:
         )
         resolved |= dataclasses.asdict(population)
     if task == "trajectory":  # the unit the distances are in, stated with the options
+        from mobeval.population_options import distance_unit
+
         resolved["distance_unit"] = distance_unit(
             resolved["locations"], resolved["distance"], resolved["unit"]
         )

@@ -84,7 +84,7 @@ def train_tables(data: object, *, pairs: bool = False) -> TrainTables:
     the job, which PySpark broadcasts once it is large): built here, on the driver, the table is
     built once, not by every task."""
     source = as_source(data)
-    frame = _read(source, ("user_id", "item_id"))
+    frame = read_columns(source, ("user_id", "item_id"))
     if frame.height == 0:
         raise InputError("the training interactions are empty", path=source.label)
     items = (
@@ -146,7 +146,7 @@ def feature_tables(data: object) -> FeatureTables:
             f"missing column; {columns_present(schema)}", path=source.label, column="item_id"
         )
     if "category" in schema:
-        frame = _read(source, ("item_id", "category"))
+        frame = read_columns(source, ("item_id", "category"))
         frame = frame.unique(maintain_order=True)
         categories = frame["category"].unique().sort()
         items = frame.select(pl.col("item_id").unique().sort()).with_row_index("row")
@@ -169,7 +169,7 @@ def feature_tables(data: object) -> FeatureTables:
             path=source.label,
             column=bad[0] if bad else None,
         )
-    frame = _read(source, ("item_id", *names))
+    frame = read_columns(source, ("item_id", *names))
     if listed:  # a fixed-size list (Arrow's, Polars' Array) as a list of its length
         frame = frame.with_columns(pl.col("features").cast(pl.List(pl.Float64)))
     twice = frame["item_id"].is_duplicated()
@@ -211,7 +211,7 @@ def _checked(source, items: pl.DataFrame, vectors: np.ndarray, column: str) -> F
     return FeatureTables(items.with_columns(pl.col("row").cast(pl.Int64)), vectors, norms)
 
 
-def _read(source, columns) -> pl.DataFrame:
+def read_columns(source, columns) -> pl.DataFrame:
     """``columns`` of a source, whole, checked present, ids exact and without nulls."""
     schema = source.schema()
     for column in columns:

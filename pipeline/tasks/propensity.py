@@ -115,11 +115,11 @@ def propensity_weights(
     :class:`~mobeval.tasks.item_tables.TrainTables` if already read), ``A`` and ``B`` those of
     ``preset`` (:data:`PROPENSITY_PRESETS`, default ``jain``) where ``a`` / ``b`` are None."""
     from mobeval.io.inputs import as_source
-    from mobeval.tasks.item_tables import _read, train_tables
+    from mobeval.tasks.item_tables import read_columns, train_tables
 
     if propensities is not None:
         source = as_source(propensities)
-        table = _read(source, ("item_id", "propensity"))
+        table = read_columns(source, ("item_id", "propensity"))
         return PropensityWeights(*given_propensities(table, source.label), source.label)
     if train is None:
         raise ConfigError(

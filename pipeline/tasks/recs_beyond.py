@@ -149,7 +149,7 @@ class _ExpectedNovelty:
 
     @classmethod
     def of(cls, lists: pl.DataFrame, ratings: pl.DataFrame, inputs) -> _ExpectedNovelty:
-        relevant, pairs = _relevant(lists, ratings, inputs.relevance_threshold)
+        relevant, pairs = relevant_rows(lists, ratings, inputs.relevance_threshold)
         users = lists["user_id"].unique(maintain_order=True)
         counted = users.is_in(pairs["user_id"].implode()).to_numpy()
         train = inputs.train_tables
@@ -171,10 +171,10 @@ def _relevance(lists: pl.DataFrame, ratings: pl.DataFrame, inputs) -> np.ndarray
     whether the user's rating of the item is relevant."""
     if inputs.convention.serendipity_relevance == "one":
         return np.ones(lists.height)
-    return _relevant(lists, ratings, inputs.relevance_threshold)[0]
+    return relevant_rows(lists, ratings, inputs.relevance_threshold)[0]
 
 
-def _relevant(lists: pl.DataFrame, ratings: pl.DataFrame, threshold):
+def relevant_rows(lists: pl.DataFrame, ratings: pl.DataFrame, threshold):
     """``(rel, pairs)``: per list row 1.0 where the user's rating of the item is relevant, else
     0.0, and the (user, item) pairs rated relevant, each once (Elliot's ``BinaryRelevance``:
     rating >= ``threshold``; ``user_mean``: the user's mean rating; None: every rated item)."""
