@@ -306,3 +306,45 @@ def test_the_ratios_hashes_never_reach_the_driver(spark, tmp_path, monkeypatch):
         assert result.summary.equals(local), partitions
     assert any(width == 1 for width, _ in received)  # the location tallies, whole
     assert [(width, rows) for width, rows in received if width == 2] == []
+
+
+def test_a_worker_never_pickles_the_ratios_hashes(spark, tmp_path, monkeypatch):  # noqa: F811
+    """The hash tallies leave a partition's folds as rows before the folds are pickled: no
+    Spark worker pickles a tally of trajectory hashes (key width 2), so none holds them twice
+    (as tallies and as a pickle); the location tallies (width 1) are still pickled whole, and
+    the summary is the local engine's."""
+    import mobeval.engines.spark.engine as engine
+
+    reference = str(SAMPLES / "humob" / "reference_test.csv.gz")
+    generated = _copying_population(tmp_path / "generated.csv")
+    options = {"pairing": "none", "chunk_rows": 150, "population_resamples": 2}
+    options |= {"metrics": ["location", "duplicate_ratio", "memorised", "memorised_near"]}
+    local = evaluate_trajectory(reference, generated, **options).summary
+    log = str(tmp_path / "pickled.txt")
+    shuffle_and_score = engine.shuffle_and_score
+
+    def spied(combined, score, *args, **kwargs):
+        def logged(batches):  # runs on a worker (pickled by value): notes each Tally pickled
+            from mobeval.metrics.tallies import Tally
+
+            state = Tally.__getstate__
+
+            def noted(self):
+                with open(log, "a") as out:
+                    out.write(f"{self.width}\n")
+                return state(self)
+
+            Tally.__getstate__ = noted
+            try:
+                yield from score(batches)
+            finally:
+                Tally.__getstate__ = state
+
+        return shuffle_and_score(combined, logged, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "shuffle_and_score", spied)
+    result = evaluate_trajectory(reference, generated, partitions=3, spark=spark, **options)
+    assert result.summary.equals(local)
+    widths = (tmp_path / "pickled.txt").read_text().split()
+    assert "1" in widths  # the location tallies, pickled in the folds
+    assert "2" not in widths

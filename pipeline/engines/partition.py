@@ -134,11 +134,14 @@ class PartitionJobs:
     threads: int
 
 
-def score_partition(group: PartitionJobs, folds, batches: Iterator[pa.RecordBatch]):
+def score_partition(group: PartitionJobs, folds, batches: Iterator[pa.RecordBatch], *, detach=None):
     """Score one partition for every result of ``group`` (see the module docstring); the function
     Spark's mapInArrow calls. A result that meets bad input stops there (its first error is kept)
     and the others go on. The partition's folds, one per result, go to ``folds`` (a Spark
-    accumulator of :class:`FoldList`)."""
+    accumulator of :class:`FoldList`). ``detach`` (``detach(states, output)``: the folds, the
+    output schema) takes out of the folds, before they are pickled, what leaves as output rows
+    instead (their batches, which it yields): so no worker holds those parts of a fold twice,
+    as tallies and as a pickle (:func:`mobeval.engines.spark.hashes.detach_hashes`)."""
     numba.set_num_threads(task_threads(group.threads))
     scorers = [job.scorer() for job in group.jobs]
     rows = [{"truth": 0, "predictions": 0} for _ in group.jobs]
@@ -170,6 +173,8 @@ def score_partition(group: PartitionJobs, folds, batches: Iterator[pa.RecordBatc
         {"accumulator": scorer.accumulator, "rows": counted, "error": error}
         for scorer, counted, error in zip(scorers, rows, errors, strict=True)
     ]
+    if detach is not None:
+        yield from detach(states, group.output)
     folds.add(fold_state(states))
 
 

@@ -33,8 +33,8 @@ from mobeval.engines.spark.files import Files, as_uri, out_lock
 from mobeval.engines.spark.hashes import (
     HASH_SCHEMA,
     HASHES,
+    detach_hashes,
     hash_rows,
-    score_detached,
     wants_hashes,
 )
 from mobeval.engines.spark.inputs import SparkInput, read_input, renamed_input
@@ -233,7 +233,8 @@ class SparkEngine:
         )
 
         def scoring(folds) -> DataFrame:
-            score = functools.partial(score_detached if hidden else score_partition, group, folds)
+            detach = detach_hashes if hidden else None
+            score = functools.partial(score_partition, group, folds, detach=detach)
             return shuffle_and_score(
                 combined, score, spark_schema, key=plan.key, n_partitions=n_partitions
             )

@@ -4,11 +4,12 @@ driver never holds them.
 A population's hash tallies (``trajectory``, ``near``: :mod:`mobeval.metrics.generation_counts`)
 hold a row per distinct trajectory, 32 bytes each: 32 MB a side and tally at 1 M trajectories.
 Pickled in the partitions' folds, they would reach the driver whole (its memory growing with
-the population). Instead (:func:`score_detached`), each partition's hash tallies leave its fold
-as rows of the scored table, in the section :data:`HASHES` (``slot``: the tally's place in the
-accumulator, ``h1``, ``h2``: the key, ``n``, ``drawn``: the counts), and stay in the fold as a
-:class:`~mobeval.metrics.tallies.ShuffledTally` naming its slot. On the driver the merged
-accumulator's shuffled tallies count where the rows lie (:func:`attach_counter`), over the slots
+the population). Instead (:func:`detach_hashes`, before the fold is pickled), each partition's
+hash tallies leave its fold as rows of the scored table, in the section :data:`HASHES`
+(``slot``: the tally's place in the accumulator, ``h1``, ``h2``: the key, ``n``, ``drawn``: the
+counts), and stay in the fold as a :class:`~mobeval.metrics.tallies.ShuffledTally` naming its
+slot. On the driver the merged accumulator's shuffled tallies count where the rows lie
+(:func:`attach_counter`), over the slots
 ``S`` that were merged (a side, a share's bands, a resample)::
 
     duplicates(S) = sum over hashes h with drawn_S(h) >= 2 of n_S(h)
@@ -25,14 +26,13 @@ own family's modules: :mod:`mobeval.engines.partition`).
 from __future__ import annotations
 
 import functools
-import pickle
 
 import numpy as np
 import polars as pl
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from mobeval.engines.partition import MODEL, score_partition, section_batch
+from mobeval.engines.partition import MODEL, section_batch
 
 #: The section of the scored table that carries the hash tallies' rows (never written).
 HASHES = "__hashes"
@@ -81,28 +81,15 @@ def _detached(accumulator, output, index: int):
         tallies[name] = ShuffledTally(tally.width, {slot})
 
 
-class _Held:
-    """Stands for Spark's accumulator in :func:`score_partition`: keeps the partition's folds."""
-
-    def __init__(self) -> None:
-        self.entries: list[tuple[int, bytes]] = []
-
-    def add(self, entries: list[tuple[int, bytes]]) -> None:
-        self.entries += entries
-
-
-def score_detached(group, folds, batches):
-    """:func:`mobeval.engines.partition.score_partition`, then the partition's hash tallies as
-    output rows (:data:`HASHES`), its folds sent to ``folds`` without them."""
-    held = _Held()
-    yield from score_partition(group, held, batches)
-    entries = []
-    for partition, blob in held.entries:
-        states = pickle.loads(blob)
-        for index, state in enumerate(states):
-            yield from _detached(state["accumulator"], group.output, index)
-        entries.append((partition, pickle.dumps(states, protocol=pickle.HIGHEST_PROTOCOL)))
-    folds.add(entries)
+def detach_hashes(states: list[dict], output):
+    """The hash tallies of a partition's folds (``states``, one per result: result ``index``'s
+    rows carry ``MODEL = index``) as output batches of the section :data:`HASHES`, each tally
+    replaced in its fold by a :class:`~mobeval.metrics.tallies.ShuffledTally` of its slot: the
+    ``detach`` of :func:`mobeval.engines.partition.score_partition`, run before the folds are
+    pickled, so that the worker reads each tally (its spilled runs a block at a time) once and
+    never holds it pickled beside it."""
+    for index, state in enumerate(states):
+        yield from _detached(state["accumulator"], output, index)
 
 
 def hash_rows(scored: DataFrame) -> DataFrame | None:
