@@ -58,10 +58,11 @@ def test_blocks_are_whole_users_in_order_with_their_ratings():
     lists = pl.DataFrame({"user_id": [3, 3, 1, 2, 2, 2, 5], "item_id": [1, 2, 3, 4, 5, 6, 7]})
     ratings = pl.DataFrame({"user_id": [1, 5, 9, 3], "item_id": [3, 7, 1, 2]})
     blocks = list(user_blocks(lists, ratings, 3))
-    users = [block["user_id"].unique(maintain_order=True).to_list() for block, _ in blocks]
+    users = [block["user_id"].unique(maintain_order=True).to_list() for _, block, _ in blocks]
     # rows before each user (ascending): 0, 1, 4, 6: the stretches of 3 rows they start in
     assert users == [[1, 2], [3], [5]]
-    assert [b.height for b, _ in blocks] == [4, 2, 1]
-    assert [r["user_id"].to_list() for _, r in blocks] == [[1], [3], [5]]
+    assert [first for first, _, _ in blocks] == [0, 2, 3]
+    assert [b.height for _, b, _ in blocks] == [4, 2, 1]
+    assert [r["user_id"].to_list() for _, _, r in blocks] == [[1], [3], [5]]
     empty = list(user_blocks(lists.clear(), ratings, 3))
-    assert len(empty) == 1 and empty[0][0].height == 0
+    assert len(empty) == 1 and empty[0][1].height == 0

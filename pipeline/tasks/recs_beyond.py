@@ -35,28 +35,31 @@ def user_values(lists: pl.DataFrame, ratings: pl.DataFrame, inputs) -> dict[str,
     if not metrics:
         return {}
     train, features = inputs.train_tables, inputs.features
-    tables = history = None
+    tables = profiles = None
     if any(m.family in ("diversity", "serendipity") for m in metrics):
         tables = _similarity_tables(inputs.convention.item_similarity, train, features)
     if any(m.family == "serendipity" for m in metrics):
         history = train.user_items  # the training rows' items, as rows of the tables
         if tables[0] is not train.items:
             history = _rows(train.items.select("item_id"), tables[0])[history]
+        users = pl.DataFrame({"item_id": lists["user_id"].unique().sort()})
+        profiles = history, _rows(users, train.users.rename({"user_id": "item_id"}))
     parts = [
-        _block_values(block, block_ratings, inputs, metrics, tables, history)
-        for block, block_ratings in user_blocks(lists, ratings, BLOCK_ROWS)
+        _block_values(block, block_ratings, inputs, metrics, tables, profiles, first)
+        for first, block, block_ratings in user_blocks(lists, ratings, BLOCK_ROWS)
     ]
     return {m.name: np.concatenate([part[m.name] for part in parts]) for m in metrics}
 
 
 def user_blocks(lists: pl.DataFrame, ratings: pl.DataFrame, rows: int):
     """``lists`` cut into blocks of whole users, ascending, each with its users' ``ratings``:
-    ``(lists, ratings)`` pairs, one at a time. A block holds the users whose first row (users in
+    ``(first, lists, ratings)``, one at a time (``first``: the position of the block's first
+    user among the users of ``lists``, ascending). A block holds the users whose first row (users in
     order) falls in one stretch of ``rows`` rows: ``rows`` rows and at most one list more. At
     least one block, empty for empty ``lists``."""
     sizes = lists.group_by("user_id").len().sort("user_id")
     if sizes.height == 0:
-        yield lists, ratings
+        yield 0, lists, ratings
         return
     length = sizes["len"].to_numpy()
     block = (np.cumsum(length) - length) // rows
@@ -65,12 +68,13 @@ def user_blocks(lists: pl.DataFrame, ratings: pl.DataFrame, rows: int):
     users = sizes["user_id"]
     for a, b in zip(first, last, strict=True):
         these = pl.col("user_id").is_between(users[int(a)], users[int(b)])
-        yield lists.filter(these), ratings.filter(these)
+        yield int(a), lists.filter(these), ratings.filter(these)
 
 
-def _block_values(lists, ratings, inputs, metrics, tables, history) -> dict[str, np.ndarray]:
-    """:func:`user_values` of a block of whole users (``tables``: the similarity's,
-    ``history``: the training rows' items as rows of them; None where no metric reads them)."""
+def _block_values(lists, ratings, inputs, metrics, tables, profiles, first) -> dict:
+    """:func:`user_values` of a block of whole users, the ``first`` of the chunk's on (``tables``:
+    the similarity's; ``profiles``: the training rows' items as rows of them and each of the
+    chunk's users' row of the training users, -1 for none; None where no metric reads them)."""
     lists = lists.sort(["user_id", "_position"]).with_columns(
         pl.col("item_id").rank("dense").cast(pl.Int64).alias("_order")
     )
@@ -86,17 +90,14 @@ def _block_values(lists, ratings, inputs, metrics, tables, history) -> dict[str,
             if m.family == "diversity":
                 out[m.name] = K.unit_diversity(offsets, cut, index, order, tables[1:])
                 continue
-            users = lists["user_id"].unique(maintain_order=True)
-            profile = _rows(
-                pl.DataFrame({"item_id": users}), train.users.rename({"user_id": "item_id"})
-            )
+            history, profile = profiles
             out[m.name] = K.unit_serendipity(
                 offsets,
                 cut,
                 index,
                 order,
                 _relevance(lists, ratings, inputs),
-                profile,
+                profile[first : first + len(counts)],
                 train.user_ptr,
                 history,
                 tables[1:],
