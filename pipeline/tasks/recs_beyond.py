@@ -5,7 +5,8 @@
 user out); :class:`mobeval.tasks.recs_population.PopulationCounts` folds them into its exact sums,
 so the system value (the mean over the users with a value) has the same bits for any chunking.
 :func:`novelty` is Microsoft Recommenders' novelty of the item counts. Memory: the chunk, the
-item tables (:mod:`mobeval.tasks.item_tables`) and one float per list row.
+item tables (:mod:`mobeval.tasks.item_tables`) and, besides, a block of :data:`BLOCK_ROWS` list
+rows at a time (its sorted copy and a few numbers a row), whatever the chunk's size.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ from mobeval.kernels import similarity as K
 from mobeval.tasks.item_tables import FeatureTables, TrainTables
 from mobeval.tasks.recs_inputs import ids_of_one_type
 
+#: The list rows a block of whole users holds (:func:`user_blocks`): the per-row arrays of
+#: :func:`user_values` (a sorted copy, item rows, orders, relevance) are a block's, not the chunk's.
+BLOCK_ROWS = 100_000
+
 
 def user_values(lists: pl.DataFrame, ratings: pl.DataFrame, inputs) -> dict[str, np.ndarray]:
     """Per user of ``lists`` (``user_id``, ``item_id``, ``_position``), ascending, each metric of
@@ -30,34 +35,68 @@ def user_values(lists: pl.DataFrame, ratings: pl.DataFrame, inputs) -> dict[str,
     metrics = [m for m in inputs.metrics if m.family in BEYOND_USER_FAMILIES]
     if not metrics:
         return {}
+    train, features = inputs.train_tables, inputs.features
+    tables = profiles = None
+    if any(m.family in ("diversity", "serendipity") for m in metrics):
+        tables = _similarity_tables(inputs.convention.item_similarity, train, features)
+    if any(m.family == "serendipity" for m in metrics):
+        history = train.user_items  # the training rows' items, as rows of the tables
+        if tables[0] is not train.items:
+            history = _rows(train.items.select("item_id"), tables[0])[history]
+        users = pl.DataFrame({"item_id": lists["user_id"].unique().sort()})
+        profiles = history, _rows(users, train.users.rename({"user_id": "item_id"}))
+    parts = [
+        _block_values(block, block_ratings, inputs, metrics, tables, profiles, first)
+        for first, block, block_ratings in user_blocks(lists, ratings, BLOCK_ROWS)
+    ]
+    return {m.name: np.concatenate([part[m.name] for part in parts]) for m in metrics}
+
+
+def user_blocks(lists: pl.DataFrame, ratings: pl.DataFrame, rows: int):
+    """``lists`` cut into blocks of whole users, ascending, each with its users' ``ratings``:
+    ``(first, lists, ratings)``, one at a time (``first``: the position of the block's first
+    user among the users of ``lists``, ascending). A block holds the users whose first row (users in
+    order) falls in one stretch of ``rows`` rows: ``rows`` rows and at most one list more. At
+    least one block, empty for empty ``lists``."""
+    sizes = lists.group_by("user_id").len().sort("user_id")
+    if sizes.height == 0:
+        yield 0, lists, ratings
+        return
+    length = sizes["len"].to_numpy()
+    block = (np.cumsum(length) - length) // rows
+    first = np.flatnonzero(np.diff(block, prepend=-1))
+    last = np.append(first[1:], sizes.height) - 1
+    users = sizes["user_id"]
+    for a, b in zip(first, last, strict=True):
+        these = pl.col("user_id").is_between(users[int(a)], users[int(b)])
+        yield int(a), lists.filter(these), ratings.filter(these)
+
+
+def _block_values(lists, ratings, inputs, metrics, tables, profiles, first) -> dict:
+    """:func:`user_values` of a block of whole users, the ``first`` of the chunk's on (``tables``:
+    the similarity's; ``profiles``: the training rows' items as rows of them and each of the
+    chunk's users' row of the training users, -1 for none; None where no metric reads them)."""
     lists = lists.sort(["user_id", "_position"])
     counts = lists.group_by("user_id", maintain_order=True).len()["len"].to_numpy()
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    train, features = inputs.train_tables, inputs.features
+    train = inputs.train_tables
     out, expected = {}, None
     for m in metrics:
         cut = -1 if m.k is None else m.k
         if m.family in ("diversity", "serendipity"):
-            tables = _similarity_tables(inputs.convention.item_similarity, train, features)
             index = _rows(lists, tables[0])
             order = lists["item_id"].rank("dense").cast(pl.Int64).to_numpy()
             if m.family == "diversity":
                 out[m.name] = K.unit_diversity(offsets, cut, index, order, tables[1:])
                 continue
-            users = lists["user_id"].unique(maintain_order=True)
-            profile = _rows(
-                pl.DataFrame({"item_id": users}), train.users.rename({"user_id": "item_id"})
-            )
-            history = train.user_items  # the training rows' items, as rows of the tables
-            if tables[0] is not train.items:
-                history = _rows(train.items.select("item_id"), tables[0])[history]
+            history, profile = profiles
             out[m.name] = K.unit_serendipity(
                 offsets,
                 cut,
                 index,
                 order,
                 _relevance(lists, ratings, inputs),
-                profile,
+                profile[first : first + len(counts)],
                 train.user_ptr,
                 history,
                 tables[1:],
