@@ -104,6 +104,19 @@ def _shuffled(path: str, seed: int, out) -> str:
     return str(out)
 
 
+def _orders(reference, generated, tmp_path):
+    """The inputs in file order on 2 partitions, then shuffled (seeds 7 and 8) on 3 and 7:
+    ``(files, partitions)`` each."""
+    orders = [((reference, generated), 2)]
+    for seed, partitions in ((7, 3), (8, 7)):
+        files = [
+            _shuffled(path, seed, tmp_path / f"{seed}-{side}.parquet")
+            for side, path in enumerate((reference, generated))
+        ]
+        orders.append((files, partitions))
+    return orders
+
+
 def _tables(result) -> dict[str, pl.DataFrame]:
     return {"summary": result.summary, **result.tables}
 
@@ -116,14 +129,7 @@ def test_every_location_space_on_spark_is_the_local_bits(spark, spaces, space, t
     options = {"pairing": "none", "chunk_rows": 50} | options
     local = _tables(evaluate_trajectory(reference, generated, **options))
     assert set(local) == set(SECTIONS)
-    orders = [((reference, generated), 2)]
-    for seed, partitions in ((7, 3), (8, 7)):
-        files = [
-            _shuffled(path, seed, tmp_path / f"{seed}-{side}.parquet")
-            for side, path in enumerate((reference, generated))
-        ]
-        orders.append((files, partitions))
-    for files, partitions in orders:
+    for files, partitions in _orders(reference, generated, tmp_path):
         result = evaluate_trajectory(*files, partitions=partitions, spark=spark, **options)
         for section, table in _tables(result).items():
             assert table.equals(local[section]), (section, partitions)
@@ -294,14 +300,7 @@ def test_the_ratios_hashes_never_reach_the_driver(spark, tmp_path, monkeypatch):
         unpickled(self, state)
 
     monkeypatch.setattr(Tally, "__setstate__", seen)
-    orders = [((reference, generated), 2)]
-    for seed, partitions in ((7, 3), (8, 7)):
-        files = [
-            _shuffled(path, seed, tmp_path / f"{seed}-{side}.parquet")
-            for side, path in enumerate((reference, generated))
-        ]
-        orders.append((files, partitions))
-    for files, partitions in orders:
+    for files, partitions in _orders(reference, generated, tmp_path):
         result = evaluate_trajectory(*files, partitions=partitions, spark=spark, **options)
         assert result.summary.equals(local), partitions
     assert any(width == 1 for width, _ in received)  # the location tallies, whole

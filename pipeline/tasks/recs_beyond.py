@@ -213,10 +213,10 @@ def _relevance(lists: pl.DataFrame, ratings: pl.DataFrame, inputs) -> np.ndarray
     return relevant_rows(lists, ratings, inputs.relevance_threshold)[0]
 
 
-def relevant_rows(lists: pl.DataFrame, ratings: pl.DataFrame, threshold):
-    """``(rel, pairs)``: per list row 1.0 where the user's rating of the item is relevant, else
-    0.0, and the (user, item) pairs rated relevant, each once (Elliot's ``BinaryRelevance``:
-    rating >= ``threshold``; ``user_mean``: the user's mean rating; None: every rated item)."""
+def relevant_pairs(ratings: pl.DataFrame, threshold) -> pl.DataFrame:
+    """The (user, item) pairs rated relevant, each once, with ``_relevant`` 1.0 (Elliot's
+    ``BinaryRelevance``: rating >= ``threshold``; ``user_mean``: the user's mean rating; None:
+    every rated item)."""
     rating = pl.col("rating")
     if threshold is None:
         keep = pl.lit(True)
@@ -224,11 +224,17 @@ def relevant_rows(lists: pl.DataFrame, ratings: pl.DataFrame, threshold):
         keep = rating >= rating.mean().over("user_id")
     else:
         keep = rating >= float(threshold)
-    pairs = (
+    return (
         ratings.filter(keep)
         .select("user_id", "item_id", pl.lit(1.0).alias("_relevant"))
         .unique(["user_id", "item_id"])
     )
+
+
+def relevant_rows(lists: pl.DataFrame, ratings: pl.DataFrame, threshold):
+    """``(rel, pairs)``: per list row 1.0 where the user's rating of the item is relevant
+    (:func:`relevant_pairs`), else 0.0, and the relevant pairs."""
+    pairs = relevant_pairs(ratings, threshold)
     flagged = lists.join(pairs, on=["user_id", "item_id"], how="left", maintain_order="left")
     return flagged["_relevant"].fill_null(0.0).to_numpy(), pairs
 

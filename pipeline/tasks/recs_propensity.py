@@ -27,7 +27,7 @@ import polars as pl
 from mobeval.kernels.exact_sum import ExactColumnSums
 from mobeval.metrics.recs_population import PopulationMetric
 from mobeval.tasks.propensity import PropensityWeights, relevant_weights, user_sums
-from mobeval.tasks.recs_beyond import relevant_rows
+from mobeval.tasks.recs_beyond import relevant_pairs
 from mobeval.tasks.recs_inputs import ids_of_one_type
 
 #: Per cutoff, the four sums of :func:`~mobeval.kernels.diversity.propensity_scored`.
@@ -62,7 +62,7 @@ class PropensitySums:
         users = pl.concat([lists["user_id"], ratings["user_id"]]).unique(maintain_order=True)
         if users.len() == 0:
             return
-        pairs = relevant_rows(lists.head(0), ratings, threshold)[1].select("user_id", "item_id")
+        pairs = relevant_pairs(ratings, threshold).select("user_id", "item_id")
         pairs, table = ids_of_one_type(pairs, weights.weights)
         best = relevant_weights(pairs, table, weights.unseen, weights.path)
         lists, best = ids_of_one_type(lists.select("user_id", "item_id"), best)
