@@ -1,0 +1,74 @@
+"""The command line's process tuned for one batch run: its allocators keep the memory they free.
+
+A run reads its inputs in chunks of the same size, one after another: each chunk's arrays are
+freed and the next chunk's, of the same sizes, allocated again. At their defaults the three
+allocators of a run's libraries hand freed memory back to the system at once or soon after, and
+the next chunk faults it in again, page by page, each page zeroed by the kernel: on 100 M
+recommendation rows 1.0-1.5 s of system CPU, a fifth of the run (``perf``: ``clear_page_erms``
+under glibc's and mimalloc's frees and jemalloc's purges; BENCHMARKS.md, issue 37). Kept, the
+next chunk reuses the same pages:
+
+* glibc's ``malloc`` (NumPy's arrays, Numba's, Python's): arrays above the mmap threshold are
+  mapped and unmapped each time, and a heap's free top past the trim threshold is returned.
+  Both thresholds are raised to :data:`KEEP_BYTES` (``mallopt``, glibc on Linux only).
+* pyarrow's mimalloc: freed pages are purged after 10 ms (``MIMALLOC_PURGE_DELAY=-1``: never).
+* Polars' jemalloc: dirty pages decay back to the system over 0.5 s (Polars' setting, which
+  options in ``_RJEM_MALLOC_CONF`` follow and override: ``dirty_decay_ms`` and ``muzzy_decay_ms``
+  -1, never).
+
+The peak resident memory is unchanged (what is kept is what the next chunk takes again), so a
+smaller ``--chunk-rows`` still takes less. Only the command line tunes its process
+(:func:`tune_process`, from :mod:`mobeval.__main__`, before any of those libraries loads): a
+library leaves the allocators of the program that imports it (a notebook's) as they are. Neither
+does a process under a memory limit (:mod:`mobeval.limits`, whose chunk sizes were measured with
+the allocators' defaults), nor one whose user set an allocator's options (``MALLOC_*`` or
+``GLIBC_TUNABLES`` for glibc, the variable itself for the others): theirs are kept.
+"""
+
+from __future__ import annotations
+
+import os
+
+from mobeval.limits import memory_limits
+
+#: glibc ``mallopt`` parameters (``malloc.h``).
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+#: The mmap and trim thresholds of a tuned process: a freed array of up to 1 GiB stays in the heap.
+KEEP_BYTES = 1 << 30
+#: Options of the libraries' own allocators, read from the environment when they load.
+ALLOCATOR_ENVIRONMENT = {
+    "MIMALLOC_PURGE_DELAY": "-1",
+    "_RJEM_MALLOC_CONF": "dirty_decay_ms:-1,muzzy_decay_ms:-1",
+}
+
+
+def tune_process(environ=os.environ) -> None:
+    """Tune this process's allocators for a batch run (see the module docstring); nothing under a
+    memory limit. Call it before NumPy, pyarrow and Polars are imported."""
+    if memory_limits():
+        return
+    for name, value in ALLOCATOR_ENVIRONMENT.items():
+        environ.setdefault(name, value)
+    if not _glibc_options_given(environ):
+        mallopt = _glibc_mallopt()
+        if mallopt is not None:
+            mallopt(M_MMAP_THRESHOLD, KEEP_BYTES)
+            mallopt(M_TRIM_THRESHOLD, KEEP_BYTES)
+
+
+def _glibc_options_given(environ) -> bool:
+    """Whether the user set glibc malloc's options: ``MALLOC_*`` or ``GLIBC_TUNABLES``'s."""
+    given = any(name.startswith("MALLOC_") for name in environ)
+    return given or "glibc.malloc." in environ.get("GLIBC_TUNABLES", "")
+
+
+def _glibc_mallopt():
+    """glibc's ``mallopt`` (None on another C library or system)."""
+    try:
+        if not (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc"):
+            return None
+    except (ValueError, OSError):  # no such name: not glibc
+        return None
+    import ctypes
+
+    return getattr(ctypes.CDLL(None), "mallopt", None)

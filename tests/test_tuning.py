@@ -1,0 +1,109 @@
+"""The command line's process keeps the memory its allocators free (:mod:`mobeval.tuning`): set
+before NumPy, pyarrow and Polars load, and not where the user or a memory limit decides.
+
+Each case runs the command line's entry (:func:`mobeval.__main__.run`) in a fresh process and
+reports the allocators' environment as it was when the first of NumPy, pyarrow and Polars was
+imported (Polars prepends its own jemalloc options, which a later one overrides), and whether
+glibc's ``malloc`` still maps a 64 MiB block of its own (``mallinfo2``'s ``hblks``: at glibc's
+default mmap threshold, at most 32 MiB, it does)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+SAMPLES = REPO_ROOT / "data_samples"
+RECS = ["recs", "--ratings", f"{SAMPLES}/recs/ratings.parquet"]
+RECS += ["--recs", f"{SAMPLES}/recs/mf.parquet", "--quiet", "--format", "csv"]
+NAMES = ("MIMALLOC_PURGE_DELAY", "_RJEM_MALLOC_CONF")
+PROBE = """
+import ctypes, json, os, resource, sys
+names = ("MIMALLOC_PURGE_DELAY", "_RJEM_MALLOC_CONF")
+limit = int(sys.argv[1])
+if limit:
+    resource.setrlimit(resource.RLIMIT_AS, (limit, resource.RLIM_INFINITY))
+import mobeval.tuning
+if not limit:  # whatever limits the machine running the tests has
+    mobeval.tuning.memory_limits = lambda: []
+seen = {}
+
+class Loads:  # the allocators' environment when the first of the libraries is imported
+    def find_spec(self, name, path=None, target=None):
+        if name in ("numpy", "pyarrow", "polars") and not seen:
+            seen[name] = {k: os.environ.get(k) for k in names}
+
+sys.meta_path.insert(0, Loads())
+from mobeval.__main__ import run
+sys.argv = ["mobeval", *sys.argv[2:]]
+code = run()
+fields = ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks")
+class Info(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (*fields, "fordblks", "keepcost")]
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = Info
+libc.malloc.restype = ctypes.c_void_p
+before = libc.mallinfo2().hblks
+block = libc.malloc(64 << 20)
+mapped = libc.mallinfo2().hblks - before
+libc.free(ctypes.c_void_p(block))
+env = {k: os.environ.get(k) for k in names}
+print("PROBE " + json.dumps({"code": code, "seen": seen, "env": env, "mapped": mapped}))
+"""
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux")
+    or "glibc" not in (os.confstr("CS_GNU_LIBC_VERSION") or ""),
+    reason="glibc's mallopt and mallinfo2",
+)
+
+
+def probe(argv, limit: int = 0, **environment) -> dict:
+    """What :data:`PROBE` reports of ``mobeval argv`` run with ``environment`` (no allocator
+    options but these) under an address-space limit of ``limit`` bytes (0: none)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MALLOC_", "MIMALLOC_", "_RJEM_", "GLIBC_TUNABLES"))
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(limit), *argv],
+        capture_output=True,
+        text=True,
+        env=env | environment,
+        timeout=120,
+    )
+    line = [x for x in done.stdout.splitlines() if x.startswith("PROBE ")]
+    assert line, done.stderr[-2000:]
+    return json.loads(line[-1][len("PROBE ") :])
+
+
+def test_the_command_line_keeps_freed_memory_set_before_its_libraries_load():
+    """Before: every chunk's arrays faulted in again (1.0-1.5 s of system CPU on 100 M rows)."""
+    report = probe(RECS)
+    assert report["code"] == 0
+    tuned = {
+        "MIMALLOC_PURGE_DELAY": "-1",
+        "_RJEM_MALLOC_CONF": "dirty_decay_ms:-1,muzzy_decay_ms:-1",
+    }
+    assert list(report["seen"].values()) == [tuned]
+    assert report["env"]["_RJEM_MALLOC_CONF"].endswith(",dirty_decay_ms:-1,muzzy_decay_ms:-1")
+    assert report["mapped"] == 0  # glibc keeps a 64 MiB block in its heap
+
+
+def test_the_users_options_and_a_memory_limit_are_kept():
+    """An option the user set is theirs (glibc's: all of them); under a memory limit nothing
+    changes (the limit's chunks were measured with the allocators' defaults)."""
+    given = probe([], MIMALLOC_PURGE_DELAY="5", MALLOC_ARENA_MAX="4")
+    assert given["env"] == {
+        "MIMALLOC_PURGE_DELAY": "5",
+        "_RJEM_MALLOC_CONF": "dirty_decay_ms:-1,muzzy_decay_ms:-1",
+    }
+    assert given["mapped"] == 1
+    limited = probe([], limit=64 << 30)
+    assert limited["env"] == dict.fromkeys(NAMES) and limited["mapped"] == 1
