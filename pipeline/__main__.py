@@ -1,8 +1,8 @@
 """``python -m mobeval`` and the ``mobeval`` command: the command line (:func:`mobeval.cli.main`),
 Ctrl-C while its modules load included: one line, ``mobeval: interrupted``, exit 130 (the exit
 code of :data:`mobeval.cli.EXIT_INTERRUPTED`, not imported: the interrupt may come before it is
-loaded), never a traceback. The process's allocators are tuned for a batch run before its
-libraries load (:func:`mobeval.tuning.tune_process`)."""
+loaded), never a traceback. The process is tuned for a batch run before its libraries load
+(:func:`mobeval.tuning.tune_process`) and frozen after it (:func:`mobeval.tuning.before_exit`)."""
 
 import sys
 
@@ -10,14 +10,16 @@ import sys
 def run() -> int:
     """The command line's exit code."""
     try:
-        from mobeval.tuning import tune_process
+        from mobeval.tuning import before_exit, tune_process
 
         tune_process()
         from mobeval.cli import main
     except KeyboardInterrupt:
         sys.stderr.write("mobeval: interrupted\n")
         return 130
-    return main()
+    code = main()
+    before_exit()
+    return code
 
 
 if __name__ == "__main__":
