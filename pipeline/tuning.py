@@ -25,8 +25,13 @@ does a process under a memory limit (:mod:`mobeval.limits`, whose chunk sizes we
 the allocators' defaults), nor one whose user set an allocator's options (``MALLOC_*`` or
 ``GLIBC_TUNABLES`` for glibc, the variable itself for the others): theirs are kept.
 
-Two costs of every run, whatever its size, go the same way (0.1 s and 0.2 s of CPU of a 0.9 s
-run on the samples):
+Three costs of every run, whatever its size, go the same way (0.03 s, 0.1 s and 0.2 s of CPU of a
+0.9 s run on the samples):
+
+* A run makes few reference cycles, but its libraries' imports allocate about 150,000 objects
+  that Python's cyclic garbage collector walks at each threshold: 0.08-0.1 s of CPU at the
+  default thresholds (700, 10, 10), one pass of 0.03-0.045 s at (100,000, 50, 100) (Numba's
+  imports crossed it). At :data:`GC_THRESHOLDS`, set before the imports, a scoring run makes none.
 
 * NumPy's OpenBLAS starts its threads when NumPy loads, and each spins (``sched_yield``) for
   2**28 cycles before it sleeps, though a scoring run calls no BLAS routine:
@@ -53,13 +58,18 @@ ALLOCATOR_ENVIRONMENT = {
     "MIMALLOC_PURGE_DELAY": "-1",
     "_RJEM_MALLOC_CONF": "dirty_decay_ms:-1,muzzy_decay_ms:-1",
 }
+#: The cyclic garbage collector's thresholds in the command line's process (a run of any size on
+#: the samples, on 10 M next-location rows or 100 M recommendation rows: 140,000-151,000 objects).
+GC_THRESHOLDS = (250_000, 50, 100)
 #: OpenBLAS's threads sleep once idle for 2**4 cycles (read when NumPy loads it).
 THREAD_ENVIRONMENT = {"OPENBLAS_THREAD_TIMEOUT": "4"}
 
 
 def tune_process(environ=os.environ) -> None:
-    """Tune this process for a batch run (see the module docstring): its threads, and its
-    allocators but under a memory limit. Call it before NumPy, pyarrow and Polars are imported."""
+    """Tune this process for a batch run (see the module docstring): its garbage collector, its
+    threads, and its allocators but under a memory limit. Call it before NumPy, pyarrow and
+    Polars are imported."""
+    gc.set_threshold(*GC_THRESHOLDS)
     for name, value in THREAD_ENVIRONMENT.items():
         environ.setdefault(name, value)
     if memory_limits():

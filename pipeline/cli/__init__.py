@@ -14,7 +14,6 @@ size limit) is exit 2.
 from __future__ import annotations
 
 import dataclasses
-import gc
 import os
 import sys
 from pathlib import Path
@@ -42,9 +41,6 @@ from mobeval.engines.cluster import SparkSettings
 from mobeval.errors import ConfigError, MobevalError, OptionError
 from mobeval.io import partitions
 from mobeval.messages import cli_spelling, one_line, os_error_text, polars_panic
-
-#: The cyclic garbage collector's thresholds in a command's process (see :func:`main`).
-GC_THRESHOLDS = (100_000, 50, 100)
 
 
 def _log(text: str) -> None:
@@ -129,10 +125,6 @@ def _command(argv: list[str]) -> int:
     from mobeval.io.remote import url_timeout  # after --help, which needs neither
     from mobeval.limits import exhausted, memory_limits, out_of_memory
 
-    # A run makes few reference cycles, but its libraries' imports allocate hundreds of thousands
-    # of objects, which Python's collector would walk again at each threshold: 0.08-0.1 s of CPU
-    # a run at the default (700, 10, 10), one pass at these (measured on recs and nextloc).
-    gc.set_threshold(*GC_THRESHOLDS)
     logs.configure(getattr(args, "log_format", None))  # the errors' format from here on
     from mobeval.io.stdout import STDOUT, checked_stdout
 
