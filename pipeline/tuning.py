@@ -1,11 +1,12 @@
 """The command line's process tuned for one batch run: its allocators keep the memory they free,
-OpenBLAS's idle threads sleep at once, and its objects are not walked again at exit.
+OpenBLAS's idle threads sleep at once, and its garbage collector walks its libraries' objects
+neither during the run nor at exit.
 
 A run reads its inputs in chunks of the same size, one after another: each chunk's arrays are
 freed and the next chunk's, of the same sizes, allocated again. At their defaults the three
 allocators of a run's libraries hand freed memory back to the system at once or soon after, and
 the next chunk faults it in again, page by page, each page zeroed by the kernel: on 100 M
-recommendation rows 1.0-1.5 s of system CPU, a fifth of the run (``perf``: ``clear_page_erms``
+recommendation rows 0.5-1.2 s of system CPU, a fifth of the run (``perf``: ``clear_page_erms``
 under glibc's and mimalloc's frees and jemalloc's purges; BENCHMARKS.md, issue 37). Kept, the
 next chunk reuses the same pages:
 
@@ -17,8 +18,9 @@ next chunk reuses the same pages:
   options in ``_RJEM_MALLOC_CONF`` follow and override: ``dirty_decay_ms`` and ``muzzy_decay_ms``
   -1, never).
 
-The peak resident memory is unchanged (what is kept is what the next chunk takes again), so a
-smaller ``--chunk-rows`` still takes less. Only the command line tunes its process
+The peak resident memory grows little (what is kept is what the next chunk takes again; each
+allocator keeps its own peak beside the others': 679 -> 695 MiB on 100 M recommendation rows),
+and a smaller ``--chunk-rows`` still takes less. Only the command line tunes its process
 (:func:`tune_process`, from :mod:`mobeval.__main__`, before any of those libraries loads): a
 library leaves the allocators of the program that imports it (a notebook's) as they are. Neither
 does a process under a memory limit (:mod:`mobeval.limits`, whose chunk sizes were measured with
@@ -32,7 +34,6 @@ Three costs of every run, whatever its size, go the same way (0.03 s, 0.1 s and 
   that Python's cyclic garbage collector walks at each threshold: 0.08-0.1 s of CPU at the
   default thresholds (700, 10, 10), one pass of 0.03-0.045 s at (100,000, 50, 100) (Numba's
   imports crossed it). At :data:`GC_THRESHOLDS`, set before the imports, a scoring run makes none.
-
 * NumPy's OpenBLAS starts its threads when NumPy loads, and each spins (``sched_yield``) for
   2**28 cycles before it sleeps, though a scoring run calls no BLAS routine:
   ``OPENBLAS_THREAD_TIMEOUT=4`` has them sleep after 2**4 (the fewest OpenBLAS allows; a BLAS
