@@ -115,6 +115,31 @@ class StatsRules(NamedTuple):
         return StatsRules(**{name: kinds[name](value) for name, value in self._asdict().items()})
 
 
+@njit(cache=True, inline="always")
+def _bucket(x):
+    """One of 64 buckets of the int64 ``x`` (the top 6 bits of Knuth's multiplicative hash)."""
+    return (np.uint64(x) * _GOLDEN) >> np.uint64(58)
+
+
+@njit(cache=True, inline="always")
+def _truth_mask(items, lo, hi):
+    """A 64-bit filter of ``items[lo:hi]``: bit :func:`_bucket` of each set (a Bloom filter with
+    one hash, B. H. Bloom, CACM 13(7), 1970): an item whose bit is clear is not among them."""
+    mask = np.uint64(0)
+    for j in range(lo, hi):
+        mask |= np.uint64(1) << _bucket(items[j])
+    return mask
+
+
+@njit(cache=True, inline="always")
+def _find_masked(items, lo, hi, mask, x):
+    """:func:`_find` of ``x`` behind the filter ``mask`` of ``items[lo:hi]`` (:func:`_truth_mask`):
+    most items of a list are not in its user's truth, and are told so by one bit."""
+    if (mask >> _bucket(x)) & np.uint64(1) == np.uint64(0):
+        return -1
+    return _find(items, lo, hi, x)
+
+
 @njit(cache=True)
 def _find(items, lo, hi, x):
     """Index of ``x`` in the sorted ``items[lo:hi]``, or -1."""
@@ -233,15 +258,29 @@ def _ascending(values):
 
 
 @njit(cache=True)
-def _sort_ascending(values, n):
-    """``values[:n]`` sorted ascending in place (by insertion up to ``SHORT_SORT`` values, else
-    :func:`_ascending`), returned as a view: equal values are equal bits, so the ideal DCG of
-    the sorted gains is that of any sort."""
+def _sort_ascending(values, n, out):
+    """``values[:n]`` sorted ascending, returned as a view: up to ``SHORT_SORT`` values without
+    NaN, each written to ``out`` at its place, counted without a branch (the values below it,
+    and the equal ones before it); else in place (by insertion up to ``SHORT_SORT`` values, else
+    :func:`_ascending`). Equal values are equal bits, so the ideal DCG of the sorted gains is
+    that of any sort."""
     if n > SHORT_SORT:
         ascending = _ascending(values[:n])
         for i in range(n):
             values[i] = ascending[i]
         return values[:n]
+    numbers = True
+    for i in range(n):
+        numbers &= values[i] == values[i]
+    if numbers:
+        for i in range(n):
+            x = values[i]
+            k = 0
+            for j in range(n):
+                y = values[j]
+                k += (y < x) | ((y == x) & (j < i))
+            out[k] = x
+        return out[:n]
     for i in range(1, n):
         x = values[i]
         k = i
@@ -341,6 +380,7 @@ def _user_stats(
     # each user's gains, sorted here (no allocation a user): its truth's, its rated list items'
     truth_gains = np.empty(0 if idcg_rated else most_rated)
     rated_gains = np.empty(longest if idcg_rated else 0)
+    sorted_gains = np.empty(min(max(truth_gains.shape[0], rated_gains.shape[0]), SHORT_SORT))
     slots = np.empty(1 << _log2(2 * longest), dtype=np.int64)  # the duplicate check's hash set
     # each list copied here (in rank order: the kernel orders it here under a score order)
     items = np.empty(longest, dtype=np.int64)
@@ -387,7 +427,7 @@ def _user_stats(
                 truth_gains[j - t0] = _gain(
                     tru_ratings[j], relevant, gain_mode, gain_threshold, clamp_negative
                 )
-        ideal = _sort_ascending(truth_gains, 0 if idcg_rated else n_truth)
+        ideal = _sort_ascending(truth_gains, 0 if idcg_rated else n_truth, sorted_gains)
 
         # running counters over list positions
         tp = 0  # hits counted for the confusion metrics
@@ -404,8 +444,9 @@ def _user_stats(
         rp_tp = -1
         ci = 0
         cj = 0
+        mask = _truth_mask(tru_items, t0, t1)
         for p in range(n_scan):
-            idx = _find(tru_items, t0, t1, items[p])
+            idx = _find_masked(tru_items, t0, t1, mask, items[p])
             if idx >= 0:
                 rating = tru_ratings[idx]
                 relevant = rating >= thr
@@ -455,7 +496,7 @@ def _user_stats(
             at_dcg_rated[c] = dcg_rated
         if rp_tp < 0:
             rp_tp = tp
-        rated_asc = _sort_ascending(rated_gains, n_rated if idcg_rated else 0)
+        rated_asc = _sort_ascending(rated_gains, n_rated if idcg_rated else 0, sorted_gains)
 
         for c in range(n_cut):
             k = cutoffs[c]
