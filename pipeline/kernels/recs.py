@@ -46,7 +46,14 @@ import numpy as np
 from mobeval.kernels.blocks import readonly, run_blocks
 from mobeval.kernels.heapsort import sort_indices
 from mobeval.kernels.jit import njit
-from mobeval.kernels.list_order import ID_ASC, TEXT_DESC, order_block, text_keys
+from mobeval.kernels.list_order import (
+    ID_ASC,
+    PLACED,
+    TEXT_DESC,
+    order_block,
+    placed_copy,
+    text_keys,
+)
 from mobeval.kernels.pairwise import pairwise_sum
 
 FULL = np.iinfo(np.int64).max  # cutoff meaning "the whole list"
@@ -240,6 +247,25 @@ def _ranked_prefix(scores, r0, n_list, n_scan, order_mode, order_limit):
 
 
 @njit(cache=True)
+def _placed(scores, r0, n_copy, n_list, order_mode, order_limit, keyed, ids_text):
+    """Whether a list's first ``n_copy`` rows (:func:`_ranked_prefix`) can be put in rank order
+    by :func:`~mobeval.kernels.list_order.placed_copy`: a score order, ids compared as integers
+    (or by their text keys: ``keyed``), at most ``PLACED`` rows, and every run of tied scores
+    among them starting before ``order_limit`` (the whole list, or a prefix that ends inside
+    or at the end of the run at position ``order_limit - 1``: then the whole prefix is in
+    order)."""
+    if order_mode == AS_GIVEN or n_copy > PLACED or n_copy == 0:
+        return False
+    if ids_text and order_mode == TEXT_DESC and not keyed:
+        return False
+    if n_copy <= order_limit:
+        return True
+    if order_limit < 1 or n_copy == n_list:
+        return False
+    return scores[r0 + order_limit - 1] == scores[r0 + n_copy - 1]
+
+
+@njit(cache=True)
 def _log2(n):
     """log2 of the power of two ``n``."""
     k = 0
@@ -386,6 +412,7 @@ def _user_stats(
     items = np.empty(longest, dtype=np.int64)
     scores = np.empty(longest)
     rows = np.empty(longest, dtype=np.int64)
+    keys = np.empty(longest, dtype=np.int64)  # the ids' text keys, or the ids
     order_mode = rules.order_mode
     ids_text = rules.ids_text
     order_limit = rules.order_limit if rules.order_limit >= 0 else FULL
@@ -404,17 +431,23 @@ def _user_stats(
             dup_pos[u] = _first_repeat(rec_items, r0, r0 + n_list, slots, stamps, u)
         n_copy = _ranked_prefix(rec_scores, r0, n_list, n_scan, order_mode, order_limit)
         # ids compared as text: sorted by their text keys, then put back by row
-        keyed = ids_text and order_mode == TEXT_DESC and text_keys(rec_items, r0, n_copy, items)
+        keyed = ids_text and order_mode == TEXT_DESC and text_keys(rec_items, r0, n_copy, keys)
+        if _placed(rec_scores, r0, n_copy, n_list, order_mode, order_limit, keyed, ids_text):
+            if not keyed:
+                for p in range(n_copy):
+                    keys[p] = rec_items[r0 + p]
+            if placed_copy(rec_scores, rec_items, r0, n_copy, keys, order_mode, scores, items):
+                n_copy = -n_copy  # ordered
         for p in range(n_copy):
             scores[p], rows[p] = rec_scores[r0 + p], p
-            if not keyed:
-                items[p] = rec_items[r0 + p]
-        if order_mode != AS_GIVEN:
+            items[p] = keys[p] if keyed else rec_items[r0 + p]
+        if order_mode != AS_GIVEN and n_copy > 0:
             text = ids_text and not keyed
             order_block(zero, n_copy, scores, items, rows, order_mode, text, order_limit)
-        if keyed:
-            for p in range(n_copy):
-                items[p] = rec_items[r0 + rows[p]]
+            if keyed:
+                for p in range(n_copy):
+                    items[p] = rec_items[r0 + rows[p]]
+        n_copy = abs(n_copy)
 
         thr = rel_threshold
         if user_mean_threshold:
