@@ -5,7 +5,6 @@ ideal DCG's gains put in order by counted places, and the users' runs found at t
 length (:mod:`mobeval.kernels.recs`, :mod:`mobeval.kernels.list_order`,
 :mod:`mobeval.kernels.user_blocks`)."""
 
-import functools
 import math
 from collections import Counter
 
@@ -15,25 +14,10 @@ import pytest
 from mobeval.kernels import recs as K
 from mobeval.kernels.list_order import ID_ASC, TEXT_DESC
 from mobeval.kernels.user_blocks import user_blocks
+from tests.test_recs_list_order import _expected  # Python's sort of a list's rows
 
 LONG_IDS = [10**17, 10**17 + 5, 123456789012345678, -(10**18), 99999999999999999]
 SHORT_IDS = [1, 9, 10, 99, 100, 12, 120, -1, -10, -9, 5, 50]
-
-
-def _python_order(scores, ids, mode):
-    """Positions of a list in ``mode``'s order: score descending, then the id (text descending:
-    ``str`` compared as trec_eval's ``strcmp``; or ascending), then the row."""
-
-    def before(i, j):
-        if scores[i] != scores[j]:
-            return -1 if scores[i] > scores[j] else 1
-        if ids[i] != ids[j]:
-            if mode == TEXT_DESC:
-                return -1 if str(ids[i]) > str(ids[j]) else 1
-            return -1 if ids[i] < ids[j] else 1
-        return -1 if i < j else 1
-
-    return sorted(range(len(scores)), key=functools.cmp_to_key(before))
 
 
 def _python_stats(ids, ratings_of, k):
@@ -109,7 +93,8 @@ def test_score_ordered_lists_score_as_python_orders_them(mode, ids, seed):
     )[0]
     for u in range(offsets.shape[0] - 1):
         lo, hi = offsets[u], offsets[u + 1]
-        order = _python_order(scores[lo:hi].tolist(), rec_ids[lo:hi].tolist(), mode)
+        rows = list(range(hi - lo))
+        order = _expected(rows, scores[lo:hi].tolist(), rec_ids[lo:hi].tolist(), mode)
         ranked = [int(rec_ids[lo + p]) for p in order]
         t0, t1 = truth[0][u], truth[0][u + 1]
         ratings_of = dict(zip(truth[1][t0:t1].tolist(), truth[2][t0:t1].tolist(), strict=True))
