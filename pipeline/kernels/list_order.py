@@ -27,6 +27,8 @@ from mobeval.kernels.jit import njit
 
 TEXT_DESC, ID_ASC = 0, 1
 SHORT = 32  # lists of up to this many rows are sorted by insertion
+RANKED = 16  # runs of tied scores of up to this many rows are put in order by counted places
+PLACED = 16  # lists (prefixes) of up to this many rows can be copied to their places at once
 USERS_PER_BLOCK = 1024  # fewer users than this are ordered in one block (no thread)
 KEY_DIGITS = 17  # ids of fewer digits get integer text keys (:func:`text_keys`)
 POW10 = 10 ** np.arange(KEY_DIGITS + 1, dtype=np.int64)
@@ -188,6 +190,10 @@ def order_block(lo, hi, scores, ids, rows, mode, text, limit):
             break
         if r < hi and scores[r] == scores[start]:
             continue
+        if not text and r - start <= RANKED:
+            moved |= _rank_run(start, r, scores, ids, rows, mode)
+            start = r
+            continue
         for t in range(start + 1, r):
             if _before(t, t - 1, scores, ids, rows, mode, text):
                 moved = True
@@ -195,6 +201,67 @@ def order_block(lo, hi, scores, ids, rows, mode, text, limit):
                 break
         start = r
     return moved
+
+
+@njit(cache=True)
+def placed_copy(src_scores, src_ids, lo, n, keys, mode, scores, ids):
+    """Rows ``lo`` to ``lo + n - 1`` of ``src_scores`` and ``src_ids`` (at most :data:`PLACED`)
+    copied to ``scores[:n]`` and ``ids[:n]`` in ``mode``'s whole order (score descending, then
+    ``keys[:n]``, the rows' ids or their :func:`text_keys`, compared as integers, then the row),
+    each straight to its place, counted without a branch: the rows before it in that order.
+    False (nothing written) when a score is NaN (no order places it). The same rows as
+    :func:`_sort` gives, and as :func:`order_block` gives a list whose runs of tied scores all
+    start before its ``limit``."""
+    numbers = True
+    for i in range(n):
+        numbers &= src_scores[lo + i] == src_scores[lo + i]
+    if not numbers:
+        return False
+    for i in range(n):
+        s, x = src_scores[lo + i], keys[i]
+        k = 0
+        for j in range(n):
+            t, y = src_scores[lo + j], keys[j]
+            by_id = (y > x) if mode == TEXT_DESC else (y < x)
+            k += (t > s) | ((t == s) & (by_id | ((y == x) & (j < i))))
+        scores[k], ids[k] = s, src_ids[lo + i]
+    return True
+
+
+@njit(cache=True)
+def _rank_run(lo, hi, scores, ids, rows, mode):
+    """A run of tied scores, entries ``lo`` to ``hi - 1`` (at most :data:`RANKED`, row numbers
+    ascending), put in ``mode``'s order of the ids compared as integers, stably; whether an entry
+    moved. Each entry's place is counted, without a branch: the entries before it in the order
+    (a greater id under ``TEXT_DESC``, a smaller under ``ID_ASC``, an equal one on an earlier
+    row); the places, 4 bits each, are kept in one 64-bit word, and the entries swapped along
+    the permutation's cycles."""
+    n = hi - lo
+    places = np.uint64(0)
+    moved = False
+    for i in range(n):
+        x = ids[lo + i]
+        k = 0
+        for j in range(n):
+            y = ids[lo + j]
+            if mode == TEXT_DESC:
+                k += (y > x) | ((y == x) & (j < i))
+            else:
+                k += (y < x) | ((y == x) & (j < i))
+        moved |= k != i
+        places |= np.uint64(k) << np.uint64(4 * i)
+    if not moved:
+        return False
+    for i in range(n):
+        while True:
+            k = np.int64((places >> np.uint64(4 * i)) & np.uint64(15))
+            if k == i:
+                break
+            _swap(lo + i, lo + k, scores, ids, rows)
+            other = (places >> np.uint64(4 * k)) & np.uint64(15)
+            places &= ~((np.uint64(15) << np.uint64(4 * i)) | (np.uint64(15) << np.uint64(4 * k)))
+            places |= (other << np.uint64(4 * i)) | (np.uint64(k) << np.uint64(4 * k))
+    return True
 
 
 @njit(cache=True)

@@ -46,7 +46,14 @@ import numpy as np
 from mobeval.kernels.blocks import readonly, run_blocks
 from mobeval.kernels.heapsort import sort_indices
 from mobeval.kernels.jit import njit
-from mobeval.kernels.list_order import ID_ASC, TEXT_DESC, order_block, text_keys
+from mobeval.kernels.list_order import (
+    ID_ASC,
+    PLACED,
+    TEXT_DESC,
+    order_block,
+    placed_copy,
+    text_keys,
+)
 from mobeval.kernels.pairwise import pairwise_sum
 
 FULL = np.iinfo(np.int64).max  # cutoff meaning "the whole list"
@@ -113,6 +120,31 @@ class StatsRules(NamedTuple):
                 raise ValueError(f"{name}={getattr(self, name)!r} is not one of {known}")
         kinds = get_type_hints(StatsRules)
         return StatsRules(**{name: kinds[name](value) for name, value in self._asdict().items()})
+
+
+@njit(cache=True, inline="always")
+def _bucket(x):
+    """One of 64 buckets of the int64 ``x`` (the top 6 bits of Knuth's multiplicative hash)."""
+    return (np.uint64(x) * _GOLDEN) >> np.uint64(58)
+
+
+@njit(cache=True, inline="always")
+def _truth_mask(items, lo, hi):
+    """A 64-bit filter of ``items[lo:hi]``: bit :func:`_bucket` of each set (a Bloom filter with
+    one hash, B. H. Bloom, CACM 13(7), 1970): an item whose bit is clear is not among them."""
+    mask = np.uint64(0)
+    for j in range(lo, hi):
+        mask |= np.uint64(1) << _bucket(items[j])
+    return mask
+
+
+@njit(cache=True, inline="always")
+def _find_masked(items, lo, hi, mask, x):
+    """:func:`_find` of ``x`` behind the filter ``mask`` of ``items[lo:hi]`` (:func:`_truth_mask`):
+    most items of a list are not in its user's truth, and are told so by one bit."""
+    if (mask >> _bucket(x)) & np.uint64(1) == np.uint64(0):
+        return -1
+    return _find(items, lo, hi, x)
 
 
 @njit(cache=True)
@@ -215,6 +247,25 @@ def _ranked_prefix(scores, r0, n_list, n_scan, order_mode, order_limit):
 
 
 @njit(cache=True)
+def _placed(scores, r0, n_copy, n_list, order_mode, order_limit, keyed, ids_text):
+    """Whether a list's first ``n_copy`` rows (:func:`_ranked_prefix`) can be put in rank order
+    by :func:`~mobeval.kernels.list_order.placed_copy`: a score order, ids compared as integers
+    (or by their text keys: ``keyed``), at most ``PLACED`` rows, and every run of tied scores
+    among them starting before ``order_limit`` (the whole list, or a prefix that ends inside
+    or at the end of the run at position ``order_limit - 1``: then the whole prefix is in
+    order)."""
+    if order_mode == AS_GIVEN or n_copy > PLACED or n_copy == 0:
+        return False
+    if ids_text and order_mode == TEXT_DESC and not keyed:
+        return False
+    if n_copy <= order_limit:
+        return True
+    if order_limit < 1 or n_copy == n_list:
+        return False
+    return scores[r0 + order_limit - 1] == scores[r0 + n_copy - 1]
+
+
+@njit(cache=True)
 def _log2(n):
     """log2 of the power of two ``n``."""
     k = 0
@@ -233,15 +284,29 @@ def _ascending(values):
 
 
 @njit(cache=True)
-def _sort_ascending(values, n):
-    """``values[:n]`` sorted ascending in place (by insertion up to ``SHORT_SORT`` values, else
-    :func:`_ascending`), returned as a view: equal values are equal bits, so the ideal DCG of
-    the sorted gains is that of any sort."""
+def _sort_ascending(values, n, out):
+    """``values[:n]`` sorted ascending, returned as a view: up to ``SHORT_SORT`` values without
+    NaN, each written to ``out`` at its place, counted without a branch (the values below it,
+    and the equal ones before it); else in place (by insertion up to ``SHORT_SORT`` values, else
+    :func:`_ascending`). Equal values are equal bits, so the ideal DCG of the sorted gains is
+    that of any sort."""
     if n > SHORT_SORT:
         ascending = _ascending(values[:n])
         for i in range(n):
             values[i] = ascending[i]
         return values[:n]
+    numbers = True
+    for i in range(n):
+        numbers &= values[i] == values[i]
+    if numbers:
+        for i in range(n):
+            x = values[i]
+            k = 0
+            for j in range(n):
+                y = values[j]
+                k += (y < x) | ((y == x) & (j < i))
+            out[k] = x
+        return out[:n]
     for i in range(1, n):
         x = values[i]
         k = i
@@ -341,11 +406,13 @@ def _user_stats(
     # each user's gains, sorted here (no allocation a user): its truth's, its rated list items'
     truth_gains = np.empty(0 if idcg_rated else most_rated)
     rated_gains = np.empty(longest if idcg_rated else 0)
+    sorted_gains = np.empty(min(max(truth_gains.shape[0], rated_gains.shape[0]), SHORT_SORT))
     slots = np.empty(1 << _log2(2 * longest), dtype=np.int64)  # the duplicate check's hash set
     # each list copied here (in rank order: the kernel orders it here under a score order)
     items = np.empty(longest, dtype=np.int64)
     scores = np.empty(longest)
     rows = np.empty(longest, dtype=np.int64)
+    keys = np.empty(longest, dtype=np.int64)  # the ids' text keys, or the ids
     order_mode = rules.order_mode
     ids_text = rules.ids_text
     order_limit = rules.order_limit if rules.order_limit >= 0 else FULL
@@ -364,17 +431,23 @@ def _user_stats(
             dup_pos[u] = _first_repeat(rec_items, r0, r0 + n_list, slots, stamps, u)
         n_copy = _ranked_prefix(rec_scores, r0, n_list, n_scan, order_mode, order_limit)
         # ids compared as text: sorted by their text keys, then put back by row
-        keyed = ids_text and order_mode == TEXT_DESC and text_keys(rec_items, r0, n_copy, items)
+        keyed = ids_text and order_mode == TEXT_DESC and text_keys(rec_items, r0, n_copy, keys)
+        if _placed(rec_scores, r0, n_copy, n_list, order_mode, order_limit, keyed, ids_text):
+            if not keyed:
+                for p in range(n_copy):
+                    keys[p] = rec_items[r0 + p]
+            if placed_copy(rec_scores, rec_items, r0, n_copy, keys, order_mode, scores, items):
+                n_copy = -n_copy  # ordered
         for p in range(n_copy):
             scores[p], rows[p] = rec_scores[r0 + p], p
-            if not keyed:
-                items[p] = rec_items[r0 + p]
-        if order_mode != AS_GIVEN:
+            items[p] = keys[p] if keyed else rec_items[r0 + p]
+        if order_mode != AS_GIVEN and n_copy > 0:
             text = ids_text and not keyed
             order_block(zero, n_copy, scores, items, rows, order_mode, text, order_limit)
-        if keyed:
-            for p in range(n_copy):
-                items[p] = rec_items[r0 + rows[p]]
+            if keyed:
+                for p in range(n_copy):
+                    items[p] = rec_items[r0 + rows[p]]
+        n_copy = abs(n_copy)
 
         thr = rel_threshold
         if user_mean_threshold:
@@ -387,7 +460,7 @@ def _user_stats(
                 truth_gains[j - t0] = _gain(
                     tru_ratings[j], relevant, gain_mode, gain_threshold, clamp_negative
                 )
-        ideal = _sort_ascending(truth_gains, 0 if idcg_rated else n_truth)
+        ideal = _sort_ascending(truth_gains, 0 if idcg_rated else n_truth, sorted_gains)
 
         # running counters over list positions
         tp = 0  # hits counted for the confusion metrics
@@ -404,8 +477,9 @@ def _user_stats(
         rp_tp = -1
         ci = 0
         cj = 0
+        mask = _truth_mask(tru_items, t0, t1)
         for p in range(n_scan):
-            idx = _find(tru_items, t0, t1, items[p])
+            idx = _find_masked(tru_items, t0, t1, mask, items[p])
             if idx >= 0:
                 rating = tru_ratings[idx]
                 relevant = rating >= thr
@@ -455,7 +529,7 @@ def _user_stats(
             at_dcg_rated[c] = dcg_rated
         if rp_tp < 0:
             rp_tp = tp
-        rated_asc = _sort_ascending(rated_gains, n_rated if idcg_rated else 0)
+        rated_asc = _sort_ascending(rated_gains, n_rated if idcg_rated else 0, sorted_gains)
 
         for c in range(n_cut):
             k = cutoffs[c]
