@@ -145,7 +145,7 @@ class SortedUnitChunks:
             previous = None if self.last_key is None else np.array(self.last_key, np.int64)
             first, last, decreased = unit_bounds(matrix, previous)
         else:
-            order = key_order(batch, self.key).to_numpy()
+            order = key_order(batch, self.key).to_numpy(writable=True)
             if self.last_key is not None:
                 head = key_at(batch, self.key, 0)
                 order[0] = (head > self.last_key) - (head < self.last_key)
