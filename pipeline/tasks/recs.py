@@ -286,7 +286,7 @@ def score_chunk(
         rec_scores,
         tru_off,
         tru_items,
-        ratings["rating"].to_numpy().astype(np.float64),
+        ratings["rating"].to_numpy().astype(np.float64, copy=False),
         np.array(grid, dtype=np.int64),
         _discounts(longest, conv.log_base),
         setup.rules._replace(order_mode=order_mode, ids_text=ids_text),
@@ -313,15 +313,20 @@ def score_chunk(
         scored = np.ones(len(users), dtype=bool)
     index = {k: i for i, k in enumerate(grid)}
     columns = _metric_columns(specs, conv, cut, usr, index, trec_values)
+    every = bool(scored.all())  # then no copy of each column
     per_user = pl.DataFrame(
-        [users.filter(pl.Series(scored))]
-        + [pl.Series(name, col[scored], dtype=pl.Float64) for name, col in columns.items()]
+        [users if every else users.filter(pl.Series(scored))]
+        + [
+            pl.Series(name, col if every else col[scored], dtype=pl.Float64)
+            for name, col in columns.items()
+        ]
     )
     stats = _stat_columns(specs, conv, cut, usr, index)
     names = [*columns, *stats]
     sums = ExactColumnSums(names)
     if names:
-        sums.add(np.column_stack([(columns | stats)[n][scored] for n in names]))
+        values = columns | stats
+        sums.add(np.column_stack([values[n] if every else values[n][scored] for n in names]))
     state = RecsState(
         specs,
         conv,
@@ -528,7 +533,8 @@ class RecsScorer:
     def score(self, recs: pl.DataFrame, ratings: pl.DataFrame) -> dict | None:
         if recs.height == 0 and ratings.height == 0:
             return None
-        recs, ratings = (f.rename({self.key: "user_id"}, strict=False) for f in (recs, ratings))
+        if self.key != "user_id":
+            recs, ratings = (f.rename({self.key: "user_id"}, strict=False) for f in (recs, ratings))
         # a side with no row in this chunk may come without columns
         if recs.width == 0:
             recs = _empty(self.columns["recs"], ratings)

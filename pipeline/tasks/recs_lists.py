@@ -28,7 +28,8 @@ def checked_columns(df: pl.DataFrame, cols: list[str], path: object | None) -> p
         raise InputError(
             f"missing column; {columns_present(df.columns)}", path=path, column=missing[0]
         )
-    df = df.select(cols)
+    if df.columns != cols:
+        df = df.select(cols)
     for c in cols:
         if df[c].null_count():
             row = int(df[c].is_null().arg_true()[0])
