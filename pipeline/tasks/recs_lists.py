@@ -208,14 +208,14 @@ def raise_repeated_truth(ratings: pl.DataFrame, row: int, path: object | None) -
 
 def with_item_codes(recs: pl.DataFrame, ratings: pl.DataFrame):
     """Both sides with their ``ITEM`` column, the :func:`item_codes` of their ``item_id``: of
-    integer ids, the ids as Int64 (no copy of an Int64 column)."""
+    integer ids, the ids as Int64 (no copy of an Int64 column). Added with ``hstack``, which
+    runs no query (``with_columns`` took 0.2 ms a call in a run, ten times ``hstack``)."""
     if recs["item_id"].dtype.is_integer():
-        codes = pl.col("item_id").cast(pl.Int64).alias(ITEM)
-        return recs.with_columns(codes), ratings.with_columns(codes)
+        return tuple(f.hstack([f["item_id"].cast(pl.Int64).alias(ITEM)]) for f in (recs, ratings))
     rec_items, tru_items = item_codes(recs["item_id"], ratings["item_id"])
     return (
-        recs.with_columns(pl.Series(ITEM, rec_items)),
-        ratings.with_columns(pl.Series(ITEM, tru_items)),
+        recs.hstack([pl.Series(ITEM, rec_items)]),
+        ratings.hstack([pl.Series(ITEM, tru_items)]),
     )
 
 
