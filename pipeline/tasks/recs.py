@@ -565,7 +565,9 @@ class RecsScorer:
         else:
             self.state.merge(scores.state)
         self.users += per_user.height
-        return {"per_unit": per_user.rename({"user_id": self.key})}
+        if self.key != "user_id":
+            per_user = per_user.rename({"user_id": self.key})
+        return {"per_unit": per_user}
 
     def result_sections(self) -> dict[str, pl.DataFrame]:
         """The sections of the whole result beside its summary: the tables of ClayRS's plot
