@@ -1,5 +1,6 @@
 """SortedUnitChunks (io.chunking) cuts a sorted stream into chunks of whole units, as a plain
-Python cutter does, and refuses a stream whose keys decrease (kernels.cuts)."""
+Python cutter does (a large batch where it lies, its chunk a view of the batch), and refuses a
+stream whose keys decrease (kernels.cuts)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import polars as pl
 import pytest
 
 from mobeval.io.chunking import NotSorted, SortedUnitChunks
-from mobeval.kernels.cuts import last_unit_start
+from mobeval.kernels.cuts import unit_bounds
 
 
 def _plain_chunks(keys: list[tuple], batch_sizes: list[int], chunk_rows: int) -> list[int]:
@@ -61,8 +62,68 @@ def test_a_decreasing_key_is_not_sorted_within_and_across_batches(key_type):
         assert pl.concat(grouped)["k"].to_list() == sorted(pl.concat(batches)["k"].to_list())
 
 
-def test_last_unit_start():
+def test_unit_bounds():
     keys = np.array([[1, 0], [1, 0], [1, 1], [2, -5], [2, -5]], dtype=np.int64)
-    assert last_unit_start(keys) == (3, False)
-    assert last_unit_start(keys[:2]) == (0, False)
-    assert last_unit_start(keys[::-1].copy()) == (3, True)
+    assert unit_bounds(keys) == (0, 3, False)
+    assert unit_bounds(keys, np.array([1, 0])) == (2, 3, False)
+    assert unit_bounds(keys[:2], np.array([1, 0])) == (-1, -1, False)
+    assert unit_bounds(keys[:2], np.array([1, 1])) == (0, 0, True)
+    assert unit_bounds(keys[::-1].copy()) == (0, 3, True)
+
+
+def _plain_in_place(keys: list[tuple], sizes: list[int], chunk_rows: int, in_place: int):
+    """(length, cut in place) of each chunk: a batch of ``in_place`` rows or more that starts a
+    unit gives the rows pending and its rows before its first unit start (if any rows), then its
+    rows from its first to its last unit start (cut in place); its rows from the last carry over.
+    Smaller batches gather as in :func:`_plain_chunks`."""
+    chunks, pending, position, previous = [], [], 0, None
+    for size in sizes:
+        batch = keys[position : position + size]
+        position += size
+        starts = [i for i in range(size) if batch[i] != (batch[i - 1] if i else previous)]
+        previous = batch[-1]
+        if size >= in_place and starts:
+            if pending:
+                chunks.append((len(pending) + starts[0], False))
+            if starts[-1] > starts[0]:
+                chunks.append((starts[-1] - starts[0], True))
+            pending = batch[starts[-1] :]
+            continue
+        pending += batch
+        if len(pending) < chunk_rows:
+            continue
+        cut = [i for i in range(1, len(pending)) if pending[i] != pending[i - 1]]
+        if cut:
+            chunks.append((cut[-1], False))
+            pending = pending[cut[-1] :]
+    return chunks + ([(len(pending), False)] if pending else [])
+
+
+@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("key_type", [pl.Int64, pl.String])
+def test_large_batches_are_cut_in_place(seed, key_type):
+    rng = np.random.default_rng(seed)
+    units = np.unique(rng.integers(-9, 9, size=(int(rng.integers(1, 20)), 2)), axis=0)
+    keys = np.repeat(units, rng.integers(1, 5, size=len(units)), axis=0)
+    cuts = np.sort(rng.choice(np.arange(1, len(keys)), size=min(4, len(keys) - 1), replace=False))
+    bounds = [0, *cuts.tolist(), len(keys)]
+    if key_type == pl.String:  # text keys that sort as the integers do
+        keys = keys + 50  # two digits each
+    batches = [  # each batch its own buffers, as a reader decodes them
+        pl.DataFrame(
+            {"k0": keys[a:b, 0].copy(), "k1": keys[a:b, 1].copy(), "row": np.arange(a, b)}
+        ).cast({"k0": key_type, "k1": key_type})
+        for a, b in zip(bounds, bounds[1:], strict=False)
+    ]
+    chunk_rows, in_place = int(rng.integers(1, 12)), int(rng.integers(1, 6))
+    chunks = list(SortedUnitChunks(iter(batches), ["k0", "k1"], chunk_rows, in_place_rows=in_place))
+    expected = _plain_in_place(
+        list(map(tuple, keys.tolist())), np.diff(bounds).tolist(), chunk_rows, in_place
+    )
+    assert [c.height for c in chunks] == [length for length, _ in expected]
+    assert pl.concat(chunks)["row"].to_list() == list(range(len(keys)))
+    assert all(c.n_chunks() == 1 for c in chunks)
+    for chunk, (_, in_place_cut) in zip(chunks, expected, strict=True):
+        rows = chunk["row"].to_numpy()
+        if in_place_cut:  # a view of its batch's buffer, no copy
+            assert any(np.shares_memory(rows, b["row"].to_numpy()) for b in batches)

@@ -198,11 +198,13 @@ def _sorted_pairs(truth_source, pred_source, plan, key, chunk_rows, progress, un
         key,
     )
     # a thread reads, checks and cuts the predictions into chunks while the previous one is scored
+    # each batch of the predictions cut where it lies, a slice of it scored (no copy)
     chunks = read_ahead(
         SortedUnitChunks(
             _canonical_batches(pred_source, plan.pred_columns, plan.pred_select, key, batch_rows),
             key,
             chunk_rows,
+            in_place_rows=batch_rows // 2,
         ),
         depth=1,
     )
@@ -222,6 +224,9 @@ def _sorted_pairs(truth_source, pred_source, plan, key, chunk_rows, progress, un
 
 
 def _batch_rows(chunk_rows: int) -> int:
+    """The rows of a batch read: a chunk's, at most 1 M (a sorted stream's batch is scored where
+    it lies, so the chunks are its size: 1 M rows took the least CPU and 20 % less memory than
+    2 M in recs at 100 M rows; 250 k rows 40 % more CPU)."""
     return max(1, min(chunk_rows, 1_000_000))
 
 

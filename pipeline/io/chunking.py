@@ -27,7 +27,7 @@ from mobeval.errors import InputError
 from mobeval.io.arrays import kernel_array
 from mobeval.io.whole import check_read, library_error
 from mobeval.kernels.buckets import bucket_order, key_buckets, radix_order
-from mobeval.kernels.cuts import last_unit_start
+from mobeval.kernels.cuts import unit_bounds
 from mobeval.kernels.keys import key_order as integer_key_order
 from mobeval.kernels.keys import unit_offsets
 
@@ -107,9 +107,15 @@ class SortedUnitChunks:
     """Iterate a key-sorted batch stream as chunks of whole units, ``chunk_rows`` rows or more.
 
     Each row's key is compared with the previous row's once, as its batch arrives (one pass:
-    :func:`mobeval.kernels.cuts.last_unit_start`); a chunk is cut at the last unit start of the
-    rows gathered, and the rows after it carry over. A chunk holds
-    one Arrow chunk per column (kernels then read its columns without a copy).
+    :func:`mobeval.kernels.cuts.unit_bounds`); a chunk is cut at the last unit start of the
+    rows gathered, and the rows after it carry over. A chunk holds one Arrow chunk per column
+    (kernels then read its columns without a copy).
+
+    A batch of ``in_place_rows`` rows or more (None: no batch) is cut where it lies, not
+    copied: the rows carried over and the batch's rows up to its first unit start are one chunk
+    (the seam: the few rows of the unit the batch boundary split, or the small batches gathered
+    before), and the batch's rows from its first unit start to its last are another, a slice
+    of the decoded batch itself; the rows from its last unit start carry over.
 
     With ``grouped`` the stream need only hold each unit's rows together, in any key order (the
     caller has checked it: :func:`mobeval.kernels.buckets.claim_runs`); each chunk is sorted."""
@@ -121,39 +127,51 @@ class SortedUnitChunks:
         chunk_rows: int,
         *,
         grouped: bool = False,
+        in_place_rows: int | None = None,
     ) -> None:
         self.batches = batches
         self.key = key
         self.chunk_rows = chunk_rows
         self.grouped = grouped
+        self.in_place_rows = in_place_rows
         self.last_key: tuple | None = None
 
-    def _last_start(self, batch: pl.DataFrame) -> int:
-        """The last row of ``batch`` that starts a unit, given the stream so far (-1 if every row
-        continues the stream's last unit); NotSorted if a key decreases (unless grouped)."""
+    def _unit_starts(self, batch: pl.DataFrame) -> tuple[int, int]:
+        """The first and the last row of ``batch`` that start a unit, given the stream so far
+        (-1 if every row continues the stream's last unit); NotSorted if a key decreases
+        (unless grouped)."""
         matrix = key_matrix(batch, self.key)
         if matrix is not None:
-            last, decreased = last_unit_start(matrix)
+            previous = None if self.last_key is None else np.array(self.last_key, np.int64)
+            first, last, decreased = unit_bounds(matrix, previous)
         else:
-            order = key_order(batch, self.key).to_numpy()
-            last, decreased = int(np.flatnonzero(order)[-1]), bool((order < 0).any())
-        first = key_at(batch, self.key, 0)
-        if self.last_key is not None:
-            decreased = decreased or first < self.last_key
-            if last == 0 and first == self.last_key:
-                last = -1
+            order = key_order(batch, self.key).to_numpy(writable=True)
+            if self.last_key is not None:
+                head = key_at(batch, self.key, 0)
+                order[0] = (head > self.last_key) - (head < self.last_key)
+            starts = np.flatnonzero(order)
+            first, last = (int(starts[0]), int(starts[-1])) if len(starts) else (-1, -1)
+            decreased = bool((order < 0).any())
         if decreased and not self.grouped:
             raise NotSorted
         self.last_key = key_at(batch, self.key, batch.height - 1)
-        return last
+        return first, last
 
     def __iter__(self) -> Iterator[pl.DataFrame]:
         pending: list[pl.DataFrame] = []
         rows = cut = 0  # cut: the last unit start in the pending rows (0: none after the first)
+        in_place = self.in_place_rows or 0
         for batch in self.batches:
             if batch.height == 0:
                 continue
-            last = self._last_start(batch)
+            first, last = self._unit_starts(batch)
+            if in_place and batch.height >= in_place and first >= 0:
+                if pending:
+                    yield self._whole(pl.concat([*pending, batch.slice(0, first)], rechunk=False))
+                if last > first:
+                    yield batch.slice(first, last - first)
+                pending, rows, cut = [batch.slice(last)], batch.height - last, 0
+                continue
             if last >= 0:
                 cut = rows + last
             pending.append(batch)

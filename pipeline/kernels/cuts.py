@@ -9,25 +9,36 @@ from mobeval.kernels.blocks import readonly
 from mobeval.kernels.jit import njit
 
 
-def last_unit_start(keys) -> tuple[int, bool]:
-    """For ``keys`` (n_rows >= 1 x n_columns int64, compared lexicographically): the last row
-    whose key differs from the previous row's (0 if none: row 0 starts the batch's first unit),
-    and whether some row's key is below the previous row's (the batch is not sorted)."""
-    last, decreased = _last_unit_start(readonly(keys, np.int64))
-    return int(last), bool(decreased)
+def unit_bounds(keys, previous=None) -> tuple[int, int, bool]:
+    """For ``keys`` (n_rows >= 1 x n_columns int64, compared lexicographically) following the
+    key ``previous`` (n_columns int64; None: the stream's first batch): the first and the last
+    row that start a unit (whose key differs from the previous row's, row 0's from
+    ``previous``; -1 if every row continues ``previous``'s unit), and whether some row's key is
+    below the previous row's (the stream is not sorted)."""
+    keys = readonly(keys, np.int64)
+    known = previous is not None
+    before = readonly(previous if known else keys[0], np.int64)
+    first, last, decreased = _unit_bounds(keys, before, known)
+    return int(first), int(last), bool(decreased)
 
 
 @njit(cache=True)
-def _last_unit_start(keys):
-    last = 0
+def _unit_bounds(keys, previous, known):
+    first = -1
+    last = -1
     decreased = False
-    for row in range(1, keys.shape[0]):
+    for row in range(keys.shape[0]):
+        sign = 1 if row == 0 and not known else 0
         for column in range(keys.shape[1]):
             a = keys[row, column]
-            b = keys[row - 1, column]
+            b = previous[column] if row == 0 else keys[row - 1, column]
             if a != b:
-                last = row
-                if a < b:
-                    decreased = True
+                sign = 1 if a > b else -1
                 break
-    return last, decreased
+        if sign != 0:
+            if first < 0:
+                first = row
+            last = row
+            if sign < 0:
+                decreased = True
+    return first, last, decreased

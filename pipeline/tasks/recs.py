@@ -161,35 +161,98 @@ def score_recs_frame(
             requires them equal.
         ConfigError: unknown metric, preset or option.
     """
-    conv = resolve_convention(convention, **options)
-    specs = _parsed(metrics, cutoffs, conv.beta)
-    trec = [s.trec for s in specs if s.trec is not None]
-    check_trec_convention(conv, trec)
-    rec_cols = rec_columns(conv, specs)
-    need_score = "score" in rec_cols
-    recs = R.checked_columns(recs, rec_cols, path_recs)
+    setup = RecsSetup.build(metrics, cutoffs, convention, **options)
+    return score_chunk(setup, recs, ratings, path_recs, path_ratings, check_users=check_users)
+
+
+@dataclass(frozen=True)
+class RecsSetup:
+    """What a scoring takes from its metrics and convention alone, built once a scorer
+    (:class:`RecsScorer`), not once a chunk: the convention, the metrics parsed, the lists'
+    columns, the cutoffs' grid, how far the kernel reads each list (``whole``, ``limit``) and
+    its rules (checked; the lists' order filled in by each chunk, from its item ids' type)."""
+
+    conv: RecsConvention
+    specs: tuple[RecsMetric, ...]
+    trec: tuple
+    rec_cols: tuple[str, ...]
+    grid: tuple[int, ...]
+    whole: bool
+    limit: int
+    rules: K.StatsRules
+
+    @classmethod
+    def build(
+        cls,
+        metrics: str | Sequence[str],
+        cutoffs: Sequence[int] | None,
+        convention: str | RecsConvention,
+        **options: object,
+    ) -> RecsSetup:
+        """ConfigError for an unknown metric, preset or option (:func:`score_recs_frame`)."""
+        conv = resolve_convention(convention, **options)
+        specs = _parsed(metrics, cutoffs, conv.beta)
+        trec = [s.trec for s in specs if s.trec is not None]
+        check_trec_convention(conv, trec)
+        grid = sorted({K.FULL if s.k is None else s.k for s in specs})
+        # the kernel reads each list to its largest cutoff only, unless a statistic needs it
+        # whole
+        whole = (
+            conv.idcg == "retrieved_rated"
+            or K.FULL in grid
+            or any(s.family in _USER_STAT for s in specs)
+        )
+        limit = -1 if whole or trec or not grid else grid[-1]
+        thr = conv.relevant_threshold
+        rules = K.StatsRules(
+            rel_threshold=-np.inf if thr is None or thr == "user_mean" else float(thr),
+            user_mean_threshold=thr == "user_mean",
+            gain_mode=_GAINS[conv.gain],
+            gain_threshold=-np.inf if conv.gain_threshold is None else conv.gain_threshold,
+            clamp_negative=conv.negative_gain == "zero",
+            idcg_rated=conv.idcg == "retrieved_rated",
+            dup_mode=_DUPS[conv.duplicates],
+            check_duplicates=conv.duplicates == "error",
+            precision_over_k=conv.precision_denominator == "k",
+            ap_mode=_AP[conv.ap_denominator],
+            nan_if_no_relevant=conv.no_relevant != "zero",
+            whole_lists=whole,
+            order_limit=limit,
+        ).checked()
+        columns = tuple(rec_columns(conv, specs))
+        return cls(conv, specs, tuple(trec), columns, tuple(grid), whole, limit, rules)
+
+
+def score_chunk(
+    setup: RecsSetup,
+    recs: pl.DataFrame,
+    ratings: pl.DataFrame,
+    path_recs: object | None = None,
+    path_ratings: object | None = None,
+    *,
+    check_users: bool = True,
+) -> RecsScores:
+    """:func:`score_recs_frame` with its ``setup`` built already."""
+    conv, specs, trec, grid, limit = (
+        setup.conv,
+        setup.specs,
+        list(setup.trec),
+        setup.grid,
+        setup.limit,
+    )
+    need_score = "score" in setup.rec_cols
+    recs = R.checked_columns(recs, list(setup.rec_cols), path_recs)
     ratings = R.checked_columns(ratings, ["user_id", "item_id", "rating"], path_ratings)
     recs, ratings = R.common_id_types(recs, ratings)
-    if need_score:
-        R.check_finite(recs, "score", path_recs)
-    R.check_finite(ratings, "rating", path_ratings)
+    grouped = R.checked_rows(recs, "score" if need_score else None, path_recs)
+    R.checked_rows(ratings, "rating", path_ratings)
     if conv.unweighted:
         ratings = ratings.with_columns(pl.lit(1.0, dtype=pl.Float64).alias("rating"))
 
-    rec_items, tru_items = R.item_codes(recs["item_id"], ratings["item_id"])
-    recs = recs.with_columns(pl.Series(R.ITEM, rec_items))
-    ratings = ratings.with_columns(pl.Series(R.ITEM, tru_items))
-    recs = R.by_user(recs)
+    recs, ratings = R.with_item_codes(recs, ratings)
+    recs = R.by_user(recs, grouped)
     if conv.duplicates == "drop":
         recs = R.one_row_per_item(recs)
-    grid = sorted({K.FULL if s.k is None else s.k for s in specs})
-    # the kernel reads each list to its largest cutoff only, unless a statistic needs it whole
-    whole = (
-        conv.idcg == "retrieved_rated"
-        or K.FULL in grid
-        or any(s.family in _USER_STAT for s in specs)
-    )
-    limit = -1 if whole or trec or not grid else grid[-1]
     ratings, users, rec_counts, tru_counts = R.blocks(recs, ratings, path_ratings)
     rec_off = R.offsets(rec_counts)
     tru_off = R.offsets(tru_counts)
@@ -205,9 +268,9 @@ def score_recs_frame(
     thr = conv.relevant_threshold
     missing = {}
     for side, counts in (("recs", rec_counts), ("ratings", tru_counts)):
-        absent = users.filter(pl.Series(counts == 0))
+        absent = np.flatnonzero(counts == 0)
         if len(absent):
-            missing[side] = (len(absent), absent[0])
+            missing[side] = (len(absent), users[int(absent[0])])
     trec_values = {}
     if trec:
         level = int(thr) if isinstance(thr, int | float) else 1
@@ -223,26 +286,10 @@ def score_recs_frame(
         rec_scores,
         tru_off,
         tru_items,
-        ratings["rating"].to_numpy().astype(np.float64),
+        ratings["rating"].to_numpy().astype(np.float64, copy=False),
         np.array(grid, dtype=np.int64),
         _discounts(longest, conv.log_base),
-        K.StatsRules(
-            rel_threshold=-np.inf if thr is None or thr == "user_mean" else float(thr),
-            user_mean_threshold=thr == "user_mean",
-            gain_mode=_GAINS[conv.gain],
-            gain_threshold=-np.inf if conv.gain_threshold is None else conv.gain_threshold,
-            clamp_negative=conv.negative_gain == "zero",
-            idcg_rated=conv.idcg == "retrieved_rated",
-            dup_mode=_DUPS[conv.duplicates],
-            check_duplicates=conv.duplicates == "error",
-            precision_over_k=conv.precision_denominator == "k",
-            ap_mode=_AP[conv.ap_denominator],
-            nan_if_no_relevant=conv.no_relevant != "zero",
-            whole_lists=whole,
-            order_mode=order_mode,
-            ids_text=ids_text,
-            order_limit=limit,
-        ).checked(),
+        setup.rules._replace(order_mode=order_mode, ids_text=ids_text),
     )
     if conv.duplicates == "error" and (dup_pos >= 0).any():
         u = int(np.flatnonzero(dup_pos >= 0)[0])
@@ -266,15 +313,20 @@ def score_recs_frame(
         scored = np.ones(len(users), dtype=bool)
     index = {k: i for i, k in enumerate(grid)}
     columns = _metric_columns(specs, conv, cut, usr, index, trec_values)
+    every = bool(scored.all())  # then no copy of each column
     per_user = pl.DataFrame(
-        [users.filter(pl.Series(scored))]
-        + [pl.Series(name, col[scored], dtype=pl.Float64) for name, col in columns.items()]
+        [users if every else users.filter(pl.Series(scored))]
+        + [
+            pl.Series(name, col if every else col[scored], dtype=pl.Float64)
+            for name, col in columns.items()
+        ]
     )
     stats = _stat_columns(specs, conv, cut, usr, index)
     names = [*columns, *stats]
     sums = ExactColumnSums(names)
     if names:
-        sums.add(np.column_stack([(columns | stats)[n][scored] for n in names]))
+        values = columns | stats
+        sums.add(np.column_stack([values[n] if every else values[n][scored] for n in names]))
     state = RecsState(
         specs,
         conv,
@@ -475,27 +527,23 @@ class RecsScorer:
             "ratings": ["user_id", "item_id", "rating"],
         }
         self.state: RecsState | None = None
+        self.setup: RecsSetup | None = None
         self.users = 0
 
     def score(self, recs: pl.DataFrame, ratings: pl.DataFrame) -> dict | None:
         if recs.height == 0 and ratings.height == 0:
             return None
-        recs, ratings = (f.rename({self.key: "user_id"}, strict=False) for f in (recs, ratings))
+        if self.key != "user_id":
+            recs, ratings = (f.rename({self.key: "user_id"}, strict=False) for f in (recs, ratings))
         # a side with no row in this chunk may come without columns
         if recs.width == 0:
             recs = _empty(self.columns["recs"], ratings)
         if ratings.width == 0:
             ratings = _empty(self.columns["ratings"], recs)
-        scores = score_recs_frame(
-            recs,
-            ratings,
-            metrics=self.metrics,
-            cutoffs=self.cutoffs,
-            convention=self.convention,
-            path_recs=self.paths["recs"],
-            path_ratings=self.paths["ratings"],
-            check_users=False,
-        )
+        if self.setup is None:  # at the first chunk: a bad metric is named after the inputs
+            self.setup = RecsSetup.build(self.metrics, self.cutoffs, self.convention)
+        paths = self.paths["recs"], self.paths["ratings"]
+        scores = score_chunk(self.setup, recs, ratings, *paths, check_users=False)
         per_user = scores.per_user
         if self.population is not None:
             scores.state.population = PopulationCounts(self.population)
@@ -517,7 +565,9 @@ class RecsScorer:
         else:
             self.state.merge(scores.state)
         self.users += per_user.height
-        return {"per_unit": per_user.rename({"user_id": self.key})}
+        if self.key != "user_id":
+            per_user = per_user.rename({"user_id": self.key})
+        return {"per_unit": per_user}
 
     def result_sections(self) -> dict[str, pl.DataFrame]:
         """The sections of the whole result beside its summary: the tables of ClayRS's plot

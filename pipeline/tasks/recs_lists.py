@@ -12,6 +12,7 @@ import polars as pl
 
 from mobeval.errors import InputError
 from mobeval.io.sources import columns_present
+from mobeval.kernels.chunk_checks import scan_rows
 from mobeval.kernels.list_order import ID_ASC, TEXT_DESC, list_order
 from mobeval.kernels.ranks import drop_repeated, ranx_order
 from mobeval.kernels.user_blocks import truth_order, user_blocks
@@ -27,7 +28,8 @@ def checked_columns(df: pl.DataFrame, cols: list[str], path: object | None) -> p
         raise InputError(
             f"missing column; {columns_present(df.columns)}", path=path, column=missing[0]
         )
-    df = df.select(cols)
+    if df.columns != cols:
+        df = df.select(cols)
     for c in cols:
         if df[c].null_count():
             row = int(df[c].is_null().arg_true()[0])
@@ -62,6 +64,29 @@ def check_finite(df: pl.DataFrame, column: str, path: object | None) -> None:
         raise InputError("NaN or infinite value", path=path, column=column, key=key)
 
 
+def checked_rows(df: pl.DataFrame, column: str | None, path: object | None) -> bool:
+    """``column`` (None: none) checked as :func:`check_finite` checks it; whether the rows are
+    grouped by user, ascending (the user column never decreases). Integer users (within int64)
+    and a float64 or integer ``column``: both in one pass over the columns' arrays
+    (:func:`~mobeval.kernels.chunk_checks.scan_rows`); other types: Polars, a pass for each."""
+    users = df["user_id"]
+    kind = None if column is None else df.schema[column]
+    if (
+        not users.dtype.is_integer()
+        or users.dtype == pl.UInt64
+        or not (kind is None or kind == pl.Float64 or kind.is_integer())
+    ):
+        if column is not None:
+            check_finite(df, column, path)
+        return users.is_sorted()
+    values = df[column].to_numpy() if kind == pl.Float64 else None
+    decreasing, not_finite = scan_rows(users.to_numpy(), values)
+    if not_finite >= 0:
+        key = (users[not_finite], df["item_id"][not_finite])
+        raise InputError("NaN or infinite value", path=path, column=column, key=key)
+    return decreasing < 0
+
+
 def common_id_types(recs: pl.DataFrame, ratings: pl.DataFrame):
     """Cast an id column to String on both sides when the two sides type it differently."""
     for c in ("user_id", "item_id"):
@@ -71,10 +96,11 @@ def common_id_types(recs: pl.DataFrame, ratings: pl.DataFrame):
     return recs, ratings
 
 
-def by_user(recs: pl.DataFrame) -> pl.DataFrame:
+def by_user(recs: pl.DataFrame, grouped: bool | None = None) -> pl.DataFrame:
     """``recs`` grouped by user (ascending), each user's rows in file order: as they are when
-    the user column is sorted already (every chunk the engines hand over), else sorted stably."""
-    if recs["user_id"].is_sorted():
+    the user column is sorted already (every chunk the engines hand over; ``grouped``: known to
+    be, or not: :func:`checked_rows`), else sorted stably."""
+    if recs["user_id"].is_sorted() if grouped is None else grouped:
         return recs
     return recs.sort("user_id", maintain_order=True)
 
@@ -177,6 +203,19 @@ def raise_repeated_truth(ratings: pl.DataFrame, row: int, path: object | None) -
     key = (ratings["user_id"][row], ratings["item_id"][row])
     raise InputError(
         "the same item is rated twice for a user", path=path, column="item_id", key=key
+    )
+
+
+def with_item_codes(recs: pl.DataFrame, ratings: pl.DataFrame):
+    """Both sides with their ``ITEM`` column, the :func:`item_codes` of their ``item_id``: of
+    integer ids, the ids as Int64 (no copy of an Int64 column). Added with ``hstack``, which
+    runs no query (``with_columns`` took 0.2 ms a call in a run, ten times ``hstack``)."""
+    if recs["item_id"].dtype.is_integer():
+        return tuple(f.hstack([f["item_id"].cast(pl.Int64).alias(ITEM)]) for f in (recs, ratings))
+    rec_items, tru_items = item_codes(recs["item_id"], ratings["item_id"])
+    return (
+        recs.hstack([pl.Series(ITEM, rec_items)]),
+        ratings.hstack([pl.Series(ITEM, tru_items)]),
     )
 
 
