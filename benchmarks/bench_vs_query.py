@@ -2,6 +2,7 @@
 
     python benchmarks/bench_vs_query.py [--workload recs nextloc] [--users 1000000]
                                         [--samples 100000] [--repeat 3] [--baseline REV]
+                                        [--queries best|all]
 
 Workloads (seeded Parquet from ``datagen``, cached in bench_data/):
 
@@ -13,7 +14,8 @@ Workloads (seeded Parquet from ``datagen``, cached in bench_data/):
 
 Each tool runs as a whole process (the interpreter's start, imports, reading and scoring), the
 tools alternated within each repeat: mobeval's CLI; the best DuckDB query and the best Polars query
-we could write for the same numbers (at their defaults: every core); and the read floor, a process
+we could write for the same numbers (at their defaults: every core; ``--queries all`` runs every
+formulation tried, :data:`QUERIES`, and prints which won); and the read floor, a process
 that only reads the same columns (pyarrow ``read_table``, and DuckDB summing each column). Before
 any timing every tool's values are checked equal to mobeval's (1e-12). Printed: medians of wall
 seconds, CPU seconds (user + system) and peak RSS, and mobeval's ratios to its floor (the faster
@@ -47,12 +49,26 @@ COLUMNS = {  # (truth columns, prediction columns) each tool reads
 
 # trec_eval: a list ranked by score, ties by the item id as text, descending; relevant: rating
 # >= 1; nDCG's gain the rating, its ideal over every rated item; users with a list and ratings.
-RECS_DUCKDB = """
+RECS_TOP = {  # each list's top 10 as rows (user_id, item_id, rank), and its users
+    # max_by's top-10 list per user, unnested with its positions
+    "max_by": """
 WITH top AS (
     SELECT user_id, max_by(item_id, (score, item_id::VARCHAR), 10) AS items
     FROM read_parquet('{pred}') GROUP BY user_id),
 listed AS (
     SELECT user_id, unnest(items) AS item_id, unnest(range(1, len(items) + 1)) AS rank FROM top),
+users AS (SELECT user_id FROM top),
+""",
+    # a window row_number() per user, QUALIFY keeping the first 10
+    "window": """
+WITH listed AS (
+    SELECT user_id, item_id, row_number() OVER (
+        PARTITION BY user_id ORDER BY score DESC, item_id::VARCHAR DESC) AS rank
+    FROM read_parquet('{pred}') QUALIFY rank <= 10),
+users AS (SELECT user_id FROM listed WHERE rank = 1),
+""",
+}
+RECS_SCORES = """
 rated AS (SELECT user_id, item_id, rating FROM read_parquet('{truth}')),
 hits AS (
     SELECT user_id, count(*) FILTER (WHERE rating >= 1) AS tp,
@@ -67,12 +83,33 @@ ideal AS (
 SELECT avg(coalesce(tp, 0) / 10) AS "precision@10",
        avg(CASE WHEN n_rel > 0 THEN coalesce(tp, 0) / n_rel ELSE 0 END) AS "recall@10",
        avg(CASE WHEN idcg > 0 THEN coalesce(dcg, 0) / idcg ELSE 0 END) AS "ndcg@10"
-FROM top JOIN ideal USING (user_id) LEFT JOIN hits USING (user_id)
+FROM users JOIN ideal USING (user_id) LEFT JOIN hits USING (user_id)
 """
+RECS_DUCKDB = {name: top + RECS_SCORES for name, top in RECS_TOP.items()}
 
 # LibCity: the true location's rank among the sample's candidates, ties by location id
-# (ascending); a sample whose truth is not listed scores 0 and counts.
-NEXTLOC_DUCKDB = """
+# (ascending); a sample whose truth is not listed scores 0 and counts. Every formulation ends with
+# the same means over the truth's samples.
+NEXTLOC_MEANS = """
+SELECT sum((rank <= 1)::INT) / n AS "acc@1", sum((rank <= 5)::INT) / n AS "acc@5",
+       sum((rank <= 10)::INT) / n AS "acc@10", sum(1 / rank) / n AS "mrr",
+       sum(CASE WHEN rank <= 10 THEN 1 / log2(rank + 1) ELSE 0 END) / n AS "ndcg@10"
+FROM ranks, (SELECT count(*) AS n FROM read_parquet('{truth}')) GROUP BY n
+"""
+NEXTLOC_DUCKDB = {
+    # the hit rows by a semi join (the truth is the build side), then each sample's candidates
+    # counted against its hit by a join on sample_id alone (the hits the build side)
+    "semi": """
+WITH hit AS (
+    SELECT sample_id, p.location AS target, p.score AS hs FROM read_parquet('{pred}') p
+    SEMI JOIN read_parquet('{truth}') t USING (sample_id, location)),
+ranks AS (
+    SELECT 1 + count(*) FILTER (WHERE p.score > hs OR (p.score = hs AND p.location < target))
+           AS rank
+    FROM read_parquet('{pred}') p JOIN hit USING (sample_id) GROUP BY sample_id)
+""",
+    # the same with inner joins (the planner builds the first on the predictions)
+    "join": """
 WITH pred AS (SELECT sample_id, location, score FROM read_parquet('{pred}')),
 truth AS (SELECT sample_id, location FROM read_parquet('{truth}')),
 hit AS (SELECT sample_id, location, score FROM pred JOIN truth USING (sample_id, location)),
@@ -80,25 +117,74 @@ ranks AS (
     SELECT sample_id, 1 + count(*) FILTER (WHERE pred.score > hit.score
            OR (pred.score = hit.score AND pred.location < hit.location)) AS rank
     FROM pred JOIN hit USING (sample_id) GROUP BY sample_id)
-SELECT sum((rank <= 1)::INT) / n AS "acc@1", sum((rank <= 5)::INT) / n AS "acc@5",
-       sum((rank <= 10)::INT) / n AS "acc@10", sum(1 / rank) / n AS "mrr",
-       sum(CASE WHEN rank <= 10 THEN 1 / log2(rank + 1) ELSE 0 END) / n AS "ndcg@10"
-FROM ranks, (SELECT count(*) AS n FROM truth) GROUP BY n
-"""
+""",
+    # one join on sample_id; the hit's score by a window max with a FILTER
+    "filter": """
+WITH j AS (
+    SELECT p.sample_id, p.location, p.score, t.location AS target
+    FROM read_parquet('{pred}') p JOIN read_parquet('{truth}') t USING (sample_id)),
+ranks AS (
+    SELECT 1 + count(*) FILTER (WHERE score > hs OR (score = hs AND location < target)) AS rank
+    FROM (SELECT *, max(score) FILTER (WHERE location = target)
+                    OVER (PARTITION BY sample_id) AS hs FROM j)
+    WHERE hs IS NOT NULL GROUP BY sample_id)
+""",
+    # every candidate ranked by a window row_number(), the truth's row picked by a join
+    "window": """
+WITH ranked AS (
+    SELECT sample_id, location,
+           row_number() OVER (PARTITION BY sample_id ORDER BY score DESC, location) AS rank
+    FROM read_parquet('{pred}')),
+ranks AS (SELECT rank FROM ranked JOIN read_parquet('{truth}') USING (sample_id, location))
+""",
+    # an ordered list aggregate of "is the truth" per sample, the rank its first true position
+    "list": """
+WITH j AS (
+    SELECT p.sample_id, p.location = t.location AS hit, p.score, p.location
+    FROM read_parquet('{pred}') p JOIN read_parquet('{truth}') t USING (sample_id)),
+per AS (SELECT list(hit ORDER BY score DESC, location) AS hits FROM j GROUP BY sample_id),
+ranks AS (SELECT list_position(hits, true) AS rank FROM per WHERE list_contains(hits, true))
+""",
+    # the lists of scores and locations per sample, the hit's score by max() FILTER
+    "lists": """
+WITH j AS (
+    SELECT p.sample_id, p.location, p.score, t.location AS target
+    FROM read_parquet('{pred}') p JOIN read_parquet('{truth}') t USING (sample_id)),
+per AS (
+    SELECT max(score) FILTER (WHERE location = target) AS hs, any_value(target) AS target,
+           list(score) AS scores, list(location) AS locations FROM j GROUP BY sample_id),
+ranks AS (
+    SELECT 1 + len(list_filter(list_zip(scores, locations),
+                               lambda x: x[1] > hs OR (x[1] = hs AND x[2] < target))) AS rank
+    FROM per WHERE hs IS NOT NULL)
+""",
+}
+NEXTLOC_DUCKDB = {name: query + NEXTLOC_MEANS for name, query in NEXTLOC_DUCKDB.items()}
+#: SET threads=1 before the query (DuckDB's default: every core)
+ONE_THREAD = "_1thread"
 
 
-def polars_recs(truth: str, pred: str) -> dict[str, float]:
+def polars_recs_top(pred: str, variant: str):
+    """Each list's top 10 as rows (user_id, item_id, rank), lazily."""
     import polars as pl
 
+    lists = pl.scan_parquet(pred).select("user_id", "item_id", "score")
     order = [pl.col("score"), pl.col("item_id").cast(pl.String)]
-    top = (
-        pl.scan_parquet(pred)
-        .select("user_id", "item_id", "score")
-        .group_by("user_id")
+    if variant == "over":  # each row's place in its list by a rank over the user, the first 10
+        place = pl.struct(order).rank("ordinal", descending=True).over("user_id")
+        return lists.with_columns(rank=place).filter(pl.col("rank") <= 10).drop("score")
+    return (  # "sort_by": each user's items sorted within a group_by, the first 10
+        lists.group_by("user_id")
         .agg(pl.col("item_id").sort_by(order, descending=True).head(10))
         .with_columns(rank=pl.int_ranges(1, pl.col("item_id").list.len() + 1))
         .explode("item_id", "rank")
     )
+
+
+def polars_recs(truth: str, pred: str, variant: str) -> dict[str, float]:
+    import polars as pl
+
+    top = polars_recs_top(pred, variant)
     rated = pl.scan_parquet(truth).select("user_id", "item_id", "rating")
     gain = pl.col("rating").clip(lower_bound=0)
     hits = (
@@ -116,7 +202,8 @@ def polars_recs(truth: str, pred: str) -> dict[str, float]:
         )
     )
     tp = pl.col("tp").fill_null(0)
-    scored = top.select("user_id").unique().join(ideal, on="user_id").join(hits, "user_id", "left")
+    users = top.filter(pl.col("rank") == 1).select("user_id")
+    scored = users.join(ideal, on="user_id").join(hits, "user_id", "left")
     out = scored.select(
         (tp / 10).mean().alias("precision@10"),
         pl.when(pl.col("n_rel") > 0)
@@ -133,19 +220,44 @@ def polars_recs(truth: str, pred: str) -> dict[str, float]:
     return out.collect().row(0, named=True)
 
 
-def polars_nextloc(truth: str, pred: str) -> dict[str, float]:
+def polars_nextloc_ranks(truth: str, pred: str, variant: str):
+    """The rank of each listed truth (a column ``rank``), lazily (eagerly read for ``eager``)."""
     import polars as pl
 
     candidates = pl.scan_parquet(pred).select("sample_id", "location", "score")
     truths = pl.scan_parquet(truth).select("sample_id", "location")
-    hit = candidates.join(truths, on=["sample_id", "location"]).select(
+    if variant == "eager":
+        candidates, truths = candidates.collect().lazy(), truths.collect().lazy()
+    if variant in ("over", "sort_by"):
+        order = [pl.col("score"), -pl.col("location")]
+        if variant == "over":  # every candidate's place by a rank over the sample
+            place = pl.struct(order).rank("ordinal", descending=True).over("sample_id")
+            ranked = candidates.with_columns(rank=place)
+            return ranked.join(truths, on=["sample_id", "location"]).select("rank")
+        is_truth = pl.col("location") == pl.col("target")  # "sort_by": within a group_by
+        return (
+            candidates.join(truths.rename({"location": "target"}), on="sample_id")
+            .group_by("sample_id")
+            .agg(hits=is_truth.sort_by(order, descending=True))
+            .filter(pl.col("hits").list.any())
+            .select(rank=pl.col("hits").list.arg_max() + 1)
+        )
+    # "semi", "eager": the hit rows by a semi join; "join": by an inner join
+    how = "inner" if variant == "join" else "semi"
+    hit = candidates.join(truths, on=["sample_id", "location"], how=how).select(
         "sample_id", hit_location="location", hit_score="score"
     )
     above = (pl.col("score") > pl.col("hit_score")) | (
         (pl.col("score") == pl.col("hit_score")) & (pl.col("location") < pl.col("hit_location"))
     )
-    ranks = candidates.join(hit, on="sample_id").group_by("sample_id").agg(rank=above.sum() + 1)
-    n = truths.select(pl.len()).collect().item()
+    return candidates.join(hit, on="sample_id").group_by("sample_id").agg(rank=above.sum() + 1)
+
+
+def polars_nextloc(truth: str, pred: str, variant: str) -> dict[str, float]:
+    import polars as pl
+
+    ranks = polars_nextloc_ranks(truth, pred, variant)
+    n = pl.scan_parquet(truth).select(pl.len()).collect().item()
     rank = pl.col("rank")
     out = ranks.select(
         ((rank <= 1).sum() / n).alias("acc@1"),
@@ -157,10 +269,13 @@ def polars_nextloc(truth: str, pred: str) -> dict[str, float]:
     return out.collect().row(0, named=True)
 
 
-def duckdb_query(workload: str, truth: str, pred: str) -> dict[str, float]:
+def duckdb_query(workload: str, truth: str, pred: str, variant: str) -> dict[str, float]:
     import duckdb
 
-    query = RECS_DUCKDB if workload == "recs" else NEXTLOC_DUCKDB
+    if variant.endswith(ONE_THREAD):
+        duckdb.sql("SET threads = 1")
+        variant = variant.removesuffix(ONE_THREAD)
+    query = (RECS_DUCKDB if workload == "recs" else NEXTLOC_DUCKDB)[variant]
     result = duckdb.sql(query.format(truth=truth, pred=pred))
     return dict(zip(result.columns, result.fetchall()[0], strict=True))
 
@@ -186,11 +301,22 @@ def read_duckdb(workload: str, truth: str, pred: str) -> dict[str, float]:
 
 WORKERS = {
     "duckdb": duckdb_query,
-    "polars": lambda workload, truth, pred: (polars_recs if workload == "recs" else polars_nextloc)(
-        truth, pred
-    ),
-    "read_pyarrow": read_pyarrow,
-    "read_duckdb": read_duckdb,
+    "polars": lambda workload, truth, pred, variant: (
+        polars_recs if workload == "recs" else polars_nextloc
+    )(truth, pred, variant),
+    "read_pyarrow": lambda workload, truth, pred, variant: read_pyarrow(workload, truth, pred),
+    "read_duckdb": lambda workload, truth, pred, variant: read_duckdb(workload, truth, pred),
+}
+PEERS = ("duckdb", "polars")
+#: Every formulation of each peer (``--queries all``), the best first (``--queries best`` runs
+#: the first: the fastest in CPU and wall on this machine, BENCHMARKS.md "Issue 37, sixth pass
+#: (nextloc3)").
+QUERIES = {
+    "recs": {"duckdb": ["max_by", "window"], "polars": ["sort_by", "over"]},
+    "nextloc": {
+        "duckdb": ["semi", f"semi{ONE_THREAD}", "join", "filter", "window", "list", "lists"],
+        "polars": ["semi", "eager", "join", "over", "sort_by"],
+    },
 }
 
 
@@ -204,16 +330,21 @@ def mobeval_command(workload: str, truth: Path, pred: Path) -> list[str]:
     return [sys.executable, "-m", "mobeval", *family, *options, "--quiet", "--format", "csv"]
 
 
-def commands(workload: str, truth: Path, pred: Path, baseline: str | None):
+def commands(workload: str, truth: Path, pred: Path, baseline: str | None, queries: str):
     """Each tool's command; ``baseline``: a folder holding an older ``mobeval``, run as
-    ``before``."""
-    worker = [sys.executable, __file__, "--worker"]
-    files = ["--workload", workload, "--truth", str(truth), "--pred", str(pred)]
+    ``before``; the peers' queries ``tool:variant``, the best of each tool or all of them."""
+    worker = [sys.executable, __file__, "--workload", workload, "--truth", str(truth)]
+    worker += ["--pred", str(pred), "--worker"]
     out = {"mobeval": mobeval_command(workload, truth, pred)}
     if baseline:
         out["before"] = ["env", f"PYTHONPATH={baseline}", *out["mobeval"]]
+    for tool in PEERS:
+        variants = QUERIES[workload][tool]
+        for variant in variants if queries == "all" else variants[:1]:
+            out[f"{tool}:{variant}"] = [*worker, tool, "--variant", variant]
     for name in WORKERS:
-        out[name] = [*worker, name, *files]
+        if name not in PEERS:
+            out[name] = [*worker, name]
     return out
 
 
@@ -234,7 +365,7 @@ def check_equal(workload: str, cmds: dict[str, list[str]], out: str) -> None:
         before = values("mobeval", run_measured(cmds["before"], out)[1])
         same = all(before[m] == ours[m] for m in metrics)  # the same bits
         print(f"  before: {'the same values, bit for bit' if same else before}")
-    for name in ("duckdb", "polars"):
+    for name in (name for name in cmds if name.split(":")[0] in PEERS):
         theirs = values(name, run_measured(cmds[name], out)[1])
         worst = max(abs(ours[m] - theirs[m]) for m in metrics)
         print(f"  {name}: largest |difference| from mobeval {worst:.1e} over {', '.join(metrics)}")
@@ -242,8 +373,9 @@ def check_equal(workload: str, cmds: dict[str, list[str]], out: str) -> None:
             sys.exit(f"{workload}: {name} disagrees with mobeval: {theirs} vs {ours}")
 
 
-def measure(workload, truth, pred, repeat: int, baseline: str | None) -> dict[str, dict]:
-    cmds = commands(workload, truth, pred, baseline)
+def measure(workload, truth, pred, repeat: int, baseline: str | None, queries: str):
+    """Medians of each command's wall, CPU and peak RSS over ``repeat`` alternated runs."""
+    cmds = commands(workload, truth, pred, baseline, queries)
     with tempfile.TemporaryDirectory() as tmp:
         out = str(Path(tmp) / "stdout.txt")
         check_equal(workload, cmds, out)  # also fills the Numba cache and the page cache
@@ -264,13 +396,18 @@ def report(label: str, medians: dict[str, dict]) -> None:
     for name, m in medians.items():
         print(f"| {name} | {m['wall']:.2f} | {m['cpu']:.2f} | {m['rss_kib'] / 1024:.0f} |")
     ours = medians["mobeval"]
+    peers = [name for name in medians if name.split(":")[0] in PEERS]
     for what in ("wall", "cpu"):
         floor = min(medians["read_pyarrow"][what], medians["read_duckdb"][what])
-        peer = min(medians["duckdb"][what], medians["polars"][what])
+        best = min(peers, key=lambda name: medians[name][what])
         print(
             f"mobeval {what}: {ours[what] / floor:.2f}x its floor (the faster read), "
-            f"{ours[what] / peer:.2f}x the best peer query"
+            f"{ours[what] / medians[best][what]:.2f}x the best peer query ({best})"
         )
+        for tool in PEERS:
+            mine = [name for name in peers if name.startswith(f"{tool}:")]
+            if len(mine) > 1:
+                print(f"  {tool}'s fastest in {what}: {min(mine, key=lambda n: medians[n][what])}")
 
 
 def main() -> None:
@@ -280,12 +417,20 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=100_000, help="nextloc: samples x 100")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--baseline", help="git revision whose mobeval runs beside (as before)")
+    parser.add_argument(
+        "--queries",
+        choices=("best", "all"),
+        default="best",
+        help="the peers' best query each (default) or every formulation (QUERIES)",
+    )
     parser.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
+    parser.add_argument("--variant", help=argparse.SUPPRESS)
     parser.add_argument("--truth", help=argparse.SUPPRESS)
     parser.add_argument("--pred", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(WORKERS[args.worker](args.workload[0], args.truth, args.pred)))
+        work = WORKERS[args.worker]
+        print(json.dumps(work(args.workload[0], args.truth, args.pred, args.variant)))
         return
     print(f"machine: {machine_line()}; load before: {load()}")
     with tempfile.TemporaryDirectory() as code:
@@ -309,7 +454,7 @@ def run_workload(workload: str, args, baseline: str | None) -> None:
         truth, pred = nextloc_files(args.samples, 100)
         label = f"nextloc, {args.samples:,} samples x 100, libcity, acc@1/5/10, mrr, ndcg@10"
     print(f"{label}: values checked")
-    medians = measure(workload, truth, pred, args.repeat, baseline)
+    medians = measure(workload, truth, pred, args.repeat, baseline, args.queries)
     report(f"{label} (medians of {args.repeat}, alternated; load after: {load()})", medians)
 
 

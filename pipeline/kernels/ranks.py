@@ -107,27 +107,30 @@ def numba_sort_rank(values, position, tie_policy):
 
 
 @njit(cache=True)
-def _unit_rank_bounds(locations, preference, start, stop, target, tie_policy):
-    """(lo, hi) rank bounds of ``target`` in one unit's list ``[start, stop)``; +inf if absent;
-    NaN where a second pass places a tied target: a string policy (:func:`_string_ranks`) or a
-    ranx policy on a list of more than ``NUMBA_SMALL_SORT`` items (:func:`_sorted_ranks`)."""
-    position = -1
-    for i in range(start, stop):
-        if locations[i] == target:
-            position = i
-            break
+def _unit_rank_bounds(locations, preference, start, stop, position, tie_policy):
+    """(lo, hi) rank bounds of the target at row ``position`` of one unit's list ``[start,
+    stop)``; +inf if absent (``position`` < 0); NaN where a second pass places a tied target: a
+    string policy (:func:`_string_ranks`) or a ranx policy on a list of more than
+    ``NUMBA_SMALL_SORT`` items (:func:`_sorted_ranks`).
+
+    A first pass counts the candidates preferred to the target and those equal to it (the target
+    among them) without a branch; only a list with a tie (equal > 1) takes the policy's pass."""
     if position < 0:
         return np.inf, np.inf
     value = preference[position]
     greater = 0
-    tied_before = 0
-    tied = 0
+    equal = 0
     for i in range(start, stop):
         v = preference[i]
-        if v > value:
-            greater += 1
-        elif v == value and i != position:
-            tied += 1
+        greater += v > value
+        equal += v == value
+    if equal == 1:  # no tie: every policy ranks the target after the greater ones
+        return greater + 1.0, greater + 1.0
+    target = locations[position]
+    tied_before = 0
+    tied = equal - 1
+    for i in range(start, stop):
+        if preference[i] == value and i != position:
             if tie_policy == ID_ASC:
                 if locations[i] < target:
                     tied_before += 1
@@ -136,9 +139,8 @@ def _unit_rank_bounds(locations, preference, start, stop, target, tie_policy):
                 (i > position) if tie_policy == RANX_DICT else (i < position)
             ):
                 tied_before += 1
-    if tied > 0 and (
-        tie_policy in (ID_DESC_STR, ID_ASC_STR)
-        or (tie_policy in (RANX, RANX_COMPARABLE, RANX_DICT) and stop - start > NUMBA_SMALL_SORT)
+    if tie_policy in (ID_DESC_STR, ID_ASC_STR) or (
+        tie_policy in (RANX, RANX_COMPARABLE, RANX_DICT) and stop - start > NUMBA_SMALL_SORT
     ):
         return np.nan, np.nan  # placed by _string_ranks or _sorted_ranks
     if tie_policy in (OPTIMISTIC, AVERAGE):
@@ -152,21 +154,36 @@ def _unit_rank_bounds(locations, preference, start, stop, target, tie_policy):
 
 @njit(nogil=True, cache=True)
 def _rank_units(offsets, locations, preference, targets, tie_policy, low, span, out, first, last):
-    """Rank bounds of units ``first`` to ``last - 1`` into ``out[0, u]``, ``out[1, u]``; when
-    ``span`` > 0, first mark the row where each id was last seen (``locations - low`` indexes a
-    marker array of ``span`` slots; a mark at or after the unit's first row is a copy within the
-    unit: ``out[2, u]`` = 1). Run on blocks of units by :func:`target_rank_bounds`."""
-    seen = np.full(span, -1, dtype=np.int64)
-    for u in range(first if span > 0 else last, last):
-        start = offsets[u]
-        for i in range(start, offsets[u + 1]):
-            slot = locations[i] - low
-            if seen[slot] >= start:
-                out[2, u] = 1.0
-            seen[slot] = i
+    """Rank bounds of units ``first`` to ``last - 1`` into ``out[0, u]``, ``out[1, u]``. One pass
+    over each list's locations finds the target's row; when ``span`` > 0 it also stamps each id's
+    slot (``locations - low`` indexes an array of ``span`` stamps) with the unit's number in the
+    block: a slot that already holds it is a copy within the unit (``out[2, u]`` = 1). Run on
+    blocks of units by :func:`target_rank_bounds`."""
+    seen = np.zeros(span, dtype=np.int32)
     for u in range(first, last):
+        start = offsets[u]
+        stop = offsets[u + 1]
+        target = targets[u]
+        position = -1
+        if span > 0:
+            stamp = np.int32(u - first + 1)
+            repeated = False
+            for i in range(start, stop):
+                location = locations[i]
+                slot = location - low
+                repeated |= seen[slot] == stamp
+                seen[slot] = stamp
+                if location == target and position < 0:
+                    position = i
+            if repeated:
+                out[2, u] = 1.0
+        else:
+            for i in range(start, stop):
+                if locations[i] == target:
+                    position = i
+                    break
         out[0, u], out[1, u] = _unit_rank_bounds(
-            locations, preference, offsets[u], offsets[u + 1], targets[u], tie_policy
+            locations, preference, start, stop, position, tie_policy
         )
 
 
@@ -245,7 +262,7 @@ def target_rank_bounds(
     return out[0], out[1], duplicate
 
 
-MARKER_RANGE = 1 << 22  # ids spanning fewer values than this use a marker array (32 MiB per block)
+MARKER_RANGE = 1 << 22  # ids spanning fewer values than this use a marker array
 UNITS_PER_BLOCK = 1024  # fewer units than this are ranked in one block (no thread)
 
 
