@@ -88,8 +88,10 @@ class StatsRules(NamedTuple):
     but ``NREL`` NaN (the duplicate check still reads the whole list); ``order_mode``:
     ``AS_GIVEN``, or a score order of :mod:`mobeval.kernels.list_order` (``TEXT_DESC``,
     ``ID_ASC``, with ``ids_text``) in which the kernel puts each list itself, in its own copy of
-    the list (:func:`~mobeval.kernels.list_order.order_block`: no whole-column copy), the tied
-    runs from position ``order_limit`` on left as they are (-1: none)."""
+    the list (no whole-column copy: up to ``PLACED`` rows each copied to its place,
+    :func:`~mobeval.kernels.list_order.placed_copy`, else copied and ordered in place,
+    :func:`~mobeval.kernels.list_order.order_block`), the tied runs from position
+    ``order_limit`` on left as they are (-1: none)."""
 
     rel_threshold: float
     user_mean_threshold: bool
@@ -432,22 +434,22 @@ def _user_stats(
         n_copy = _ranked_prefix(rec_scores, r0, n_list, n_scan, order_mode, order_limit)
         # ids compared as text: sorted by their text keys, then put back by row
         keyed = ids_text and order_mode == TEXT_DESC and text_keys(rec_items, r0, n_copy, keys)
-        if _placed(rec_scores, r0, n_copy, n_list, order_mode, order_limit, keyed, ids_text):
+        placed = _placed(rec_scores, r0, n_copy, n_list, order_mode, order_limit, keyed, ids_text)
+        if placed:  # each row straight to its place
             if not keyed:
                 for p in range(n_copy):
                     keys[p] = rec_items[r0 + p]
-            if placed_copy(rec_scores, rec_items, r0, n_copy, keys, order_mode, scores, items):
-                n_copy = -n_copy  # ordered
-        for p in range(n_copy):
-            scores[p], rows[p] = rec_scores[r0 + p], p
-            items[p] = keys[p] if keyed else rec_items[r0 + p]
-        if order_mode != AS_GIVEN and n_copy > 0:
-            text = ids_text and not keyed
-            order_block(zero, n_copy, scores, items, rows, order_mode, text, order_limit)
-            if keyed:
-                for p in range(n_copy):
-                    items[p] = rec_items[r0 + rows[p]]
-        n_copy = abs(n_copy)
+            placed = placed_copy(rec_scores, rec_items, r0, n_copy, keys, order_mode, scores, items)
+        if not placed:  # copied, then put in order in place
+            for p in range(n_copy):
+                scores[p], rows[p] = rec_scores[r0 + p], p
+                items[p] = keys[p] if keyed else rec_items[r0 + p]
+            if order_mode != AS_GIVEN:
+                text = ids_text and not keyed
+                order_block(zero, n_copy, scores, items, rows, order_mode, text, order_limit)
+                if keyed:
+                    for p in range(n_copy):
+                        items[p] = rec_items[r0 + rows[p]]
 
         thr = rel_threshold
         if user_mean_threshold:
