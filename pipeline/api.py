@@ -438,6 +438,7 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
         },
         unique_truth=False,
         input_order=True,
+        truth_order_first=False,  # a scorer's error waits for the ratings' order: no first pass
     )
     with their_names(ratings_source, recs_source):
         return runner.run(_by_cohort(plan, values), ratings_source, recs_source, where)

@@ -128,7 +128,11 @@ class Plan:
     chunk, truth) -> {section: frame}``, ``summary()``, an exact ``accumulator``). ``sections``:
     each per-unit section's Polars schema (integer keys as Int64, as Spark hashes them).
     ``unique_truth``: one truth row per unit. ``input_order``: a unit's prediction rows must keep
-    their input order (file, then position), which a shuffle does not."""
+    their input order (file, then position), which a shuffle does not. ``truth_order_first``: a
+    sorted stream reads the truth's key columns first to check their order (a family whose
+    chunks would report a unit without truth rows before a mis-sorted truth is found: next
+    location, trajectories); False: the order is checked as the truth is read, and before an
+    InputError is reported (recs: 0.16 s of a 100 M-row run's CPU and wall)."""
 
     key: list[str]
     inputs: object
@@ -136,6 +140,7 @@ class Plan:
     sections: dict[str, dict]
     unique_truth: bool
     input_order: bool
+    truth_order_first: bool = True
 
 
 class Engine(Protocol):
@@ -390,7 +395,7 @@ class LocalEngine:
         with _Run(where["out"], names, total, where["progress"], where["per_unit"]) as run:
             scorer = plan.job.scorer()
             rows = {"truth": 0, "predictions": 0}
-            for item in stream_pairs(
+            pairs = stream_pairs(
                 truth,
                 predictions,
                 plan.inputs,
@@ -398,16 +403,23 @@ class LocalEngine:
                 chunk_rows=chunk_rows,
                 progress=run.meter,
                 unique_truth=plan.unique_truth,
+                truth_order_first=plan.truth_order_first,
                 temp_dir=run.temp_dir,
-            ):
+            )
+            for item in pairs:
+                if not isinstance(item, str):
+                    chunk, truth_rows = item
+                    try:
+                        parts = scorer.score(chunk, truth_rows)
+                    except InputError as error:  # raised again, or "restart": a mis-sorted truth
+                        item = pairs.throw(error)
                 if isinstance(item, str):  # not sorted: start again over hash buckets
                     run.restart()
                     scorer, rows = plan.job.scorer(), {"truth": 0, "predictions": 0}
                     continue
-                chunk, truth_rows = item
                 rows["predictions"] += chunk.height
                 rows["truth"] += truth_rows.height
-                run.add(scorer.score(chunk, truth_rows))
+                run.add(parts)
             for side, source in (("truth", truth), ("predictions", predictions)):
                 if rows[side] == 0:
                     raise InputError("holds no rows: nothing to evaluate", path=source.label)

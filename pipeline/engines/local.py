@@ -141,6 +141,7 @@ def stream_pairs(
     chunk_rows: int,
     progress: Progress,
     unique_truth: bool = True,
+    truth_order_first: bool = True,
     temp_dir: str | Path | None = None,
 ):
     """Yield (prediction chunk, truth rows) pairs covering every unit exactly once.
@@ -150,11 +151,22 @@ def stream_pairs(
     one row per unit. Hash buckets go to a folder in ``temp_dir`` (default: the system's temporary
     folder). Tries sorted streaming; on :class:`NotSorted` restarts with hash buckets: the
     generator then yields the string ``"restart"`` once, and the consumer must forget what it has
-    seen.
+    seen. The truth's key order is read first (its key columns) if ``truth_order_first``; else
+    it is checked as the truth is read, and whole before any InputError leaves the sorted stream:
+    the consumer throws its scorer's InputErrors into the generator (``throw``), which raises
+    them again, or yields ``"restart"`` if the truth is not sorted after all (a chunk paired with
+    part of a mis-sorted truth may fail where the sorted truth would not).
     """
     try:
         yield from _sorted_pairs(
-            truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth
+            truth_source,
+            pred_source,
+            plan,
+            key,
+            chunk_rows,
+            progress,
+            unique_truth,
+            truth_order_first,
         )
         return
     except NotSorted:
@@ -186,17 +198,33 @@ def _check_sorted(batches, key: list[str]) -> None:
         last = key_at(batch, key, batch.height - 1)
 
 
-def _sorted_pairs(truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth):
-    batch_rows = _batch_rows(chunk_rows)
+def _sorted_pairs(
+    truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth, truth_order_first
+):
+    """The sorted stream's pairs; the truth's order read first, or before an InputError is
+    raised (see :func:`stream_pairs`)."""
     # A sample whose truth row has not been seen is only known to be unmatched if the truth is
-    # sorted;
-    # the truth is small (one row per sample), so check it first, key columns only.
-    _check_sorted(
-        _checked_keys(
-            truth_source.iter_batches(key, max(batch_rows, 100_000)), key, truth_source.label
-        ),
-        key,
-    )
+    # sorted; the truth is small (one row per sample), so check it first, key columns only.
+    if truth_order_first:
+        _check_truth_order(truth_source, key, chunk_rows)
+    try:
+        yield from _sorted_stream(
+            truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth
+        )
+    except InputError:
+        if not truth_order_first:  # NotSorted: the error may come from a mis-sorted truth
+            _check_truth_order(truth_source, key, chunk_rows)
+        raise
+
+
+def _check_truth_order(truth_source, key, chunk_rows) -> None:
+    """Raise NotSorted unless the truth's keys never decrease; an InputError at a null key."""
+    batches = truth_source.iter_batches(key, max(_batch_rows(chunk_rows), 100_000))
+    _check_sorted(_checked_keys(batches, key, truth_source.label), key)
+
+
+def _sorted_stream(truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth):
+    batch_rows = _batch_rows(chunk_rows)
     # a thread reads, checks and cuts the predictions into chunks while the previous one is scored
     # each batch of the predictions cut where it lies, a slice of it scored (no copy)
     chunks = read_ahead(
