@@ -84,6 +84,23 @@ CASES = {
 }
 
 
+def repeated_items(users) -> pl.DataFrame:
+    """:func:`lists` with the second item of each of ``users`` repeating the first."""
+    repeat = pl.col("user_id").is_in(users) & (pl.int_range(pl.len()) % 10 == 1)
+    return lists().with_columns(
+        pl.when(repeat).then(pl.col("item_id").shift(1)).otherwise("item_id").alias("item_id")
+    )
+
+
+def test_a_list_error_reported_as_the_first_pass_reports_it(tmp_path, monkeypatch):
+    """Two lists repeat an item; the ratings are sorted but for their last user: the hash
+    buckets meet user 35 first, the sorted stream user 10."""
+    truth = ratings(sorted_then_not(list(range(USERS))))
+    now = outcome(tmp_path / "now", "x", truth, repeated_items([10, 35]), "trec_eval")
+    first_pass(monkeypatch)
+    assert now == outcome(tmp_path / "before", "x", truth, repeated_items([10, 35]), "trec_eval")
+
+
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("convention", ["trec_eval", "clayrs"])
 def test_the_same_outcome_as_the_first_pass(tmp_path, monkeypatch, case, convention):
