@@ -97,33 +97,36 @@ def _add_bits(bins, c, bits):
 
 
 @njit(nogil=True, cache=True)
-def _square_parts(values, parts, first, last):
-    """Rows ``first`` to ``last - 1``: ``parts[r, 0] + parts[r, 1] == values[r] ** 2`` exactly
-    (Dekker's product: Veltkamp's split of ``v`` into two 26-bit halves ``a + b``, then
-    ``lo = ((a a - hi) + 2 a b) + b b``); NaN stays NaN, an infinite square has ``lo = 0``."""
+def _with_squares(values, out, first, last):
+    """Rows ``first`` to ``last - 1``: ``out[r, c] = values[r, c] = v`` and, in columns ``n_cols
+    + 2 c`` and ``n_cols + 2 c + 1``, ``hi + lo == v ** 2`` exactly (Dekker's product:
+    Veltkamp's split of ``v`` into two 26-bit halves ``a + b``, then ``lo = ((a a - hi) + 2 a b)
+    + b b``); NaN stays NaN, an infinite square has ``lo = 0``."""
+    n_cols = values.shape[1]
     for r in range(first, last):
-        for c in range(values.shape[1]):
+        for c in range(n_cols):
             v = values[r, c]
+            out[r, c] = v
             hi = v * v
             if not math.isfinite(hi):
-                parts[r, c, 0] = hi
-                parts[r, c, 1] = 0.0 if hi == hi else hi
+                out[r, n_cols + 2 * c] = hi
+                out[r, n_cols + 2 * c + 1] = 0.0 if hi == hi else hi
                 continue
             t = v * 134217729.0  # 2^27 + 1
             a = t - (t - v)
             b = v - a
-            parts[r, c, 0] = hi
-            parts[r, c, 1] = ((a * a - hi) + 2.0 * a * b) + b * b
+            out[r, n_cols + 2 * c] = hi
+            out[r, n_cols + 2 * c + 1] = ((a * a - hi) + 2.0 * a * b) + b * b
 
 
-def square_parts(values: np.ndarray) -> np.ndarray:
-    """``(n_rows, 2 n_cols)``: each column of ``values`` as two, its squares' ``hi`` and ``lo``
-    (:func:`_square_parts`), rows in blocks on threads."""
+def with_squares(values: np.ndarray) -> np.ndarray:
+    """``(n_rows, 3 n_cols)``: the columns of ``values``, then each one's squares as two, their
+    ``hi`` and ``lo`` (:func:`_with_squares`), written in one pass, rows in blocks on threads."""
     values = readonly(values, np.float64)
     n_rows, n_cols = values.shape
-    parts = np.empty((n_rows, n_cols, 2))
-    run_blocks(_square_parts, n_rows, values, parts, grain=BLOCK_ROWS)
-    return parts.reshape(n_rows, 2 * n_cols)
+    out = np.empty((n_rows, 3 * n_cols))
+    run_blocks(_with_squares, n_rows, values, out, grain=BLOCK_ROWS)
+    return out
 
 
 @njit(nogil=True, cache=True)
@@ -232,7 +235,7 @@ class ExactColumnSums:
         """Fold a (n_rows x n_cols) float64 block, columns in ``names`` order; NaN is skipped."""
         values = np.asarray(values, dtype=np.float64).reshape(-1, len(self.names))
         n_cols = len(self.names)
-        bins, pos_inf, neg_inf, n_used = column_bins(np.hstack([values, square_parts(values)]))
+        bins, pos_inf, neg_inf, n_used = column_bins(with_squares(values))
         for c in range(n_cols):
             self._totals[c] += bins_to_int(bins[c])
             self._squares[c] += bins_to_int(bins[n_cols + 2 * c]) + bins_to_int(
