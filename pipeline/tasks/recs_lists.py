@@ -60,8 +60,13 @@ def check_finite(df: pl.DataFrame, column: str, path: object | None) -> None:
         return  # one pass over the values (the filter below builds a frame)
     bad = df.filter(~pl.col(column).cast(pl.Float64).is_finite())
     if len(bad):
-        key = (bad["user_id"][0], bad["item_id"][0])
-        raise InputError("NaN or infinite value", path=path, column=column, key=key)
+        raise not_finite(bad, 0, column, path)
+
+
+def not_finite(df: pl.DataFrame, row: int, column: str, path: object | None) -> InputError:
+    """The error for ``df``'s ``row``, whose ``column`` is NaN or infinite (its user and item)."""
+    key = (df["user_id"][row], df["item_id"][row])
+    return InputError("NaN or infinite value", path=path, column=column, key=key)
 
 
 def checked_rows(df: pl.DataFrame, column: str | None, path: object | None) -> bool:
@@ -80,10 +85,9 @@ def checked_rows(df: pl.DataFrame, column: str | None, path: object | None) -> b
             check_finite(df, column, path)
         return users.is_sorted()
     values = df[column].to_numpy() if kind == pl.Float64 else None
-    decreasing, not_finite = scan_rows(users.to_numpy(), values)
-    if not_finite >= 0:
-        key = (users[not_finite], df["item_id"][not_finite])
-        raise InputError("NaN or infinite value", path=path, column=column, key=key)
+    decreasing, first_not_finite = scan_rows(users.to_numpy(), values)
+    if first_not_finite >= 0:
+        raise not_finite(df, first_not_finite, column, path)
     return decreasing < 0
 
 
