@@ -51,6 +51,7 @@ from mobeval.kernels.jit import njit
 # Numba's np.argsort (numba/misc/quicksort.py, SMALL_QUICKSORT) insertion-sorts a range of fewer
 # than 16 items; only longer ranges go through its (unstable) quicksort partitions.
 NUMBA_SMALL_SORT = 15
+NUMBA_MAX_STACK = 100  # its quicksort's stack of ranges (MAX_STACK): the larger side waits there
 
 
 @njit(cache=True)
@@ -406,24 +407,122 @@ def drop_repeated(offsets, locations, preference, keep_last_value, n_blocks):
     return packed, out_locations, out_preference
 
 
+@njit(cache=True)
+def _before(a, b):
+    """Whether score ``a`` sorts before score ``b`` in Numba's ``np.argsort`` of the negated
+    scores: its float comparison (``numba/np/numpy_support.py: lt_floats``, NaN last) of ``-a``
+    and ``-b``, ``-a < -b or (isnan(-b) and not isnan(-a))``; negating is exact."""
+    return a > b or (np.isnan(b) and not np.isnan(a))
+
+
+@njit(cache=True)
+def _insertion_sort(values, order, low, high):
+    """Numba's ``insertion_sort`` of ``order[low : high + 1]`` (rows of ``values``): stable."""
+    for i in range(low + 1, high + 1):
+        row = order[i]
+        value = values[row]
+        j = i
+        while j > low and _before(value, values[order[j - 1]]):
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = row
+
+
+@njit(cache=True)
+def _partition(values, order, low, high):
+    """Numba's ``partition`` of ``order[low : high + 1]`` (rows of ``values``): the median of
+    the first, middle and last rows as the pivot, put at its place, which is returned."""
+    mid = (low + high) >> 1
+    if _before(values[order[mid]], values[order[low]]):
+        order[low], order[mid] = order[mid], order[low]
+    if _before(values[order[high]], values[order[mid]]):
+        order[high], order[mid] = order[mid], order[high]
+    if _before(values[order[mid]], values[order[low]]):
+        order[low], order[mid] = order[mid], order[low]
+    pivot = values[order[mid]]
+    order[high], order[mid] = order[mid], order[high]
+    i = low
+    j = high - 1
+    while True:
+        while i < high and _before(values[order[i]], pivot):
+            i += 1
+        while j >= low and _before(pivot, values[order[j]]):
+            j -= 1
+        if i >= j:
+            break
+        order[i], order[j] = order[j], order[i]
+        i += 1
+        j -= 1
+    order[i], order[high] = order[high], order[i]
+    return i
+
+
+@njit(cache=True)
+def numba_sort_head(values, order, low, high, top, stack):
+    """``order[low : high + 1]`` (rows of ``values``, in input order) put in the order of
+    Numba's ``np.argsort(-values[order[low : high + 1]])`` (``numba/misc/quicksort.py``:
+    ``run_quicksort1``), at the positions before ``top`` only; the rows at ``top`` and after are
+    the same set as there, in another order. ``stack``: (``NUMBA_MAX_STACK``, 2) int64 scratch.
+
+    Numba's quicksort partitions a range of 16 or more rows around a pivot (:func:`_partition`),
+    sorts each side alone (the smaller first, the larger on a stack) and insertion-sorts a range
+    of up to ``NUMBA_SMALL_SORT`` rows (:func:`_insertion_sort`). What a range holds once sorted
+    depends only on what it held when it was made, so a range starting at ``top`` or later can
+    be left as it is: the same steps on the other ranges give the same rows before ``top``. A
+    quickselect, then, which goes on only into the ranges before ``top``: O(n + top log top) a
+    list, expected, and Numba's whole sort with ``top`` past the list."""
+    stack[0, 0] = low
+    stack[0, 1] = high
+    n = 1
+    while n > 0:
+        n -= 1
+        low = stack[n, 0]
+        high = stack[n, 1]
+        while high - low >= NUMBA_SMALL_SORT and low < top:
+            i = _partition(values, order, low, high)
+            if high - i > i - low:  # the right side, larger, waits on the stack
+                if high > i and i + 1 < top:
+                    stack[n, 0] = i + 1
+                    stack[n, 1] = high
+                    n += 1
+                high = i - 1
+            else:
+                if i > low:
+                    stack[n, 0] = low
+                    stack[n, 1] = i - 1
+                    n += 1
+                low = i + 1
+        if low < top:
+            _insertion_sort(values, order, low, high)
+
+
 @njit(nogil=True, cache=True)
-def _ranx_order_units(offsets, preference, order, first, last):
+def _ranx_order_units(offsets, preference, depth, order, first, last):
     """Units ``first`` to ``last - 1`` of :func:`ranx_order`."""
+    stack = np.empty((NUMBA_MAX_STACK, 2), dtype=np.int64)
     for u in range(first, last):
         start = offsets[u]
-        order[start : offsets[u + 1]] = start + np.argsort(-preference[start : offsets[u + 1]])
+        stop = offsets[u + 1]
+        for i in range(start, stop):
+            order[i] = i
+        top = stop if depth < 0 else min(stop, start + depth)
+        numba_sort_head(preference, order, start, stop - 1, top, stack)
 
 
-def ranx_order(offsets, preference):
+def ranx_order(offsets, preference, depth=-1):
     """Row order of every unit's list as a ranx ``Run`` sorts it (ranx 0.3.21
     ``data_structures/common.py``: ``sort_dict_by_value`` takes ``np.argsort`` of the negated
     scores, in the dict's insertion order, inside ``@njit``): Numba's ``np.argsort``, whose
     quicksort keeps the input order of tied scores on lists of up to ``NUMBA_SMALL_SORT`` items
-    and not on longer ones. Returns the permutation of all rows (int64), unit by unit; units in
-    blocks on threads (:func:`mobeval.kernels.blocks.run_blocks`)."""
+    and not on longer ones, run step for step by :func:`numba_sort_head`. Returns the
+    permutation of all rows (int64), unit by unit; only each list's first ``depth`` positions
+    in that order (-1: all), its later rows the same set in another order, which costs
+    O(L + depth log depth) a list of L rows, not O(L log L). Units in blocks on threads
+    (:func:`mobeval.kernels.blocks.run_blocks`)."""
     offsets = readonly(offsets, np.int64)
     preference = readonly(preference, np.float64)
     order = np.empty(preference.shape[0], dtype=np.int64)
     n_units = offsets.shape[0] - 1
-    run_blocks(_ranx_order_units, n_units, offsets, preference, order, grain=UNITS_PER_BLOCK)
+    args = (offsets, preference, np.int64(depth), order)
+    run_blocks(_ranx_order_units, n_units, *args, grain=UNITS_PER_BLOCK)
     return order

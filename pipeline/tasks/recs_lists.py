@@ -147,7 +147,7 @@ def lists(
         rows = recs.select(pl.arg_sort_by(["user_id", "rank"], maintain_order=True))
         rows = rows.to_series().to_numpy()
     elif order == "ranx":
-        rows = ranx_order(rec_off, scores)
+        rows = ranx_order(rec_off, scores, limit)
     return (None, items, scores) if rows is None else (rows, items[rows], scores[rows])
 
 

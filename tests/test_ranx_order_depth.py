@@ -1,0 +1,72 @@
+"""ranx's list order cut at a depth (:func:`mobeval.kernels.ranks.ranx_order` with ``depth``):
+each list's first ``depth`` rows are those of the whole sort ranx runs, bit for bit, on lists
+with many ties (where Numba's quicksort does not keep the input order), shorter than, as long
+as and longer than the depth; the rows after them are the list's other rows.
+
+The oracle is Numba's own quicksort run as plain Python (``numba.misc.quicksort``'s
+``make_py_quicksort``, the code ``np.argsort`` compiles, with Numba's float comparison), over
+the negated scores as ranx's ``sort_dict_by_value`` sorts them; it is checked against the
+compiled ``np.argsort`` itself.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+from numba.misc.quicksort import make_py_quicksort
+from numba.np.numpy_support import lt_floats
+
+from mobeval.kernels.ranks import ranx_order
+
+PY_ARGSORT = make_py_quicksort(lt=lt_floats, is_argsort=True, is_np_array=True).run_quicksort
+
+
+@numba.njit
+def _numba_argsort(values):
+    return np.argsort(values)
+
+
+def _ranx_sorted(scores: np.ndarray) -> list[int]:
+    """The positions of ``scores`` (one list, in input order) as ranx's Run sorts them."""
+    expected = [int(i) for i in PY_ARGSORT(-scores)]
+    assert expected == _numba_argsort(-scores).tolist()  # the oracle is Numba's sort
+    return expected
+
+
+def _lists(seed: int):
+    """Offsets and scores of lists of many lengths (around Numba's 15-item insertion sort and
+    past it), few score levels (many ties), some in score order already, a few NaNs."""
+    rng = np.random.default_rng(seed)
+    lengths = [0, 1, 2, 10, 15, 16, 17, 31, 64, 100, 257]
+    lengths += [int(n) for n in rng.integers(0, 300, 10)]
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    scores = np.floor(rng.random(int(offsets[-1])) * 4) / 4 - 0.5  # 0.0 and -0.0 among them
+    for u in range(0, len(lengths), 3):  # every third list arrives in score order
+        lo, hi = offsets[u], offsets[u + 1]
+        scores[lo:hi] = -np.sort(-scores[lo:hi])
+    if seed % 2:
+        scores[rng.random(scores.shape[0]) < 0.02] = np.nan  # sorted last
+    scores[offsets[-2] :] = 1.0  # one list all tied
+    return offsets, scores
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("depth", [0, 1, 5, 10, 15, 16, 17, 50, 100, 256, 257, 1000, -1])
+def test_first_rows_as_ranx_sorts_them(seed, depth):
+    offsets, scores = _lists(seed)
+    order = ranx_order(offsets, scores, depth)
+    for u in range(offsets.shape[0] - 1):
+        lo, hi = int(offsets[u]), int(offsets[u + 1])
+        expected = [lo + i for i in _ranx_sorted(scores[lo:hi])]
+        head = hi - lo if depth < 0 else min(depth, hi - lo)
+        assert order[lo : lo + head].tolist() == expected[:head], (u, hi - lo)
+        assert sorted(order[lo + head : hi].tolist()) == sorted(expected[head:]), (u, hi - lo)
+
+
+def test_whole_lists_by_default():
+    offsets, scores = _lists(5)
+    whole = ranx_order(offsets, scores)
+    assert whole.tolist() == ranx_order(offsets, scores, -1).tolist()
+    assert whole.tolist() == ranx_order(offsets, scores, 10**9).tolist()
