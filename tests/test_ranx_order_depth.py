@@ -1,7 +1,8 @@
 """ranx's list order cut at a depth (:func:`mobeval.kernels.ranks.ranx_order` with ``depth``):
 each list's first ``depth`` rows are those of the whole sort ranx runs, bit for bit, on lists
 with many ties (where Numba's quicksort does not keep the input order), shorter than, as long
-as and longer than the depth; the rows after them are the list's other rows.
+as and longer than the depth; the rows after them are the list's other rows; the items and
+scores come in the rows' order, with or without the rows.
 
 The oracle is Numba's own quicksort run as plain Python (``numba.misc.quicksort``'s
 ``make_py_quicksort``, the code ``np.argsort`` compiles, with Numba's float comparison), over
@@ -56,7 +57,14 @@ def _lists(seed: int):
 @pytest.mark.parametrize("depth", [0, 1, 5, 10, 15, 16, 17, 50, 100, 256, 257, 1000, -1])
 def test_first_rows_as_ranx_sorts_them(seed, depth):
     offsets, scores = _lists(seed)
-    order = ranx_order(offsets, scores, depth)
+    items = np.arange(scores.shape[0], dtype=np.int64) * 7 - 50
+    order, out_items, out_scores = ranx_order(offsets, scores, items, depth)
+    assert out_items.tolist() == items[order].tolist()
+    assert np.array_equal(out_scores, scores[order], equal_nan=True)
+    without_rows = ranx_order(offsets, scores, items, depth, rows=False)
+    assert without_rows[0] is None
+    assert without_rows[1].tolist() == out_items.tolist()
+    assert np.array_equal(without_rows[2], out_scores, equal_nan=True)
     for u in range(offsets.shape[0] - 1):
         lo, hi = int(offsets[u]), int(offsets[u + 1])
         expected = [lo + i for i in _ranx_sorted(scores[lo:hi])]
@@ -67,6 +75,7 @@ def test_first_rows_as_ranx_sorts_them(seed, depth):
 
 def test_whole_lists_by_default():
     offsets, scores = _lists(5)
-    whole = ranx_order(offsets, scores)
-    assert whole.tolist() == ranx_order(offsets, scores, -1).tolist()
-    assert whole.tolist() == ranx_order(offsets, scores, 10**9).tolist()
+    items = np.arange(scores.shape[0], dtype=np.int64)
+    whole = ranx_order(offsets, scores, items)[0].tolist()
+    assert whole == ranx_order(offsets, scores, items, -1)[0].tolist()
+    assert whole == ranx_order(offsets, scores, items, 10**9)[0].tolist()

@@ -497,32 +497,45 @@ def numba_sort_head(values, order, low, high, top, stack):
 
 
 @njit(nogil=True, cache=True)
-def _ranx_order_units(offsets, preference, depth, order, first, last):
-    """Units ``first`` to ``last - 1`` of :func:`ranx_order`."""
+def _ranx_order_units(offsets, scores, items, depth, out_rows, out_items, out_scores, first, last):
+    """Units ``first`` to ``last - 1`` of :func:`ranx_order`: each list's rows sorted in a
+    scratch array, then its items and scores (and its rows, when ``out_rows`` holds them)
+    written in their order."""
+    longest = 0
+    for u in range(first, last):
+        longest = max(longest, offsets[u + 1] - offsets[u])
+    rows = np.empty(longest, dtype=np.int64)
     stack = np.empty((NUMBA_MAX_STACK, 2), dtype=np.int64)
+    with_rows = out_rows.shape[0] > 0
     for u in range(first, last):
         start = offsets[u]
-        stop = offsets[u + 1]
-        for i in range(start, stop):
-            order[i] = i
-        top = stop if depth < 0 else min(stop, start + depth)
-        numba_sort_head(preference, order, start, stop - 1, top, stack)
+        n = offsets[u + 1] - start
+        for i in range(n):
+            rows[i] = start + i
+        numba_sort_head(scores, rows, 0, n - 1, n if depth < 0 else min(n, depth), stack)
+        for i in range(n):
+            row = rows[i]
+            out_items[start + i] = items[row]
+            out_scores[start + i] = scores[row]
+            if with_rows:
+                out_rows[start + i] = row
 
 
-def ranx_order(offsets, preference, depth=-1):
-    """Row order of every unit's list as a ranx ``Run`` sorts it (ranx 0.3.21
-    ``data_structures/common.py``: ``sort_dict_by_value`` takes ``np.argsort`` of the negated
-    scores, in the dict's insertion order, inside ``@njit``): Numba's ``np.argsort``, whose
-    quicksort keeps the input order of tied scores on lists of up to ``NUMBA_SMALL_SORT`` items
-    and not on longer ones, run step for step by :func:`numba_sort_head`. Returns the
-    permutation of all rows (int64), unit by unit; only each list's first ``depth`` positions
-    in that order (-1: all), its later rows the same set in another order, which costs
-    O(L + depth log depth) a list of L rows, not O(L log L). Units in blocks on threads
-    (:func:`mobeval.kernels.blocks.run_blocks`)."""
-    offsets = readonly(offsets, np.int64)
-    preference = readonly(preference, np.float64)
-    order = np.empty(preference.shape[0], dtype=np.int64)
-    n_units = offsets.shape[0] - 1
-    args = (offsets, preference, np.int64(depth), order)
-    run_blocks(_ranx_order_units, n_units, *args, grain=UNITS_PER_BLOCK)
-    return order
+def ranx_order(offsets, scores, items, depth=-1, rows=True):
+    """Every unit's list as a ranx ``Run`` sorts it (ranx 0.3.21 ``data_structures/common.py``:
+    ``sort_dict_by_value`` takes ``np.argsort`` of the negated scores, in the dict's insertion
+    order, inside ``@njit``): Numba's ``np.argsort``, whose quicksort keeps the input order of
+    tied scores on lists of up to ``NUMBA_SMALL_SORT`` items and not on longer ones, run step
+    for step by :func:`numba_sort_head`. Returns ``(rows, items, scores)``: the permutation of
+    all rows (int64, unit by unit; None unless ``rows``: an array not written saves a pass over
+    fresh memory) and the items and scores in its order. Only each list's first ``depth``
+    positions are in ranx's order (-1: all), its later ones the list's other rows in another
+    order, which costs O(L + depth log depth) a list of L rows, not O(L log L). Units in blocks
+    on threads (:func:`mobeval.kernels.blocks.run_blocks`)."""
+    offsets, items = readonly(offsets, np.int64), readonly(items, np.int64)
+    scores = readonly(scores, np.float64)
+    n = scores.shape[0]
+    out = (np.empty(n if rows else 0, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n))
+    args = (offsets, scores, items, np.int64(depth), *out)
+    run_blocks(_ranx_order_units, offsets.shape[0] - 1, *args, grain=UNITS_PER_BLOCK)
+    return out if rows else (None, *out[1:])

@@ -136,18 +136,21 @@ def lists(
     :func:`item_codes` of ``item_id``) and the float64 scores (0 without a score column) in
     that order. Score orders: :func:`~mobeval.kernels.list_order.list_order` (trec_eval: score
     descending, ties by item id as text descending), which sorts the arrays themselves, the ties
-    from position ``limit`` on where the scores never increase left as they are (-1: none)."""
+    from position ``limit`` on where the scores never increase left as they are (-1: none).
+    ranx's order (:func:`~mobeval.kernels.ranks.ranx_order`) puts each list's first ``limit``
+    rows in order (-1: all), and with a ``limit`` gives no rows (None: the callers that take
+    the rows, trec_eval's measures and an error's message, ask for whole lists)."""
     items, scores = as_given(recs)
     if order in SCORE_ORDERS:
         mode, text = score_order(recs, order)
         ordered = list_order(rec_off, scores, items, mode, text, limit)
         return (None, items, scores) if ordered is None else ordered
+    if order == "ranx":
+        return ranx_order(rec_off, scores, items, limit, rows=limit < 0)
     rows = None
     if order == "rank":
         rows = recs.select(pl.arg_sort_by(["user_id", "rank"], maintain_order=True))
         rows = rows.to_series().to_numpy()
-    elif order == "ranx":
-        rows = ranx_order(rec_off, scores, limit)
     return (None, items, scores) if rows is None else (rows, items[rows], scores[rows])
 
 
