@@ -236,17 +236,24 @@ def _sorted_stream(truth_source, pred_source, plan, key, chunk_rows, progress, u
         ),
         depth=1,
     )
-    truth = SortedLookup(
-        _canonical_batches(truth_source, plan.truth_columns, plan.truth_select, key, batch_rows),
-        key,
-        truth_source.label,
-        unique=unique_truth,
+    # and another decodes the truth's next batch ahead of the lookup; a quarter of a batch (the
+    # truth is a fraction of the lists' rows), so the batches held ahead add little memory
+    truth_batches = read_ahead(
+        _canonical_batches(
+            truth_source, plan.truth_columns, plan.truth_select, key, max(1, batch_rows // 4)
+        ),
+        depth=1,
     )
-    for chunk in chunks:
-        last = key_at(chunk, key, chunk.height - 1)
-        yield chunk, truth.take_through(last)
-        progress.advance(chunk.height)
-    rest = truth.take_through(None)
+    truth = SortedLookup(truth_batches, key, truth_source.label, unique=unique_truth)
+    try:
+        for chunk in chunks:
+            last = key_at(chunk, key, chunk.height - 1)
+            yield chunk, truth.take_through(last)
+            progress.advance(chunk.height)
+        rest = truth.take_through(None)
+    finally:  # both threads stopped before a restart reads the inputs again
+        truth_batches.close()
+        chunks.close()
     if rest.height:
         yield pl.DataFrame(), rest
 
