@@ -225,30 +225,42 @@ def _check_truth_order(truth_source, key, chunk_rows) -> None:
 
 def _sorted_stream(truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth):
     batch_rows = _batch_rows(chunk_rows)
-    # a thread reads, checks and cuts the predictions into chunks while the previous one is scored
     # each batch of the predictions cut where it lies, a slice of it scored (no copy)
-    chunks = read_ahead(
-        SortedUnitChunks(
-            _canonical_batches(pred_source, plan.pred_columns, plan.pred_select, key, batch_rows),
-            key,
-            chunk_rows,
-            in_place_rows=batch_rows // 2,
+    chunks = SortedUnitChunks(
+        _canonical_batches(pred_source, plan.pred_columns, plan.pred_select, key, batch_rows),
+        key,
+        chunk_rows,
+        in_place_rows=batch_rows // 2,
+    )
+    # a thread decodes the truth's next batch ahead of the lookup; a quarter of a batch (the
+    # truth is a fraction of the lists' rows), so the batches held ahead add little memory
+    truth_batches = read_ahead(
+        _canonical_batches(
+            truth_source, plan.truth_columns, plan.truth_select, key, max(1, batch_rows // 4)
         ),
         depth=1,
     )
-    truth = SortedLookup(
-        _canonical_batches(truth_source, plan.truth_columns, plan.truth_select, key, batch_rows),
-        key,
-        truth_source.label,
-        unique=unique_truth,
-    )
-    for chunk in chunks:
-        last = key_at(chunk, key, chunk.height - 1)
-        yield chunk, truth.take_through(last)
-        progress.advance(chunk.height)
-    rest = truth.take_through(None)
+    truth = SortedLookup(truth_batches, key, truth_source.label, unique=unique_truth)
+    # and another reads, checks and cuts the predictions into chunks, each paired with its truth
+    # rows, while the previous pair is scored: the main thread only scores
+    pairs = read_ahead(_paired(chunks, truth, key), depth=1)
+    try:
+        for chunk, truth_rows in pairs:
+            yield chunk, truth_rows
+            progress.advance(chunk.height)
+        rest = truth.take_through(None)  # the pairing thread is done with the lookup
+    finally:  # both threads stopped before a restart reads the inputs again
+        pairs.close()
+        truth_batches.close()
     if rest.height:
         yield pl.DataFrame(), rest
+
+
+def _paired(chunks, truth: SortedLookup, key: list[str]):
+    """Each chunk with the truth rows of its units, and of the units before them that have no
+    prediction (keys up to the chunk's last)."""
+    for chunk in chunks:
+        yield chunk, truth.take_through(key_at(chunk, key, chunk.height - 1))
 
 
 def _batch_rows(chunk_rows: int) -> int:

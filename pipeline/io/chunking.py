@@ -14,6 +14,7 @@ Three ways, chosen by the engine (:mod:`mobeval.engines.local`):
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import math
 from collections.abc import Iterator
@@ -90,10 +91,22 @@ def lex_at_most(key: list[str], values: tuple) -> pl.Expr:
 def rows_through(frame: pl.DataFrame, key: list[str], values: tuple) -> int:
     """How many of the first rows of ``frame`` (sorted by key, no null key) have a key <=
     ``values``: a binary search of one integer key column (no pass over the rows), else the
-    count of :func:`lex_at_most`."""
+    count of :func:`lex_at_most`.
+
+    The search runs chunk by chunk (a lookup's buffer is often two: no copy) and in the
+    interpreter (:func:`bisect.bisect_right`, about 20 comparisons): NumPy's ``searchsorted``
+    lets go of the GIL, and the main thread then waited up to a switch interval (5 ms) for the
+    reader threads to give it back."""
     column = frame[key[0]]
     if len(key) == 1 and column.dtype.is_integer():
-        return int(np.searchsorted(column.to_numpy(), values[0], side="right"))
+        count = 0
+        for part in column.get_chunks():
+            array = part.to_numpy()
+            found = bisect.bisect_right(array, values[0])
+            count += found
+            if found < len(array):
+                break
+        return count
     return int(frame.select(lex_at_most(key, values).sum()).item())
 
 
