@@ -251,10 +251,11 @@ def score_chunk(
 
     recs, ratings = R.with_item_codes(recs, ratings)
     recs = R.by_user(recs, grouped)
-    if conv.duplicates == "drop":
-        recs = R.one_row_per_item(recs)
     ratings, users, rec_counts, tru_counts = R.blocks(recs, ratings, path_ratings)
     rec_off = R.offsets(rec_counts)
+    if conv.duplicates == "drop":  # no user loses every row: the users stay as they are
+        recs, rec_off = R.one_row_per_item(recs, rec_off)
+        rec_counts = np.diff(rec_off)
     tru_off = R.offsets(tru_counts)
     # a score order is put in place by the kernel, in its copy of each list, unless a trec_eval
     # measure needs the ordered rows

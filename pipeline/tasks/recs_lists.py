@@ -14,7 +14,7 @@ from mobeval.errors import InputError
 from mobeval.io.sources import columns_present
 from mobeval.kernels.chunk_checks import scan_rows
 from mobeval.kernels.list_order import ID_ASC, TEXT_DESC, list_order
-from mobeval.kernels.ranks import drop_repeated, ranx_order
+from mobeval.kernels.ranks import drop_repeated, entry_counts, ranx_order
 from mobeval.kernels.user_blocks import truth_order, user_blocks
 
 SCORE_ORDERS = {"score_id_str_desc": TEXT_DESC, "score_id_asc": ID_ASC}
@@ -176,16 +176,22 @@ def user_offsets(recs: pl.DataFrame) -> np.ndarray:
     return offsets(recs["user_id"].rle().struct.field("len").to_numpy())
 
 
-def one_row_per_item(recs: pl.DataFrame) -> pl.DataFrame:
+def one_row_per_item(recs: pl.DataFrame, rec_off: np.ndarray) -> tuple[pl.DataFrame, np.ndarray]:
     """``duplicates="drop"``: one row per (user, item), as a dict filled row by row holds a run
     (``d[item] = row``: ranx ``Run.from_df`` / ``from_file``, pytrec_eval, ir_measures): the values
     of the item's LAST row, at the place of its FIRST row; the later copies vanish and the rows
     after them move up. ``recs`` is grouped by user, each user's rows in file order, its items'
-    codes in ``ITEM``. Next-location's kernel reduces each user's row numbers
-    (:func:`~mobeval.kernels.ranks.drop_repeated`), and the rows it keeps are taken."""
+    codes in ``ITEM``; ``rec_off``: the offsets of its users' blocks. Returns the rows kept and
+    their blocks' offsets: ``recs`` and ``rec_off`` themselves when no list repeats an item (one
+    counting pass, :func:`~mobeval.kernels.ranks.entry_counts`), else the rows that
+    next-location's kernel keeps of each user's row numbers
+    (:func:`~mobeval.kernels.ranks.drop_repeated`)."""
+    items = recs[ITEM].to_numpy()
+    if int(entry_counts(rec_off, items, None).sum()) == recs.height:
+        return recs, rec_off
     rows = np.arange(recs.height, dtype=np.float64)
-    kept = drop_repeated(user_offsets(recs), recs[ITEM].to_numpy(), rows, True, None)[2]
-    return recs if kept.shape[0] == recs.height else recs[kept.astype(np.int64)]
+    kept_off, _, kept = drop_repeated(rec_off, items, rows, True, None)
+    return recs[kept.astype(np.int64)], kept_off
 
 
 def offsets(counts: np.ndarray) -> np.ndarray:
