@@ -23,8 +23,10 @@ LLVM and compiles a small LLVM module of its own (``NRT_incref``, ``NRT_decref``
 adds): an optimisation and a code generation in every run, 0.02 s of CPU at the first kernel. A
 compiled function links that module into its own, so its saved machine code holds those functions
 already and needs only the C functions' addresses: :func:`_start_runtime` registers them and
-compiles nothing. Numba's compiler (a miss, a user's function) initialises the runtime itself
-(``CPUContext.load_additional_registries``), as before.
+compiles nothing (only a saved call to a function not yet defined, a recursion through a
+dispatcher, would need the module's own ``nrt_unresolved_abort``: no kernel of mobeval's makes
+one; none of the 84 saved kernels names it). Numba's compiler (a miss, a user's function)
+initialises the runtime itself (``CPUContext.load_additional_registries``), as before.
 """
 
 from __future__ import annotations
