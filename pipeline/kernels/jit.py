@@ -31,6 +31,7 @@ initialises the runtime itself (``CPUContext.load_additional_registries``), as b
 
 from __future__ import annotations
 
+import functools
 import pickle
 import sys
 
@@ -41,9 +42,10 @@ from numba.core.environment import Environment, _rebuild_env, lookup_environment
 from numba.core.runtime import _nrt_python
 
 
+@functools.cache
 def _start_runtime() -> None:
     """The symbols of Numba's runtime that a loaded function calls, as ``rtsys.initialize``
-    names them (``_`` internal helpers as they are, the others with ``NRT_``); idempotent."""
+    names them (``_`` internal helpers as they are, the others with ``NRT_``); once a process."""
     for name, address in _nrt_python.c_helpers.items():
         ll.add_symbol(name if name.startswith("_") else "NRT_" + name, address)
 

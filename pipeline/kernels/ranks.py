@@ -378,16 +378,17 @@ def first_duplicate_unit(offsets, locations, n_blocks):
     return int(short[0]) if short.size else -1
 
 
-def drop_repeated(offsets, locations, preference, keep_last_value, n_blocks):
+def drop_repeated(offsets, locations, preference, keep_last_value, n_blocks, counts=None):
     """``duplicates="drop"`` of next-location and of recs (which passes each row's number as
     ``preference``, and takes the rows kept): every unit's list as a dict filled row by row holds
     it (``d[location] = value``, as ranx, pytrec_eval and ir_measures hold a run): one entry per
     location, at the place of its FIRST row, with the preference of its LAST row
     (``keep_last_value``; False keeps the first row's, for lists ranked by place). The later copies
     vanish and the entries after them move up. Returns ``(offsets, locations, preference)``: the
-    arrays given when no list repeats a location (one read-only pass), else the reduced lists (a
-    second pass writes them)."""
-    counts = entry_counts(offsets, locations, n_blocks)
+    arrays given when no list repeats a location (one read-only pass, :func:`entry_counts`, or
+    its ``counts`` given), else the reduced lists (a second pass writes them)."""
+    if counts is None:
+        counts = entry_counts(offsets, locations, n_blocks)
     if int(counts.sum()) == locations.shape[0]:
         return offsets, locations, preference
     packed = np.zeros(counts.shape[0] + 1, dtype=np.int64)

@@ -187,10 +187,11 @@ def one_row_per_item(recs: pl.DataFrame, rec_off: np.ndarray) -> tuple[pl.DataFr
     next-location's kernel keeps of each user's row numbers
     (:func:`~mobeval.kernels.ranks.drop_repeated`)."""
     items = recs[ITEM].to_numpy()
-    if int(entry_counts(rec_off, items, None).sum()) == recs.height:
-        return recs, rec_off
+    counts = entry_counts(rec_off, items, None)
+    if int(counts.sum()) == recs.height:
+        return recs, rec_off  # no row numbers made for nothing
     rows = np.arange(recs.height, dtype=np.float64)
-    kept_off, _, kept = drop_repeated(rec_off, items, rows, True, None)
+    kept_off, _, kept = drop_repeated(rec_off, items, rows, True, None, counts)
     return recs[kept.astype(np.int64)], kept_off
 
 
