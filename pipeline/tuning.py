@@ -18,6 +18,13 @@ next chunk reuses the same pages:
   options in ``_RJEM_MALLOC_CONF`` follow and override: ``dirty_decay_ms`` and ``muzzy_decay_ms``
   -1, never).
 
+What a tuned run still faults in is its working set, once: on 100 M recommendation rows 23,100
+faults, 99.5 % of them on distinct pages, mimalloc purging nothing; the largest part, mimalloc's
+arena (about 210 MiB), in transparent huge pages, 2 MiB zeroed a fault. Huge pages stay on: in 4
+KiB pages (``MIMALLOC_ALLOW_THP=0``) the peak resident memory is 42-56 MiB lower, but the faults
+are 65,000 instead of 23,000 and the CPU is no lower (73 alternated pairs; BENCHMARKS.md, issue
+37, eighth pass).
+
 The peak resident memory grows little (what is kept is what the next chunk takes again; each
 allocator keeps its own peak beside the others': 679 -> 695 MiB on 100 M recommendation rows),
 and a smaller ``--chunk-rows`` still takes less. Only the command line tunes its process
