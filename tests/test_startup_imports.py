@@ -11,6 +11,7 @@ input (``sys.modules`` at that read, :data:`FIRST_READ`)."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -370,3 +371,52 @@ def test_before_its_first_read_a_run_imports_only_what_that_read_needs(family, t
     assert _loaded(modules, NOT_BEFORE_FIRST_READ) == []
     readers = {name for name, reader_of in READERS.items() if reader_of != family}
     assert sorted(readers & modules) == []
+
+
+#: The threads started before Numba's import begins, and each read of a Parquet file: its file,
+#: columns and the thread that asked for it.
+AHEAD = (
+    "import atexit, importlib.abc, json, os, sys, threading\n"
+    "from mobeval.io import sources\n"
+    "started, before_numba, reads = [], [], []\n"
+    "start = threading.Thread.start\n"
+    "def tracked(self):\n"
+    "    started.append(self.name)\n"
+    "    return start(self)\n"
+    "threading.Thread.start = tracked\n"
+    "class Numba(importlib.abc.MetaPathFinder):\n"
+    "    def find_spec(self, name, path, target=None):\n"
+    "        if name == 'numba' and not before_numba:\n"
+    "            before_numba.append(list(started))\n"
+    "sys.meta_path.insert(0, Numba())\n"
+    "def parquet(self, source, path, columns, rows, read=sources.Source._parquet_batches):\n"
+    "    reads.append([os.path.basename(path), columns, threading.current_thread().name])\n"
+    "    return read(self, source, path, columns, rows)\n"
+    "sources.Source._parquet_batches = parquet\n"
+    "report = lambda: sys.stderr.write('\\nAHEAD ' + json.dumps([before_numba, reads]))\n"
+    "atexit.register(report)\n"
+    "from mobeval.cli import main\n"
+    "sys.argv = ['mobeval', *sys.argv[1:]]\n"
+    "raise SystemExit(main())\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("family", "scored"),
+    [("nextloc", ["sample_id", "location", "score"]), ("recs", ["user_id", "item_id"])],
+)
+def test_a_run_decodes_its_first_batches_while_numba_loads(family, scored):
+    """The first batches a sorted stream reads (the predictions' scored columns, the truth's) are
+    asked for by a thread started before Numba's import begins: reading starts at once."""
+    done = subprocess.run(
+        [sys.executable, "-c", AHEAD, *COMMANDS[family][0]],
+        capture_output=True,
+        text=True,
+        cwd=SAMPLES,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    before_numba, reads = json.loads(done.stderr.rsplit("\nAHEAD ", 1)[1])
+    assert before_numba and "mobeval-prefetch" in before_numba[0]
+    predictions = Path(COMMANDS[family][0][4]).name
+    assert [predictions, scored, "mobeval-prefetch"] in reads
+    assert all(thread == "mobeval-prefetch" for name, _, thread in reads if name == predictions)

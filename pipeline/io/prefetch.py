@@ -1,0 +1,162 @@
+"""A run's first reads started early: the first batches an engine will read, decoded on a thread
+while the run still loads its kernels.
+
+Between a run's input checks and its first scored chunk, one core imports Numba and loads the
+cached kernels (0.15-0.3 s), and before this module the inputs waited for it: the first Parquet
+batch was opened half a second after the process started. Arrow's Parquet decoding and Polars'
+conversion let go of the GIL, so a thread decodes meanwhile. :class:`ReadsAhead` starts, in
+order, each read the engine names (``source.iter_batches(columns, batch_rows)``) and pulls its
+first ``depth`` batches, then stops: memory holds at most those batches, what the engine's own
+read-ahead would hold. When the engine asks for the same read (:class:`AheadSource`), it gets
+those batches, then the rest of the same iterator: the batches a run scores are the batches it
+would have read, in the same order, with an error where it would have been raised. A read asked
+for with other columns or batch sizes (a guess that turned out wrong), or asked for again (a
+restart over hash buckets), is read afresh; the batches of a read never asked for are let go when
+the run ends (:meth:`ReadsAhead.close`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+#: A read's states: not begun, its batches being pulled by the thread, pulled (or failed), asked
+#: for by the engine (a read asked for before it began is read afresh by the engine).
+WAITING, READING, READ, TAKEN = "waiting", "reading", "read", "taken"
+
+
+@dataclass(eq=False)
+class _Read:
+    """``source.iter_batches(columns, batch_rows)``, its first ``depth`` batches pulled ahead."""
+
+    source: object
+    columns: list[str]
+    batch_rows: int
+    depth: int
+    state: str = WAITING
+    batches: list = field(default_factory=list)
+    iterator: Iterator | None = None
+    ended: bool = False  # the iterator had no more batches
+    error: BaseException | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+    def matches(self, source, columns, batch_rows: int) -> bool:
+        return (
+            self.source is source
+            and self.columns == list(columns)
+            and self.batch_rows == batch_rows
+        )
+
+    def pull(self, stopped: threading.Event) -> None:
+        """The first ``depth`` batches, or the error that came instead of one."""
+        try:
+            self.iterator = iter(self.source.iter_batches(self.columns, self.batch_rows))
+            while len(self.batches) < self.depth and not stopped.is_set():
+                batch = next(self.iterator, None)
+                if batch is None:
+                    self.ended = True
+                    return
+                self.batches.append(batch)
+        except BaseException as error:  # noqa: BLE001 - raised in the engine, where it reads it
+            self.error = error
+
+    def handed(self) -> Iterator:
+        """The batches pulled, then the error or the rest of the same iterator."""
+        try:
+            while self.batches:
+                yield self.batches.pop(0)
+            if self.error is not None:
+                raise self.error
+            if not self.ended:
+                yield from self.iterator
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self.batches.clear()
+        if self.iterator is not None:
+            self.iterator.close()
+
+
+class ReadsAhead:
+    """A thread that starts ``reads`` ((source, columns, batch_rows, depth), in the order the
+    engine will ask for them) now, one after the other; :meth:`take` hands a read over."""
+
+    def __init__(self, reads) -> None:
+        self._reads = [_Read(source, list(c), rows, depth) for source, c, rows, depth in reads]
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="mobeval-prefetch", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        for read in self._reads:
+            with self._lock:
+                if self._stopped.is_set() or read.state != WAITING:
+                    continue
+                read.state = READING
+            read.pull(self._stopped)
+            with self._lock:
+                if read.state == READING:  # else taken meanwhile, waiting for ``done``
+                    read.state = READ
+            read.done.set()
+
+    def take(self, source, columns, batch_rows: int) -> Iterator | None:
+        """The batches of ``source.iter_batches(columns, batch_rows)`` if that read was started
+        ahead and not yet taken (waiting for its first batches if the thread is pulling them);
+        None if the engine reads it itself."""
+        for read in self._reads:
+            if not read.matches(source, columns, batch_rows):
+                continue
+            with self._lock:
+                if read.state == TAKEN:  # asked for again (a restart): read afresh
+                    continue
+                begun, read.state = read.state != WAITING, TAKEN
+            if not begun:
+                return None
+            read.done.wait()
+            return read.handed()
+        return None
+
+    def close(self) -> None:
+        """Stop the thread (after the batch it is decoding) and let go of every batch not
+        taken."""
+        self._stopped.set()
+        self._thread.join()
+        for read in self._reads:
+            if read.state != TAKEN:
+                read.close()
+
+
+@dataclass(frozen=True)
+class AheadSource:
+    """``source`` (:mod:`mobeval.io.sources`' interface) whose reads started ahead by ``ahead``
+    are handed over when asked for; every other call goes to ``source``."""
+
+    source: object
+    ahead: ReadsAhead
+
+    @property
+    def label(self) -> str:
+        return self.source.label
+
+    @property
+    def renames(self) -> dict:
+        return getattr(self.source, "renames", {})
+
+    def schema(self) -> dict:
+        return self.source.schema()
+
+    def has_rows(self) -> bool:
+        return self.source.has_rows()
+
+    def row_count_estimate(self) -> int:
+        return self.source.row_count_estimate()
+
+    def fingerprint(self) -> list[dict]:
+        return self.source.fingerprint()
+
+    def iter_batches(self, columns: list[str], batch_rows: int) -> Iterator:
+        taken = self.ahead.take(self.source, columns, batch_rows)
+        return self.source.iter_batches(columns, batch_rows) if taken is None else taken
