@@ -420,3 +420,32 @@ def test_a_run_decodes_its_first_batches_while_numba_loads(family, scored):
     predictions = Path(COMMANDS[family][0][4]).name
     assert [predictions, scored, "mobeval-prefetch"] in reads
     assert all(thread == "mobeval-prefetch" for name, _, thread in reads if name == predictions)
+
+
+#: What a recs run of ranking metrics (no population metric, no trec_eval measure name) never
+#: loads: the population metrics' counts and kernels, the training tables and propensities, and
+#: trec_eval's measures with the TREC readers behind them.
+NOT_FOR_RANKING = (
+    "mobeval.tasks.recs_population",
+    "mobeval.tasks.recs_beyond",
+    "mobeval.tasks.recs_propensity",
+    "mobeval.tasks.item_tables",
+    "mobeval.tasks.propensity",
+    "mobeval.tasks.trec",
+    "mobeval.io.trec",
+    "mobeval.io.trec_codes",
+    *(
+        f"mobeval.kernels.{name}"
+        for name in ("trec", "diversity", "similarity", "cooccurrence", "resampling")
+    ),
+    *(f"mobeval.kernels.{name}" for name in ("auc", "catalogue", "correlation")),
+)
+
+
+@pytest.mark.parametrize("convention", ["trec_eval", "ranx", "clayrs", "relison"])
+def test_a_recs_run_of_ranking_metrics_loads_no_population_or_trec_eval_measure(
+    convention, tmp_path
+):
+    modules = loaded_modules([*COMMANDS["recs"][0], "--convention", convention], tmp_path)
+    assert "mobeval.kernels.recs" in modules  # the report is that of a recs run
+    assert sorted(set(NOT_FOR_RANKING) & modules) == []
