@@ -351,18 +351,21 @@ READERS = {
 }
 
 
+def _reported(script: str, arguments: list[str], cwd, marker: str):
+    """What ``script`` (a command line's run, watched) wrote to stderr after ``marker``, read as
+    JSON; the run must succeed."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, *arguments], capture_output=True, text=True, cwd=cwd
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stderr.rsplit(f"\n{marker} ", 1)[1])
+
+
 @pytest.mark.parametrize("family", ["nextloc", "trajectory", "recs", "logits"])
 def test_before_its_first_read_a_run_imports_only_what_that_read_needs(family, tmp_path):
     """The modules loaded when a run first opens an input: no kernel, no Numba, no scorer, no
     reader of another kind of input (the libraries that read: Polars, pyarrow, NumPy)."""
-    done = subprocess.run(
-        [sys.executable, "-c", FIRST_READ, *COMMANDS[family][0]],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    first = json.loads(done.stderr.rsplit("\nFIRST ", 1)[1])
+    first = _reported(FIRST_READ, COMMANDS[family][0], tmp_path, "FIRST")
     assert first, "no read of an input seen"
     modules = set(first[0])
     assert "mobeval.families" in modules  # the report is that of a real run
@@ -408,14 +411,7 @@ AHEAD = (
 def test_a_run_decodes_its_first_batches_while_numba_loads(family, scored):
     """The first batches a sorted stream reads (the predictions' scored columns, the truth's) are
     asked for by a thread started before Numba's import begins: reading starts at once."""
-    done = subprocess.run(
-        [sys.executable, "-c", AHEAD, *COMMANDS[family][0]],
-        capture_output=True,
-        text=True,
-        cwd=SAMPLES,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    before_numba, reads = json.loads(done.stderr.rsplit("\nAHEAD ", 1)[1])
+    before_numba, reads = _reported(AHEAD, COMMANDS[family][0], SAMPLES, "AHEAD")
     assert before_numba and "mobeval-prefetch" in before_numba[0]
     predictions = Path(COMMANDS[family][0][4]).name
     assert [predictions, scored, "mobeval-prefetch"] in reads

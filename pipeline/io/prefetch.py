@@ -133,25 +133,9 @@ class AheadSource:
     def __init__(self, source, ahead: ReadsAhead) -> None:
         self.source, self.ahead = source, ahead
 
-    @property
-    def label(self) -> str:
-        return self.source.label
-
-    @property
-    def renames(self) -> dict:
-        return getattr(self.source, "renames", {})
-
-    def schema(self) -> dict:
-        return self.source.schema()
-
-    def has_rows(self) -> bool:
-        return self.source.has_rows()
-
-    def row_count_estimate(self) -> int:
-        return self.source.row_count_estimate()
-
-    def fingerprint(self) -> list[dict]:
-        return self.source.fingerprint()
+    def __getattr__(self, name: str):
+        """``label``, ``schema()``, ``fingerprint()``... (and ``renames``): the source's."""
+        return getattr(self.source, name)
 
     def iter_batches(self, columns: list[str], batch_rows: int) -> Iterator:
         taken = self.ahead.take(self.source, columns, batch_rows)
