@@ -52,14 +52,31 @@ def test_the_taken_read_gives_every_batch_in_order_and_pulls_no_more_than_its_de
     ahead.close()
 
 
-def test_a_read_with_other_columns_or_batch_rows_or_asked_again_is_read_afresh():
+def test_a_read_asked_for_again_is_read_afresh():
     source = Counted(3)
     ahead = ReadsAhead([(source, ["a"], 1, 2)])
-    assert ahead.take(source, ["b"], 1) is None
-    assert ahead.take(source, ["a"], 2) is None
-    assert ahead.take(Counted(3), ["a"], 1) is None  # another source
     assert values(ahead.take(source, ["a"], 1)) == [0, 1, 2]
     assert ahead.take(source, ["a"], 1) is None  # a restart reads its inputs again
+    ahead.close()
+
+
+@pytest.mark.parametrize(
+    "asked", [(["b"], 1), (["a"], 2), (["a", "b"], 1), "another source", "again"]
+)
+def test_a_read_not_started_ahead_lets_go_of_the_reads_not_taken(asked):
+    """A wrong guess (other columns, batch sizes, source) or a restart: the engine reads afresh,
+    and the batches pulled for reads it has not taken are not held for the rest of the run."""
+    taken, source = Counted(2), Counted(6)
+    ahead = ReadsAhead([(taken, ["t"], 1, 1), (source, ["a"], 1, 2)])
+    assert values(ahead.take(taken, ["t"], 1)) == [0, 1]
+    if asked == "again":
+        assert ahead.take(taken, ["t"], 1) is None
+    elif asked == "another source":
+        assert ahead.take(Counted(3), ["a"], 1) is None
+    else:
+        assert ahead.take(source, *asked) is None
+    assert source.closed == (1 if source.reads else 0)  # its read closed, if it had begun
+    assert ahead.take(source, ["a"], 1) is None  # let go: read afresh
     ahead.close()
 
 

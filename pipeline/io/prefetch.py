@@ -21,8 +21,8 @@ import threading
 from collections.abc import Iterator
 
 #: A read's states: not begun, its batches being pulled by the thread, pulled (or failed), asked
-#: for by the engine (a read asked for before it began is read afresh by the engine).
-WAITING, READING, READ, TAKEN = "waiting", "reading", "read", "taken"
+#: for by the engine (a read asked for before it began is read afresh by the engine), let go.
+WAITING, READING, READ, TAKEN, GONE = "waiting", "reading", "read", "taken", "gone"
 
 
 class _Read:
@@ -102,18 +102,20 @@ class ReadsAhead:
     def take(self, source, columns, batch_rows: int) -> Iterator | None:
         """The batches of ``source.iter_batches(columns, batch_rows)`` if that read was started
         ahead and not yet taken (waiting for its first batches if the thread is pulling them);
-        None if the engine reads it itself."""
+        None if the engine reads it itself. A read that was not started ahead, or is asked for
+        again (a restart), shows the reads ahead a wrong guess: those not taken are let go."""
         for read in self._reads:
             if not read.matches(source, columns, batch_rows):
                 continue
             with self._lock:
-                if read.state == TAKEN:  # asked for again (a restart): read afresh
-                    continue
+                if read.state in (TAKEN, GONE):
+                    break
                 begun, read.state = read.state != WAITING, TAKEN
             if not begun:
                 return None
             read.done.wait()
             return read.handed()
+        self.close()
         return None
 
     def close(self) -> None:
@@ -123,6 +125,7 @@ class ReadsAhead:
         self._thread.join()
         for read in self._reads:
             if read.state != TAKEN:
+                read.state = GONE
                 read.close()
 
 
