@@ -11,8 +11,8 @@ read-ahead would hold. When the engine asks for the same read (:class:`AheadSour
 those batches, then the rest of the same iterator: the batches a run scores are the batches it
 would have read, in the same order, with an error where it would have been raised. A read asked
 for with other columns or batch sizes (a guess that turned out wrong), or asked for again (a
-restart over hash buckets), is read afresh; the batches of a read never asked for are let go when
-the run ends (:meth:`ReadsAhead.close`).
+restart over hash buckets), is read afresh, and the batches pulled for the reads not taken are let
+go then, or when the run ends (:meth:`ReadsAhead.close`).
 """
 
 from __future__ import annotations
