@@ -96,7 +96,9 @@ class ReadsAhead:
             read.pull(self._stopped)
             with self._lock:
                 if read.state == READING:  # else taken meanwhile, waiting for ``done``
-                    read.state = READ
+                    read.state = GONE if self._stopped.is_set() else READ
+            if read.state == GONE:  # let go while it was being pulled
+                read.close()
             read.done.set()
 
     def take(self, source, columns, batch_rows: int) -> Iterator | None:
@@ -119,14 +121,15 @@ class ReadsAhead:
         return None
 
     def close(self) -> None:
-        """Stop the thread (after the batch it is decoding) and let go of every batch not
-        taken."""
-        self._stopped.set()
-        self._thread.join()
-        for read in self._reads:
-            if read.state != TAKEN:
+        """Let go of every batch not taken and stop the thread, without waiting for it (Ctrl-C
+        stops a run at once): it ends after the batch it is decoding, which it lets go."""
+        with self._lock:
+            self._stopped.set()
+            gone = [read for read in self._reads if read.state in (WAITING, READ)]
+            for read in gone:
                 read.state = GONE
-                read.close()
+        for read in gone:
+            read.close()
 
 
 class AheadSource:
