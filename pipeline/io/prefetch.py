@@ -95,9 +95,10 @@ class ReadsAhead:
                 read.state = READING
             read.pull(self._stopped)
             with self._lock:
+                let_go = read.state == READING and self._stopped.is_set()
                 if read.state == READING:  # else taken meanwhile, waiting for ``done``
-                    read.state = GONE if self._stopped.is_set() else READ
-            if read.state == GONE:  # let go while it was being pulled
+                    read.state = GONE if let_go else READ
+            if let_go:  # let go while it was being pulled: closed here, not by ``close``
                 read.close()
             read.done.set()
 
