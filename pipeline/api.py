@@ -20,7 +20,7 @@ import functools
 import inspect
 import os
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from pathlib import Path
 
@@ -85,6 +85,15 @@ def _sources(runner: Engine, family: str, truth, predictions, values: dict, name
     pred_source = runner.source(predictions, names=names, columns=columns, role="pred")
     check_used(columns, truth_source, pred_source)
     return truth_source, pred_source
+
+
+def _reading(runner: Engine, truth, predictions, columns, key, where, order_first=True):
+    """The two sources as the engine reads them: the local engine's with their first batches
+    decoding on a thread from now on, while the run loads its kernels
+    (:meth:`mobeval.engines.base.LocalEngine.reading`); another engine's as they are."""
+    if isinstance(runner, LocalEngine):
+        return runner.reading(truth, predictions, columns, key, where, order_first)
+    return nullcontext((truth, predictions))
 
 
 def _require_columns(source, columns, role: str, other=(), key_in=None) -> dict[str, pl.DataType]:
@@ -246,24 +255,27 @@ def _nextloc(runner: Engine, truth, predictions, values: dict, where: dict) -> E
     inputs = plan_inputs(truth_schema, truth_source.label, pred_schema, pred_source.label, spec)
     labels = (truth_source.label, pred_source.label)
     chunk_rows = checked_chunk_rows(where["chunk_rows"])
-    from mobeval.engines.partition_nextloc import NextlocPartitionJob  # Numba: after the checks
-
-    job = NextlocPartitionJob(spec, truth_schema, pred_schema, *labels, None, chunk_rows, 1)
-    scorer = job.scorer()
     key = list(spec.key)
-    convention = scorer.convention
-    plan = Plan(
-        key=key,
-        inputs=inputs,
-        job=job,
-        sections={"per_unit": scorer.per_unit_schema({c: _key_type(truth_schema[c]) for c in key})},
-        unique_truth=True,
-        # the input-order ties read it, and so does duplicates="drop" (a location's last row)
-        input_order=(convention.ties in INPUT_ORDER_TIES or convention.duplicates == "drop")
-        and not inputs.list_form,
-    )
-    with their_names(truth_source, pred_source):
-        return runner.run(_by_cohort(plan, values), truth_source, pred_source, where)
+    columns = (inputs.truth_columns, inputs.pred_columns)
+    with _reading(runner, truth_source, pred_source, columns, key, where) as read:
+        from mobeval.engines.partition_nextloc import NextlocPartitionJob  # Numba: after the checks
+
+        job = NextlocPartitionJob(spec, truth_schema, pred_schema, *labels, None, chunk_rows, 1)
+        scorer = job.scorer()
+        convention = scorer.convention
+        per_unit = scorer.per_unit_schema({c: _key_type(truth_schema[c]) for c in key})
+        plan = Plan(
+            key=key,
+            inputs=inputs,
+            job=job,
+            sections={"per_unit": per_unit},
+            unique_truth=True,
+            # the input-order ties read it, and so does duplicates="drop" (a location's last row)
+            input_order=(convention.ties in INPUT_ORDER_TIES or convention.duplicates == "drop")
+            and not inputs.list_form,
+        )
+        with their_names(truth_source, pred_source):
+            return runner.run(_by_cohort(plan, values), *read, where)
 
 
 def _trajectory(runner: Engine, reference, generated, values: dict, where: dict) -> Evaluation:
@@ -419,29 +431,34 @@ def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluatio
         "population": population,
     }
     chunk_rows = checked_chunk_rows(where["chunk_rows"])
-    from mobeval.engines.partition_recs import RecsPartitionJob  # Numba: after the checks
+    # the plan's columns (RecsPlan.build), guessed before its module loads: a wrong guess is
+    # read again
+    read_columns = (truth_columns, [key, *(c for c in columns if c != "user_id")])
+    sources = (ratings_source, recs_source, read_columns, [key], where)
+    with _reading(runner, *sources, order_first=False) as read:
+        from mobeval.engines.partition_recs import RecsPartitionJob  # Numba: after the checks
 
-    job = RecsPartitionJob(
-        scorer_options, tuple(columns), recs_schema, ratings_schema, None, chunk_rows, 1
-    )
-    user_type = _key_type(recs_schema[key], ratings_schema[key])
-    plan = Plan(
-        key=[key],
-        inputs=job.plan(),
-        job=job,
-        sections={
-            "per_unit": {
-                key: user_type,
-                **{spec.name: pl.Float64 for spec in specs},
-                **{m.name: pl.Float64 for m in (population.per_unit if population else ())},
-            }
-        },
-        unique_truth=False,
-        input_order=True,
-        truth_order_first=False,  # a scorer's error waits for the ratings' order: no first pass
-    )
-    with their_names(ratings_source, recs_source):
-        return runner.run(_by_cohort(plan, values), ratings_source, recs_source, where)
+        job = RecsPartitionJob(
+            scorer_options, tuple(columns), recs_schema, ratings_schema, None, chunk_rows, 1
+        )
+        user_type = _key_type(recs_schema[key], ratings_schema[key])
+        plan = Plan(
+            key=[key],
+            inputs=job.plan(),
+            job=job,
+            sections={
+                "per_unit": {
+                    key: user_type,
+                    **{spec.name: pl.Float64 for spec in specs},
+                    **{m.name: pl.Float64 for m in (population.per_unit if population else ())},
+                }
+            },
+            unique_truth=False,
+            input_order=True,
+            truth_order_first=False,  # a scorer's error waits for the ratings' order: no first pass
+        )
+        with their_names(ratings_source, recs_source):
+            return runner.run(_by_cohort(plan, values), *read, where)
 
 
 def logits_columns(values: dict) -> dict[str, str]:

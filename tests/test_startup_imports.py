@@ -11,6 +11,7 @@ input (``sys.modules`` at that read, :data:`FIRST_READ`)."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -350,18 +351,21 @@ READERS = {
 }
 
 
+def _reported(script: str, arguments: list[str], cwd, marker: str):
+    """What ``script`` (a command line's run, watched) wrote to stderr after ``marker``, read as
+    JSON; the run must succeed."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, *arguments], capture_output=True, text=True, cwd=cwd
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stderr.rsplit(f"\n{marker} ", 1)[1])
+
+
 @pytest.mark.parametrize("family", ["nextloc", "trajectory", "recs", "logits"])
 def test_before_its_first_read_a_run_imports_only_what_that_read_needs(family, tmp_path):
     """The modules loaded when a run first opens an input: no kernel, no Numba, no scorer, no
     reader of another kind of input (the libraries that read: Polars, pyarrow, NumPy)."""
-    done = subprocess.run(
-        [sys.executable, "-c", FIRST_READ, *COMMANDS[family][0]],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    first = json.loads(done.stderr.rsplit("\nFIRST ", 1)[1])
+    first = _reported(FIRST_READ, COMMANDS[family][0], tmp_path, "FIRST")
     assert first, "no read of an input seen"
     modules = set(first[0])
     assert "mobeval.families" in modules  # the report is that of a real run
@@ -370,3 +374,74 @@ def test_before_its_first_read_a_run_imports_only_what_that_read_needs(family, t
     assert _loaded(modules, NOT_BEFORE_FIRST_READ) == []
     readers = {name for name, reader_of in READERS.items() if reader_of != family}
     assert sorted(readers & modules) == []
+
+
+#: The threads started before Numba's import begins, and each read of a Parquet file: its file,
+#: columns and the thread that asked for it.
+AHEAD = (
+    "import atexit, importlib.abc, json, os, sys, threading\n"
+    "from mobeval.io import sources\n"
+    "started, before_numba, reads = [], [], []\n"
+    "start = threading.Thread.start\n"
+    "def tracked(self):\n"
+    "    started.append(self.name)\n"
+    "    return start(self)\n"
+    "threading.Thread.start = tracked\n"
+    "class Numba(importlib.abc.MetaPathFinder):\n"
+    "    def find_spec(self, name, path, target=None):\n"
+    "        if name == 'numba' and not before_numba:\n"
+    "            before_numba.append(list(started))\n"
+    "sys.meta_path.insert(0, Numba())\n"
+    "def parquet(self, source, path, columns, rows, read=sources.Source._parquet_batches):\n"
+    "    reads.append([os.path.basename(path), columns, threading.current_thread().name])\n"
+    "    return read(self, source, path, columns, rows)\n"
+    "sources.Source._parquet_batches = parquet\n"
+    "report = lambda: sys.stderr.write('\\nAHEAD ' + json.dumps([before_numba, reads]))\n"
+    "atexit.register(report)\n"
+    "from mobeval.cli import main\n"
+    "sys.argv = ['mobeval', *sys.argv[1:]]\n"
+    "raise SystemExit(main())\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("family", "scored"),
+    [("nextloc", ["sample_id", "location", "score"]), ("recs", ["user_id", "item_id"])],
+)
+def test_a_run_decodes_its_first_batches_while_numba_loads(family, scored):
+    """The first batches a sorted stream reads (the predictions' scored columns, the truth's) are
+    asked for by a thread started before Numba's import begins: reading starts at once."""
+    before_numba, reads = _reported(AHEAD, COMMANDS[family][0], SAMPLES, "AHEAD")
+    assert before_numba and "mobeval-prefetch" in before_numba[0]
+    predictions = Path(COMMANDS[family][0][4]).name
+    assert [predictions, scored, "mobeval-prefetch"] in reads
+    assert all(thread == "mobeval-prefetch" for name, _, thread in reads if name == predictions)
+
+
+#: What a recs run of ranking metrics (no population metric, no trec_eval measure name) never
+#: loads: the population metrics' counts and kernels, the training tables and propensities, and
+#: trec_eval's measures with the TREC readers behind them.
+NOT_FOR_RANKING = (
+    "mobeval.tasks.recs_population",
+    "mobeval.tasks.recs_beyond",
+    "mobeval.tasks.recs_propensity",
+    "mobeval.tasks.item_tables",
+    "mobeval.tasks.propensity",
+    "mobeval.tasks.trec",
+    "mobeval.io.trec",
+    "mobeval.io.trec_codes",
+    *(
+        f"mobeval.kernels.{name}"
+        for name in ("trec", "diversity", "similarity", "cooccurrence", "resampling")
+    ),
+    *(f"mobeval.kernels.{name}" for name in ("auc", "catalogue", "correlation")),
+)
+
+
+@pytest.mark.parametrize("convention", ["trec_eval", "ranx", "clayrs", "relison"])
+def test_a_recs_run_of_ranking_metrics_loads_no_population_or_trec_eval_measure(
+    convention, tmp_path
+):
+    modules = loaded_modules([*COMMANDS["recs"][0], "--convention", convention], tmp_path)
+    assert "mobeval.kernels.recs" in modules  # the report is that of a recs run
+    assert sorted(set(NOT_FOR_RANKING) & modules) == []

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Protocol
@@ -27,9 +27,12 @@ from typing import Protocol
 import polars as pl
 
 from mobeval.engines.names import check_chosen_model
+from mobeval.engines.reads import first_reads
 from mobeval.errors import ConfigError, InputError
 from mobeval.io.columns import renamed
 from mobeval.io.inputs import as_source, check_input, fingerprint, is_uri
+from mobeval.io.prefetch import AheadSource, ReadsAhead
+from mobeval.io.sources import Source
 from mobeval.io.writers import (
     STAGING,
     StagedResult,
@@ -380,6 +383,27 @@ class LocalEngine:
 
     def source(self, data, *, names: tuple[str, ...] | None = None, columns=None, role="truth"):
         return renamed(as_source(data, names=names), columns, role)
+
+    @contextmanager
+    def reading(self, truth, predictions, columns: tuple, key, where: dict, order_first=True):
+        """``truth`` and ``predictions`` as :meth:`run` will read them, the first batches of a
+        sorted stream decoding on a thread from now on (:func:`mobeval.engines.reads.first_reads`,
+        :mod:`mobeval.io.prefetch`), while the run loads its kernels: ``columns``, the plan's
+        (truth's, predictions'), ``order_first``, its ``truth_order_first``. The batches not read
+        when the block ends are let go. Files on this machine only (an input at a URL waits on
+        its network, each read under :func:`mobeval.io.remote.url_timeout`), and none under a
+        memory limit (the run's chunks are fitted to it when it starts)."""
+        sources = (getattr(s, "source", s) for s in (truth, predictions))
+        local = all(isinstance(s, Source) and s.filesystem is None for s in sources)
+        if not local or memory_limits():
+            yield truth, predictions
+            return
+        chunk_rows = checked_chunk_rows(where["chunk_rows"])
+        ahead = ReadsAhead(first_reads(truth, predictions, *columns, key, chunk_rows, order_first))
+        try:
+            yield AheadSource(truth, ahead), AheadSource(predictions, ahead)
+        finally:
+            ahead.close()
 
     def run(self, plan: Plan, truth, predictions, where: dict) -> Evaluation:
         """Stream both sources through a fresh scorer; stage, then commit, every section. If the

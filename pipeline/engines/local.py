@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from mobeval.engines import reads
 from mobeval.errors import InputError
 from mobeval.io.chunking import (
     NotSorted,
@@ -40,10 +41,6 @@ from mobeval.io.scratch import ScratchFolder
 from mobeval.kernels.buckets import claim_runs
 from mobeval.kernels.keys import match_sorted, unit_offsets
 from mobeval.progress import BUCKETING, READING, SCORING, Progress
-
-#: Batches read ahead of the scorer: the reader thread decodes (Parquet decoding and Polars' casts
-#: release the GIL) while the kernels score the previous chunk; memory holds at most this many.
-READ_AHEAD = 2
 
 
 def _checked_keys(batches, key: list[str], label: str):
@@ -75,7 +72,7 @@ def _canonical_batches(source, columns, select, key: list[str], batch_rows: int)
     return _canonical(source.iter_batches(columns, batch_rows), select, key, source.label)
 
 
-def read_ahead(batches, depth: int = READ_AHEAD):
+def read_ahead(batches, depth: int = reads.READ_AHEAD):
     """The items of ``batches``, produced by a thread that runs at most ``depth`` items ahead of
     the consumer. An exception in the thread is raised in the consumer, at the item where it
     happened; when the consumer stops early (closes the generator) the thread stops too."""
@@ -219,12 +216,12 @@ def _sorted_pairs(
 
 def _check_truth_order(truth_source, key, chunk_rows) -> None:
     """Raise NotSorted unless the truth's keys never decrease; an InputError at a null key."""
-    batches = truth_source.iter_batches(key, max(_batch_rows(chunk_rows), 100_000))
+    batches = truth_source.iter_batches(key, reads.order_batch_rows(chunk_rows))
     _check_sorted(_checked_keys(batches, key, truth_source.label), key)
 
 
 def _sorted_stream(truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth):
-    batch_rows = _batch_rows(chunk_rows)
+    batch_rows = reads.batch_rows(chunk_rows)
     # each batch of the predictions cut where it lies, a slice of it scored (no copy)
     chunks = SortedUnitChunks(
         _canonical_batches(pred_source, plan.pred_columns, plan.pred_select, key, batch_rows),
@@ -232,11 +229,14 @@ def _sorted_stream(truth_source, pred_source, plan, key, chunk_rows, progress, u
         chunk_rows,
         in_place_rows=batch_rows // 2,
     )
-    # a thread decodes the truth's next batch ahead of the lookup; a quarter of a batch (the
-    # truth is a fraction of the lists' rows), so the batches held ahead add little memory
+    # a thread decodes the truth's next batch ahead of the lookup, in quarter batches
     truth_batches = read_ahead(
         _canonical_batches(
-            truth_source, plan.truth_columns, plan.truth_select, key, max(1, batch_rows // 4)
+            truth_source,
+            plan.truth_columns,
+            plan.truth_select,
+            key,
+            reads.truth_batch_rows(chunk_rows),
         ),
         depth=1,
     )
@@ -263,13 +263,6 @@ def _paired(chunks, truth: SortedLookup, key: list[str]):
         yield chunk, truth.take_through(key_at(chunk, key, chunk.height - 1))
 
 
-def _batch_rows(chunk_rows: int) -> int:
-    """The rows of a batch read: a chunk's, at most 1 M (a sorted stream's batch is scored where
-    it lies, so the chunks are its size: 1 M rows took the least CPU and 20 % less memory than
-    2 M in recs at 100 M rows; 250 k rows 40 % more CPU)."""
-    return max(1, min(chunk_rows, 1_000_000))
-
-
 def _truth_in_memory(truth_source, plan, key, chunk_rows, progress) -> pl.DataFrame | None:
     """The truth (one row per unit) sorted by key, if it fits in one chunk and its key is
     integer; else None."""
@@ -277,7 +270,7 @@ def _truth_in_memory(truth_source, plan, key, chunk_rows, progress) -> pl.DataFr
         return None
     batches = progress.counted(
         _canonical_batches(
-            truth_source, plan.truth_columns, plan.truth_select, key, _batch_rows(chunk_rows)
+            truth_source, plan.truth_columns, plan.truth_select, key, reads.batch_rows(chunk_rows)
         )
     )
     truth = sorted_by_key(_concat(batches), key)
@@ -295,7 +288,7 @@ def _claimed_truth(pred_source, plan, key, truth, chunk_rows, progress) -> np.nd
     claimed = np.zeros(truth.height, dtype=np.bool_)
     select = [expression for expression in plan.pred_select if expression.meta.output_name() in key]
     last = None
-    batches = _canonical_batches(pred_source, key, select, key, _batch_rows(chunk_rows))
+    batches = _canonical_batches(pred_source, key, select, key, reads.batch_rows(chunk_rows))
     for batch in progress.counted(batches):
         if batch.height == 0:
             continue
@@ -314,7 +307,7 @@ def _grouped_pairs(pred_source, plan, key, chunk_rows, progress, truth, claimed)
     then the truth rows no unit claimed. Memory: a chunk, and the truth."""
     truth_keys = key_matrix(truth, key)
     batches = _canonical_batches(
-        pred_source, plan.pred_columns, plan.pred_select, key, _batch_rows(chunk_rows)
+        pred_source, plan.pred_columns, plan.pred_select, key, reads.batch_rows(chunk_rows)
     )
     progress.phase(SCORING, pred_source.row_count_estimate())
     for chunk in read_ahead(SortedUnitChunks(batches, key, chunk_rows, grouped=True), depth=1):
@@ -336,7 +329,7 @@ def _bucketed_pairs(
     comes back sorted (memory: about one bucket, ``chunk_rows`` rows)."""
     pred_rows = pred_source.row_count_estimate()
     n_buckets = bucket_count(pred_rows, chunk_rows)
-    batch_rows = _batch_rows(chunk_rows)
+    batch_rows = reads.batch_rows(chunk_rows)
     predictions = progress.counted(
         read_ahead(
             _canonical_batches(pred_source, plan.pred_columns, plan.pred_select, key, batch_rows)

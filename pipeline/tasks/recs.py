@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -37,9 +38,10 @@ from mobeval.metrics.recs import (
 )
 from mobeval.tasks import recs_lists as R
 from mobeval.tasks.recs_inputs import PopulationInputs, rec_columns
-from mobeval.tasks.recs_population import PopulationCounts
 from mobeval.tasks.summary import count_row, summary_frame
-from mobeval.tasks.trec import check_trec_convention, trec_user_values
+
+if TYPE_CHECKING:  # the population metrics' and trec_eval's measures: imported where used
+    from mobeval.tasks.recs_population import PopulationCounts
 
 _GAINS = {
     "binary": K.GAIN_BINARY,
@@ -193,7 +195,10 @@ class RecsSetup:
         conv = resolve_convention(convention, **options)
         specs = _parsed(metrics, cutoffs, conv.beta)
         trec = [s.trec for s in specs if s.trec is not None]
-        check_trec_convention(conv, trec)
+        if trec:
+            from mobeval.tasks.trec import check_trec_convention
+
+            check_trec_convention(conv, trec)
         grid = sorted({K.FULL if s.k is None else s.k for s in specs})
         # the kernel reads each list to its largest cutoff only, unless a statistic needs it
         # whole
@@ -274,6 +279,8 @@ def score_chunk(
             missing[side] = (len(absent), users[int(absent[0])])
     trec_values = {}
     if trec:
+        from mobeval.tasks.trec import trec_user_values
+
         level = int(thr) if isinstance(thr, int | float) else 1
         lists = recs if rows is None else recs[rows]
         trec_values = trec_user_values(
@@ -547,6 +554,8 @@ class RecsScorer:
         scores = score_chunk(self.setup, recs, ratings, *paths, check_users=False)
         per_user = scores.per_user
         if self.population is not None:
+            from mobeval.tasks.recs_population import PopulationCounts
+
             scores.state.population = PopulationCounts(self.population)
             if self.population.scored:
                 R.check_finite(

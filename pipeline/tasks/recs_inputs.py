@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -33,8 +34,10 @@ from mobeval.metrics.recs_population import (
     PopulationMetric,
     parse_user_groups,
 )
-from mobeval.tasks.item_tables import FeatureTables, TrainTables, feature_tables, train_tables
-from mobeval.tasks.propensity import PropensityWeights, propensity_weights
+
+if TYPE_CHECKING:  # the tables and weights of population metrics: imported where read
+    from mobeval.tasks.item_tables import FeatureTables, TrainTables
+    from mobeval.tasks.propensity import PropensityWeights
 
 _BATCH_ROWS = 1 << 20
 
@@ -120,6 +123,9 @@ def population_inputs(
     ``user_mean``, None: every rated item); ``propensities`` (``item_id, propensity``) or
     ``train`` with ``propensity_preset``, ``propensity_a``, ``propensity_b``: PSP's and PSR's
     weights (:func:`~mobeval.tasks.propensity.propensity_weights`)."""
+    from mobeval.tasks.item_tables import feature_tables, train_tables
+    from mobeval.tasks.propensity import propensity_weights
+
     given = {"catalogue": catalogue, "train": train, "item_features": item_features}
     for metric in metrics:
         for need in convention.needs(metric.family):
