@@ -2,8 +2,8 @@
 ranx ``Run`` holds it (a dict filled row by row: one entry per item, at its first row's place,
 with its last row's score, under ``duplicates="drop"``), then sorted by Numba's ``np.argsort`` of
 the negated scores, its first ``depth`` entries only (``heads``) or all of them; lists already in
-that order are not sorted (:func:`~mobeval.kernels.ranks.in_ranx_order`), and ids spanning more
-than ``MARKER_RANGE`` values are reduced by the dict's sort instead of a marker array.
+that order are not sorted (:func:`~mobeval.kernels.ranks.in_ranx_order`); ids near and far
+apart (a hash table finds the copies).
 
 The oracle is a plain Python dict and Numba's own quicksort run as plain Python
 (``numba.misc.quicksort``'s ``make_py_quicksort``, the code ``np.argsort`` compiles, with
@@ -18,7 +18,7 @@ import pytest
 from numba.misc.quicksort import make_py_quicksort
 from numba.np.numpy_support import lt_floats
 
-from mobeval.kernels.ranks import MARKER_RANGE, in_ranx_order, ranx_lists
+from mobeval.kernels.ranks import in_ranx_order, ranx_lists
 from mobeval.tasks.recs import score_recs_frame
 
 PY_ARGSORT = make_py_quicksort(lt=lt_floats, is_argsort=True, is_np_array=True).run_quicksort
@@ -97,12 +97,6 @@ def test_lists_as_a_ranx_run_holds_them(seed, depth, drop, wide):
             assert out_items[got].tolist() == items[lo + np.array(got_rows, dtype=int)].tolist()
             taken = scores[lo + np.array(got_rows, dtype=int)]
             assert np.array_equal(out_scores[got], taken, equal_nan=True)
-
-
-def test_wide_ids_take_the_dicts_sort():
-    """The wide ids of the test above do span more than a marker array covers."""
-    _, items, _ = _lists(0, True)
-    assert int(items.max()) - int(items.min()) + 1 > MARKER_RANGE
 
 
 @pytest.mark.parametrize("seed", range(8))

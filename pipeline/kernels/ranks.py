@@ -527,14 +527,16 @@ def in_ranx_order(values, n, top):
     return i >= n
 
 
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio: Knuth's multiplicative hash
+
+
 @njit(nogil=True, cache=True)
 def _ranx_lists_units(
     offsets,
     scores,
     items,
     depth,
-    low,
-    span,
+    drop,
     out_off,
     out_rows,
     out_items,
@@ -544,33 +546,47 @@ def _ranx_lists_units(
     last,
 ):
     """Units ``first`` to ``last - 1`` of :func:`ranx_lists`. Each list's (score, row) pairs
-    copied to a scratch array; with ``span`` > 0 one pair per item (the ids lie in ``low ..
-    low + span - 1``, and a marker array indexed by id holds where each id's pair went, as in
-    :func:`_dict_units`): a copy gives its score and row to the pair of its item's first row.
-    The pairs put in ranx's order up to ``depth`` (:func:`numba_sort_head`, unless they are in
-    that order already: :func:`in_ranx_order`), then the first ``out_off[u + 1] - out_off[u]``
-    of them, or all when the list has fewer (``counts[u]``: how many), written as items and
-    scores (and rows, when ``out_rows`` holds them) from ``out_off[u]`` on."""
-    longest = 0
+    copied to a scratch array; under ``drop`` one pair per item: each item goes into an
+    open-addressing hash table (multiplicative hashing, Knuth, TAOCP vol. 3, 6.4; linear
+    probing) of at least twice the longest list's slots, holding where its pair went, a slot in
+    use while its stamp is the unit's (no clearing between lists), and a copy gives its score
+    and row to the pair of its item's first row. The pairs put in ranx's order up to ``depth``
+    (:func:`numba_sort_head`, unless they are in that order already: :func:`in_ranx_order`),
+    then the first ``out_off[u + 1] - out_off[u]`` of them, or all when the list has fewer
+    (``counts[u]``: how many), written as items and scores (and rows, when ``out_rows`` holds
+    them) from ``out_off[u]`` on."""
+    longest = 1
     for u in range(first, last):
         longest = max(longest, offsets[u + 1] - offsets[u])
+    bits = 1
+    while (1 << bits) < 2 * longest:
+        bits += 1
+    size = (1 << bits) if drop else 0
+    keys = np.empty(size, dtype=np.int64)
+    places = np.empty(size, dtype=np.int64)
+    stamps = np.full(size, -1, dtype=np.int64)
+    mask = np.uint64(size - 1)
+    shift = np.uint64(64 - bits)
     values = np.empty(longest)
     rows = np.empty(longest, dtype=np.int64)
     stack = np.empty((NUMBA_MAX_STACK, 2), dtype=np.int64)
-    seen = np.full(span, -1, dtype=np.int64)
     with_rows = out_rows.shape[0] > 0
     for u in range(first, last):
         start = offsets[u]
         n = 0
         for i in range(start, offsets[u + 1]):
-            if span > 0:
-                slot = items[i] - low
-                entry = seen[slot]
-                if entry >= start:  # a copy: the dict's entry keeps its place, takes the score
-                    values[entry - start] = scores[i]
-                    rows[entry - start] = i
+            if drop:
+                item = items[i]
+                h = (np.uint64(item) * _GOLDEN) >> shift
+                while stamps[h] == u and keys[h] != item:
+                    h = (h + np.uint64(1)) & mask
+                if stamps[h] == u:  # a copy: the dict's entry keeps its place, takes the score
+                    values[places[h]] = scores[i]
+                    rows[places[h]] = i
                     continue
-                seen[slot] = start + n
+                stamps[h] = u
+                keys[h] = item
+                places[h] = n
             values[n] = scores[i]
             rows[n] = i
             n += 1
@@ -589,16 +605,16 @@ def _ranx_lists_units(
 def ranx_lists(offsets, scores, items, depth=-1, *, drop=False, rows=True, heads=False):
     """Every unit's list as a ranx ``Run`` holds it (ranx 0.3.21 ``data_structures/common.py``:
     a dict filled row by row, then ``sort_dict_by_value``, ``np.argsort`` of the negated scores
-    in the dict's insertion order, inside ``@njit``).
+    in the dict's insertion order, inside ``@njit``), in one pass a list
+    (:func:`_ranx_lists_units`).
 
     ``drop``: one entry per item, at the place of its FIRST row, with the score (and row) of
-    its LAST (``d[item] = score``; :func:`drop_repeated`), counted in the same pass as the copy
-    that is sorted when the ids span at most ``MARKER_RANGE`` values, else reduced by
-    :func:`drop_repeated` first. Then Numba's ``np.argsort``, whose quicksort keeps the input
-    order of tied scores on lists of up to ``NUMBA_SMALL_SORT`` items and not on longer ones,
-    run step for step by :func:`numba_sort_head` on each list's copy (skipped where the list is
-    in its order already, :func:`in_ranx_order`): each list's first ``depth`` positions in
-    ranx's order (-1: all), O(L + depth log depth) a list of L rows.
+    its LAST (``d[item] = score``, as :func:`drop_repeated` reduces a list). Then Numba's
+    ``np.argsort``, whose quicksort keeps the input order of tied scores on lists of up to
+    ``NUMBA_SMALL_SORT`` items and not on longer ones, run step for step by
+    :func:`numba_sort_head` on each list's copy (skipped where the list is in its order
+    already, :func:`in_ranx_order`): each list's first ``depth`` positions in ranx's order (-1:
+    all), O(L + depth log depth) a list of L rows.
 
     Returns ``(offsets, rows, items, scores)``: the lists' offsets, the rows of ``scores`` and
     ``items`` each position holds (int64; None unless ``rows``), and the items and scores in
@@ -607,15 +623,6 @@ def ranx_lists(offsets, scores, items, depth=-1, *, drop=False, rows=True, heads
     blocks on threads (:func:`mobeval.kernels.blocks.run_blocks`)."""
     offsets, items = readonly(offsets, np.int64), readonly(items, np.int64)
     scores = readonly(scores, np.float64)
-    kept, low, span = None, 0, 0
-    if drop and items.shape[0]:
-        low = int(items.min())
-        span = int(items.max()) - low + 1  # Python integers: no overflow whatever the ids
-        if span > MARKER_RANGE:  # the rows each dict keeps, then their order
-            places = np.arange(items.shape[0], dtype=np.float64)
-            offsets, items, places = drop_repeated(offsets, items, places, True, None)
-            kept, low, span = places.astype(np.int64), 0, 0
-            scores = scores[kept]
     lengths = np.diff(offsets)
     bound = np.minimum(lengths, depth) if heads and depth >= 0 else lengths
     out_off = _offsets(bound)
@@ -623,14 +630,12 @@ def ranx_lists(offsets, scores, items, depth=-1, *, drop=False, rows=True, heads
     counts = np.empty(lengths.shape[0], dtype=np.int64)
     out = (np.empty(size if rows else 0, dtype=np.int64), np.empty(size, dtype=np.int64))
     out += (np.empty(size),)
-    args = (offsets, scores, items, np.int64(depth), np.int64(low), np.int64(span), out_off)
-    run_blocks(_ranx_lists_units, lengths.shape[0], *args, *out, counts, grain=UNITS_PER_BLOCK)
+    args = (offsets, scores, items, np.int64(depth), bool(drop), out_off, *out, counts)
+    run_blocks(_ranx_lists_units, lengths.shape[0], *args, grain=UNITS_PER_BLOCK)
     if not np.array_equal(counts, bound):  # the dicts made lists shorter: close the gaps
         written = np.arange(size) < np.repeat(out_off[:-1] + counts, bound)
         out_off = _offsets(counts)
         out = tuple(a[written] if a.shape[0] else a for a in out)
-    if kept is not None and rows:
-        out = (kept[out[0]], *out[1:])
     return out_off, out[0] if rows else None, out[1], out[2]
 
 
