@@ -391,8 +391,7 @@ def drop_repeated(offsets, locations, preference, keep_last_value, n_blocks, cou
         counts = entry_counts(offsets, locations, n_blocks)
     if int(counts.sum()) == locations.shape[0]:
         return offsets, locations, preference
-    packed = np.zeros(counts.shape[0] + 1, dtype=np.int64)
-    np.cumsum(counts, out=packed[1:])
+    packed = _offsets(counts)
     out_locations = np.empty(packed[-1], dtype=np.int64)
     out_preference = np.empty(packed[-1], dtype=np.float64)
     _dict_entries(
