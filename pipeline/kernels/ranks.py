@@ -391,8 +391,7 @@ def drop_repeated(offsets, locations, preference, keep_last_value, n_blocks, cou
         counts = entry_counts(offsets, locations, n_blocks)
     if int(counts.sum()) == locations.shape[0]:
         return offsets, locations, preference
-    packed = np.zeros(counts.shape[0] + 1, dtype=np.int64)
-    np.cumsum(counts, out=packed[1:])
+    packed = _offsets(counts)
     out_locations = np.empty(packed[-1], dtype=np.int64)
     out_preference = np.empty(packed[-1], dtype=np.float64)
     _dict_entries(
@@ -416,54 +415,65 @@ def _before(a, b):
     return a > b or (np.isnan(b) and not np.isnan(a))
 
 
+@njit(cache=True, inline="always")
+def _swap(values, rows, i, j):
+    """Positions ``i`` and ``j`` of the pairs ``(values, rows)`` exchanged."""
+    values[i], values[j] = values[j], values[i]
+    rows[i], rows[j] = rows[j], rows[i]
+
+
 @njit(cache=True)
-def _insertion_sort(values, order, low, high):
-    """Numba's ``insertion_sort`` of ``order[low : high + 1]`` (rows of ``values``): stable."""
+def _insertion_sort(values, rows, low, high):
+    """Numba's ``insertion_sort`` of the pairs at ``low .. high``: stable."""
     for i in range(low + 1, high + 1):
-        row = order[i]
-        value = values[row]
+        value = values[i]
+        row = rows[i]
         j = i
-        while j > low and _before(value, values[order[j - 1]]):
-            order[j] = order[j - 1]
+        while j > low and _before(value, values[j - 1]):
+            values[j] = values[j - 1]
+            rows[j] = rows[j - 1]
             j -= 1
-        order[j] = row
+        values[j] = value
+        rows[j] = row
 
 
 @njit(cache=True)
-def _partition(values, order, low, high):
-    """Numba's ``partition`` of ``order[low : high + 1]`` (rows of ``values``): the median of
-    the first, middle and last rows as the pivot, put at its place, which is returned."""
+def _partition(values, rows, low, high):
+    """Numba's ``partition`` of the pairs at ``low .. high``: the median of the first, middle
+    and last values as the pivot, put at its place, which is returned."""
     mid = (low + high) >> 1
-    if _before(values[order[mid]], values[order[low]]):
-        order[low], order[mid] = order[mid], order[low]
-    if _before(values[order[high]], values[order[mid]]):
-        order[high], order[mid] = order[mid], order[high]
-    if _before(values[order[mid]], values[order[low]]):
-        order[low], order[mid] = order[mid], order[low]
-    pivot = values[order[mid]]
-    order[high], order[mid] = order[mid], order[high]
+    if _before(values[mid], values[low]):
+        _swap(values, rows, low, mid)
+    if _before(values[high], values[mid]):
+        _swap(values, rows, high, mid)
+    if _before(values[mid], values[low]):
+        _swap(values, rows, low, mid)
+    pivot = values[mid]
+    _swap(values, rows, high, mid)
     i = low
     j = high - 1
     while True:
-        while i < high and _before(values[order[i]], pivot):
+        while i < high and _before(values[i], pivot):
             i += 1
-        while j >= low and _before(pivot, values[order[j]]):
+        while j >= low and _before(pivot, values[j]):
             j -= 1
         if i >= j:
             break
-        order[i], order[j] = order[j], order[i]
+        _swap(values, rows, i, j)
         i += 1
         j -= 1
-    order[i], order[high] = order[high], order[i]
+    _swap(values, rows, i, high)
     return i
 
 
 @njit(cache=True)
-def numba_sort_head(values, order, low, high, top, stack):
-    """``order[low : high + 1]`` (rows of ``values``, in input order) put in the order of
-    Numba's ``np.argsort(-values[order[low : high + 1]])`` (``numba/misc/quicksort.py``:
-    ``run_quicksort1``), at the positions before ``top`` only; the rows at ``top`` and after are
-    the same set as there, in another order. ``stack``: (``NUMBA_MAX_STACK``, 2) int64 scratch.
+def numba_sort_head(values, rows, low, high, top, stack):
+    """The pairs ``(values[i], rows[i])`` at ``low .. high`` (in input order) put in the order
+    in which Numba's ``np.argsort(-values[low : high + 1])`` (``numba/misc/quicksort.py``:
+    ``run_quicksort1``) puts the rows, at the positions before ``top`` only; the pairs at
+    ``top`` and after are the same set as there, in another order. Each row moves with its value
+    (the comparisons read no row), so ``rows[i]`` ends where Numba's argsort puts position i.
+    ``stack``: (``NUMBA_MAX_STACK``, 2) int64 scratch.
 
     Numba's quicksort partitions a range of 16 or more rows around a pivot (:func:`_partition`),
     sorts each side alone (the smaller first, the larger on a stack) and insertion-sorts a range
@@ -480,7 +490,7 @@ def numba_sort_head(values, order, low, high, top, stack):
         low = stack[n, 0]
         high = stack[n, 1]
         while high - low >= NUMBA_SMALL_SORT and low < top:
-            i = _partition(values, order, low, high)
+            i = _partition(values, rows, low, high)
             if high - i > i - low:  # the right side, larger, waits on the stack
                 if high > i and i + 1 < top:
                     stack[n, 0] = i + 1
@@ -494,49 +504,150 @@ def numba_sort_head(values, order, low, high, top, stack):
                     n += 1
                 low = i + 1
         if low < top:
-            _insertion_sort(values, order, low, high)
+            _insertion_sort(values, rows, low, high)
+
+
+@njit(cache=True)
+def in_ranx_order(values, n, top):
+    """Whether :func:`numba_sort_head` would leave ``values[:n]``'s first ``top`` positions as
+    they are: the scores never increase (no NaN) and either the list is short enough for Numba's
+    insertion sort alone (``n`` <= ``NUMBA_SMALL_SORT``: stable, ties keep their order) or the
+    scores strictly decrease through position ``top`` (each of the first ``top`` is then larger
+    than every later score, so any sort puts it where it is, whatever the quicksort does with
+    the ties after it). A scan that stops at the first tie or rise: O(n) a list."""
+    strict = min(top + 1, n) if n > NUMBA_SMALL_SORT else 1  # decreasing up to there
+    i = 1
+    while i < strict and values[i] < values[i - 1]:
+        i += 1
+    if i < strict:
+        return False
+    while i < n and values[i] <= values[i - 1]:
+        i += 1
+    return i >= n
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio: Knuth's multiplicative hash
 
 
 @njit(nogil=True, cache=True)
-def _ranx_order_units(offsets, scores, items, depth, out_rows, out_items, out_scores, first, last):
-    """Units ``first`` to ``last - 1`` of :func:`ranx_order`: each list's rows sorted in a
-    scratch array, then its items and scores (and its rows, when ``out_rows`` holds them)
-    written in their order."""
-    longest = 0
+def _ranx_lists_units(
+    offsets,
+    scores,
+    items,
+    depth,
+    drop,
+    out_off,
+    out_rows,
+    out_items,
+    out_scores,
+    counts,
+    first,
+    last,
+):
+    """Units ``first`` to ``last - 1`` of :func:`ranx_lists`. Each list's (score, row) pairs
+    copied to a scratch array; under ``drop`` one pair per item: each item goes into an
+    open-addressing hash table (multiplicative hashing, Knuth, TAOCP vol. 3, 6.4; linear
+    probing) of at least twice the longest list's slots, holding where its pair went, a slot in
+    use while its stamp is the unit's (no clearing between lists), and a copy gives its score
+    and row to the pair of its item's first row. The pairs put in ranx's order up to ``depth``
+    (:func:`numba_sort_head`, unless they are in that order already: :func:`in_ranx_order`),
+    then the first ``out_off[u + 1] - out_off[u]`` of them, or all when the list has fewer
+    (``counts[u]``: how many), written as items and scores (and rows, when ``out_rows`` holds
+    them) from ``out_off[u]`` on."""
+    longest = 1
     for u in range(first, last):
         longest = max(longest, offsets[u + 1] - offsets[u])
+    bits = 1
+    while (1 << bits) < 2 * longest:
+        bits += 1
+    size = (1 << bits) if drop else 0
+    keys = np.empty(size, dtype=np.int64)
+    places = np.empty(size, dtype=np.int64)
+    stamps = np.full(size, -1, dtype=np.int64)
+    mask = np.uint64(size - 1)
+    shift = np.uint64(64 - bits)
+    values = np.empty(longest)
     rows = np.empty(longest, dtype=np.int64)
     stack = np.empty((NUMBA_MAX_STACK, 2), dtype=np.int64)
     with_rows = out_rows.shape[0] > 0
     for u in range(first, last):
         start = offsets[u]
-        n = offsets[u + 1] - start
-        for i in range(n):
-            rows[i] = start + i
-        numba_sort_head(scores, rows, 0, n - 1, n if depth < 0 else min(n, depth), stack)
-        for i in range(n):
-            row = rows[i]
-            out_items[start + i] = items[row]
-            out_scores[start + i] = scores[row]
+        n = 0
+        for i in range(start, offsets[u + 1]):
+            if drop:
+                item = items[i]
+                h = (np.uint64(item) * _GOLDEN) >> shift
+                while stamps[h] == u and keys[h] != item:
+                    h = (h + np.uint64(1)) & mask
+                if stamps[h] == u:  # a copy: the dict's entry keeps its place, takes the score
+                    values[places[h]] = scores[i]
+                    rows[places[h]] = i
+                    continue
+                stamps[h] = u
+                keys[h] = item
+                places[h] = n
+            values[n] = scores[i]
+            rows[n] = i
+            n += 1
+        top = n if depth < 0 else min(n, depth)
+        if not in_ranx_order(values, n, top):
+            numba_sort_head(values, rows, 0, n - 1, top, stack)
+        at = out_off[u]
+        counts[u] = min(n, out_off[u + 1] - at)
+        for i in range(counts[u]):
+            out_items[at + i] = items[rows[i]]
+            out_scores[at + i] = values[i]
             if with_rows:
-                out_rows[start + i] = row
+                out_rows[at + i] = rows[i]
+
+
+def ranx_lists(offsets, scores, items, depth=-1, *, drop=False, rows=True, heads=False):
+    """Every unit's list as a ranx ``Run`` holds it (ranx 0.3.21 ``data_structures/common.py``:
+    a dict filled row by row, then ``sort_dict_by_value``, ``np.argsort`` of the negated scores
+    in the dict's insertion order, inside ``@njit``), in one pass a list
+    (:func:`_ranx_lists_units`).
+
+    ``drop``: one entry per item, at the place of its FIRST row, with the score (and row) of
+    its LAST (``d[item] = score``, as :func:`drop_repeated` reduces a list). Then Numba's
+    ``np.argsort``, whose quicksort keeps the input order of tied scores on lists of up to
+    ``NUMBA_SMALL_SORT`` items and not on longer ones, run step for step by
+    :func:`numba_sort_head` on each list's copy (skipped where the list is in its order
+    already, :func:`in_ranx_order`): each list's first ``depth`` positions in ranx's order (-1:
+    all), O(L + depth log depth) a list of L rows.
+
+    Returns ``(offsets, rows, items, scores)``: the lists' offsets, the rows of ``scores`` and
+    ``items`` each position holds (int64; None unless ``rows``), and the items and scores in
+    that order. ``heads``: each list's first ``depth`` positions only (a list of fewer, whole),
+    else every entry, those after ``depth`` the list's other entries in another order. Units in
+    blocks on threads (:func:`mobeval.kernels.blocks.run_blocks`)."""
+    offsets, items = readonly(offsets, np.int64), readonly(items, np.int64)
+    scores = readonly(scores, np.float64)
+    lengths = np.diff(offsets)
+    bound = np.minimum(lengths, depth) if heads and depth >= 0 else lengths
+    out_off = _offsets(bound)
+    size = int(out_off[-1])
+    counts = np.empty(lengths.shape[0], dtype=np.int64)
+    out = (np.empty(size if rows else 0, dtype=np.int64), np.empty(size, dtype=np.int64))
+    out += (np.empty(size),)
+    args = (offsets, scores, items, np.int64(depth), bool(drop), out_off, *out, counts)
+    run_blocks(_ranx_lists_units, lengths.shape[0], *args, grain=UNITS_PER_BLOCK)
+    if not np.array_equal(counts, bound):  # the dicts made lists shorter: close the gaps
+        written = np.arange(size) < np.repeat(out_off[:-1] + counts, bound)
+        out_off = _offsets(counts)
+        out = tuple(a[written] if a.shape[0] else a for a in out)
+    return out_off, out[0] if rows else None, out[1], out[2]
 
 
 def ranx_order(offsets, scores, items, depth=-1, rows=True):
-    """Every unit's list as a ranx ``Run`` sorts it (ranx 0.3.21 ``data_structures/common.py``:
-    ``sort_dict_by_value`` takes ``np.argsort`` of the negated scores, in the dict's insertion
-    order, inside ``@njit``): Numba's ``np.argsort``, whose quicksort keeps the input order of
-    tied scores on lists of up to ``NUMBA_SMALL_SORT`` items and not on longer ones, run step
-    for step by :func:`numba_sort_head`. Returns ``(rows, items, scores)``: the permutation of
-    all rows (int64, unit by unit; None unless ``rows``: an array not written saves a pass over
-    fresh memory) and the items and scores in its order. Only each list's first ``depth``
-    positions are in ranx's order (-1: all), its later ones the list's other rows in another
-    order, which costs O(L + depth log depth) a list of L rows, not O(L log L). Units in blocks
-    on threads (:func:`mobeval.kernels.blocks.run_blocks`)."""
-    offsets, items = readonly(offsets, np.int64), readonly(items, np.int64)
-    scores = readonly(scores, np.float64)
-    n = scores.shape[0]
-    out = (np.empty(n if rows else 0, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n))
-    args = (offsets, scores, items, np.int64(depth), *out)
-    run_blocks(_ranx_order_units, offsets.shape[0] - 1, *args, grain=UNITS_PER_BLOCK)
-    return out if rows else (None, *out[1:])
+    """Every unit's list in ranx's order (:func:`ranx_lists`, its items kept as they come): its
+    first ``depth`` positions (-1: all), the others after them. Returns ``(rows, items,
+    scores)``: the permutation of all rows (int64, unit by unit; None unless ``rows``) and the
+    items and scores in its order."""
+    return ranx_lists(offsets, scores, items, depth, rows=rows)[1:]
+
+
+def _offsets(counts):
+    """int64 offsets ``[0, c0, c0 + c1, ...]`` of consecutive segments of ``counts`` entries."""
+    offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return offsets

@@ -258,16 +258,21 @@ def score_chunk(
     recs = R.by_user(recs, grouped)
     ratings, users, rec_counts, tru_counts = R.blocks(recs, ratings, path_ratings)
     rec_off = R.offsets(rec_counts)
-    if conv.duplicates == "drop":  # no user loses every row: the users stay as they are
+    drop = conv.duplicates == "drop"
+    if drop and conv.order != "ranx":  # no user loses every row: the users stay as they are
         recs, rec_off = R.one_row_per_item(recs, rec_off)
         rec_counts = np.diff(rec_off)
     tru_off = R.offsets(tru_counts)
     # a score order is put in place by the kernel, in its copy of each list, unless a trec_eval
     # measure needs the ordered rows
     order_mode, ids_text = K.AS_GIVEN, False
+    list_off = rec_off  # ranx's lists: their first `limit` entries (the duplicate check: all)
     if conv.order in R.SCORE_ORDERS and not trec:
         rows, (rec_items, rec_scores) = None, R.as_given(recs)
         order_mode, ids_text = R.score_order(recs, conv.order)
+    elif conv.order == "ranx":
+        heads = not setup.rules.check_duplicates
+        list_off, rows, rec_items, rec_scores = R.ranx_runs(recs, rec_off, limit, drop, heads)
     else:
         rows, rec_items, rec_scores = R.lists(recs, conv.order, rec_off, limit)
     tru_items = ratings[R.ITEM].to_numpy()
@@ -289,7 +294,7 @@ def score_chunk(
 
     longest = int(max(rec_counts.max(initial=0), tru_counts.max(initial=0), 1))
     cut, usr, dup_pos = K.recs_user_stats(
-        rec_off,
+        list_off,
         rec_items,
         rec_scores,
         tru_off,

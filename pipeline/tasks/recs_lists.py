@@ -14,7 +14,7 @@ from mobeval.errors import InputError
 from mobeval.io.sources import columns_present
 from mobeval.kernels.chunk_checks import scan_rows
 from mobeval.kernels.list_order import ID_ASC, TEXT_DESC, list_order
-from mobeval.kernels.ranks import drop_repeated, entry_counts, ranx_order
+from mobeval.kernels.ranks import drop_repeated, entry_counts, ranx_lists, ranx_order
 from mobeval.kernels.user_blocks import truth_order, user_blocks
 
 SCORE_ORDERS = {"score_id_str_desc": TEXT_DESC, "score_id_asc": ID_ASC}
@@ -152,6 +152,20 @@ def lists(
         rows = recs.select(pl.arg_sort_by(["user_id", "rank"], maintain_order=True))
         rows = rows.to_series().to_numpy()
     return (None, items, scores) if rows is None else (rows, items[rows], scores[rows])
+
+
+def ranx_runs(
+    recs: pl.DataFrame, rec_off: np.ndarray, limit: int, drop: bool, heads: bool
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
+    """``(offsets, rows, items, scores)``: ``recs``'s lists (grouped by user, ascending;
+    ``rec_off``: the offsets of its users' blocks) as ranx holds them in its ``Run``
+    (:func:`~mobeval.kernels.ranks.ranx_lists`): under ``drop`` (``duplicates="drop"``) one
+    entry per item, its first row's place and its last row's score, in the same pass; each
+    list's first ``limit`` entries (-1: all) in ranx's order, and with ``heads`` only those (the
+    metric kernel reads no further), else the others after them. ``rows``: the row of ``recs``
+    each entry comes from, given under no limit only (trec_eval's measures take the rows)."""
+    items, scores = as_given(recs)
+    return ranx_lists(rec_off, scores, items, limit, drop=drop, rows=limit < 0, heads=heads)
 
 
 def as_given(recs: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
