@@ -464,7 +464,12 @@ def _user_stats(
             rises = _rises(rec_scores, r0, n_list)
         # the first n_scan ranks' items (or an unrated item in an unrated one's place) and scores
         mask = _truth_mask(tru_items, t0, t1)
-        if order_mode == AS_GIVEN:
+        # (a list in rank order read whole is read where it lies; one read to its cutoff is
+        # copied first: its rows' loads then run ahead of the scan, 0.1-0.2 us a user)
+        ranked_items, ranked_scores = items, scores
+        if order_mode == AS_GIVEN and n_scan == n_list:
+            ranked_items, ranked_scores = rec_items[r0 : r0 + n_scan], rec_scores[r0 : r0 + n_scan]
+        elif order_mode == AS_GIVEN:
             for p in range(n_scan):
                 scores[p], items[p] = rec_scores[r0 + p], rec_items[r0 + p]
         elif not (
@@ -513,7 +518,7 @@ def _user_stats(
         ci = 0
         cj = 0
         for p in range(n_scan):
-            idx = _find_masked(tru_items, t0, t1, mask, items[p])
+            idx = _find_masked(tru_items, t0, t1, mask, ranked_items[p])
             if idx >= 0:
                 rating = tru_ratings[idx]
                 relevant = rating >= thr
@@ -535,7 +540,7 @@ def _user_stats(
                 dcg_burges += g_burges / discounts[p]
                 n_rated += 1
                 if dup_mode == DUP_EACH or first_time:
-                    diff = scores[p] - rating
+                    diff = ranked_scores[p] - rating
                     sq_err += diff * diff
                     abs_err += abs(diff)
                     n_err += 1
