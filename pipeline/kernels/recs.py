@@ -197,7 +197,7 @@ def first_repeat(items) -> int:
     items = readonly(items, np.int64)
     slots = np.empty(1 << _log2(2 * max(len(items), 1)), dtype=np.int64)
     stamps = np.full(slots.shape[0], -1, dtype=np.int64)
-    scores = np.zeros(items.shape[0])
+    scores = readonly(np.zeros(items.shape[0]), np.float64)  # the kernel's own types
     return int(_first_repeat(items, scores, 0, items.shape[0], slots, stamps, 0)[0])
 
 
