@@ -86,36 +86,6 @@ def test_the_kernel_orders_each_list_as_python_sorts_it(mode, whole):
         np.testing.assert_array_equal(a, b)
 
 
-def _python_prefix(scores, n_scan, ordered, limit):
-    """How many of a list's rows decide its first ``n_scan`` ranks: a list in rank order, its
-    first ``n_scan``; a list sorted by score, through the end of the tie at rank ``limit``;
-    any other list, every row."""
-    n = len(scores)
-    if not ordered:
-        return n_scan
-    if limit >= n or any(b > a for a, b in zip(scores, scores[1:], strict=False)):
-        return n
-    end = limit
-    while 0 < end < n and scores[end] == scores[end - 1]:
-        end += 1
-    return max(end, n_scan)
-
-
-@pytest.mark.parametrize("seed", range(10))
-def test_the_kernel_copies_a_list_through_the_ties_that_decide_its_cutoff(seed):
-    rng = np.random.default_rng(seed)
-    for _ in range(40):
-        n = int(rng.integers(1, 30))
-        scores = np.floor(rng.random(n) * 4) / 4
-        if rng.random() < 0.7:
-            scores = -np.sort(-scores)
-        limit = int(rng.integers(0, 35))
-        n_scan = min(n, limit)
-        for mode in (K.AS_GIVEN, TEXT_DESC):
-            got = K._ranked_prefix(np.concatenate([[9.0], scores]), 1, n, n_scan, mode, limit)
-            assert got == _python_prefix(scores.tolist(), n_scan, mode != K.AS_GIVEN, limit)
-
-
 def test_a_repeated_item_is_found_where_the_list_gives_it_beyond_the_cutoff():
     # the repeat (item 7) lies beyond the largest cutoff; its
     # position is the list's as given (in trec_eval's order, 7 7 5, it would be 4)

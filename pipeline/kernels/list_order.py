@@ -28,7 +28,6 @@ from mobeval.kernels.jit import njit
 TEXT_DESC, ID_ASC = 0, 1
 SHORT = 32  # lists of up to this many rows are sorted by insertion
 RANKED = 16  # runs of tied scores of up to this many rows are put in order by counted places
-PLACED = 16  # lists (prefixes) of up to this many rows can be copied to their places at once
 USERS_PER_BLOCK = 1024  # fewer users than this are ordered in one block (no thread)
 KEY_DIGITS = 17  # ids of fewer digits get integer text keys (:func:`text_keys`)
 POW10 = 10 ** np.arange(KEY_DIGITS + 1, dtype=np.int64)
@@ -201,31 +200,6 @@ def order_block(lo, hi, scores, ids, rows, mode, text, limit):
                 break
         start = r
     return moved
-
-
-@njit(cache=True)
-def placed_copy(src_scores, src_ids, lo, n, keys, mode, scores, ids):
-    """Rows ``lo`` to ``lo + n - 1`` of ``src_scores`` and ``src_ids`` (at most :data:`PLACED`)
-    copied to ``scores[:n]`` and ``ids[:n]`` in ``mode``'s whole order (score descending, then
-    ``keys[:n]``, the rows' ids or their :func:`text_keys`, compared as integers, then the row),
-    each straight to its place, counted without a branch: the rows before it in that order.
-    False (nothing written) when a score is NaN (no order places it). The same rows as
-    :func:`_sort` gives, and as :func:`order_block` gives a list whose runs of tied scores all
-    start before its ``limit``."""
-    numbers = True
-    for i in range(n):
-        numbers &= src_scores[lo + i] == src_scores[lo + i]
-    if not numbers:
-        return False
-    for i in range(n):
-        s, x = src_scores[lo + i], keys[i]
-        k = 0
-        for j in range(n):
-            t, y = src_scores[lo + j], keys[j]
-            by_id = (y > x) if mode == TEXT_DESC else (y < x)
-            k += (t > s) | ((t == s) & (by_id | ((y == x) & (j < i))))
-        scores[k], ids[k] = s, src_ids[lo + i]
-    return True
 
 
 @njit(cache=True)
