@@ -391,7 +391,7 @@ def drop_repeated(offsets, locations, preference, keep_last_value, n_blocks, cou
         counts = entry_counts(offsets, locations, n_blocks)
     if int(counts.sum()) == locations.shape[0]:
         return offsets, locations, preference
-    packed = _offsets(counts)
+    packed = segment_offsets(counts)
     out_locations = np.empty(packed[-1], dtype=np.int64)
     out_preference = np.empty(packed[-1], dtype=np.float64)
     _dict_entries(
@@ -624,7 +624,7 @@ def ranx_lists(offsets, scores, items, depth=-1, *, drop=False, rows=True, heads
     scores = readonly(scores, np.float64)
     lengths = np.diff(offsets)
     bound = np.minimum(lengths, depth) if heads and depth >= 0 else lengths
-    out_off = _offsets(bound)
+    out_off = segment_offsets(bound)
     size = int(out_off[-1])
     counts = np.empty(lengths.shape[0], dtype=np.int64)
     out = (np.empty(size if rows else 0, dtype=np.int64), np.empty(size, dtype=np.int64))
@@ -633,7 +633,7 @@ def ranx_lists(offsets, scores, items, depth=-1, *, drop=False, rows=True, heads
     run_blocks(_ranx_lists_units, lengths.shape[0], *args, grain=UNITS_PER_BLOCK)
     if not np.array_equal(counts, bound):  # the dicts made lists shorter: close the gaps
         written = np.arange(size) < np.repeat(out_off[:-1] + counts, bound)
-        out_off = _offsets(counts)
+        out_off = segment_offsets(counts)
         out = tuple(a[written] if a.shape[0] else a for a in out)
     return out_off, out[0] if rows else None, out[1], out[2]
 
@@ -646,7 +646,7 @@ def ranx_order(offsets, scores, items, depth=-1, rows=True):
     return ranx_lists(offsets, scores, items, depth, rows=rows)[1:]
 
 
-def _offsets(counts):
+def segment_offsets(counts):
     """int64 offsets ``[0, c0, c0 + c1, ...]`` of consecutive segments of ``counts`` entries."""
     offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])

@@ -27,6 +27,7 @@ import polars as pl
 from mobeval.errors import ConfigError, InputError
 from mobeval.kernels import recs as K
 from mobeval.kernels.exact_sum import ExactColumnSums
+from mobeval.kernels.ranks import segment_offsets
 from mobeval.metrics import drop_duplicates_hint
 from mobeval.metrics.recs import (
     MICRO_FAMILIES,
@@ -257,12 +258,12 @@ def score_chunk(
     recs, ratings = R.with_item_codes(recs, ratings)
     recs = R.by_user(recs, grouped)
     ratings, users, rec_counts, tru_counts = R.blocks(recs, ratings, path_ratings)
-    rec_off = R.offsets(rec_counts)
+    rec_off = segment_offsets(rec_counts)
     drop = conv.duplicates == "drop"
     if drop and conv.order != "ranx":  # no user loses every row: the users stay as they are
         recs, rec_off = R.one_row_per_item(recs, rec_off)
         rec_counts = np.diff(rec_off)
-    tru_off = R.offsets(tru_counts)
+    tru_off = segment_offsets(tru_counts)
     # a score order is put in place by the kernel, in its copy of each list, unless a trec_eval
     # measure needs the ordered rows
     order_mode, ids_text = K.AS_GIVEN, False

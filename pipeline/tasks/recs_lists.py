@@ -14,7 +14,13 @@ from mobeval.errors import InputError
 from mobeval.io.sources import columns_present
 from mobeval.kernels.chunk_checks import scan_rows
 from mobeval.kernels.list_order import ID_ASC, TEXT_DESC, list_order
-from mobeval.kernels.ranks import drop_repeated, entry_counts, ranx_lists, ranx_order
+from mobeval.kernels.ranks import (
+    drop_repeated,
+    entry_counts,
+    ranx_lists,
+    ranx_order,
+    segment_offsets,
+)
 from mobeval.kernels.user_blocks import truth_order, user_blocks
 
 SCORE_ORDERS = {"score_id_str_desc": TEXT_DESC, "score_id_asc": ID_ASC}
@@ -187,7 +193,7 @@ def score_order(recs: pl.DataFrame, order: str) -> tuple[int, bool]:
 
 def user_offsets(recs: pl.DataFrame) -> np.ndarray:
     """Offsets of the users' row blocks of ``recs`` (grouped by user)."""
-    return offsets(recs["user_id"].rle().struct.field("len").to_numpy())
+    return segment_offsets(recs["user_id"].rle().struct.field("len").to_numpy())
 
 
 def one_row_per_item(recs: pl.DataFrame, rec_off: np.ndarray) -> tuple[pl.DataFrame, np.ndarray]:
@@ -207,13 +213,6 @@ def one_row_per_item(recs: pl.DataFrame, rec_off: np.ndarray) -> tuple[pl.DataFr
     rows = np.arange(recs.height, dtype=np.float64)
     kept_off, _, kept = drop_repeated(rec_off, items, rows, True, None, counts)
     return recs[kept.astype(np.int64)], kept_off
-
-
-def offsets(counts: np.ndarray) -> np.ndarray:
-    """int64 offsets ``[0, c0, c0 + c1, ...]`` of consecutive segments of ``counts`` rows."""
-    offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    return offsets
 
 
 def check_unique_truth(ratings: pl.DataFrame, path: object | None) -> None:
