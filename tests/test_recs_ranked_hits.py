@@ -47,11 +47,13 @@ def _ranked(ids, scores, rated, n_scan, mode, text, limit):
     rec_items = np.concatenate([[7], ids]).astype(np.int64)
     rec_scores = np.concatenate([[99.0], scores])
     tru = np.array(sorted(rated), dtype=np.int64)
-    mask = np.uint64(K._truth_mask(tru, 0, tru.shape[0]))
+    table = np.full(1 << K.TRUTH_SLOTS_LOG2, K.EMPTY, dtype=np.int64)
+    shift = np.uint64(64 - K.TRUTH_SLOTS_LOG2)
+    K._fill_truth(tru, 0, tru.shape[0], table, shift)
     keys, found = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     items, out_scores = np.empty(n, dtype=np.int64), np.empty(n)
-    ok = K.ranked_hits(rec_items, rec_scores, 1, n, n_scan, tru, 0, tru.shape[0], mask, mode,
-                       text, limit, keys, found, items, out_scores)  # fmt: skip
+    ok = K.ranked_hits(rec_items, rec_scores, 1, n, n_scan, tru, 0, tru.shape[0], table, shift,
+                       mode, text, limit, keys, found, items, out_scores)  # fmt: skip
     return ok, items[:n_scan], out_scores[:n_scan]
 
 

@@ -69,6 +69,7 @@ NREL, RP_TP, RP_DEN, RPREC, MSE, MAE, RMSE = range(7)
 N_USER_STATS = 7
 USERS_PER_BLOCK = 256  # fewer users than this are scored in one block (no thread)
 SHORT_SORT = 32  # a user's gains up to this many are sorted by insertion, in place
+TRUTH_SLOTS_LOG2 = 10  # a truth table (:func:`_lookup`) has at least 2^10 slots
 
 
 class StatsRules(NamedTuple):
@@ -121,27 +122,44 @@ class StatsRules(NamedTuple):
         return StatsRules(**{name: kinds[name](value) for name, value in self._asdict().items()})
 
 
-@njit(cache=True, inline="always")
-def _bucket(x):
-    """One of 64 buckets of the int64 ``x`` (the top 6 bits of Knuth's multiplicative hash)."""
-    return (np.uint64(x) * _GOLDEN) >> np.uint64(58)
+EMPTY, SHARED = -1, -2  # a truth table's slot: no truth item hashed to it; two or more
 
 
 @njit(cache=True, inline="always")
-def _truth_mask(items, lo, hi):
-    """A 64-bit filter of ``items[lo:hi]``: bit :func:`_bucket` of each set (a Bloom filter with
-    one hash, B. H. Bloom, CACM 13(7), 1970): an item whose bit is clear is not among them."""
-    mask = np.uint64(0)
+def _slot(x, shift):
+    """The slot of the int64 ``x`` in a table of ``2^(64 - shift)`` (Knuth's multiplicative
+    hash, TAOCP vol. 3, 6.4: the top bits of ``x`` times ``2^64`` over the golden ratio)."""
+    return (np.uint64(x) * _GOLDEN) >> shift
+
+
+@njit(cache=True)
+def _fill_truth(items, lo, hi, table, shift):
+    """Each truth row ``j`` of ``items[lo:hi]`` written to its item's :func:`_slot` of
+    ``table`` (all ``EMPTY`` on entry), a slot two of them hash to marked ``SHARED``: the
+    table that :func:`_lookup` reads, emptied again by :func:`_clear_truth`."""
     for j in range(lo, hi):
-        mask |= np.uint64(1) << _bucket(items[j])
-    return mask
+        h = _slot(items[j], shift)
+        table[h] = j if table[h] == EMPTY else SHARED
+
+
+@njit(cache=True)
+def _clear_truth(items, lo, hi, table, shift):
+    """The slots :func:`_fill_truth` wrote for ``items[lo:hi]`` set ``EMPTY`` again."""
+    for j in range(lo, hi):
+        table[_slot(items[j], shift)] = EMPTY
 
 
 @njit(cache=True, inline="always")
-def _find_masked(items, lo, hi, mask, x):
-    """:func:`_find` of ``x`` behind the filter ``mask`` of ``items[lo:hi]`` (:func:`_truth_mask`):
-    most items of a list are not in its user's truth, and are told so by one bit."""
-    if (mask >> _bucket(x)) & np.uint64(1) == np.uint64(0):
+def _lookup(items, lo, hi, table, shift, x):
+    """Index of ``x`` in the sorted ``items[lo:hi]``, or -1, by their table
+    (:func:`_fill_truth`): the row in ``x``'s slot if it holds ``x``; an ``EMPTY`` slot, none;
+    a ``SHARED`` one, :func:`_find`. Most items of a list are not in its user's truth, and are
+    told so by one load, with no branch that goes either way at random (a slot is in use with
+    probability ``(hi - lo) / len(table)``)."""
+    j = table[_slot(x, shift)]
+    if j >= 0:
+        return j if items[j] == x else -1
+    if j == EMPTY:
         return -1
     return _find(items, lo, hi, x)
 
@@ -240,8 +258,8 @@ def _rises(scores, r0, n):
 
 
 @njit(cache=True)
-def ranked_hits(rec_items, rec_scores, r0, n_list, n_scan, tru_items, t0, t1, mask, mode, text,
-                limit, keys, found, items, scores):  # fmt: skip
+def ranked_hits(rec_items, rec_scores, r0, n_list, n_scan, tru_items, t0, t1, table, shift, mode,
+                text, limit, keys, found, items, scores):  # fmt: skip
     """For a list whose scores never increase (``rec_items[r0:r0 + n_list]`` and
     ``rec_scores``): ``items[p]`` and ``scores[p]``, ``p < n_scan``, the item and score at rank
     ``p`` in ``mode``'s order where that item is rated, and an unrated item of the list where it
@@ -264,7 +282,7 @@ def ranked_hits(rec_items, rec_scores, r0, n_list, n_scan, tru_items, t0, t1, ma
             e += 1
         rated, unrated = 0, 0
         for q in range(a, e):
-            found[q] = _find_masked(tru_items, t0, t1, mask, rec_items[r0 + q])
+            found[q] = _lookup(tru_items, t0, t1, table, shift, rec_items[r0 + q])
             if found[q] < 0:
                 unrated = rec_items[r0 + q]
             rated += found[q] >= 0
@@ -435,6 +453,10 @@ def _user_stats(
     rated_gains = np.empty(longest if idcg_rated else 0)
     sorted_gains = np.empty(min(max(truth_gains.shape[0], rated_gains.shape[0]), SHORT_SORT))
     slots = np.empty(1 << _log2(2 * longest), dtype=np.int64)  # the duplicate check's hash set
+    # each user's truth rows by item (:func:`_lookup`): at least 8 slots a row, most of them empty
+    truth_bits = max(TRUTH_SLOTS_LOG2, _log2(8 * most_rated))
+    table = np.full(1 << truth_bits, EMPTY, dtype=np.int64)
+    truth_shift = np.uint64(64 - truth_bits)
     # each list's first ranks (items, scores) here; rows, keys: scratch of its order
     items = np.empty(longest, dtype=np.int64)
     scores = np.empty(longest)
@@ -463,7 +485,7 @@ def _user_stats(
         if rises < 0 and order_mode != AS_GIVEN:
             rises = _rises(rec_scores, r0, n_list)
         # the first n_scan ranks' items (or an unrated item in an unrated one's place) and scores
-        mask = _truth_mask(tru_items, t0, t1)
+        _fill_truth(tru_items, t0, t1, table, truth_shift)
         # (a list in rank order read whole is read where it lies; one read to its cutoff is
         # copied first: its rows' loads then run ahead of the scan, 0.1-0.2 us a user)
         ranked_items, ranked_scores = items, scores
@@ -474,8 +496,8 @@ def _user_stats(
                 scores[p], items[p] = rec_scores[r0 + p], rec_items[r0 + p]
         elif not (
             rises == 0
-            and ranked_hits(rec_items, rec_scores, r0, n_list, n_scan, tru_items, t0, t1, mask,
-                            order_mode, text, order_limit, keys, rows, items, scores)
+            and ranked_hits(rec_items, rec_scores, r0, n_list, n_scan, tru_items, t0, t1, table,
+                            truth_shift, order_mode, text, order_limit, keys, rows, items, scores)
         ):  # fmt: skip
             # a list that rises (or ids too long for text keys): copied whole, put in order
             keyed = text and text_keys(rec_items, r0, n_list, keys)
@@ -518,7 +540,7 @@ def _user_stats(
         ci = 0
         cj = 0
         for p in range(n_scan):
-            idx = _find_masked(tru_items, t0, t1, mask, ranked_items[p])
+            idx = _lookup(tru_items, t0, t1, table, truth_shift, ranked_items[p])
             if idx >= 0:
                 rating = tru_ratings[idx]
                 relevant = rating >= thr
@@ -557,6 +579,7 @@ def _user_stats(
                 at_dcg_burges[ci] = dcg_burges
                 at_first[ci] = first_hit
                 ci += 1
+        _clear_truth(tru_items, t0, t1, table, truth_shift)
         for c in range(ci, n_cut):
             at_tp[c] = tp
             at_hits[c] = hits_rank
