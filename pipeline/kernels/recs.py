@@ -215,44 +215,40 @@ def first_repeat(items) -> int:
     items = readonly(items, np.int64)
     slots = np.empty(1 << _log2(2 * max(len(items), 1)), dtype=np.int64)
     stamps = np.full(slots.shape[0], -1, dtype=np.int64)
-    scores = readonly(np.zeros(items.shape[0]), np.float64)  # the kernel's own types
-    return int(_first_repeat(items, scores, 0, items.shape[0], slots, stamps, 0)[0])
+    return int(_first_repeat(items, slots, stamps, 0))
 
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio: Knuth's multiplicative hash
 
 
 @njit(cache=True)
-def _first_repeat(items, scores, lo, hi, slots, stamps, stamp):
-    """``(position, rises)``: the 0-based list position of the first item that already occurred
-    earlier in ``items[lo:hi]`` (-1: none), and how many of the rows read (up to it, or all)
-    score above the row before (``scores``), in one pass: each item goes into an open-addressing
-    hash set (multiplicative hashing, Knuth, TAOCP vol. 3, 6.4; linear probing) of ``slots`` (a
-    power of two, at least twice the list's length), a slot in use while its ``stamps`` entry
-    is ``stamp`` (so the set is emptied by the next stamp, not by clearing); the rises counted
-    on the way, so that a score order reads the list once (:func:`_rises`)."""
+def _first_repeat(items, slots, stamps, stamp):
+    """The 0-based position of the first item of the list ``items`` (one list's view, so that
+    no index is read as counted from the end) that already occurred earlier in it, or -1: each
+    item goes into an open-addressing hash set (multiplicative hashing, Knuth, TAOCP vol. 3,
+    6.4; linear probing) of ``slots`` (a power of two, at least twice the list's length), a
+    slot in use while its ``stamps`` entry is ``stamp`` (so the set is emptied by the next
+    stamp, not by clearing)."""
     mask = np.uint64(slots.shape[0] - 1)
     shift = np.uint64(64 - _log2(slots.shape[0]))
-    rises = 0
-    for p in range(hi - lo):
-        item = items[lo + p]
-        rises += p > 0 and scores[lo + p] > scores[lo + p - 1]
+    for p in range(items.shape[0]):
+        item = items[p]
         h = (np.uint64(item) * _GOLDEN) >> shift
         while stamps[h] == stamp:
             if slots[h] == item:
-                return p, rises
+                return p
             h = (h + np.uint64(1)) & mask
         stamps[h] = stamp
         slots[h] = item
-    return -1, rises
+    return -1
 
 
 @njit(cache=True)
-def _rises(scores, r0, n):
-    """How many of ``scores[r0 + 1:r0 + n]`` are above the score before (a NaN never is), counted
-    without a branch: one pass of vector compares."""
+def _rises(scores):
+    """How many of ``scores[1:]`` (one list's view) are above the score before (a NaN never
+    is), counted without a branch: one pass of vector compares."""
     rises = 0
-    for r in range(r0 + 1, r0 + n):
+    for r in range(1, scores.shape[0]):
         rises += scores[r] > scores[r - 1]
     return rises
 
@@ -476,14 +472,9 @@ def _user_stats(
         t1 = tru_off[u + 1]
         n_truth = t1 - t0
         n_scan = n_list if whole else min(n_list, cutoffs[n_cut - 1])
-        rises = -1  # how many scores of the list rise over the one before (-1: not counted)
         if check_duplicates:
-            dup_pos[u], rises = _first_repeat(rec_items, rec_scores, r0, r0 + n_list, slots,
-                                              stamps, u)  # fmt: skip
-            if dup_pos[u] >= 0:
-                rises = -1  # counted up to the repeat only
-        if rises < 0 and order_mode != AS_GIVEN:
-            rises = _rises(rec_scores, r0, n_list)
+            dup_pos[u] = _first_repeat(rec_items[r0 : r0 + n_list], slots, stamps, u)
+        rises = 0 if order_mode == AS_GIVEN else _rises(rec_scores[r0 : r0 + n_list])
         # the first n_scan ranks' items (or an unrated item in an unrated one's place) and scores
         _fill_truth(tru_items, t0, t1, table, truth_shift)
         # (a list in rank order read whole is read where it lies; one read to its cutoff is
