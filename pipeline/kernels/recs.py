@@ -69,6 +69,8 @@ NREL, RP_TP, RP_DEN, RPREC, MSE, MAE, RMSE = range(7)
 N_USER_STATS = 7
 USERS_PER_BLOCK = 256  # fewer users than this are scored in one block (no thread)
 SHORT_SORT = 32  # a user's gains up to this many are sorted by insertion, in place
+POW2_LIMIT = 64  # 2^k of an integer k in [-64, 64] is read from a table (:func:`_pow2`)
+_POW2 = np.ldexp(1.0, np.arange(-POW2_LIMIT, POW2_LIMIT + 1))
 TRUTH_SLOTS_LOG2 = 10  # a truth table (:func:`_lookup`) has at least 2^10 slots
 
 
@@ -179,6 +181,18 @@ def _find(items, lo, hi, x):
     return -1
 
 
+@njit(cache=True, inline="always")
+def _pow2(x):
+    """``2.0 ** x``: of an integer ``x`` within ``POW2_LIMIT`` read from a table of exact powers
+    (the libm call, ~10 ns, returns the same bits: the power is a float), of any other ``x``
+    computed."""
+    if x >= -POW2_LIMIT and x <= POW2_LIMIT:
+        k = int(x)
+        if k == x:
+            return _POW2[k + POW2_LIMIT]
+    return 2.0**x
+
+
 @njit(cache=True)
 def _gain(rating, relevant, mode, threshold, clamp_negative):
     """Gain of one judged item: binary, linear ``r``, exponential ``2^r - 1`` or RankSys's
@@ -191,9 +205,9 @@ def _gain(rating, relevant, mode, threshold, clamp_negative):
     if mode == GAIN_LINEAR:
         g = rating
     elif mode == GAIN_EXPONENTIAL:
-        g = 2.0**rating - 1.0
+        g = _pow2(rating) - 1.0
     else:
-        g = 2.0 ** (rating - threshold + 1.0) - 1.0
+        g = _pow2(rating - threshold + 1.0) - 1.0
     if clamp_negative and g < 0.0:
         return 0.0
     return g
