@@ -572,22 +572,24 @@ def _ranx_lists_units(
     with_rows = out_rows.shape[0] > 0
     for u in range(first, last):
         start = offsets[u]
+        # the list's own views: no index read as counted from the end (Numba's wraparound)
+        unit_items, unit_scores = items[start : offsets[u + 1]], scores[start : offsets[u + 1]]
         n = 0
-        for i in range(start, offsets[u + 1]):
+        for i in range(unit_items.shape[0]):
             if drop:
-                item = items[i]
+                item = unit_items[i]
                 h = (np.uint64(item) * _GOLDEN) >> shift
                 while stamps[h] == u and keys[h] != item:
                     h = (h + np.uint64(1)) & mask
                 if stamps[h] == u:  # a copy: the dict's entry keeps its place, takes the score
-                    values[places[h]] = scores[i]
-                    rows[places[h]] = i
+                    values[places[h]] = unit_scores[i]
+                    rows[places[h]] = start + i
                     continue
                 stamps[h] = u
                 keys[h] = item
                 places[h] = n
-            values[n] = scores[i]
-            rows[n] = i
+            values[n] = unit_scores[i]
+            rows[n] = start + i
             n += 1
         top = n if depth < 0 else min(n, depth)
         if not in_ranx_order(values, n, top):
