@@ -5,7 +5,8 @@ Layout (``U`` users, all arrays built once by :mod:`mobeval.tasks.recs`):
 * ``rec_off[U+1]`` offsets into ``rec_items`` / ``rec_scores``: user ``u``'s list, in rank order
   (or in file order, put in a score order by the kernel itself: ``StatsRules.order_mode``).
 * ``tru_off[U+1]`` offsets into ``tru_items`` / ``tru_ratings``: user ``u``'s ground truth,
-  sorted by item id, so "is this recommended item rated, and how" is a binary search.
+  sorted by item id; "is this recommended item rated, and how" is one load from a table of the
+  user's truth rows by item hash (a binary search where two of its items share a slot).
 
 For every user and every cutoff ``k`` of a grid (``FULL`` = the whole list) one scan of the list
 yields the counts and sums below; the per-user metrics are then (``L`` list length, ``R`` relevant
