@@ -329,10 +329,11 @@ def score_chunk(
     index = {k: i for i, k in enumerate(grid)}
     columns = _metric_columns(specs, conv, cut, usr, index, trec_values)
     every = bool(scored.all())  # then no copy of each column
+    # float64 arrays made Series as they are (a dtype given takes Polars' slower path: a cast)
     per_user = pl.DataFrame(
         [users if every else users.filter(pl.Series(scored))]
         + [
-            pl.Series(name, col if every else col[scored], dtype=pl.Float64)
+            pl.Series(name, np.asarray(col if every else col[scored], dtype=np.float64))
             for name, col in columns.items()
         ]
     )
