@@ -123,6 +123,8 @@ def _fold_blocks(values, block_bins, block_counts, first, last):
                         cnt[_SQUARE_INF, c] += 1
                     continue
                 cnt[_USED, c] += 1
+                if v == 0.0:  # +-0 and its square add nothing (a metric's value often is)
+                    continue
                 _add_bits(acc, c, x)
                 hi = v * v
                 if not math.isfinite(hi):
