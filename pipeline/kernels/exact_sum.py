@@ -43,6 +43,7 @@ chunking; a larger one's square overflows, and the column's spread is ``inf``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from fractions import Fraction
 
 import numpy as np
@@ -99,15 +100,16 @@ def _add_bits(bins, c, bits):
 
 
 @njit(nogil=True, cache=True)
-def _fold_blocks(values, block_bins, block_counts, first, last):
+def _fold_blocks(values, squared, block_bins, block_counts, first, last):
     """Blocks ``first`` to ``last - 1`` of ``BLOCK_ROWS`` rows of ``values`` (n_rows x n_cols
     float64) folded into ``block_bins[b]`` (3 n_cols x N_BINS, normalised on entry and left
     normalised) and ``block_counts[b]`` (the rows of :data:`COUNTS`, n_cols each): each value
-    into row ``c`` of the bins, its square ``v * v`` as the two float64 ``hi + lo`` of Dekker's
-    product (Veltkamp's split of ``v`` into two 26-bit halves ``a + b``, then ``lo = ((a a - hi)
-    + 2 a b) + b b``) into rows ``n_cols + 2 c`` and ``n_cols + 2 c + 1``; NaN skipped, an
-    infinity counted by sign (its square as infinite), a square that overflows counted as
-    infinite. One pass, the squares made where they are added (no array of them)."""
+    into row ``c`` of the bins and, where ``squared[c]``, its square ``v * v`` as the two
+    float64 ``hi + lo`` of Dekker's product (Veltkamp's split of ``v`` into two 26-bit halves
+    ``a + b``, then ``lo = ((a a - hi) + 2 a b) + b b``) into rows ``n_cols + 2 c`` and
+    ``n_cols + 2 c + 1``; NaN skipped, an infinity counted by sign (its square as infinite), a
+    square that overflows counted as infinite. One pass, the squares made where they are added
+    (no array of them)."""
     n_rows, n_cols = values.shape
     for b in range(first, last):
         acc, cnt = block_bins[b], block_counts[b]
@@ -126,6 +128,8 @@ def _fold_blocks(values, block_bins, block_counts, first, last):
                 if v == 0.0:  # +-0 and its square add nothing (a metric's value often is)
                     continue
                 _add_bits(acc, c, x)
+                if not squared[c]:
+                    continue
                 hi = v * v
                 if not math.isfinite(hi):
                     cnt[_SQUARE_INF, c] += 1
@@ -194,13 +198,16 @@ def sqrt_ratio(num: int, den: int) -> float:
 class ExactColumnSums:
     """Running exact sums (and counts of non-NaN values) of a fixed set of named columns.
 
-    Per column: the exact sum of the finite values and of their squares (each as bins of
-    :func:`_fold_blocks`, kept normalised: a fold adds into them, no Python ``int`` made
-    before :meth:`sums`) and the numbers of ``+inf`` and ``-inf``; :meth:`sums` applies the
-    module docstring's definition, :meth:`stds` the spread's."""
+    Per column: the exact sum of the finite values and, for the columns of ``spread`` (None:
+    all), of their squares (each as bins of :func:`_fold_blocks`, kept normalised: a fold adds
+    into them, no Python ``int`` made before :meth:`sums`) and the numbers of ``+inf`` and
+    ``-inf``; :meth:`sums` applies the module docstring's definition, :meth:`stds` the
+    spread's (NaN for a column not in ``spread``: its squares were not summed)."""
 
-    def __init__(self, names: list[str]) -> None:
+    def __init__(self, names: list[str], spread: Sequence[str] | None = None) -> None:
         self.names = list(names)
+        squared = [spread is None or name in spread for name in self.names]
+        self._squared = readonly(np.array(squared, dtype=np.bool_), np.bool_)
         self._bins = np.zeros((3 * len(self.names), N_BINS), dtype=np.int64)
         self._counts = np.zeros((len(COUNTS), len(self.names)), dtype=np.int64)
 
@@ -217,11 +224,11 @@ class ExactColumnSums:
         values = readonly(np.asarray(values, dtype=np.float64).reshape(-1, n_cols), np.float64)
         n_blocks = (len(values) + BLOCK_ROWS - 1) // BLOCK_ROWS
         if n_blocks <= 1:
-            _fold_blocks(values, self._bins[None], self._counts[None], 0, 1)
+            _fold_blocks(values, self._squared, self._bins[None], self._counts[None], 0, 1)
             return
         block_bins = np.zeros((n_blocks, *self._bins.shape), dtype=np.int64)
         block_counts = np.zeros((n_blocks, *self._counts.shape), dtype=np.int64)
-        run_blocks(_fold_blocks, n_blocks, values, block_bins, block_counts)
+        run_blocks(_fold_blocks, n_blocks, values, self._squared, block_bins, block_counts)
         _merge_bins(self._bins, block_bins.sum(axis=0))
         self._counts += block_counts.sum(axis=0)
 
@@ -255,7 +262,7 @@ class ExactColumnSums:
         totals = self._totals()
         pos_inf, neg_inf, used, square_inf = self._counts.tolist()
         for c, n in enumerate(used):
-            if n == 0 or pos_inf[c] or neg_inf[c]:
+            if n == 0 or pos_inf[c] or neg_inf[c] or not self._squared[c]:
                 continue
             if square_inf[c]:
                 out[c] = np.inf
