@@ -164,6 +164,13 @@ def bins_to_int(bins: np.ndarray) -> int:
     return sum(int(b) << (BIN_BITS * j) for j, b in enumerate(bins.tolist()) if b)
 
 
+def int_bins(total: int) -> list[int]:
+    """The normalised bins of the integer ``total`` (the inverse of :func:`bins_to_int`): 32 bits
+    a bin, the sign and the rest in the top one."""
+    low = [(total >> (BIN_BITS * j)) & _LOW_MASK for j in range(N_BINS - 1)]
+    return [*low, total >> (BIN_BITS * (N_BINS - 1))]
+
+
 def round_units(total: int, n_pos_inf: int = 0, n_neg_inf: int = 0) -> float:
     """``total * 2^-1074`` rounded once to float64, with the infinities' rule (module docstring)."""
     if n_pos_inf and n_neg_inf:
@@ -215,6 +222,16 @@ class ExactColumnSums:
     def counts(self) -> np.ndarray:
         """The number of non-NaN values of each column."""
         return self._counts[_USED]
+
+    def __getstate__(self) -> dict:
+        """Pickled small (a gather carries it): each row of bins as the Python int it stands
+        for, most of them 0."""
+        return vars(self) | {"_bins": [bins_to_int(row) for row in self._bins]}
+
+    def __setstate__(self, state: dict) -> None:
+        vars(self).update(state)
+        self._squared = readonly(self._squared, np.bool_)  # the kernel's type: one compile
+        self._bins = np.array([int_bins(total) for total in state["_bins"]], dtype=np.int64)
 
     def add(self, values: np.ndarray) -> None:
         """Fold a (n_rows x n_cols) float64 block, columns in ``names`` order; NaN is skipped.

@@ -339,7 +339,7 @@ def score_chunk(
     )
     stats = _stat_columns(specs, conv, cut, usr, index)
     names = [*columns, *stats]
-    sums = ExactColumnSums(names, spread=columns)  # the counts' spread is never asked for
+    sums = ExactColumnSums(names, spread=list(columns))  # no count's spread is asked for
     if names:
         values = columns | stats
         sums.add(np.column_stack([values[n] if every else values[n][scored] for n in names]))
