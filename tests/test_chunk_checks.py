@@ -33,3 +33,14 @@ def test_scan_rows_is_the_plain_loop(seed):
         values[int(rng.integers(0, n))] = ODD[int(rng.integers(0, len(ODD)))]
     assert scan_rows(keys, values) == _plain(keys.tolist(), values.tolist())
     assert scan_rows(keys) == _plain(keys.tolist(), None)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_scan_rows_without_keys_checks_the_values_alone(seed):
+    """Keys None (their order known already): only the first value that is not finite."""
+    rng = np.random.default_rng(seed)
+    values = rng.normal(size=int(rng.integers(0, 300)))
+    for _ in range(int(rng.integers(0, 3)) if len(values) else 0):
+        values[int(rng.integers(0, len(values)))] = ODD[int(rng.integers(0, 3))]
+    assert scan_rows(None, values) == (-1, _plain([], values.tolist())[1])
+    assert scan_rows(None) == (-1, -1)

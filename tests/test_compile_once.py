@@ -71,6 +71,8 @@ def test_inputs_of_any_dtype_layout_or_writability_compile_one_specialisation(tm
         sums.add(np.ones((4, 2)))
         sums.add(np.ones((2, 4)).T)  # Fortran order
         sums.add(np.ones((3, 2), dtype=np.float32))
+        sums.add(np.ones((2 * exact_sum.BLOCK_ROWS + 1, 2)))  # blocks on threads, then merged
+        sums.merge(sums)
         days = np.array([0, 2, 4])
         x = np.array([1, 2, 3, 4])
         for d, xs in ((days, x), (days.astype(np.int32), x.astype(np.uint16)), (days, x[::-1])):
@@ -82,7 +84,8 @@ def test_inputs_of_any_dtype_layout_or_writability_compile_one_specialisation(tm
             "ranks._rank_units": ranks._rank_units,
             "ranks._dict_units": ranks._dict_units,
             "topk._single_target_units": topk._single_target_units,
-            "exact_sum._blocks_bins": exact_sum._blocks_bins,
+            "exact_sum._fold_blocks": exact_sum._fold_blocks,
+            "exact_sum._merge_bins": exact_sum._merge_bins,
             "geobleu._geobleu_units": geobleu._geobleu_units,
             "geobleu._dtw_units": geobleu._dtw_units,
             "geobleu._mean_per_unit": geobleu._mean_per_unit,

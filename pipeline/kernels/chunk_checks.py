@@ -14,10 +14,11 @@ _EXPONENT = np.int64(0x7FF0000000000000)  # a float64's exponent bits
 
 
 def scan_rows(keys, values=None) -> tuple[int, int]:
-    """``(decreasing, not_finite)``: the first row whose ``keys`` entry (int64) is below the
-    previous row's, and the first row of ``values`` (float64, as long as ``keys``; None: no
-    values) that is NaN or infinite; -1 where there is none."""
-    keys = readonly(keys, np.int64)
+    """``(decreasing, not_finite)``: the first row whose ``keys`` entry (int64; None: no keys,
+    their order known already) is below the previous row's, and the first row of ``values``
+    (float64, as long as ``keys``; None: no values) that is NaN or infinite; -1 where there is
+    none."""
+    keys = readonly(np.empty(0, np.int64) if keys is None else keys, np.int64)
     given = values is not None
     values = readonly(values if given else keys[:0], np.float64)
     decreasing, not_finite = _scan_rows(keys, values.view(np.int64), given)
@@ -38,8 +39,8 @@ def _scan_rows(keys, bits, given):
             wrong += (bits[row] & _EXPONENT) == _EXPONENT
     decreasing = -1
     not_finite = -1
-    for row in range(keys.shape[0] if decreased or wrong else 0):
-        if decreasing < 0 and row > 0 and keys[row] < keys[row - 1]:
+    for row in range(max(keys.shape[0], bits.shape[0]) if decreased or wrong else 0):
+        if decreased and decreasing < 0 and row > 0 and keys[row] < keys[row - 1]:
             decreasing = row
         if wrong and not_finite < 0 and (bits[row] & _EXPONENT) == _EXPONENT:
             not_finite = row

@@ -24,8 +24,9 @@ added into int64 bins of 32 bits each (bin ``j`` weighs ``2^(32 j)``): its low p
 ``(m * 2^(p mod 32)) mod 2^32`` into bin ``p // 32`` and its high part ``m >> (32 - p mod 32)``
 (``< 2^52``) into the next. Integer addition is associative, so any chunking and any order give the
 same integer, hence the same bits; a column's state is ``sum_j bins[j] * 2^(32 j - 1074)`` exactly.
-The rows are folded by blocks (on threads), the blocks' bins added (integers again), and
-:class:`ExactColumnSums` keeps the exact total as a Python ``int``; the final rounding is Python's
+A chunk's rows are folded into :class:`ExactColumnSums`' own bins (kept normalised; a chunk of
+many rows by blocks on threads, the blocks' bins then added: integers again), and the exact total
+is made a Python ``int`` once, when the sums are asked for; the final rounding is Python's
 correctly rounded integer true division (``Fraction.__float__``).
 
 The spread (:meth:`ExactColumnSums.stds`): beside each column the exact sum of the squares is kept
@@ -42,6 +43,7 @@ chunking; a larger one's square overflows, and the column's spread is ``inf``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from fractions import Fraction
 
 import numpy as np
@@ -63,6 +65,10 @@ _EXP_MASK = 0x7FF
 _MANT_MASK = (1 << 52) - 1
 _HIDDEN = 1 << 52
 _LOW_MASK = (1 << BIN_BITS) - 1
+#: The rows of a fold's counts, a column each: +inf values, -inf values, values not NaN, values
+#: whose square is infinite.
+COUNTS = ("pos_inf", "neg_inf", "used", "square_inf")
+_POS, _NEG, _USED, _SQUARE_INF = range(len(COUNTS))
 
 
 @njit(cache=True, inline="always")
@@ -88,99 +94,81 @@ def _add_bits(bins, c, bits):
     low = p & 31
     lo = (m & (_LOW_MASK >> low)) << low  # (m * 2^low) mod 2^32, no int64 overflow
     hi = m >> (BIN_BITS - low)  # floor(m * 2^low / 2^32) < 2^(53 + 31 - 32) = 2^52
-    if bits < 0:
-        bins[c, i] -= lo
-        bins[c, i + 1] -= hi
-    else:
-        bins[c, i] += lo
-        bins[c, i + 1] += hi
+    neg = bits >> 63  # -1 for a negative value, else 0: x ^ neg - neg is -x or x, no branch
+    bins[c, i] += (lo ^ neg) - neg
+    bins[c, i + 1] += (hi ^ neg) - neg
 
 
 @njit(nogil=True, cache=True)
-def _with_squares(values, out, first, last):
-    """Rows ``first`` to ``last - 1``: ``out[r, c] = values[r, c] = v`` and, in columns ``n_cols
-    + 2 c`` and ``n_cols + 2 c + 1``, ``hi + lo == v ** 2`` exactly (Dekker's product:
-    Veltkamp's split of ``v`` into two 26-bit halves ``a + b``, then ``lo = ((a a - hi) + 2 a b)
-    + b b``); NaN stays NaN, an infinite square has ``lo = 0``."""
-    n_cols = values.shape[1]
-    for r in range(first, last):
-        for c in range(n_cols):
-            v = values[r, c]
-            out[r, c] = v
-            hi = v * v
-            if not math.isfinite(hi):
-                out[r, n_cols + 2 * c] = hi
-                out[r, n_cols + 2 * c + 1] = 0.0 if hi == hi else hi
-                continue
-            t = v * 134217729.0  # 2^27 + 1
-            a = t - (t - v)
-            b = v - a
-            out[r, n_cols + 2 * c] = hi
-            out[r, n_cols + 2 * c + 1] = ((a * a - hi) + 2.0 * a * b) + b * b
-
-
-def with_squares(values: np.ndarray) -> np.ndarray:
-    """``(n_rows, 3 n_cols)``: the columns of ``values``, then each one's squares as two, their
-    ``hi`` and ``lo`` (:func:`_with_squares`), written in one pass, rows in blocks on threads."""
-    values = readonly(values, np.float64)
+def _fold_blocks(values, squared, block_bins, block_counts, first, last):
+    """Blocks ``first`` to ``last - 1`` of ``BLOCK_ROWS`` rows of ``values`` (n_rows x n_cols
+    float64) folded into ``block_bins[b]`` (3 n_cols x N_BINS, normalised on entry and left
+    normalised) and ``block_counts[b]`` (the rows of :data:`COUNTS`, n_cols each): each value
+    into row ``c`` of the bins and, where ``squared[c]``, its square ``v * v`` as the two
+    float64 ``hi + lo`` of Dekker's product (Veltkamp's split of ``v`` into two 26-bit halves
+    ``a + b``, then ``lo = ((a a - hi) + 2 a b) + b b``) into rows ``n_cols + 2 c`` and
+    ``n_cols + 2 c + 1``; NaN skipped, an infinity counted by sign (its square as infinite), a
+    square that overflows counted as infinite. One pass, the squares made where they are added
+    (no array of them)."""
     n_rows, n_cols = values.shape
-    out = np.empty((n_rows, 3 * n_cols))
-    run_blocks(_with_squares, n_rows, values, out, grain=BLOCK_ROWS)
-    return out
-
-
-@njit(nogil=True, cache=True)
-def _blocks_bins(bits, block_bins, block_counts, first, last):
-    """Blocks ``first`` to ``last - 1`` of ``BLOCK_ROWS`` rows of ``bits`` (float64 bit
-    patterns): block b's rows added into ``block_bins[b]`` (n_cols x N_BINS, normalised at the
-    end) and counted into ``block_counts[b]`` (+inf, -inf, not NaN). One kernel, not a kernel per
-    block called by another: a first run compiles it in about half the time."""
-    n_rows, n_cols = bits.shape
     for b in range(first, last):
         acc, cnt = block_bins[b], block_counts[b]
         since = 0
         for r in range(b * BLOCK_ROWS, min((b + 1) * BLOCK_ROWS, n_rows)):
             for c in range(n_cols):
-                x = bits[r, c]
+                v = values[r, c]
+                x = np.float64(v).view(np.int64)
                 if (x >> 52) & _EXP_MASK == _EXP_MASK:  # inf or NaN
                     if x & _MANT_MASK == 0:  # inf: counted by sign; NaN: skipped
-                        cnt[1 if x < 0 else 0, c] += 1
-                        cnt[2, c] += 1
+                        cnt[_NEG if x < 0 else _POS, c] += 1
+                        cnt[_USED, c] += 1
+                        cnt[_SQUARE_INF, c] += 1
                     continue
-                cnt[2, c] += 1
+                cnt[_USED, c] += 1
+                if v == 0.0:  # +-0 and its square add nothing (a metric's value often is)
+                    continue
                 _add_bits(acc, c, x)
-            since += 1  # a row adds at most one value to each column's bins
+                if not squared[c]:
+                    continue
+                hi = v * v
+                if not math.isfinite(hi):
+                    cnt[_SQUARE_INF, c] += 1
+                    continue
+                t = v * 134217729.0  # 2^27 + 1
+                a = t - (t - v)
+                low = v - a
+                lo = ((a * a - hi) + 2.0 * a * low) + low * low
+                _add_bits(acc, n_cols + 2 * c, np.float64(hi).view(np.int64))
+                _add_bits(acc, n_cols + 2 * c + 1, np.float64(lo).view(np.int64))
+            since += 1  # a row adds at most one value to each row of the bins
             if since == CARRY_EVERY:
-                for c in range(n_cols):
+                for c in range(3 * n_cols):
                     _carry(acc, c)
                 since = 0
-        for c in range(n_cols):
+        for c in range(3 * n_cols):
             _carry(acc, c)
 
 
-def column_bins(values):
-    """Exact sums of each column of ``values`` (n_rows x n_cols float64).
-
-    Returns (bins[n_cols, N_BINS] int64: the column's exact finite sum is ``sum_j bins[c, j] *
-    2^(32 j - 1074)``; n_pos_inf[n_cols]; n_neg_inf[n_cols]; n_used[n_cols] = values that are not
-    NaN). NaN values are skipped. Blocks of ``BLOCK_ROWS`` rows on threads
-    (:func:`mobeval.kernels.blocks.run_blocks`), then the blocks' bins added: a block's bins are
-    normalised (< 2^32, its top bin tiny: < 2^16 rows times 2^-14, plus one), so even 2^30 blocks
-    add up without an int64 overflow.
-    """
-    bits = readonly(values, np.float64).view(np.int64)
-    n_rows, n_cols = bits.shape
-    n_blocks = (n_rows + BLOCK_ROWS - 1) // BLOCK_ROWS
-    block_bins = np.zeros((n_blocks, n_cols, N_BINS), dtype=np.int64)
-    block_counts = np.zeros((n_blocks, 3, n_cols), dtype=np.int64)
-    run_blocks(_blocks_bins, n_blocks, bits, block_bins, block_counts)
-    counts = block_counts.sum(axis=0)
-    return block_bins.sum(axis=0), counts[0], counts[1], counts[2]
+@njit(nogil=True, cache=True)
+def _merge_bins(bins, other):
+    """``bins += other``, each row normalised after (both normalised, or sums of a few
+    normalised ones: every bin far below 2^62)."""
+    for c in range(bins.shape[0]):
+        for j in range(N_BINS):
+            bins[c, j] += other[c, j]
+        _carry(bins, c)
 
 
 def bins_to_int(bins: np.ndarray) -> int:
     """The exact integer ``sum_j bins[j] * 2^(32 j)`` (units of 2^-1074)."""
     return sum(int(b) << (BIN_BITS * j) for j, b in enumerate(bins.tolist()) if b)
+
+
+def int_bins(total: int) -> list[int]:
+    """The normalised bins of the integer ``total`` (the inverse of :func:`bins_to_int`): 32 bits
+    a bin, the sign and the rest in the top one."""
+    low = [(total >> (BIN_BITS * j)) & _LOW_MASK for j in range(N_BINS - 1)]
+    return [*low, total >> (BIN_BITS * (N_BINS - 1))]
 
 
 def round_units(total: int, n_pos_inf: int = 0, n_neg_inf: int = 0) -> float:
@@ -217,52 +205,66 @@ def sqrt_ratio(num: int, den: int) -> float:
 class ExactColumnSums:
     """Running exact sums (and counts of non-NaN values) of a fixed set of named columns.
 
-    Per column: the exact sum of the finite values (a Python ``int``, units of 2^-1074) and the
-    numbers of ``+inf`` and ``-inf``; :meth:`sums` applies the module docstring's definition. The
-    exact sums of the squares are kept the same way, for :meth:`stds`.
-    """
+    Per column: the exact sum of the finite values and, for the columns of ``spread`` (None:
+    all), of their squares (each as bins of :func:`_fold_blocks`, kept normalised: a fold adds
+    into them, no Python ``int`` made before :meth:`sums`) and the numbers of ``+inf`` and
+    ``-inf``; :meth:`sums` applies the module docstring's definition, :meth:`stds` the
+    spread's (NaN for a column not in ``spread``: its squares were not summed)."""
 
-    def __init__(self, names: list[str]) -> None:
+    def __init__(self, names: list[str], spread: Sequence[str] | None = None) -> None:
         self.names = list(names)
-        self._totals = [0] * len(self.names)
-        self._squares = [0] * len(self.names)
-        self._square_inf = np.zeros(len(self.names), dtype=np.int64)
-        self._pos_inf = np.zeros(len(self.names), dtype=np.int64)
-        self._neg_inf = np.zeros(len(self.names), dtype=np.int64)
-        self.counts = np.zeros(len(self.names), dtype=np.int64)
+        squared = [spread is None or name in spread for name in self.names]
+        self._squared = readonly(np.array(squared, dtype=np.bool_), np.bool_)
+        self._bins = np.zeros((3 * len(self.names), N_BINS), dtype=np.int64)
+        self._counts = np.zeros((len(COUNTS), len(self.names)), dtype=np.int64)
+
+    @property
+    def counts(self) -> np.ndarray:
+        """The number of non-NaN values of each column."""
+        return self._counts[_USED]
+
+    def __getstate__(self) -> dict:
+        """Pickled small (a gather carries it): each row of bins as the Python int it stands
+        for, most of them 0."""
+        return vars(self) | {"_bins": [bins_to_int(row) for row in self._bins]}
+
+    def __setstate__(self, state: dict) -> None:
+        vars(self).update(state)
+        self._squared = readonly(self._squared, np.bool_)  # the kernel's type: one compile
+        self._bins = np.array([int_bins(total) for total in state["_bins"]], dtype=np.int64)
 
     def add(self, values: np.ndarray) -> None:
-        """Fold a (n_rows x n_cols) float64 block, columns in ``names`` order; NaN is skipped."""
-        values = np.asarray(values, dtype=np.float64).reshape(-1, len(self.names))
+        """Fold a (n_rows x n_cols) float64 block, columns in ``names`` order; NaN is skipped.
+        Blocks of ``BLOCK_ROWS`` rows on threads (:func:`mobeval.kernels.blocks.run_blocks`),
+        their bins then added; a single block folded into the state's bins themselves."""
         n_cols = len(self.names)
-        bins, pos_inf, neg_inf, n_used = column_bins(with_squares(values))
-        for c in range(n_cols):
-            self._totals[c] += bins_to_int(bins[c])
-            self._squares[c] += bins_to_int(bins[n_cols + 2 * c]) + bins_to_int(
-                bins[n_cols + 2 * c + 1]
-            )
-        self._square_inf += pos_inf[n_cols::2]
-        pos_inf, neg_inf, n_used = pos_inf[:n_cols], neg_inf[:n_cols], n_used[:n_cols]
-        self._pos_inf += pos_inf
-        self._neg_inf += neg_inf
-        self.counts += n_used
+        values = readonly(np.asarray(values, dtype=np.float64).reshape(-1, n_cols), np.float64)
+        n_blocks = (len(values) + BLOCK_ROWS - 1) // BLOCK_ROWS
+        if n_blocks <= 1:
+            _fold_blocks(values, self._squared, self._bins[None], self._counts[None], 0, 1)
+            return
+        block_bins = np.zeros((n_blocks, *self._bins.shape), dtype=np.int64)
+        block_counts = np.zeros((n_blocks, *self._counts.shape), dtype=np.int64)
+        run_blocks(_fold_blocks, n_blocks, values, self._squared, block_bins, block_counts)
+        _merge_bins(self._bins, block_bins.sum(axis=0))
+        self._counts += block_counts.sum(axis=0)
 
     def merge(self, other: ExactColumnSums) -> None:
         """Fold another accumulator over the same columns (exact, order-independent)."""
-        for c in range(len(self.names)):
-            self._totals[c] += other._totals[c]
-            self._squares[c] += other._squares[c]
-        self._square_inf += other._square_inf
-        self._pos_inf += other._pos_inf
-        self._neg_inf += other._neg_inf
-        self.counts += other.counts
+        _merge_bins(self._bins, other._bins)
+        self._counts += other._counts
+
+    def _totals(self) -> list[int]:
+        """Each column's exact sum of its finite values, in units of 2^-1074."""
+        return [bins_to_int(self._bins[c]) for c in range(len(self.names))]
 
     def sums(self) -> np.ndarray:
         """The sums per the module docstring: exact finite sums rounded once, or +-inf / NaN."""
+        pos_inf, neg_inf = self._counts[_POS].tolist(), self._counts[_NEG].tolist()
         return np.array(
             [
-                round_units(t, int(p), int(n))
-                for t, p, n in zip(self._totals, self._pos_inf, self._neg_inf, strict=True)
+                round_units(t, p, n)
+                for t, p, n in zip(self._totals(), pos_inf, neg_inf, strict=True)
             ],
             dtype=np.float64,
         )
@@ -272,15 +274,21 @@ class ExactColumnSums:
         ``return_std``): ``sqrt(sum (v - m)^2 / n)``, ``m`` the mean of the ``n`` non-NaN values,
         from the exact sums (module docstring); NaN when ``n == 0`` or a value is infinite,
         ``inf`` when a square overflows."""
-        out = np.full(len(self.names), np.nan)
-        for c, n in enumerate(self.counts.tolist()):
-            if n == 0 or self._pos_inf[c] or self._neg_inf[c]:
+        n_cols = len(self.names)
+        out = np.full(n_cols, np.nan)
+        totals = self._totals()
+        pos_inf, neg_inf, used, square_inf = self._counts.tolist()
+        for c, n in enumerate(used):
+            if n == 0 or pos_inf[c] or neg_inf[c] or not self._squared[c]:
                 continue
-            if self._square_inf[c]:
+            if square_inf[c]:
                 out[c] = np.inf
                 continue
             # units of 2^-1074: sum v = t 2^-1074, sum v^2 = s 2^-1074
-            t, s = self._totals[c], self._squares[c]
+            t = totals[c]
+            s = bins_to_int(self._bins[n_cols + 2 * c]) + bins_to_int(
+                self._bins[n_cols + 2 * c + 1]
+            )
             out[c] = sqrt_ratio((n * s << 1074) - t * t, n * n << 2148)
         return out
 

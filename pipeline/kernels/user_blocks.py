@@ -3,8 +3,8 @@ columns, in sequential passes: no sort, no join, no hash table.
 
 Both sides arrive grouped by user in ascending order. :func:`truth_order` checks the ratings'
 (user, item) pairs in one pass; :func:`user_blocks` merges the two user columns as two sorted
-lists (the union of their users, ascending) and counts each user's rows on each side: one pass to
-count the users, one to write them (the outputs allocated with NumPy between the two).
+lists (the union of their users, ascending) and counts each user's rows on each side, in one pass
+(the outputs grown as it goes).
 """
 
 from __future__ import annotations
@@ -37,13 +37,7 @@ def user_blocks(rec_users, tru_users) -> tuple[np.ndarray, np.ndarray, np.ndarra
     """``(users, rec_counts, tru_counts)``: the union of the users of the two columns (each
     sorted ascending), ascending, and each user's number of rows in each (0 where it has none):
     the two columns merged as sorted lists."""
-    rec_users, tru_users = readonly(rec_users, np.int64), readonly(tru_users, np.int64)
-    none = np.empty(0, dtype=np.int64)
-    n = _merge(rec_users, tru_users, none, none, none, False)
-    users = np.empty(n, dtype=np.int64)
-    rec_counts, tru_counts = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
-    _merge(rec_users, tru_users, users, rec_counts, tru_counts, True)
-    return users, rec_counts, tru_counts
+    return _merge(readonly(rec_users, np.int64), readonly(tru_users, np.int64))
 
 
 @njit(cache=True, inline="always")
@@ -65,11 +59,14 @@ def _run_end(values, i, n, guess):
 
 
 @njit(cache=True)
-def _merge(rec_users, tru_users, users, rec_counts, tru_counts, write):
-    """The number of users of the union; with ``write``, each written to ``users`` with its
-    rows on each side (the counts zero on entry). Each side's runs found by :func:`_run_end`."""
-    i = j = n = 0
+def _merge(rec_users, tru_users):
+    """:func:`user_blocks`' arrays, in one pass: each user written with its rows on each side
+    (each side's runs found by :func:`_run_end`) into arrays of a user per 32 rows (at least
+    16), twice as long when full (a chunk's lists are mostly longer: rarely), returned as the
+    views of their users."""
     n_rec, n_tru = rec_users.shape[0], tru_users.shape[0]
+    out = np.empty((3, 16 + (n_rec + n_tru) // 32), dtype=np.int64)
+    i = j = n = 0
     rec_run = tru_run = 0  # the last run's length on each side
     while i < n_rec or j < n_tru:
         if j == n_tru or (i < n_rec and rec_users[i] <= tru_users[j]):
@@ -84,9 +81,12 @@ def _merge(rec_users, tru_users, users, rec_counts, tru_counts, write):
         if j < n_tru and tru_users[j] == user:
             j = _run_end(tru_users, j, n_tru, tru_run)
             tru_run = j - first
-        if write:
-            users[n] = user
-            rec_counts[n] = i - start
-            tru_counts[n] = j - first
+        if n == out.shape[1]:
+            grown = np.empty((3, 2 * n), dtype=np.int64)
+            grown[:, :n] = out
+            out = grown
+        out[0, n] = user
+        out[1, n] = i - start
+        out[2, n] = j - first
         n += 1
-    return n
+    return out[0, :n], out[1, :n], out[2, :n]

@@ -17,6 +17,7 @@ differently both are compared as strings (as ClayRS does).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -251,7 +252,7 @@ def score_chunk(
     ratings = R.checked_columns(ratings, ["user_id", "item_id", "rating"], path_ratings)
     recs, ratings = R.common_id_types(recs, ratings)
     grouped = R.checked_rows(recs, "score" if need_score else None, path_recs)
-    R.checked_rows(ratings, "rating", path_ratings)
+    R.checked_rows(ratings, "rating", path_ratings, order=False)
     if conv.unweighted:
         ratings = ratings.with_columns(pl.lit(1.0, dtype=pl.Float64).alias("rating"))
 
@@ -280,8 +281,8 @@ def score_chunk(
     thr = conv.relevant_threshold
     missing = {}
     for side, counts in (("recs", rec_counts), ("ratings", tru_counts)):
-        absent = np.flatnonzero(counts == 0)
-        if len(absent):
+        if not counts.all():  # one pass when every user has rows on this side
+            absent = np.flatnonzero(counts == 0)
             missing[side] = (len(absent), users[int(absent[0])])
     trec_values = {}
     if trec:
@@ -328,16 +329,17 @@ def score_chunk(
     index = {k: i for i, k in enumerate(grid)}
     columns = _metric_columns(specs, conv, cut, usr, index, trec_values)
     every = bool(scored.all())  # then no copy of each column
+    # float64 arrays made Series as they are (a dtype given takes Polars' slower path: a cast)
     per_user = pl.DataFrame(
         [users if every else users.filter(pl.Series(scored))]
         + [
-            pl.Series(name, col if every else col[scored], dtype=pl.Float64)
+            pl.Series(name, np.asarray(col if every else col[scored], dtype=np.float64))
             for name, col in columns.items()
         ]
     )
     stats = _stat_columns(specs, conv, cut, usr, index)
     names = [*columns, *stats]
-    sums = ExactColumnSums(names)
+    sums = ExactColumnSums(names, spread=list(columns))  # no count's spread is asked for
     if names:
         values = columns | stats
         sums.add(np.column_stack([values[n] if every else values[n][scored] for n in names]))
@@ -472,16 +474,21 @@ def _micro_value(spec: RecsMetric, tp: float, den: float, rel: float, f_beta: st
     return float(_fbeta(np.array([precision]), np.array([recall]), spec.beta, f_beta)[0])
 
 
+@functools.lru_cache(maxsize=16)
 def _discounts(n: int, base: float) -> np.ndarray:
-    """``log_b(i + 2)`` for ``i < n``, with numpy's own log2 / log10 / log for those bases."""
+    """``log_b(i + 2)`` for ``i < n``, with numpy's own log2 / log10 / log for those bases;
+    read-only, made once for the chunks of a run (their longest lists are often as long)."""
     x = np.arange(2, n + 2, dtype=np.float64)
     if base == 2:
-        return np.log2(x)
-    if base == 10:
-        return np.log10(x)
-    if base == np.e:
-        return np.log(x)
-    return np.log(x) / np.log(base)
+        x = np.log2(x)
+    elif base == 10:
+        x = np.log10(x)
+    elif base == np.e:
+        x = np.log(x)
+    else:
+        x = np.log(x) / np.log(base)
+    x.flags.writeable = False
+    return x
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import polars as pl
 
 from mobeval.errors import InputError
 from mobeval.io.sources import columns_present
+from mobeval.kernels.blocks import readonly
 from mobeval.kernels.chunk_checks import scan_rows
 from mobeval.kernels.list_order import ID_ASC, TEXT_DESC, list_order
 from mobeval.kernels.ranks import (
@@ -29,12 +30,11 @@ ITEM = "_item"  # the int64 item codes of :func:`item_codes`, carried through th
 
 def checked_columns(df: pl.DataFrame, cols: list[str], path: object | None) -> pl.DataFrame:
     """The needed columns, checked for presence and nulls."""
-    missing = [c for c in cols if c not in df.columns]
+    names = df.columns
+    missing = [c for c in cols if c not in names]
     if missing:
-        raise InputError(
-            f"missing column; {columns_present(df.columns)}", path=path, column=missing[0]
-        )
-    if df.columns != cols:
+        raise InputError(f"missing column; {columns_present(names)}", path=path, column=missing[0])
+    if names != cols:
         df = df.select(cols)
     for c in cols:
         if df[c].null_count():
@@ -75,11 +75,16 @@ def not_finite(df: pl.DataFrame, row: int, column: str, path: object | None) -> 
     return InputError("NaN or infinite value", path=path, column=column, key=key)
 
 
-def checked_rows(df: pl.DataFrame, column: str | None, path: object | None) -> bool:
-    """``column`` (None: none) checked as :func:`check_finite` checks it; whether the rows are
-    grouped by user, ascending (the user column never decreases). Integer users (within int64)
-    and a float64 or integer ``column``: both in one pass over the columns' arrays
-    (:func:`~mobeval.kernels.chunk_checks.scan_rows`); other types: Polars, a pass for each."""
+def checked_rows(
+    df: pl.DataFrame, column: str | None, path: object | None, order: bool = True
+) -> bool | None:
+    """``column`` (None: none) checked as :func:`check_finite` checks it; with ``order``,
+    whether the rows are grouped by user, ascending (the user column never decreases; else
+    None). Integer users (within int64) and a float64 or integer ``column``: both in one pass
+    over the columns' arrays (:func:`~mobeval.kernels.chunk_checks.scan_rows`), the users left
+    out when their column is flagged sorted (Polars' flag: a sorted stream's chunks come so
+    from the engine, which checked their order as it cut them); other types: Polars, a pass
+    for each."""
     users = df["user_id"]
     kind = None if column is None else df.schema[column]
     if (
@@ -89,18 +94,20 @@ def checked_rows(df: pl.DataFrame, column: str | None, path: object | None) -> b
     ):
         if column is not None:
             check_finite(df, column, path)
-        return users.is_sorted()
+        return users.is_sorted() if order else None
     values = df[column].to_numpy() if kind == pl.Float64 else None
-    decreasing, first_not_finite = scan_rows(users.to_numpy(), values)
+    known = not order or users.flags["SORTED_ASC"]
+    decreasing, first_not_finite = scan_rows(None if known else users.to_numpy(), values)
     if first_not_finite >= 0:
         raise not_finite(df, first_not_finite, column, path)
-    return decreasing < 0
+    return (decreasing < 0) if order else None
 
 
 def common_id_types(recs: pl.DataFrame, ratings: pl.DataFrame):
     """Cast an id column to String on both sides when the two sides type it differently."""
+    kinds = recs.schema, ratings.schema
     for c in ("user_id", "item_id"):
-        if recs.schema[c] != ratings.schema[c]:
+        if kinds[0][c] != kinds[1][c]:
             recs = recs.with_columns(pl.col(c).cast(pl.String))
             ratings = ratings.with_columns(pl.col(c).cast(pl.String))
     return recs, ratings
@@ -180,8 +187,21 @@ def as_given(recs: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     ids = recs["item_id"]
     items = recs[ITEM].to_numpy() if ITEM in recs.columns else item_codes(ids, ids[:0])[0]
     if "score" not in recs.columns:
-        return items, np.zeros(recs.height)
+        return items, no_scores(recs.height)
     return items, recs["score"].to_numpy().astype(np.float64, copy=False)
+
+
+_ZEROS = readonly(np.zeros(0), np.float64)
+
+
+def no_scores(n: int) -> np.ndarray:
+    """``n`` zeros, read-only: the scores of lists without a score column. A view of one
+    zeroed array, grown when a chunk is longer than any before (not 8 MB zeroed again a chunk
+    of 1 M rows)."""
+    global _ZEROS
+    if len(_ZEROS) < n:
+        _ZEROS = readonly(np.zeros(n), np.float64)
+    return _ZEROS[:n]
 
 
 def score_order(recs: pl.DataFrame, order: str) -> tuple[int, bool]:
@@ -287,4 +307,6 @@ def blocks(recs: pl.DataFrame, ratings: pl.DataFrame, path_ratings: object | Non
     users, rec_counts, tru_counts = user_blocks(
         recs["user_id"].to_numpy(), ratings["user_id"].to_numpy()
     )
-    return ratings, pl.Series("user_id", users).cast(recs["user_id"].dtype), rec_counts, tru_counts
+    users = pl.Series("user_id", users)
+    kind = recs["user_id"].dtype
+    return ratings, users if kind == pl.Int64 else users.cast(kind), rec_counts, tru_counts
