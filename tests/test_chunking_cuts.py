@@ -71,6 +71,36 @@ def test_unit_bounds():
     assert unit_bounds(keys[::-1].copy()) == (0, 3, True)
 
 
+def _plain_bounds(keys: list[int], previous: int | None) -> tuple[int, int, bool]:
+    """The first and last row whose key differs from the row before (row 0: from ``previous``,
+    always a start without one) and whether a key falls below the row before."""
+    before = [previous, *keys[:-1]]
+    starts = [r for r, (k, b) in enumerate(zip(keys, before, strict=True)) if b is None or k != b]
+    falls = any(b is not None and k < b for k, b in zip(keys, before, strict=True))
+    return (starts[0], starts[-1], falls) if starts else (-1, -1, falls)
+
+
+def test_one_key_column_bounds_as_a_plain_scan():
+    """One key column takes its own kernel (fails before: there was none); its answers are
+    the plain scan's, sorted or not, following a previous key or not."""
+    from mobeval.kernels.cuts import _column_bounds
+
+    rng = np.random.default_rng(37)
+    for _ in range(2000):
+        n = int(rng.integers(1, 12))
+        keys = rng.integers(0, 4, n)
+        if rng.random() < 0.6:
+            keys = np.sort(keys)
+        previous = None if rng.random() < 0.3 else int(rng.integers(0, 4))
+        column = keys.astype(np.int64)
+        known = previous is not None
+        got = _column_bounds(column, np.int64(previous if known else column[0]), known)
+        expected = _plain_bounds(column.tolist(), previous)
+        assert (int(got[0]), int(got[1]), bool(got[2])) == expected, (keys, previous)
+        two = None if previous is None else np.array([previous], np.int64)
+        assert unit_bounds(column.reshape(-1, 1), two) == expected
+
+
 def _plain_in_place(keys: list[tuple], sizes: list[int], chunk_rows: int, in_place: int):
     """(length, cut in place) of each chunk: a batch of ``in_place`` rows or more that starts a
     unit gives the rows pending and its rows before its first unit start (if any rows), then its

@@ -232,7 +232,7 @@ class SortedLookup:
             first = key_at(batch, self.key, 0)
             if self.last_key is not None and first < self.last_key:
                 raise NotSorted
-            duplicate = (order == 0).arg_true()
+            duplicate = (order == 0).arg_true() if self.unique else ()
             repeated = self.last_key is not None and first == self.last_key
             if self.unique and (len(duplicate) or repeated):
                 row = int(duplicate[0]) if len(duplicate) else 0

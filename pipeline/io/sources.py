@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from mobeval.errors import InputError
 from mobeval.io import recbole
+from mobeval.io.parquet_batches import parquet_batches
 from mobeval.io.remote import (
     client_errors,
     file_size,
@@ -306,8 +307,7 @@ class Source:
             raise InputError(
                 "missing column (present in the first file)", path=path, column=missing[0]
             )
-        for batch in parquet.iter_batches(batch_size=batch_rows, columns=columns):
-            yield pl.from_arrow(plain_batch(batch))
+        yield from parquet_batches(parquet, source, columns, batch_rows, plain_batch)
 
     def _open_csv(self, source, block_size: int, columns=None, *, as_text: bool = False):
         """Arrow's streaming reader of a CSV or RecBole file: ``columns`` only (None: all), each
