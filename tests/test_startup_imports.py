@@ -420,6 +420,29 @@ def test_a_run_decodes_its_first_batches_while_numba_loads(family, scored):
     assert all(thread == "mobeval-prefetch" for name, _, thread in reads if name == predictions)
 
 
+def test_a_trajectory_run_decodes_its_first_batches_while_numba_loads(tmp_path):
+    """A trajectory run starts its sorted stream's reads (the reference's uid column, the
+    generated rows, the reference's rows) on the thread started before Numba's import, and the
+    engine takes each of them: no read of its own."""
+    import polars as pl
+
+    rows = ["uid", "d", "t", "x", "y"]
+    for name, header in (("reference_test", True), ("weekly_repeat", False)):
+        read = {"has_header": header, "new_columns": None if header else rows}
+        pl.read_csv(SAMPLES / f"humob/{name}.csv.gz", **read).write_parquet(
+            tmp_path / f"{name}.parquet"
+        )
+    arguments = ["trajectory", "--reference", "reference_test.parquet"]
+    arguments += ["--generated", "weekly_repeat.parquet", "--city", "test"]
+    before_numba, reads = _reported(AHEAD, arguments, tmp_path, "AHEAD")
+    assert before_numba and "mobeval-prefetch" in before_numba[0]
+    assert reads == [
+        ["reference_test.parquet", ["uid"], "mobeval-prefetch"],
+        ["weekly_repeat.parquet", rows, "mobeval-prefetch"],
+        ["reference_test.parquet", rows, "mobeval-prefetch"],
+    ]
+
+
 #: What a recs run of ranking metrics (no population metric, no trec_eval measure name) never
 #: loads: the population metrics' counts and kernels, the training tables and propensities, and
 #: trec_eval's measures with the TREC readers behind them.
