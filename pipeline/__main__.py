@@ -32,10 +32,11 @@ def run() -> int:
 
 def command() -> int:
     """The ``mobeval`` command: :func:`run`, then the process's exit with its exit functions run
-    and its standard streams flushed, but not the interpreter's teardown of every module and
-    object (NumPy's, Polars', Arrow's, Numba's and LLVM's: 0.03 s of a 0.6 s run, after the
-    command's work is done, its files written whole and closed). Where a thread is still running
-    or a stream cannot be flushed the code is returned, for the interpreter to end as it would."""
+    and its standard streams flushed (Python's and the C library's), but not the interpreter's
+    teardown of every module and object (NumPy's, Polars', Arrow's, Numba's and LLVM's: 0.03 s
+    of a 0.6 s run, after the command's work is done, its files written whole and closed).
+    Where a thread is still running or a stream cannot be flushed the code is returned, for the
+    interpreter to end as it would."""
     code = run()
     others = [t for t in threading.enumerate() if t is not threading.main_thread()]
     if any(not t.daemon for t in others if t.is_alive()):
@@ -48,7 +49,18 @@ def command() -> int:
         sys.stderr.flush()
     except (OSError, ValueError):  # the interpreter reports it as it would
         return code
+    _flush_c_streams()
     os._exit(code)
+
+
+def _flush_c_streams() -> None:
+    """The C library's buffered streams written out (what a library printed through C's
+    ``stdout``), as C's ``exit`` would."""
+    import contextlib
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError, TypeError):  # no C library (Windows)
+        ctypes.CDLL(None).fflush(None)
 
 
 if __name__ == "__main__":

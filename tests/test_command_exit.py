@@ -2,8 +2,11 @@
 its output whole, then the process ends without the interpreter's teardown of its modules and
 objects; where a thread still runs, the interpreter ends it as it would."""
 
+import os
 import subprocess
 import sys
+
+import pytest
 
 from tests.conftest import REPO_ROOT
 
@@ -20,7 +23,10 @@ class Torn:
 kept = Torn()
 atexit.register(lambda: sys.stderr.write("EXIT FUNCTIONS RAN\\n"))
 if sys.argv[1] == "THREAD":
-    threading.Thread(target=time.sleep, args=(0.5,)).start()
+    threading.Thread(target=time.sleep, args=(3,)).start()
+if sys.argv[1] == "C":  # C's stdout (buffered: a pipe) written last of all, at exit
+    import ctypes
+    atexit.register(ctypes.CDLL(None).printf, b"printed by C\\n")
 from mobeval.__main__ import command, run
 entry = run if sys.argv[1] == "RUN" else command
 sys.argv = ["mobeval", *sys.argv[2:]]
@@ -29,8 +35,13 @@ raise SystemExit(entry())
 
 
 def probe(how: str, arguments: list[str]) -> subprocess.CompletedProcess:
+    """PROBE's run; C's stdio buffered as Python leaves it by default (not ``-u``)."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     return subprocess.run(
-        [sys.executable, "-c", PROBE, how, *arguments], capture_output=True, text=True
+        [sys.executable, "-c", PROBE, how, *arguments],
+        capture_output=True,
+        text=True,
+        env=environment,
     )
 
 
@@ -52,3 +63,10 @@ def test_a_thread_still_running_is_left_to_the_interpreters_exit():
     done = probe("THREAD", NEXTLOC)
     assert done.returncode == 0 and "mrr" in done.stdout
     assert done.stderr.endswith("EXIT FUNCTIONS RAN\nTORN DOWN\n")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="C's printf through ctypes")
+def test_what_a_library_printed_through_c_is_written():
+    done = probe("C", NEXTLOC)
+    assert done.returncode == 0 and "mrr" in done.stdout
+    assert "printed by C\n" in done.stdout and "TORN DOWN" not in done.stderr
