@@ -13,7 +13,7 @@ parent's clock just before it starts the process (``time.time()`` is one clock f
 watch is a finder on ``sys.meta_path`` and wrapped methods: it adds a few milliseconds of its
 own to the imports. Runs from snapshots of pipeline/ byte-compiled first (``datagen``,
 ``bench_coldstart``), as ``bench_startup`` does, each run once first to fill its Numba cache.
-Prints each step's median and range.
+Prints each step's median and range (``--raw FILE``: every run's steps, as JSON).
 """
 
 from __future__ import annotations
@@ -132,6 +132,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=4)
     parser.add_argument("--baseline", default=None, help="git revision to alternate with")
+    parser.add_argument("--raw", default=None, help="a JSON file to write every run's steps to")
     parser.add_argument("arguments", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     arguments = [a for a in args.arguments if a != "--"]
@@ -147,6 +148,8 @@ def main() -> None:
         for name, path in codes.items():
             runs[name].append(timeline(path, arguments))
     os.system("uptime")
+    if args.raw:
+        Path(args.raw).write_text(json.dumps(runs))
     order = sorted({step for steps in runs["this"] for step in steps}, key=runs["this"][0].get)
     print("| step | " + " | ".join(codes) + " |")
     print("|---|" + "---|" * len(codes))
