@@ -337,25 +337,27 @@ def _trajectory(runner: Engine, reference, generated, values: dict, where: dict)
 
         scorer_options["space"] = population_space(values)
     chunk_rows = checked_chunk_rows(where["chunk_rows"])
-    # Numba: after the checks
-    from mobeval.engines.partition_trajectory import TrajectoryPartitionJob
-    from mobeval.tasks.trajectory import TrajectoryScorer
-
     read = inputs.TrajectoryPlan()
     if pairing != "uid":
         read = inputs.population_plan(reference_schema, generated_schema, locations)
-    plan = Plan(
-        key=["uid"],
-        inputs=read,
-        job=TrajectoryPartitionJob(scorer_options, None, chunk_rows, 1, read),
-        sections=TrajectoryScorer(**scorer_options).output_schemas(
-            _key_type(reference_schema["uid"])
-        ),
-        unique_truth=False,
-        input_order=False,
-    )
-    with their_names(reference_source, generated_source):
-        return runner.run(plan, reference_source, generated_source, where)
+    columns = (read.truth_columns, read.pred_columns)
+    with _reading(runner, reference_source, generated_source, columns, ["uid"], where) as sources:
+        # Numba: after the checks
+        from mobeval.engines.partition_trajectory import TrajectoryPartitionJob
+        from mobeval.tasks.trajectory import TrajectoryScorer
+
+        plan = Plan(
+            key=["uid"],
+            inputs=read,
+            job=TrajectoryPartitionJob(scorer_options, None, chunk_rows, 1, read),
+            sections=TrajectoryScorer(**scorer_options).output_schemas(
+                _key_type(reference_schema["uid"])
+            ),
+            unique_truth=False,
+            input_order=False,
+        )
+        with their_names(reference_source, generated_source):
+            return runner.run(plan, *sources, where)
 
 
 def _recs(runner: Engine, ratings, recs, values: dict, where: dict) -> Evaluation:

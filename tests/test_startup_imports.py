@@ -8,7 +8,9 @@ SciPy or NumPy: the parser adds only the arguments of the command it runs. Befor
 of an input a run has imported no kernel, scorer, engine stream or reader of another kind of
 input (``sys.modules`` at that read, :data:`FIRST_READ`)."""
 
+import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -418,6 +420,29 @@ def test_a_run_decodes_its_first_batches_while_numba_loads(family, scored):
     assert all(thread == "mobeval-prefetch" for name, _, thread in reads if name == predictions)
 
 
+def test_a_trajectory_run_decodes_its_first_batches_while_numba_loads(tmp_path):
+    """A trajectory run starts its sorted stream's reads (the reference's uid column, the
+    generated rows, the reference's rows) on the thread started before Numba's import, and the
+    engine takes each of them: no read of its own."""
+    import polars as pl
+
+    rows = ["uid", "d", "t", "x", "y"]
+    for name, header in (("reference_test", True), ("weekly_repeat", False)):
+        read = {"has_header": header, "new_columns": None if header else rows}
+        pl.read_csv(SAMPLES / f"humob/{name}.csv.gz", **read).write_parquet(
+            tmp_path / f"{name}.parquet"
+        )
+    arguments = ["trajectory", "--reference", "reference_test.parquet"]
+    arguments += ["--generated", "weekly_repeat.parquet", "--city", "test"]
+    before_numba, reads = _reported(AHEAD, arguments, tmp_path, "AHEAD")
+    assert before_numba and "mobeval-prefetch" in before_numba[0]
+    assert reads == [
+        ["reference_test.parquet", ["uid"], "mobeval-prefetch"],
+        ["weekly_repeat.parquet", rows, "mobeval-prefetch"],
+        ["reference_test.parquet", rows, "mobeval-prefetch"],
+    ]
+
+
 #: What a recs run of ranking metrics (no population metric, no trec_eval measure name) never
 #: loads: the population metrics' counts and kernels, the training tables and propensities, and
 #: trec_eval's measures with the TREC readers behind them.
@@ -445,3 +470,37 @@ def test_a_recs_run_of_ranking_metrics_loads_no_population_or_trec_eval_measure(
     modules = loaded_modules([*COMMANDS["recs"][0], "--convention", convention], tmp_path)
     assert "mobeval.kernels.recs" in modules  # the report is that of a recs run
     assert sorted(set(NOT_FOR_RANKING) & modules) == []
+
+
+#: The command line's entry (:func:`mobeval.__main__.run`, its process tuned), its modules and
+#: Numba's configuration reported at exit.
+ENTRY = (
+    "import atexit, json, sys\n"
+    "def report():\n"
+    "    threads = sys.modules['numba'].config.NUMBA_NUM_THREADS\n"
+    "    sys.stderr.write('\\nENTRY ' + json.dumps([sorted(sys.modules), threads]))\n"
+    "atexit.register(report)\n"
+    "from mobeval.__main__ import run\n"
+    "sys.argv = ['mobeval', *sys.argv[1:]]\n"
+    "raise SystemExit(run())\n"
+)
+
+
+@pytest.mark.parametrize("family", ["nextloc", "recs", "trajectory"])
+def test_a_run_imports_numba_without_scipy_or_yaml_and_numba_reads_its_config_file(
+    family, tmp_path
+):
+    """Numba imports SciPy only to check its version and PyYAML only to read a
+    ``.numba_config.yaml``: a configuration file is read as before (this first run also fills
+    the kernels' cache: a compilation imports SciPy), and without one a run loads neither."""
+    if importlib.util.find_spec("yaml") is not None:
+        (tmp_path / ".numba_config.yaml").write_text("num_threads: 1\n")
+        modules, threads = _reported(ENTRY, COMMANDS[family][0], tmp_path, "ENTRY")
+        assert threads == 1 and "yaml" in modules
+        (tmp_path / ".numba_config.yaml").unlink()
+    else:
+        _reported(ENTRY, COMMANDS[family][0], tmp_path, "ENTRY")
+    modules, threads = _reported(ENTRY, COMMANDS[family][0], tmp_path, "ENTRY")
+    assert "mobeval.cli" in modules and "numba" in modules  # a real run, its kernels called
+    assert threads != 1 or os.cpu_count() == 1
+    assert _loaded(set(modules), ("scipy", "yaml")) == []
