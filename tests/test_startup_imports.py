@@ -504,3 +504,35 @@ def test_a_run_imports_numba_without_scipy_or_yaml_and_numba_reads_its_config_fi
     assert "mobeval.cli" in modules and "numba" in modules  # a real run, its kernels called
     assert threads != 1 or os.cpu_count() == 1
     assert _loaded(set(modules), ("scipy", "yaml")) == []
+
+
+def test_a_run_whose_lists_polars_reads_imports_no_pandas(tmp_path):
+    """A file read in batches that start on row groups is decoded by Polars
+    (:mod:`mobeval.io.parquet_batches`); the frames' expected types are those of an empty batch,
+    which pyarrow builds with ``pa.array`` only after importing pandas (0.5 s on the reader
+    thread, under the GIL the main thread's imports need)."""
+    pytest.importorskip("pandas")
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    users, length = 2_500, 100
+    recs = pa.table(
+        {
+            "user_id": np.repeat(np.arange(users), length),
+            "item_id": np.tile(np.arange(length), users),
+            "score": np.tile(np.linspace(1.0, 0.0, length), users),
+        }
+    )
+    pq.write_table(recs, tmp_path / "recs.parquet", row_group_size=users * length // 2)
+    ratings = pa.table(
+        {
+            "user_id": np.arange(users),
+            "item_id": np.zeros(users, np.int64),
+            "rating": np.ones(users),
+        }
+    )
+    pq.write_table(ratings, tmp_path / "ratings.parquet")
+    arguments = ["recs", "--ratings", "ratings.parquet", "--recs", "recs.parquet"]
+    modules = loaded_modules([*arguments, "--metrics", "ndcg@10"], tmp_path)
+    assert "mobeval.io.parquet_batches" in modules and "pandas" not in modules

@@ -104,6 +104,8 @@ def _group_at(metadata, row: int) -> int:
 
 
 def _empty_batch(schema: pa.Schema, columns: list[str]) -> pa.RecordBatch:
+    """No rows of ``columns``, built without ``pa.array`` (which imports pandas, where installed:
+    0.5 s of the reader thread's start, under the GIL the main thread's imports need)."""
     fields = [schema.field(column) for column in columns]
-    arrays = [pa.array([], field.type) for field in fields]
+    arrays = [pa.nulls(0, field.type) for field in fields]
     return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
