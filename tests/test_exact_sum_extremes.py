@@ -408,3 +408,20 @@ def test_recs_mse_with_a_rating_of_1e308(tmp_path):
     for metric, values in per_user.items():
         assert got[metric] == (oracle_sum(values) / users, users), metric
     assert got["mse"][0] == math.inf and math.isfinite(got["mae"][0])
+
+
+@pytest.mark.parametrize("n_cols", [0, 1, 3])
+def test_pickled_states_merge(n_cols):
+    """A state pickled (what a gather sends, on Spark too), then merged into another: the same
+    sums as the oracle, with no columns at all as well."""
+    import pickle
+
+    matrix = np.array([[1.5, -MAX, TINY][:n_cols], [2.0, MAX, 1e308][:n_cols]]).reshape(2, n_cols)
+    names = [f"c{i}" for i in range(n_cols)]
+    first, second = ExactColumnSums(names), ExactColumnSums(names)
+    if n_cols:  # a state with no columns is never added to (a scorer with no metric columns)
+        first.add(matrix[:1])
+        second.add(matrix[1:])
+    first = pickle.loads(pickle.dumps(first))
+    first.merge(pickle.loads(pickle.dumps(second)))
+    check(first, matrix)

@@ -231,7 +231,8 @@ class ExactColumnSums:
     def __setstate__(self, state: dict) -> None:
         vars(self).update(state)
         self._squared = readonly(self._squared, np.bool_)  # the kernel's type: one compile
-        self._bins = np.array([int_bins(total) for total in state["_bins"]], dtype=np.int64)
+        rows = [int_bins(total) for total in state["_bins"]]
+        self._bins = np.array(rows, dtype=np.int64).reshape(len(rows), N_BINS)  # none: 0 x N_BINS
 
     def add(self, values: np.ndarray) -> None:
         """Fold a (n_rows x n_cols) float64 block, columns in ``names`` order; NaN is skipped.
