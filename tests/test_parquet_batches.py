@@ -1,7 +1,10 @@
-"""A Parquet source's batches: Polars' reader where each batch starts on a row group, pyarrow's
-elsewhere, the same frames either way (mobeval.io.parquet_batches)."""
+"""A Parquet source's batches: cut from the row groups Polars' reader decodes, or pyarrow's (small
+files, row groups beyond the batches, other types), the same frames either way
+(mobeval.io.parquet_batches)."""
 
 from __future__ import annotations
+
+import itertools
 
 import polars as pl
 import pyarrow as pa
@@ -72,12 +75,56 @@ def test_batches_on_row_groups_are_read_by_polars(tmp_path, monkeypatch, group_r
     assert_same(list(Source.resolve(path).iter_batches(columns, batch_rows)), expected)
 
 
-@pytest.mark.parametrize(("group_rows", "batch_rows"), [(100, 30), (300, 250), (1000, 333)])
-def test_batches_inside_row_groups_are_pyarrows(tmp_path, group_rows, batch_rows):
-    """A batch starting inside a row group: pyarrow reads the file, its batches as before."""
+@pytest.mark.parametrize(
+    ("group_rows", "batch_rows"), [(100, 30), (300, 250), (1000, 333), (70, 200), (1000, 250)]
+)
+def test_batches_inside_row_groups_are_cut_from_polars_spans(
+    tmp_path, monkeypatch, group_rows, batch_rows
+):
+    """A batch starting inside a row group (or running across groups that do not start
+    batches): Polars decodes whole groups and the batches are cut from them, pyarrow's frames
+    all the same, one chunk per column, pyarrow's batch reader not used (fails before)."""
     path = write(tmp_path / "a.parquet", 1000, group_rows)
+    expected = pyarrow_frames(path, COLUMNS, batch_rows)
+    refuse_pyarrow(monkeypatch)
+    assert_same(list(Source.resolve(path).iter_batches(COLUMNS, batch_rows)), expected)
+
+
+@pytest.mark.parametrize(("group_rows", "batch_rows"), [(100, 30), (70, 200), (25, 40)])
+def test_each_read_decodes_a_batch_and_a_row_group_at_most(
+    tmp_path, monkeypatch, group_rows, batch_rows
+):
+    """Memory: each span Polars decodes starts on a row group and holds at most the rows of a
+    batch (or POLARS_ROWS) and one row group more; together they cover the file once."""
+    path = write(tmp_path / "a.parquet", 1000, group_rows)
+    starts = set(range(0, 1000, group_rows))
+    slice_ = pl.LazyFrame.slice
+    spans = []
+
+    def recorded(self, offset, length=None):
+        spans.append((offset, length))
+        return slice_(self, offset, length)
+
+    monkeypatch.setattr(pl.LazyFrame, "slice", recorded)
     frames = list(Source.resolve(path).iter_batches(COLUMNS, batch_rows))
-    assert_same(frames, pyarrow_frames(path, COLUMNS, batch_rows))
+    assert sum(f.height for f in frames) == 1000
+    assert [offset for offset, _ in spans] == list(
+        itertools.accumulate([0] + [length for _, length in spans[:-1]])
+    )
+    assert sum(length for _, length in spans) == 1000
+    for offset, length in spans:
+        assert offset in starts
+        assert length < max(batch_rows, parquet_batches.POLARS_ROWS) + group_rows
+
+
+def test_row_groups_beyond_the_batches_are_read_by_pyarrow(tmp_path, monkeypatch):
+    """A row group larger than GROUP_BATCHES batches (memory would grow with the group, not
+    the batch): pyarrow reads the file, a batch at a time."""
+    path = write(tmp_path / "a.parquet", 1000, 1000)
+    batch_rows = 1000 // parquet_batches.GROUP_BATCHES - 1
+    refuse_pyarrow(monkeypatch)
+    with pytest.raises(AssertionError, match="iter_batches was called"):
+        list(Source.resolve(path).iter_batches(COLUMNS, batch_rows))
 
 
 def test_other_types_are_read_by_pyarrow(tmp_path):
@@ -100,23 +147,31 @@ def test_metadata_not_utf8_is_read_by_pyarrow(tmp_path, monkeypatch):
         list(Source.resolve(path).iter_batches(COLUMNS, 100))
 
 
-def test_a_batch_polars_cannot_read_is_read_by_pyarrow_from_there(tmp_path, monkeypatch):
-    """Polars fails on the third batch: pyarrow reads the file from that batch on, the frames
-    the same as pyarrow's own."""
+@pytest.mark.parametrize(
+    ("batch_rows", "failed"),
+    [(200, 3), (30, 2)],
+    ids=["on a row group", "inside a row group"],
+)
+def test_a_span_polars_cannot_read_is_read_by_pyarrow_from_there(
+    tmp_path, monkeypatch, batch_rows, failed
+):
+    """Polars fails on a read (the third span, whose batch starts on a row group; the second,
+    the next batch starting inside a group, row 90): pyarrow reads the file from the first row
+    not yet yielded on, the frames the same as pyarrow's own, in the same batches."""
     path = write(tmp_path / "a.parquet", 1000, 100)
     collect = pl.LazyFrame.collect
     calls = []
 
     def failing(self, *args, **kwargs):
         calls.append(1)
-        if len(calls) == 3:
+        if len(calls) == failed:
             raise pl.exceptions.ComputeError("cannot read")
         return collect(self, *args, **kwargs)
 
     monkeypatch.setattr(pl.LazyFrame, "collect", failing)
-    frames = list(Source.resolve(path).iter_batches(COLUMNS, 200))
-    assert len(calls) == 3
-    assert_same(frames, pyarrow_frames(path, COLUMNS, 200))
+    frames = list(Source.resolve(path).iter_batches(COLUMNS, batch_rows))
+    assert len(calls) == failed
+    assert_same(frames, pyarrow_frames(path, COLUMNS, batch_rows))
 
 
 def test_damaged_row_group_raises_pyarrows_error(tmp_path):
@@ -140,11 +195,11 @@ def test_damaged_row_group_raises_pyarrows_error(tmp_path):
     assert str(before.value).strip().splitlines()[0] in str(error.value)
 
 
-def test_small_batches_are_read_by_pyarrow(tmp_path, monkeypatch):
-    """Batches below POLARS_ROWS rows (Polars' fixed cost a read outweighs its faster decoding):
-    pyarrow reads them, as before."""
+def test_small_files_are_read_by_pyarrow(tmp_path, monkeypatch):
+    """A file of fewer than POLARS_ROWS rows (Polars' fixed cost a read outweighs its faster
+    decoding): pyarrow reads it, as before."""
     path = write(tmp_path / "a.parquet", 1000, 100)
-    monkeypatch.setattr(parquet_batches, "POLARS_ROWS", 101)
+    monkeypatch.setattr(parquet_batches, "POLARS_ROWS", 1001)
     refuse_pyarrow(monkeypatch)
     with pytest.raises(AssertionError, match="iter_batches was called"):
         list(Source.resolve(path).iter_batches(COLUMNS, 100))
