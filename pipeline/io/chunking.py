@@ -226,27 +226,38 @@ class SortedLookup:
         for batch in self.batches:
             if batch.height == 0:
                 continue
-            order = key_order(batch, self.key)
-            if (order < 0).any():
-                raise NotSorted
-            first = key_at(batch, self.key, 0)
-            if self.last_key is not None and first < self.last_key:
-                raise NotSorted
-            duplicate = (order == 0).arg_true() if self.unique else ()
-            repeated = self.last_key is not None and first == self.last_key
-            if self.unique and (len(duplicate) or repeated):
-                row = int(duplicate[0]) if len(duplicate) else 0
-                raise InputError(
-                    "duplicate key: the truth must hold one row per unit",
-                    path=self.label,
-                    column=self.key[0],
-                    key=format_key(self.key, key_at(batch, self.key, row)),
-                )
+            matrix = None if self.unique else key_matrix(batch, self.key)
+            if matrix is None:
+                self._check(batch)
+            else:  # the order only: one pass over the keys, no array a row (recs' ratings)
+                previous = None if self.last_key is None else np.array(self.last_key, np.int64)
+                if unit_bounds(matrix, previous)[2]:
+                    raise NotSorted
             self.last_key = key_at(batch, self.key, batch.height - 1)
             self.buffer = batch if self.buffer is None else pl.concat([self.buffer, batch])
             return True
         self.exhausted = True
         return False
+
+    def _check(self, batch: pl.DataFrame) -> None:
+        """NotSorted if a key of ``batch`` falls (from the previous row's, the first row's from the
+        stream's last key); with ``unique``, an InputError naming its first repeated key."""
+        order = key_order(batch, self.key)
+        if (order < 0).any():
+            raise NotSorted
+        first = key_at(batch, self.key, 0)
+        if self.last_key is not None and first < self.last_key:
+            raise NotSorted
+        duplicate = (order == 0).arg_true() if self.unique else ()
+        repeated = self.last_key is not None and first == self.last_key
+        if self.unique and (len(duplicate) or repeated):
+            row = int(duplicate[0]) if len(duplicate) else 0
+            raise InputError(
+                "duplicate key: the truth must hold one row per unit",
+                path=self.label,
+                column=self.key[0],
+                key=format_key(self.key, key_at(batch, self.key, row)),
+            )
 
     def take_through(self, last_key: tuple | None) -> pl.DataFrame:
         """Remove and return every row with key <= ``last_key`` (every remaining row if None)."""
