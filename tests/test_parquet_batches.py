@@ -117,11 +117,14 @@ def test_each_read_decodes_a_batch_and_a_row_group_at_most(
         assert length < max(batch_rows, parquet_batches.POLARS_ROWS) + group_rows
 
 
-def test_row_groups_beyond_the_batches_are_read_by_pyarrow(tmp_path, monkeypatch):
-    """A row group larger than GROUP_BATCHES batches (memory would grow with the group, not
-    the batch): pyarrow reads the file, a batch at a time."""
+@pytest.mark.parametrize("batch_rows", [100, 999])
+def test_row_groups_beyond_the_batches_and_group_rows_are_read_by_pyarrow(
+    tmp_path, monkeypatch, batch_rows
+):
+    """A row group larger than a batch and than GROUP_ROWS (memory would grow with the group,
+    not the batch): pyarrow reads the file, a batch at a time."""
     path = write(tmp_path / "a.parquet", 1000, 1000)
-    batch_rows = 1000 // parquet_batches.GROUP_BATCHES - 1
+    monkeypatch.setattr(parquet_batches, "GROUP_ROWS", 500)
     refuse_pyarrow(monkeypatch)
     with pytest.raises(AssertionError, match="iter_batches was called"):
         list(Source.resolve(path).iter_batches(COLUMNS, batch_rows))

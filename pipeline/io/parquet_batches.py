@@ -12,7 +12,7 @@ decodes whole row groups, a span of them at a time (at least :data:`POLARS_ROWS`
 cost a read), and the batches are cut from the spans decoded without a copy (a batch across two
 spans is copied into one): batch ``b`` holds rows ``[b * batch_rows, (b + 1) * batch_rows)``, the
 batches pyarrow yields (its batches run across row groups). Memory: a batch, and the span it is
-cut from; a file whose row groups are larger than :data:`GROUP_BATCHES` batches is pyarrow's
+cut from; a file with a row group larger than both a batch and :data:`GROUP_ROWS` is pyarrow's
 (which decodes a batch at a time), as is a file of fewer than :data:`POLARS_ROWS` rows.
 
 The frames are the same either way: the same columns in the order asked for, of the types
@@ -38,9 +38,11 @@ import pyarrow as pa
 #: footer read again), its decoding less, even at 100 k rows (2.6 ms each), 30 % less at 1 M
 #: (13.6 against 18.8 ms, two columns).
 POLARS_ROWS = 200_000
-#: The largest row group Polars decodes whole, in batches: a larger group is pyarrow's to read,
-#: a batch at a time (memory bounded by the batch, not by how the file was written).
-GROUP_BATCHES = 4
+#: The rows of the largest row group Polars decodes whole when the batches are smaller (a recs
+#: run's ratings: a quarter of a 1 M-row batch of the lists, groups of up to 1 M rows, pyarrow's
+#: default): a larger group is pyarrow's to read, a batch at a time (memory bounded by the batch
+#: and this, not by how the file was written).
+GROUP_ROWS = 1 << 20
 
 
 def parquet_batches(parquet, source, columns: list[str], batch_rows: int, plain) -> Iterator:
@@ -104,7 +106,7 @@ def _polars_reads(parquet, source, columns: list[str], batch_rows: int, starts) 
     except UnicodeDecodeError:
         return False
     largest = max((b - a for a, b in itertools.pairwise(starts)), default=0)
-    return starts[-1] >= POLARS_ROWS and largest <= GROUP_BATCHES * batch_rows
+    return starts[-1] >= POLARS_ROWS and largest <= max(batch_rows, GROUP_ROWS)
 
 
 def _plain_type(arrow_type: pa.DataType) -> bool:
