@@ -26,7 +26,9 @@ def order_batch_rows(chunk_rows: int) -> int:
 
 def truth_batch_rows(chunk_rows: int) -> int:
     """The rows of a batch of a sorted stream's truth: a quarter of the predictions' (the truth is
-    a fraction of the lists' rows, so the batches held ahead add little memory)."""
+    a fraction of the lists' rows, so the batches held ahead add little memory). A local Parquet
+    truth is decoded a span of whole row groups at a time and its batches cut from the span
+    (:mod:`mobeval.io.parquet_batches`: a recs run's ratings, a 1 M-row group for four batches)."""
     return max(1, batch_rows(chunk_rows) // 4)
 
 
