@@ -1,11 +1,10 @@
 """``python -m mobeval`` and the ``mobeval`` command: the command line (:func:`mobeval.cli.main`),
 Ctrl-C while its modules load included: one line, ``mobeval: interrupted``, exit 130 (the exit
 code of :data:`mobeval.cli.EXIT_INTERRUPTED`, not imported: the interrupt may come before it is
-loaded), never a traceback. The process is tuned for a batch run before its libraries load
-(:func:`mobeval.tuning.tune_process`), Numba imported without the modules a run does not use
-(:func:`mobeval.kernels.numba_import.lighten_numba_import`), and frozen after it
-(:func:`mobeval.tuning.before_exit`); the command's process then ends without tearing its modules
-down (:func:`command`)."""
+loaded), never a traceback. The process is tuned for a batch run before its libraries load,
+Numba imported without the modules a run does not use, and frozen after it
+(:func:`mobeval.process.run_command`); the command's process then ends without tearing its
+modules down (:func:`command`)."""
 
 import atexit
 import os
@@ -14,20 +13,21 @@ import threading
 
 
 def run() -> int:
-    """The command line's exit code."""
+    """The command line's exit code (:func:`mobeval.process.run_command`)."""
     try:
-        from mobeval.kernels.numba_import import lighten_numba_import
-        from mobeval.tuning import before_exit, tune_process
+        from mobeval.process import run_command
 
-        tune_process()
-        lighten_numba_import()
-        from mobeval.cli import main
-    except KeyboardInterrupt:
+        return run_command(_main)
+    except KeyboardInterrupt:  # while its modules load: ``main`` answers one of its own
         sys.stderr.write("mobeval: interrupted\n")
         return 130
-    code = main()
-    before_exit()
-    return code
+
+
+def _main():
+    """:func:`mobeval.cli.main`, imported in the tuned process."""
+    from mobeval.cli import main
+
+    return main
 
 
 def command() -> int:

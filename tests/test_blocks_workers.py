@@ -5,6 +5,8 @@ a forked child, which has none of them, starts its own."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 
 import numba
@@ -53,3 +55,27 @@ def test_a_forked_child_runs_a_parallel_kernel(two_threads):
         blocks.run_blocks(_numbered, len(child), child, grain=10)
         os._exit(0 if child.tolist() == list(range(1000)) else 1)
     assert os.waitpid(pid, 0)[1] == 0
+
+
+COUNT = """
+import numba
+from numba.np.ufunc import parallel
+from mobeval.kernels.blocks import thread_count
+counts = [thread_count(), parallel._is_initialized]
+counts.append(numba.get_num_threads())  # launches the layer
+numba.set_num_threads(1)
+counts.append(thread_count())
+print(counts)
+"""
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "3"])
+def test_thread_count_is_numbas_count_without_launching_its_layer(threads):
+    """Before the layer is launched, Numba's own count once launched (NUMBA_NUM_THREADS); after
+    ``numba.set_num_threads``, the count set."""
+    environment = {**os.environ, "NUMBA_NUM_THREADS": threads}
+    done = subprocess.run(
+        [sys.executable, "-c", COUNT], capture_output=True, text=True, env=environment
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == [f"[{threads},", "False,", f"{threads},", "1]"]

@@ -147,7 +147,7 @@ def test_run_blocks_covers_every_unit_once_and_raises_a_kernels_error(monkeypatc
         seen.append((first, last))
         out[first:last] += 1
 
-    monkeypatch.setattr(blocks.numba, "get_num_threads", lambda: 3)
+    monkeypatch.setattr(blocks, "thread_count", lambda: 3)
     out = np.zeros(1000, dtype=np.int64)
     blocks.run_blocks(kernel, 1000, out, grain=10)
     assert out.tolist() == [1] * 1000 and len(seen) == 12  # 4 blocks per thread

@@ -175,6 +175,20 @@ def test_cached_kernels_load_without_the_modules_of_the_numba_functions_they_cal
     assert _loaded(modules, ("numba.np.arrayobj", "numba.cpython.charseq")) == []
 
 
+#: Numba's threading layers: the pool library ``numba.get_num_threads`` launches on its first call.
+THREADING_LAYERS = ("numba.np.ufunc.omppool", "numba.np.ufunc.tbbpool", "numba.np.ufunc.workqueue")
+
+
+@pytest.mark.parametrize("command", ["nextloc", "trajectory", "recs", "logits"])
+def test_a_scoring_command_launches_no_numba_threading_layer(command, tmp_path):
+    """Its parallel kernels run on mobeval's own threads (:func:`mobeval.kernels.blocks.run_blocks`,
+    counted by :func:`mobeval.kernels.blocks.thread_count`): Numba's pool, its library, threads
+    and ``multiprocessing`` (for the launch's lock), is never launched."""
+    modules = loaded_modules(COMMANDS[command][0], tmp_path)
+    assert "mobeval.kernels.blocks" in modules  # the report is that of a run with its kernels
+    assert _loaded(modules, (*THREADING_LAYERS, "multiprocessing")) == []
+
+
 @pytest.mark.parametrize(
     "command",
     ["", "nextloc", "trajectory", "recs", "logits", "validate", "run", "compare", "report"]

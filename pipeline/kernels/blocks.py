@@ -10,8 +10,8 @@ and the next-location job compiled in about half the time with every ``parallel=
 
 So each such kernel is a plain serial ``@njit(nogil=True, cache=True)`` function of a range of
 units, ``kernel(*arrays, first, last)`` scoring units ``first`` to ``last - 1``, and
-:func:`run_blocks` calls it on blocks of units from ``numba.get_num_threads()`` Python threads
-(the count ``NUMBA_NUM_THREADS`` and ``numba.set_num_threads`` set, as for ``prange``). A compiled
+:func:`run_blocks` calls it on blocks of units from :func:`thread_count` Python threads (the
+count ``NUMBA_NUM_THREADS`` and ``numba.set_num_threads`` set, as for ``prange``). A compiled
 function that releases the GIL runs on as many cores as there are threads; the blocks go to the
 threads as they come free (a thread that finishes early takes the next block). Each unit is
 computed by the same code whatever block it falls in, and writes only its own outputs, so the
@@ -30,6 +30,7 @@ from collections.abc import Callable
 
 import numba
 import numpy as np
+from numba.np.ufunc import parallel
 
 #: Blocks per thread: enough for the threads to even out units of unequal cost.
 BLOCKS_PER_THREAD = 4
@@ -37,11 +38,24 @@ BLOCKS_PER_THREAD = 4
 SIGNAL_WAIT = 0.1
 
 
+def thread_count() -> int:
+    """``numba.get_num_threads()``, without launching Numba's threading layer where nothing has
+    launched it yet. Numba's function launches it first (its pool's library loaded, its threads
+    started, ``multiprocessing`` imported for a lock: 3-4 ms of a run's main thread, Python's),
+    which no kernel of mobeval's uses: its parallel kernels run on :func:`run_blocks`' own
+    threads. Unlaunched, the count is the one the launch would give the calling thread, Numba's
+    ``NUM_THREADS`` (``NUMBA_NUM_THREADS`` as Numba read it): ``numba.set_num_threads``, the only
+    way to another count, launches the layer first."""
+    if not parallel._is_initialized:
+        return parallel.NUM_THREADS
+    return numba.get_num_threads()
+
+
 def block_count(n_units: int, grain: int, n_blocks: int | None = None) -> int:
     """Blocks to split ``n_units`` into: ``n_blocks`` (default ``BLOCKS_PER_THREAD`` per thread),
     but no block of fewer than ``grain`` units, and at least one block."""
     if n_blocks is None:
-        n_blocks = BLOCKS_PER_THREAD * numba.get_num_threads()
+        n_blocks = BLOCKS_PER_THREAD * thread_count()
     return max(1, min(n_blocks, -(-n_units // max(grain, 1))))
 
 
@@ -82,11 +96,11 @@ def run_blocks(
     n_blocks: int | None = None,
 ) -> None:
     """``kernel(*args, first, last)`` over consecutive blocks covering units ``0 .. n_units - 1``
-    (:func:`block_count` of them), on ``numba.get_num_threads()`` threads; with one block or one
+    (:func:`block_count` of them), on :func:`thread_count` threads; with one block or one
     thread, a single call in the calling thread. ``kernel`` must be compiled with ``nogil=True``
     (else the threads take turns) and write only the outputs of the units it is given. A
     kernel's exception is raised here."""
-    threads = numba.get_num_threads()
+    threads = thread_count()
     blocks = block_count(n_units, grain, n_blocks)
     if blocks == 1 or threads == 1:
         kernel(*args, 0, n_units)

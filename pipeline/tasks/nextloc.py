@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import polars as pl
 
 from mobeval.errors import InputError
 from mobeval.io.arrays import kernel_array
 from mobeval.io.chunking import format_key, key_at, key_matrix, unit_starts
+from mobeval.kernels.blocks import thread_count
 from mobeval.kernels.exact_sum import ExactColumnSums
 from mobeval.kernels.keys import match_sorted, unit_offsets
 from mobeval.kernels.ranks import drop_repeated, target_rank_bounds
@@ -140,7 +140,7 @@ def to_unit_arrays(
 
 def _blocks() -> int:
     """Blocks of units the parallel kernels split a chunk into: a few per thread."""
-    return 4 * numba.get_num_threads()
+    return 4 * thread_count()
 
 
 @dataclass
