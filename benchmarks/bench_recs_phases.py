@@ -9,7 +9,8 @@ memory once, then scored in chunks of ``--chunk`` users, as the engine hands the
 precision, recall and nDCG at 10 under each case: the presets, and trec_eval's order with ids
 compared as integers (``trec_int``: ``order="score_id_asc"``). Printed per case: the CPU seconds
 of the whole scoring and of its phases (the metric kernel ``recs_user_stats``, with the lists'
-order inside it; the users' blocks ``recs_lists.blocks``; ranx's list order ``recs_lists.lists``;
+order inside it; the users' blocks ``recs_lists.blocks``; a list order put in place before the
+kernel, ``recs_lists.lists`` or, for ranx, ``recs_lists.ranx_runs``;
 the exact sums ``ExactColumnSums.add``), the minimum over ``--repeat`` runs, and the summary's
 values. Process CPU time (``time.process_time``: every thread); ``NUMBA_NUM_THREADS`` sets the
 kernels' threads. Multiply by ``1,000,000 / --users`` for the dashboard's run.
@@ -85,6 +86,7 @@ def main() -> None:
     timed(K, "recs_user_stats", "kernel")
     timed(R, "blocks", "blocks")
     timed(R, "lists", "lists")
+    timed(R, "ranx_runs", "lists")  # ranx's lists (deduplicated, ordered) come from here
     timed(ExactColumnSums, "add", "exact sums")
     for case in args.cases:
         runs = []
