@@ -270,54 +270,60 @@ def _rises(scores):
 
 @njit(cache=True)
 def ranked_hits(rec_items, rec_scores, r0, n_list, n_scan, tru_items, t0, t1, table, shift, mode,
-                text, limit, keys, found, items, scores):  # fmt: skip
+                text, limit, keys, found, hits):  # fmt: skip
     """For a list whose scores never increase (``rec_items[r0:r0 + n_list]`` and
-    ``rec_scores``): ``items[p]`` and ``scores[p]``, ``p < n_scan``, the item and score at rank
-    ``p`` in ``mode``'s order where that item is rated, and an unrated item of the list where it
-    is not, without putting the list's rows in order; False (``items`` partly written) when ids
-    compared as ``text`` are too long for their :func:`~mobeval.kernels.list_order.text_keys`.
+    ``rec_scores``): ``hits[p]``, ``p < n_scan``, the truth row (of ``tru_items[t0:t1]``, by
+    ``table``: :func:`_lookup`) of the item at rank ``p`` in ``mode``'s order, -1 where that item
+    is not rated, without putting the list's rows in order; False (``hits`` partly written) when
+    ids compared as ``text`` are too long for their
+    :func:`~mobeval.kernels.list_order.text_keys`.
 
     The order (:func:`~mobeval.kernels.list_order.order_block`'s) moves a row only within its run
-    of tied scores, and a run that starts at or after ``limit`` not at all; the measures read the
-    truth row and score of a rank's item only, and nothing of an unrated one. So each run that
-    starts before ``n_scan`` is copied as given and looked up in the truth (``found``, scratch),
-    a run without a rated item, or of one row, or from ``limit`` on, is left so, and in any other
-    run each rated item's rank is counted: the run's start plus its rows before it (ids, or their
-    text keys, in ``mode``'s order; an equal id on an earlier row), its other ranks below
-    ``n_scan`` taken by one of its unrated items."""
-    a = 0
-    while a < n_scan:
-        s = rec_scores[r0 + a]
-        e = a + 1
-        while e < n_list and rec_scores[r0 + e] == s:
+    of tied scores, and a run that starts at or after ``limit`` not at all; so the score at a
+    rank is the score of the list's row there, and the measures read nothing else of an unrated
+    item. The rows up to the end of the run at rank ``n_scan - 1`` are looked up in the truth
+    (``found``, scratch), in one pass with no branch on the ids; each rated one's rank is its own
+    row's, or, in a run of tied scores of two rows or more that starts before ``limit``, the
+    run's start plus its rows before it (ids, or their text keys, in ``keys``: ``mode``'s order;
+    an equal id on an earlier row). The other ranks are unrated (-1): no run without a rated
+    item is read but for that pass."""
+    if n_scan <= 0:
+        return True
+    end = n_scan  # the end of the run of tied scores at rank n_scan - 1
+    tied = rec_scores[r0 + n_scan - 1]
+    while end < n_list and rec_scores[r0 + end] == tied:
+        end += 1
+    rated = 0
+    for q in range(end):
+        found[q] = _lookup(tru_items, t0, t1, table, shift, rec_items[r0 + q])
+        rated += found[q] >= 0
+    for p in range(n_scan):
+        hits[p] = found[p] if rated == 0 else -1
+    keyed = -1  # the start of the run whose keys are in `keys`
+    for q in range(end if rated else 0):
+        if found[q] < 0:
+            continue
+        s = rec_scores[r0 + q]
+        a, e = q, q + 1
+        while a > 0 and rec_scores[r0 + a - 1] == s:
+            a -= 1
+        while e < end and rec_scores[r0 + e] == s:
             e += 1
-        rated, unrated = 0, 0
-        for q in range(a, e):
-            found[q] = _lookup(tru_items, t0, t1, table, shift, rec_items[r0 + q])
-            if found[q] < 0:
-                unrated = rec_items[r0 + q]
-            rated += found[q] >= 0
-            if q < n_scan:
-                items[q], scores[q] = rec_items[r0 + q], rec_scores[r0 + q]
-        if rated and e - a > 1 and a < limit:
-            if not text:
-                for q in range(a, e):
-                    keys[q - a] = rec_items[r0 + q]
-            elif not text_keys(rec_items, r0 + a, e - a, keys):
-                return False
-            for q in range(a, min(e, n_scan)):
-                items[q] = unrated  # every rank of the run unrated, unless a rated item's
-            for q in range(a, e):
-                if found[q] < 0:
-                    continue
-                x, k = keys[q - a], a
+        k = q
+        if e - a > 1 and a < limit:
+            if keyed != a and not text:
                 for j in range(a, e):
-                    y = keys[j - a]
-                    by_id = (y > x) if mode == TEXT_DESC else (y < x)
-                    k += by_id | ((y == x) & (j < q))
-                if k < n_scan:
-                    items[k], scores[k] = rec_items[r0 + q], rec_scores[r0 + q]
-        a = e
+                    keys[j - a] = rec_items[r0 + j]
+            elif keyed != a and not text_keys(rec_items, r0 + a, e - a, keys):
+                return False
+            keyed = a
+            x, k = keys[q - a], a
+            for j in range(a, e):
+                y = keys[j - a]
+                by_id = (y > x) if mode == TEXT_DESC else (y < x)
+                k += by_id | ((y == x) & (j < q))
+        if k < n_scan:
+            hits[k] = found[q]
     return True
 
 
@@ -468,7 +474,8 @@ def _user_stats(
     truth_bits = max(TRUTH_SLOTS_LOG2, _log2(8 * most_rated))
     table = np.full(1 << truth_bits, EMPTY, dtype=np.int64)
     truth_shift = np.uint64(64 - truth_bits)
-    # each list's first ranks (items, scores) here; rows, keys: scratch of its order
+    # each list's first ranks' truth rows (hits); items, scores, rows, keys: scratch of its order
+    hits = np.empty(longest, dtype=np.int64)
     items = np.empty(longest, dtype=np.int64)
     scores = np.empty(longest)
     rows = np.empty(longest, dtype=np.int64)
@@ -490,20 +497,22 @@ def _user_stats(
         if check_duplicates:
             dup_pos[u] = _first_repeat(rec_items[r0 : r0 + n_list], slots, stamps, u)
         rises = 0 if order_mode == AS_GIVEN else _rises(rec_scores[r0 : r0 + n_list])
-        # the first n_scan ranks' items (or an unrated item in an unrated one's place) and scores
+        # the truth row of the item at each of the first n_scan ranks (-1: unrated), and their
+        # scores: of a list whose ranks are its rows', or a tied run's rows' (ranked_hits), where
+        # they lie; of a list put in order, its copy's
         _fill_truth(tru_items, t0, t1, table, truth_shift)
-        # (a list in rank order read whole is read where it lies; one read to its cutoff is
-        # copied first: its rows' loads then run ahead of the scan, 0.1-0.2 us a user)
-        ranked_items, ranked_scores = items, scores
-        if order_mode == AS_GIVEN and n_scan == n_list:
-            ranked_items, ranked_scores = rec_items[r0 : r0 + n_scan], rec_scores[r0 : r0 + n_scan]
-        elif order_mode == AS_GIVEN:
-            for p in range(n_scan):
-                scores[p], items[p] = rec_scores[r0 + p], rec_items[r0 + p]
+        listed = rec_items[r0 : r0 + n_list]  # a view: no index read as counted from the end
+        ranked_scores = rec_scores[r0 : r0 + n_scan]
+        # (a list in rank order read whole is looked up as it is scanned; one read to its cutoff
+        # in a pass of its own first, whose loads run ahead)
+        inline = order_mode == AS_GIVEN and n_scan == n_list
+        if order_mode == AS_GIVEN:
+            for p in range(0 if inline else n_scan):
+                hits[p] = _lookup(tru_items, t0, t1, table, truth_shift, listed[p])
         elif not (
             rises == 0
             and ranked_hits(rec_items, rec_scores, r0, n_list, n_scan, tru_items, t0, t1, table,
-                            truth_shift, order_mode, text, order_limit, keys, rows, items, scores)
+                            truth_shift, order_mode, text, order_limit, keys, rows, hits)
         ):  # fmt: skip
             # a list that rises (or ids too long for text keys): copied whole, put in order
             keyed = text and text_keys(rec_items, r0, n_list, keys)
@@ -513,9 +522,10 @@ def _user_stats(
             order_block(
                 zero, n_list, scores, items, rows, order_mode, text and not keyed, order_limit
             )
-            if keyed:
-                for p in range(n_scan):
-                    items[p] = rec_items[r0 + rows[p]]
+            for p in range(n_scan):
+                item = rec_items[r0 + rows[p]] if keyed else items[p]
+                hits[p] = _lookup(tru_items, t0, t1, table, truth_shift, item)
+            ranked_scores = scores[:n_scan]
 
         thr = rel_threshold
         if user_mean_threshold:
@@ -546,7 +556,7 @@ def _user_stats(
         ci = 0
         cj = 0
         for p in range(n_scan):
-            idx = _lookup(tru_items, t0, t1, table, truth_shift, ranked_items[p])
+            idx = _lookup(tru_items, t0, t1, table, truth_shift, listed[p]) if inline else hits[p]
             if idx >= 0:
                 rating = tru_ratings[idx]
                 relevant = rating >= thr
