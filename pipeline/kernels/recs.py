@@ -260,12 +260,19 @@ def _first_repeat(items, slots, stamps, stamp):
 
 @njit(cache=True)
 def _rises(scores):
-    """How many of ``scores[1:]`` (one list's view) are above the score before (a NaN never
-    is), counted without a branch: one pass of vector compares."""
+    """``(rises, odd)``: how many of ``scores[1:]`` (one list's view) are above the score before
+    (a NaN never is), and how many of ``scores`` are NaN or infinite (``x - x`` is not 0: the
+    check of the lists' scores, made on this pass that reads them all, not on a pass of its
+    own), counted without a branch: one pass of vector compares."""
     rises = 0
+    odd = 0
+    if scores.shape[0]:
+        odd += (scores[0] - scores[0]) != 0.0
     for r in range(1, scores.shape[0]):
-        rises += scores[r] > scores[r - 1]
-    return rises
+        x = scores[r]
+        odd += (x - x) != 0.0
+        rises += x > scores[r - 1]
+    return rises, odd
 
 
 @njit(cache=True)
@@ -397,8 +404,10 @@ def recs_user_stats(
     ``discounts[i]`` is ``log_b(i + 2)``; ``rules``: a :class:`StatsRules` (``.checked()``). The
     user-mean threshold is summed as numpy does. Users with no relevant item get NaN
     (``rules.nan_if_no_relevant``) or 0 for the relevance-based metrics. Returns
-    ``(cut[U, N_CUT_STATS, K], usr[U, N_USER_STATS], first_duplicate_position[U])``, the
-    position of a list's first repeated item in its rows as given (-1: none). Users in
+    ``(cut[U, N_CUT_STATS, K], usr[U, N_USER_STATS], first_duplicate_position[U],
+    not_finite[U])``: the position of a list's first repeated item in its rows as given (-1:
+    none); whether a list holds a NaN or infinite score (read under a score order, not
+    ``AS_GIVEN``: the lists' scores then need no check of their own; else False). Users in
     blocks on threads (:func:`_user_stats`, :func:`mobeval.kernels.blocks.run_blocks`).
     """
     ints = (rec_off, rec_items, tru_off, tru_items, cutoffs)
@@ -410,10 +419,12 @@ def recs_user_stats(
     cut = np.empty((n_users, N_CUT_STATS, n_cut))
     usr = np.empty((n_users, N_USER_STATS))
     dup_pos = np.full(n_users, -1, dtype=np.int64)
+    not_finite = np.zeros(n_users, dtype=np.bool_)
     seen = np.zeros(tru_items.shape[0], dtype=np.bool_)  # a user's truth rows are its own
     args = (rec_off, rec_items, rec_scores, tru_off, tru_items, tru_ratings, cutoffs, discounts)
-    run_blocks(_user_stats, n_users, *args, rules, cut, usr, dup_pos, seen, grain=USERS_PER_BLOCK)
-    return cut, usr, dup_pos
+    outs = (cut, usr, dup_pos, not_finite)
+    run_blocks(_user_stats, n_users, *args, rules, *outs, seen, grain=USERS_PER_BLOCK)
+    return outs
 
 
 @njit(nogil=True, cache=True)
@@ -430,12 +441,13 @@ def _user_stats(
     cut,
     usr,
     dup_pos,
+    not_finite,
     seen,
     first,
     last,
 ):
-    """Users ``first`` to ``last - 1`` of :func:`recs_user_stats` into ``cut``, ``usr`` and
-    ``dup_pos`` (``seen``: a flag per truth row, False on entry)."""
+    """Users ``first`` to ``last - 1`` of :func:`recs_user_stats` into ``cut``, ``usr``,
+    ``dup_pos`` and ``not_finite`` (``seen``: a flag per truth row, False on entry)."""
     rel_threshold = rules.rel_threshold
     user_mean_threshold = rules.user_mean_threshold
     gain_mode = rules.gain_mode
@@ -496,7 +508,10 @@ def _user_stats(
         n_scan = n_list if whole else min(n_list, cutoffs[n_cut - 1])
         if check_duplicates:
             dup_pos[u] = _first_repeat(rec_items[r0 : r0 + n_list], slots, stamps, u)
-        rises = 0 if order_mode == AS_GIVEN else _rises(rec_scores[r0 : r0 + n_list])
+        rises = 0
+        if order_mode != AS_GIVEN:
+            rises, odd = _rises(rec_scores[r0 : r0 + n_list])
+            not_finite[u] = odd > 0
         # the truth row of the item at each of the first n_scan ranks (-1: unrated), and their
         # scores: of a list whose ranks are its rows', or a tied run's rows' (ranked_hits), where
         # they lie; of a list put in order, its copy's
