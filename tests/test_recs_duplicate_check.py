@@ -3,7 +3,8 @@
 Python: repeats at the start, at the end, in the middle, within and across runs of tied scores,
 several repeats (the first one found is the earliest position that repeats), ids whose text and
 number orders differ, extreme and negative ids, long lists; one hash set reused by list after
-list (its stamps), as the kernel reuses it by user; NaN scores never rise."""
+list (its stamps), as the kernel reuses it by user; NaN scores never rise, and the NaN and
+infinite ones are counted."""
 
 import math
 
@@ -76,6 +77,7 @@ def test_rises_are_counted_over_the_view(seed):
     for _, scores in _lists(rng):
         shaken = scores.copy()
         for p in rng.choice(len(shaken), size=min(3, len(shaken)), replace=False):
-            shaken[p] = rng.choice([math.nan, 5.0, -5.0, shaken[p]])
-        column = np.concatenate([[1e9], shaken, [1e9]])  # higher scores around the list
-        assert K._rises(column[1:-1]) == _rises(shaken.tolist())
+            shaken[p] = rng.choice([math.nan, math.inf, -math.inf, 5.0, -5.0, shaken[p]])
+        column = np.concatenate([[math.nan], shaken, [math.inf]])  # odd scores around the list
+        odd = sum(not math.isfinite(s) for s in shaken.tolist())
+        assert K._rises(column[1:-1]) == (_rises(shaken.tolist()), odd)

@@ -40,9 +40,14 @@ def _tied_list(rng, n, id_pool):
     return np.array(scores[:n]), rng.choice(np.array(id_pool, dtype=np.int64), size=n)
 
 
+UNRATED = -(10**18) - 7  # no pool's id: a rank whose item is not rated
+
+
 def _ranked(ids, scores, rated, n_scan, mode, text, limit):
     """``ranked_hits`` on one list (its rows after one leading row of another list) with the
-    truth ``rated``: (ok, items, scores) of its first ``n_scan`` ranks."""
+    truth ``rated``: (ok, items, scores) of its first ``n_scan`` ranks, the item of each rank
+    read from the truth row it gives (``UNRATED`` where it gives none), its score the list's
+    row there (a rank's score, as the order moves rows within tied runs only)."""
     n = len(ids)
     rec_items = np.concatenate([[7], ids]).astype(np.int64)
     rec_scores = np.concatenate([[99.0], scores])
@@ -51,10 +56,12 @@ def _ranked(ids, scores, rated, n_scan, mode, text, limit):
     shift = np.uint64(64 - K.TRUTH_SLOTS_LOG2)
     K._fill_truth(tru, 0, tru.shape[0], table, shift)
     keys, found = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-    items, out_scores = np.empty(n, dtype=np.int64), np.empty(n)
+    hits = np.full(n, -5, dtype=np.int64)  # -5: a rank left unwritten
     ok = K.ranked_hits(rec_items, rec_scores, 1, n, n_scan, tru, 0, tru.shape[0], table, shift,
-                       mode, text, limit, keys, found, items, out_scores)  # fmt: skip
-    return ok, items[:n_scan], out_scores[:n_scan]
+                       mode, text, limit, keys, found, hits)  # fmt: skip
+    assert not ok or (hits[:n_scan] >= -1).all()
+    items = np.array([tru[h] if h >= 0 else UNRATED for h in hits[:n_scan]], dtype=np.int64)
+    return ok, items, np.asarray(scores, dtype=np.float64)[:n_scan]
 
 
 @pytest.mark.parametrize("mode", [TEXT_DESC, ID_ASC])

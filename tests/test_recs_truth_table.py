@@ -73,7 +73,7 @@ def test_lists_whose_truth_items_share_slots_count_their_hits():
     cutoffs = np.array([1, 3, 5, K.FULL], dtype=np.int64)
     rules = K.StatsRules(1.0, False, K.GAIN_BINARY, -np.inf, True, False, K.DUP_EACH, True,
                          True, K.AP_RELEVANT, False).checked()  # fmt: skip
-    cut, usr, dup = K.recs_user_stats(
+    cut, usr, dup, _ = K.recs_user_stats(
         np.array(rec_off), np.array(rec_items), np.zeros(len(rec_items)), np.array(tru_off),
         np.array(tru_items), np.ones(len(tru_items)), cutoffs, np.log2(np.arange(2, 12)), rules,
     )  # fmt: skip

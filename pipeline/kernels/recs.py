@@ -260,64 +260,77 @@ def _first_repeat(items, slots, stamps, stamp):
 
 @njit(cache=True)
 def _rises(scores):
-    """How many of ``scores[1:]`` (one list's view) are above the score before (a NaN never
-    is), counted without a branch: one pass of vector compares."""
+    """``(rises, odd)``: how many of ``scores[1:]`` (one list's view) are above the score before
+    (a NaN never is), and how many of ``scores`` are NaN or infinite (``x - x`` is not 0: the
+    check of the lists' scores, made on this pass that reads them all, not on a pass of its
+    own), counted without a branch: one pass of vector compares."""
     rises = 0
+    odd = 0
+    if scores.shape[0]:
+        odd += (scores[0] - scores[0]) != 0.0
     for r in range(1, scores.shape[0]):
-        rises += scores[r] > scores[r - 1]
-    return rises
+        x = scores[r]
+        odd += (x - x) != 0.0
+        rises += x > scores[r - 1]
+    return rises, odd
 
 
 @njit(cache=True)
 def ranked_hits(rec_items, rec_scores, r0, n_list, n_scan, tru_items, t0, t1, table, shift, mode,
-                text, limit, keys, found, items, scores):  # fmt: skip
+                text, limit, keys, found, hits):  # fmt: skip
     """For a list whose scores never increase (``rec_items[r0:r0 + n_list]`` and
-    ``rec_scores``): ``items[p]`` and ``scores[p]``, ``p < n_scan``, the item and score at rank
-    ``p`` in ``mode``'s order where that item is rated, and an unrated item of the list where it
-    is not, without putting the list's rows in order; False (``items`` partly written) when ids
-    compared as ``text`` are too long for their :func:`~mobeval.kernels.list_order.text_keys`.
+    ``rec_scores``): ``hits[p]``, ``p < n_scan``, the truth row (of ``tru_items[t0:t1]``, by
+    ``table``: :func:`_lookup`) of the item at rank ``p`` in ``mode``'s order, -1 where that item
+    is not rated, without putting the list's rows in order; False (``hits`` partly written) when
+    ids compared as ``text`` are too long for their
+    :func:`~mobeval.kernels.list_order.text_keys`.
 
     The order (:func:`~mobeval.kernels.list_order.order_block`'s) moves a row only within its run
-    of tied scores, and a run that starts at or after ``limit`` not at all; the measures read the
-    truth row and score of a rank's item only, and nothing of an unrated one. So each run that
-    starts before ``n_scan`` is copied as given and looked up in the truth (``found``, scratch),
-    a run without a rated item, or of one row, or from ``limit`` on, is left so, and in any other
-    run each rated item's rank is counted: the run's start plus its rows before it (ids, or their
-    text keys, in ``mode``'s order; an equal id on an earlier row), its other ranks below
-    ``n_scan`` taken by one of its unrated items."""
-    a = 0
-    while a < n_scan:
-        s = rec_scores[r0 + a]
-        e = a + 1
-        while e < n_list and rec_scores[r0 + e] == s:
+    of tied scores, and a run that starts at or after ``limit`` not at all; so the score at a
+    rank is the score of the list's row there, and the measures read nothing else of an unrated
+    item. The rows up to the end of the run at rank ``n_scan - 1`` are looked up in the truth
+    (``found``, scratch), in one pass with no branch on the ids; each rated one's rank is its own
+    row's, or, in a run of tied scores of two rows or more that starts before ``limit``, the
+    run's start plus its rows before it (ids, or their text keys, in ``keys``: ``mode``'s order;
+    an equal id on an earlier row). The other ranks are unrated (-1): no run without a rated
+    item is read but for that pass."""
+    if n_scan <= 0:
+        return True
+    end = n_scan  # the end of the run of tied scores at rank n_scan - 1
+    tied = rec_scores[r0 + n_scan - 1]
+    while end < n_list and rec_scores[r0 + end] == tied:
+        end += 1
+    rated = 0
+    for q in range(end):
+        found[q] = _lookup(tru_items, t0, t1, table, shift, rec_items[r0 + q])
+        rated += found[q] >= 0
+    for p in range(n_scan):
+        hits[p] = found[p] if rated == 0 else -1
+    keyed = -1  # the start of the run whose keys are in `keys`
+    for q in range(end if rated else 0):
+        if found[q] < 0:
+            continue
+        s = rec_scores[r0 + q]
+        a, e = q, q + 1
+        while a > 0 and rec_scores[r0 + a - 1] == s:
+            a -= 1
+        while e < end and rec_scores[r0 + e] == s:
             e += 1
-        rated, unrated = 0, 0
-        for q in range(a, e):
-            found[q] = _lookup(tru_items, t0, t1, table, shift, rec_items[r0 + q])
-            if found[q] < 0:
-                unrated = rec_items[r0 + q]
-            rated += found[q] >= 0
-            if q < n_scan:
-                items[q], scores[q] = rec_items[r0 + q], rec_scores[r0 + q]
-        if rated and e - a > 1 and a < limit:
-            if not text:
-                for q in range(a, e):
-                    keys[q - a] = rec_items[r0 + q]
-            elif not text_keys(rec_items, r0 + a, e - a, keys):
-                return False
-            for q in range(a, min(e, n_scan)):
-                items[q] = unrated  # every rank of the run unrated, unless a rated item's
-            for q in range(a, e):
-                if found[q] < 0:
-                    continue
-                x, k = keys[q - a], a
+        k = q
+        if e - a > 1 and a < limit:
+            if keyed != a and not text:
                 for j in range(a, e):
-                    y = keys[j - a]
-                    by_id = (y > x) if mode == TEXT_DESC else (y < x)
-                    k += by_id | ((y == x) & (j < q))
-                if k < n_scan:
-                    items[k], scores[k] = rec_items[r0 + q], rec_scores[r0 + q]
-        a = e
+                    keys[j - a] = rec_items[r0 + j]
+            elif keyed != a and not text_keys(rec_items, r0 + a, e - a, keys):
+                return False
+            keyed = a
+            x, k = keys[q - a], a
+            for j in range(a, e):
+                y = keys[j - a]
+                by_id = (y > x) if mode == TEXT_DESC else (y < x)
+                k += by_id | ((y == x) & (j < q))
+        if k < n_scan:
+            hits[k] = found[q]
     return True
 
 
@@ -391,8 +404,10 @@ def recs_user_stats(
     ``discounts[i]`` is ``log_b(i + 2)``; ``rules``: a :class:`StatsRules` (``.checked()``). The
     user-mean threshold is summed as numpy does. Users with no relevant item get NaN
     (``rules.nan_if_no_relevant``) or 0 for the relevance-based metrics. Returns
-    ``(cut[U, N_CUT_STATS, K], usr[U, N_USER_STATS], first_duplicate_position[U])``, the
-    position of a list's first repeated item in its rows as given (-1: none). Users in
+    ``(cut[U, N_CUT_STATS, K], usr[U, N_USER_STATS], first_duplicate_position[U],
+    not_finite[U])``: the position of a list's first repeated item in its rows as given (-1:
+    none); whether a list holds a NaN or infinite score (read under a score order, not
+    ``AS_GIVEN``: the lists' scores then need no check of their own; else False). Users in
     blocks on threads (:func:`_user_stats`, :func:`mobeval.kernels.blocks.run_blocks`).
     """
     ints = (rec_off, rec_items, tru_off, tru_items, cutoffs)
@@ -404,10 +419,12 @@ def recs_user_stats(
     cut = np.empty((n_users, N_CUT_STATS, n_cut))
     usr = np.empty((n_users, N_USER_STATS))
     dup_pos = np.full(n_users, -1, dtype=np.int64)
+    not_finite = np.zeros(n_users, dtype=np.bool_)
     seen = np.zeros(tru_items.shape[0], dtype=np.bool_)  # a user's truth rows are its own
     args = (rec_off, rec_items, rec_scores, tru_off, tru_items, tru_ratings, cutoffs, discounts)
-    run_blocks(_user_stats, n_users, *args, rules, cut, usr, dup_pos, seen, grain=USERS_PER_BLOCK)
-    return cut, usr, dup_pos
+    outs = (cut, usr, dup_pos, not_finite)
+    run_blocks(_user_stats, n_users, *args, rules, *outs, seen, grain=USERS_PER_BLOCK)
+    return outs
 
 
 @njit(nogil=True, cache=True)
@@ -424,12 +441,13 @@ def _user_stats(
     cut,
     usr,
     dup_pos,
+    not_finite,
     seen,
     first,
     last,
 ):
-    """Users ``first`` to ``last - 1`` of :func:`recs_user_stats` into ``cut``, ``usr`` and
-    ``dup_pos`` (``seen``: a flag per truth row, False on entry)."""
+    """Users ``first`` to ``last - 1`` of :func:`recs_user_stats` into ``cut``, ``usr``,
+    ``dup_pos`` and ``not_finite`` (``seen``: a flag per truth row, False on entry)."""
     rel_threshold = rules.rel_threshold
     user_mean_threshold = rules.user_mean_threshold
     gain_mode = rules.gain_mode
@@ -468,7 +486,8 @@ def _user_stats(
     truth_bits = max(TRUTH_SLOTS_LOG2, _log2(8 * most_rated))
     table = np.full(1 << truth_bits, EMPTY, dtype=np.int64)
     truth_shift = np.uint64(64 - truth_bits)
-    # each list's first ranks (items, scores) here; rows, keys: scratch of its order
+    # each list's first ranks' truth rows (hits); items, scores, rows, keys: scratch of its order
+    hits = np.empty(longest, dtype=np.int64)
     items = np.empty(longest, dtype=np.int64)
     scores = np.empty(longest)
     rows = np.empty(longest, dtype=np.int64)
@@ -489,21 +508,26 @@ def _user_stats(
         n_scan = n_list if whole else min(n_list, cutoffs[n_cut - 1])
         if check_duplicates:
             dup_pos[u] = _first_repeat(rec_items[r0 : r0 + n_list], slots, stamps, u)
-        rises = 0 if order_mode == AS_GIVEN else _rises(rec_scores[r0 : r0 + n_list])
-        # the first n_scan ranks' items (or an unrated item in an unrated one's place) and scores
+        rises = 0
+        if order_mode != AS_GIVEN:
+            rises, odd = _rises(rec_scores[r0 : r0 + n_list])
+            not_finite[u] = odd > 0
+        # the truth row of the item at each of the first n_scan ranks (-1: unrated), and their
+        # scores: of a list whose ranks are its rows', or a tied run's rows' (ranked_hits), where
+        # they lie; of a list put in order, its copy's
         _fill_truth(tru_items, t0, t1, table, truth_shift)
-        # (a list in rank order read whole is read where it lies; one read to its cutoff is
-        # copied first: its rows' loads then run ahead of the scan, 0.1-0.2 us a user)
-        ranked_items, ranked_scores = items, scores
-        if order_mode == AS_GIVEN and n_scan == n_list:
-            ranked_items, ranked_scores = rec_items[r0 : r0 + n_scan], rec_scores[r0 : r0 + n_scan]
-        elif order_mode == AS_GIVEN:
-            for p in range(n_scan):
-                scores[p], items[p] = rec_scores[r0 + p], rec_items[r0 + p]
+        listed = rec_items[r0 : r0 + n_list]  # a view: no index read as counted from the end
+        ranked_scores = rec_scores[r0 : r0 + n_scan]
+        # (a list in rank order read whole is looked up as it is scanned; one read to its cutoff
+        # in a pass of its own first, whose loads run ahead)
+        inline = order_mode == AS_GIVEN and n_scan == n_list
+        if order_mode == AS_GIVEN:
+            for p in range(0 if inline else n_scan):
+                hits[p] = _lookup(tru_items, t0, t1, table, truth_shift, listed[p])
         elif not (
             rises == 0
             and ranked_hits(rec_items, rec_scores, r0, n_list, n_scan, tru_items, t0, t1, table,
-                            truth_shift, order_mode, text, order_limit, keys, rows, items, scores)
+                            truth_shift, order_mode, text, order_limit, keys, rows, hits)
         ):  # fmt: skip
             # a list that rises (or ids too long for text keys): copied whole, put in order
             keyed = text and text_keys(rec_items, r0, n_list, keys)
@@ -513,9 +537,10 @@ def _user_stats(
             order_block(
                 zero, n_list, scores, items, rows, order_mode, text and not keyed, order_limit
             )
-            if keyed:
-                for p in range(n_scan):
-                    items[p] = rec_items[r0 + rows[p]]
+            for p in range(n_scan):
+                item = rec_items[r0 + rows[p]] if keyed else items[p]
+                hits[p] = _lookup(tru_items, t0, t1, table, truth_shift, item)
+            ranked_scores = scores[:n_scan]
 
         thr = rel_threshold
         if user_mean_threshold:
@@ -546,7 +571,7 @@ def _user_stats(
         ci = 0
         cj = 0
         for p in range(n_scan):
-            idx = _lookup(tru_items, t0, t1, table, truth_shift, ranked_items[p])
+            idx = _lookup(tru_items, t0, t1, table, truth_shift, listed[p]) if inline else hits[p]
             if idx >= 0:
                 rating = tru_ratings[idx]
                 relevant = rating >= thr

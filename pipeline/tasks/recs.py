@@ -18,7 +18,8 @@ differently both are compared as strings (as ClayRS does).
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -169,6 +170,19 @@ def score_recs_frame(
     return score_chunk(setup, recs, ratings, path_recs, path_ratings, check_users=check_users)
 
 
+@contextmanager
+def _scores_first(listed: pl.DataFrame, path: object | None, deferred: bool) -> Iterator[None]:
+    """An InputError raised inside it made the error of the lists' first NaN or infinite score
+    (``listed``: the lists' rows as they came) where there is one and its check is
+    ``deferred`` to the kernel: the error that the check, made before, gave first."""
+    try:
+        yield
+    except InputError:
+        if deferred:
+            R.checked_rows(listed, "score", path)
+        raise
+
+
 @dataclass(frozen=True)
 class RecsSetup:
     """What a scoring takes from its metrics and convention alone, built once a scorer
@@ -251,14 +265,25 @@ def score_chunk(
     recs = R.checked_columns(recs, list(setup.rec_cols), path_recs)
     ratings = R.checked_columns(ratings, ["user_id", "item_id", "rating"], path_ratings)
     recs, ratings = R.common_id_types(recs, ratings)
-    grouped = R.checked_rows(recs, "score" if need_score else None, path_recs)
-    R.checked_rows(ratings, "rating", path_ratings, order=False)
-    if conv.unweighted:
-        ratings = ratings.with_columns(pl.lit(1.0, dtype=pl.Float64).alias("rating"))
+    listed = recs  # the lists' rows as they came, for a NaN or infinite score's message
+    # float64 scores of lists the kernel puts in a score order, every row kept, are checked by
+    # the kernel on its pass over them (K.recs_user_stats' not_finite), not in a pass here
+    deferred = (
+        need_score
+        and conv.order in R.SCORE_ORDERS
+        and not trec
+        and conv.duplicates != "drop"
+        and recs.schema["score"] == pl.Float64
+    )
+    grouped = R.checked_rows(recs, "score" if need_score and not deferred else None, path_recs)
+    with _scores_first(listed, path_recs, deferred):
+        R.checked_rows(ratings, "rating", path_ratings, order=False)
+        if conv.unweighted:
+            ratings = ratings.with_columns(pl.lit(1.0, dtype=pl.Float64).alias("rating"))
 
-    recs, ratings = R.with_item_codes(recs, ratings)
-    recs = R.by_user(recs, grouped)
-    ratings, users, rec_counts, tru_counts = R.blocks(recs, ratings, path_ratings)
+        recs, ratings = R.with_item_codes(recs, ratings)
+        recs = R.by_user(recs, grouped)
+        ratings, users, rec_counts, tru_counts = R.blocks(recs, ratings, path_ratings)
     rec_off = segment_offsets(rec_counts)
     drop = conv.duplicates == "drop"
     if drop and conv.order != "ranx":  # no user loses every row: the users stay as they are
@@ -295,7 +320,7 @@ def score_chunk(
         )
 
     longest = int(max(rec_counts.max(initial=0), tru_counts.max(initial=0), 1))
-    cut, usr, dup_pos = K.recs_user_stats(
+    cut, usr, dup_pos, not_finite = K.recs_user_stats(
         list_off,
         rec_items,
         rec_scores,
@@ -306,6 +331,8 @@ def score_chunk(
         _discounts(longest, conv.log_base),
         setup.rules._replace(order_mode=order_mode, ids_text=ids_text),
     )
+    if deferred and not_finite.any():
+        R.checked_rows(listed, "score", path_recs)  # the error of the first such score
     if conv.duplicates == "error" and (dup_pos >= 0).any():
         u = int(np.flatnonzero(dup_pos >= 0)[0])
         # the first repeat in the list's whole order, as the message names it
