@@ -115,7 +115,7 @@ def _loaded(modules: set[str], packages: tuple[str, ...], allowed=()) -> list[st
     )
 
 
-@pytest.mark.parametrize("command", ["nextloc", "trajectory", "recs", "logits"])
+@pytest.mark.parametrize("command", ["nextloc", "trajectory", "recs", "logits", "trec_eval"])
 def test_a_scoring_command_loads_no_face_of_a_whole_out(command, tmp_path):
     modules = loaded_modules(COMMANDS[command][0], tmp_path)
     assert (
@@ -179,7 +179,7 @@ def test_cached_kernels_load_without_the_modules_of_the_numba_functions_they_cal
 THREADING_LAYERS = ("numba.np.ufunc.omppool", "numba.np.ufunc.tbbpool", "numba.np.ufunc.workqueue")
 
 
-@pytest.mark.parametrize("command", ["nextloc", "trajectory", "recs", "logits"])
+@pytest.mark.parametrize("command", ["nextloc", "trajectory", "recs", "logits", "trec_eval"])
 def test_a_scoring_command_launches_no_numba_threading_layer(command, tmp_path):
     """Its parallel kernels run on mobeval's own threads (:func:`mobeval.kernels.blocks.run_blocks`,
     counted by :func:`mobeval.kernels.blocks.thread_count`): Numba's pool, its library, threads

@@ -167,11 +167,12 @@ def _fields_and_docnos(fields_of, data: np.ndarray) -> tuple:
 def _fields_ahead(path, blocks, fields_of) -> Iterator[tuple[bytes, int, tuple]]:
     """(block as :func:`polars_text` gives it, its first line, :func:`_fields_and_docnos` of
     its bytes) of each of ``blocks`` in order, ``fields_of`` (a kernel compiled ``nogil``, the
-    block's line count its sixth output) run on ``numba.get_num_threads()`` threads while the
+    block's line count its sixth output) run on as many threads as Numba's count
+    (:func:`mobeval.kernels.blocks.thread_count`, which launches no threading layer) while the
     caller takes in the blocks before: at most that many blocks are read ahead."""
-    import numba
+    from mobeval.kernels.blocks import thread_count
 
-    threads = numba.get_num_threads()
+    threads = thread_count()
     first_line = 1
     with ThreadPoolExecutor(threads) as pool:
         pending: deque = deque()
