@@ -128,37 +128,46 @@ UNLIMITED_V1 = 1 << 62
 V1_FILES = ("memory.limit_in_bytes", "memory.usage_in_bytes")
 
 
-def cgroup_limit(root: Path = CGROUP_ROOT, self_cgroup: Path = SELF_CGROUP) -> Limit | None:
-    """The smallest memory limit of this process's cgroup and its ancestors (v2 ``memory.max``,
-    v1 ``memory.limit_in_bytes``), None when there is none. ``root`` is where the cgroup file
-    systems are mounted and ``self_cgroup`` the ``/proc/self/cgroup`` file (tests pass fakes).
-    Inside a container the process's path may not exist under ``root`` (the container's cgroup
-    is the mount's root): the mount's root is read then."""
+def cgroup_folders(controller: str, root: Path = CGROUP_ROOT, self_cgroup: Path = SELF_CGROUP):
+    """(folder, cgroup version) of this process's cgroup under ``controller`` (``"memory"``,
+    ``"cpu"``) and of each of its ancestors, the process's own first: the unified hierarchy's
+    (v2) and the controller's own (v1), as ``/proc/self/cgroup`` lists them. ``root`` is where the
+    cgroup file systems are mounted and ``self_cgroup`` the ``/proc/self/cgroup`` file (tests pass
+    fakes). Inside a container the process's path may not exist under ``root`` (the container's
+    cgroup is the mount's root): the mount's root is read then. None where neither is there."""
     try:
         lines = self_cgroup.read_text().splitlines()
     except OSError:
-        return None
-    found = []
+        return
     for line in lines:
         number, controllers, path = line.split(":", 2)
         if number == "0" and controllers == "":  # cgroup v2 (unified)
             mount = root if (root / "cgroup.controllers").exists() else root / "unified"
-            files, version = ("memory.max", "memory.current"), 2
-        elif "memory" in controllers.split(","):
-            mount, files, version = root / "memory", V1_FILES, 1
+            version = 2
+        elif controller in controllers.split(","):
+            mount, version = root / controller, 1
         else:
             continue
         folder = mount / path.lstrip("/")
         if not folder.is_dir():
             folder = mount
         while True:
-            size = _read_int(folder / files[0])
-            if size is not None and size < UNLIMITED_V1:
-                name = f"cgroup memory limit ({files[0]}, cgroup v{version})"
-                found.append(Limit(name, size, "memory", folder / files[1]))
+            yield folder, version
             if folder == mount:
                 break
             folder = folder.parent
+
+
+def cgroup_limit(root: Path = CGROUP_ROOT, self_cgroup: Path = SELF_CGROUP) -> Limit | None:
+    """The smallest memory limit of this process's cgroup and its ancestors (v2 ``memory.max``,
+    v1 ``memory.limit_in_bytes``; :func:`cgroup_folders`), None when there is none."""
+    found = []
+    for folder, version in cgroup_folders("memory", root, self_cgroup):
+        files = ("memory.max", "memory.current") if version == 2 else V1_FILES
+        size = _read_int(folder / files[0])
+        if size is not None and size < UNLIMITED_V1:
+            name = f"cgroup memory limit ({files[0]}, cgroup v{version})"
+            found.append(Limit(name, size, "memory", folder / files[1]))
     return min(found, key=lambda limit: limit.size - limit.used(), default=None)
 
 

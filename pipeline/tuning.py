@@ -34,6 +34,16 @@ does a process under a memory limit (:mod:`mobeval.limits`, whose chunk sizes we
 the allocators' defaults), nor one whose user set an allocator's options (``MALLOC_*`` or
 ``GLIBC_TUNABLES`` for glibc, the variable itself for the others): theirs are kept.
 
+Polars' thread pool leaves one core to the scoring: at its default, a thread a core, its threads
+decode a stream's next batches on every core while the main thread scores the last ones, and its
+idle threads spin (``sched_yield``) between decodes against the scoring kernels: on 2 cores a 100 M
+-row ``mobeval recs`` run made 10,900 ``sched_yield`` calls and 11,900 involuntary context
+switches, 5,400 and 4,000 with the pool at one thread a core less, which also took 70-80 MiB less
+memory (the allocator's arenas of the threads not started) and, with the kernels scoring alone
+while the reading is behind (:func:`mobeval.kernels.blocks.score_alone`), 0.04-0.24 s less CPU
+(BENCHMARKS.md, issue 37, eleventh pass). ``POLARS_MAX_THREADS`` is set to :func:`available_cores`
+less one (at least one), unless the user set it.
+
 Three costs of every run, whatever its size, go the same way (0.03 s, 0.1 s and 0.2 s of CPU of a
 0.9 s run on the samples):
 
@@ -54,8 +64,9 @@ from __future__ import annotations
 
 import gc
 import os
+from pathlib import Path
 
-from mobeval.limits import memory_limits
+from mobeval.limits import CGROUP_ROOT, SELF_CGROUP, cgroup_folders, memory_limits
 
 #: glibc ``mallopt`` parameters (``malloc.h``).
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
@@ -80,6 +91,7 @@ def tune_process(environ=os.environ) -> None:
     gc.set_threshold(*GC_THRESHOLDS)
     for name, value in THREAD_ENVIRONMENT.items():
         environ.setdefault(name, value)
+    environ.setdefault("POLARS_MAX_THREADS", str(max(1, available_cores() - 1)))
     if memory_limits():
         return
     for name, value in ALLOCATOR_ENVIRONMENT.items():
@@ -89,6 +101,31 @@ def tune_process(environ=os.environ) -> None:
         if mallopt is not None:
             mallopt(M_MMAP_THRESHOLD, KEEP_BYTES)
             mallopt(M_TRIM_THRESHOLD, KEEP_BYTES)
+
+
+def available_cores(root: Path = CGROUP_ROOT, self_cgroup: Path = SELF_CGROUP) -> int:
+    """The cores this process may run on, as Rust's ``std::thread::available_parallelism`` (which
+    sizes Polars' pool) counts them: its CPU affinity, capped by the smallest CPU quota of its
+    cgroup and their ancestors (v2 ``cpu.max``, v1 ``cpu.cfs_quota_us`` over
+    ``cpu.cfs_period_us``; :func:`mobeval.limits.cgroup_folders`), rounded down, at least one."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    for folder, version in cgroup_folders("cpu", root, self_cgroup):
+        if version == 2:
+            quota, _, period = _read_text(folder / "cpu.max").partition(" ")
+        else:
+            quota = _read_text(folder / "cpu.cfs_quota_us")
+            period = _read_text(folder / "cpu.cfs_period_us")
+        if quota.isdigit() and period.isdigit() and int(period) > 0:
+            cores = min(cores, max(1, int(quota) // int(period)))
+    return max(1, cores or 1)
+
+
+def _read_text(path: Path) -> str:
+    """``path``'s text, stripped; empty where it cannot be read."""
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return ""
 
 
 def _glibc_options_given(environ) -> bool:

@@ -129,3 +129,44 @@ def test_a_run_on_the_samples_makes_no_garbage_collection():
     """Before: the collector walked the objects of the run's libraries during Numba's imports
     (one gen-0 pass of 0.03-0.045 s at thresholds (100,000, 50, 100), many at the default)."""
     assert probe(RECS)["passes"] == []
+
+
+def polars_pool(before: str, **environment) -> int:
+    """Polars' thread pool in a fresh process that runs ``before`` first (no POLARS_MAX_THREADS
+    but ``environment``'s)."""
+    env = {k: v for k, v in os.environ.items() if k != "POLARS_MAX_THREADS"} | environment
+    code = f"{before}\nimport polars\nprint(polars.thread_pool_size())"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return int(done.stdout.split()[-1])
+
+
+TUNED = "from mobeval.tuning import tune_process\ntune_process()"
+
+
+def test_polars_leaves_a_core_to_the_scoring_unless_the_user_says():
+    """Before: Polars' pool took every core (its own count), its idle threads spinning against the
+    scoring kernels of a stream."""
+    own = polars_pool("")
+    assert polars_pool(TUNED) == max(1, own - 1)
+    assert polars_pool(TUNED, POLARS_MAX_THREADS="3") == 3
+    assert polars_pool("import mobeval.api") == own  # a library leaves its program's pool
+
+
+def test_available_cores_are_capped_by_a_cgroup_quota(tmp_path):
+    from mobeval.tuning import available_cores
+
+    from tests.test_memory_limits import cgroup_files
+
+    affinity = len(os.sched_getaffinity(0))
+    v2 = {"cgroup.controllers": "cpu memory\n", "a/cpu.max": "150000 100000\n"}
+    v2 |= {"a/b/cpu.max": "max 100000\n"}
+    assert available_cores(*cgroup_files(tmp_path / "v2", v2, "0::/a/b\n")) == 1
+    unlimited = {"cgroup.controllers": "cpu\n", "a/cpu.max": "max 100000\n"}
+    assert available_cores(*cgroup_files(tmp_path / "max", unlimited, "0::/a\n")) == affinity
+    v1 = {"cpu/docker/x/cpu.cfs_quota_us": "200000\n", "cpu/docker/x/cpu.cfs_period_us": "100000\n"}
+    v1 |= {"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}
+    membership = "3:cpu,cpuacct:/docker/x\n0::/\n"
+    assert available_cores(*cgroup_files(tmp_path / "v1", v1, membership)) == min(affinity, 2)

@@ -38,6 +38,7 @@ from mobeval.io.chunking import (
     write_buckets,
 )
 from mobeval.io.scratch import ScratchFolder
+from mobeval.kernels.blocks import score_alone
 from mobeval.kernels.buckets import claim_runs
 from mobeval.kernels.keys import match_sorted, unit_offsets
 from mobeval.progress import BUCKETING, READING, SCORING, Progress
@@ -90,10 +91,16 @@ def _canonical_batches(source, columns, select, key: list[str], batch_rows: int)
     return _canonical(batches, select, key, source.label, columns)
 
 
-def read_ahead(batches, depth: int = reads.READ_AHEAD):
+def read_ahead(batches, depth: int = reads.READ_AHEAD, paced: bool = False):
     """The items of ``batches``, produced by a thread that runs at most ``depth`` items ahead of
     the consumer. An exception in the thread is raised in the consumer, at the item where it
-    happened; when the consumer stops early (closes the generator) the thread stops too."""
+    happened; when the consumer stops early (closes the generator) the thread stops too.
+
+    ``paced``: the consumer scores what it is handed, and its kernels' threads follow the pace of
+    the reading (:func:`mobeval.kernels.blocks.score_alone`): an item the consumer had to wait for
+    (none was ready when it asked: the reading is behind) is scored in the consumer's thread
+    alone, leaving the other cores to the reading threads; an item that was ready (the scoring is
+    behind), on every thread."""
     items: queue.Queue = queue.Queue(maxsize=depth)
     stop = threading.Event()
     done = object()
@@ -117,6 +124,8 @@ def read_ahead(batches, depth: int = reads.READ_AHEAD):
     thread.start()
     try:
         while True:
+            if paced:
+                score_alone(items.empty())
             item, error = items.get()
             if error is not None:
                 raise error
@@ -124,6 +133,8 @@ def read_ahead(batches, depth: int = reads.READ_AHEAD):
                 return
             yield item
     finally:
+        if paced:
+            score_alone(False)
         stop.set()
         while thread.is_alive():
             try:
@@ -260,8 +271,9 @@ def _sorted_stream(truth_source, pred_source, plan, key, chunk_rows, progress, u
     )
     truth = SortedLookup(truth_batches, key, truth_source.label, unique=unique_truth)
     # and another reads, checks and cuts the predictions into chunks, each paired with its truth
-    # rows, while the previous pair is scored: the main thread only scores
-    pairs = read_ahead(_paired(chunks, truth, key), depth=1)
+    # rows, while the previous pair is scored: the main thread only scores, on as many threads
+    # as the reading leaves it
+    pairs = read_ahead(_paired(chunks, truth, key), depth=1, paced=True)
     try:
         for chunk, truth_rows in pairs:
             yield chunk, truth_rows
@@ -328,7 +340,8 @@ def _grouped_pairs(pred_source, plan, key, chunk_rows, progress, truth, claimed)
         pred_source, plan.pred_columns, plan.pred_select, key, reads.batch_rows(chunk_rows)
     )
     progress.phase(SCORING, pred_source.row_count_estimate())
-    for chunk in read_ahead(SortedUnitChunks(batches, key, chunk_rows, grouped=True), depth=1):
+    chunks = SortedUnitChunks(batches, key, chunk_rows, grouped=True)
+    for chunk in read_ahead(chunks, depth=1, paced=True):
         keys = key_matrix(chunk, key)
         index, _, _ = match_sorted(keys[unit_offsets(keys)[:-1]], truth_keys)
         # every unit has its truth row (claimed), unless the file changed since
@@ -393,7 +406,8 @@ def _spilled(predictions, truth, key, n_buckets, temp_dir, progress, pred_rows):
         progress.phase(SCORING, pred_rows)
         pairs = zip(pred_buckets, truth_buckets, strict=True)
         # the next bucket is read and sorted while this one is scored
-        yield from read_ahead(((read_bucket(p, key), read_bucket(t, key)) for p, t in pairs), 1)
+        buckets = ((read_bucket(p, key), read_bucket(t, key)) for p, t in pairs)
+        yield from read_ahead(buckets, depth=1, paced=True)
 
 
 def reject_duplicate_truth(truth: pl.DataFrame, key, label) -> None:

@@ -1,0 +1,96 @@
+"""A stream's scoring follows the pace of its reading (kernels.blocks.score_alone, through
+engines.local.read_ahead(paced=True)): a kernel called while the consumer had to wait for its item
+(the reading is behind) runs in the consumer's thread alone; one called while the next item was
+ready when asked (the scoring is behind) runs on every thread; after the stream, every thread."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numba
+import pytest
+
+from mobeval.engines.local import read_ahead
+from mobeval.kernels import blocks
+
+
+@pytest.fixture
+def two_threads():
+    before = numba.get_num_threads()
+    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    if numba.get_num_threads() < 2:
+        numba.set_num_threads(before)
+        pytest.skip("one thread: every kernel runs in the calling thread")
+    yield
+    numba.set_num_threads(before)
+
+
+def _threads_of_a_kernel() -> set[int]:
+    """The threads a plain Python kernel over 64 units, in 64 blocks, ran on."""
+    seen: set[int] = set()
+    lock = threading.Lock()
+
+    def kernel(first, last):
+        time.sleep(0.002)  # long enough for a second thread to take a block
+        with lock:
+            seen.add(threading.get_ident())
+
+    blocks.run_blocks(kernel, 64, n_blocks=64)
+    return seen
+
+
+def _slowly(items, seconds):
+    for item in items:
+        time.sleep(seconds)
+        yield item
+
+
+def test_told_to_score_alone_a_kernel_runs_in_the_calling_thread(two_threads):
+    blocks.score_alone(True)
+    try:
+        assert _threads_of_a_kernel() == {threading.get_ident()}
+    finally:
+        blocks.score_alone(False)
+    assert len(_threads_of_a_kernel()) > 1
+
+
+def test_another_thread_is_not_told(two_threads):
+    blocks.score_alone(True)
+    try:
+        seen = []
+        other = threading.Thread(target=lambda: seen.append(_threads_of_a_kernel()))
+        other.start()
+        other.join()
+        assert len(seen[0]) > 1
+    finally:
+        blocks.score_alone(False)
+
+
+def test_items_waited_for_are_scored_alone(two_threads):
+    """The reading is behind (each item takes 50 ms to produce): every kernel runs alone."""
+    threads = [_threads_of_a_kernel() for _ in read_ahead(_slowly(range(4), 0.05), 1, paced=True)]
+    assert threads == [{threading.get_ident()}] * 4
+    assert len(_threads_of_a_kernel()) > 1  # the stream is over
+
+
+def test_items_ready_are_scored_on_every_thread(two_threads):
+    """The scoring is behind (it waits before it asks for the next item): every item but the first
+    is ready when asked, and its kernel runs on every thread."""
+    threads = []
+    for _ in read_ahead(iter(range(4)), 1, paced=True):
+        time.sleep(0.05)
+        threads.append(_threads_of_a_kernel())
+    assert all(len(seen) > 1 for seen in threads[1:])
+
+
+def test_an_unpaced_stream_scores_on_every_thread(two_threads):
+    threads = [_threads_of_a_kernel() for _ in read_ahead(_slowly(range(3), 0.05), 1)]
+    assert all(len(seen) > 1 for seen in threads)
+
+
+def test_a_stream_stopped_early_leaves_every_thread(two_threads):
+    stream = read_ahead(_slowly(range(10), 0.05), 1, paced=True)
+    next(stream)
+    stream.close()
+    assert len(_threads_of_a_kernel()) > 1
