@@ -157,7 +157,6 @@ def test_polars_leaves_a_core_to_the_scoring_unless_the_user_says():
 
 def test_available_cores_are_capped_by_a_cgroup_quota(tmp_path):
     from mobeval.tuning import available_cores
-
     from tests.test_memory_limits import cgroup_files
 
     affinity = len(os.sched_getaffinity(0))

@@ -14,6 +14,7 @@ keeps memory bounded by the chunk:
 
 from __future__ import annotations
 
+import itertools
 import queue
 import tempfile
 import threading
@@ -100,7 +101,9 @@ def read_ahead(batches, depth: int = reads.READ_AHEAD, paced: bool = False):
     the reading (:func:`mobeval.kernels.blocks.score_alone`): an item the consumer had to wait for
     (none was ready when it asked: the reading is behind) is scored in the consumer's thread
     alone, leaving the other cores to the reading threads; an item that was ready (the scoring is
-    behind), on every thread."""
+    behind), on every thread. The first item is always waited for, while the reading starts: it
+    says nothing of the pace, and is scored on every thread (a stream of few large chunks, 21 of
+    GEO-BLEU's on 10 M rows, would score a twentieth of its work at half speed)."""
     items: queue.Queue = queue.Queue(maxsize=depth)
     stop = threading.Event()
     done = object()
@@ -123,9 +126,9 @@ def read_ahead(batches, depth: int = reads.READ_AHEAD, paced: bool = False):
     thread = threading.Thread(target=produce, name="mobeval-read-ahead", daemon=True)
     thread.start()
     try:
-        while True:
+        for asked in itertools.count():
             if paced:
-                score_alone(items.empty())
+                score_alone(asked > 0 and items.empty())
             item, error = items.get()
             if error is not None:
                 raise error
