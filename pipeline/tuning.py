@@ -36,13 +36,14 @@ the allocators' defaults), nor one whose user set an allocator's options (``MALL
 
 Polars' thread pool leaves one core to the scoring: at its default, a thread a core, its threads
 decode a stream's next batches on every core while the main thread scores the last ones, and its
-idle threads spin (``sched_yield``) between decodes against the scoring kernels: on 2 cores a 100 M
--row ``mobeval recs`` run made 10,900 ``sched_yield`` calls and 11,900 involuntary context
-switches, 5,400 and 4,000 with the pool at one thread a core less, which also took 70-80 MiB less
-memory (the allocator's arenas of the threads not started) and, with the kernels scoring alone
-while the reading is behind (:func:`mobeval.kernels.blocks.score_alone`), 0.04-0.24 s less CPU
-(BENCHMARKS.md, issue 37, eleventh pass). ``POLARS_MAX_THREADS`` is set to :func:`available_cores`
-less one (at least one), unless the user set it.
+idle threads spin (``sched_yield``) between decodes against the scoring kernels. On 2 cores a
+100 M-row ``mobeval recs`` run made 10,900 ``sched_yield`` calls and 11,900 involuntary context
+switches, and 5,400 and 4,000 with the pool at one thread a core less, which also took 70-80 MiB
+less memory (the allocator's arenas of the threads not started) and, with the kernels scoring
+alone while the reading is behind (:func:`mobeval.kernels.blocks.score_alone`), 0.16-0.42 s less
+CPU under ``trec_eval``, ``ranx`` and ``clayrs`` (BENCHMARKS.md, issue 37, eleventh pass).
+``POLARS_MAX_THREADS`` is set to :func:`available_cores` less one (at least one), unless the user
+set it.
 
 Three costs of every run, whatever its size, go the same way (0.03 s, 0.1 s and 0.2 s of CPU of a
 0.9 s run on the samples):
