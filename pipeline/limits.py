@@ -134,7 +134,8 @@ def cgroup_folders(controller: str, root: Path = CGROUP_ROOT, self_cgroup: Path 
     (v2) and the controller's own (v1), as ``/proc/self/cgroup`` lists them. ``root`` is where the
     cgroup file systems are mounted and ``self_cgroup`` the ``/proc/self/cgroup`` file (tests pass
     fakes). Inside a container the process's path may not exist under ``root`` (the container's
-    cgroup is the mount's root): the mount's root is read then. None where neither is there."""
+    cgroup is the mount's root): the mount's root is read then. Nothing where ``self_cgroup``
+    cannot be read."""
     try:
         lines = self_cgroup.read_text().splitlines()
     except OSError:
