@@ -104,19 +104,27 @@ def test_one_key_column_bounds_as_a_plain_scan():
 def _plain_in_place(keys: list[tuple], sizes: list[int], chunk_rows: int, in_place: int):
     """(length, cut in place) of each chunk: a batch of ``in_place`` rows or more that starts a
     unit gives the rows pending and its rows before its first unit start (if any rows), then its
-    rows from its first to its last unit start (cut in place); its rows from the last carry over.
-    Smaller batches gather as in :func:`_plain_chunks`."""
+    rows from its first unit start: to the batch's end when the next batch starts a unit at its
+    first row or there is none (cut in place), else to its last unit start (cut in place), its
+    rows from the last carrying over. Smaller batches gather as in :func:`_plain_chunks`."""
     chunks, pending, position, previous = [], [], 0, None
+    held = None  # (rows from the first unit start to the last, rows from the last to the end)
     for size in sizes:
         batch = keys[position : position + size]
         position += size
         starts = [i for i in range(size) if batch[i] != (batch[i - 1] if i else previous)]
         previous = batch[-1]
+        if held is not None:
+            if starts and starts[0] == 0:
+                chunks.append((held[0] + held[1], True))
+                pending = []
+            elif held[0]:
+                chunks.append((held[0], True))
+            held = None
         if size >= in_place and starts:
             if pending:
                 chunks.append((len(pending) + starts[0], False))
-            if starts[-1] > starts[0]:
-                chunks.append((starts[-1] - starts[0], True))
+            held = (starts[-1] - starts[0], size - starts[-1])
             pending = batch[starts[-1] :]
             continue
         pending += batch
@@ -126,6 +134,8 @@ def _plain_in_place(keys: list[tuple], sizes: list[int], chunk_rows: int, in_pla
         if cut:
             chunks.append((cut[-1], False))
             pending = pending[cut[-1] :]
+    if held is not None:
+        return chunks + [(held[0] + held[1], True)]
     return chunks + ([(len(pending), False)] if pending else [])
 
 
@@ -157,3 +167,33 @@ def test_large_batches_are_cut_in_place(seed, key_type):
         rows = chunk["row"].to_numpy()
         if in_place_cut:  # a view of its batch's buffer, no copy
             assert any(np.shares_memory(rows, b["row"].to_numpy()) for b in batches)
+
+
+def test_a_held_slice_comes_before_the_next_batchs_error():
+    """A large batch's slice waits for the next batch (does the batch end a unit?): where that
+    read fails, the slice is yielded first, then the error, as the rows come in the file."""
+
+    def batches():
+        yield pl.DataFrame({"k": [1, 1, 2, 2, 3, 3], "row": range(6)})
+        raise OSError("the second batch cannot be read")
+
+    chunks = SortedUnitChunks(batches(), ["k"], chunk_rows=100, in_place_rows=2)
+    got = []
+    with pytest.raises(OSError, match="second batch"):
+        for chunk in chunks:
+            got.append(chunk["row"].to_list())
+    assert got == [[0, 1, 2, 3]]  # units 1 and 2; unit 3 may go on in the batch not read
+
+
+def test_a_batch_ending_a_unit_is_one_slice():
+    """Batches that end where units end (row groups of whole units) give one chunk each, a view
+    of the batch: no seam chunk of the last unit alone."""
+    batches = [
+        pl.DataFrame({"k": [1, 1, 2, 2], "row": [0, 1, 2, 3]}),
+        pl.DataFrame({"k": [3, 3, 4, 4], "row": [4, 5, 6, 7]}),
+        pl.DataFrame({"k": [5, 5, 6], "row": [8, 9, 10]}),
+    ]
+    chunks = list(SortedUnitChunks(iter(batches), ["k"], chunk_rows=100, in_place_rows=2))
+    assert [c["row"].to_list() for c in chunks] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10]]
+    for chunk, batch in zip(chunks, batches, strict=True):
+        assert np.shares_memory(chunk["row"].to_numpy(), batch["row"].to_numpy())

@@ -128,7 +128,11 @@ class SortedUnitChunks:
     copied: the rows carried over and the batch's rows up to its first unit start are one chunk
     (the seam: the few rows of the unit the batch boundary split, or the small batches gathered
     before), and the batch's rows from its first unit start to its last are another, a slice
-    of the decoded batch itself; the rows from its last unit start carry over.
+    of the decoded batch itself; the rows from its last unit start carry over. That slice waits
+    for the next batch: where it starts a unit (the batch boundary fell between two units, as
+    a file written in row groups of whole units has it), the batch's last unit ends with the
+    batch, and the slice runs to the batch's end (no seam of its own: a 100 M-row recs run
+    scored 100 pairs, not 200). An error reading the next batch comes after the slice.
 
     With ``grouped`` the stream need only hold each unit's rows together, in any key order (the
     caller has checked it: :func:`mobeval.kernels.buckets.claim_runs`); each chunk is sorted."""
@@ -177,15 +181,32 @@ class SortedUnitChunks:
         pending: list[pl.DataFrame] = []
         rows = cut = 0  # cut: the last unit start in the pending rows (0: none after the first)
         in_place = self.in_place_rows or 0
-        for batch in self.batches:
-            if batch.height == 0:
-                continue
-            first, last = self._unit_starts(batch)
+        held = None  # (batch, first, last): its rows [first, last) not yielded, the rest pending
+        batches = iter(self.batches)
+        while True:
+            try:
+                batch = next(batches, None)
+                if batch is not None and batch.height == 0:
+                    continue
+                first, last = (-1, -1) if batch is None else self._unit_starts(batch)
+            except BaseException:
+                if held is not None and held[2] > held[1]:  # the rows before the error first
+                    yield held[0].slice(held[1], held[2] - held[1])
+                raise
+            if held is not None:
+                kept, start, end = held
+                held = None
+                if batch is None or first == 0:  # its last unit ends with it: one slice
+                    yield kept.slice(start)
+                    pending, rows, cut = [], 0, 0
+                elif end > start:
+                    yield kept.slice(start, end - start)
+            if batch is None:
+                break
             if in_place and batch.height >= in_place and first >= 0:
                 if pending:
                     yield self._whole(pl.concat([*pending, batch.slice(0, first)], rechunk=False))
-                if last > first:
-                    yield batch.slice(first, last - first)
+                held = (batch, first, last)
                 pending, rows, cut = [batch.slice(last)], batch.height - last, 0
                 continue
             if last >= 0:

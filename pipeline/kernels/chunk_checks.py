@@ -25,7 +25,7 @@ def scan_rows(keys, values=None) -> tuple[int, int]:
     return int(decreasing), int(not_finite)
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _scan_rows(keys, bits, given):
     """A branch-free pass that only tells whether a row fails (LLVM vectorises it: the values'
     bits as int64, compared as integers), then the first failing row, looked for only when there

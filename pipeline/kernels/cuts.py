@@ -25,7 +25,7 @@ def unit_bounds(keys, previous=None) -> tuple[int, int, bool]:
     return int(first), int(last), bool(decreased)
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _column_bounds(keys, previous, known):
     """:func:`unit_bounds` of one key column: whether a key falls (a pass over every row without
     a branch, which the compiler vectorises), then the first and the last unit start, each
@@ -50,7 +50,7 @@ def _column_bounds(keys, previous, known):
     return first, last, falls
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _unit_bounds(keys, previous, known):
     first = -1
     last = -1

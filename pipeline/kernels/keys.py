@@ -22,7 +22,7 @@ def key_order(keys):
     return order
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _key_order(keys, order):
     """:func:`key_order` into ``order`` (its first entry left as it is)."""
     n_rows, n_columns = keys.shape
@@ -37,7 +37,7 @@ def _key_order(keys, order):
         order[row] = sign
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _compare(a, i, b, j):
     """-1, 0 or 1 as row i of ``a`` is below, equal to or above row j of ``b`` (lexicographic)."""
     for column in range(a.shape[1]):
@@ -60,7 +60,7 @@ def match_sorted(units, truth):
     return index, used, _match_sorted(units, truth, index, used)
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _match_sorted(units, truth, index, used):
     """:func:`match_sorted` into ``index`` (all -1 on entry) and ``used`` (all False); ``ok``."""
     n_units = units.shape[0]
@@ -88,7 +88,7 @@ def unit_offsets(keys):
     return offsets[: _unit_starts(keys, offsets) + 1].copy()
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _unit_starts(keys, offsets):
     """The unit starts of ``keys`` into ``offsets``, then ``n_rows``; the number of units."""
     n_rows, n_columns = keys.shape

@@ -22,7 +22,7 @@ def truth_order(users, items) -> tuple[int, int]:
     return _truth_order(readonly(users, np.int64), readonly(items, np.int64))
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _truth_order(users, items):
     repeated = -1
     for r in range(1, users.shape[0]):
@@ -58,7 +58,7 @@ def _run_end(values, i, n, guess):
     return i
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _merge(rec_users, tru_users):
     """:func:`user_blocks`' arrays, in one pass: each user written with its rows on each side
     (each side's runs found by :func:`_run_end`) into arrays of a user per 32 rows (at least
