@@ -189,7 +189,7 @@ class SortedUnitChunks:
                 if batch is not None and batch.height == 0:
                     continue
                 first, last = (-1, -1) if batch is None else self._unit_starts(batch)
-            except BaseException:
+            except Exception:
                 if held is not None and held[2] > held[1]:  # the rows before the error first
                     yield held[0].slice(held[1], held[2] - held[1])
                 raise
