@@ -181,32 +181,29 @@ class SortedUnitChunks:
         pending: list[pl.DataFrame] = []
         rows = cut = 0  # cut: the last unit start in the pending rows (0: none after the first)
         in_place = self.in_place_rows or 0
-        held = None  # (batch, first, last): its rows [first, last) not yielded, the rest pending
-        batches = iter(self.batches)
+        held = None  # (an in-place batch's rows from its first unit start, how many of them come
+        # before its last): not yielded yet, its rows from the last pending
+        batches = (batch for batch in self.batches if batch.height)
         while True:
             try:
                 batch = next(batches, None)
-                if batch is not None and batch.height == 0:
-                    continue
                 first, last = (-1, -1) if batch is None else self._unit_starts(batch)
             except Exception:
-                if held is not None and held[2] > held[1]:  # the rows before the error first
-                    yield held[0].slice(held[1], held[2] - held[1])
+                yield from _before_last_start(held)  # the rows before the error first
                 raise
             if held is not None:
-                kept, start, end = held
-                held = None
                 if batch is None or first == 0:  # its last unit ends with it: one slice
-                    yield kept.slice(start)
+                    yield held[0]
                     pending, rows, cut = [], 0, 0
-                elif end > start:
-                    yield kept.slice(start, end - start)
+                else:
+                    yield from _before_last_start(held)
+                held = None
             if batch is None:
                 break
             if in_place and batch.height >= in_place and first >= 0:
                 if pending:
                     yield self._whole(pl.concat([*pending, batch.slice(0, first)], rechunk=False))
-                held = (batch, first, last)
+                held = (batch.slice(first), last - first)
                 pending, rows, cut = [batch.slice(last)], batch.height - last, 0
                 continue
             if last >= 0:
@@ -226,6 +223,13 @@ class SortedUnitChunks:
     def _whole(self, chunk: pl.DataFrame) -> pl.DataFrame:
         """The chunk in one Arrow chunk per column; sorted by key if the stream is grouped."""
         return sorted_by_key(chunk, self.key) if self.grouped else chunk.rechunk()
+
+
+def _before_last_start(held: tuple[pl.DataFrame, int] | None) -> Iterator[pl.DataFrame]:
+    """The rows of a held slice (:meth:`SortedUnitChunks.__iter__`) before its last unit start,
+    if it holds any."""
+    if held is not None and held[1] > 0:
+        yield held[0].slice(0, held[1])
 
 
 class SortedLookup:
