@@ -6,9 +6,14 @@ For ``mobeval --help``, ``mobeval <family> --help`` and each family's command on
 samples (small inputs: the fixed cost dominates), in fresh processes with a warm Numba cache,
 alternating: our process, the baseline's (``--baseline REV``: pipeline/ as of git revision REV,
 e.g. the commit before a change) and the floor, a process that only imports Polars (NumPy for
-``.npy``) and reads the same inputs whole. Prints the medians of the wall seconds and of the CPU
-seconds (user + system: on a loaded machine the steadier measure), and the seconds from the
-process's start to its first open of an input file (``strace -f --seccomp-bpf -e
+``.npy``) and reads the same inputs whole, and the libraries' floor, a process that only imports
+the libraries every family's command loads (Polars, pyarrow's Parquet module and Numba, with NumPy),
+tuned and lightened as the command line's process is (:func:`mobeval.process.run_command`): what
+is left above it is mobeval's own start (its modules, the options, the input checks, the cached
+kernels' loading) and its work (it opens no input, so it is never traced: compare it with the
+runs of ``--no-strace``, strace's own cost left out). Prints the medians of the wall seconds and
+of the CPU seconds (user + system: on a loaded machine the steadier measure), and the seconds
+from the process's start to its first open of an input file (``strace -f --seccomp-bpf -e
 trace=execve,openat``: with ``--seccomp-bpf`` the kernel stops the process only at the traced
 calls, so the figure is the program's; an strace that refuses the option traces without it and
 the column says so; the goal: at most ~0.3 s, issue 25). Runs from a snapshot of pipeline/
@@ -79,6 +84,15 @@ def floor_code(files: list[str]) -> str:
     """A process that only reads ``files`` whole, with the library mobeval reads them with."""
     reads = "; ".join(f"{READERS[Path(f).suffix]}({f!r})" for f in files)
     return f"import numpy as np, polars as pl; {reads}"
+
+
+#: The libraries' floor: the process tuned and Numba's import lightened as the command line's
+#: (``run_command``), then Polars, pyarrow's Parquet module and Numba imported, nothing run.
+LIBRARIES_CODE = """from mobeval.process import run_command
+def load():
+    import numba, polars, pyarrow.parquet
+    return lambda: 0
+run_command(load)"""
 
 
 def strace_options() -> list[str]:
@@ -157,6 +171,7 @@ def main() -> None:
         runs = {label: [] for label in envs}
         if files:
             runs["floor"] = []
+            runs["libraries"] = []
         for _ in range(args.repeat):  # alternating, so that each sees the same load
             for label, env in envs.items():
                 command = [sys.executable, "-m", "mobeval", *arguments]
@@ -164,6 +179,8 @@ def main() -> None:
             if files:
                 command = [sys.executable, "-c", floor_code(files)]
                 runs["floor"].append(timed(command, envs["ours"], trace, files))
+                command = [sys.executable, "-c", LIBRARIES_CODE]
+                runs["libraries"].append(timed(command, envs["ours"], None, files))
         for label, figures in runs.items():
             wall, cpu, first = (statistics.median(f[i] for f in figures) for i in range(3))
             first_text = "" if first != first else f"{first:.2f}s"

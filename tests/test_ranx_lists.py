@@ -2,7 +2,7 @@
 ranx ``Run`` holds it (a dict filled row by row: one entry per item, at its first row's place,
 with its last row's score, under ``duplicates="drop"``), then sorted by Numba's ``np.argsort`` of
 the negated scores, its first ``depth`` entries only (``heads``) or all of them; lists already in
-that order are not sorted (:func:`~mobeval.kernels.ranks.in_ranx_order`); ids near and far
+that order are not sorted (:func:`~mobeval.kernels.ranks.ranx_list_state`); ids near and far
 apart (a hash table finds the copies).
 
 The oracle is a plain Python dict and Numba's own quicksort run as plain Python
@@ -18,7 +18,7 @@ import pytest
 from numba.misc.quicksort import make_py_quicksort
 from numba.np.numpy_support import lt_floats
 
-from mobeval.kernels.ranks import in_ranx_order, ranx_lists
+from mobeval.kernels.ranks import HEAD_IN_ORDER, UNORDERED, ranx_list_state, ranx_lists
 from mobeval.tasks.recs import score_recs_frame
 
 PY_ARGSORT = make_py_quicksort(lt=lt_floats, is_argsort=True, is_np_array=True).run_quicksort
@@ -99,31 +99,45 @@ def test_lists_as_a_ranx_run_holds_them(seed, depth, drop, wide):
             assert np.array_equal(out_scores[got], taken, equal_nan=True)
 
 
+def _in_sort_order(values) -> bool:
+    """No value sorts before the one at its left in Numba's float order of the negated values
+    (``lt_floats``: NaN last): scores never increase, NaNs at the end."""
+    return not any(lt_floats(-values[i], -values[i - 1]) for i in range(1, len(values)))
+
+
 @pytest.mark.parametrize("seed", range(8))
-def test_in_ranx_order_only_where_numba_sort_keeps_the_head(seed):
-    """Where :func:`in_ranx_order` holds, Numba's sort leaves the list's first ``top`` rows where
-    they are; it holds on lists in score order whose head has no tie (short lists: any ties),
-    and not on a list with a rise or a tie inside a long list's head."""
+def test_list_state_head_in_order_only_where_numba_sort_keeps_it(seed):
+    """Where :func:`ranx_list_state` finds the head in order, Numba's sort leaves the list's
+    first ``top`` rows where they are; it does on lists in score order (NaNs last) whose head has
+    no tie (short lists: any ties), and not on a list with a rise or a tie inside a long list's
+    head. It finds a list in sort order exactly where it is."""
     rng = np.random.default_rng(seed)
-    held = 0
+    held = ordered = 0
     for _ in range(300):
         n = int(rng.integers(0, 40))
         levels = int(rng.choice([2, 5, 1000]))
         values = -np.sort(-np.floor(rng.random(n) * levels))
-        if rng.random() < 0.3 and n > 1:  # a rise somewhere
+        if rng.random() < 0.2 and n > 1:  # NaNs at the end: still in sort order
+            values[int(rng.integers(1, n)) :] = np.nan
+        if rng.random() < 0.3 and n > 1:  # a rise somewhere, or a number after a NaN
             i = int(rng.integers(1, n))
-            values[i] = values[i - 1] + 1
+            values[i] = values[i - 1] + 1 if values[i - 1] == values[i - 1] else 0.0
         for top in (0, 1, 3, 10, 16, n):
-            if in_ranx_order(values, n, top):
+            state = ranx_list_state(values, n, top)
+            assert (state != UNORDERED) == _in_sort_order(values), (values.tolist(), top)
+            ordered += state != UNORDERED
+            if state == HEAD_IN_ORDER:
                 held += 1
                 order = [int(p) for p in PY_ARGSORT(-values)]
                 assert order[:top] == list(range(min(top, n))), (values.tolist(), top)
     assert held > 300  # the sorted lists do take the shortcut
+    assert ordered > held  # and those with ties in the head are followed as in order
     tie_at_three = np.array([3.0, 2.0, 1.0, 1.0, 0.0] + [-1.0] * 20)
-    assert in_ranx_order(tie_at_three, 25, 2)
-    assert not in_ranx_order(tie_at_three, 25, 3)  # which 1.0 comes third is the sort's
-    assert in_ranx_order(np.array([3.0, 2.0, 2.0, 1.0]), 4, 4)  # insertion sort: stable
-    assert not in_ranx_order(np.array([3.0, np.nan, 1.0]), 3, 3)
+    assert ranx_list_state(tie_at_three, 25, 2) == HEAD_IN_ORDER
+    assert ranx_list_state(tie_at_three, 25, 3) != HEAD_IN_ORDER  # the third 1.0 is the sort's
+    assert ranx_list_state(np.array([3.0, 2.0, 2.0, 1.0]), 4, 4) == HEAD_IN_ORDER  # stable
+    assert ranx_list_state(np.array([3.0, np.nan, 1.0]), 3, 3) == UNORDERED
+    assert ranx_list_state(np.array([3.0, 1.0, np.nan]), 3, 3) == HEAD_IN_ORDER
 
 
 @pytest.mark.parametrize("metrics", [["precision@10", "ndcg@12", "mrr@20"], ["ndcg", "map"]])

@@ -79,3 +79,40 @@ def test_whole_lists_by_default():
     whole = ranx_order(offsets, scores, items)[0].tolist()
     assert whole == ranx_order(offsets, scores, items, -1)[0].tolist()
     assert whole == ranx_order(offsets, scores, items, 10**9)[0].tolist()
+
+
+def _lists_in_order(seed: int):
+    """Offsets and scores of lists as a recommender writes them: in score order already (never
+    increasing, NaNs last), with runs of ties of every length (one to the whole list) at every
+    place, the order Numba's quicksort is followed through from the pivot's ties
+    (``numba_sort_head``); a few lists with one score out of place, which are not."""
+    rng = np.random.default_rng(100 + seed)
+    lengths = [16, 17, 31, 32, 33, 64, 100, 101, 255, 256, 257]
+    lengths += [int(n) for n in rng.integers(16, 400, 20)]
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    scores = np.empty(int(offsets[-1]))
+    for u, n in enumerate(lengths):
+        levels = int(rng.choice([1, 2, 3, 5, 20, n]))
+        values = np.floor(rng.random(n) * levels) / levels
+        values[rng.random(n) < (0.1 if u % 4 == 1 else 0.0)] = np.nan
+        numbers = np.sort(values[~np.isnan(values)])[::-1]
+        values = np.concatenate([numbers, np.full(n - numbers.shape[0], np.nan)])
+        if u % 5 == 4:  # one score out of place: a list not in order
+            values[rng.integers(1, n)] = 2.0
+        scores[offsets[u] : offsets[u + 1]] = values
+    return offsets, scores
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("depth", [1, 10, 16, 50, -1])
+def test_lists_in_score_order_as_ranx_sorts_them(seed, depth):
+    offsets, scores = _lists_in_order(seed)
+    items = np.arange(scores.shape[0], dtype=np.int64)
+    order = ranx_order(offsets, scores, items, depth)[0]
+    for u in range(offsets.shape[0] - 1):
+        lo, hi = int(offsets[u]), int(offsets[u + 1])
+        expected = [lo + i for i in _ranx_sorted(scores[lo:hi])]
+        head = hi - lo if depth < 0 else min(depth, hi - lo)
+        assert order[lo : lo + head].tolist() == expected[:head], (u, hi - lo)
+        assert sorted(order[lo + head : hi].tolist()) == sorted(expected[head:]), (u, hi - lo)

@@ -1,8 +1,9 @@
-"""The lists' scores checked by the metric kernel on its pass over them (a score order:
-trec_eval, ir_measures), not by a pass of their own: the kernel's ``not_finite`` flag against
-plain Python, and the error still the one the check made before it: the first NaN or infinite
-score of the chunk's rows (its user and item), ahead of a repeated item in a list, a repeated
-or NaN rating."""
+"""The lists' scores checked by the kernel that reads them all (the metric kernel under a score
+order: trec_eval, ir_measures; ranx's lists under ranx's order, the copies a dict drops
+included), not by a pass of their own: the kernels' ``not_finite`` flags against plain Python,
+and the error still the one the check made before it: the first NaN or infinite score of the
+chunk's rows (its user and item), ahead of a repeated item in a list, a repeated or NaN
+rating."""
 
 import math
 
@@ -13,6 +14,7 @@ import pytest
 from mobeval.errors import InputError
 from mobeval.kernels import recs as K
 from mobeval.kernels.list_order import ID_ASC, TEXT_DESC
+from mobeval.kernels.ranks import ranx_lists
 from mobeval.tasks.recs import score_recs_frame
 
 ODD = [math.nan, math.inf, -math.inf]
@@ -38,6 +40,23 @@ def test_the_kernel_flags_each_list_with_a_nan_or_infinite_score(mode):
         assert flags[u] == (odd and mode != K.AS_GIVEN), u
 
 
+@pytest.mark.parametrize("drop", [False, True])
+@pytest.mark.parametrize("depth", [3, -1])
+def test_ranx_lists_flag_each_list_with_a_nan_or_infinite_score(drop, depth):
+    rng = np.random.default_rng(6)
+    lengths = rng.integers(0, 40, size=300)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    scores = -np.sort(-np.floor(rng.random(offsets[-1]) * 8) / 8)
+    for row in rng.choice(offsets[-1], size=40, replace=False):
+        scores[row] = ODD[int(rng.integers(0, 3))]
+    items = rng.integers(0, 30, size=offsets[-1])  # copies in most lists: a dict drops them
+    flags = np.zeros(len(lengths), dtype=np.bool_)
+    ranx_lists(offsets, scores, items, depth, drop=drop, heads=True, not_finite=flags)
+    for u in range(len(lengths)):
+        odd = any(not math.isfinite(s) for s in scores[offsets[u] : offsets[u + 1]].tolist())
+        assert flags[u] == odd, u
+
+
 def _lists(score_of):
     """Users 1 to 4, five items each (user u: items 10u to 10u + 4), scores 1.0, 0.75, ...;
     ``score_of``: (user, item) -> another score."""
@@ -59,7 +78,7 @@ def _error(recs, ratings, convention):
     return str(raised.value)
 
 
-@pytest.mark.parametrize("convention", ["trec_eval", "ir_measures"])
+@pytest.mark.parametrize("convention", ["trec_eval", "ir_measures", "ranx"])
 @pytest.mark.parametrize("odd", ODD)
 def test_the_first_odd_score_of_the_rows_is_named(convention, odd):
     recs = _lists({(3, 32): odd, (2, 24): odd, (4, 40): math.nan})
@@ -89,3 +108,20 @@ def test_an_odd_score_is_named_before_a_repeated_item_or_a_bad_rating(convention
     assert "an item appears twice" in _error(fine, _ratings(), convention)
     assert "rated twice" in _error(fine, _ratings([(2, 20, 5.0)]), convention)
     assert "column 'rating'" in _error(fine, _ratings([(2, 99, math.nan)]), convention)
+
+
+def test_ranx_names_an_odd_score_a_dict_drops_before_a_bad_rating():
+    # user 1's list repeats item 10 with a NaN score: the dict keeps the copy's place, drops it
+    recs = _lists({}).with_columns(
+        pl.when((pl.col("user_id") == 1) & (pl.col("item_id") == 14))
+        .then(10)
+        .otherwise(pl.col("item_id"))
+        .alias("item_id"),
+        pl.when((pl.col("user_id") == 1) & (pl.col("item_id") == 10))
+        .then(math.nan)
+        .otherwise(pl.col("score"))
+        .alias("score"),
+    )
+    named = "column 'score': NaN or infinite value (first offending key: (1, 10))"
+    for bad in ([], [(2, 20, 5.0)], [(2, 99, math.nan)]):  # none, a repeated rating, a NaN one
+        assert named in _error(recs, _ratings(bad), "ranx")

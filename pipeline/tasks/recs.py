@@ -266,14 +266,14 @@ def score_chunk(
     ratings = R.checked_columns(ratings, ["user_id", "item_id", "rating"], path_ratings)
     recs, ratings = R.common_id_types(recs, ratings)
     listed = recs  # the lists' rows as they came, for a NaN or infinite score's message
-    # float64 scores of lists the kernel puts in a score order, every row kept, are checked by
-    # the kernel on its pass over them (K.recs_user_stats' not_finite), not in a pass here
+    # float64 scores are checked by the kernel that reads every row's, not in a pass here: of
+    # lists the metric kernel puts in a score order, every row kept (K.recs_user_stats'
+    # not_finite), or in ranx's (R.ranx_runs' not_finite, the copies a dict drops included)
     deferred = (
         need_score
-        and conv.order in R.SCORE_ORDERS
         and not trec
-        and conv.duplicates != "drop"
         and recs.schema["score"] == pl.Float64
+        and (conv.order == "ranx" or (conv.order in R.SCORE_ORDERS and conv.duplicates != "drop"))
     )
     grouped = R.checked_rows(recs, "score" if need_score and not deferred else None, path_recs)
     with _scores_first(listed, path_recs, deferred):
@@ -299,7 +299,10 @@ def score_chunk(
         order_mode, ids_text = R.score_order(recs, conv.order)
     elif conv.order == "ranx":
         heads = not setup.rules.check_duplicates
-        list_off, rows, rec_items, rec_scores = R.ranx_runs(recs, rec_off, limit, drop, heads)
+        odd = np.zeros(len(users), dtype=np.bool_) if deferred else None
+        list_off, rows, rec_items, rec_scores = R.ranx_runs(recs, rec_off, limit, drop, heads, odd)
+        if deferred and odd.any():
+            R.checked_rows(listed, "score", path_recs)  # the error of the first such score
     else:
         rows, rec_items, rec_scores = R.lists(recs, conv.order, rec_off, limit)
     tru_items = ratings[R.ITEM].to_numpy()

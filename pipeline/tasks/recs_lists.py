@@ -168,7 +168,12 @@ def lists(
 
 
 def ranx_runs(
-    recs: pl.DataFrame, rec_off: np.ndarray, limit: int, drop: bool, heads: bool
+    recs: pl.DataFrame,
+    rec_off: np.ndarray,
+    limit: int,
+    drop: bool,
+    heads: bool,
+    not_finite: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
     """``(offsets, rows, items, scores)``: ``recs``'s lists (grouped by user, ascending;
     ``rec_off``: the offsets of its users' blocks) as ranx holds them in its ``Run``
@@ -176,9 +181,12 @@ def ranx_runs(
     entry per item, its first row's place and its last row's score, in the same pass; each
     list's first ``limit`` entries (-1: all) in ranx's order, and with ``heads`` only those (the
     metric kernel reads no further), else the others after them. ``rows``: the row of ``recs``
-    each entry comes from, given under no limit only (trec_eval's measures take the rows)."""
+    each entry comes from, given under no limit only (trec_eval's measures take the rows).
+    ``not_finite`` (a flag a user, or None): set where a list holds a NaN or infinite score."""
     items, scores = as_given(recs)
-    return ranx_lists(rec_off, scores, items, limit, drop=drop, rows=limit < 0, heads=heads)
+    return ranx_lists(
+        rec_off, scores, items, limit, drop=drop, rows=limit < 0, heads=heads, not_finite=not_finite
+    )
 
 
 def as_given(recs: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
