@@ -1,8 +1,8 @@
-"""ranx's lists in one pass (:func:`mobeval.kernels.ranks.ranx_lists`): each list held as a
+"""ranx's lists in one pass (:func:`mobeval.kernels.ranx_lists.ranx_lists`): each list held as a
 ranx ``Run`` holds it (a dict filled row by row: one entry per item, at its first row's place,
 with its last row's score, under ``duplicates="drop"``), then sorted by Numba's ``np.argsort`` of
 the negated scores, its first ``depth`` entries only (``heads``) or all of them; lists already in
-that order are not sorted (:func:`~mobeval.kernels.ranks.ranx_list_state`); ids near and far
+that order are not sorted (:func:`~mobeval.kernels.ranx_lists.ranx_list_state`); ids near and far
 apart (a hash table finds the copies).
 
 The oracle is a plain Python dict and Numba's own quicksort run as plain Python
@@ -18,7 +18,7 @@ import pytest
 from numba.misc.quicksort import make_py_quicksort
 from numba.np.numpy_support import lt_floats
 
-from mobeval.kernels.ranks import HEAD_IN_ORDER, UNORDERED, ranx_list_state, ranx_lists
+from mobeval.kernels.ranx_lists import HEAD_IN_ORDER, UNORDERED, ranx_list_state, ranx_lists
 from mobeval.tasks.recs import score_recs_frame
 
 PY_ARGSORT = make_py_quicksort(lt=lt_floats, is_argsort=True, is_np_array=True).run_quicksort

@@ -1,4 +1,4 @@
-"""ranx's list order cut at a depth (:func:`mobeval.kernels.ranks.ranx_order` with ``depth``):
+"""ranx's list order cut at a depth (:func:`mobeval.kernels.ranx_lists.ranx_order` with ``depth``):
 each list's first ``depth`` rows are those of the whole sort ranx runs, bit for bit, on lists
 with many ties (where Numba's quicksort does not keep the input order), shorter than, as long
 as and longer than the depth; the rows after them are the list's other rows; the items and
@@ -18,7 +18,7 @@ import pytest
 from numba.misc.quicksort import make_py_quicksort
 from numba.np.numpy_support import lt_floats
 
-from mobeval.kernels.ranks import ranx_order
+from mobeval.kernels.ranx_lists import ranx_order
 
 PY_ARGSORT = make_py_quicksort(lt=lt_floats, is_argsort=True, is_np_array=True).run_quicksort
 
@@ -53,6 +53,17 @@ def _lists(seed: int):
     return offsets, scores
 
 
+def _assert_heads_as_ranx_sorts_them(order, offsets, scores, depth) -> None:
+    """Each list's first ``depth`` rows of ``order`` (-1: all) those of ranx's whole sort, in
+    its order; the rows after them the list's other rows."""
+    for u in range(offsets.shape[0] - 1):
+        lo, hi = int(offsets[u]), int(offsets[u + 1])
+        expected = [lo + i for i in _ranx_sorted(scores[lo:hi])]
+        head = hi - lo if depth < 0 else min(depth, hi - lo)
+        assert order[lo : lo + head].tolist() == expected[:head], (u, hi - lo)
+        assert sorted(order[lo + head : hi].tolist()) == sorted(expected[head:]), (u, hi - lo)
+
+
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("depth", [0, 1, 5, 10, 15, 16, 17, 50, 100, 256, 257, 1000, -1])
 def test_first_rows_as_ranx_sorts_them(seed, depth):
@@ -65,12 +76,7 @@ def test_first_rows_as_ranx_sorts_them(seed, depth):
     assert without_rows[0] is None
     assert without_rows[1].tolist() == out_items.tolist()
     assert np.array_equal(without_rows[2], out_scores, equal_nan=True)
-    for u in range(offsets.shape[0] - 1):
-        lo, hi = int(offsets[u]), int(offsets[u + 1])
-        expected = [lo + i for i in _ranx_sorted(scores[lo:hi])]
-        head = hi - lo if depth < 0 else min(depth, hi - lo)
-        assert order[lo : lo + head].tolist() == expected[:head], (u, hi - lo)
-        assert sorted(order[lo + head : hi].tolist()) == sorted(expected[head:]), (u, hi - lo)
+    _assert_heads_as_ranx_sorts_them(order, offsets, scores, depth)
 
 
 def test_whole_lists_by_default():
@@ -110,9 +116,4 @@ def test_lists_in_score_order_as_ranx_sorts_them(seed, depth):
     offsets, scores = _lists_in_order(seed)
     items = np.arange(scores.shape[0], dtype=np.int64)
     order = ranx_order(offsets, scores, items, depth)[0]
-    for u in range(offsets.shape[0] - 1):
-        lo, hi = int(offsets[u]), int(offsets[u + 1])
-        expected = [lo + i for i in _ranx_sorted(scores[lo:hi])]
-        head = hi - lo if depth < 0 else min(depth, hi - lo)
-        assert order[lo : lo + head].tolist() == expected[:head], (u, hi - lo)
-        assert sorted(order[lo + head : hi].tolist()) == sorted(expected[head:]), (u, hi - lo)
+    _assert_heads_as_ranx_sorts_them(order, offsets, scores, depth)

@@ -14,20 +14,27 @@ import pytest
 from mobeval.errors import InputError
 from mobeval.kernels import recs as K
 from mobeval.kernels.list_order import ID_ASC, TEXT_DESC
-from mobeval.kernels.ranks import ranx_lists
+from mobeval.kernels.ranx_lists import ranx_lists
 from mobeval.tasks.recs import score_recs_frame
 
 ODD = [math.nan, math.inf, -math.inf]
 
 
-@pytest.mark.parametrize("mode", [TEXT_DESC, ID_ASC, K.AS_GIVEN])
-def test_the_kernel_flags_each_list_with_a_nan_or_infinite_score(mode):
-    rng = np.random.default_rng(5)
+def _odd_lists(rng):
+    """``(lengths, offsets, scores)`` of 300 lists of 0-39 rows in score order, 40 of their
+    scores NaN or infinite."""
     lengths = rng.integers(0, 40, size=300)
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     scores = -np.sort(-np.floor(rng.random(offsets[-1]) * 8) / 8)
     for row in rng.choice(offsets[-1], size=40, replace=False):
         scores[row] = ODD[int(rng.integers(0, 3))]
+    return lengths, offsets, scores
+
+
+@pytest.mark.parametrize("mode", [TEXT_DESC, ID_ASC, K.AS_GIVEN])
+def test_the_kernel_flags_each_list_with_a_nan_or_infinite_score(mode):
+    rng = np.random.default_rng(5)
+    lengths, offsets, scores = _odd_lists(rng)
     ids = rng.permutation(offsets[-1]).astype(np.int64)
     truth = (offsets, ids, np.ones(offsets[-1]))  # every item rated, once
     rules = K.StatsRules(1.0, False, K.GAIN_LINEAR, -np.inf, True, False, K.DUP_EACH, True, True,
@@ -44,11 +51,7 @@ def test_the_kernel_flags_each_list_with_a_nan_or_infinite_score(mode):
 @pytest.mark.parametrize("depth", [3, -1])
 def test_ranx_lists_flag_each_list_with_a_nan_or_infinite_score(drop, depth):
     rng = np.random.default_rng(6)
-    lengths = rng.integers(0, 40, size=300)
-    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    scores = -np.sort(-np.floor(rng.random(offsets[-1]) * 8) / 8)
-    for row in rng.choice(offsets[-1], size=40, replace=False):
-        scores[row] = ODD[int(rng.integers(0, 3))]
+    lengths, offsets, scores = _odd_lists(rng)
     items = rng.integers(0, 30, size=offsets[-1])  # copies in most lists: a dict drops them
     flags = np.zeros(len(lengths), dtype=np.bool_)
     ranx_lists(offsets, scores, items, depth, drop=drop, heads=True, not_finite=flags)

@@ -175,7 +175,7 @@ class RecsConvention:
             descending: trec_eval), ``"score_id_asc"`` (ties by item id ascending) or ``"ranx"``
             (score descending as a ranx ``Run`` sorts it: Numba's quicksort of the list in file
             order, which keeps tied items in file order on lists of up to 15 items and not on
-            longer ones: :func:`mobeval.kernels.ranks.ranx_order`).
+            longer ones: :func:`mobeval.kernels.ranx_lists.ranx_order`).
         unweighted: read every truth rating as 1.0 (RELISON's evaluation reads the test graph
             unweighted).
     """

@@ -15,13 +15,8 @@ from mobeval.io.sources import columns_present
 from mobeval.kernels.blocks import readonly
 from mobeval.kernels.chunk_checks import scan_rows
 from mobeval.kernels.list_order import ID_ASC, TEXT_DESC, list_order
-from mobeval.kernels.ranks import (
-    drop_repeated,
-    entry_counts,
-    ranx_lists,
-    ranx_order,
-    segment_offsets,
-)
+from mobeval.kernels.ranks import drop_repeated, entry_counts, segment_offsets
+from mobeval.kernels.ranx_lists import ranx_lists, ranx_order
 from mobeval.kernels.user_blocks import truth_order, user_blocks
 
 SCORE_ORDERS = {"score_id_str_desc": TEXT_DESC, "score_id_asc": ID_ASC}
@@ -150,7 +145,7 @@ def lists(
     that order. Score orders: :func:`~mobeval.kernels.list_order.list_order` (trec_eval: score
     descending, ties by item id as text descending), which sorts the arrays themselves, the ties
     from position ``limit`` on where the scores never increase left as they are (-1: none).
-    ranx's order (:func:`~mobeval.kernels.ranks.ranx_order`) puts each list's first ``limit``
+    ranx's order (:func:`~mobeval.kernels.ranx_lists.ranx_order`) puts each list's first ``limit``
     rows in order (-1: all), and with a ``limit`` gives no rows (None: the callers that take
     the rows, trec_eval's measures and an error's message, ask for whole lists)."""
     items, scores = as_given(recs)
@@ -177,7 +172,7 @@ def ranx_runs(
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
     """``(offsets, rows, items, scores)``: ``recs``'s lists (grouped by user, ascending;
     ``rec_off``: the offsets of its users' blocks) as ranx holds them in its ``Run``
-    (:func:`~mobeval.kernels.ranks.ranx_lists`): under ``drop`` (``duplicates="drop"``) one
+    (:func:`~mobeval.kernels.ranx_lists.ranx_lists`): under ``drop`` (``duplicates="drop"``) one
     entry per item, its first row's place and its last row's score, in the same pass; each
     list's first ``limit`` entries (-1: all) in ranx's order, and with ``heads`` only those (the
     metric kernel reads no further), else the others after them. ``rows``: the row of ``recs``
