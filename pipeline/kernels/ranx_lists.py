@@ -22,6 +22,7 @@ from mobeval.kernels.ranks import (
     UNITS_PER_BLOCK,
     segment_offsets,
 )
+from mobeval.kernels.recs import _first_repeat
 
 
 @njit(cache=True)
@@ -214,16 +215,17 @@ def _ranx_lists_units(
     """Units ``first`` to ``last - 1`` of :func:`ranx_lists`. Each list's (score, row) pairs
     copied to a scratch array (``not_finite[u]``, when it holds a flag a unit: whether a score
     copied or dropped is NaN or infinite, ``x - x`` not 0); under ``drop`` one pair per item:
-    the list's items go first into an open-addressing hash set (multiplicative hashing, Knuth,
-    TAOCP vol. 3, 6.4; linear probing) of at least twice the longest list's slots, a slot in use
-    while its stamp is the unit's (no clearing between lists); a list without a repeat (as a
-    rule) is copied as it is, and one with a repeat copied again through the same table as a
-    dict (under a stamp of its own), each slot holding where its item's pair went and a copy
-    giving its score and row to the pair of its item's first row. The pairs put in ranx's order
-    up to ``depth`` (:func:`numba_sort_head`, unless they are in that order already:
-    :func:`ranx_list_state`), then the first ``out_off[u + 1] - out_off[u]`` of them, or all
-    when the list has fewer (``counts[u]``: how many), written as items and scores (and rows,
-    when ``out_rows`` holds them) from ``out_off[u]`` on."""
+    the list's items go first into the metric kernel's hash set
+    (:func:`mobeval.kernels.recs._first_repeat`: multiplicative hashing, linear probing) of at
+    least twice the longest list's slots, a slot in use while its stamp is the unit's (no
+    clearing between lists); a list without a repeat (as a rule) is copied as it is, and one
+    with a repeat copied again through the same table as a dict (under a stamp of its own),
+    each slot holding where its item's pair went and a copy giving its score and row to the
+    pair of its item's first row. The pairs put in ranx's order up to ``depth``
+    (:func:`numba_sort_head`, unless they are in that order already: :func:`ranx_list_state`),
+    then the first ``out_off[u + 1] - out_off[u]`` of them, or all when the list has fewer
+    (``counts[u]``: how many), written as items and scores (and rows, when ``out_rows`` holds
+    them) from ``out_off[u]`` on."""
     longest = 1
     for u in range(first, last):
         longest = max(longest, offsets[u + 1] - offsets[u])
@@ -246,18 +248,9 @@ def _ranx_lists_units(
         # the list's own views: no index read as counted from the end (Numba's wraparound)
         unit_items, unit_scores = items[start : offsets[u + 1]], scores[start : offsets[u + 1]]
         m = unit_items.shape[0]
-        repeats = False
-        if drop:  # the list's items as a set: a repeat sends the list through the dict
-            for i in range(m):
-                item = unit_items[i]
-                h = (np.uint64(item) * _GOLDEN) >> shift
-                while stamps[h] == u and keys[h] != item:
-                    h = (h + np.uint64(1)) & mask
-                if stamps[h] == u:
-                    repeats = True
-                    break
-                stamps[h] = u
-                keys[h] = item
+        # the list's items as a set (the metric kernel's duplicate check): a repeat sends the
+        # list through the dict
+        repeats = drop and _first_repeat(unit_items, keys, stamps, u) >= 0
         n = 0
         odd = 0
         if not repeats:
