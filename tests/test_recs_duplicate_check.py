@@ -1,9 +1,9 @@
 """The recs kernel's duplicate check and rise count on one list's view
-(:func:`mobeval.kernels.recs._first_repeat`, :func:`~mobeval.kernels.recs._rises`) against plain
-Python: repeats at the start, at the end, in the middle, within and across runs of tied scores,
-several repeats (the first one found is the earliest position that repeats), ids whose text and
-number orders differ, extreme and negative ids, long lists; one hash set reused by list after
-list (its stamps), as the kernel reuses it by user; NaN scores never rise, and the NaN and
+(:func:`mobeval.kernels.recs.hashed_first_repeat`, :func:`~mobeval.kernels.recs._rises`) against
+plain Python: repeats at the start, at the end, in the middle, within and across runs of tied
+scores, several repeats (the first one found is the earliest position that repeats), ids whose
+text and number orders differ, extreme and negative ids, long lists; one hash set reused by list
+after list (its stamps), as the kernel reuses it by user; NaN scores never rise, and the NaN and
 infinite ones are counted."""
 
 import math
@@ -63,7 +63,7 @@ def test_the_first_repeat_of_each_list_is_found(seed):
         lead = int(rng.integers(0, 3))  # the list as a view into a longer column
         column = np.concatenate([np.full(lead, items[0]), items, items[:1]])
         view = column[lead : lead + items.shape[0]]
-        got = K._first_repeat(view, slots, stamps, stamp)
+        got = K.hashed_first_repeat(view, slots, stamps, stamp)
         assert got == _first_repeat(items.tolist())
         assert K.first_repeat(items) == got
         rows.append(got)

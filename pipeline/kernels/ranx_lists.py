@@ -22,7 +22,7 @@ from mobeval.kernels.ranks import (
     UNITS_PER_BLOCK,
     segment_offsets,
 )
-from mobeval.kernels.recs import _first_repeat
+from mobeval.kernels.recs import hashed_first_repeat
 
 
 @njit(cache=True)
@@ -216,8 +216,8 @@ def _ranx_lists_units(
     copied to a scratch array (``not_finite[u]``, when it holds a flag a unit: whether a score
     copied or dropped is NaN or infinite, ``x - x`` not 0); under ``drop`` one pair per item:
     the list's items go first into the metric kernel's hash set
-    (:func:`mobeval.kernels.recs._first_repeat`: multiplicative hashing, linear probing) of at
-    least twice the longest list's slots, a slot in use while its stamp is the unit's (no
+    (:func:`mobeval.kernels.recs.hashed_first_repeat`: multiplicative hashing, linear probing)
+    of at least twice the longest list's slots, a slot in use while its stamp is the unit's (no
     clearing between lists); a list without a repeat (as a rule) is copied as it is, and one
     with a repeat copied again through the same table as a dict (under a stamp of its own),
     each slot holding where its item's pair went and a copy giving its score and row to the
@@ -250,7 +250,7 @@ def _ranx_lists_units(
         m = unit_items.shape[0]
         # the list's items as a set (the metric kernel's duplicate check): a repeat sends the
         # list through the dict
-        repeats = drop and _first_repeat(unit_items, keys, stamps, u) >= 0
+        repeats = drop and hashed_first_repeat(unit_items, keys, stamps, u) >= 0
         n = 0
         odd = 0
         if not repeats:

@@ -226,18 +226,18 @@ def _positions(n):
 
 def first_repeat(items) -> int:
     """0-based position of the first item of the list ``items`` that occurred earlier in it, or
-    -1 (:func:`_first_repeat`)."""
+    -1 (:func:`hashed_first_repeat`)."""
     items = readonly(items, np.int64)
     slots = np.empty(1 << _log2(2 * max(len(items), 1)), dtype=np.int64)
     stamps = np.full(slots.shape[0], -1, dtype=np.int64)
-    return int(_first_repeat(items, slots, stamps, 0))
+    return int(hashed_first_repeat(items, slots, stamps, 0))
 
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio: Knuth's multiplicative hash
 
 
 @njit(cache=True)
-def _first_repeat(items, slots, stamps, stamp):
+def hashed_first_repeat(items, slots, stamps, stamp):
     """The 0-based position of the first item of the list ``items`` (one list's view, so that
     no index is read as counted from the end) that already occurred earlier in it, or -1: each
     item goes into an open-addressing hash set (multiplicative hashing, Knuth, TAOCP vol. 3,
@@ -507,7 +507,7 @@ def _user_stats(
         n_truth = t1 - t0
         n_scan = n_list if whole else min(n_list, cutoffs[n_cut - 1])
         if check_duplicates:
-            dup_pos[u] = _first_repeat(rec_items[r0 : r0 + n_list], slots, stamps, u)
+            dup_pos[u] = hashed_first_repeat(rec_items[r0 : r0 + n_list], slots, stamps, u)
         rises = 0
         if order_mode != AS_GIVEN:
             rises, odd = _rises(rec_scores[r0 : r0 + n_list])
