@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from mobeval.kernels.blocks import readonly, run_blocks
+from mobeval.kernels.borrow import borrowed
 from mobeval.kernels.jit import njit
 from mobeval.kernels.ranks import (
     NUMBA_MAX_STACK,
@@ -236,11 +237,25 @@ def _ranx_lists_units(
     keys = np.empty(size, dtype=np.int64)
     places = np.empty(size, dtype=np.int64)
     stamps = np.full(size, -1, dtype=np.int64)
-    mask = np.uint64(size - 1)
-    shift = np.uint64(64 - bits)
     values = np.empty(longest)
     rows = np.empty(longest, dtype=np.int64)
     stack = np.empty((NUMBA_MAX_STACK, 3), dtype=np.int64)
+    arrays = (offsets, scores, items, out_off, out_rows, out_items, out_scores, counts, not_finite)
+    scratch = (keys, places, stamps, values, rows, stack)
+    _ranx_lists_loop(arrays, scratch, bits, depth, drop, first, last)
+
+
+@njit(cache=True)
+def _ranx_lists_loop(arrays, scratch, bits, depth, drop, first, last):
+    """:func:`_ranx_lists_units`' loop over its units, on borrowed views of its arrays
+    (:mod:`mobeval.kernels.borrow`: a unit's slices and calls count no reference); ``bits``:
+    log2 of the dict's slots."""
+    offsets, scores, items, out_off, out_rows, out_items, out_scores, counts, not_finite = borrowed(
+        *arrays
+    )
+    keys, places, stamps, values, rows, stack = borrowed(*scratch)
+    mask = np.uint64(keys.shape[0] - 1)
+    shift = np.uint64(64 - bits)
     with_rows = out_rows.shape[0] > 0
     check = not_finite.shape[0] > 0
     for u in range(first, last):

@@ -45,6 +45,7 @@ from typing import NamedTuple, get_type_hints
 import numpy as np
 
 from mobeval.kernels.blocks import readonly, run_blocks
+from mobeval.kernels.borrow import borrowed
 from mobeval.kernels.heapsort import sort_indices
 from mobeval.kernels.jit import njit
 from mobeval.kernels.list_order import (
@@ -447,7 +448,52 @@ def _user_stats(
     last,
 ):
     """Users ``first`` to ``last - 1`` of :func:`recs_user_stats` into ``cut``, ``usr``,
-    ``dup_pos`` and ``not_finite`` (``seen``: a flag per truth row, False on entry)."""
+    ``dup_pos`` and ``not_finite`` (``seen``: a flag per truth row, False on entry): the
+    block's scratch arrays, handed to :func:`_score_users` (which borrows them,
+    :mod:`mobeval.kernels.borrow`)."""
+    n_cut = cutoffs.shape[0]
+    longest = 1
+    most_rated = 1
+    for u in range(first, last):
+        longest = max(longest, rec_off[u + 1] - rec_off[u])
+        most_rated = max(most_rated, tru_off[u + 1] - tru_off[u])
+    # the running counters at each cutoff, written for every cutoff of every user (so allocated
+    # once, with np.empty: no np.zeros / np.full of their own to compile)
+    counters = np.empty((3, n_cut), dtype=np.int64)
+    sums = np.empty((4, n_cut))
+    # each user's gains, sorted in place (no allocation a user): its truth's, its rated list
+    # items'; at most SHORT_SORT of them sorted by insertion
+    truth_gains = np.empty(0 if rules.idcg_rated else most_rated)
+    rated_gains = np.empty(longest if rules.idcg_rated else 0)
+    sorted_gains = np.empty(min(max(truth_gains.shape[0], rated_gains.shape[0]), SHORT_SORT))
+    slots = np.empty(1 << _log2(2 * longest), dtype=np.int64)  # the duplicate check's hash set
+    stamps = np.full(slots.shape[0], -1, dtype=np.int64)  # no user's stamp
+    # each user's truth rows by item (:func:`_lookup`): at least 8 slots a row, most of them empty
+    table = np.full(1 << max(TRUTH_SLOTS_LOG2, _log2(8 * most_rated)), EMPTY, dtype=np.int64)
+    # each list's first ranks' truth rows (hits); items, rows, keys, scores: scratch of its order
+    ranks = np.empty((4, longest), dtype=np.int64)
+    scores = np.empty(longest)
+    arrays = (rec_off, rec_items, rec_scores, tru_off, tru_items, tru_ratings, cutoffs, discounts)
+    outs = (cut, usr, dup_pos, not_finite, seen)
+    gains = (truth_gains, rated_gains, sorted_gains)
+    _score_users(arrays, rules, outs, (counters, sums, *gains, slots, stamps, table, ranks, scores),
+                 first, last)  # fmt: skip
+
+
+@njit(cache=True)
+def _score_users(arrays, rules, outs, scratch, first, last):
+    """:func:`_user_stats`' loop over its users, on borrowed views of its arrays (the tuples
+    its outer function holds for the call): a user's slices and calls count no reference."""
+    rec_off, rec_items, rec_scores, tru_off, tru_items, tru_ratings, cutoffs, discounts = borrowed(
+        *arrays
+    )
+    cut, usr, dup_pos, not_finite, seen = borrowed(*outs)
+    counters, sums, truth_gains, rated_gains, sorted_gains, slots, stamps, table, ranks, scores = (
+        borrowed(*scratch)
+    )
+    at_tp, at_hits, at_first = counters[0], counters[1], counters[2]
+    at_ap, at_dcg, at_dcg_burges, at_dcg_rated = sums[0], sums[1], sums[2], sums[3]
+    hits, items, rows, keys = ranks[0], ranks[1], ranks[2], ranks[3]  # keys: the ids' text keys
     rel_threshold = rules.rel_threshold
     user_mean_threshold = rules.user_mean_threshold
     gain_mode = rules.gain_mode
@@ -463,41 +509,11 @@ def _user_stats(
     undefined = np.nan if nan_if_no_relevant else 0.0
     # an int64 variable, not the literal constant: a literal argument compiles _gain once more
     exponential = np.int64(GAIN_EXPONENTIAL)
-    # the running counters at each cutoff, written for every cutoff of every user (so allocated
-    # once, with np.empty: no np.zeros / np.full of their own to compile)
-    at_tp = np.empty(n_cut, dtype=np.int64)
-    at_hits = np.empty(n_cut, dtype=np.int64)
-    at_first = np.empty(n_cut, dtype=np.int64)
-    at_ap = np.empty(n_cut)
-    at_dcg = np.empty(n_cut)
-    at_dcg_burges = np.empty(n_cut)
-    at_dcg_rated = np.empty(n_cut)
-    longest = 1
-    most_rated = 1
-    for u in range(first, last):
-        longest = max(longest, rec_off[u + 1] - rec_off[u])
-        most_rated = max(most_rated, tru_off[u + 1] - tru_off[u])
-    # each user's gains, sorted here (no allocation a user): its truth's, its rated list items'
-    truth_gains = np.empty(0 if idcg_rated else most_rated)
-    rated_gains = np.empty(longest if idcg_rated else 0)
-    sorted_gains = np.empty(min(max(truth_gains.shape[0], rated_gains.shape[0]), SHORT_SORT))
-    slots = np.empty(1 << _log2(2 * longest), dtype=np.int64)  # the duplicate check's hash set
-    # each user's truth rows by item (:func:`_lookup`): at least 8 slots a row, most of them empty
-    truth_bits = max(TRUTH_SLOTS_LOG2, _log2(8 * most_rated))
-    table = np.full(1 << truth_bits, EMPTY, dtype=np.int64)
-    truth_shift = np.uint64(64 - truth_bits)
-    # each list's first ranks' truth rows (hits); items, scores, rows, keys: scratch of its order
-    hits = np.empty(longest, dtype=np.int64)
-    items = np.empty(longest, dtype=np.int64)
-    scores = np.empty(longest)
-    rows = np.empty(longest, dtype=np.int64)
-    keys = np.empty(longest, dtype=np.int64)  # the ids' text keys, or the ids
+    truth_shift = np.uint64(64 - _log2(table.shape[0]))
     order_mode = rules.order_mode
     text = rules.ids_text and order_mode == TEXT_DESC  # ids compared as their decimal text
     order_limit = rules.order_limit if rules.order_limit >= 0 else FULL
     zero = np.int64(0)
-    stamps = np.empty(slots.shape[0], dtype=np.int64)
-    stamps[:] = -1  # no user's stamp
     whole = rules.whole_lists
     for u in range(first, last):
         r0 = rec_off[u]

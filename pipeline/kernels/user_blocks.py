@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from mobeval.kernels.blocks import readonly
+from mobeval.kernels.borrow import borrowed
 from mobeval.kernels.jit import njit
 
 
@@ -64,6 +65,7 @@ def _merge(rec_users, tru_users):
     (each side's runs found by :func:`_run_end`) into arrays of a user per 32 rows (at least
     16), twice as long when full (a chunk's lists are mostly longer: rarely), returned as the
     views of their users."""
+    rec_users, tru_users = borrowed(rec_users, tru_users)  # each run's end read without a count
     n_rec, n_tru = rec_users.shape[0], tru_users.shape[0]
     out = np.empty((3, 16 + (n_rec + n_tru) // 32), dtype=np.int64)
     i = j = n = 0
