@@ -30,6 +30,33 @@ def test_user_blocks_is_the_union_with_counts(seed):
     assert tru_counts.tolist() == [Counter(tru.tolist())[u] for u in expected]
 
 
+def _runs_as_long(rng, n_runs, length, odd=None):
+    """``n_runs`` sorted runs of ``length`` equal users each; ``odd``: the run one row longer
+    (its first row taken from the run before or after it, as a list cut short)."""
+    users = np.sort(rng.choice(np.arange(-500, 500), size=n_runs, replace=False))
+    column = np.repeat(users, length)
+    if odd is not None:
+        column[min(odd * length + length, column.size - 1)] = users[odd]
+    return np.sort(column)
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("odd", [None, 0, 1, "last"])
+def test_user_blocks_with_runs_all_as_long_or_all_but_one(seed, odd):
+    """Lists all as long (the usual top-k lists) are read at their starts alone: a column whose
+    runs are all as long but one (longer or shorter, first, second or last) is found out."""
+    rng = np.random.default_rng(seed)
+    n_runs, length = int(rng.integers(2, 40)), int(rng.integers(1, 7))
+    odd_run = n_runs - 2 if odd == "last" else odd
+    rec = _runs_as_long(rng, n_runs, length, odd_run)
+    tru = _runs_as_long(rng, int(rng.integers(1, 40)), int(rng.integers(1, 4)), None)
+    users, rec_counts, tru_counts = user_blocks(rec, tru)
+    expected = sorted(set(rec.tolist()) | set(tru.tolist()))
+    assert users.tolist() == expected
+    assert rec_counts.tolist() == [Counter(rec.tolist())[u] for u in expected]
+    assert tru_counts.tolist() == [Counter(tru.tolist())[u] for u in expected]
+
+
 def _python_truth_order(users, items):
     pairs = list(zip(users, items, strict=True))
     unsorted = next((r for r in range(1, len(pairs)) if pairs[r] < pairs[r - 1]), -1)
