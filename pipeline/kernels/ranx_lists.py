@@ -226,7 +226,8 @@ def _ranx_lists_units(
     (:func:`numba_sort_head`, unless they are in that order already: :func:`ranx_list_state`),
     then the first ``out_off[u + 1] - out_off[u]`` of them, or all when the list has fewer
     (``counts[u]``: how many), written as items and scores (and rows, when ``out_rows`` holds
-    them) from ``out_off[u]`` on."""
+    them) from ``out_off[u]`` on. The block's scratch arrays are allocated here, the loop run by
+    :func:`_ranx_lists_loop`."""
     longest = 1
     for u in range(first, last):
         longest = max(longest, offsets[u + 1] - offsets[u])

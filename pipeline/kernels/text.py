@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mobeval.kernels.borrow import borrowed
 from mobeval.kernels.jit import njit
 
 #: 10**0 .. 10**22: the powers of ten a float64 holds exactly (Clinger's fast path).
@@ -134,25 +135,37 @@ def run_fields(data, powers):
     spans = np.empty((lines, 6), dtype=np.int64)
     score = np.empty(lines, dtype=np.float64)
     score_read = np.empty(lines, dtype=np.bool_)
-    field_start = np.empty(6, dtype=np.int64)
-    field_end = np.empty(6, dtype=np.int64)
+    fields = np.empty((2, 6), dtype=np.int64)  # a line's fields' starts and ends
+    n, short = _run_lines(data, powers, spans, score, score_read, fields)
+    tag = np.zeros(2, dtype=np.int64)
+    if n:
+        tag[0], tag[1] = fields[0, 5], fields[1, 5]
+    return spans[:n], score[:n], score_read[:n], tag, short, lines
+
+
+@njit(cache=True)
+def _run_lines(data, powers, spans, score, score_read, fields):
+    """:func:`run_fields`' lines read into its arrays, on borrowed views
+    (:mod:`mobeval.kernels.borrow`: a line's calls count no reference): ``(n, short)``, the
+    data lines and the first short line."""
+    data, powers, spans, score, score_read, fields = borrowed(
+        data, powers, spans, score, score_read, fields
+    )
+    field_start, field_end = fields[0], fields[1]
     n = 0
     short = -1
     i = 0
-    for line in range(lines):
-        i, fields = _split_line(data, i, field_start, field_end)
-        if 0 < fields < 6 and short < 0:
+    for line in range(spans.shape[0]):
+        i, count = _split_line(data, i, field_start, field_end)
+        if 0 < count < 6 and short < 0:
             short = line
-        if fields >= 6:
+        if count >= 6:
             for f in range(3):
                 spans[n, 2 * f] = field_start[2 * f]
                 spans[n, 2 * f + 1] = field_end[2 * f]
             score[n], score_read[n] = decimal_fast(data, field_start[4], field_end[4], powers)
             n += 1
-    tag = np.zeros(2, dtype=np.int64)
-    if n:
-        tag[0], tag[1] = field_start[5], field_end[5]
-    return spans[:n], score[:n], score_read[:n], tag, short, lines
+    return n, short
 
 
 @njit(cache=True)
@@ -191,16 +204,25 @@ def qrels_fields(data):
     spans = np.empty((lines, 6), dtype=np.int64)
     rel = np.empty(lines, dtype=np.int64)
     rel_read = np.empty(lines, dtype=np.bool_)
-    field_start = np.empty(4, dtype=np.int64)
-    field_end = np.empty(4, dtype=np.int64)
+    fields = np.empty((2, 4), dtype=np.int64)  # a line's fields' starts and ends
+    n, bad = _qrels_lines(data, spans, rel, rel_read, fields)
+    return spans[:n], rel[:n], rel_read[:n], bad, lines
+
+
+@njit(cache=True)
+def _qrels_lines(data, spans, rel, rel_read, fields):
+    """:func:`qrels_fields`' lines read into its arrays, on borrowed views: ``(n, bad)``, the
+    data lines and the first line of another field count."""
+    data, spans, rel, rel_read, fields = borrowed(data, spans, rel, rel_read, fields)
+    field_start, field_end = fields[0], fields[1]
     n = 0
     bad = -1
     i = 0
-    for line in range(lines):
-        i, fields = _split_line(data, i, field_start, field_end)
-        if fields == 0:
+    for line in range(spans.shape[0]):
+        i, count = _split_line(data, i, field_start, field_end)
+        if count == 0:
             continue
-        if fields != 4:
+        if count != 4:
             if bad < 0:
                 bad = line
             continue
@@ -209,7 +231,7 @@ def qrels_fields(data):
             spans[n, 2 * f + 1] = field_end[field]
         rel[n], rel_read[n] = integer_fast(data, field_start[3], field_end[3])
         n += 1
-    return spans[:n], rel[:n], rel_read[:n], bad, lines
+    return n, bad
 
 
 @njit(cache=True)
@@ -286,6 +308,14 @@ def concatenated(data, starts, ends):
     for i in range(starts.size):
         offsets[i + 1] = offsets[i] + ends[i] - starts[i]
     out = np.empty(offsets[-1], dtype=np.uint8)
+    _copy_strings(data, starts, ends, offsets, out)
+    return out, offsets
+
+
+@njit(cache=True)
+def _copy_strings(data, starts, ends, offsets, out):
+    """:func:`concatenated`'s copies, on borrowed views (a string's two slices count no
+    reference)."""
+    data, starts, ends, offsets, out = borrowed(data, starts, ends, offsets, out)
     for i in range(starts.size):
         out[offsets[i] : offsets[i + 1]] = data[starts[i] : ends[i]]
-    return out, offsets

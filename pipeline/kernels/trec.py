@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from mobeval.kernels.borrow import borrowed
 from mobeval.kernels.jit import njit
 from mobeval.kernels.trec_order import NONPOOL, UNJUDGED
 
@@ -458,6 +459,9 @@ def gain_scores(off, rel, level, num_rel, rel_levels, level_values, custom_level
 def rbp_scores(off, rel, rel_levels, level_values, custom_level, custom_gain, persistence):
     """Per query: rank-biased precision (gains rescaled to [0, 1] when outside it) and its
     residual (the most unjudged documents could add; 0 when every document is judged)."""
+    off, rel, rel_levels, level_values, custom_level, custom_gain = borrowed(
+        off, rel, rel_levels, level_values, custom_level, custom_gain
+    )  # a document's calls count no reference (:mod:`mobeval.kernels.borrow`)
     nq = off.size - 1
     out = np.zeros((nq, 2))
     for q in range(nq):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from mobeval.kernels.blocks import readonly, run_blocks
+from mobeval.kernels.borrow import borrowed
 from mobeval.kernels.jit import njit
 
 #: A retrieved document the qrels of its query do not list.
@@ -144,6 +145,23 @@ def _ranked_and_judged(
     seen = np.full(widest, -1, dtype=np.int64)  # by docno number: g when query g retrieves it
     by_docno = np.empty(widest, dtype=np.int64)
     negated = np.empty(widest, dtype=np.float64)
+    run = (run_data, run_offsets, score, start, rows)
+    qrels = (qrels_data, qrels_offsets, qrels_rel, qstart, qrows)
+    outs = (rel, kept, repeated, judged_twice)
+    scratch = (data_of, begin, end, key, order, spare, code, judged, stamp, seen, by_docno, negated)
+    _rank_queries(run, qrels, outs, scratch, max_docs, judged_only, docno_ascending, first, last)
+
+
+@njit(cache=True)
+def _rank_queries(run, qrels, outs, scratch, max_docs, judged_only, docno_ascending, first, last):
+    """:func:`_ranked_and_judged`' loop over its queries, on borrowed views of its arrays
+    (:mod:`mobeval.kernels.borrow`: a comparison's calls count no reference)."""
+    run_data, run_offsets, score, start, rows = borrowed(*run)
+    qrels_data, qrels_offsets, qrels_rel, qstart, qrows = borrowed(*qrels)
+    rel, kept, repeated, judged_twice = borrowed(*outs)
+    data_of, begin, end, key, order, spare, code, judged, stamp, seen, by_docno, negated = borrowed(
+        *scratch
+    )
     for g in range(first, last):
         n_run = start[g + 1] - start[g]
         n = n_run + qstart[g + 1] - qstart[g]
