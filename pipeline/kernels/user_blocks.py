@@ -46,10 +46,10 @@ def user_blocks(rec_users, tru_users) -> tuple[np.ndarray, np.ndarray, np.ndarra
 @njit(cache=True, inline="always")
 def _run_end(values, i, n, guess):
     """The end of the run of ``values[i]`` that starts at ``i < n`` (``values`` sorted
-    ascending): first at ``i + guess`` (the last run's length: lists are often all as long),
-    checked at its two ends alone, then 16 rows at a time (the last of them equal: all are)
-    and row by row. A whole column of equally long runs costs two reads a run, not a read a
-    row."""
+    ascending): first at ``i + guess`` (the last run's length), checked at its two ends alone,
+    then 16 rows at a time (the last of them equal: all are) and row by row. For a column whose
+    runs are not all as long (those that are: :func:`_equal_runs`): a stretch of equally long
+    runs costs two reads a run, not a read a row."""
     value = values[i]
     end = i + guess
     if i < end <= n and values[end - 1] == value and (end == n or values[end] != value):
