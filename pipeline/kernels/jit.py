@@ -27,6 +27,18 @@ compiles nothing (only a saved call to a function not yet defined, a recursion t
 dispatcher, would need the module's own ``nrt_unresolved_abort``: no kernel of mobeval's makes
 one; none of the 84 saved kernels names it). Numba's compiler (a miss, a user's function)
 initialises the runtime itself (``CPUContext.load_additional_registries``), as before.
+
+Before a dispatcher compiles or loads, Numba loads its extensions (``numba.core.entrypoints``):
+it reads every installed distribution's entry points, 10-15 ms of the start with 136
+distributions installed, more in a larger environment, for extensions a cached kernel does not
+use (it takes NumPy arrays, numbers and tuples, and calls no extension). A kernel's dispatcher
+skips that step (:func:`_no_extensions`); its compilation (a miss) still loads them, from the
+compiler's refresh of the target, as every compilation of the process does.
+
+The cache's files are found at a kernel's first call, not when its module defines it
+(:meth:`KernelCache.__getattr__`): Numba's ``Cache`` locates its folder when it is made, a folder
+made if missing and a temporary file written there to learn that it can write, for each of the 60
+to 70 functions a run imports, though a run calls 7 to 10 of them.
 """
 
 from __future__ import annotations
@@ -83,12 +95,22 @@ class _CacheFile(IndexDataCacheFile):
 class KernelCache(FunctionCache):
     """Numba's per-function disk cache (the same files), loading a saved function with the
     runtime's C functions registered (:func:`_start_runtime`) and the target's registries left
-    unloaded."""
+    unloaded; its files located at its first use."""
 
     def __init__(self, py_func):
-        super().__init__(py_func)
+        self._py_func = py_func  # the rest at the first use of the cache (__getattr__)
+        self._name = repr(py_func)
+
+    def __getattr__(self, name):
+        """An attribute of Numba's ``Cache`` not yet made (``_impl``, ``_cache_file``,
+        ``_enabled``...): the cache located (its folder made and checked, as Numba's does when
+        it is made), then the attribute."""
+        if name.startswith("__") or "_cache_file" in vars(self):
+            raise AttributeError(name)
+        super().__init__(self._py_func)
         stamp = self._cache_file._source_stamp
         self._cache_file = _CacheFile(self._cache_path, self._impl.filename_base, stamp)
+        return getattr(self, name)
 
     def load_overload(self, sig, target_context):
         _start_runtime()  # what the loaded code calls
@@ -105,4 +127,10 @@ def njit(function=None, **options):
     dispatcher = numba.njit(function, **options)
     if cache:
         dispatcher._cache = KernelCache(dispatcher.py_func)  # what enable_caching() sets
+        dispatcher._compilation_chain_init_hook = _no_extensions
     return dispatcher
+
+
+def _no_extensions() -> None:
+    """A kernel dispatcher's step before it compiles or loads, which in Numba's loads Numba's
+    extensions: nothing (see the module docstring)."""
