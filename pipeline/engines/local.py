@@ -18,6 +18,7 @@ import itertools
 import queue
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +40,7 @@ from mobeval.io.chunking import (
     write_buckets,
 )
 from mobeval.io.scratch import ScratchFolder
-from mobeval.kernels.blocks import score_alone
+from mobeval.kernels.blocks import score_on, thread_count
 from mobeval.kernels.buckets import claim_runs
 from mobeval.kernels.keys import match_sorted, unit_offsets
 from mobeval.progress import BUCKETING, READING, SCORING, Progress
@@ -92,25 +93,56 @@ def _canonical_batches(source, columns, select, key: list[str], batch_rows: int)
     return _canonical(batches, select, key, source.label, columns)
 
 
+#: The reading's time per item, as a share of the scoring's, from which a paced stream's kernels
+#: leave a core to the reading (:func:`kernel_threads`).
+READING_SHARE = 0.5
+
+
+def kernel_threads(waited: bool, reading: float, scoring: float, threads: int) -> int | None:
+    """The most threads a paced stream's kernels run on for its next item (:func:`read_ahead`,
+    :func:`mobeval.kernels.blocks.score_on`), ``threads`` at most: one where the consumer had to
+    wait for the item (the reading is behind: the other cores are the reading's); one less where
+    the item was ready but the reading takes at least :data:`READING_SHARE` of the scoring's time
+    per item (``reading`` and ``scoring``, in seconds per item so far), so that it keeps a core
+    busy beside the kernel; else every thread (None). On 2 cores, the second is the kernel in the
+    consumer's thread alone: 100 M recommendation rows, whose decoding takes 1.1-1.3 times the
+    scoring's time, in 35-65 ms less wall and up to 57 ms less CPU than on every thread, while
+    GEO-BLEU (reading 0.02 of its scoring) keeps every thread (BENCHMARKS.md, issue 37,
+    fifteenth pass)."""
+    if waited:
+        return 1
+    if reading >= READING_SHARE * scoring:
+        return max(1, threads - 1)
+    return None
+
+
 def read_ahead(batches, depth: int = reads.READ_AHEAD, paced: bool = False):
     """The items of ``batches``, produced by a thread that runs at most ``depth`` items ahead of
     the consumer. An exception in the thread is raised in the consumer, at the item where it
     happened; when the consumer stops early (closes the generator) the thread stops too.
 
     ``paced``: the consumer scores what it is handed, and its kernels' threads follow the pace of
-    the reading (:func:`mobeval.kernels.blocks.score_alone`): an item the consumer had to wait for
-    (none was ready when it asked: the reading is behind) is scored in the consumer's thread
-    alone, leaving the other cores to the reading threads; an item that was ready (the scoring is
-    behind), on every thread. The first item is always waited for, while the reading starts: it
-    says nothing of the pace, and is scored on every thread (a stream of few large chunks, 21 of
-    GEO-BLEU's on 10 M rows, would score a twentieth of its work at half speed)."""
+    the reading (:func:`kernel_threads`, from the thread's time producing the items and the
+    consumer's time between them): fewer threads while the reading is behind or keeps a core
+    busy, every thread while the scoring is far behind. The first item is always waited for,
+    while the reading starts: it says nothing of the pace, and is scored on every thread (a
+    stream of few large chunks, 21 of GEO-BLEU's on 10 M rows, would score a twentieth of its
+    work at half speed)."""
     items: queue.Queue = queue.Queue(maxsize=depth)
     stop = threading.Event()
     done = object()
+    produced = [0, 0.0]  # items produced, seconds spent producing them (not handing them over)
 
     def produce() -> None:
         try:
-            for item in batches:
+            iterator = iter(batches)
+            while True:
+                start = time.perf_counter()
+                item = next(iterator, done)
+                produced[1] += time.perf_counter() - start
+                if item is done:
+                    break
+                produced[0] += 1
                 while not stop.is_set():
                     try:
                         items.put((item, None), timeout=0.1)
@@ -125,19 +157,25 @@ def read_ahead(batches, depth: int = reads.READ_AHEAD, paced: bool = False):
 
     thread = threading.Thread(target=produce, name="mobeval-read-ahead", daemon=True)
     thread.start()
+    scoring = 0.0  # the consumer's seconds between an item handed and the next asked for
     try:
         for asked in itertools.count():
             if paced:
-                score_alone(asked > 0 and items.empty())
+                reading = produced[1] / max(produced[0], 1)
+                waited = items.empty()
+                pace = kernel_threads(waited, reading, scoring / max(asked, 1), thread_count())
+                score_on(pace if asked else None)
             item, error = items.get()
             if error is not None:
                 raise error
             if item is done:
                 return
+            handed = time.perf_counter()
             yield item
+            scoring += time.perf_counter() - handed
     finally:
         if paced:
-            score_alone(False)
+            score_on(None)
         stop.set()
         while thread.is_alive():
             try:

@@ -36,19 +36,20 @@ from numba.np.ufunc import parallel
 BLOCKS_PER_THREAD = 4
 #: Seconds the calling thread waits on a worker before it looks for a signal (Ctrl-C, SIGTERM).
 SIGNAL_WAIT = 0.1
-#: Per thread: whether :func:`run_blocks` called from it runs its kernels in it alone.
+#: Per thread: the most threads :func:`run_blocks` called from it runs its kernels on.
 _PACE = threading.local()
 
 
-def score_alone(alone: bool) -> None:
-    """Whether :func:`run_blocks`, called from this thread, runs its kernel in this thread alone
-    (one call over every unit) rather than on :func:`thread_count` threads: set by a stream whose
-    reading is behind its scoring (:func:`mobeval.engines.local.read_ahead`, ``paced``). While the
-    scoring waits on the reading threads, the kernel's other threads would only take cores from
-    them: on 2 cores, a 100 M-row ``mobeval recs`` run ran 6-7 threads at once (Polars' decode,
-    the read-ahead threads, the kernel's two), and its kernel's blocks waited on each other's
-    threads at every chunk. The values are the same bits on any number of threads."""
-    _PACE.alone = alone
+def score_on(threads: int | None) -> None:
+    """The most threads :func:`run_blocks`, called from this thread, runs its kernel on (``None``:
+    :func:`thread_count`; 1: in this thread alone, one call over every unit): set by a stream whose
+    reading takes cores of its own (:func:`mobeval.engines.local.read_ahead`, ``paced``). While
+    the scoring waits on the reading threads, or the reading keeps a core busy beside it, the
+    kernel's other threads would only take cores from them: on 2 cores, a 100 M-row ``mobeval
+    recs`` run ran 6-7 threads at once (Polars' decode, the read-ahead threads, the kernel's two),
+    and its kernel's blocks waited on each other's threads at every chunk. The values are the same
+    bits on any number of threads."""
+    _PACE.threads = threads
 
 
 def thread_count() -> int:
@@ -109,11 +110,12 @@ def run_blocks(
     n_blocks: int | None = None,
 ) -> None:
     """``kernel(*args, first, last)`` over consecutive blocks covering units ``0 .. n_units - 1``
-    (:func:`block_count` of them), on :func:`thread_count` threads; with one block or one
-    thread, or in a thread told to score alone (:func:`score_alone`), a single call in the
+    (:func:`block_count` of them), on :func:`thread_count` threads, or fewer where the calling
+    thread was told (:func:`score_on`); with one block or one thread, a single call in the
     calling thread. ``kernel`` must be compiled with ``nogil=True`` (else the threads take turns)
     and write only the outputs of the units it is given. A kernel's exception is raised here."""
-    threads = 1 if getattr(_PACE, "alone", False) else thread_count()
+    cap = getattr(_PACE, "threads", None)
+    threads = thread_count() if cap is None else max(1, min(cap, thread_count()))
     blocks = block_count(n_units, grain, n_blocks)
     if blocks == 1 or threads == 1:
         kernel(*args, 0, n_units)
