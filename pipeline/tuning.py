@@ -40,7 +40,7 @@ idle threads spin (``sched_yield``) between decodes against the scoring kernels.
 100 M-row ``mobeval recs`` run made 10,900 ``sched_yield`` calls and 11,900 involuntary context
 switches, and 5,400 and 4,000 with the pool at one thread a core less, which also took 70-80 MiB
 less memory (the allocator's arenas of the threads not started) and, with the kernels scoring
-alone while the reading is behind (:func:`mobeval.kernels.blocks.score_alone`), 0.16-0.42 s less
+alone while the reading is behind (:func:`mobeval.kernels.blocks.score_on`), 0.16-0.42 s less
 CPU under ``trec_eval``, ``ranx`` and ``clayrs`` (BENCHMARKS.md, issue 37, eleventh pass).
 ``POLARS_MAX_THREADS`` is set to :func:`available_cores` less one (at least one), unless the user
 set it.
