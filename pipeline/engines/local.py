@@ -105,9 +105,9 @@ def kernel_threads(waited: bool, reading: float, scoring: float, threads: int) -
     the item was ready but the reading takes at least :data:`READING_SHARE` of the scoring's time
     per item (``reading`` and ``scoring``, in seconds per item so far), so that it keeps a core
     busy beside the kernel; else every thread (None). On 2 cores, the second is the kernel in the
-    consumer's thread alone: 100 M recommendation rows, whose decoding takes 1.1-1.3 times the
-    scoring's time, in 35-65 ms less wall and up to 57 ms less CPU than on every thread, while
-    GEO-BLEU (reading 0.02 of its scoring) keeps every thread (BENCHMARKS.md, issue 37,
+    consumer's thread alone: 100 M recommendation rows, whose reading takes 1.2-1.6 times the
+    scoring's time a chunk, in 23-64 ms less wall and up to 57 ms less CPU than on every thread,
+    while GEO-BLEU (reading 0.02 of its scoring) keeps every thread (BENCHMARKS.md, issue 37,
     fifteenth pass)."""
     if waited:
         return 1
