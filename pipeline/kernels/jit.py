@@ -29,7 +29,7 @@ one; none of the 84 saved kernels names it). Numba's compiler (a miss, a user's 
 initialises the runtime itself (``CPUContext.load_additional_registries``), as before.
 
 Before a dispatcher compiles or loads, Numba loads its extensions (``numba.core.entrypoints``):
-it reads every installed distribution's entry points, 10-15 ms of the start with 136
+it reads every installed distribution's entry points, 9-15 ms of the start with 136
 distributions installed, more in a larger environment, for extensions a cached kernel does not
 use (it takes NumPy arrays, numbers and tuples, and calls no extension). A kernel's dispatcher
 skips that step (:func:`_no_extensions`); its compilation (a miss) still loads them, from the
