@@ -160,11 +160,12 @@ def read_ahead(batches, depth: int = reads.READ_AHEAD, paced: bool = False):
     scoring = 0.0  # the consumer's seconds between an item handed and the next asked for
     try:
         for asked in itertools.count():
-            if paced:
+            if paced and asked:
                 reading = produced[1] / max(produced[0], 1)
-                waited = items.empty()
-                pace = kernel_threads(waited, reading, scoring / max(asked, 1), thread_count())
-                score_on(pace if asked else None)
+                pace = kernel_threads(items.empty(), reading, scoring / asked, thread_count())
+                score_on(pace)
+            elif paced:  # the first item: every thread
+                score_on(None)
             item, error = items.get()
             if error is not None:
                 raise error
