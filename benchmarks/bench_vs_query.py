@@ -3,6 +3,7 @@
     python benchmarks/bench_vs_query.py [--workload recs nextloc] [--users 1000000]
                                         [--samples 100000] [--repeat 3] [--baseline REV]
                                         [--queries best|all]
+                                        [--layout sorted|grouped|scattered]
 
 Workloads (seeded Parquet from ``datagen``, cached in bench_data/):
 
@@ -11,6 +12,13 @@ Workloads (seeded Parquet from ``datagen``, cached in bench_data/):
   text, descending), precision, recall and nDCG at 10.
 * ``nextloc``: ``--samples`` x 100 candidates, one true location a sample; LibCity's conventions
   (``--convention libcity``: ties by location id), acc@1/5/10, mrr and ndcg@10.
+
+``--layout``: the predictions as written (``sorted`` by unit), or a copy out of key order
+(``rss_nextloc.unsorted_copy``, cached beside them): row groups in reverse order and within each
+the units permuted, each unit's rows together (``grouped``: a data loader's shuffled batches, a
+group-by's output), or the rows permuted, a unit's rows apart (``scattered``). The queries do not
+depend on the order; mobeval streams grouped next-location samples as it streams sorted ones, and
+takes hash buckets on disk for the rest.
 
 Each tool runs as a whole process (the interpreter's start, imports, reading and scoring), the
 tools alternated within each repeat: mobeval's CLI; the best DuckDB query and the best Polars query
@@ -427,6 +435,12 @@ def main() -> None:
         default="best",
         help="the peers' best query each (default) or every formulation (QUERIES)",
     )
+    parser.add_argument(
+        "--layout",
+        choices=("sorted", "grouped", "scattered"),
+        default="sorted",
+        help="the predictions sorted by unit (as written), or a copy out of key order",
+    )
     parser.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
     parser.add_argument("--variant", help=argparse.SUPPRESS)
     parser.add_argument("--truth", help=argparse.SUPPRESS)
@@ -464,6 +478,11 @@ def run_workload(workload: str, args, baseline: str | None) -> None:
     else:
         truth, pred = nextloc_files(args.samples, 100)
         label = f"nextloc, {args.samples:,} samples x 100, libcity, acc@1/5/10, mrr, ndcg@10"
+    if args.layout != "sorted":
+        from rss_nextloc import unsorted_copy
+
+        pred = unsorted_copy(pred, 100, args.layout)
+        label += f", {args.layout} rows ({pred.name})"
     print(f"{label}: values checked")
     medians = measure(workload, truth, pred, args.repeat, baseline, args.queries)
     report(f"{label} (medians of {args.repeat}, alternated; load after: {load()})", medians)

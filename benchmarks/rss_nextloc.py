@@ -38,13 +38,15 @@ KS = (1, 5, 10)
 
 def unsorted_copy(pred: Path, n_candidates: int, kind: str = "grouped", seed: int = 0) -> Path:
     """The predictions out of key order, one row group in memory at a time: row groups in reverse
-    order, and within each either the samples permuted, every sample's rows still together
-    (``grouped``), or the rows themselves permuted, a sample's rows apart (``scattered``)."""
+    order, and within each either the units (``n_candidates`` rows each: samples, or a recs
+    file's users) permuted, every unit's rows still together (``grouped``), or the rows themselves
+    permuted, a unit's rows apart (``scattered``). Written beside ``pred`` (``<stem>_shuffled``,
+    ``<stem>_scattered``), once."""
     import numpy as np
     import pyarrow.parquet as pq
 
-    suffix = {"grouped": "_pred_shuffled.parquet", "scattered": "_pred_scattered.parquet"}[kind]
-    target = pred.with_name(pred.name.replace("_pred.parquet", suffix))
+    suffix = {"grouped": "_shuffled.parquet", "scattered": "_scattered.parquet"}[kind]
+    target = pred.with_name(pred.stem + suffix)
     if target.exists():
         return target
     rng = np.random.default_rng(seed)

@@ -8,6 +8,7 @@ import polars as pl
 import pytest
 
 from mobeval.api import evaluate_nextloc
+from mobeval.errors import InputError
 from mobeval.io.chunking import bucket_ids
 from mobeval.kernels.buckets import bucket_order, claim_runs, key_buckets, radix_order
 
@@ -125,9 +126,44 @@ def test_grouped_input_with_a_sample_not_in_the_truth_goes_over_buckets(monkeypa
     taken = _paths_taken(monkeypatch)
     options = {**OPTIONS, "unmatched": "drop", "chunk_rows": 100}
     result = evaluate_nextloc(truth.filter(pl.col("sample_id") != 0), shuffled, **options)
-    assert taken == ["buckets"]
+    assert taken == ["grouped", "buckets"]  # streamed until the sample, then again over buckets
     assert result.value("predictions_without_truth_dropped") == 1
     assert result.value("samples") == 59
+
+
+def _apart(shuffled: pl.DataFrame, rows: int) -> pl.DataFrame:
+    """The first sample's last ``rows`` rows moved to the end of the file."""
+    first = shuffled.head(1)["sample_id"].item()
+    place = pl.int_range(pl.len()).over("sample_id")
+    moved = (pl.col("sample_id") == first) & (place >= pl.len().over("sample_id") - rows)
+    return pl.concat([shuffled.filter(~moved), shuffled.filter(moved)])
+
+
+def test_an_error_of_a_units_first_rows_is_not_raised_when_its_rows_are_apart(monkeypatch):
+    truth, predictions = _inputs()
+    options = {**OPTIONS, "k": [6], "k_beyond_list": "error"}  # 6: every sample's candidates
+    whole = evaluate_nextloc(truth, predictions, chunk_rows=10**6, **options)
+    shuffled = _apart(_units_shuffled(predictions, seed=6), rows=2)  # its first run: 4 < k
+    taken = _paths_taken(monkeypatch)
+    again = evaluate_nextloc(truth, shuffled, chunk_rows=100, **options)
+    assert taken == ["grouped", "buckets"]
+    assert again.summary.equals(whole.summary)
+    assert again.per_unit.sort("sample_id").equals(whole.per_unit)
+
+
+def test_an_error_of_grouped_input_is_raised_where_it_is(monkeypatch):
+    truth, predictions = _inputs()
+    shuffled = _units_shuffled(predictions, seed=7)
+    place = pl.int_range(pl.len())
+    twice = shuffled.with_columns(  # row 130 repeats row 129's location, in the same sample
+        location=pl.when(place == 130).then(pl.col("location").shift(1)).otherwise("location")
+    )
+    assert twice["sample_id"][129] == twice["sample_id"][130]
+    taken = _paths_taken(monkeypatch)
+    with pytest.raises(InputError, match="appears twice") as raised:
+        evaluate_nextloc(truth, twice, chunk_rows=100, **OPTIONS)
+    assert taken == ["grouped"]
+    assert f"sample_id={twice['sample_id'][130]}" in str(raised.value)
 
 
 def _claims_oracle(batches, truth):
@@ -162,7 +198,12 @@ def test_claim_runs_is_the_plain_check(seed):
     for number, batch in enumerate(batches):
         keys = _readonly(np.ascontiguousarray(batch, dtype=np.int64))
         continued = last is not None and len(keys) > 0 and bool((keys[0] == last).all())
-        row = claim_runs(keys, truth, claimed, continued)
+        row, rows = claim_runs(keys, truth, claimed, continued)
+        for r in range(len(keys) if row < 0 else row):  # each run start: its truth row
+            previous = keys[r - 1] if r > 0 else last
+            start = previous is None or not (keys[r] == previous).all()
+            expected_row = truth_keys.tolist().index(keys[r].tolist()) if start else -1
+            assert rows[r] == expected_row
         if row >= 0:
             failed = (number, row)
             break

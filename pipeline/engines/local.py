@@ -4,10 +4,12 @@ Sorted inputs stream directly (memory: one chunk). If either input turns out not
 key, everything computed so far is thrown away and the inputs are read again, the cheapest way that
 keeps memory bounded by the chunk:
 
-* predictions that hold each unit's rows together (in any key order), with a truth of one row per
-  unit that fits in one chunk (integer keys): streamed again in chunks of whole units, each sorted
-  in memory and paired with its truth rows (a first pass over the key columns checks it);
 * predictions that fit in one chunk: both inputs read whole and sorted in memory;
+* predictions that hold each unit's rows together (in any key order: a data loader's shuffled
+  batches, a group-by's output), with a truth of one row per unit that fits in one chunk (integer
+  keys): streamed again as sorted ones are, in chunks of whole units where they lie, each unit
+  paired with its truth row by a lookup; a unit met twice, or without a truth row, starts the
+  stream again over hash buckets;
 * otherwise both inputs are spread over hash buckets in a temporary directory first (memory: one
   bucket, about ``chunk_rows`` rows, and the next one being read).
 """
@@ -42,7 +44,7 @@ from mobeval.io.chunking import (
 from mobeval.io.scratch import ScratchFolder
 from mobeval.kernels.blocks import score_on, thread_count
 from mobeval.kernels.buckets import claim_runs
-from mobeval.kernels.keys import match_sorted, unit_offsets
+from mobeval.kernels.keys import unit_offsets
 from mobeval.progress import BUCKETING, READING, SCORING, Progress
 
 
@@ -239,17 +241,17 @@ def stream_pairs(
         return
     except NotSorted:
         yield "restart"
-    # how the inputs are laid out: a truth that fits in memory, predictions grouped by unit
+    # predictions that fill more than a chunk, grouped by unit, and a truth that fits in memory
     progress.phase(READING, truth_source.row_count_estimate() + pred_source.row_count_estimate())
     truth = None
-    if unique_truth:
+    if unique_truth and bucket_count(pred_source.row_count_estimate(), chunk_rows) > 1:
         truth = _truth_in_memory(truth_source, plan, key, chunk_rows, progress)
-    claimed = None
     if truth is not None:
-        claimed = _claimed_truth(pred_source, plan, key, truth, chunk_rows, progress)
-    if claimed is not None:
-        yield from _grouped_pairs(pred_source, plan, key, chunk_rows, progress, truth, claimed)
-        return
+        try:
+            yield from _grouped_pairs(pred_source, plan, key, chunk_rows, progress, truth)
+            return
+        except NotGrouped:
+            yield "restart"
     yield from _bucketed_pairs(
         truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth, temp_dir
     )
@@ -352,46 +354,71 @@ def _truth_in_memory(truth_source, plan, key, chunk_rows, progress) -> pl.DataFr
     return truth
 
 
-def _claimed_truth(pred_source, plan, key, truth, chunk_rows, progress) -> np.ndarray | None:
-    """Per row of ``truth``, whether a unit of the predictions has its key, if the predictions
-    hold each unit's rows together (in any key order) and every unit has a truth row; else None.
-    Reads the key columns only (:func:`mobeval.kernels.buckets.claim_runs`)."""
+class NotGrouped(Exception):
+    """A unit's rows are not together in the predictions, or a unit has no truth row: the grouped
+    stream (:func:`_grouped_pairs`) cannot score them, and the engine falls back to hash buckets."""
+
+
+def _grouped_pairs(pred_source, plan, key, chunk_rows, progress, truth):
+    """Predictions that hold each unit's rows together, in any key order, and a truth in memory
+    (one row per unit, sorted by key): streamed as sorted ones are (chunks of whole units cut where
+    they lie, by a thread that also pairs them), each chunk with its units' truth rows in the
+    units' order; then the truth rows no unit claimed. Memory: a chunk, and the truth.
+
+    A unit met again (its rows are apart) or without a truth row raises NotGrouped before its
+    chunk is scored. So does an InputError of the scorer's, unless the predictions' keys, read
+    again, hold every unit together and in the truth: a unit's first rows are not the unit, and
+    their error may not be its error (:func:`_grouped_everywhere`)."""
     truth_keys = key_matrix(truth, key)
     claimed = np.zeros(truth.height, dtype=np.bool_)
+    batch_rows = reads.batch_rows(chunk_rows)
+    batches = _canonical_batches(pred_source, plan.pred_columns, plan.pred_select, key, batch_rows)
+    progress.phase(SCORING, pred_source.row_count_estimate())
+    chunks = SortedUnitChunks(batches, key, chunk_rows, grouped=True, in_place_rows=batch_rows // 2)
+    pairs = read_ahead(_claimed(chunks, key, truth, truth_keys, claimed), depth=1, paced=True)
+    try:
+        for chunk, truth_rows in pairs:
+            try:
+                yield chunk, truth_rows
+            except InputError:
+                if not _grouped_everywhere(pred_source, plan, key, truth_keys, batch_rows):
+                    raise NotGrouped from None
+                raise
+            progress.advance(chunk.height)
+    finally:
+        pairs.close()
+    rest = truth.filter(pl.Series(~claimed))
+    if rest.height:
+        yield pl.DataFrame(), rest
+
+
+def _claimed(chunks, key, truth, truth_keys, claimed):
+    """Each chunk of whole units with its units' truth rows, in the units' order, each truth row
+    claimed (``claimed``); NotGrouped at a unit claimed before or not in the truth."""
+    for chunk in chunks:
+        keys = key_matrix(chunk, key)
+        units = keys[unit_offsets(keys)[:-1]]
+        failed, rows = claim_runs(units, truth_keys, claimed, False)
+        if failed >= 0:
+            raise NotGrouped
+        yield chunk, truth[rows]
+
+
+def _grouped_everywhere(pred_source, plan, key, truth_keys, batch_rows) -> bool:
+    """Whether the predictions hold each unit's rows together and every unit has a truth row
+    (``truth_keys``: sorted). Reads the key columns only."""
+    claimed = np.zeros(truth_keys.shape[0], dtype=np.bool_)
     select = [expression for expression in plan.pred_select if expression.meta.output_name() in key]
     last = None
-    batches = _canonical_batches(pred_source, key, select, key, reads.batch_rows(chunk_rows))
-    for batch in progress.counted(batches):
+    for batch in _canonical_batches(pred_source, key, select, key, batch_rows):
         if batch.height == 0:
             continue
         keys = key_matrix(batch, key)
         continued = last is not None and bool((keys[0] == last).all())
-        if claim_runs(keys, truth_keys, claimed, continued) >= 0:
-            return None
+        if claim_runs(keys, truth_keys, claimed, continued)[0] >= 0:
+            return False
         last = keys[-1].copy()
-    return claimed
-
-
-def _grouped_pairs(pred_source, plan, key, chunk_rows, progress, truth, claimed):
-    """Predictions that hold each unit's rows together, in any key order, and a truth in memory:
-    streamed in chunks of whole units as in the sorted case, each chunk sorted by key (its units
-    are runs: :func:`mobeval.io.chunking.grouped_order`) and paired with its units' truth rows;
-    then the truth rows no unit claimed. Memory: a chunk, and the truth."""
-    truth_keys = key_matrix(truth, key)
-    batches = _canonical_batches(
-        pred_source, plan.pred_columns, plan.pred_select, key, reads.batch_rows(chunk_rows)
-    )
-    progress.phase(SCORING, pred_source.row_count_estimate())
-    chunks = SortedUnitChunks(batches, key, chunk_rows, grouped=True)
-    for chunk in read_ahead(chunks, depth=1, paced=True):
-        keys = key_matrix(chunk, key)
-        index, _, _ = match_sorted(keys[unit_offsets(keys)[:-1]], truth_keys)
-        # every unit has its truth row (claimed), unless the file changed since
-        yield chunk, truth[index[index >= 0]]
-        progress.advance(chunk.height)
-    rest = truth.filter(pl.Series(~claimed))
-    if rest.height:
-        yield pl.DataFrame(), rest
+    return True
 
 
 def _bucketed_pairs(

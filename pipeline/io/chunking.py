@@ -7,7 +7,7 @@ Three ways, chosen by the engine (:mod:`mobeval.engines.local`):
   If a row is found out of order, :class:`NotSorted` is raised and the engine switches to another
   way.
 * **grouped streaming**: rows that hold each unit together in any key order are cut the same way
-  (``SortedUnitChunks(..., grouped=True)``), and each chunk is sorted in memory.
+  (``SortedUnitChunks(..., grouped=True)``); each chunk's units come in the stream's order.
 * **hash buckets**: rows are spread over B temporary files (Arrow IPC) by a hash of the key;
   every unit lands whole in one bucket, and each bucket (about input / B rows) is sorted in memory.
 """
@@ -135,7 +135,8 @@ class SortedUnitChunks:
     scored 100 pairs, not 200). An error reading the next batch comes after the slice.
 
     With ``grouped`` the stream need only hold each unit's rows together, in any key order (the
-    caller has checked it: :func:`mobeval.kernels.buckets.claim_runs`); each chunk is sorted."""
+    caller checks that no unit comes twice: :func:`mobeval.kernels.buckets.claim_runs`); a
+    chunk's units come in the stream's order."""
 
     def __init__(
         self,
@@ -221,8 +222,8 @@ class SortedUnitChunks:
             yield self._whole(pl.concat(pending))
 
     def _whole(self, chunk: pl.DataFrame) -> pl.DataFrame:
-        """The chunk in one Arrow chunk per column; sorted by key if the stream is grouped."""
-        return sorted_by_key(chunk, self.key) if self.grouped else chunk.rechunk()
+        """The chunk in one Arrow chunk per column."""
+        return chunk.rechunk()
 
 
 def _before_last_start(held: tuple[pl.DataFrame, int] | None) -> Iterator[pl.DataFrame]:
