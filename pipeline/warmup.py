@@ -34,8 +34,8 @@ FAMILY_NAMES = ("nextloc", "recs", "trajectory", "logits")
 def _unsorted(evaluate, truth: pl.DataFrame, predictions: pl.DataFrame, key: str) -> None:
     """``evaluate`` on predictions out of key order, the three ways the local engine reads them
     (:mod:`mobeval.engines.local`): each unit's rows together in another order (streamed again
-    as they come where the truth has a row per unit, else over hash buckets), then rows of units interleaved, fitting in one
-    chunk (sorted in memory) and not (hash buckets)."""
+    as they come, the truth in memory), then rows of units interleaved, fitting in one chunk
+    (sorted in memory) and not (hash buckets)."""
     import polars as pl
 
     grouped = predictions.sort(key, descending=True, maintain_order=True)

@@ -120,13 +120,17 @@ def test_unsorted_input_gives_the_sorted_numbers(monkeypatch, chunk_rows, rows_a
     assert again.per_unit.sort("sample_id").equals(whole.per_unit)
 
 
-def test_grouped_input_with_a_sample_not_in_the_truth_goes_over_buckets(monkeypatch):
+@pytest.mark.parametrize("apart", [False, True])
+def test_a_sample_not_in_the_truth_counts_once_in_grouped_input(monkeypatch, apart):
     truth, predictions = _inputs()
     shuffled = _units_shuffled(predictions, seed=4)
+    dropped = shuffled.head(1)["sample_id"].item()
+    if apart:  # its rows apart: met twice, which only its key can tell
+        shuffled = _apart(shuffled, rows=2)
     taken = _paths_taken(monkeypatch)
     options = {**OPTIONS, "unmatched": "drop", "chunk_rows": 100}
-    result = evaluate_nextloc(truth.filter(pl.col("sample_id") != 0), shuffled, **options)
-    assert taken == ["grouped", "buckets"]  # streamed until the sample, then again over buckets
+    result = evaluate_nextloc(truth.filter(pl.col("sample_id") != dropped), shuffled, **options)
+    assert taken == (["grouped", "buckets"] if apart else ["grouped"])
     assert result.value("predictions_without_truth_dropped") == 1
     assert result.value("samples") == 59
 
@@ -151,19 +155,26 @@ def test_an_error_of_a_units_first_rows_is_not_raised_when_its_rows_are_apart(mo
     assert again.per_unit.sort("sample_id").equals(whole.per_unit)
 
 
-def test_an_error_of_grouped_input_is_raised_where_it_is(monkeypatch):
+@pytest.mark.parametrize("absent", [None, "together", "apart"])
+def test_an_error_of_grouped_input_is_raised_where_it_is(monkeypatch, absent):
     truth, predictions = _inputs()
     shuffled = _units_shuffled(predictions, seed=7)
     place = pl.int_range(pl.len())
     twice = shuffled.with_columns(  # row 130 repeats row 129's location, in the same sample
         location=pl.when(place == 130).then(pl.col("location").shift(1)).otherwise("location")
     )
-    assert twice["sample_id"][129] == twice["sample_id"][130]
+    repeated = twice["sample_id"][130]
+    assert twice["sample_id"][129] == repeated
+    options = dict(OPTIONS)
+    if absent:  # the first sample not in the truth; its rows apart: met twice
+        options["unmatched"] = "drop"
+        truth = truth.filter(pl.col("sample_id") != twice["sample_id"][0])
+        twice = _apart(twice, rows=2) if absent == "apart" else twice
     taken = _paths_taken(monkeypatch)
     with pytest.raises(InputError, match="appears twice") as raised:
-        evaluate_nextloc(truth, twice, chunk_rows=100, **OPTIONS)
-    assert taken == ["grouped"]
-    assert f"sample_id={twice['sample_id'][130]}" in str(raised.value)
+        evaluate_nextloc(truth, twice, chunk_rows=100, **options)
+    assert taken == (["grouped", "buckets"] if absent == "apart" else ["grouped"])
+    assert f"sample_id={repeated}" in str(raised.value)
 
 
 def _claims_oracle(batches, truth):

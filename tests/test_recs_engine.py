@@ -14,6 +14,7 @@ from mobeval.cli import main
 from mobeval.errors import InputError
 from mobeval.tasks.recs import score_recs_frame
 from tests.conftest import GOLDEN, REPO_ROOT
+from tests.test_buckets import _paths_taken
 from tests.test_recs_golden import CASES, _call, _load, _same
 
 SAMPLES = REPO_ROOT / "data_samples" / "recs"
@@ -143,6 +144,31 @@ def test_users_missing_on_one_side_follow_the_convention_across_chunks(sample, d
     for chunk_rows in (250, 10**6):
         got = evaluate_recs(ratings, recs, chunk_rows=chunk_rows, **call).summary
         assert got.filter(pl.col("metric") != "users").equals(want), chunk_rows
+
+
+@pytest.mark.parametrize("apart", [False, True])
+def test_users_out_of_order_stream_against_the_ratings_in_memory(monkeypatch, sample, apart):
+    ratings, recs = sample
+    ratings = ratings.filter(pl.col("user_id") < 100)  # 2,000 rows: they fit in a chunk
+    # users 3 and 50: ratings, no list; 100 to 299: a list, no ratings
+    recs = shuffle_users(recs.filter(~pl.col("user_id").is_in([3, 50, 250])), seed=5)
+    if apart:  # a user without ratings met twice: only its key tells
+        user = recs.filter(pl.col("user_id") >= 100)["user_id"][0]
+        last = pl.int_range(pl.len()).over("user_id") >= pl.len().over("user_id") - 2
+        moved = (pl.col("user_id") == user) & last
+        recs = pl.concat([recs.filter(~moved), recs.filter(moved)])
+    call = dict(
+        metrics=["precision", "recall", "ndcg", "map"],
+        cutoffs=[5],
+        convention="trec_eval",
+        relevant_threshold=4.0,
+        denominator="users_in_truth",
+    )
+    want = score_recs_frame(recs, ratings, **call).summary()
+    taken = _paths_taken(monkeypatch)
+    got = evaluate_recs(ratings, recs, chunk_rows=3000, **call).summary
+    assert taken == (["grouped", "buckets"] if apart else ["grouped"])
+    assert got.filter(pl.col("metric") != "users").equals(want)
 
 
 def test_a_differently_named_and_typed_user_column(sample):

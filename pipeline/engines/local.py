@@ -6,10 +6,9 @@ keeps memory bounded by the chunk:
 
 * predictions that fit in one chunk: both inputs read whole and sorted in memory;
 * predictions that hold each unit's rows together (in any key order: a data loader's shuffled
-  batches, a group-by's output), with a truth of one row per unit that fits in one chunk (integer
-  keys): streamed again as sorted ones are, in chunks of whole units where they lie, each unit
-  paired with its truth row by a lookup; a unit met twice, or without a truth row, starts the
-  stream again over hash buckets;
+  batches, a group-by's output), with a truth that fits in one chunk (integer keys): streamed
+  again as sorted ones are, in chunks of whole units where they lie, each unit paired with its
+  truth rows by a lookup; a unit met twice starts the stream again over hash buckets;
 * otherwise both inputs are spread over hash buckets in a temporary directory first (memory: one
   bucket, about ``chunk_rows`` rows, and the next one being read).
 """
@@ -244,8 +243,8 @@ def stream_pairs(
     # predictions that fill more than a chunk, grouped by unit, and a truth that fits in memory
     progress.phase(READING, truth_source.row_count_estimate() + pred_source.row_count_estimate())
     truth = None
-    if unique_truth and bucket_count(pred_source.row_count_estimate(), chunk_rows) > 1:
-        truth = _truth_in_memory(truth_source, plan, key, chunk_rows, progress)
+    if bucket_count(pred_source.row_count_estimate(), chunk_rows) > 1:
+        truth = _truth_in_memory(truth_source, plan, key, chunk_rows, progress, unique_truth)
     if truth is not None:
         try:
             yield from _grouped_pairs(pred_source, plan, key, chunk_rows, progress, truth)
@@ -337,9 +336,11 @@ def _paired(chunks, truth: SortedLookup, key: list[str]):
         yield chunk, truth.take_through(key_at(chunk, key, chunk.height - 1))
 
 
-def _truth_in_memory(truth_source, plan, key, chunk_rows, progress) -> pl.DataFrame | None:
-    """The truth (one row per unit) sorted by key, if it fits in one chunk and its key is
-    integer; else None."""
+def _truth_in_memory(
+    truth_source, plan, key, chunk_rows, progress, unique_truth: bool
+) -> pl.DataFrame | None:
+    """The truth sorted by key (stable), if it fits in one chunk and its key is integer; else
+    None. With ``unique_truth``, a key on two rows is an InputError."""
     if truth_source.row_count_estimate() > chunk_rows:
         return None
     batches = progress.counted(
@@ -350,75 +351,114 @@ def _truth_in_memory(truth_source, plan, key, chunk_rows, progress) -> pl.DataFr
     truth = sorted_by_key(_concat(batches), key)
     if truth.height == 0 or key_matrix(truth, key) is None:
         return None
-    reject_duplicate_truth(truth, key, truth_source.label)
+    if unique_truth:
+        reject_duplicate_truth(truth, key, truth_source.label)
     return truth
 
 
 class NotGrouped(Exception):
-    """A unit's rows are not together in the predictions, or a unit has no truth row: the grouped
-    stream (:func:`_grouped_pairs`) cannot score them, and the engine falls back to hash buckets."""
+    """A unit's rows are not together in the predictions: the grouped stream
+    (:func:`_grouped_pairs`) cannot score them, and the engine falls back to hash buckets."""
 
 
 def _grouped_pairs(pred_source, plan, key, chunk_rows, progress, truth):
     """Predictions that hold each unit's rows together, in any key order, and a truth in memory
-    (one row per unit, sorted by key): streamed as sorted ones are (chunks of whole units cut where
-    they lie, by a thread that also pairs them), each chunk with its units' truth rows in the
-    units' order; then the truth rows no unit claimed. Memory: a chunk, and the truth.
+    (sorted by key): streamed as sorted ones are (chunks of whole units cut where they lie, by a
+    thread that also pairs them), each chunk with its units' truth rows, in key order; then the
+    truth rows no unit claimed. Memory: a chunk, and the truth.
 
-    A unit met again (its rows are apart) or without a truth row raises NotGrouped before its
-    chunk is scored. So does an InputError of the scorer's, unless the predictions' keys, read
-    again, hold every unit together and in the truth: a unit's first rows are not the unit, and
-    their error may not be its error (:func:`_grouped_everywhere`)."""
+    A unit met again (its rows are apart) raises NotGrouped before its chunk is scored; a unit
+    without truth rows is scored as the sorted stream scores it, its key kept, and NotGrouped at
+    the end if such a key came twice. So does an InputError of the scorer's, unless the
+    predictions' keys, read again, hold every unit together: a unit's first rows are not the
+    unit, and their error may not be its error (:func:`_grouped_everywhere`)."""
     truth_keys = key_matrix(truth, key)
-    claimed = np.zeros(truth.height, dtype=np.bool_)
+    starts = unit_offsets(truth_keys)
+    claimed = np.zeros(len(starts) - 1, dtype=np.bool_)
+    units = _TruthUnits(truth, truth_keys[starts[:-1]], starts, claimed)
     batch_rows = reads.batch_rows(chunk_rows)
     batches = _canonical_batches(pred_source, plan.pred_columns, plan.pred_select, key, batch_rows)
     progress.phase(SCORING, pred_source.row_count_estimate())
     chunks = SortedUnitChunks(batches, key, chunk_rows, grouped=True, in_place_rows=batch_rows // 2)
-    pairs = read_ahead(_claimed(chunks, key, truth, truth_keys, claimed), depth=1, paced=True)
+    pairs = read_ahead(units.paired(chunks, key), depth=1, paced=True)
     try:
         for chunk, truth_rows in pairs:
             try:
                 yield chunk, truth_rows
             except InputError:
-                if not _grouped_everywhere(pred_source, plan, key, truth_keys, batch_rows):
+                if not _grouped_everywhere(pred_source, plan, key, units.keys, batch_rows):
                     raise NotGrouped from None
                 raise
             progress.advance(chunk.height)
     finally:
         pairs.close()
-    rest = truth.filter(pl.Series(~claimed))
+    if _repeats(units.absent):
+        raise NotGrouped
+    rest = truth[_rows_of(starts, np.flatnonzero(~claimed))]
     if rest.height:
         yield pl.DataFrame(), rest
 
 
-def _claimed(chunks, key, truth, truth_keys, claimed):
-    """Each chunk of whole units with its units' truth rows, in the units' order, each truth row
-    claimed (``claimed``); NotGrouped at a unit claimed before or not in the truth."""
-    for chunk in chunks:
-        keys = key_matrix(chunk, key)
-        units = keys[unit_offsets(keys)[:-1]]
-        failed, rows = claim_runs(units, truth_keys, claimed, False)
-        if failed >= 0:
-            raise NotGrouped
-        yield chunk, truth[rows]
+class _TruthUnits:
+    """A truth in memory by unit: ``keys`` (each unit's, strictly increasing), ``starts`` (its
+    rows' offsets), ``claimed`` (per unit), and the keys of the predictions' units without truth
+    rows met so far (``absent``)."""
+
+    def __init__(self, truth, keys, starts, claimed):
+        self.truth, self.keys, self.starts, self.claimed = truth, keys, starts, claimed
+        self.absent: list[np.ndarray] = []
+
+    def paired(self, chunks, key):
+        """Each chunk of whole units with its units' truth rows, in key order, each truth unit
+        claimed; NotGrouped at a unit claimed before."""
+        for chunk in chunks:
+            keys = key_matrix(chunk, key)
+            units = keys[unit_offsets(keys)[:-1]]
+            failed, found = claim_runs(units, self.keys, self.claimed, False, absent=True)
+            if failed >= 0:
+                raise NotGrouped
+            if (found < 0).any():
+                self.absent.append(units[found < 0])
+            yield chunk, self.truth[_rows_of(self.starts, np.sort(found[found >= 0]))]
+
+
+def _rows_of(starts: np.ndarray, units: np.ndarray) -> np.ndarray:
+    """The rows of ``units`` (ascending) whose rows start at ``starts`` (offsets, then the row
+    count), in that order."""
+    lengths = starts[units + 1] - starts[units]
+    if len(lengths) and (lengths == 1).all():  # one row a unit: the rows are the units'
+        return starts[units]
+    first = np.cumsum(lengths) - lengths
+    return np.repeat(starts[units] - first, lengths) + np.arange(int(lengths.sum()))
+
+
+def _repeats(keys: list[np.ndarray]) -> bool:
+    """Whether a key comes twice in ``keys`` (arrays of key rows)."""
+    if not keys:
+        return False
+    every = np.concatenate(keys)
+    return len(np.unique(every, axis=0)) < len(every)
 
 
 def _grouped_everywhere(pred_source, plan, key, truth_keys, batch_rows) -> bool:
-    """Whether the predictions hold each unit's rows together and every unit has a truth row
-    (``truth_keys``: sorted). Reads the key columns only."""
+    """Whether the predictions hold each unit's rows together (``truth_keys``: the truth's units,
+    strictly increasing; a unit without truth rows may come once). Reads the key columns only."""
     claimed = np.zeros(truth_keys.shape[0], dtype=np.bool_)
     select = [expression for expression in plan.pred_select if expression.meta.output_name() in key]
-    last = None
+    last, absent = None, []
     for batch in _canonical_batches(pred_source, key, select, key, batch_rows):
         if batch.height == 0:
             continue
         keys = key_matrix(batch, key)
         continued = last is not None and bool((keys[0] == last).all())
-        if claim_runs(keys, truth_keys, claimed, continued)[0] >= 0:
+        failed, found = claim_runs(keys, truth_keys, claimed, continued, absent=True)
+        if failed >= 0:
             return False
+        runs = unit_offsets(keys)[:-1]
+        runs = runs[found[runs] < 0]
+        absent.append(keys[runs[1:] if continued and len(runs) and runs[0] == 0 else runs])
         last = keys[-1].copy()
-    return True
+    return not _repeats(absent)
 
 
 def _bucketed_pairs(

@@ -90,20 +90,23 @@ def _find(keys, row, table):
     return -1
 
 
-def claim_runs(keys, truth, claimed: np.ndarray, continued: bool) -> tuple[int, np.ndarray]:
+def claim_runs(
+    keys, truth, claimed: np.ndarray, continued: bool, absent: bool = False
+) -> tuple[int, np.ndarray]:
     """Claim, for each run of equal keys in ``keys`` (n x c int64, a batch of a stream; with
     ``continued`` its first run continues the previous batch's last one and is skipped), the truth
     row holding its key (``truth``: strictly increasing, lexicographic): ``claimed[j]`` (bool)
-    becomes True. Returns the first row whose run has no truth row or one claimed before (its unit
-    is not together in the stream, or not in the truth), or -1 when every run was claimed; and per
-    row of ``keys``, the truth row its run claimed where the run starts (-1 elsewhere)."""
+    becomes True. Returns the first row whose run has a truth row claimed before (its unit is not
+    together in the stream) or, unless ``absent``, none (its unit is not in the truth), -1 when
+    there is no such row; and per row of ``keys``, the truth row its run claimed where the run
+    starts (-1 elsewhere, and at a run not in the truth)."""
     rows = np.full(keys.shape[0], -1, dtype=np.int64)
     keys, truth = readonly(keys, np.int64), readonly(truth, np.int64)
-    return _claim_runs(keys, truth, claimed, continued, rows), rows
+    return _claim_runs(keys, truth, claimed, continued, absent, rows), rows
 
 
 @njit(cache=True)
-def _claim_runs(keys, truth, claimed, continued, rows):
+def _claim_runs(keys, truth, claimed, continued, absent, rows):
     for row in range(keys.shape[0]):
         if row > 0 or continued:
             previous = row - 1 if row > 0 else 0
@@ -115,6 +118,8 @@ def _claim_runs(keys, truth, claimed, continued, rows):
             if same:
                 continue
         j = _find(keys, row, truth)
+        if j < 0 and absent:
+            continue
         if j < 0 or claimed[j]:
             return row
         claimed[j] = True

@@ -1,4 +1,5 @@
-"""Integer keys: unit boundaries, and the merge of two sorted key lists; sequential passes.
+"""Integer keys: unit boundaries, and each key of a list looked up in a sorted one; sequential
+passes.
 
 Each function is a Python wrapper that passes the keys read-only as C-contiguous int64 (one
 compiled specialisation whatever the caller's array) and allocates the outputs with NumPy, which
@@ -48,35 +49,39 @@ def _compare(a, i, b, j):
     return 0
 
 
-def match_sorted(units, truth):
-    """Merge two key lists sorted ascending (n x c int64, compared lexicographically): for each
-    row of ``units`` the row of ``truth`` holding the same key, or -1; and, per truth row, whether
-    a unit has its key. ``ok`` is False (and nothing else is meaningful) unless ``truth`` is
-    strictly increasing and ``units`` non-decreasing, so the caller can fall back to a join.
+def match_keys(units, truth):
+    """For each row of ``units`` (n x c int64, in any order), the row of ``truth`` (sorted
+    ascending, lexicographically) holding the same key, or -1; and, per truth row, whether a unit
+    has its key. ``ok`` is False (and nothing else is meaningful) unless ``truth`` is strictly
+    increasing, so the caller can fall back to a join. Each unit is a binary search (its units
+    come in key order from a sorted stream, in the stream's order from a grouped one).
     Returns (index, used, ok)."""
     units, truth = readonly(units, np.int64), readonly(truth, np.int64)
     index = np.full(units.shape[0], -1, dtype=np.int64)
     used = np.zeros(truth.shape[0], dtype=np.bool_)
-    return index, used, _match_sorted(units, truth, index, used)
+    return index, used, _match_keys(units, truth, index, used)
 
 
 @njit(nogil=True, cache=True)
-def _match_sorted(units, truth, index, used):
-    """:func:`match_sorted` into ``index`` (all -1 on entry) and ``used`` (all False); ``ok``."""
-    n_units = units.shape[0]
+def _match_keys(units, truth, index, used):
+    """:func:`match_keys` into ``index`` (all -1 on entry) and ``used`` (all False); ``ok``."""
     n_truth = truth.shape[0]
     for j in range(1, n_truth):
         if _compare(truth, j, truth, j - 1) <= 0:
             return False
-    j = np.int64(0)  # not the literal 0: _compare would compile a specialisation for it
-    for u in range(n_units):
-        if u > 0 and _compare(units, u, units, u - 1) < 0:
-            return False
-        while j < n_truth and _compare(truth, j, units, u) < 0:
-            j += 1
-        if j < n_truth and _compare(truth, j, units, u) == 0:
-            index[u] = j
-            used[j] = True
+    for u in range(units.shape[0]):
+        lo, hi = 0, n_truth
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            sign = _compare(truth, mid, units, u)
+            if sign == 0:
+                index[u] = mid
+                used[mid] = True
+                break
+            if sign < 0:
+                lo = mid + 1
+            else:
+                hi = mid
     return True
 
 

@@ -25,7 +25,7 @@ from mobeval.io.arrays import kernel_array
 from mobeval.io.chunking import format_key, key_at, key_matrix, unit_starts
 from mobeval.kernels.blocks import thread_count
 from mobeval.kernels.exact_sum import ExactColumnSums
-from mobeval.kernels.keys import match_sorted, unit_offsets
+from mobeval.kernels.keys import match_keys, unit_offsets
 from mobeval.kernels.ranks import drop_repeated, target_rank_bounds
 from mobeval.kernels.topk import ACC, single_target_metrics
 from mobeval.metrics import drop_duplicates_hint
@@ -289,18 +289,14 @@ class NextlocScorer:
 
     def _targets(self, units: UnitArrays, truth: pl.DataFrame):
         """Per unit: its true location (-1 if it has none) and whether it has one; per truth row
-        whether a unit matched it (None when a join found the matches). Integer keys: the truth
-        rows of the units in their order (grouped streaming) as they are; both sides sorted, one
-        merge pass (:func:`mobeval.kernels.keys.match_sorted`); else a join."""
+        whether a unit matched it (None when a join found the matches). Integer keys and a truth
+        sorted by them: a lookup (:func:`mobeval.kernels.keys.match_keys`); else a join."""
         n_units = units.keys.height
         if not truth.height:
             return np.full(n_units, -1, dtype=np.int64), np.zeros(n_units, dtype=bool), None
         unit_keys, truth_keys = key_matrix(units.keys, self.key), key_matrix(truth, self.key)
-        if unit_keys is not None and np.array_equal(unit_keys, truth_keys):
-            every = np.ones(n_units, dtype=bool)
-            return truth[TARGET].to_numpy(), every, pl.Series(every)
         if unit_keys is not None and truth_keys is not None:
-            index, used, ok = match_sorted(unit_keys, truth_keys)
+            index, used, ok = match_keys(unit_keys, truth_keys)
             if ok:
                 found = index >= 0
                 targets = truth[TARGET].to_numpy()[np.where(found, index, 0)]
