@@ -182,3 +182,26 @@ def test_checked_rows_are_in_uid_d_t_order_whatever_the_input_order(order):
         frame = frame.sort(order, maintain_order=True)
     expected = sorted(frame.iter_rows())
     assert _clean(frame, None, "generated").rows() == expected
+
+
+def test_uids_out_of_order_stream_against_the_reference_in_memory(monkeypatch):
+    from tests.test_buckets import _paths_taken
+
+    name = "random_realistic"
+    reference = pl.read_parquet(folder(name) / "reference.parquet")
+    generated = pl.read_parquet(folder(name) / "generated.parquet")
+    reference = reference.filter(
+        pl.col("uid").is_in(reference["uid"].unique().sort()[:150].to_list())
+    )
+    uids = generated["uid"].unique().shuffle(seed=3)  # each uid's rows together, in their order
+    order = pl.DataFrame({"uid": uids, "_at": pl.int_range(len(uids), eager=True)})
+    grouped = generated.join(order, on="uid").sort("_at", maintain_order=True).drop("_at")
+    whole = evaluate_trajectory(reference, generated, chunk_rows=10**6, on_mismatch="skip")
+    taken = _paths_taken(monkeypatch)
+    again = evaluate_trajectory(reference, grouped, chunk_rows=reference.height, on_mismatch="skip")
+    assert taken == ["grouped"]
+    assert again.value("uids_skipped") == whole.value("uids_skipped") == 50
+    for table in ("per_unit", "per_day"):
+        keys = ["uid"] if table == "per_unit" else ["uid", "d"]
+        assert again.tables[table].sort(keys).equals(whole.tables[table].sort(keys))
+    assert again.summary.equals(whole.summary)

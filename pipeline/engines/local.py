@@ -367,11 +367,12 @@ def _grouped_pairs(pred_source, plan, key, chunk_rows, progress, truth):
     thread that also pairs them), each chunk with its units' truth rows, in key order; then the
     truth rows no unit claimed. Memory: a chunk, and the truth.
 
-    A unit met again (its rows are apart) raises NotGrouped before its chunk is scored; a unit
-    without truth rows is scored as the sorted stream scores it, its key kept, and NotGrouped at
-    the end if such a key came twice. So does an InputError of the scorer's, unless the
-    predictions' keys, read again, hold every unit together: a unit's first rows are not the
-    unit, and their error may not be its error (:func:`_grouped_everywhere`)."""
+    A unit met again (its rows are apart) raises NotGrouped before its chunk is scored. A unit
+    without truth rows is scored as the sorted stream scores it and its key kept (8 bytes a
+    unit): NotGrouped at the end if such a key came twice. An InputError of the scorer's becomes
+    NotGrouped too, unless the predictions' keys, read again, hold every unit together: a unit's
+    first rows are not the unit, and their error may not be its error
+    (:func:`_grouped_everywhere`)."""
     truth_keys = key_matrix(truth, key)
     starts = unit_offsets(truth_keys)
     claimed = np.zeros(len(starts) - 1, dtype=np.bool_)
