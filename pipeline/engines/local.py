@@ -250,6 +250,7 @@ def stream_pairs(
             yield from _grouped_pairs(pred_source, plan, key, chunk_rows, progress, truth)
             return
         except NotGrouped:
+            truth = None  # not held while the buckets are written
             yield "restart"
     yield from _bucketed_pairs(
         truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth, temp_dir
