@@ -33,7 +33,7 @@ def key_buckets(keys, n_buckets: int) -> np.ndarray:
     return buckets
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def splitmix64(x):
     """SplitMix64's finaliser (uint64 -> uint64, a bijection; Steele et al., OOPSLA 2014)."""
     x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
@@ -41,7 +41,7 @@ def splitmix64(x):
     return x ^ (x >> np.uint64(31))
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _key_buckets(keys, modulus, buckets):
     for row in range(keys.shape[0]):
         h = SEED
@@ -61,7 +61,7 @@ def bucket_order(buckets, n_buckets: int) -> tuple[np.ndarray, np.ndarray]:
     return order, bounds
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _place(buckets, position, order):
     """Each row at its bucket's next free position (``position``: each bucket's first)."""
     for row in range(len(buckets)):
@@ -70,7 +70,7 @@ def _place(buckets, position, order):
         position[bucket] += 1
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _find(keys, row, table):
     """The row of ``table`` (strictly increasing, lexicographic) equal to ``keys[row]``, or -1."""
     lo, hi = 0, table.shape[0]
@@ -105,7 +105,7 @@ def claim_runs(
     return _claim_runs(keys, truth, claimed, continued, absent, rows), rows
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _claim_runs(keys, truth, claimed, continued, absent, rows):
     for row in range(keys.shape[0]):
         if row > 0 or continued:
@@ -142,7 +142,7 @@ def radix_order(keys) -> np.ndarray:
     return spare if _radix_passes(keys, order, spare, counts) else order
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _radix_passes(keys, order, spare, counts):
     """The passes of :func:`radix_order`, moving the permutation between ``order`` and ``spare``;
     True when it ends in ``spare``."""
