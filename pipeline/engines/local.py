@@ -374,10 +374,7 @@ def _grouped_pairs(pred_source, plan, key, chunk_rows, progress, truth):
     NotGrouped too, unless the predictions' keys, read again, hold every unit together: a unit's
     first rows are not the unit, and their error may not be its error
     (:func:`_grouped_everywhere`)."""
-    truth_keys = key_matrix(truth, key)
-    starts = unit_offsets(truth_keys)
-    claimed = np.zeros(len(starts) - 1, dtype=np.bool_)
-    units = _TruthUnits(truth, truth_keys[starts[:-1]], starts, claimed)
+    units = _TruthUnits(truth, key)
     batch_rows = reads.batch_rows(chunk_rows)
     batches = _canonical_batches(pred_source, plan.pred_columns, plan.pred_select, key, batch_rows)
     progress.phase(SCORING, pred_source.row_count_estimate())
@@ -388,79 +385,90 @@ def _grouped_pairs(pred_source, plan, key, chunk_rows, progress, truth):
             try:
                 yield chunk, truth_rows
             except InputError:
-                if not _grouped_everywhere(pred_source, plan, key, units.keys, batch_rows):
+                if not _grouped_everywhere(pred_source, plan, key, units.anew(), batch_rows):
                     raise NotGrouped from None
                 raise
             progress.advance(chunk.height)
     finally:
         pairs.close()
-    if _repeats(units.absent):
+    if units.absent_twice():
         raise NotGrouped
-    rest = truth[_rows_of(starts, np.flatnonzero(~claimed))]
+    rest = units.rows(np.flatnonzero(~units.claimed))
     if rest.height:
         yield pl.DataFrame(), rest
 
 
 class _TruthUnits:
-    """A truth in memory by unit: ``keys`` (each unit's, strictly increasing), ``starts`` (its
-    rows' offsets), ``claimed`` (per unit), and the keys of the predictions' units without truth
-    rows met so far (``absent``)."""
+    """A truth in memory (sorted by key) by unit: each unit's key (``keys``, strictly increasing)
+    and rows (from ``starts``), whether the predictions' units claimed it so far (``claimed``),
+    and the keys of the predictions' units it lacks met so far (``absent``)."""
 
-    def __init__(self, truth, keys, starts, claimed):
-        self.truth, self.keys, self.starts, self.claimed = truth, keys, starts, claimed
+    def __init__(self, truth: pl.DataFrame, key: list[str]) -> None:
+        self.truth, self.key = truth, key
+        keys = key_matrix(truth, key)
+        self.starts = unit_offsets(keys)
+        self.keys = keys[self.starts[:-1]]
+        self.claimed = np.zeros(len(self.keys), dtype=np.bool_)
         self.absent: list[np.ndarray] = []
 
+    def anew(self) -> _TruthUnits:
+        """The same truth, no unit claimed."""
+        return _TruthUnits(self.truth, self.key)
+
+    def claim(self, units: np.ndarray) -> np.ndarray | None:
+        """Claim the truth units of ``units`` (key rows, each unlike the one before): each one's
+        truth unit (-1 where the truth lacks it, its key kept), or None if one was claimed
+        before (a unit met again)."""
+        failed, found = claim_runs(units, self.keys, self.claimed, False, absent=True)
+        if failed >= 0:
+            return None
+        if (found < 0).any():
+            self.absent.append(units[found < 0])
+        return found
+
     def paired(self, chunks, key):
-        """Each chunk of whole units with its units' truth rows, in key order, each truth unit
-        claimed; NotGrouped at a unit claimed before."""
+        """Each chunk of whole units with its units' truth rows, in key order; NotGrouped at a
+        unit claimed before."""
         for chunk in chunks:
             keys = key_matrix(chunk, key)
-            units = keys[unit_offsets(keys)[:-1]]
-            failed, found = claim_runs(units, self.keys, self.claimed, False, absent=True)
-            if failed >= 0:
+            found = self.claim(keys[unit_offsets(keys)[:-1]])
+            if found is None:
                 raise NotGrouped
-            if (found < 0).any():
-                self.absent.append(units[found < 0])
-            yield chunk, self.truth[_rows_of(self.starts, np.sort(found[found >= 0]))]
+            yield chunk, self.rows(np.sort(found[found >= 0]))
+
+    def rows(self, units: np.ndarray) -> pl.DataFrame:
+        """The truth rows of ``units`` (ascending), in that order."""
+        starts = self.starts
+        lengths = starts[units + 1] - starts[units]
+        if len(lengths) and (lengths == 1).all():  # one row a unit: the rows are the units'
+            return self.truth[starts[units]]
+        first = np.cumsum(lengths) - lengths
+        return self.truth[np.repeat(starts[units] - first, lengths) + np.arange(lengths.sum())]
+
+    def absent_twice(self) -> bool:
+        """Whether a unit the truth lacks came twice."""
+        if not self.absent:
+            return False
+        every = np.concatenate(self.absent)
+        return len(np.unique(every, axis=0)) < len(every)
 
 
-def _rows_of(starts: np.ndarray, units: np.ndarray) -> np.ndarray:
-    """The rows of ``units`` (ascending) whose rows start at ``starts`` (offsets, then the row
-    count), in that order."""
-    lengths = starts[units + 1] - starts[units]
-    if len(lengths) and (lengths == 1).all():  # one row a unit: the rows are the units'
-        return starts[units]
-    first = np.cumsum(lengths) - lengths
-    return np.repeat(starts[units] - first, lengths) + np.arange(int(lengths.sum()))
-
-
-def _repeats(keys: list[np.ndarray]) -> bool:
-    """Whether a key comes twice in ``keys`` (arrays of key rows)."""
-    if not keys:
-        return False
-    every = np.concatenate(keys)
-    return len(np.unique(every, axis=0)) < len(every)
-
-
-def _grouped_everywhere(pred_source, plan, key, truth_keys, batch_rows) -> bool:
-    """Whether the predictions hold each unit's rows together (``truth_keys``: the truth's units,
-    strictly increasing; a unit without truth rows may come once). Reads the key columns only."""
-    claimed = np.zeros(truth_keys.shape[0], dtype=np.bool_)
+def _grouped_everywhere(pred_source, plan, key, units: _TruthUnits, batch_rows) -> bool:
+    """Whether the predictions hold each unit's rows together (``units``: the truth's, none
+    claimed; a unit the truth lacks may come once). Reads the key columns only."""
     select = [expression for expression in plan.pred_select if expression.meta.output_name() in key]
-    last, absent = None, []
+    last = None
     for batch in _canonical_batches(pred_source, key, select, key, batch_rows):
         if batch.height == 0:
             continue
         keys = key_matrix(batch, key)
-        continued = last is not None and bool((keys[0] == last).all())
-        failed, found = claim_runs(keys, truth_keys, claimed, continued, absent=True)
-        if failed >= 0:
+        starts = unit_offsets(keys)[:-1]
+        if last is not None and (keys[0] == last).all():  # the last batch's unit goes on
+            starts = starts[1:]
+        if units.claim(keys[starts]) is None:
             return False
-        runs = unit_offsets(keys)[:-1]
-        runs = runs[found[runs] < 0]
-        absent.append(keys[runs[1:] if continued and len(runs) and runs[0] == 0 else runs])
         last = keys[-1].copy()
-    return not _repeats(absent)
+    return not units.absent_twice()
 
 
 def _bucketed_pairs(
