@@ -1,7 +1,7 @@
 """Where ``score_recs_frame`` spends its CPU, phase by phase, for each preset, in one process.
 
     python benchmarks/bench_recs_phases.py [--users 200000] [--chunk 20000] [--repeat 3]
-                                           [--cases trec_eval clayrs ...]
+                                           [--cases trec_eval clayrs ...] [--shuffled]
 
 The first ``--users`` users of ``datagen.recs_tied_files(1_000_000)`` (the dashboard's 100 M-row
 lists: 100 items a user, scores in 1/20 steps, sorted by score; 10 ratings a user) are read into
@@ -12,7 +12,9 @@ of the whole scoring and of its phases (the metric kernel ``recs_user_stats``, w
 order inside it; the users' blocks ``recs_lists.blocks``; a list order put in place before the
 kernel, ``recs_lists.lists`` or, for ranx, ``recs_lists.ranx_runs``;
 the exact sums ``ExactColumnSums.add``), the minimum over ``--repeat`` runs, and the summary's
-values. Process CPU time (``time.process_time``: every thread); ``NUMBA_NUM_THREADS`` sets the
+values. ``--shuffled``: each user's rows in a random order (seeded), as hash buckets hand over
+lists whose rows were scattered over the file: lists whose scores rise, put in order by the
+kernel. Process CPU time (``time.process_time``: every thread); ``NUMBA_NUM_THREADS`` sets the
 kernels' threads. Multiply by ``1,000,000 / --users`` for the dashboard's run.
 """
 
@@ -69,12 +71,16 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=20_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--cases", nargs="+", choices=list(CASES), default=list(CASES))
+    parser.add_argument("--shuffled", action="store_true", help="each list's rows shuffled")
     args = parser.parse_args()
     ratings_path, recs_path = recs_tied_files(1_000_000)
     recs_file = pq.ParquetFile(recs_path)
     groups = -(-args.users * 100 // recs_file.metadata.row_group(0).num_rows)
     recs = pl.from_arrow(recs_file.read_row_groups(range(groups)))
     recs = recs.filter(pl.col("user_id") < args.users)
+    if args.shuffled:
+        shuffled = np.random.default_rng(0).permutation(recs.height)
+        recs = recs[shuffled].sort("user_id", maintain_order=True)
     ratings = pl.read_parquet(ratings_path, n_rows=args.users * 10)
     bounds = np.arange(0, args.users + args.chunk, args.chunk)
     rec_at = np.searchsorted(recs["user_id"].to_numpy(), bounds)

@@ -69,3 +69,23 @@ def test_ties_from_the_limit_on_stay_in_file_order(limit):
     for start, end in zip(starts, [*starts[1:], 40], strict=True):
         kept = list(range(start, end)) if start >= limit else whole[start:end]
         assert list(rows[start:end]) == kept
+
+
+@pytest.mark.parametrize("limit", [0, 1, 5, 10, 40, 199, 200])
+@pytest.mark.parametrize("mode", [TEXT_DESC, ID_ASC])
+def test_a_shuffled_list_has_its_first_positions_in_order_up_to_the_limit(limit, mode):
+    """A list whose scores rise somewhere (long: the heap) has its first ``limit`` rows in
+    order, those Python's sort puts first, and every other row after them."""
+    rng = np.random.default_rng(limit + 7 * mode)
+    lengths = [33, 200, 64]
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    n = int(offsets[-1])
+    ids = rng.choice(np.array(IDS + list(range(-30, 300)), dtype=np.int64), n)
+    scores = np.floor(rng.random(n) * 6) / 6  # ties, in no order
+    rows = list_order(offsets, scores, ids, mode, True, limit)[0]
+    for u in range(len(lengths)):
+        lo, hi = offsets[u], offsets[u + 1]
+        head = _expected(range(lo, hi), scores, ids, mode)[:limit]
+        assert list(rows[lo : lo + len(head)]) == head
+        assert sorted(rows[lo:hi]) == list(range(lo, hi))

@@ -11,11 +11,14 @@ order. A score order ranks a list by score, highest first, and breaks ties by th
 
 Rows equal in score and id keep their file order (the sort is stable). A list whose scores never
 increase, as a recommender writes its top k, is checked in one pass and only its runs of tied
-scores are sorted, each where its ids are out of order; another list is sorted whole. Sorting is
+scores are sorted, each where its ids are out of order; another list is sorted whole, or, when
+only its first k positions are read (a largest cutoff), has only its first k entries selected and
+sorted (:func:`ordered_copy`: the entries scoring at or above its k-th highest score). Sorting is
 in place, on copies of the scores and ids that carry the row numbers (insertion sort up to
-:data:`SHORT` entries, else heapsort: O(n log n), no memory beyond the block), so no gather of the
-columns follows. Units in blocks on threads (:func:`~mobeval.kernels.blocks.run_blocks`); no row
-moves to another user's block, so the user column needs no permutation.
+:data:`SHORT` entries, else a heap: O(n log n), or about O(n) for the first k of n, no memory
+beyond the block), so no gather of the columns follows. Units in blocks on threads
+(:func:`~mobeval.kernels.blocks.run_blocks`); no row moves to another user's block, so the user
+column needs no permutation.
 """
 
 from __future__ import annotations
@@ -48,7 +51,8 @@ def list_order(offsets, scores, ids, mode: int, ids_text: bool, limit: int = -1)
         mode: ``TEXT_DESC`` or ``ID_ASC``.
         limit: only the first ``limit`` positions of each list need their order (-1: all): in a
             list whose scores never increase, a run of tied scores that starts at or after it
-            is left in file order (its items are not read in rank order).
+            is left in file order (its items are not read in rank order); in another, the rows
+            after those positions come in no order.
     """
     offsets = readonly(offsets, np.int64)
     given = (readonly(scores, np.float64), readonly(ids, np.int64))
@@ -169,9 +173,10 @@ def _order_units(
 @njit(cache=True)
 def order_block(lo, hi, scores, ids, rows, mode, text, limit):
     """Entries ``lo`` to ``hi - 1`` of ``scores``, ``ids`` and ``rows`` (one list, its row
-    numbers ascending) put in ``mode``'s order in place, a run of tied scores that starts at or
-    after position ``limit`` of a list whose scores never increase left as it is; whether any
-    entry moved. The recs kernel calls it on its own copy of each list
+    numbers ascending) put in ``mode``'s order in place up to position ``limit``: a run of tied
+    scores that starts at or after it, in a list whose scores never increase, left as it is; the
+    entries after it, in a list whose scores rise somewhere, in no order; whether any entry
+    moved. The recs kernel calls it on its own copy of each list
     (:func:`mobeval.kernels.recs.recs_user_stats`)."""
     by_score = True
     for r in range(lo + 1, hi):
@@ -179,7 +184,7 @@ def order_block(lo, hi, scores, ids, rows, mode, text, limit):
             by_score = False
             break
     if not by_score:
-        _sort(lo, hi, scores, ids, rows, mode, text)
+        _sort(lo, hi, scores, ids, rows, mode, text, limit)
         return True
     moved = False
     start = lo
@@ -196,10 +201,66 @@ def order_block(lo, hi, scores, ids, rows, mode, text, limit):
         for t in range(start + 1, r):
             if _before(t, t - 1, scores, ids, rows, mode, text):
                 moved = True
-                _sort(start, r, scores, ids, rows, mode, text)
+                _sort(start, r, scores, ids, rows, mode, text, r - start)
                 break
         start = r
     return moved
+
+
+@njit(cache=True)
+def ordered_copy(given_scores, given_ids, lo, n, need, mode, text, limit, scores, ids, rows, keys):
+    """One list (``given_scores`` and ``given_ids`` from ``lo``, ``n`` rows) copied to ``scores``,
+    ``ids`` and ``rows`` (each entry's row in the list) and put in ``mode``'s order there to
+    position ``need`` at least; whether ``ids`` holds the ids' text keys (``text``: every id has
+    one, :func:`text_keys`, written to ``keys`` first) rather than the ids. A list whose scores
+    rise somewhere, all finite, has only its entries that can take one of the first
+    ``need`` places copied, those scoring at or above its ``need``-th highest score
+    (:func:`_head_score`; ties included, so at least ``need`` entries), and sorted (``_sort``):
+    each of them comes before every entry left out. Another list is copied whole and put in
+    order by :func:`order_block` (to position ``limit``, at least ``need``)."""
+    rises = False
+    finite = True  # x - x is 0 for a finite x only
+    for p in range(n):
+        x = given_scores[lo + p]
+        finite &= x - x == 0.0
+        rises |= p > 0 and x > given_scores[lo + p - 1]
+    head = rises and finite and 0 < need < n
+    low = _head_score(given_scores, lo, n, need, scores) if head else -np.inf
+    m = 0
+    for p in range(n):
+        x = given_scores[lo + p]
+        if not head or x >= low:
+            scores[m], ids[m], rows[m] = x, given_ids[lo + p], p
+            m += 1
+    keyed = text and text_keys(ids, 0, m, keys)
+    if keyed:
+        ids[:m] = keys[:m]
+    if head:
+        _sort(0, m, scores, ids, rows, mode, text and not keyed, need)
+    else:
+        order_block(0, m, scores, ids, rows, mode, text and not keyed, limit)
+    return keyed
+
+
+@njit(cache=True)
+def _head_score(given_scores, lo, n, need, top):
+    """The ``need``-th highest of ``given_scores[lo:lo + n]`` (``0 < need < n``; counted with
+    repeats), kept in ``top[:need]``, highest first, by insertion."""
+    filled = 0
+    for p in range(n):
+        x = given_scores[lo + p]
+        if filled < need:
+            k = filled
+            filled += 1
+        elif x > top[need - 1]:
+            k = need - 1
+        else:
+            continue
+        while k > 0 and top[k - 1] < x:
+            top[k] = top[k - 1]
+            k -= 1
+        top[k] = x
+    return top[need - 1]
 
 
 @njit(cache=True)
@@ -239,11 +300,15 @@ def _rank_run(lo, hi, scores, ids, rows, mode):
 
 
 @njit(cache=True)
-def _sort(lo, hi, scores, ids, rows, mode, text):
-    """Entries ``lo`` to ``hi - 1`` sorted in place by :func:`_before`: by insertion up to
-    :data:`SHORT` entries, else by heapsort (J. W. J. Williams, CACM 7(6), 1964, the heap built
-    bottom-up as in R. W. Floyd, CACM 7(12), 1964: the entry that comes last is kept at the root,
-    swapped to the end, and the heap shrinks by one)."""
+def _sort(lo, hi, scores, ids, rows, mode, text, need):
+    """Entries ``lo`` to ``hi - 1`` put in place in :func:`_before`'s order up to position
+    ``lo + need`` (the entries after it: the rest, in no order): by insertion up to :data:`SHORT`
+    entries, else by a heap (J. W. J. Williams, CACM 7(6), 1964, built bottom-up as in
+    R. W. Floyd, CACM 7(12), 1964) of the first ``need`` entries that keeps the one that comes
+    last at its root: each later entry that comes before the root replaces it, and the heap is
+    then sorted (the root swapped to its end, the heap shrunk by one). Comparisons: about
+    ``n + need log(n) log(need)`` for ``n`` entries, ``n log n`` when ``need >= n``; the order is
+    the same whatever ``need``, ``_before`` being a strict order (rows differ)."""
     if hi - lo <= SHORT:
         for r in range(lo + 1, hi):
             k = r
@@ -251,20 +316,27 @@ def _sort(lo, hi, scores, ids, rows, mode, text):
                 _swap(k, k - 1, scores, ids, rows)
                 k -= 1
         return
-    n = hi - lo
-    for step in range(n + n // 2 - 1, 0, -1):
-        if step >= n:
-            root, end = step - n, n
-        else:
-            _swap(lo, lo + step, scores, ids, rows)
-            root, end = 0, step
-        while 2 * root + 1 < end:
-            child = 2 * root + 1
-            if child + 1 < end and _before(
-                lo + child, lo + child + 1, scores, ids, rows, mode, text
-            ):
-                child += 1
-            if not _before(lo + root, lo + child, scores, ids, rows, mode, text):
-                break
-            _swap(lo + root, lo + child, scores, ids, rows)
-            root = child
+    size = min(hi - lo, need)
+    for root in range(size // 2 - 1, -1, -1):
+        _sift(lo, root, size, scores, ids, rows, mode, text)
+    for r in range(lo + size, hi):
+        if _before(r, lo, scores, ids, rows, mode, text):
+            _swap(r, lo, scores, ids, rows)
+            _sift(lo, 0, size, scores, ids, rows, mode, text)
+    for end in range(size - 1, 0, -1):
+        _swap(lo, lo + end, scores, ids, rows)
+        _sift(lo, 0, end, scores, ids, rows, mode, text)
+
+
+@njit(cache=True)
+def _sift(lo, root, end, scores, ids, rows, mode, text):
+    """The heap of entries ``lo`` to ``lo + end - 1`` (each comes after its children: the one
+    that comes last at the root) restored below ``root``."""
+    while 2 * root + 1 < end:
+        child = 2 * root + 1
+        if child + 1 < end and _before(lo + child, lo + child + 1, scores, ids, rows, mode, text):
+            child += 1
+        if not _before(lo + root, lo + child, scores, ids, rows, mode, text):
+            break
+        _swap(lo + root, lo + child, scores, ids, rows)
+        root = child

@@ -51,7 +51,7 @@ from mobeval.kernels.jit import njit
 from mobeval.kernels.list_order import (
     ID_ASC,
     TEXT_DESC,
-    order_block,
+    ordered_copy,
     text_keys,
 )
 from mobeval.kernels.pairwise import pairwise_sum
@@ -93,7 +93,8 @@ class StatsRules(NamedTuple):
     ``ID_ASC``, with ``ids_text``) in which the kernel ranks each list itself, the tied runs
     from position ``order_limit`` on left as they are (-1: none): a list whose scores never
     increase has only its rated items' ranks counted (:func:`ranked_hits`), any other list is
-    copied and put in order (:func:`~mobeval.kernels.list_order.order_block`)."""
+    copied and put in order to position ``order_limit`` at least
+    (:func:`~mobeval.kernels.list_order.ordered_copy`)."""
 
     rel_threshold: float
     user_mean_threshold: bool
@@ -513,7 +514,6 @@ def _score_users(arrays, rules, outs, scratch, first, last):
     order_mode = rules.order_mode
     text = rules.ids_text and order_mode == TEXT_DESC  # ids compared as their decimal text
     order_limit = rules.order_limit if rules.order_limit >= 0 else FULL
-    zero = np.int64(0)
     whole = rules.whole_lists
     for u in range(first, last):
         r0 = rec_off[u]
@@ -545,14 +545,9 @@ def _score_users(arrays, rules, outs, scratch, first, last):
             and ranked_hits(rec_items, rec_scores, r0, n_list, n_scan, tru_items, t0, t1, table,
                             truth_shift, order_mode, text, order_limit, keys, rows, hits)
         ):  # fmt: skip
-            # a list that rises (or ids too long for text keys): copied whole, put in order
-            keyed = text and text_keys(rec_items, r0, n_list, keys)
-            for p in range(n_list):
-                scores[p], rows[p] = rec_scores[r0 + p], p
-                items[p] = keys[p] if keyed else rec_items[r0 + p]
-            order_block(
-                zero, n_list, scores, items, rows, order_mode, text and not keyed, order_limit
-            )
+            # a list that rises (or ids too long for text keys): copied, put in order
+            keyed = ordered_copy(rec_scores, rec_items, r0, n_list, n_scan, order_mode, text,
+                                 order_limit, scores, items, rows, keys)  # fmt: skip
             for p in range(n_scan):
                 item = rec_items[r0 + rows[p]] if keyed else items[p]
                 hits[p] = _lookup(tru_items, t0, t1, table, truth_shift, item)
