@@ -32,6 +32,7 @@ TEXT_DESC, ID_ASC = 0, 1
 SHORT = 32  # lists of up to this many rows are sorted by insertion
 RANKED = 16  # runs of tied scores of up to this many rows are put in order by counted places
 USERS_PER_BLOCK = 1024  # fewer users than this are ordered in one block (no thread)
+HEAD_GROUPS = 4  # a list of this many times k entries or more is cut in groups (:func:`_head_score`)
 KEY_DIGITS = 17  # ids of fewer digits get integer text keys (:func:`text_keys`)
 POW10 = 10 ** np.arange(KEY_DIGITS + 1, dtype=np.int64)
 KEY_LIMIT = POW10[KEY_DIGITS]
@@ -219,19 +220,18 @@ def ordered_copy(given_scores, given_ids, lo, n, need, mode, text, limit, scores
     each of them comes before every entry left out. Another list is copied whole and put in
     order by :func:`order_block` (to position ``limit``, at least ``need``)."""
     rises = False
-    finite = True  # x - x is 0 for a finite x only
-    for p in range(n):
-        x = given_scores[lo + p]
+    finite = n == 0 or given_scores[lo] - given_scores[lo] == 0.0  # x - x is 0 for a finite x
+    for p in range(lo + 1, lo + n):
+        x = given_scores[p]
         finite &= x - x == 0.0
-        rises |= p > 0 and x > given_scores[lo + p - 1]
+        rises |= x > given_scores[p - 1]
     head = rises and finite and 0 < need < n
     low = _head_score(given_scores, lo, n, need, scores) if head else -np.inf
     m = 0
-    for p in range(n):
+    for p in range(n):  # written whatever the score, kept if it is high enough: no branch
         x = given_scores[lo + p]
-        if not head or x >= low:
-            scores[m], ids[m], rows[m] = x, given_ids[lo + p], p
-            m += 1
+        scores[m], ids[m], rows[m] = x, given_ids[lo + p], p
+        m += (x >= low) | (not head)
     keyed = text and text_keys(ids, 0, m, keys)
     if keyed:
         ids[:m] = keys[:m]
@@ -244,11 +244,38 @@ def ordered_copy(given_scores, given_ids, lo, n, need, mode, text, limit, scores
 
 @njit(cache=True)
 def _head_score(given_scores, lo, n, need, top):
-    """The ``need``-th highest of ``given_scores[lo:lo + n]`` (``0 < need < n``; counted with
-    repeats), kept in ``top[:need]``, highest first, by insertion."""
+    """The ``need``-th highest of ``given_scores[lo:lo + n]`` (``0 < need < n``, finite; counted
+    with repeats). A list of :data:`HEAD_GROUPS` times ``need`` entries or more is cut into
+    ``need`` groups first: the lowest of their highest scores is at most the one sought (``need``
+    entries reach it), so only the entries at or above it are kept (in ``top``, with no branch)
+    and searched (:func:`_highest`)."""
+    if n >= HEAD_GROUPS * need:
+        size = n // need
+        bound = np.inf
+        for g in range(need):
+            a = lo + g * size
+            b = lo + n if g == need - 1 else a + size
+            best = given_scores[a]
+            for p in range(a + 1, b):
+                best = max(best, given_scores[p])
+            bound = min(bound, best)
+        m = 0
+        for p in range(n):
+            x = given_scores[lo + p]
+            top[m] = x
+            m += x >= bound
+        return _highest(top, 0, m, need, top)
+    return _highest(given_scores, lo, n, need, top)
+
+
+@njit(cache=True)
+def _highest(source, first, m, need, top):
+    """The ``need``-th highest of ``source[first:first + m]``, the highest ``need`` kept in
+    ``top[:need]``, highest first, by insertion (``top`` may be ``source`` at ``first`` 0: each
+    write is below the entry read)."""
     filled = 0
-    for p in range(n):
-        x = given_scores[lo + p]
+    for p in range(m):
+        x = source[first + p]
         if filled < need:
             k = filled
             filled += 1
