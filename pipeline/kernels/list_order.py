@@ -32,7 +32,7 @@ TEXT_DESC, ID_ASC = 0, 1
 SHORT = 32  # lists of up to this many rows are sorted by insertion
 RANKED = 16  # runs of tied scores of up to this many rows are put in order by counted places
 USERS_PER_BLOCK = 1024  # fewer users than this are ordered in one block (no thread)
-HEAD_GROUPS = 4  # a list of this many times k entries or more is cut in groups (:func:`_head_score`)
+HEAD_GROUPS = 4  # a list of this many times k entries or more is cut in groups (_head_score)
 KEY_DIGITS = 17  # ids of fewer digits get integer text keys (:func:`text_keys`)
 POW10 = 10 ** np.arange(KEY_DIGITS + 1, dtype=np.int64)
 KEY_LIMIT = POW10[KEY_DIGITS]
