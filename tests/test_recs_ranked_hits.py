@@ -135,6 +135,28 @@ def test_the_ranked_lists_score_as_python_sorts_them(mode, seed):
     for u, (scores, _) in enumerate(lists):
         if u % 4 == 3 and len(scores) > 2:
             scores[int(rng.integers(1, len(scores)))] += 20.0
+    _check_against_python(rng, lists, [1, 5, 10, 25], mode)
+
+
+@pytest.mark.parametrize("mode", [TEXT_DESC, ID_ASC])
+@pytest.mark.parametrize("cutoffs", [[1], [1, 3], [2, 10], [1, 5, 10, 25], [60]])
+def test_shuffled_lists_score_as_python_sorts_them(mode, cutoffs):
+    """Lists whose rows come in no order, short and long (up to 250 rows, so that a list of four
+    times the largest cutoff or more is cut into groups for its head), with ties: only their
+    first ranks are put in order, and they score as the whole sort's."""
+    rng = np.random.default_rng(cutoffs[-1])
+    pool = PREFIX_IDS + list(range(20, 400))
+    lists = []
+    for _ in range(120):
+        scores, ids = _tied_list(rng, int(rng.integers(0, 250)), pool)
+        shuffled = rng.permutation(len(scores))
+        lists.append((scores[shuffled], ids[shuffled]))
+    _check_against_python(rng, lists, cutoffs, mode)
+
+
+def _check_against_python(rng, lists, cutoffs, mode):
+    """The kernel's tp, AP, RR, DCG and nDCG at each cutoff of each list (``(scores, ids)``), up
+    to 8 of its items rated (and two items no list holds), against plain Python's sort."""
     offsets = np.cumsum([0] + [len(s) for s, _ in lists]).astype(np.int64)
     scores = np.concatenate([s for s, _ in lists])
     ids = np.concatenate([i for _, i in lists]).astype(np.int64)
@@ -146,10 +168,11 @@ def test_the_ranked_lists_score_as_python_sorts_them(mode, seed):
         tru_ratings += rng.integers(-1, 5, size=len(items)).astype(float).tolist()
         tru_off.append(len(tru_items))
     truth = (np.array(tru_off), np.array(tru_items, dtype=np.int64), np.array(tru_ratings))
-    cutoffs = np.array([1, 5, 10, 25], dtype=np.int64)
-    discounts = np.log2(np.arange(2, 102, dtype=np.float64))
+    largest = cutoffs[-1]
+    cutoffs = np.array(cutoffs, dtype=np.int64)
+    discounts = np.log2(np.arange(2, 2 + max(len(s) for s, _ in lists) + 1, dtype=np.float64))
     rules = K.StatsRules(1.0, False, K.GAIN_LINEAR, -np.inf, True, False, K.DUP_EACH, True, True,
-                         K.AP_RELEVANT, False, False, mode, True, 25).checked()  # fmt: skip
+                         K.AP_RELEVANT, False, False, mode, True, largest).checked()  # fmt: skip
     cut = K.recs_user_stats(offsets, ids, scores, *truth, cutoffs, discounts, rules)[0]
     for u in range(len(lists)):
         lo, hi = offsets[u], offsets[u + 1]
@@ -158,9 +181,10 @@ def test_the_ranked_lists_score_as_python_sorts_them(mode, seed):
         t0, t1 = truth[0][u], truth[0][u + 1]
         ratings_of = dict(zip(truth[1][t0:t1].tolist(), truth[2][t0:t1].tolist(), strict=True))
         rises = (np.diff(scores[lo:hi]) > 0).any()
-        n_scan, text = min(hi - lo, 25), mode == TEXT_DESC
+        n_scan, text = min(hi - lo, largest), mode == TEXT_DESC
         assert (
-            rises or _ranked(ids[lo:hi], scores[lo:hi], set(ratings_of), n_scan, mode, text, 25)[0]
+            rises
+            or _ranked(ids[lo:hi], scores[lo:hi], set(ratings_of), n_scan, mode, text, largest)[0]
         )
         for c, k in enumerate(cutoffs.tolist()):
             got = [cut[u, s, c] for s in (K.TP, K.AP, K.RR, K.DCG, K.NDCG)]
