@@ -235,3 +235,19 @@ def test_radix_order_is_the_stable_sort(seed):
     keys = rng.choice(values, size=(int(rng.integers(0, 300)), columns))
     expected = sorted(range(len(keys)), key=lambda row: tuple(keys[row].tolist()))
     assert radix_order(keys).tolist() == expected
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_radix_order_of_narrow_columns_is_the_stable_sort(seed):
+    """Columns whose values differ in few bits (their digits and the rows' numbers packed in 64
+    bits), next to wide ones, over one or more digits, negative values included."""
+    rng = np.random.default_rng(seed)
+    n_rows = int(rng.integers(2, 5000))
+    columns = []
+    for _ in range(int(rng.integers(1, 4))):
+        base = int(rng.choice([0, -(2**40), 2**50, -3]))
+        width = int(rng.choice([1, 2, 5, 11, 12, 23, 40, 63]))
+        columns.append(base + rng.integers(0, 2**width, size=n_rows, dtype=np.int64))
+    keys = np.stack(columns, axis=1)
+    expected = sorted(range(n_rows), key=lambda row: tuple(keys[row].tolist()))
+    assert radix_order(keys).tolist() == expected
