@@ -120,6 +120,33 @@ def test_unsorted_input_gives_the_sorted_numbers(monkeypatch, chunk_rows, rows_a
     assert again.per_unit.sort("sample_id").equals(whole.per_unit)
 
 
+@pytest.mark.parametrize("in_truth", [True, False])
+def test_rows_scattered_in_the_first_batch_go_to_the_buckets_at_once(monkeypatch, in_truth):
+    """Where the sorted stream meets a falling key, the batch it read holds a sample in two runs
+    (whether or not the truth has it): the grouped pass is not tried."""
+    truth, predictions = _inputs()
+    whole = evaluate_nextloc(truth, predictions, chunk_rows=10**6, **OPTIONS)
+    first = [(0, 0), (1, 0), (0, 1)]  # rows: (sample, candidate); sample 0 apart
+    head = pl.concat([predictions[s * 6 + c] for s, c in first])
+    rest = predictions.join(head, on=["sample_id", "location"], how="anti")
+    # the rest's rows in a random order, each sample's in its input order (ties: "input")
+    place = pl.Series(np.random.default_rng(2).permutation(rest.height))
+    rest = rest.with_columns(place=place).with_columns(pl.col("place").sort().over("sample_id"))
+    scattered = pl.concat([head, rest.sort("place").drop("place")])
+    taken = _paths_taken(monkeypatch)
+    options = {**OPTIONS, "chunk_rows": 100}
+    if not in_truth:  # sample 0's truth row gone: its predictions are dropped
+        kept = truth.filter(pl.col("sample_id") != -30)
+        options["unmatched"] = "drop"
+        assert evaluate_nextloc(kept, scattered, **options).value("samples") == 59
+        assert taken == ["buckets"]
+        return
+    again = evaluate_nextloc(truth, scattered, **options)  # sorted: the predictions' key falls
+    assert taken == ["buckets"]
+    assert again.summary.equals(whole.summary)
+    assert again.per_unit.sort("sample_id").equals(whole.per_unit)
+
+
 @pytest.mark.parametrize("apart", [False, True])
 def test_a_sample_not_in_the_truth_counts_once_in_grouped_input(monkeypatch, apart):
     truth, predictions = _inputs()

@@ -8,7 +8,8 @@ keeps memory bounded by the chunk:
 * predictions that hold each unit's rows together (in any key order: a data loader's shuffled
   batches, a group-by's output), with a truth that fits in one chunk (integer keys): streamed
   again as sorted ones are, in chunks of whole units where they lie, each unit paired with its
-  truth rows by a lookup; a unit met twice starts the stream again over hash buckets;
+  truth rows by a lookup; a unit met twice starts the stream again over hash buckets (at once,
+  if the batch where the sorted stream met a falling key holds a unit apart already);
 * otherwise both inputs are spread over hash buckets in a temporary directory first (memory: one
   bucket, about ``chunk_rows`` rows, and the next one being read).
 """
@@ -238,20 +239,25 @@ def stream_pairs(
             truth_order_first,
         )
         return
-    except NotSorted:
+    except NotSorted as error:
+        fallen = error.keys  # the batch where a key fell
         yield "restart"
     # predictions that fill more than a chunk, grouped by unit, and a truth that fits in memory
     progress.phase(READING, truth_source.row_count_estimate() + pred_source.row_count_estimate())
     truth = None
     if bucket_count(pred_source.row_count_estimate(), chunk_rows) > 1:
         truth = _truth_in_memory(truth_source, plan, key, chunk_rows, progress, unique_truth)
-    if truth is not None:
+    units = None if truth is None else _TruthUnits(truth, key)
+    truth = None
+    # not tried if the batch where a key fell holds a unit apart already (rows scattered)
+    if units is not None and units.together(fallen):
+        fallen = None
         try:
-            yield from _grouped_pairs(pred_source, plan, key, chunk_rows, progress, truth)
+            yield from _grouped_pairs(pred_source, plan, key, chunk_rows, progress, units)
             return
         except NotGrouped:
-            truth = None  # not held while the buckets are written
             yield "restart"
+    units = fallen = None  # neither held while the buckets are written
     yield from _bucketed_pairs(
         truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth, temp_dir
     )
@@ -362,7 +368,7 @@ class NotGrouped(Exception):
     (:func:`_grouped_pairs`) cannot score them, and the engine falls back to hash buckets."""
 
 
-def _grouped_pairs(pred_source, plan, key, chunk_rows, progress, truth):
+def _grouped_pairs(pred_source, plan, key, chunk_rows, progress, units: _TruthUnits):
     """Predictions that hold each unit's rows together, in any key order, and a truth in memory
     (sorted by key): streamed as sorted ones are (chunks of whole units cut where they lie, by a
     thread that also pairs them), each chunk with its units' truth rows, in key order; then the
@@ -374,7 +380,6 @@ def _grouped_pairs(pred_source, plan, key, chunk_rows, progress, truth):
     NotGrouped too, unless the predictions' keys, read again, hold every unit together: a unit's
     first rows are not the unit, and their error may not be its error
     (:func:`_grouped_everywhere`)."""
-    units = _TruthUnits(truth, key)
     batch_rows = reads.batch_rows(chunk_rows)
     batches = _canonical_batches(pred_source, plan.pred_columns, plan.pred_select, key, batch_rows)
     progress.phase(SCORING, pred_source.row_count_estimate())
@@ -444,6 +449,15 @@ class _TruthUnits:
             return self.truth[starts[units]]
         first = np.cumsum(lengths) - lengths
         return self.truth[np.repeat(starts[units] - first, lengths) + np.arange(lengths.sum())]
+
+    def together(self, keys: np.ndarray | None) -> bool:
+        """Whether the key rows ``keys`` (one batch; None: not known) may hold each unit's rows
+        together: no unit in two runs of them (checked against a fresh claim; a scattered file's
+        batch shows one within its first rows)."""
+        if keys is None or len(keys) == 0:
+            return True
+        fresh = self.anew()
+        return fresh.claim(keys[unit_offsets(keys)[:-1]]) is not None and not fresh.absent_twice()
 
     def absent_twice(self) -> bool:
         """Whether a unit the truth lacks came twice."""

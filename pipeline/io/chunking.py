@@ -36,7 +36,12 @@ HASH_SEED = 20251122
 
 
 class NotSorted(Exception):
-    """The stream is not sorted by its key; the caller falls back to hash buckets."""
+    """The stream is not sorted by its key; the caller falls back to hash buckets. ``keys``: the
+    integer key rows of the predictions' batch where a key fell (n x c int64), or None."""
+
+    def __init__(self, keys: np.ndarray | None = None) -> None:
+        super().__init__()
+        self.keys = keys
 
 
 def key_order(frame: pl.DataFrame, key: list[str]) -> pl.Series:
@@ -171,7 +176,7 @@ class SortedUnitChunks:
             first, last = (int(starts[0]), int(starts[-1])) if len(starts) else (-1, -1)
             decreased = bool((order < 0).any())
         if decreased and not self.grouped:
-            raise NotSorted
+            raise NotSorted(matrix)
         if len(self.key) == 1 and not self.grouped:  # flagged sorted: a scorer checks no more
             column = batch.get_column_index(self.key[0])
             batch.replace_column(column, batch.to_series(column).set_sorted())
