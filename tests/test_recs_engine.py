@@ -171,6 +171,21 @@ def test_users_out_of_order_stream_against_the_ratings_in_memory(monkeypatch, sa
     assert got.filter(pl.col("metric") != "users").equals(want)
 
 
+def test_rows_scattered_go_to_the_buckets_against_the_ratings_held(monkeypatch, sample):
+    """Lists whose rows are scattered over the file (each list in no order): the hash buckets,
+    at once, with the ratings (2,000 rows, several a user) split over them in memory."""
+    ratings, recs = sample
+    ratings = ratings.filter(pl.col("user_id") < 100)
+    recs = recs.filter(~pl.col("user_id").is_in([3, 50, 250]))
+    scattered = recs.sample(fraction=1.0, shuffle=True, seed=7)
+    call = dict(metrics=["precision", "ndcg", "map"], cutoffs=[5, 20], convention="trec_eval")
+    want = score_recs_frame(recs, ratings, **call).summary()
+    taken = _paths_taken(monkeypatch)
+    got = evaluate_recs(ratings, scattered, chunk_rows=3000, **call).summary
+    assert taken == ["buckets"]
+    assert got.filter(pl.col("metric") != "users").equals(want)
+
+
 def test_a_differently_named_and_typed_user_column(sample):
     ratings, recs = sample
     want = evaluate_recs(ratings, recs, cutoffs=[5]).summary

@@ -39,6 +39,7 @@ from mobeval.io.chunking import (
     key_order,
     read_bucket,
     sorted_by_key,
+    split_buckets,
     write_buckets,
 )
 from mobeval.io.scratch import ScratchFolder
@@ -248,7 +249,6 @@ def stream_pairs(
     if bucket_count(pred_source.row_count_estimate(), chunk_rows) > 1:
         truth = _truth_in_memory(truth_source, plan, key, chunk_rows, progress, unique_truth)
     units = None if truth is None else _TruthUnits(truth, key)
-    truth = None
     # not tried if the batch where a key fell holds a unit apart already (rows scattered)
     if units is not None and units.together(fallen):
         fallen = None
@@ -257,9 +257,14 @@ def stream_pairs(
             return
         except NotGrouped:
             yield "restart"
-    units = fallen = None  # neither held while the buckets are written
+    units = fallen = None
+    # the truth held (one chunk at most) split over the buckets: not written and read again
+    held = None
+    if truth is not None:
+        held = split_buckets(truth, key, bucket_count(pred_source.row_count_estimate(), chunk_rows))
+    truth = None
     yield from _bucketed_pairs(
-        truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth, temp_dir
+        truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth, temp_dir, held
     )
 
 
@@ -486,11 +491,12 @@ def _grouped_everywhere(pred_source, plan, key, units: _TruthUnits, batch_rows) 
 
 
 def _bucketed_pairs(
-    truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth, temp_dir
+    truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth, temp_dir, held=None
 ):
     """Unsorted inputs: if the predictions fit in one chunk, both inputs are sorted in memory
     (one pair, no file written); else both are spread over hash buckets on disk, and each bucket
-    comes back sorted (memory: about one bucket, ``chunk_rows`` rows)."""
+    comes back sorted (memory: about one bucket, ``chunk_rows`` rows); ``held``: the truth's rows
+    of each bucket already in memory, sorted by key (:func:`split_buckets`), not written."""
     pred_rows = pred_source.row_count_estimate()
     n_buckets = bucket_count(pred_rows, chunk_rows)
     batch_rows = reads.batch_rows(chunk_rows)
@@ -499,10 +505,12 @@ def _bucketed_pairs(
             _canonical_batches(pred_source, plan.pred_columns, plan.pred_select, key, batch_rows)
         )
     )
-    truth = progress.counted(
-        _canonical_batches(truth_source, plan.truth_columns, plan.truth_select, key, batch_rows)
-    )
-    both_rows = pred_rows + truth_source.row_count_estimate()
+    truth = held
+    if held is None:
+        truth = progress.counted(
+            _canonical_batches(truth_source, plan.truth_columns, plan.truth_select, key, batch_rows)
+        )
+    both_rows = pred_rows + (0 if held is not None else truth_source.row_count_estimate())
     if n_buckets == 1:
         progress.phase(READING, both_rows)
         pairs = _in_memory(predictions, truth, key)
@@ -529,17 +537,22 @@ def _concat(batches) -> pl.DataFrame:
 
 
 def _spilled(predictions, truth, key, n_buckets, temp_dir, progress, pred_rows):
-    """Both inputs spread over ``n_buckets`` hash buckets in a folder in ``temp_dir``; yields each
-    bucket's (predictions, truth) sorted by key, the next one read by a thread meanwhile (memory:
-    up to three buckets); the folder is removed at the end. Once the buckets are written,
-    ``progress`` enters the scoring phase (``pred_rows`` to score)."""
+    """Both inputs spread over ``n_buckets`` hash buckets in a folder in ``temp_dir`` (``truth``:
+    batches, or a list of each bucket's rows held in memory already); yields each bucket's
+    (predictions, truth) sorted by key, the next one read by a thread meanwhile (memory: up to
+    three buckets); the folder is removed at the end. Once the buckets are written, ``progress``
+    enters the scoring phase (``pred_rows`` to score)."""
     with ScratchFolder(temp_dir or tempfile.gettempdir(), "mobeval-buckets-") as root:
         pred_buckets = write_buckets(predictions, key, n_buckets, root / "predictions")
-        truth_buckets = write_buckets(truth, key, n_buckets, root / "truth")
+        if isinstance(truth, list):  # each bucket's rows in memory already
+            truth_parts = truth
+        else:
+            truth_buckets = write_buckets(truth, key, n_buckets, root / "truth")
+            truth_parts = (read_bucket(t, key) for t in truth_buckets)
         progress.phase(SCORING, pred_rows)
-        pairs = zip(pred_buckets, truth_buckets, strict=True)
+        pairs = zip(pred_buckets, truth_parts, strict=True)
         # the next bucket is read and sorted while this one is scored
-        buckets = ((read_bucket(p, key), read_bucket(t, key)) for p, t in pairs)
+        buckets = ((read_bucket(p, key), t) for p, t in pairs)
         yield from read_ahead(buckets, depth=1, paced=True)
 
 

@@ -361,6 +361,14 @@ def write_buckets(
     return [buckets.get(b) for b in range(n_buckets)]
 
 
+def split_buckets(frame: pl.DataFrame, key: list[str], n_buckets: int) -> list[pl.DataFrame]:
+    """``frame``'s rows by bucket (as :func:`write_buckets` spreads them), each bucket's in their
+    order in ``frame``: one gather, each bucket a slice of it."""
+    order, bounds = bucket_order(bucket_ids(frame, key, n_buckets), n_buckets)
+    grouped = frame[order]
+    return [grouped[int(bounds[b]) : int(bounds[b + 1])] for b in range(n_buckets)]
+
+
 def read_bucket(bucket: tuple[Path, int] | None, key: list[str]) -> pl.DataFrame:
     """A bucket's rows sorted by key (stable: a unit's rows keep their input order), every row
     written (:func:`~mobeval.io.whole.check_read`: a bucket cut short on disk is an error)."""
