@@ -10,6 +10,7 @@ import pytest
 from mobeval.api import evaluate_nextloc
 from mobeval.errors import InputError
 from mobeval.io.chunking import bucket_ids
+from mobeval.io.sources import Source
 from mobeval.kernels.buckets import bucket_order, claim_runs, key_buckets, radix_order
 
 
@@ -145,6 +146,33 @@ def test_rows_scattered_in_the_first_batch_go_to_the_buckets_at_once(monkeypatch
     assert taken == ["buckets"]
     assert again.summary.equals(whole.summary)
     assert again.per_unit.sort("sample_id").equals(whole.per_unit)
+
+
+@pytest.mark.parametrize(("layout", "path"), [("grouped", "grouped"), ("scattered", "buckets")])
+def test_the_batch_where_a_key_fell_is_decoded_once(monkeypatch, tmp_path, layout, path):
+    """The sorted stream stops at its first batch (a key falls there); the grouped pass, or the
+    buckets, take that batch again from memory and read on: each row of the file decoded once."""
+    truth, predictions = _inputs()
+    shuffled = _units_shuffled(predictions, seed=3)
+    if layout == "scattered":
+        shuffled = shuffled.sample(fraction=1.0, shuffle=True, seed=1)
+    files = {"truth": truth, "pred": shuffled}
+    for name, frame in files.items():
+        frame.write_parquet(tmp_path / f"{name}.parquet", row_group_size=50)
+    decoded = []
+    read = Source.iter_batches
+
+    def counted(self, columns, batch_rows):
+        for batch in read(self, columns, batch_rows):
+            decoded.append(batch.height if "score" in columns else 0)
+            yield batch
+
+    monkeypatch.setattr(Source, "iter_batches", counted)
+    taken = _paths_taken(monkeypatch)
+    options = {**OPTIONS, "chunk_rows": 100}
+    evaluate_nextloc(str(tmp_path / "truth.parquet"), str(tmp_path / "pred.parquet"), **options)
+    assert taken == [path]
+    assert sum(decoded) == shuffled.height
 
 
 @pytest.mark.parametrize("apart", [False, True])

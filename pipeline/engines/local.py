@@ -228,6 +228,7 @@ def stream_pairs(
     them again, or yields ``"restart"`` if the truth is not sorted after all (a chunk paired with
     part of a mis-sorted truth may fail where the sorted truth would not).
     """
+    pred_source = _Replayed(pred_source)
     try:
         yield from _sorted_pairs(
             truth_source,
@@ -266,6 +267,43 @@ def stream_pairs(
     yield from _bucketed_pairs(
         truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth, temp_dir, held
     )
+
+
+class _Replayed:
+    """``source`` read once across the engine's attempts: the batches of its first
+    ``iter_batches`` call are kept as they are read, up to ``keep``, and a later call for the same
+    columns and batch size takes them again, then goes on with the same reader, instead of
+    decoding the file's start again (an attempt that meets a key out of order stops at its first
+    batch). Once a call reads past the kept batches, they are let go, and a later call opens the
+    source afresh. Attempts come one after another: no two calls' batches are read at once."""
+
+    def __init__(self, source, keep: int = 1) -> None:
+        self.source, self.keep = source, keep
+        self.request: tuple | None = None
+        self.live = None  # the first call's reader, while every batch it read is kept
+        self.kept: list[pl.DataFrame] = []
+
+    def __getattr__(self, name: str):
+        return getattr(self.source, name)
+
+    def iter_batches(self, columns: list[str], batch_rows: int):
+        request = (tuple(columns), batch_rows)
+        if self.request is None:
+            self.request, self.live = request, iter(self.source.iter_batches(columns, batch_rows))
+        elif request != self.request or self.live is None:
+            return self.source.iter_batches(columns, batch_rows)
+        return self._again()
+
+    def _again(self):
+        """The kept batches, then the reader's next ones (kept while there is room)."""
+        live = self.live
+        yield from list(self.kept)
+        for batch in live:  # a loop, not ``yield from``: closing this call leaves the reader open
+            if self.live is live and len(self.kept) < self.keep:
+                self.kept.append(batch)
+            else:
+                self.live, self.kept = None, []
+            yield batch
 
 
 def _check_sorted(batches, key: list[str]) -> None:
