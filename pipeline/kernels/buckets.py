@@ -176,7 +176,7 @@ def _radix_passes(keys, order, spare, values, spare_values, counts):
             _packed_passes(rows, column_values, values_to, counts, bits, row_bits)
             continue
         for shift in range(0, bits, DIGIT_BITS):
-            _scatter(column_values, values_to, rows, rows_to, counts, np.uint64(shift))
+            _scatter(column_values, values_to, rows, rows_to, counts, np.uint64(shift), True)
             rows, rows_to = rows_to, rows
             column_values, values_to = values_to, column_values
             in_spare = not in_spare
@@ -203,7 +203,7 @@ def _packed_passes(rows, column_values, values_to, counts, bits, row_bits):
 
 
 @njit(nogil=True, cache=True)
-def _scatter(values, values_to, rows, rows_to, counts, shift, with_rows=True):
+def _scatter(values, values_to, rows, rows_to, counts, shift, with_rows):
     """One stable counting pass by the :data:`DIGIT_BITS`-bit digit of ``values`` at ``shift``:
     ``values`` (and ``rows``, ``with_rows``) written to ``values_to`` (``rows_to``) in order."""
     mask = np.uint64(DIGITS - 1)
