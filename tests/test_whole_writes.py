@@ -138,8 +138,8 @@ def test_a_hash_bucket_cut_short_on_disk_is_an_error_not_fewer_units(monkeypatch
     """A bucket file that lost its last record batches (a valid, shorter Arrow stream)."""
     write_buckets = local.write_buckets
 
-    def written_then_cut(batches, key, n_buckets, directory):
-        buckets = write_buckets(batches, key, n_buckets, directory)
+    def written_then_cut(batches, key, n_buckets, directory, **options):
+        buckets = write_buckets(batches, key, n_buckets, directory, **options)
         path = next(path for path, rows in filter(None, buckets) if rows > 1)
         table = pa.ipc.open_stream(pa.memory_map(str(path))).read_all()
         with pa.ipc.new_stream(str(path), table.schema) as writer:

@@ -581,7 +581,8 @@ def _spilled(predictions, truth, key, n_buckets, temp_dir, progress, pred_rows):
     three buckets); the folder is removed at the end. Once the buckets are written, ``progress``
     enters the scoring phase (``pred_rows`` to score)."""
     with ScratchFolder(temp_dir or tempfile.gettempdir(), "mobeval-buckets-") as root:
-        pred_buckets = write_buckets(predictions, key, n_buckets, root / "predictions")
+        directory = root / "predictions"  # each batch grouped by bucket on a thread of its own
+        pred_buckets = write_buckets(predictions, key, n_buckets, directory, ahead=read_ahead)
         if isinstance(truth, list):  # each bucket's rows in memory already
             truth_parts = truth
         else:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -324,24 +324,29 @@ def bucket_ids(batch: pl.DataFrame, key: list[str], n_buckets: int) -> np.ndarra
 
 
 def write_buckets(
-    batches: Iterator[pl.DataFrame], key: list[str], n_buckets: int, directory: Path
+    batches: Iterator[pl.DataFrame],
+    key: list[str],
+    n_buckets: int,
+    directory: Path,
+    ahead: Callable[[Iterator], Iterator] | None = None,
 ) -> list[tuple[Path, int] | None]:
     """Spread rows over ``n_buckets`` files by a hash of the key; return each bucket's (path, rows
     written), None for a bucket that got no row. Each batch is grouped by bucket in one gather
-    (:func:`mobeval.kernels.buckets.bucket_order`) and each bucket's slice appended to its file,
-    an uncompressed Arrow IPC stream: a bucket is written once and read back once, mostly from
-    the page cache, so compression would cost more CPU than the disk it saves (LZ4 took three
-    times the write's CPU, for half the size)."""
+    (:func:`by_bucket`) and each bucket's slice appended to its file, an uncompressed Arrow IPC
+    stream: a bucket is written once and read back once, mostly from the page cache, so
+    compression would cost more CPU than the disk it saves (LZ4 took three times the write's
+    CPU, for half the size). ``ahead``: what runs the grouping ahead of the writing (a thread:
+    :func:`mobeval.engines.local.read_ahead`), so that the batches' decoding, their grouping and
+    the writing each keep a thread busy."""
     directory.mkdir(parents=True, exist_ok=True)
     writers: dict[int, pa.ipc.RecordBatchStreamWriter] = {}
     buckets: dict[int, tuple[Path, int]] = {}
     path = directory
+    groups = (by_bucket(batch, key, n_buckets) for batch in batches if batch.height)
+    if ahead is not None:
+        groups = ahead(groups)
     try:
-        for batch in batches:
-            if batch.height == 0:
-                continue
-            order, bounds = bucket_order(bucket_ids(batch, key, n_buckets), n_buckets)
-            table = batch[order].to_arrow()
+        for table, bounds in groups:
             for bucket in np.flatnonzero(np.diff(bounds)).tolist():
                 start, end = int(bounds[bucket]), int(bounds[bucket + 1])
                 path, rows = buckets.get(bucket, (directory / f"bucket-{bucket:05d}.arrows", 0))
@@ -355,10 +360,18 @@ def write_buckets(
     except OSError as error:  # Arrow's names no file: a full disk names the bucket's
         raise (library_error(error, path) or error) from None
     finally:
+        groups.close()  # a thread grouping ahead stops with the writing
         for writer in writers.values():
             with contextlib.suppress(OSError):  # closed above, or failed already
                 writer.close()
     return [buckets.get(b) for b in range(n_buckets)]
+
+
+def by_bucket(batch: pl.DataFrame, key: list[str], n_buckets: int) -> tuple[pa.Table, np.ndarray]:
+    """``batch``'s rows grouped by bucket (:func:`bucket_ids`; one gather, stable), as an Arrow
+    table, and the bounds of each bucket's rows in it (``bounds[b]`` to ``bounds[b + 1]``)."""
+    order, bounds = bucket_order(bucket_ids(batch, key, n_buckets), n_buckets)
+    return batch[order].to_arrow(), bounds
 
 
 def split_buckets(frame: pl.DataFrame, key: list[str], n_buckets: int) -> list[pl.DataFrame]:
