@@ -154,6 +154,41 @@ def test_a_hash_bucket_cut_short_on_disk_is_an_error_not_fewer_units(monkeypatch
     assert fnmatch.fnmatch(os.path.basename(raised.value.filename), "bucket-*.arrows")
 
 
+def test_a_full_disk_under_the_buckets_stops_the_grouping_thread(monkeypatch):
+    """A bucket's write failing (ENOSPC) ends the run with the bucket's file named, and the
+    threads reading and grouping the next batches ahead of the writing stop with it, though the
+    error's traceback (kept here by ``pytest.raises``, in a notebook by ``sys.last_traceback``)
+    holds the engine's frames."""
+    import threading
+
+    from mobeval.io import chunking
+
+    opened = chunking.pa.ipc.new_stream
+    writes = [0]
+
+    class Full:
+        def __init__(self, path, schema):
+            self.writer = opened(path, schema)
+
+        def write_table(self, table):
+            writes[0] += 1
+            if writes[0] == 3:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            self.writer.write_table(table)
+
+        def close(self):
+            self.writer.close()
+
+    monkeypatch.setattr(chunking.pa.ipc, "new_stream", Full)
+    truth = pl.read_parquet(TKY / "truth.parquet")
+    predictions = pl.read_parquet(TKY / "markov.parquet").sample(fraction=1.0, shuffle=True, seed=3)
+    with pytest.raises(OSError, match="No space left on device") as raised:
+        evaluate_nextloc(truth, predictions, chunk_rows=50, k=[1])
+    assert fnmatch.fnmatch(os.path.basename(raised.value.filename), "bucket-*.arrows")
+    ahead = [t for t in threading.enumerate() if t.name == "mobeval-read-ahead"]
+    assert not ahead
+
+
 #: (command, the name of the file it writes that finds the disk full)
 WRITERS = {
     "a scored part": ("score", "part-*.parquet"),

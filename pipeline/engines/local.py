@@ -549,18 +549,21 @@ def _bucketed_pairs(
             _canonical_batches(truth_source, plan.truth_columns, plan.truth_select, key, batch_rows)
         )
     both_rows = pred_rows + (0 if held is not None else truth_source.row_count_estimate())
-    if n_buckets == 1:
-        progress.phase(READING, both_rows)
-        pairs = _in_memory(predictions, truth, key)
-        progress.phase(SCORING, pred_rows)
-    else:
-        progress.phase(BUCKETING, both_rows)
-        pairs = _spilled(predictions, truth, key, n_buckets, temp_dir, progress, pred_rows)
-    for chunk, truth_rows in pairs:
-        if unique_truth:
-            reject_duplicate_truth(truth_rows, key, truth_source.label)
-        yield chunk, truth_rows
-        progress.advance(chunk.height)
+    try:
+        if n_buckets == 1:
+            progress.phase(READING, both_rows)
+            pairs = _in_memory(predictions, truth, key)
+            progress.phase(SCORING, pred_rows)
+        else:
+            progress.phase(BUCKETING, both_rows)
+            pairs = _spilled(predictions, truth, key, n_buckets, temp_dir, progress, pred_rows)
+        for chunk, truth_rows in pairs:
+            if unique_truth:
+                reject_duplicate_truth(truth_rows, key, truth_source.label)
+            yield chunk, truth_rows
+            progress.advance(chunk.height)
+    finally:  # the reading thread stops, even while an error's traceback holds this frame
+        predictions.close()
 
 
 def _in_memory(predictions, truth, key) -> list[tuple[pl.DataFrame, pl.DataFrame]]:
