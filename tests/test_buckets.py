@@ -12,6 +12,7 @@ from mobeval.errors import InputError
 from mobeval.io.chunking import bucket_ids
 from mobeval.io.sources import Source
 from mobeval.kernels.buckets import bucket_order, claim_runs, key_buckets, radix_order
+from tests.conftest import REPO_ROOT
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:
@@ -173,6 +174,25 @@ def test_the_batch_where_a_key_fell_is_decoded_once(monkeypatch, tmp_path, layou
     evaluate_nextloc(str(tmp_path / "truth.parquet"), str(tmp_path / "pred.parquet"), **options)
     assert taken == [path]
     assert sum(decoded) == shuffled.height
+
+
+@pytest.mark.parametrize("chunk_rows", [50, 10**6])  # hash buckets; in memory
+def test_a_scorers_error_on_unsorted_input_stops_the_reading_threads(chunk_rows):
+    """A bucket's scorer fails (a location twice in a sample): the threads reading the next
+    bucket and the predictions stop, though ``pytest.raises`` keeps the error's traceback (and
+    with it the engine's frames), as a notebook's ``sys.last_traceback`` does."""
+    import threading
+
+    tky = REPO_ROOT / "data_samples" / "nextloc" / "tky"
+    truth = pl.read_parquet(tky / "truth.parquet")
+    predictions = pl.read_parquet(tky / "markov.parquet")
+    repeated = pl.concat([predictions, predictions.tail(1)])
+    scattered = repeated.sample(fraction=1.0, shuffle=True, seed=3)
+    before = set(threading.enumerate())
+    with pytest.raises(InputError, match="twice") as raised:
+        evaluate_nextloc(truth, scattered, chunk_rows=chunk_rows, duplicates="error", k=[1])
+    assert raised.tb is not None  # the frames held
+    assert not [t for t in set(threading.enumerate()) - before if t.name == "mobeval-read-ahead"]
 
 
 @pytest.mark.parametrize("apart", [False, True])

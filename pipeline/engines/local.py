@@ -549,11 +549,11 @@ def _bucketed_pairs(
             _canonical_batches(truth_source, plan.truth_columns, plan.truth_select, key, batch_rows)
         )
     both_rows = pred_rows + (0 if held is not None else truth_source.row_count_estimate())
+    pairs = None
     try:
         if n_buckets == 1:
             progress.phase(READING, both_rows)
-            pairs = _in_memory(predictions, truth, key)
-            progress.phase(SCORING, pred_rows)
+            pairs = _in_memory(predictions, truth, key, progress, pred_rows)
         else:
             progress.phase(BUCKETING, both_rows)
             pairs = _spilled(predictions, truth, key, n_buckets, temp_dir, progress, pred_rows)
@@ -562,13 +562,18 @@ def _bucketed_pairs(
                 reject_duplicate_truth(truth_rows, key, truth_source.label)
             yield chunk, truth_rows
             progress.advance(chunk.height)
-    finally:  # the reading thread stops, even while an error's traceback holds this frame
+    finally:  # the reading threads stop, even while an error's traceback holds this frame
+        if pairs is not None:
+            pairs.close()
         predictions.close()
 
 
-def _in_memory(predictions, truth, key) -> list[tuple[pl.DataFrame, pl.DataFrame]]:
-    """Both inputs whole, sorted by key: one pair."""
-    return [(sorted_by_key(_concat(predictions), key), sorted_by_key(_concat(truth), key))]
+def _in_memory(predictions, truth, key, progress, pred_rows):
+    """Both inputs whole, sorted by key: one pair; then ``progress`` enters the scoring phase
+    (``pred_rows`` to score)."""
+    pair = sorted_by_key(_concat(predictions), key), sorted_by_key(_concat(truth), key)
+    progress.phase(SCORING, pred_rows)
+    yield pair
 
 
 def _concat(batches) -> pl.DataFrame:
