@@ -195,6 +195,35 @@ def test_a_scorers_error_on_unsorted_input_stops_the_reading_threads(chunk_rows)
     assert not [t for t in set(threading.enumerate()) - before if t.name == "mobeval-read-ahead"]
 
 
+@pytest.mark.parametrize("layout", ["sorted", "grouped", "scattered"])
+def test_an_error_writing_a_chunks_results_stops_the_reading_threads(monkeypatch, layout):
+    """The run's second chunk cannot be written (an OSError): every thread reading ahead, in
+    whichever pass, stops with the run, though the error's traceback holds its frames."""
+    import threading
+
+    from mobeval.engines import base
+
+    truth, predictions = _inputs()
+    if layout != "sorted":
+        predictions = _units_shuffled(predictions, seed=2)
+    if layout == "scattered":
+        predictions = predictions.sample(fraction=1.0, shuffle=True, seed=2)
+    added, add = [], base._Run.add
+
+    def failing(self, parts):
+        added.append(parts)
+        if len(added) == 2:
+            raise OSError("the disk is gone")
+        add(self, parts)
+
+    monkeypatch.setattr(base._Run, "add", failing)
+    before = set(threading.enumerate())
+    with pytest.raises(OSError, match="the disk is gone") as raised:
+        evaluate_nextloc(truth, predictions, chunk_rows=50, **OPTIONS)
+    assert raised.tb is not None  # the frames held
+    assert not [t for t in set(threading.enumerate()) - before if t.name == "mobeval-read-ahead"]
+
+
 @pytest.mark.parametrize("apart", [False, True])
 def test_a_sample_not_in_the_truth_counts_once_in_grouped_input(monkeypatch, apart):
     truth, predictions = _inputs()

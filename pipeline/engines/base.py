@@ -430,20 +430,23 @@ class LocalEngine:
                 truth_order_first=plan.truth_order_first,
                 temp_dir=run.temp_dir,
             )
-            for item in pairs:
-                if not isinstance(item, str):
-                    chunk, truth_rows = item
-                    try:
-                        parts = scorer.score(chunk, truth_rows)
-                    except InputError as error:  # raised again, or "restart": a mis-sorted truth
-                        item = pairs.throw(error)
-                if isinstance(item, str):  # not sorted: start again over hash buckets
-                    run.restart()
-                    scorer, rows = plan.job.scorer(), {"truth": 0, "predictions": 0}
-                    continue
-                rows["predictions"] += chunk.height
-                rows["truth"] += truth_rows.height
-                run.add(parts)
+            try:
+                for item in pairs:
+                    if not isinstance(item, str):
+                        chunk, truth_rows = item
+                        try:
+                            parts = scorer.score(chunk, truth_rows)
+                        except InputError as error:  # raised again, or "restart": mis-sorted truth
+                            item = pairs.throw(error)
+                    if isinstance(item, str):  # not sorted: start again over hash buckets
+                        run.restart()
+                        scorer, rows = plan.job.scorer(), {"truth": 0, "predictions": 0}
+                        continue
+                    rows["predictions"] += chunk.height
+                    rows["truth"] += truth_rows.height
+                    run.add(parts)
+            finally:  # its reading threads stop, even while an error's traceback holds this frame
+                pairs.close()
             for side, source in (("truth", truth), ("predictions", predictions)):
                 if rows[side] == 0:
                     raise InputError("holds no rows: nothing to evaluate", path=source.label)
