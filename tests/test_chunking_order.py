@@ -7,6 +7,7 @@ import polars as pl
 import pytest
 
 from mobeval.io.chunking import grouped_order, read_bucket, write_buckets
+from mobeval.kernels.keys import unit_count, unit_offsets
 
 
 def _stable_order(keys: np.ndarray) -> list[int]:
@@ -22,6 +23,15 @@ def test_grouped_order_is_the_stable_sort(seed):
     keys = np.repeat(keys, rng.integers(1, 5, size=n), axis=0)  # runs, as buckets hold them
     keys.flags.writeable = False
     assert grouped_order(keys).tolist() == _stable_order(keys)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_unit_count_counts_the_runs_of_equal_keys(seed):
+    rng = np.random.default_rng(seed)
+    n, columns = int(rng.integers(0, 60)), int(rng.integers(1, 4))
+    keys = rng.integers(-2, 2, size=(n, columns)).astype(np.int64)
+    runs = sum(1 for i in range(n) if i == 0 or keys[i].tolist() != keys[i - 1].tolist())
+    assert unit_count(keys) == runs == len(unit_offsets(keys)) - 1
 
 
 def test_a_bucket_comes_back_sorted_with_each_units_rows_in_input_order(tmp_path):

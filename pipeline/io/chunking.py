@@ -30,7 +30,7 @@ from mobeval.io.whole import check_read, library_error
 from mobeval.kernels.buckets import bucket_order, key_buckets, radix_order
 from mobeval.kernels.cuts import unit_bounds
 from mobeval.kernels.keys import key_order as integer_key_order
-from mobeval.kernels.keys import unit_offsets
+from mobeval.kernels.keys import unit_count, unit_offsets
 
 HASH_SEED = 20251122
 
@@ -409,9 +409,9 @@ def grouped_order(keys: np.ndarray) -> np.ndarray:
     """The stable sorting permutation of ``keys`` (rows x columns int64), whose equal keys often
     come in runs (a bucket holds each input batch's rows of a unit together): the runs are
     sorted (:func:`mobeval.kernels.buckets.radix_order`, stable), not the rows."""
-    starts = unit_offsets(keys)
-    if 2 * (len(starts) - 1) > keys.shape[0]:
+    if 2 * unit_count(keys) > keys.shape[0]:
         return radix_order(keys)  # runs of about one row: sorting the rows themselves is cheaper
+    starts = unit_offsets(keys)
     order = radix_order(keys[starts[:-1]])
     lengths = np.diff(starts)[order]
     first_out = np.cumsum(lengths) - lengths

@@ -93,6 +93,25 @@ def unit_offsets(keys):
     return offsets[: _unit_starts(keys, offsets) + 1].copy()
 
 
+def unit_count(keys) -> int:
+    """How many units ``keys`` (n_rows x n_columns int64) holds as :func:`unit_offsets` counts
+    them (runs of equal keys), with no array made."""
+    keys = readonly(keys, np.int64)
+    return int(_unit_count(keys))
+
+
+@njit(nogil=True, cache=True)
+def _unit_count(keys):
+    n_rows, n_columns = keys.shape
+    n_units = 1 if n_rows else 0
+    for row in range(1, n_rows):
+        for column in range(n_columns):
+            if keys[row, column] != keys[row - 1, column]:
+                n_units += 1
+                break
+    return n_units
+
+
 @njit(nogil=True, cache=True)
 def _unit_starts(keys, offsets):
     """The unit starts of ``keys`` into ``offsets``, then ``n_rows``; the number of units."""
