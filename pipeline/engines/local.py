@@ -247,11 +247,12 @@ def stream_pairs(
     # predictions that fill more than a chunk, grouped by unit, and a truth that fits in memory
     progress.phase(READING, truth_source.row_count_estimate() + pred_source.row_count_estimate())
     truth = None
-    if bucket_count(pred_source.row_count_estimate(), chunk_rows) > 1:
+    n_buckets = bucket_count(pred_source.row_count_estimate(), chunk_rows)
+    if n_buckets > 1:
         truth = _truth_in_memory(truth_source, plan, key, chunk_rows, progress, unique_truth)
     units = None if truth is None else _TruthUnits(truth, key)
     # not tried if the batch where a key fell holds a unit apart already (rows scattered)
-    if units is not None and units.together(fallen):
+    if units is not None and (fallen is None or _together([fallen], units.anew())):
         fallen = None
         try:
             yield from _grouped_pairs(pred_source, plan, key, chunk_rows, progress, units)
@@ -260,9 +261,7 @@ def stream_pairs(
             yield "restart"
     units = fallen = None
     # the truth held (one chunk at most) split over the buckets: not written and read again
-    held = None
-    if truth is not None:
-        held = split_buckets(truth, key, bucket_count(pred_source.row_count_estimate(), chunk_rows))
+    held = None if truth is None else split_buckets(truth, key, n_buckets)
     truth = None
     yield from _bucketed_pairs(
         truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth, temp_dir, held
@@ -493,15 +492,6 @@ class _TruthUnits:
         first = np.cumsum(lengths) - lengths
         return self.truth[np.repeat(starts[units] - first, lengths) + np.arange(lengths.sum())]
 
-    def together(self, keys: np.ndarray | None) -> bool:
-        """Whether the key rows ``keys`` (one batch; None: not known) may hold each unit's rows
-        together: no unit in two runs of them (checked against a fresh claim; a scattered file's
-        batch shows one within its first rows)."""
-        if keys is None or len(keys) == 0:
-            return True
-        fresh = self.anew()
-        return fresh.claim(keys[unit_offsets(keys)[:-1]]) is not None and not fresh.absent_twice()
-
     def absent_twice(self) -> bool:
         """Whether a unit the truth lacks came twice."""
         if not self.absent:
@@ -514,11 +504,18 @@ def _grouped_everywhere(pred_source, plan, key, units: _TruthUnits, batch_rows) 
     """Whether the predictions hold each unit's rows together (``units``: the truth's, none
     claimed; a unit the truth lacks may come once). Reads the key columns only."""
     select = [expression for expression in plan.pred_select if expression.meta.output_name() in key]
+    batches = _canonical_batches(pred_source, key, select, key, batch_rows)
+    return _together((key_matrix(batch, key) for batch in batches), units)
+
+
+def _together(key_batches, units: _TruthUnits) -> bool:
+    """Whether the key rows of ``key_batches`` (a stream's, in order) hold each unit's rows
+    together: no unit of ``units`` (none claimed), nor one the truth lacks, in two runs of them
+    (a scattered file's batch shows one within its first rows)."""
     last = None
-    for batch in _canonical_batches(pred_source, key, select, key, batch_rows):
-        if batch.height == 0:
+    for keys in key_batches:
+        if len(keys) == 0:
             continue
-        keys = key_matrix(batch, key)
         starts = unit_offsets(keys)[:-1]
         if last is not None and (keys[0] == last).all():  # the last batch's unit goes on
             starts = starts[1:]

@@ -346,7 +346,8 @@ def write_buckets(
     if ahead is not None:
         groups = ahead(groups)
     try:
-        for table, bounds in groups:
+        for grouped, bounds in groups:
+            table = grouped.to_arrow()
             for bucket in np.flatnonzero(np.diff(bounds)).tolist():
                 start, end = int(bounds[bucket]), int(bounds[bucket + 1])
                 path, rows = buckets.get(bucket, (directory / f"bucket-{bucket:05d}.arrows", 0))
@@ -367,18 +368,19 @@ def write_buckets(
     return [buckets.get(b) for b in range(n_buckets)]
 
 
-def by_bucket(batch: pl.DataFrame, key: list[str], n_buckets: int) -> tuple[pa.Table, np.ndarray]:
-    """``batch``'s rows grouped by bucket (:func:`bucket_ids`; one gather, stable), as an Arrow
-    table, and the bounds of each bucket's rows in it (``bounds[b]`` to ``bounds[b + 1]``)."""
-    order, bounds = bucket_order(bucket_ids(batch, key, n_buckets), n_buckets)
-    return batch[order].to_arrow(), bounds
+def by_bucket(
+    frame: pl.DataFrame, key: list[str], n_buckets: int
+) -> tuple[pl.DataFrame, np.ndarray]:
+    """``frame``'s rows grouped by bucket (:func:`bucket_ids`; one gather, stable), and the bounds
+    of each bucket's rows in it (``bounds[b]`` to ``bounds[b + 1]``)."""
+    order, bounds = bucket_order(bucket_ids(frame, key, n_buckets), n_buckets)
+    return frame[order], bounds
 
 
 def split_buckets(frame: pl.DataFrame, key: list[str], n_buckets: int) -> list[pl.DataFrame]:
     """``frame``'s rows by bucket (as :func:`write_buckets` spreads them), each bucket's in their
-    order in ``frame``: one gather, each bucket a slice of it."""
-    order, bounds = bucket_order(bucket_ids(frame, key, n_buckets), n_buckets)
-    grouped = frame[order]
+    order in ``frame``: one gather (:func:`by_bucket`), each bucket a slice of it."""
+    grouped, bounds = by_bucket(frame, key, n_buckets)
     return [grouped[int(bounds[b]) : int(bounds[b + 1])] for b in range(n_buckets)]
 
 

@@ -209,23 +209,20 @@ def order_block(lo, hi, scores, ids, rows, mode, text, limit):
 
 
 @njit(cache=True)
-def ordered_copy(given_scores, given_ids, lo, n, need, mode, text, limit, scores, ids, rows, keys):
+def ordered_copy(
+    given_scores, given_ids, lo, n, need, rising, mode, text, limit, scores, ids, rows, keys
+):
     """One list (``given_scores`` and ``given_ids`` from ``lo``, ``n`` rows) copied to ``scores``,
     ``ids`` and ``rows`` (each entry's row in the list) and put in ``mode``'s order there to
     position ``need`` at least; whether ``ids`` holds the ids' text keys (``text``: every id has
     one, :func:`text_keys`, written to ``keys`` first) rather than the ids. A list whose scores
-    rise somewhere, all finite, has only its entries that can take one of the first
-    ``need`` places copied, those scoring at or above its ``need``-th highest score
-    (:func:`_head_score`; ties included, so at least ``need`` entries), and sorted (``_sort``):
-    each of them comes before every entry left out. Another list is copied whole and put in
-    order by :func:`order_block` (to position ``limit``, at least ``need``)."""
-    rises = False
-    finite = n == 0 or given_scores[lo] - given_scores[lo] == 0.0  # x - x is 0 for a finite x
-    for p in range(lo + 1, lo + n):
-        x = given_scores[p]
-        finite &= x - x == 0.0
-        rises |= x > given_scores[p - 1]
-    head = rises and finite and 0 < need < n
+    rise somewhere, all finite (``rising``: the caller's pass over them knows), has only its
+    entries that can take one of the first ``need`` places copied, those scoring at or above its
+    ``need``-th highest score (:func:`_head_score`; ties included, so at least ``need``
+    entries), and sorted (``_sort``): each of them comes before every entry left out. Another
+    list is copied whole and put in order by :func:`order_block` (to position ``limit``, at
+    least ``need``)."""
+    head = rising and 0 < need < n
     low = _head_score(given_scores, lo, n, need, scores) if head else -np.inf
     m = 0
     for p in range(n):  # written whatever the score, kept if it is high enough: no branch

@@ -524,7 +524,7 @@ def _score_users(arrays, rules, outs, scratch, first, last):
         n_scan = n_list if whole else min(n_list, cutoffs[n_cut - 1])
         if check_duplicates:
             dup_pos[u] = hashed_first_repeat(rec_items[r0 : r0 + n_list], slots, stamps, u)
-        rises = 0
+        rises = odd = 0
         if order_mode != AS_GIVEN:
             rises, odd = _rises(rec_scores[r0 : r0 + n_list])
             not_finite[u] = odd > 0
@@ -546,8 +546,9 @@ def _score_users(arrays, rules, outs, scratch, first, last):
                             truth_shift, order_mode, text, order_limit, keys, rows, hits)
         ):  # fmt: skip
             # a list that rises (or ids too long for text keys): copied, put in order
-            keyed = ordered_copy(rec_scores, rec_items, r0, n_list, n_scan, order_mode, text,
-                                 order_limit, scores, items, rows, keys)  # fmt: skip
+            rising = rises > 0 and odd == 0  # all finite: the list's head alone put in order
+            keyed = ordered_copy(rec_scores, rec_items, r0, n_list, n_scan, rising, order_mode,
+                                 text, order_limit, scores, items, rows, keys)  # fmt: skip
             for p in range(n_scan):
                 item = rec_items[r0 + rows[p]] if keyed else items[p]
                 hits[p] = _lookup(tru_items, t0, t1, table, truth_shift, item)
