@@ -45,7 +45,7 @@ from mobeval.io.chunking import (
 from mobeval.io.scratch import ScratchFolder
 from mobeval.kernels.blocks import score_on, thread_count
 from mobeval.kernels.buckets import claim_runs
-from mobeval.kernels.keys import unit_offsets
+from mobeval.kernels.keys import segment_rows, unit_offsets
 from mobeval.progress import BUCKETING, READING, SCORING, Progress
 
 
@@ -489,8 +489,7 @@ class _TruthUnits:
         lengths = starts[units + 1] - starts[units]
         if len(lengths) and (lengths == 1).all():  # one row a unit: the rows are the units'
             return self.truth[starts[units]]
-        first = np.cumsum(lengths) - lengths
-        return self.truth[np.repeat(starts[units] - first, lengths) + np.arange(lengths.sum())]
+        return self.truth[segment_rows(starts[units], lengths)]
 
     def absent_twice(self) -> bool:
         """Whether a unit the truth lacks came twice."""

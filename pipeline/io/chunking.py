@@ -30,7 +30,7 @@ from mobeval.io.whole import check_read, library_error
 from mobeval.kernels.buckets import bucket_order, key_buckets, radix_order
 from mobeval.kernels.cuts import unit_bounds
 from mobeval.kernels.keys import key_order as integer_key_order
-from mobeval.kernels.keys import unit_count, unit_offsets
+from mobeval.kernels.keys import segment_rows, unit_count, unit_offsets
 
 HASH_SEED = 20251122
 
@@ -415,6 +415,4 @@ def grouped_order(keys: np.ndarray) -> np.ndarray:
         return radix_order(keys)  # runs of about one row: sorting the rows themselves is cheaper
     starts = unit_offsets(keys)
     order = radix_order(keys[starts[:-1]])
-    lengths = np.diff(starts)[order]
-    first_out = np.cumsum(lengths) - lengths
-    return np.arange(keys.shape[0]) + np.repeat(starts[:-1][order] - first_out, lengths)
+    return segment_rows(starts[:-1][order], np.diff(starts)[order])

@@ -93,6 +93,13 @@ def unit_offsets(keys):
     return offsets[: _unit_starts(keys, offsets) + 1].copy()
 
 
+def segment_rows(starts, lengths):
+    """The row numbers of segments ``starts[i] .. starts[i] + lengths[i] - 1``, one after the
+    other (int64, ``lengths.sum()`` of them): the gather that puts the segments together."""
+    first = np.cumsum(lengths) - lengths
+    return np.arange(int(lengths.sum()), dtype=np.int64) + np.repeat(starts - first, lengths)
+
+
 def unit_count(keys) -> int:
     """How many units ``keys`` (n_rows x n_columns int64) holds as :func:`unit_offsets` counts
     them (runs of equal keys), with no array made."""

@@ -594,6 +594,8 @@ class RecsScorer:
         if self.setup is None:  # at the first chunk: a bad metric is named after the inputs
             self.setup = RecsSetup.build(self.metrics, self.cutoffs, self.convention)
         paths = self.paths["recs"], self.paths["ratings"]
+        if self.population is not None:  # both scorings read the lists by user: sorted once
+            recs = R.by_user(R.checked_columns(recs, self.columns["recs"], paths[0]))
         scores = score_chunk(self.setup, recs, ratings, *paths, check_users=False)
         per_user = scores.per_user
         if self.population is not None:
@@ -606,7 +608,8 @@ class RecsScorer:
                     "score",
                     self.paths["recs"],
                 )
-            lists = R.ordered(recs, self.convention.order)
+            # the first positions alone that a population metric reads
+            lists = R.ordered(recs, self.convention.order, self.population.depth)
             correlations = scores.state.population.add(lists, ratings)
             if correlations is not None:
                 correlations = correlations.cast({"user_id": per_user.schema["user_id"]})

@@ -83,6 +83,13 @@ class PopulationInputs:
         return any(m.family in SCORE_FAMILIES for m in self.metrics)
 
     @property
+    def depth(self) -> int:
+        """The most list positions a metric reads: the largest cutoff, or -1 where a metric
+        reads whole lists (no cutoff: ``auc``, ``gauc``, a metric without ``@k``)."""
+        cutoffs = [m.k for m in self.metrics]
+        return -1 if not cutoffs or None in cutoffs else max(cutoffs)
+
+    @property
     def cutoffs(self) -> list[int | None]:
         """The cutoffs whose item counts are kept (those of the count-based metrics)."""
         return sorted(
