@@ -91,10 +91,12 @@ class PopulationInputs:
 
     @property
     def cutoffs(self) -> list[int | None]:
-        """The cutoffs whose item counts are kept (those of the count-based metrics)."""
+        """The cutoffs whose item counts are kept: those of the metrics that read them (not
+        the means over users, the propensity sums, the groups' gaps, the correlations and the
+        AUCs: sums of their own)."""
+        own = (*MEAN_FAMILIES, *PROPENSITY_FAMILIES, *GROUP_FAMILIES, *SCORE_FAMILIES)
         return sorted(
-            {m.k for m in self.metrics if m.family not in (*MEAN_FAMILIES, *PROPENSITY_FAMILIES)},
-            key=lambda k: -1 if k is None else k,
+            {m.k for m in self.metrics if m.family not in own}, key=lambda k: -1 if k is None else k
         )
 
 

@@ -22,6 +22,7 @@ from mobeval.kernels import catalogue as K
 from mobeval.kernels.auc import score_keys, twice_u
 from mobeval.kernels.correlation import METHODS, unit_auc, unit_correlations
 from mobeval.kernels.exact_sum import ExactColumnSums, WeightedColumnSums
+from mobeval.kernels.ranks import entry_counts
 from mobeval.kernels.resampling import percentile_interval, poisson_weights, weighted_counts
 from mobeval.kernels.tallies import collapse
 from mobeval.metrics.recs_population import (
@@ -29,11 +30,13 @@ from mobeval.metrics.recs_population import (
     COUNT_FAMILIES,
     GROUP_FAMILIES,
     MEAN_FAMILIES,
+    NO_CUTOFF_FAMILIES,
     PLOT_FAMILIES,
     PROPENSITY_FAMILIES,
     PopulationMetric,
 )
 from mobeval.metrics.tallies import Tally, aligned_blocks
+from mobeval.tasks import recs_lists as R
 from mobeval.tasks.recs_beyond import distributional_coverage, novelty, user_values
 from mobeval.tasks.recs_inputs import PopulationInputs, add_counts, ids_of_one_type
 from mobeval.tasks.recs_propensity import PropensitySums
@@ -74,7 +77,7 @@ class PopulationCounts:
 
     def add(self, lists: pl.DataFrame, ratings: pl.DataFrame) -> pl.DataFrame | None:
         """Fold a chunk of whole users' lists (``user_id``, ``item_id``, ``score`` if a
-        correlation is asked for; each user's rows together and in list order) and their
+        correlation is asked for; by user, ascending, each list in its order) and their
         ratings; return the per-user correlations (``user_id`` and a column each), if any."""
         if ratings.height and any(m.family == "long_tail" for m in self.inputs.metrics):
             part = ratings.group_by("item_id").len("count").cast({"count": pl.Int64})
@@ -85,10 +88,12 @@ class PopulationCounts:
         if lists.height == 0:
             return None
         lists = lists.with_columns(pl.int_range(pl.len()).over("user_id").alias("_position"))
-        per_unit = self._per_unit(lists, ratings)
+        # auc and gauc read the same items: each (user, item) once, whether the user rated it
+        auc = any(m.family in NO_CUTOFF_FAMILIES for m in self.inputs.metrics)
+        items = _scored_items(lists, ratings) if auc else None
+        per_unit = self._per_unit(lists, ratings, items)
         self.users += lists["user_id"].n_unique()
         if any(m.family == "auc" for m in self.inputs.metrics):
-            items = _scored_items(lists, ratings)
             self.scores = self.scores or ScoreCounts()
             self.scores.add(items["score"].cast(pl.Float64).to_numpy(), items["positive"])
         for k in self.inputs.cutoffs:
@@ -117,25 +122,32 @@ class PopulationCounts:
     def _per_unit_names(self) -> list[str]:
         return [m.name for m in self.inputs.per_unit]
 
-    def _per_unit(self, lists: pl.DataFrame, ratings: pl.DataFrame) -> pl.DataFrame | None:
+    def _per_unit(
+        self, lists: pl.DataFrame, ratings: pl.DataFrame, items: pl.DataFrame | None
+    ) -> pl.DataFrame | None:
         """Per user of the chunk (ascending), each per-unit metric: a correlation of the
         predicted scores and the ratings of its rated items among its first ``k``, or its AUC
-        (and, for the sums, ``P AUC`` and ``P``) (each item's first row in the list)."""
+        (and, for the sums, ``P AUC`` and ``P``) of ``items`` (:func:`_scored_items`) (each
+        item's first row in the list)."""
         metrics = self.inputs.per_unit
         if not metrics:
             return None
         users = lists.select(pl.col("user_id").unique(maintain_order=True).sort())
-        rated = (
-            lists.select("user_id", "item_id", "score", "_position")
-            .unique(["user_id", "item_id"], keep="first", maintain_order=True)
-            .join(ratings.select("user_id", "item_id", "rating"), on=["user_id", "item_id"])
-            .sort(["user_id", "_position"])
-        )
+        rated = None
         columns = [users["user_id"]]
         for m in metrics:
             if m.family == "gauc":
-                columns += self._auc(lists, ratings, m.name)
+                columns += self._auc(items, m.name)
                 continue
+            if rated is None:  # lists and positions in order, as they come
+                rated = _first_of_each_item(
+                    lists.select("user_id", "item_id", "score", "_position")
+                )
+                rated = rated.join(
+                    ratings.select("user_id", "item_id", "rating"),
+                    on=["user_id", "item_id"],
+                    maintain_order="left",
+                )
             pairs = rated if m.k is None else rated.filter(pl.col("_position") < m.k)
             counts = users.join(
                 pairs.group_by("user_id").len(), on="user_id", how="left", maintain_order="left"
@@ -175,9 +187,9 @@ class PopulationCounts:
         table = lists.group_by("user_id").agg(aggregations).sort("user_id")
         return {m.name: table[m.name].cast(pl.Float64).to_numpy() for m in per_user}
 
-    def _auc(self, lists: pl.DataFrame, ratings: pl.DataFrame, name: str) -> list[pl.Series]:
-        """Per user (ascending): AUC, and P AUC and P where the AUC is defined (else NaN)."""
-        items = _scored_items(lists, ratings)
+    def _auc(self, items: pl.DataFrame, name: str) -> list[pl.Series]:
+        """Per user of ``items`` (:func:`_scored_items`, ascending): AUC, and P AUC and P where
+        the AUC is defined (else NaN)."""
         counts = items.group_by("user_id", maintain_order=True).len()["len"].to_numpy()
         offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         auc, positives = unit_auc(
@@ -493,19 +505,28 @@ class BootstrapCounts:
 
 
 def _scored_items(lists: pl.DataFrame, ratings: pl.DataFrame) -> pl.DataFrame:
-    """Each (user, item) of the lists once (its first row), sorted by user and list position,
-    with its ``score`` and whether the user rated it (``positive``)."""
+    """Each (user, item) of the lists (by user, ascending, each list in order) once (its first
+    row), in that order, with its ``score`` and whether the user rated it (``positive``)."""
     return (
-        lists.select("user_id", "item_id", "score", "_position")
-        .unique(["user_id", "item_id"], keep="first", maintain_order=True)
+        _first_of_each_item(lists.select("user_id", "item_id", "score", "_position"))
         .join(
             ratings.select("user_id", "item_id", pl.lit(True).alias("positive")),
             on=["user_id", "item_id"],
             how="left",
+            maintain_order="left",
         )
-        .sort(["user_id", "_position"])
         .with_columns(pl.col("positive").fill_null(False))
     )
+
+
+def _first_of_each_item(lists: pl.DataFrame) -> pl.DataFrame:
+    """Each (user, item)'s first row of ``lists`` (each user's rows together), in their order:
+    ``lists`` itself where no list repeats an item (one counting pass,
+    :func:`~mobeval.kernels.ranks.entry_counts`, where Polars' ``unique`` hashes every pair)."""
+    items = R.as_given(lists.select("item_id"))[0]
+    if int(entry_counts(R.user_offsets(lists), items, None).sum()) == lists.height:
+        return lists
+    return lists.unique(["user_id", "item_id"], keep="first", maintain_order=True)
 
 
 #: auc's budget: the most rows (distinct scores, 24 bytes each) :class:`ScoreCounts` holds in
