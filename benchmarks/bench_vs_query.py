@@ -1,6 +1,6 @@
 """mobeval beside the query a user would write instead: DuckDB and Polars on the same Parquet files.
 
-    python benchmarks/bench_vs_query.py [--workload recs nextloc] [--users 1000000]
+    python benchmarks/bench_vs_query.py [--workload recs nextloc population] [--users 1000000]
                                         [--samples 100000] [--repeat 3] [--baseline REV]
                                         [--queries best|all]
                                         [--layout sorted|grouped|scattered]
@@ -10,6 +10,10 @@ Workloads (seeded Parquet from ``datagen``, cached in bench_data/):
 * ``recs``: ``--users`` x 100 recommended items (scores quantised to 1/20: every list has ties),
   10 rated items a user; trec_eval's conventions (``--convention trec_eval``: ties by item id as
   text, descending), precision, recall and nDCG at 10.
+* ``population``: the same lists, what they cover of the 50,000-item catalogue (RecBole's
+  ``--population-convention recbole``): ``coverage@10`` and ``gini@10`` of each list's first 10
+  items in trec_eval's order; mobeval also reads the ratings (``recs`` requires them), which the
+  queries do not.
 * ``nextloc``: ``--samples`` x 100 candidates, one true location a sample; LibCity's conventions
   (``--convention libcity``: ties by location id), acc@1/5/10, mrr and ndcg@10.
 
@@ -50,8 +54,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 TOLERANCE = 1e-12
 RECS_METRICS = ("precision@10", "recall@10", "ndcg@10")
 NEXTLOC_METRICS = ("acc@1", "acc@5", "acc@10", "mrr", "ndcg@10")
-COLUMNS = {  # (truth columns, prediction columns) each tool reads
+POPULATION_METRICS = ("coverage@10", "gini@10")
+METRICS = {"recs": RECS_METRICS, "nextloc": NEXTLOC_METRICS, "population": POPULATION_METRICS}
+COLUMNS = {  # (truth columns, prediction columns) each tool reads; population: the catalogue's
     "recs": (("user_id", "item_id", "rating"), ("user_id", "item_id", "score")),
+    "population": (("item_id",), ("user_id", "item_id", "score")),
     "nextloc": (("sample_id", "location"), ("sample_id", "location", "score")),
 }
 
@@ -94,6 +101,21 @@ SELECT avg(coalesce(tp, 0) / 10) AS "precision@10",
 FROM users JOIN ideal USING (user_id) LEFT JOIN hits USING (user_id)
 """
 RECS_DUCKDB = {name: top + RECS_SCORES for name, top in RECS_TOP.items()}
+
+# RecBole's ItemCoverage and GiniIndex over the catalogue and its padding item (N = items + 1):
+# the distinct items of the first 10 over N; sum_j (2j - N - 1) x_j / (N T), the counts x_j
+# ascending, the N - n never listed (x = 0) first. ``truth``: the catalogue.
+POPULATION_SCORES = """
+counts AS (SELECT item_id, count(*) AS c FROM listed GROUP BY item_id),
+sizes AS (
+    SELECT count(*) + 1 AS n, (SELECT count(*) FROM counts) AS listed_items
+    FROM read_parquet('{truth}')),
+ranked AS (SELECT c, row_number() OVER (ORDER BY c) AS j FROM counts)
+SELECT any_value(listed_items) / any_value(n) AS "coverage@10",
+       sum((2 * (j + n - listed_items) - n - 1) * c) / (any_value(n) * sum(c)) AS "gini@10"
+FROM ranked, sizes
+"""
+POPULATION_DUCKDB = {name: top + POPULATION_SCORES for name, top in RECS_TOP.items()}
 
 # LibCity: the true location's rank among the sample's candidates, ties by location id
 # (ascending); a sample whose truth is not listed scores 0 and counts. Every formulation ends with
@@ -228,6 +250,19 @@ def polars_recs(truth: str, pred: str, variant: str) -> dict[str, float]:
     return out.collect().row(0, named=True)
 
 
+def polars_population(truth: str, pred: str, variant: str) -> dict[str, float]:
+    """:data:`POPULATION_SCORES`' values of the first 10 items of each list (``truth``: the
+    catalogue)."""
+    import polars as pl
+
+    counts = polars_recs_top(pred, variant).group_by("item_id").len().collect()["len"]
+    n = pl.scan_parquet(truth).select(pl.len()).collect().item() + 1
+    ascending = counts.sort().cast(pl.Int64).to_list()
+    skipped = n - len(ascending)  # the items never listed, counted 0, first
+    weighted = sum((2 * (skipped + j) - n - 1) * c for j, c in enumerate(ascending, 1))
+    return {"coverage@10": len(ascending) / n, "gini@10": weighted / (n * sum(ascending))}
+
+
 def polars_nextloc_ranks(truth: str, pred: str, variant: str):
     """The rank of each listed truth (a column ``rank``), lazily (eagerly read for ``eager``)."""
     import polars as pl
@@ -283,7 +318,8 @@ def duckdb_query(workload: str, truth: str, pred: str, variant: str) -> dict[str
     if variant.endswith(ONE_THREAD):
         duckdb.sql("SET threads = 1")
         variant = variant.removesuffix(ONE_THREAD)
-    query = (RECS_DUCKDB if workload == "recs" else NEXTLOC_DUCKDB)[variant]
+    queries = {"recs": RECS_DUCKDB, "nextloc": NEXTLOC_DUCKDB, "population": POPULATION_DUCKDB}
+    query = queries[workload][variant]
     result = duckdb.sql(query.format(truth=truth, pred=pred))
     return dict(zip(result.columns, result.fetchall()[0], strict=True))
 
@@ -309,9 +345,11 @@ def read_duckdb(workload: str, truth: str, pred: str) -> dict[str, float]:
 
 WORKERS = {
     "duckdb": duckdb_query,
-    "polars": lambda workload, truth, pred, variant: (
-        polars_recs if workload == "recs" else polars_nextloc
-    )(truth, pred, variant),
+    "polars": lambda workload, truth, pred, variant: {
+        "recs": polars_recs,
+        "nextloc": polars_nextloc,
+        "population": polars_population,
+    }[workload](truth, pred, variant),
     "read_pyarrow": lambda workload, truth, pred, variant: read_pyarrow(workload, truth, pred),
     "read_duckdb": lambda workload, truth, pred, variant: read_duckdb(workload, truth, pred),
 }
@@ -321,6 +359,7 @@ PEERS = ("duckdb", "polars")
 #: (nextloc3)").
 QUERIES = {
     "recs": {"duckdb": ["max_by", "window"], "polars": ["sort_by", "over"]},
+    "population": {"duckdb": ["max_by", "window"], "polars": ["sort_by", "over"]},
     "nextloc": {
         "duckdb": ["semi", f"semi{ONE_THREAD}", "join", "filter", "window", "list", "lists"],
         "polars": ["semi", "eager", "join", "over", "sort_by"],
@@ -332,6 +371,10 @@ def mobeval_command(workload: str, truth: Path, pred: Path) -> list[str]:
     if workload == "recs":
         family = ["recs", "--ratings", str(truth), "--recs", str(pred)]
         options = ["--convention", "trec_eval", "--metrics", ",".join(RECS_METRICS)]
+    elif workload == "population":  # truth: the catalogue; the ratings beside the lists
+        family = ["recs", "--ratings", str(pred.with_name("ratings.parquet")), "--recs", str(pred)]
+        options = ["--convention", "trec_eval", "--metrics", ",".join(POPULATION_METRICS)]
+        options += ["--population-convention", "recbole", "--catalogue", str(truth)]
     else:
         family = ["nextloc", "--truth", str(truth), "--pred", str(pred)]
         options = ["--convention", "libcity", "--metrics", "acc@k,mrr,ndcg@10", "--k", "1,5,10"]
@@ -369,7 +412,7 @@ def check_equal(workload: str, cmds: dict[str, list[str]], out: str) -> None:
     """Every tool's values equal to mobeval's (TOLERANCE), before any timing; exits if not."""
     from measure import run_measured
 
-    metrics = RECS_METRICS if workload == "recs" else NEXTLOC_METRICS
+    metrics = METRICS[workload]
     ours = values("mobeval", run_measured(cmds["mobeval"], out)[1])
     if "before" in cmds:
         before = values("mobeval", run_measured(cmds["before"], out)[1])
@@ -424,8 +467,10 @@ def report(label: str, medians: dict[str, dict]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workload", nargs="+", choices=("recs", "nextloc"), default=["recs"])
-    parser.add_argument("--users", type=int, default=100_000, help="recs: users x 100 rows")
+    parser.add_argument("--workload", nargs="+", choices=tuple(METRICS), default=["recs"])
+    parser.add_argument(
+        "--users", type=int, default=100_000, help="recs, population: users x 100 rows"
+    )
     parser.add_argument("--samples", type=int, default=100_000, help="nextloc: samples x 100")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--baseline", help="git revision whose mobeval runs beside (as before)")
@@ -469,12 +514,15 @@ def main() -> None:
 
 
 def run_workload(workload: str, args, baseline: str | None) -> None:
-    from datagen import nextloc_files, recs_tied_files
+    from datagen import nextloc_files, recs_catalogue_file, recs_tied_files
     from measure import load
 
     if workload == "recs":
         truth, pred = recs_tied_files(args.users)
         label = f"recs, {args.users:,} users x 100, trec_eval, precision/recall/ndcg@10"
+    elif workload == "population":
+        truth, pred = recs_catalogue_file(), recs_tied_files(args.users)[1]
+        label = f"population, {args.users:,} users x 100, recbole, coverage/gini@10"
     else:
         truth, pred = nextloc_files(args.samples, 100)
         label = f"nextloc, {args.samples:,} samples x 100, libcity, acc@1/5/10, mrr, ndcg@10"

@@ -117,6 +117,16 @@ def city_location_ids(path: Path) -> np.ndarray:
 RECS_ITEMS, RECS_LISTED = 50_000, 100  # the catalogue, the length of each list
 
 
+def recs_catalogue_file() -> Path:
+    """The catalogue of :func:`recs_tied_files`' items (item_id 0 .. 49,999), in
+    ``bench_data/recs_catalogue_50000.parquet``."""
+    path = BENCH_DATA / f"recs_catalogue_{RECS_ITEMS}.parquet"
+    if not path.exists():
+        BENCH_DATA.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table({"item_id": np.arange(RECS_ITEMS)}), path)
+    return path
+
+
 def recs_population_files(users: int, *, seed: int = 0) -> dict[str, Path]:
     """Recommendation lists of ``users`` x 100 distinct items over a 50,000-item catalogue, in
     ``bench_data/recs_population_<users>/``: ``recs`` (user_id, item_id, score; sorted by user,
