@@ -92,10 +92,11 @@ class PopulationCounts:
         offsets = R.user_offsets(lists)
         place = np.arange(lists.height) - np.repeat(offsets[:-1], np.diff(offsets))
         lists = lists.with_columns(pl.Series("_position", place, dtype=pl.Int64))
-        # auc and gauc read the same items: each (user, item) once, whether the user rated it
+        # the correlations, auc and gauc read each (user, item) once: its first row
+        firsts = _first_of_each_item(lists, offsets) if self.inputs.scored else None
         auc = any(m.family in NO_CUTOFF_FAMILIES for m in self.inputs.metrics)
-        items = _scored_items(lists, ratings) if auc else None
-        per_unit = self._per_unit(lists, ratings, items)
+        items = _scored_items(firsts, ratings) if auc else None
+        per_unit = self._per_unit(lists, firsts, ratings, items)
         self.users += lists["user_id"].n_unique()
         if any(m.family == "auc" for m in self.inputs.metrics):
             self.scores = self.scores or ScoreCounts()
@@ -127,12 +128,12 @@ class PopulationCounts:
         return [m.name for m in self.inputs.per_unit]
 
     def _per_unit(
-        self, lists: pl.DataFrame, ratings: pl.DataFrame, items: pl.DataFrame | None
+        self, lists: pl.DataFrame, firsts, ratings: pl.DataFrame, items
     ) -> pl.DataFrame | None:
         """Per user of the chunk (ascending), each per-unit metric: a correlation of the
-        predicted scores and the ratings of its rated items among its first ``k``, or its AUC
-        (and, for the sums, ``P AUC`` and ``P``) of ``items`` (:func:`_scored_items`) (each
-        item's first row in the list)."""
+        predicted scores and the ratings of its rated items among its first ``k`` (``firsts``:
+        each item's first row in the list, :func:`_first_of_each_item`), or its AUC (and, for
+        the sums, ``P AUC`` and ``P``) of ``items`` (:func:`_scored_items`)."""
         metrics = self.inputs.per_unit
         if not metrics:
             return None
@@ -143,11 +144,8 @@ class PopulationCounts:
             if m.family == "gauc":
                 columns += self._auc(items, m.name)
                 continue
-            if rated is None:  # lists and positions in order, as they come
-                rated = _first_of_each_item(
-                    lists.select("user_id", "item_id", "score", "_position")
-                )
-                rated = rated.join(
+            if rated is None:  # by user and position, as the lists come
+                rated = firsts.join(
                     ratings.select("user_id", "item_id", "rating"),
                     on=["user_id", "item_id"],
                     maintain_order="left",
@@ -508,27 +506,25 @@ class BootstrapCounts:
         self.items, self.counts = items, counts
 
 
-def _scored_items(lists: pl.DataFrame, ratings: pl.DataFrame) -> pl.DataFrame:
-    """Each (user, item) of the lists (by user, ascending, each list in order) once (its first
-    row), in that order, with its ``score`` and whether the user rated it (``positive``)."""
-    return (
-        _first_of_each_item(lists.select("user_id", "item_id", "score", "_position"))
-        .join(
-            ratings.select("user_id", "item_id", pl.lit(True).alias("positive")),
-            on=["user_id", "item_id"],
-            how="left",
-            maintain_order="left",
-        )
-        .with_columns(pl.col("positive").fill_null(False))
-    )
+def _scored_items(firsts: pl.DataFrame, ratings: pl.DataFrame) -> pl.DataFrame:
+    """Each (user, item) of the lists once (``firsts``: :func:`_first_of_each_item`), in their
+    order, with its ``score`` and whether the user rated it (``positive``)."""
+    return firsts.join(
+        ratings.select("user_id", "item_id", pl.lit(True).alias("positive")),
+        on=["user_id", "item_id"],
+        how="left",
+        maintain_order="left",
+    ).with_columns(pl.col("positive").fill_null(False))
 
 
-def _first_of_each_item(lists: pl.DataFrame) -> pl.DataFrame:
-    """Each (user, item)'s first row of ``lists`` (each user's rows together), in their order:
-    ``lists`` itself where no list repeats an item (one counting pass,
-    :func:`~mobeval.kernels.ranks.entry_counts`, where Polars' ``unique`` hashes every pair)."""
+def _first_of_each_item(lists: pl.DataFrame, offsets: np.ndarray) -> pl.DataFrame:
+    """Each (user, item)'s first row of ``lists`` (``user_id``, ``item_id``, ``score``,
+    ``_position``; ``offsets``: its users' blocks), in their order: all of them where no list
+    repeats an item (one counting pass, :func:`~mobeval.kernels.ranks.entry_counts`, where
+    Polars' ``unique`` hashes every pair)."""
+    lists = lists.select("user_id", "item_id", "score", "_position")
     items = R.as_given(lists.select("item_id"))[0]
-    if int(entry_counts(R.user_offsets(lists), items, None).sum()) == lists.height:
+    if int(entry_counts(offsets, items, None).sum()) == lists.height:
         return lists
     return lists.unique(["user_id", "item_id"], keep="first", maintain_order=True)
 
