@@ -336,7 +336,8 @@ def bucket_count(rows: int, chunk_rows: int) -> int:
     raise ConfigError(
         f"{rows:,} unsorted rows in chunks of {chunk_rows:,} take {n_buckets:,} hash buckets, "
         f"each a file open at once, and this process may open {limit:,} files: raise the "
-        f"limit (ulimit -n {n_buckets + OTHER_FILES}) or the chunk size (--chunk-rows {fits})"
+        f"limit (ulimit -n {n_buckets + OTHER_FILES}) or the chunk size (--chunk-rows {fits}, "
+        "a job's chunk_rows)"
     )
 
 
