@@ -11,7 +11,7 @@ keeps memory bounded by the chunk:
   truth rows by a lookup; a unit met twice starts the stream again over hash buckets (at once,
   if the batch where the sorted stream met a falling key holds a unit apart already);
 * otherwise both inputs are spread over hash buckets in a temporary directory first (memory: one
-  bucket, ``chunk_rows`` rows at most, and the next one being read).
+  bucket, about ``chunk_rows`` rows or fewer, and the next one being read).
 """
 
 from __future__ import annotations
@@ -529,7 +529,7 @@ def _bucketed_pairs(
 ):
     """Unsorted inputs: if the predictions fit in one chunk, both inputs are sorted in memory
     (one pair, no file written); else both are spread over hash buckets on disk, and each bucket
-    comes back sorted (memory: about one bucket, ``chunk_rows`` rows at most,
+    comes back sorted (memory: about one bucket, ``chunk_rows`` rows or fewer,
     :func:`~mobeval.io.chunking.bucket_count`); ``held``: the truth's rows of each bucket already
     in memory, sorted by key (:func:`split_buckets`), not written."""
     pred_rows = pred_source.row_count_estimate()
