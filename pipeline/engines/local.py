@@ -247,8 +247,8 @@ def stream_pairs(
     # predictions that fill more than a chunk, grouped by unit, and a truth that fits in memory
     progress.phase(READING, truth_source.row_count_estimate() + pred_source.row_count_estimate())
     truth = None
-    n_buckets = bucket_count(pred_source.row_count_estimate(), chunk_rows)
-    if n_buckets > 1:
+    pred_rows = pred_source.row_count_estimate()
+    if pred_rows > chunk_rows:
         truth = _truth_in_memory(truth_source, plan, key, chunk_rows, progress, unique_truth)
     units = None if truth is None else _TruthUnits(truth, key)
     # not tried if the batch where a key fell holds a unit apart already (rows scattered)
@@ -260,11 +260,21 @@ def stream_pairs(
         except NotGrouped:
             yield "restart"
     units = fallen = None
+    n_buckets = bucket_count(pred_rows, chunk_rows)  # the files it needs: only where spread
     # the truth held (one chunk at most) split over the buckets: not written and read again
     held = None if truth is None else split_buckets(truth, key, n_buckets)
     truth = None
     yield from _bucketed_pairs(
-        truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth, temp_dir, held
+        truth_source,
+        pred_source,
+        plan,
+        key,
+        n_buckets,
+        chunk_rows,
+        progress,
+        unique_truth,
+        temp_dir,
+        held,
     )
 
 
@@ -525,15 +535,23 @@ def _together(key_batches, units: _TruthUnits) -> bool:
 
 
 def _bucketed_pairs(
-    truth_source, pred_source, plan, key, chunk_rows, progress, unique_truth, temp_dir, held=None
+    truth_source,
+    pred_source,
+    plan,
+    key,
+    n_buckets,
+    chunk_rows,
+    progress,
+    unique_truth,
+    temp_dir,
+    held=None,
 ):
-    """Unsorted inputs: if the predictions fit in one chunk, both inputs are sorted in memory
-    (one pair, no file written); else both are spread over hash buckets on disk, and each bucket
-    comes back sorted (memory: about one bucket, ``chunk_rows`` rows or fewer,
-    :func:`~mobeval.io.chunking.bucket_count`); ``held``: the truth's rows of each bucket already
-    in memory, sorted by key (:func:`split_buckets`), not written."""
+    """Unsorted inputs: with one bucket (the predictions fit in one chunk), both inputs are
+    sorted in memory (one pair, no file written); else both are spread over ``n_buckets`` hash
+    buckets on disk (:func:`~mobeval.io.chunking.bucket_count`), and each bucket comes back
+    sorted (memory: about one bucket, ``chunk_rows`` rows or fewer); ``held``: the truth's rows
+    of each bucket already in memory, sorted by key (:func:`split_buckets`), not written."""
     pred_rows = pred_source.row_count_estimate()
-    n_buckets = bucket_count(pred_rows, chunk_rows)
     batch_rows = reads.batch_rows(chunk_rows)
     predictions = progress.counted(
         read_ahead(

@@ -326,11 +326,13 @@ def bucket_count(rows: int, chunk_rows: int) -> int:
     may not open that many files, and a ConfigError where it may not open even those (naming
     its limit and what to raise). The limit on open files is raised to what the buckets need
     where the hard limit allows (``ulimit -n``: 256 or 1,024 by default, 10 M rows in chunks of
-    10,000 take 1,000 buckets)."""
+    10,000 take 1,000 buckets). One bucket, held in memory, where the rows fit in a chunk."""
+    if rows <= chunk_rows:
+        return 1
     for size in (min(chunk_rows, BUCKET_ROWS), chunk_rows):
-        n_buckets = max(1, math.ceil(rows / size))
+        n_buckets = math.ceil(rows / size)
         limit = open_files(n_buckets + OTHER_FILES)
-        if n_buckets == 1 or n_buckets + OTHER_FILES <= limit:  # one bucket: held in memory
+        if n_buckets + OTHER_FILES <= limit:
             return n_buckets
     fits = math.ceil(rows / (limit - OTHER_FILES)) if limit - OTHER_FILES > 1 else rows
     raise ConfigError(
