@@ -1,10 +1,10 @@
 """The recs kernel's duplicate check and rise count on one list's view
-(:func:`mobeval.kernels.recs.hashed_first_repeat`, :func:`~mobeval.kernels.recs._rises`) against
-plain Python: repeats at the start, at the end, in the middle, within and across runs of tied
-scores, several repeats (the first one found is the earliest position that repeats), ids whose
-text and number orders differ, extreme and negative ids, long lists; one hash set reused by list
-after list (its stamps), as the kernel reuses it by user; NaN scores never rise, and the NaN and
-infinite ones are counted."""
+(:func:`mobeval.kernels.recs.hashed_first_repeat`,
+:func:`~mobeval.kernels.list_order.list_rises`) against plain Python: repeats at the start, at
+the end, in the middle, within and across runs of tied scores, several repeats (the first one
+found is the earliest position that repeats), ids whose text and number orders differ, extreme
+and negative ids, long lists; one hash set reused by list after list (its stamps), as the kernel
+reuses it by user; NaN scores never rise, and the NaN and infinite ones are counted."""
 
 import math
 
@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from mobeval.kernels import recs as K
+from mobeval.kernels.list_order import list_rises
 
 TEXT_ORDER_IDS = [9, 10, 100, 99, 1000, -1, -10, -9, 0, 19, 2, 20, 200]
 EXTREMES = [np.iinfo(np.int64).min, np.iinfo(np.int64).max, -1, 0, 1]
@@ -80,4 +81,4 @@ def test_rises_are_counted_over_the_view(seed):
             shaken[p] = rng.choice([math.nan, math.inf, -math.inf, 5.0, -5.0, shaken[p]])
         column = np.concatenate([[math.nan], shaken, [math.inf]])  # odd scores around the list
         odd = sum(not math.isfinite(s) for s in shaken.tolist())
-        assert K._rises(column[1:-1]) == (_rises(shaken.tolist()), odd)
+        assert list_rises(column[1:-1]) == (_rises(shaken.tolist()), odd)

@@ -51,6 +51,7 @@ from mobeval.kernels.jit import njit
 from mobeval.kernels.list_order import (
     ID_ASC,
     TEXT_DESC,
+    list_rises,
     ordered_copy,
     text_keys,
 )
@@ -258,23 +259,6 @@ def hashed_first_repeat(items, slots, stamps, stamp):
         stamps[h] = stamp
         slots[h] = item
     return -1
-
-
-@njit(cache=True)
-def _rises(scores):
-    """``(rises, odd)``: how many of ``scores[1:]`` (one list's view) are above the score before
-    (a NaN never is), and how many of ``scores`` are NaN or infinite (``x - x`` is not 0: the
-    check of the lists' scores, made on this pass that reads them all, not on a pass of its
-    own), counted without a branch: one pass of vector compares."""
-    rises = 0
-    odd = 0
-    if scores.shape[0]:
-        odd += (scores[0] - scores[0]) != 0.0
-    for r in range(1, scores.shape[0]):
-        x = scores[r]
-        odd += (x - x) != 0.0
-        rises += x > scores[r - 1]
-    return rises, odd
 
 
 @njit(cache=True)
@@ -526,7 +510,7 @@ def _score_users(arrays, rules, outs, scratch, first, last):
             dup_pos[u] = hashed_first_repeat(rec_items[r0 : r0 + n_list], slots, stamps, u)
         rises = odd = 0
         if order_mode != AS_GIVEN:
-            rises, odd = _rises(rec_scores[r0 : r0 + n_list])
+            rises, odd = list_rises(rec_scores[r0 : r0 + n_list])
             not_finite[u] = odd > 0
         # the truth row of the item at each of the first n_scan ranks (-1: unrated), and their
         # scores: of a list whose ranks are its rows', or a tied run's rows' (ranked_hits), where

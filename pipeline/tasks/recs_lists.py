@@ -16,7 +16,7 @@ from mobeval.io.sources import columns_present
 from mobeval.kernels.blocks import readonly
 from mobeval.kernels.chunk_checks import scan_rows
 from mobeval.kernels.keys import segment_rows
-from mobeval.kernels.list_order import ID_ASC, TEXT_DESC, list_order
+from mobeval.kernels.list_order import ID_ASC, TEXT_DESC, list_heads, list_order
 from mobeval.kernels.ranks import drop_repeated, entry_counts, segment_offsets
 from mobeval.kernels.ranx_lists import ranx_lists, ranx_order
 from mobeval.kernels.user_blocks import truth_order, user_blocks
@@ -137,6 +137,10 @@ def ordered(recs: pl.DataFrame, order: str, limit: int = -1) -> pl.DataFrame:
     list of 100 rows in no order, cut at 10, costs a tenth of its whole sort)."""
     recs = by_user(recs)
     offsets = user_offsets(recs)
+    if limit >= 0 and order in SCORE_ORDERS:  # the heads' rows alone
+        mode, text = score_order(recs, order)
+        items, scores = as_given(recs)
+        return recs[list_heads(offsets, scores, items, mode, text, limit)]
     rows = lists(recs, order, offsets, limit, with_rows=True)[0]
     if limit >= 0:
         lengths = np.diff(offsets)
