@@ -134,10 +134,11 @@ def by_user_item(ratings: pl.DataFrame) -> pl.DataFrame:
 def ordered(recs: pl.DataFrame, order: str, limit: int = -1) -> pl.DataFrame:
     """Rows grouped by user (ascending), each user's rows in list order; with a ``limit`` (0 or
     more), only each list's first ``limit`` rows, and only those put in order (:func:`lists`: a
-    list of 100 rows in no order, cut at 10, costs a tenth of its whole sort)."""
+    list of 100 rows in no order, cut at 10, costs a tenth of its whole sort; under a score
+    order only those rows are written, :func:`~mobeval.kernels.list_order.list_heads`)."""
     recs = by_user(recs)
     offsets = user_offsets(recs)
-    if limit >= 0 and order in SCORE_ORDERS:  # the heads' rows alone
+    if limit >= 0 and order in SCORE_ORDERS:
         mode, text = score_order(recs, order)
         items, scores = as_given(recs)
         return recs[list_heads(offsets, scores, items, mode, text, limit)]
