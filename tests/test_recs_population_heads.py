@@ -55,8 +55,13 @@ def _python_order(recs: pl.DataFrame, order: str) -> dict[int, list[int]]:
 
 @pytest.mark.parametrize("order", [*ORDERS, "rank"])
 @pytest.mark.parametrize("limit", [0, 1, 3, 10, 60])
-def test_the_first_positions_of_each_list(order, limit):
+@pytest.mark.parametrize("by_score", [False, True])
+def test_the_first_positions_of_each_list(order, limit, by_score):
+    """``by_score``: each list's scores never increase (as a recommender writes them), its ties
+    in no order of their ids, runs of them across the limit."""
     recs = _shuffled_lists(limit)
+    if by_score:
+        recs = recs.sort(["user_id", "score"], descending=[False, True], maintain_order=True)
     heads = R.ordered(recs.with_row_index("row"), order, limit)
     want = _python_order(recs, order)
     assert heads["user_id"].to_list() == sorted(u for u, rows in want.items() for _ in rows[:limit])

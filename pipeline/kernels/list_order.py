@@ -150,10 +150,12 @@ def _swap(p, q, scores, ids, rows):
 def list_heads(offsets, scores, ids, mode: int, ids_text: bool, limit: int) -> np.ndarray:
     """The rows of each user's first ``limit`` positions (``limit`` >= 0) in ``mode``'s order,
     user after user: int64, ``sum(min(n_u, limit))`` of them (the arguments as
-    :func:`list_order`'s, whose first ``limit`` rows of each list they are). Each list is
-    copied to its thread's scratch (:func:`ordered_copy`: of a list whose scores rise, only the
-    entries that can reach its first ``limit`` places), not to arrays the size of the input:
-    100 M rows' heads of 10 without writing 100 M rows of order."""
+    :func:`list_order`'s, whose first ``limit`` rows of each list they are). Each list's
+    entries that can reach its first ``limit`` places are copied to its thread's scratch and put
+    in order there (:func:`ordered_copy`), not the whole lists to arrays the size of the input:
+    of a list whose scores never increase, its entries through the end of the run of tied scores
+    at position ``limit - 1`` (the runs after it stay as they are); of another, those scoring
+    at or above its ``limit``-th highest score (all of a list with a NaN or infinite score)."""
     offsets = readonly(offsets, np.int64)
     given = (readonly(scores, np.float64), readonly(ids, np.int64))
     heads = np.zeros(offsets.shape[0], dtype=np.int64)
@@ -182,9 +184,13 @@ def _head_units(offsets, given_scores, given_ids, heads, mode, text, limit, out,
         if heads[u + 1] == heads[u]:
             continue
         rises, odd = list_rises(given_scores[lo : lo + n])
-        rising = rises > 0 and odd == 0
-        ordered_copy(given_scores, given_ids, lo, n, limit, rising, mode, text, limit,
-                     scores, ids, rows, keys)  # fmt: skip
+        if rises == 0:  # only the runs of tied scores that start before `limit` move: its head
+            end = min(n, limit)  # through the end of the run at position limit - 1
+            while end < n and given_scores[lo + end] == given_scores[lo + end - 1]:
+                end += 1
+            n = end
+        ordered_copy(given_scores, given_ids, lo, n, limit, rises > 0 and odd == 0, mode, text,
+                     limit, scores, ids, rows, keys)  # fmt: skip
         for p in range(heads[u + 1] - heads[u]):
             out[heads[u] + p] = lo + rows[p]
 
