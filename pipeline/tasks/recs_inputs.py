@@ -335,13 +335,13 @@ def _items(data: object) -> tuple[pl.Series, str]:
 def _item_rows(data: object) -> pl.DataFrame:
     """Rows per item of the training interactions (``item_id``, ``popularity``)."""
     source = as_source(data)
-    counts = None
+    counts = ItemCounts()
     for batch in _item_batches(source):
-        part = batch.group_by("item_id").len("popularity")
-        counts = part if counts is None else add_counts(counts, part, "popularity")
-    if counts is None or counts.height == 0:
+        counts.add(batch["item_id"])
+    table = counts.table()
+    if table is None:
         raise InputError("the training interactions are empty", path=source.label)
-    return counts
+    return table.rename({"count": "popularity"})
 
 
 def _with_tail(counts: pl.DataFrame, tail_ratio: float) -> pl.DataFrame:

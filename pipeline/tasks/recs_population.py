@@ -107,7 +107,8 @@ class PopulationCounts:
             if self.inputs.resamples:
                 self.boot.setdefault(k, BootstrapCounts()).add(head, self.inputs)
         # per user, ascending
-        columns = self._shares(lists) | self._gaps(lists) | user_values(lists, ratings, self.inputs)
+        columns = self._shares(lists, offsets, place) | self._gaps(lists)
+        columns |= user_values(lists, ratings, self.inputs)
         if self.resampled is not None:
             self.resampled.add(
                 np.column_stack([columns[name] for name in self.resampled.names]),
@@ -160,30 +161,30 @@ class PopulationCounts:
             columns.append(pl.Series(m.name, values, dtype=pl.Float64))
         return pl.DataFrame(columns)
 
-    def _shares(self, lists: pl.DataFrame) -> dict[str, np.ndarray]:
-        """Per user of the chunk, each per-user metric's share of its first ``k`` items."""
+    def _shares(self, lists: pl.DataFrame, offsets: np.ndarray, place: np.ndarray) -> dict:
+        """Per user of the chunk (``offsets``: its users' runs; ``place``: each row's place in
+        its list), each per-user metric's share of its first ``k`` items: an integer sum over an
+        integer count, one rounding, as RecBole's ``cumsum / k``."""
         per_user = [m for m in self.inputs.metrics if m.family in _SHARE_FAMILIES]
         if not per_user:
             return {}
         lists, pop = ids_of_one_type(lists, self.inputs.popularity)
-        lists = lists.with_columns(
+        each = {"avg_popularity": pop["popularity"], "tail_percentage": pop["tail"]}
+        values = lists.select(
             pl.col("item_id")
-            .replace_strict(pop["item_id"], pop["popularity"], default=0, return_dtype=pl.Int64)
-            .alias("avg_popularity"),
-            pl.col("item_id")
-            .replace_strict(pop["item_id"], pop["tail"].cast(pl.Int64), default=0)
-            .cast(pl.Int64)
-            .alias("tail_percentage"),
+            .replace_strict(pop["item_id"], each[family], default=0, return_dtype=pl.Int64)
+            .alias(family)
+            for family in {m.family for m in per_user}
         )
-        aggregations = []
+        lengths = np.diff(offsets)
+        out = {}
         for m in per_user:
-            first = pl.col(m.family)
+            value = values[m.family].to_numpy()
             if m.k is not None:
-                first = first.filter(pl.col("_position") < m.k)
-            # an integer sum over an integer count: one rounding, as RecBole's cumsum / k
-            aggregations.append((first.sum() / first.count()).alias(m.name))
-        table = lists.group_by("user_id").agg(aggregations).sort("user_id")
-        return {m.name: table[m.name].cast(pl.Float64).to_numpy() for m in per_user}
+                value = np.where(place < m.k, value, 0)
+            sums = np.add.reduceat(value, offsets[:-1])
+            out[m.name] = sums / (lengths if m.k is None else np.minimum(lengths, m.k))
+        return out
 
     def _auc(self, items: pl.DataFrame, name: str) -> list[pl.Series]:
         """Per user of ``items`` (:func:`_scored_items`, ascending): AUC, and P AUC and P where
