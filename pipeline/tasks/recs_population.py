@@ -161,7 +161,9 @@ class PopulationCounts:
             columns.append(pl.Series(m.name, values, dtype=pl.Float64))
         return pl.DataFrame(columns)
 
-    def _shares(self, lists: pl.DataFrame, offsets: np.ndarray, place: np.ndarray) -> dict:
+    def _shares(
+        self, lists: pl.DataFrame, offsets: np.ndarray, place: np.ndarray
+    ) -> dict[str, np.ndarray]:
         """Per user of the chunk (``offsets``: its users' runs; ``place``: each row's place in
         its list), each per-user metric's share of its first ``k`` items: an integer sum over an
         integer count, one rounding, as RecBole's ``cumsum / k``."""
