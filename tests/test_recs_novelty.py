@@ -13,6 +13,7 @@ import pytest
 from mobeval.api import evaluate_recs
 from mobeval.errors import ConfigError
 from mobeval.metrics.recs_population import parse_population_metrics, resolve_population
+from mobeval.tasks import recs_inputs
 from mobeval.tasks.recs_beyond import user_values
 from mobeval.tasks.recs_inputs import population_inputs
 from tests.conftest import GOLDEN, REPO_ROOT
@@ -28,6 +29,7 @@ MSR_NAMES = {
     "distributional_coverage": "distributional_coverage",
     "coverage": "catalog_coverage",
 }
+MSR_CONV = "msrecommenders"
 ELLIOT_NAMES = {"EPC": "epc", "EFD": "efd", "ARP": "arp", "APLT": "aplt", "ACLT": "aclt"}
 
 
@@ -146,6 +148,37 @@ def test_msrecommenders_per_user_values_bit_for_bit(case, similarity):
                 assert got == pytest.approx(expected, rel=1e-14, abs=0), (family, k)
             else:
                 assert got == expected, (family, k)
+
+
+@pytest.mark.parametrize("case", ["ms_tests", "small", "mf", "popular"])
+def test_novelty_and_coverage_from_the_training_items_alone(monkeypatch, case):
+    """novelty and coverage over the training items read the items alone (streamed, counted in
+    folds: one every 3 ids here): the reference's values from training rows without their
+    ``user_id`` column; with a metric that reads the tables by user, the same bits."""
+    monkeypatch.setattr(recs_inputs, "FOLD_IDS", 3)
+    lists, train = _msr_inputs(case)
+    inputs = population_inputs(
+        parse_population_metrics(["novelty", "coverage"], [5]),
+        resolve_population("msrecommenders"),
+        catalogue=None,
+        train=train.select("item_id"),
+    )
+    assert isinstance(inputs.train_tables, recs_inputs.TrainItems)
+    for k in _cutoffs(case):
+        cut = None if k is None else [k]
+        result = _score(lists, train.select("item_id"), ["novelty", "coverage"], cut, MSR_CONV)
+        want = MSR[case]["values"]["all" if k is None else str(k)]
+        for name in ("novelty", "coverage"):
+            got = result.value(name if k is None else f"{name}@{k}")
+            reference = want[MSR_NAMES[name]]
+            if np.isnan(reference):
+                assert np.isnan(got), name
+            else:
+                assert got == pytest.approx(reference, rel=1e-12, abs=0), name
+        by_user = _score(lists, train, ["novelty", "coverage", "serendipity"], cut, MSR_CONV)
+        for name in ("novelty", "coverage"):
+            metric = name if k is None else f"{name}@{k}"
+            assert by_user.value(metric) == result.value(metric), metric
 
 
 @pytest.mark.parametrize("chunk_rows", [7, 50, 1000])

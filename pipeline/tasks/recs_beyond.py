@@ -19,7 +19,7 @@ import polars as pl
 
 from mobeval.kernels import similarity as K
 from mobeval.tasks.item_tables import FeatureTables, TrainTables
-from mobeval.tasks.recs_inputs import ids_of_one_type
+from mobeval.tasks.recs_inputs import TrainItems, ids_of_one_type
 
 #: The list rows a block of whole users holds (:func:`user_blocks`): the per-row arrays of
 #: :func:`user_values` (a sorted copy, item rows, orders, relevance) are a block's, not the chunk's.
@@ -239,7 +239,7 @@ def relevant_rows(lists: pl.DataFrame, ratings: pl.DataFrame, threshold):
     return flagged["_relevant"].fill_null(0.0).to_numpy(), pairs
 
 
-def novelty(counts: pl.DataFrame, train: TrainTables) -> float:
+def novelty(counts: pl.DataFrame, train: TrainTables | TrainItems) -> float:
     """Microsoft Recommenders' ``novelty``: ``sum_i n_i nov_i / sum_i n_i``, ``n_i`` the item's
     count in the lists (``counts``: ``item_id``, ``count``), ``nov_i = -log2(c_i / N)`` of its
     ``c_i`` training rows out of ``N`` (an item outside them adds 0 to the sum, its rows still
