@@ -358,8 +358,7 @@ class PopulationCounts:
         for m in self.inputs.metrics:
             if m.family == "long_tail":
                 sides = {"truth": self.truth, "recs": self.counts.get(m.k, ItemCounts())}
-                sides = {side: counts.table() for side, counts in sides.items()}
-                frames = [_ranked(m.name, side, counts) for side, counts in sides.items()]
+                frames = [_ranked(m.name, side, counts.table()) for side, counts in sides.items()]
             elif m.family == "popularity_correlation":
                 frames = [self._popularity_correlation(m)]
             else:
