@@ -59,3 +59,33 @@ def test_each_users_items_keep_the_training_rows_order():
     assert tables.users["user_id"].to_list() == ["a", "b"]
     assert tables.user_ptr.tolist() == [0, 2, 5]
     assert held == [9, 5, 5, 1, 5]
+
+
+@pytest.mark.parametrize("per_block", [1, 7, 512])
+def test_rows_over_many_mask_words_and_blocks(monkeypatch, per_block):
+    """Items on both sides of 64-item words (the mask read word by word), rows in blocks of one,
+    seven or all items (threads), repeated rows (``m_ui > 1``): each row's columns ascending and
+    counts equal to a plain count of every pair of a user's rows."""
+    from mobeval.kernels import cooccurrence as module
+
+    monkeypatch.setattr(module, "ITEMS_PER_BLOCK", per_block)
+    rng = np.random.default_rng(7)
+    n_items = 300
+    lists = [rng.integers(0, n_items, rng.integers(1, 30)).tolist() for _ in range(80)]
+    lists.append([63, 64, 127, 128, 0, 299, 64])  # word edges, a repeat
+    user_ptr = np.cumsum([0] + [len(items) for items in lists])
+    user_items = np.array([i for items in lists for i in items], dtype=np.int32)
+    ptr, cols, counts, largest = module.cooccurrence(user_ptr, user_items, n_items)
+    expected = Counter()
+    for items in lists:
+        for i in items:
+            for j in items:
+                if i <= j:
+                    expected[(i, j)] += 1
+    held = {}
+    for i in range(n_items):
+        row = cols[ptr[i] : ptr[i + 1]].tolist()
+        assert row == sorted(set(row)), i
+        held.update({(i, j): int(c) for j, c in zip(row, counts[ptr[i] : ptr[i + 1]], strict=True)})
+    assert held == dict(expected)
+    assert largest == max(expected.values())

@@ -4,9 +4,11 @@
 of Microsoft Recommenders' co-occurrence similarity (``_get_cooccurrence_similarity``: it counts
 the pairs of a self-join of the training rows on the user, ``i1 <= i2``). Held for ``i <= j``
 only, diagonal included, as CSR rows: ``ptr`` cuts ``cols`` (``j``, ascending) and ``counts``
-(``n_ij``), both int32. Built row by row from the users' items in ``sum_u d_u^2`` steps
-(``d_u``: the user's distinct items; twice: the rows' lengths, then their entries), a dense
-accumulator of one slot per item; memory: 8 bytes per item pair seen together. A lookup is a
+(``n_ij``), both int32. Built row by row from the users' items in ``sum_u d_u (d_u + 1) / 2``
+steps (``d_u``: the user's distinct items; twice: the rows' lengths, then their entries; rows
+in blocks on threads), a mask of one bit and a dense accumulator of one slot per item a thread;
+memory: 8 bytes per item pair seen together, and 20 bytes per distinct (user, item) pair while it
+is built. A lookup is a
 search in the row of the smaller item: the pairs of two ascending item sets are found by walking
 each row once, a galloping search from one target to the next (:func:`counts_between`), so a
 pair costs about ``log2`` of the gap to it in the row, not the items' users (the intersections
@@ -17,7 +19,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from mobeval.kernels.blocks import readonly, run_blocks
 from mobeval.kernels.jit import njit
+
+#: Fewer items than this are walked in one block (no thread).
+ITEMS_PER_BLOCK = 512
 
 
 @njit(cache=True, nogil=True)
@@ -44,75 +50,110 @@ def _distinct(user_ptr, user_items):
 
 
 @njit(cache=True, nogil=True)
-def _by_item(ptr, items, rows, n_items):
-    """The transposed table: per item its users (ascending) and their rows of it."""
+def _by_item(ptr, items, n_items):
+    """The transposed table: per item (``item_ptr`` cuts the rest), its users ascending, each as
+    the span of that user's distinct items from this one on: where it starts in ``items``
+    (``starts``, int64) and how many items it holds (``spans``, int32)."""
     item_ptr = np.zeros(n_items + 1, dtype=np.int64)
     for p in range(len(items)):
         item_ptr[items[p] + 1] += 1
     for i in range(n_items):
         item_ptr[i + 1] += item_ptr[i]
     fill = item_ptr[:-1].copy()
-    users = np.empty(len(items), dtype=np.int32)
-    counts = np.empty(len(items), dtype=np.int32)
+    starts = np.empty(len(items), dtype=np.int64)
+    spans = np.empty(len(items), dtype=np.int32)
     for u in range(len(ptr) - 1):
         for p in range(ptr[u], ptr[u + 1]):
             i = items[p]
-            users[fill[i]] = u
-            counts[fill[i]] = rows[p]
+            starts[fill[i]] = p
+            spans[fill[i]] = ptr[u + 1] - p
             fill[i] += 1
-    return item_ptr, users, counts
+    return item_ptr, starts, spans
+
+
+#: A 64-bit de Bruijn sequence: the top six bits of ``2^t`` times it differ for each ``t < 64``
+#: (C. E. Leiserson, H. Prokop, K. H. Randall, "Using de Bruijn sequences to index a 1 in a
+#: computer word", 1998).
+DE_BRUIJN = 0x03F79D71B4CB0A89
+#: At ``(2^t * DE_BRUIJN mod 2^64) >> 58``: ``t``.
+LOWEST_BITS = np.zeros(64, dtype=np.int64)
+LOWEST_BITS[[((DE_BRUIJN << t) % (1 << 64)) >> 58 for t in range(64)]] = np.arange(64)
+ONE = np.uint64(1)
+
+
+@njit(cache=True, inline="always")
+def _lowest_bit(x):
+    """The position of the lowest set bit of ``x`` (uint64, not 0): its isolated bit
+    ``x & -x`` times :data:`DE_BRUIJN`, whose top six bits index :data:`LOWEST_BITS`."""
+    return LOWEST_BITS[((x & (~x + ONE)) * np.uint64(DE_BRUIJN)) >> np.uint64(58)]
 
 
 @njit(cache=True, nogil=True)
-def _walk(by_item, by_user, row_ptr, cols, counts, fill):
-    """Each item ``i``'s row ``j >= i``: its length into ``row_ptr[i + 1]`` (``fill`` False), or
-    its columns, ascending, and counts at ``row_ptr[i]`` (``fill`` True: the largest count)."""
-    item_ptr, item_users, item_rows = by_item
-    ptr, items, rows = by_user
+def _rows(by_item, by_user, fill, row_ptr, cols, counts, row_largest, first, last):
+    """Rows ``first`` to ``last - 1``, each item ``i``'s ``j >= i``: its length into
+    ``row_ptr[i + 1]`` (``fill`` False), or its columns, ascending, and counts from
+    ``row_ptr[i]`` and its largest count into ``row_largest[i]`` (``fill`` True). Each user of
+    ``i`` adds its items from ``i`` on (its span, ascending): a bit each in a mask of the items
+    and, when filling, ``m_ui m_uj`` to a dense ``n_ij``; the mask's set bits, read word by word
+    from ``i``'s up to the highest item met, give the columns in order (no sort), and the words
+    and counts read are zeroed for the next row."""
+    item_ptr, starts, spans = by_item
+    items, rows = by_user
     n_items = len(item_ptr) - 1
-    seen = np.full(n_items, -1, dtype=np.int64)
-    total = np.zeros(n_items, dtype=np.int64)
-    largest = 0
-    for i in range(n_items):
-        start, length = row_ptr[i], 0
-        for p in range(item_ptr[i], item_ptr[i + 1]):
-            u, m = item_users[p], item_rows[p]
-            for q in range(ptr[u], ptr[u + 1]):
+    marks = np.zeros((n_items + 63) >> 6, dtype=np.uint64)
+    total = np.zeros(n_items if fill else 0, dtype=np.int64)
+    for i in range(first, last):
+        top = i
+        for e in range(item_ptr[i], item_ptr[i + 1]):
+            q0 = starts[e]
+            q1 = q0 + spans[e]
+            m = np.int64(rows[q0])
+            for q in range(q0, q1):
                 j = items[q]
-                if j < i:
-                    continue
-                if seen[j] != i:
-                    seen[j] = i
+                marks[j >> 6] |= ONE << np.uint64(j & 63)
+                if fill:
+                    total[j] += m * rows[q]
+            top = max(top, items[q1 - 1])
+        k = row_ptr[i] if fill else 0
+        largest = 0
+        for w in range(i >> 6, (top >> 6) + 1):
+            x = marks[w]
+            marks[w] = 0
+            while x:
+                if fill:
+                    j = (w << 6) + _lowest_bit(x)
+                    n_ij = total[j]
                     total[j] = 0
-                    if fill:
-                        cols[start + length] = j
-                    length += 1
-                total[j] += np.int64(m) * rows[q]
-        if not fill:
-            row_ptr[i + 1] = length
-            continue
-        cols[start : start + length].sort()
-        for p in range(start, start + length):
-            counts[p] = total[cols[p]]
-            largest = max(largest, total[cols[p]])
-    return largest
+                    cols[k] = j
+                    counts[k] = n_ij
+                    largest = max(largest, n_ij)
+                k += 1
+                x &= x - ONE
+        if fill:
+            row_largest[i] = largest
+        else:
+            row_ptr[i + 1] = k
 
 
-@njit(cache=True, nogil=True)
 def cooccurrence(user_ptr, user_items, n_items):
     """``(ptr, cols, counts, largest)``: the rows ``i`` of ``n_ij`` for ``j >= i`` of the
     training rows (``user_ptr`` cuts ``user_items``, each user's rows' items, codes
-    ``0..n_items-1``) and the largest count (beyond int32's range the counts are not whole)."""
-    by_user = _distinct(user_ptr, user_items)
-    by_item = _by_item(*by_user, n_items)
+    ``0..n_items-1``) and the largest count (beyond int32's range the counts are not whole).
+    Two passes over the rows, in blocks of items on threads (:func:`_rows`): their lengths,
+    then their entries."""
+    ptr, items, rows = _distinct(readonly(user_ptr, np.int64), readonly(user_items, np.int32))
+    by_item, by_user = _by_item(ptr, items, n_items), (items, rows)
     row_ptr = np.zeros(n_items + 1, dtype=np.int64)
-    none = np.empty(0, dtype=np.int32)
-    _walk(by_item, by_user, row_ptr, none, none, False)
+    none, no_largest = np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int64)
+    args = (by_item, by_user, False, row_ptr, none, none, no_largest)
+    run_blocks(_rows, n_items, *args, grain=ITEMS_PER_BLOCK)
     row_ptr = np.cumsum(row_ptr)
     cols = np.empty(row_ptr[n_items], dtype=np.int32)
     counts = np.empty(row_ptr[n_items], dtype=np.int32)
-    largest = _walk(by_item, by_user, row_ptr, cols, counts, True)
-    return row_ptr, cols, counts, largest
+    row_largest = np.zeros(n_items, dtype=np.int64)
+    args = (by_item, by_user, True, row_ptr, cols, counts, row_largest)
+    run_blocks(_rows, n_items, *args, grain=ITEMS_PER_BLOCK)
+    return row_ptr, cols, counts, int(row_largest.max(initial=0))
 
 
 @njit(cache=True, nogil=True)
