@@ -89,3 +89,34 @@ def test_rows_over_many_mask_words_and_blocks(monkeypatch, per_block):
         held.update({(i, j): int(c) for j, c in zip(row, counts[ptr[i] : ptr[i + 1]], strict=True)})
     assert held == dict(expected)
     assert largest == max(expected.values())
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        lambda n: np.arange(n) * 3 - 40,  # numbered from a base, negative ones too: a table
+        lambda n: np.arange(n) * 10**15,  # spread wider than the rows: a binary search
+        lambda n: [f"i{k:03d}" for k in range(n)],
+    ],
+)
+def test_tables_equal_plain_counts_whatever_the_ids(ids):
+    """Each item's rows and distinct users, each user's items in the rows' order, whichever way
+    the ids are turned into rows of the tables."""
+    rng = np.random.default_rng(3)
+    names = ids(40)
+    user_ids = rng.integers(-5, 30, 400).tolist()
+    item_ids = [names[k] for k in rng.integers(0, 40, 400)]
+    tables = train_tables(pl.DataFrame({"user_id": user_ids, "item_id": item_ids}))
+    assert tables.items["item_id"].to_list() == sorted(set(item_ids))
+    assert tables.items["row"].to_list() == list(range(tables.items.height))
+    assert tables.items["rows"].to_list() == [item_ids.count(i) for i in sorted(set(item_ids))]
+    pairs = set(zip(user_ids, item_ids, strict=True))
+    distinct = Counter(i for _, i in pairs)
+    assert tables.items["users"].to_list() == [distinct[i] for i in sorted(set(item_ids))]
+    assert tables.users["user_id"].to_list() == sorted(set(user_ids))
+    names_by_row = tables.items["item_id"].to_list()
+    for row, user in enumerate(tables.users["user_id"]):
+        held = tables.user_items[tables.user_ptr[row] : tables.user_ptr[row + 1]]
+        assert [names_by_row[i] for i in held] == [
+            i for u, i in zip(user_ids, item_ids, strict=True) if u == user
+        ]

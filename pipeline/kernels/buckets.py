@@ -72,6 +72,47 @@ def _place(buckets, position, order):
         position[bucket] += 1
 
 
+def grouped_values(buckets, n_buckets: int, values) -> tuple[np.ndarray, np.ndarray]:
+    """``values[bucket_order(buckets, n_buckets)[0]]`` and the bounds, in one scatter (no array
+    of rows): each bucket's values in input order, then the next bucket's (a training user's
+    items in file order: 10 M rows in 0.07 s, against 0.44 s for the order, then the values at
+    it)."""
+    buckets = readonly(buckets, np.int64)
+    bounds = np.zeros(n_buckets + 1, dtype=np.int64)
+    np.cumsum(np.bincount(buckets, minlength=n_buckets), out=bounds[1:])
+    grouped = np.empty(len(buckets), dtype=values.dtype)
+    _place_values(buckets, bounds[:-1].copy(), values, grouped)
+    return grouped, bounds
+
+
+@njit(nogil=True, cache=True)
+def _place_values(buckets, position, values, grouped):
+    for row in range(len(buckets)):
+        bucket = buckets[row]
+        grouped[position[bucket]] = values[row]
+        position[bucket] += 1
+
+
+def groups_holding(bounds, values, n_values: int) -> np.ndarray:
+    """How many groups hold each value ``0 .. n_values - 1`` (int64), of ``values`` grouped by
+    ``bounds`` (group ``g``: ``values[bounds[g]:bounds[g + 1]]``, :func:`bucket_order`'s): a
+    group counts once however often it holds the value (a training user's items: each item's
+    distinct users). One pass, each value stamped with the last group that counted it."""
+    held = np.zeros(n_values, dtype=np.int64)
+    _groups_holding(readonly(bounds, np.int64), values, held, np.full(n_values, -1, np.int64))
+    return held
+
+
+@njit(nogil=True, cache=True)
+def _groups_holding(bounds, values, held, last):
+    for group in range(len(bounds) - 1):
+        for row in range(bounds[group], bounds[group + 1]):
+            value = values[row]
+            if last[value] != group:
+                last[value] = group
+                held[value] += 1
+
+
 @njit(nogil=True, cache=True)
 def _find(keys, row, table):
     """The row of ``table`` (strictly increasing, lexicographic) equal to ``keys[row]``, or -1."""

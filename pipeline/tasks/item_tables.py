@@ -10,7 +10,8 @@
   ``category`` (a category set, its 0/1 vector), or a vector per item (a list column
   ``features``, or every other column a number). Memory: 8 bytes per item and dimension.
 
-Polars and NumPy only (no kernel): a bad file is named before Numba is imported.
+A bad file is named before Numba is imported: the tables' two counting kernels
+(:mod:`mobeval.kernels.buckets`) load after the file is read and checked.
 """
 
 from __future__ import annotations
@@ -87,26 +88,29 @@ def train_tables(data: object, *, pairs: bool = False) -> TrainTables:
     frame = read_columns(source, ("user_id", "item_id"))
     if frame.height == 0:
         raise InputError("the training interactions are empty", path=source.label)
-    items = (
-        frame.group_by("item_id")
-        .agg(pl.len().alias("rows"), pl.col("user_id").n_unique().alias("users"))
-        .sort("item_id")
-        .with_row_index("row")
-        .with_columns(pl.col("row", "rows", "users").cast(pl.Int64))
-    )
-    users = frame.select(pl.col("user_id").unique().sort()).with_row_index("row")
-    users = users.with_columns(pl.col("row").cast(pl.Int64))
-    user = users["user_id"].search_sorted(frame["user_id"]).to_numpy()
-    item = items["item_id"].search_sorted(frame["item_id"]).to_numpy()
+    from mobeval.kernels.buckets import grouped_values, groups_holding  # Numba: after the checks
+
+    ids = frame["item_id"].unique().sort()
+    users = pl.DataFrame({"user_id": frame["user_id"].unique().sort()})
+    item = _codes(frame["item_id"], ids).astype(np.int32)
+    user = _codes(frame["user_id"], users["user_id"])
     rows = frame.height
     del frame
-    by_user = np.argsort(user, kind="stable")  # each user's rows in file order
-    user_items = item[by_user].astype(np.int32)
-    del item, by_user
+    user_items, user_ptr = grouped_values(user, users.height, item)  # in file order
+    del item, user
+    items = pl.DataFrame(
+        {
+            "item_id": ids,
+            "rows": np.bincount(user_items, minlength=len(ids)).astype(np.int64),
+            "users": groups_holding(user_ptr, user_items, len(ids)),
+        }
+    )
+    items = items.with_row_index("row").with_columns(pl.col("row").cast(pl.Int64))
+    users = users.with_row_index("row").with_columns(pl.col("row").cast(pl.Int64))
     tables = TrainTables(
         items.with_columns(_elliot_long_tail(items)),
         users,
-        _pointers(user, users.height),
+        user_ptr,
         user_items,
         rows,
         source.label,
@@ -114,6 +118,20 @@ def train_tables(data: object, *, pairs: bool = False) -> TrainTables:
     if pairs:
         tables.pairs  # noqa: B018 - cached in the instance, pickled with it
     return tables
+
+
+def _codes(values: pl.Series, ordered: pl.Series) -> np.ndarray:
+    """Each value's row in ``ordered`` (its distinct values, ascending), int64: a lookup in a table
+    over their range where they are integers spanning no more values than there are rows (item
+    and user ids numbered from a base: 10 M training rows' items in 0.04 s), else a binary search
+    (1.0 s)."""
+    if values.dtype.is_integer() and values.dtype != pl.UInt64:
+        low, high = ordered[0], ordered[-1]
+        if high - low < max(len(values), 1 << 16):  # Python ints: no overflow
+            table = np.empty(high - low + 1, dtype=np.int64)
+            table[ordered.to_numpy().astype(np.int64) - low] = np.arange(len(ordered))
+            return table[values.to_numpy().astype(np.int64, copy=False) - low]
+    return ordered.search_sorted(values).to_numpy().astype(np.int64, copy=False)
 
 
 def _elliot_long_tail(items: pl.DataFrame) -> pl.Expr:
@@ -126,11 +144,6 @@ def _elliot_long_tail(items: pl.DataFrame) -> pl.Expr:
     head = int(np.argmax(reached)) + 1 if reached.any() else ranked.height
     tail = ranked["item_id"].slice(head)
     return pl.col("item_id").is_in(tail.implode()).alias("long_tail")
-
-
-def _pointers(codes: np.ndarray, n: int) -> np.ndarray:
-    """CSR offsets of ``n`` segments from each row's segment code (the rows sorted by it)."""
-    return np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=n))]).astype(np.int64)
 
 
 def feature_tables(data: object) -> FeatureTables:
