@@ -66,3 +66,14 @@ def test_blocks_are_whole_users_in_order_with_their_ratings():
     assert [r["user_id"].to_list() for _, _, r in blocks] == [[1], [3], [5]]
     empty = list(user_blocks(lists.clear(), ratings, 3))
     assert len(empty) == 1 and empty[0][1].height == 0
+
+
+@pytest.mark.parametrize("grain", [1, 3])
+def test_same_bits_with_the_users_in_blocks_on_threads(monkeypatch, grain):
+    """Diversity and serendipity score their users in blocks on threads (as few as ``grain``
+    users a block, each block its own scratch): each user's value is the same bits."""
+    whole = _values(10**9, monkeypatch)
+    monkeypatch.setattr(beyond.K, "GRAIN", grain)
+    threaded = _values(10**9, monkeypatch)
+    for name, values in whole.items():
+        assert threaded[name].tobytes() == values.tobytes(), name

@@ -27,10 +27,13 @@ import math
 
 import numpy as np
 
+from mobeval.kernels.blocks import run_blocks
 from mobeval.kernels.cooccurrence import counts_between
 from mobeval.kernels.jit import njit
 
 COOCCURRENCE, VECTORS = 0, 1
+#: Fewer users than this are scored in one block (no thread).
+GRAIN = 256
 
 
 @njit(cache=True, nogil=True)
@@ -93,19 +96,27 @@ def _at(table, x, y):
     return table[x, y] if x >= 0 and y >= 0 else 0.0
 
 
-@njit(cache=True, nogil=True)
 def unit_diversity(offsets, cut, index, order, tables):
     """Per user, ``1 - ILS``: ``ILS`` the mean similarity of the pairs of its first ``cut`` rows
     (all with ``cut`` < 0) whose items differ, taken as Microsoft Recommenders'
     ``_get_intralist_similarity`` lists them (each row ``r``, then each row ``s`` with
     ``order[r] < order[s]``); NaN without such a pair (the reference has no row for the user).
-    The similarities of the list's distinct items are found first, once each."""
-    n_units = len(offsets) - 1
-    out = np.full(n_units, np.nan)
-    longest = np.max(np.diff(offsets)) if n_units else 0
+    The similarities of the list's distinct items are found first, once each. Users in blocks
+    on threads (:func:`mobeval.kernels.blocks.run_blocks`)."""
+    out = np.full(len(offsets) - 1, np.nan)
+    run_blocks(_diversity_units, len(out), offsets, cut, index, order, tables, out, grain=GRAIN)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _diversity_units(offsets, cut, index, order, tables, out, first, last):
+    """Users ``first`` to ``last - 1`` of :func:`unit_diversity` into ``out``."""
+    longest = 0
+    for u in range(first, last):
+        longest = max(longest, offsets[u + 1] - offsets[u])
     items = np.empty(longest, dtype=index.dtype)
     table = np.empty((longest, longest))
-    for u in range(n_units):
+    for u in range(first, last):
         start = offsets[u]
         end = offsets[u + 1] if cut < 0 else min(offsets[u + 1], start + cut)
         n, position = _distinct(index[start:end], items)
@@ -123,60 +134,61 @@ def unit_diversity(offsets, cut, index, order, tables):
                     pairs += 1
         if pairs:
             out[u] = 1.0 - total / pairs
-    return out
 
 
-@njit(cache=True, nogil=True)
-def unit_serendipity(
-    offsets,
-    cut,
-    index,
-    order,
-    relevance,
-    profile,
-    user_ptr,
-    user_items,
-    tables,
-):
+def unit_serendipity(offsets, cut, index, order, relevance, profile, user_ptr, user_items, tables):
     """Per user, the mean over its first ``cut`` rows of ``(1 - mean_j sim(i, j)) rel_i``, ``j``
     over every training row of the user (``profile[u]``: its row in the CSR table ``user_ptr``,
     ``user_items``, in the training rows' order; -1: none, NaN as the reference leaves it out);
     the rows' values averaged in item order (the reference sorts them by user and item). The
-    similarities of the list's and the profile's distinct items are found first, once each."""
-    n_units = len(offsets) - 1
-    out = np.full(n_units, np.nan)
-    longest = np.max(np.diff(offsets)) if n_units else 0
-    widest = np.max(np.diff(user_ptr)) if len(user_ptr) > 1 else 0
+    similarities of the list's and the profile's distinct items are found first, once each.
+    Users in blocks on threads (:func:`mobeval.kernels.blocks.run_blocks`)."""
+    out = np.full(len(offsets) - 1, np.nan)
+    lists, history = (offsets, cut, index, order, relevance), (profile, user_ptr, user_items)
+    run_blocks(_serendipity_units, len(out), lists, history, tables, out, grain=GRAIN)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _serendipity_units(lists, history, tables, out, first, last):
+    """Users ``first`` to ``last - 1`` of :func:`unit_serendipity` into ``out``."""
+    offsets, cut, index, order, relevance = lists
+    profile, user_ptr, user_items = history
+    longest = 0
+    widest = 0
+    for u in range(first, last):
+        longest = max(longest, offsets[u + 1] - offsets[u])
+        if profile[u] >= 0:
+            widest = max(widest, user_ptr[profile[u] + 1] - user_ptr[profile[u]])
     items = np.empty(longest, dtype=index.dtype)
-    history = np.empty(widest, dtype=user_items.dtype)
+    held_items = np.empty(widest, dtype=user_items.dtype)
     table = np.empty((longest, widest))
-    for u in range(n_units):
+    for u in range(first, last):
         if profile[u] < 0:
             continue
         start = offsets[u]
         end = offsets[u + 1] if cut < 0 else min(offsets[u + 1], start + cut)
         if end <= start:
             continue
-        first, last = user_ptr[profile[u]], user_ptr[profile[u] + 1]
+        a, b = user_ptr[profile[u]], user_ptr[profile[u] + 1]
         n, position = _distinct(index[start:end], items)
-        m, held = _distinct(user_items[first:last], history)
+        m, held = _distinct(user_items[a:b], held_items)
         local = table[:n, :m]
-        _similarities(items[:n], history[:m], tables, local)
+        _similarities(items[:n], held_items[:m], tables, local)
         values = np.empty(end - start)
         for r in range(start, end):
             total = 0.0
             compensation = 0.0
-            for j in range(last - first):
+            for j in range(b - a):
                 value = _at(local, position[r - start], held[j])
                 total, compensation = _kahan(total, compensation, value)
-            values[r - start] = (1.0 - total / (last - first)) * relevance[r]
+            values[r - start] = (1.0 - total / (b - a)) * relevance[r]
         ranked = np.argsort(order[start:end], kind="mergesort")
         total = 0.0
         compensation = 0.0
         for r in ranked:
             total, compensation = _kahan(total, compensation, values[r])
         out[u] = total / (end - start)
-    return out
 
 
 @njit(cache=True, nogil=True)
