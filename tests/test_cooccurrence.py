@@ -92,21 +92,25 @@ def test_rows_over_many_mask_words_and_blocks(monkeypatch, per_block):
 
 
 @pytest.mark.parametrize(
-    "ids",
+    ("ids", "kind"),
     [
-        lambda n: np.arange(n) * 3 - 40,  # numbered from a base, negative ones too: a table
-        lambda n: np.arange(n) * 10**15,  # spread wider than the rows: a binary search
-        lambda n: [f"i{k:03d}" for k in range(n)],
+        (lambda n: np.arange(n) * 3 - 40, pl.Int64),  # from a base, negative too: counted
+        (lambda n: np.arange(n) * 3 + 9, pl.UInt16),
+        (lambda n: np.arange(n) * 10**15, pl.Int64),  # wider than the rows: searched
+        (lambda n: np.arange(n) * 3, pl.UInt64),
+        (lambda n: [f"i{k:03d}" for k in range(n)], pl.String),
     ],
 )
-def test_tables_equal_plain_counts_whatever_the_ids(ids):
+def test_tables_equal_plain_counts_whatever_the_ids(ids, kind):
     """Each item's rows and distinct users, each user's items in the rows' order, whichever way
     the ids are turned into rows of the tables."""
     rng = np.random.default_rng(3)
     names = ids(40)
     user_ids = rng.integers(-5, 30, 400).tolist()
     item_ids = [names[k] for k in rng.integers(0, 40, 400)]
-    tables = train_tables(pl.DataFrame({"user_id": user_ids, "item_id": item_ids}))
+    frame = pl.DataFrame({"user_id": user_ids, "item_id": item_ids})
+    tables = train_tables(frame.cast({"item_id": kind}))
+    assert tables.items.schema["item_id"] == kind
     assert tables.items["item_id"].to_list() == sorted(set(item_ids))
     assert tables.items["row"].to_list() == list(range(tables.items.height))
     assert tables.items["rows"].to_list() == [item_ids.count(i) for i in sorted(set(item_ids))]

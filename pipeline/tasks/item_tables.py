@@ -90,13 +90,12 @@ def train_tables(data: object, *, pairs: bool = False) -> TrainTables:
         raise InputError("the training interactions are empty", path=source.label)
     from mobeval.kernels.buckets import grouped_values, groups_holding  # Numba: after the checks
 
-    ids = frame["item_id"].unique().sort()
-    users = pl.DataFrame({"user_id": frame["user_id"].unique().sort()})
-    item = _codes(frame["item_id"], ids).astype(np.int32)
-    user = _codes(frame["user_id"], users["user_id"])
+    ids, item = _rows_of(frame["item_id"])
+    user_ids, user = _rows_of(frame["user_id"])
+    users = pl.DataFrame({"user_id": user_ids})
     rows = frame.height
     del frame
-    user_items, user_ptr = grouped_values(user, users.height, item)  # in file order
+    user_items, user_ptr = grouped_values(user, users.height, item.astype(np.int32))
     del item, user
     items = pl.DataFrame(
         {
@@ -120,18 +119,21 @@ def train_tables(data: object, *, pairs: bool = False) -> TrainTables:
     return tables
 
 
-def _codes(values: pl.Series, ordered: pl.Series) -> np.ndarray:
-    """Each value's row in ``ordered`` (its distinct values, ascending), int64: a lookup in a table
-    over their range where they are integers spanning no more values than there are rows (item
-    and user ids numbered from a base: 10 M training rows' items in 0.04 s), else a binary search
-    (1.0 s)."""
+def _rows_of(values: pl.Series) -> tuple[pl.Series, np.ndarray]:
+    """``values``' distinct values, ascending, and each value's row among them (int64). Integers
+    spanning no more values than there are (ids numbered from a base) are counted over their
+    range, whose values present are the distinct ones and their running count each one's row (10
+    M training rows' items in 0.1 s); others are found by a binary search in their distinct
+    values (1.3 s)."""
     if values.dtype.is_integer() and values.dtype != pl.UInt64:
-        low, high = ordered[0], ordered[-1]
+        low, high = values.min(), values.max()
         if high - low < max(len(values), 1 << 16):  # Python ints: no overflow
-            table = np.empty(high - low + 1, dtype=np.int64)
-            table[ordered.to_numpy().astype(np.int64) - low] = np.arange(len(ordered))
-            return table[values.to_numpy().astype(np.int64, copy=False) - low]
-    return ordered.search_sorted(values).to_numpy().astype(np.int64, copy=False)
+            offsets = values.to_numpy().astype(np.int64, copy=False) - low
+            present = np.bincount(offsets, minlength=high - low + 1) > 0
+            distinct = pl.Series(values.name, np.flatnonzero(present) + low, dtype=values.dtype)
+            return distinct, (np.cumsum(present) - 1)[offsets]
+    distinct = values.unique().sort()
+    return distinct, distinct.search_sorted(values).to_numpy().astype(np.int64, copy=False)
 
 
 def _elliot_long_tail(items: pl.DataFrame) -> pl.Expr:
