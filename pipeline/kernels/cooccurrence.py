@@ -24,49 +24,50 @@ from mobeval.kernels.jit import njit
 
 #: Fewer items than this are walked in one block (no thread).
 ITEMS_PER_BLOCK = 512
+#: Fewer users than this have their distinct items found in one block (no thread).
+USERS_PER_BLOCK = 4096
 
 
 @njit(cache=True, nogil=True)
-def _distinct(user_ptr, user_items):
-    """Each user's distinct items, ascending, and their rows: ``(ptr, items, rows)``."""
-    n_users = len(user_ptr) - 1
-    ordered = user_items.copy()
-    ptr = np.zeros(n_users + 1, dtype=np.int64)
-    items = np.empty(len(user_items), dtype=np.int32)
-    rows = np.empty(len(user_items), dtype=np.int32)
-    out = 0
-    for u in range(n_users):
+def _distinct(user_ptr, user_items, items, rows, counts, first, last):
+    """Users ``first`` to ``last - 1``: each one's distinct items, ascending, at the start of its
+    own span of ``items`` (``user_ptr[u]`` on; the rest of the span unused), their rows in
+    ``rows``, and how many in ``counts[u]``."""
+    for u in range(first, last):
         start, end = user_ptr[u], user_ptr[u + 1]
-        ordered[start:end].sort()
+        items[start:end] = user_items[start:end]
+        items[start:end].sort()
+        out = start
         for r in range(start, end):
-            if r > start and ordered[r] == ordered[r - 1]:
+            if r > start and items[r] == items[out - 1]:
                 rows[out - 1] += 1
             else:
-                items[out] = ordered[r]
+                items[out] = items[r]
                 rows[out] = 1
                 out += 1
-        ptr[u + 1] = out
-    return ptr, items[:out], rows[:out]
+        counts[u] = out - start
 
 
 @njit(cache=True, nogil=True)
-def _by_item(ptr, items, n_items):
+def _by_item(user_ptr, counts, items, n_items):
     """The transposed table: per item (``item_ptr`` cuts the rest), its users ascending, each as
-    the span of that user's distinct items from this one on: where it starts in ``items``
-    (``starts``, int64) and how many items it holds (``spans``, int32)."""
+    the span of that user's distinct items (:func:`_distinct`) from this one on: where it starts
+    in ``items`` (``starts``, int64) and how many items it holds (``spans``, int32)."""
     item_ptr = np.zeros(n_items + 1, dtype=np.int64)
-    for p in range(len(items)):
-        item_ptr[items[p] + 1] += 1
+    for u in range(len(counts)):
+        for p in range(user_ptr[u], user_ptr[u] + counts[u]):
+            item_ptr[items[p] + 1] += 1
     for i in range(n_items):
         item_ptr[i + 1] += item_ptr[i]
     fill = item_ptr[:-1].copy()
-    starts = np.empty(len(items), dtype=np.int64)
-    spans = np.empty(len(items), dtype=np.int32)
-    for u in range(len(ptr) - 1):
-        for p in range(ptr[u], ptr[u + 1]):
+    starts = np.empty(item_ptr[n_items], dtype=np.int64)
+    spans = np.empty(item_ptr[n_items], dtype=np.int32)
+    for u in range(len(counts)):
+        end = user_ptr[u] + counts[u]
+        for p in range(user_ptr[u], end):
             i = items[p]
             starts[fill[i]] = p
-            spans[fill[i]] = ptr[u + 1] - p
+            spans[fill[i]] = end - p
             fill[i] += 1
     return item_ptr, starts, spans
 
@@ -139,10 +140,17 @@ def cooccurrence(user_ptr, user_items, n_items):
     """``(ptr, cols, counts, largest)``: the rows ``i`` of ``n_ij`` for ``j >= i`` of the
     training rows (``user_ptr`` cuts ``user_items``, each user's rows' items, codes
     ``0..n_items-1``) and the largest count (beyond int32's range the counts are not whole).
-    Two passes over the rows, in blocks of items on threads (:func:`_rows`): their lengths,
-    then their entries."""
-    ptr, items, rows = _distinct(readonly(user_ptr, np.int64), readonly(user_items, np.int32))
-    by_item, by_user = _by_item(ptr, items, n_items), (items, rows)
+    Each user's distinct items are found in blocks of users on threads (:func:`_distinct`), then
+    the rows in two passes, in blocks of items on threads (:func:`_rows`): their lengths, then
+    their entries."""
+    user_ptr, user_items = readonly(user_ptr, np.int64), readonly(user_items, np.int32)
+    items = np.empty(len(user_items), dtype=np.int32)
+    rows = np.empty(len(user_items), dtype=np.int32)
+    distinct = np.empty(len(user_ptr) - 1, dtype=np.int64)
+    run_blocks(
+        _distinct, len(distinct), user_ptr, user_items, items, rows, distinct, grain=USERS_PER_BLOCK
+    )
+    by_item, by_user = _by_item(user_ptr, distinct, items, n_items), (items, rows)
     row_ptr = np.zeros(n_items + 1, dtype=np.int64)
     none, no_largest = np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int64)
     args = (by_item, by_user, False, row_ptr, none, none, no_largest)
