@@ -5,14 +5,13 @@ of Microsoft Recommenders' co-occurrence similarity (``_get_cooccurrence_similar
 the pairs of a self-join of the training rows on the user, ``i1 <= i2``). Held for ``i <= j``
 only, diagonal included, as CSR rows: ``ptr`` cuts ``cols`` (``j``, ascending) and ``counts``
 (``n_ij``), both int32. Built row by row from the users' items in ``sum_u d_u (d_u + 1) / 2``
-steps (``d_u``: the user's distinct items; twice: the rows' lengths, then their entries; rows
-in blocks on threads), a mask of one bit and a dense accumulator of one slot per item a thread;
-memory: 8 bytes per item pair seen together, and 20 bytes per distinct (user, item) pair while it
-is built. A lookup is a
-search in the row of the smaller item: the pairs of two ascending item sets are found by walking
-each row once, a galloping search from one target to the next (:func:`counts_between`), so a
-pair costs about ``log2`` of the gap to it in the row, not the items' users (the intersections
-this replaces).
+steps (``d_u``: the user's distinct items; twice: the rows' lengths, then their entries; rows in
+blocks on threads), a mask of one bit and a dense accumulator of one slot per item a thread;
+memory: 8 bytes per item pair seen together, and about 20 bytes per training row while it is
+built. A lookup is a search in the row of the smaller item: the pairs of two ascending item sets
+are found by walking each row once, a galloping search from one target to the next
+(:func:`counts_between`), so a pair costs about ``log2`` of the gap to it in the row, not the
+items' users (the intersections this replaces).
 """
 
 from __future__ import annotations

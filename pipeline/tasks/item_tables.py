@@ -122,9 +122,9 @@ def train_tables(data: object, *, pairs: bool = False) -> TrainTables:
 def _rows_of(values: pl.Series) -> tuple[pl.Series, np.ndarray]:
     """``values``' distinct values, ascending, and each value's row among them (int64). Integers
     spanning no more values than there are (ids numbered from a base) are counted over their
-    range, whose values present are the distinct ones and their running count each one's row (10
-    M training rows' items in 0.1 s); others are found by a binary search in their distinct
-    values (1.3 s)."""
+    range: the values present are the distinct ones, their running count each one's row (10 M
+    training rows' item ids: 0.24 s, against 1.3 s for their distinct values hashed and sorted,
+    then searched); others are searched in their distinct values."""
     if values.dtype.is_integer() and values.dtype != pl.UInt64:
         low, high = values.min(), values.max()
         if high - low < max(len(values), 1 << 16):  # Python ints: no overflow
