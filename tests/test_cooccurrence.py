@@ -104,13 +104,15 @@ def test_rows_over_many_mask_words_and_blocks(monkeypatch, per_block):
 )
 def test_tables_equal_plain_counts_whatever_the_ids(ids, kind):
     """Each item's rows and distinct users, each user's items in the rows' order, whichever way
-    the ids are turned into rows of the tables."""
+    the ids are turned into rows of the tables (the columns in several chunks)."""
     rng = np.random.default_rng(3)
     names = ids(40)
     user_ids = rng.integers(-5, 30, 400).tolist()
     item_ids = [names[k] for k in rng.integers(0, 40, 400)]
-    frame = pl.DataFrame({"user_id": user_ids, "item_id": item_ids})
-    tables = train_tables(frame.cast({"item_id": kind}))
+    frame = pl.DataFrame({"user_id": user_ids, "item_id": item_ids}).cast({"item_id": kind})
+    frame = pl.concat([frame[:100], frame[100:250], frame[250:]], rechunk=False)  # in 3 chunks
+    assert frame.n_chunks() == 3
+    tables = train_tables(frame)
     assert tables.items.schema["item_id"] == kind
     assert tables.items["item_id"].to_list() == sorted(set(item_ids))
     assert tables.items["row"].to_list() == list(range(tables.items.height))

@@ -79,6 +79,35 @@ def _place(buckets, position, values, grouped):
         position[bucket] += 1
 
 
+def rows_over_range(parts, low: int, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """Of integer arrays ``parts`` (a column's chunks, in order) whose values lie in ``low ..
+    low + span - 1``: the offsets from ``low`` present, ascending (the distinct values), and each
+    value's row among them (int64, the parts' values one after the other). Two passes over the
+    values, each marking or reading a table over the range: no copy of the values, no sort."""
+    present = np.zeros(span, dtype=np.bool_)
+    for part in parts:
+        _mark(part, low, present)
+    table = np.cumsum(present) - 1
+    rows = np.empty(sum(len(part) for part in parts), dtype=np.int64)
+    at = 0
+    for part in parts:
+        _look_up(part, low, table, rows[at : at + len(part)])
+        at += len(part)
+    return np.flatnonzero(present), rows
+
+
+@njit(nogil=True, cache=True)
+def _mark(values, low, present):
+    for value in values:
+        present[value - low] = True
+
+
+@njit(nogil=True, cache=True)
+def _look_up(values, low, table, rows):
+    for r in range(len(values)):
+        rows[r] = table[values[r] - low]
+
+
 def groups_holding(bounds, values, n_values: int) -> np.ndarray:
     """How many groups hold each value ``0 .. n_values - 1`` (int64), of ``values`` grouped by
     ``bounds`` (group ``g``: ``values[bounds[g]:bounds[g + 1]]``, :func:`grouped_values`'): a
