@@ -73,7 +73,7 @@ def test_same_bits_with_the_users_in_blocks_on_threads(monkeypatch, grain):
     """Diversity and serendipity score their users in blocks on threads (as few as ``grain``
     users a block, each block its own scratch): each user's value is the same bits."""
     whole = _values(10**9, monkeypatch)
-    monkeypatch.setattr(beyond.K, "GRAIN", grain)
+    monkeypatch.setattr(beyond.K, "USERS_PER_BLOCK", grain)
     threaded = _values(10**9, monkeypatch)
     for name, values in whole.items():
         assert threaded[name].tobytes() == values.tobytes(), name

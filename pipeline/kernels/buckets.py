@@ -55,27 +55,32 @@ def _key_buckets(keys, modulus, buckets):
 def bucket_order(buckets, n_buckets: int) -> tuple[np.ndarray, np.ndarray]:
     """The rows grouped by bucket, stable (a counting sort): ``order`` lists bucket 0's rows in
     input order, then bucket 1's...; bucket ``b``'s rows are ``order[bounds[b]:bounds[b + 1]]``."""
-    return grouped_values(buckets, n_buckets, np.arange(len(buckets), dtype=np.int64))
+    return grouped_values(buckets, n_buckets, None)
 
 
 def grouped_values(buckets, n_buckets: int, values) -> tuple[np.ndarray, np.ndarray]:
     """``values`` grouped by bucket, stable, and the bounds (a counting sort): bucket 0's values
     in input order, then bucket 1's...; bucket ``b``'s are ``grouped[bounds[b]:bounds[b + 1]]``
-    (a training user's items in file order: the values moved in the scatter, no array of rows)."""
+    (a training user's items in file order: the values moved in the scatter, no array of rows).
+    ``values`` None: the rows themselves (:func:`bucket_order`)."""
     buckets = readonly(buckets, np.int64)
     bounds = np.zeros(n_buckets + 1, dtype=np.int64)
     np.cumsum(np.bincount(buckets, minlength=n_buckets), out=bounds[1:])
-    grouped = np.empty(len(buckets), dtype=values.dtype)
+    grouped = np.empty(len(buckets), dtype=np.int64 if values is None else values.dtype)
     _place(buckets, bounds[:-1].copy(), values, grouped)
     return grouped, bounds
 
 
 @njit(nogil=True, cache=True)
 def _place(buckets, position, values, grouped):
-    """Each row's value at its bucket's next free position (``position``: each bucket's first)."""
+    """Each row's value (``values`` None: the row) at its bucket's next free position
+    (``position``: each bucket's first); the None case is compiled without the other."""
     for row in range(len(buckets)):
         bucket = buckets[row]
-        grouped[position[bucket]] = values[row]
+        if values is None:
+            grouped[position[bucket]] = row
+        else:
+            grouped[position[bucket]] = values[row]
         position[bucket] += 1
 
 

@@ -33,7 +33,7 @@ from mobeval.kernels.jit import njit
 
 COOCCURRENCE, VECTORS = 0, 1
 #: Fewer users than this are scored in one block (no thread).
-GRAIN = 256
+USERS_PER_BLOCK = 256
 
 
 @njit(cache=True, nogil=True)
@@ -104,7 +104,8 @@ def unit_diversity(offsets, cut, index, order, tables):
     The similarities of the list's distinct items are found first, once each. Users in blocks
     on threads (:func:`mobeval.kernels.blocks.run_blocks`)."""
     out = np.full(len(offsets) - 1, np.nan)
-    run_blocks(_diversity_units, len(out), offsets, cut, index, order, tables, out, grain=GRAIN)
+    args = (offsets, cut, index, order, tables, out)
+    run_blocks(_diversity_units, len(out), *args, grain=USERS_PER_BLOCK)
     return out
 
 
@@ -145,7 +146,7 @@ def unit_serendipity(offsets, cut, index, order, relevance, profile, user_ptr, u
     Users in blocks on threads (:func:`mobeval.kernels.blocks.run_blocks`)."""
     out = np.full(len(offsets) - 1, np.nan)
     lists, history = (offsets, cut, index, order, relevance), (profile, user_ptr, user_items)
-    run_blocks(_serendipity_units, len(out), lists, history, tables, out, grain=GRAIN)
+    run_blocks(_serendipity_units, len(out), lists, history, tables, out, grain=USERS_PER_BLOCK)
     return out
 
 
