@@ -1,6 +1,7 @@
 """mobeval beside the query a user would write instead: DuckDB and Polars on the same Parquet files.
 
-    python benchmarks/bench_vs_query.py [--workload recs nextloc population] [--users 1000000]
+    python benchmarks/bench_vs_query.py [--workload recs nextloc population beyond]
+                                        [--users 1000000] [--train-users 1000000]
                                         [--samples 100000] [--repeat 3] [--baseline REV]
                                         [--queries best|all]
                                         [--layout sorted|grouped|scattered]
@@ -14,6 +15,10 @@ Workloads (seeded Parquet from ``datagen``, cached in bench_data/):
   ``--population-convention recbole``): ``coverage@10`` and ``gini@10`` of each list's first 10
   items in trec_eval's order; mobeval also reads the ratings (``recs`` requires them), which the
   queries do not.
+* ``beyond``: the same lists' first 10 items in trec_eval's order against ``--train-users`` x 10
+  training rows (``datagen.recs_train_file``): Microsoft Recommenders' ``diversity@10`` and
+  ``serendipity@10`` with its co-occurrence similarity (``--population-convention
+  msrecommenders``; the queries: :mod:`queries_beyond`). mobeval also reads the ratings.
 * ``nextloc``: ``--samples`` x 100 candidates, one true location a sample; LibCity's conventions
   (``--convention libcity``: ties by location id), acc@1/5/10, mrr and ndcg@10.
 
@@ -50,15 +55,22 @@ from pathlib import Path
 # here: a worker (a peer's query, a floor's read) runs this file and imports its tool alone, as
 # the process a user would run does (with them, a floor's read took 0.2 s and 0.4 s of CPU more).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from queries_beyond import BEYOND_METRICS, BEYOND_SCORES, polars_beyond  # noqa: E402
 
 TOLERANCE = 1e-12
 RECS_METRICS = ("precision@10", "recall@10", "ndcg@10")
 NEXTLOC_METRICS = ("acc@1", "acc@5", "acc@10", "mrr", "ndcg@10")
 POPULATION_METRICS = ("coverage@10", "gini@10")
-METRICS = {"recs": RECS_METRICS, "nextloc": NEXTLOC_METRICS, "population": POPULATION_METRICS}
+METRICS = {
+    "recs": RECS_METRICS,
+    "nextloc": NEXTLOC_METRICS,
+    "population": POPULATION_METRICS,
+    "beyond": BEYOND_METRICS,
+}
 COLUMNS = {  # (truth columns, prediction columns) each tool reads; population: the catalogue's
     "recs": (("user_id", "item_id", "rating"), ("user_id", "item_id", "score")),
     "population": (("item_id",), ("user_id", "item_id", "score")),
+    "beyond": (("user_id", "item_id"), ("user_id", "item_id", "score")),  # truth: training rows
     "nextloc": (("sample_id", "location"), ("sample_id", "location", "score")),
 }
 
@@ -116,6 +128,7 @@ SELECT any_value(listed_items) / any_value(n) AS "coverage@10",
 FROM ranked, sizes
 """
 POPULATION_DUCKDB = {name: top + POPULATION_SCORES for name, top in RECS_TOP.items()}
+BEYOND_DUCKDB = {name: RECS_TOP["max_by"] + scores for name, scores in BEYOND_SCORES.items()}
 
 # LibCity: the true location's rank among the sample's candidates, ties by location id
 # (ascending); a sample whose truth is not listed scores 0 and counts. Every formulation ends with
@@ -263,6 +276,12 @@ def polars_population(truth: str, pred: str, variant: str) -> dict[str, float]:
     return {"coverage@10": len(ascending) / n, "gini@10": weighted / (n * sum(ascending))}
 
 
+def polars_beyond_lists(truth: str, pred: str, variant: str) -> dict[str, float]:
+    """:func:`queries_beyond.polars_beyond` of each list's first 10 items (``truth``: the
+    training rows)."""
+    return polars_beyond(polars_recs_top(pred, "sort_by").drop("rank"), truth, variant)
+
+
 def polars_nextloc_ranks(truth: str, pred: str, variant: str):
     """The rank of each listed truth (a column ``rank``), lazily (eagerly read for ``eager``)."""
     import polars as pl
@@ -318,7 +337,12 @@ def duckdb_query(workload: str, truth: str, pred: str, variant: str) -> dict[str
     if variant.endswith(ONE_THREAD):
         duckdb.sql("SET threads = 1")
         variant = variant.removesuffix(ONE_THREAD)
-    queries = {"recs": RECS_DUCKDB, "nextloc": NEXTLOC_DUCKDB, "population": POPULATION_DUCKDB}
+    queries = {
+        "recs": RECS_DUCKDB,
+        "nextloc": NEXTLOC_DUCKDB,
+        "population": POPULATION_DUCKDB,
+        "beyond": BEYOND_DUCKDB,
+    }
     query = queries[workload][variant]
     result = duckdb.sql(query.format(truth=truth, pred=pred))
     return dict(zip(result.columns, result.fetchall()[0], strict=True))
@@ -349,6 +373,7 @@ WORKERS = {
         "recs": polars_recs,
         "nextloc": polars_nextloc,
         "population": polars_population,
+        "beyond": polars_beyond_lists,
     }[workload](truth, pred, variant),
     "read_pyarrow": lambda workload, truth, pred, variant: read_pyarrow(workload, truth, pred),
     "read_duckdb": lambda workload, truth, pred, variant: read_duckdb(workload, truth, pred),
@@ -360,6 +385,7 @@ PEERS = ("duckdb", "polars")
 QUERIES = {
     "recs": {"duckdb": ["max_by", "window"], "polars": ["sort_by", "over"]},
     "population": {"duckdb": ["max_by", "window"], "polars": ["sort_by", "over"]},
+    "beyond": {"duckdb": ["semi", "join"], "polars": ["semi", "join"]},
     "nextloc": {
         "duckdb": ["semi", f"semi{ONE_THREAD}", "join", "filter", "window", "list", "lists"],
         "polars": ["semi", "eager", "join", "over", "sort_by"],
@@ -375,6 +401,10 @@ def mobeval_command(workload: str, truth: Path, pred: Path) -> list[str]:
         family = ["recs", "--ratings", str(pred.with_name("ratings.parquet")), "--recs", str(pred)]
         options = ["--convention", "trec_eval", "--metrics", ",".join(POPULATION_METRICS)]
         options += ["--population-convention", "recbole", "--catalogue", str(truth)]
+    elif workload == "beyond":  # truth: the training rows; the ratings beside the lists
+        family = ["recs", "--ratings", str(pred.with_name("ratings.parquet")), "--recs", str(pred)]
+        options = ["--convention", "trec_eval", "--metrics", ",".join(BEYOND_METRICS)]
+        options += ["--population-convention", "msrecommenders", "--train", str(truth)]
     else:
         family = ["nextloc", "--truth", str(truth), "--pred", str(pred)]
         options = ["--convention", "libcity", "--metrics", "acc@k,mrr,ndcg@10", "--k", "1,5,10"]
@@ -471,6 +501,9 @@ def main() -> None:
     parser.add_argument(
         "--users", type=int, default=100_000, help="recs, population: users x 100 rows"
     )
+    parser.add_argument(
+        "--train-users", type=int, default=1_000_000, help="beyond: users x 10 training rows"
+    )
     parser.add_argument("--samples", type=int, default=100_000, help="nextloc: samples x 100")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--baseline", help="git revision whose mobeval runs beside (as before)")
@@ -514,7 +547,7 @@ def main() -> None:
 
 
 def run_workload(workload: str, args, baseline: str | None) -> None:
-    from datagen import nextloc_files, recs_catalogue_file, recs_tied_files
+    from datagen import nextloc_files, recs_catalogue_file, recs_tied_files, recs_train_file
     from measure import load
 
     if workload == "recs":
@@ -523,6 +556,12 @@ def run_workload(workload: str, args, baseline: str | None) -> None:
     elif workload == "population":
         truth, pred = recs_catalogue_file(), recs_tied_files(args.users)[1]
         label = f"population, {args.users:,} users x 100, recbole, coverage/gini@10"
+    elif workload == "beyond":
+        truth, pred = recs_train_file(args.train_users), recs_tied_files(args.users)[1]
+        label = (
+            f"beyond, {args.users:,} users x 100 against {args.train_users:,} x 10 training "
+            "rows, msrecommenders, diversity/serendipity@10"
+        )
     else:
         truth, pred = nextloc_files(args.samples, 100)
         label = f"nextloc, {args.samples:,} samples x 100, libcity, acc@1/5/10, mrr, ndcg@10"

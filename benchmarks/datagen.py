@@ -335,22 +335,18 @@ def population_files(n: int, space: str, *, seed: int = 0) -> tuple[Path, Path]:
 RECS_TRAINED, RECS_CATEGORIES, RECS_DIMENSIONS = 10, 20, 16  # beyond accuracy's side inputs
 
 
-def recs_beyond_files(users: int, *, seed: int = 0) -> dict[str, Path]:
-    """:func:`recs_population_files` and the side inputs of novelty, diversity and serendipity,
-    in ``bench_data/recs_population_<users>_<seed>/``: ``train`` (user_id, item_id:
-    :data:`RECS_TRAINED` rows a user, items drawn from the lists' Zipf popularity, a repeat
-    possible), ``categories`` (item_id, category: 1 to 3 of :data:`RECS_CATEGORIES` an item)
-    and ``embeddings`` (item_id, features: :data:`RECS_DIMENSIONS` normal floats an item).
-    The training rows of a block of :data:`BLOCK` users have their own generator."""
-    paths = recs_population_files(users, seed=seed)
-    folder = paths["recs"].parent
-    extra = {name: folder / f"{name}.parquet" for name in ("train", "categories", "embeddings")}
-    paths.update(extra)
-    if all(path.exists() for path in extra.values()):
-        return paths
+def recs_train_file(users: int, *, seed: int = 0) -> Path:
+    """The training rows of ``users`` users in ``bench_data/recs_population_<users>_<seed>/
+    train.parquet`` (user_id, item_id): :data:`RECS_TRAINED` rows a user, items drawn from the
+    lists' Zipf popularity over the 50,000-item catalogue (a repeat possible), the rows of a
+    block of :data:`BLOCK` users from a generator of their own."""
+    path = BENCH_DATA / f"recs_population_{users}_{seed}" / "train.parquet"
+    if path.exists():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
     weights = 1.0 / np.arange(1, RECS_ITEMS + 1) ** 0.8
     schema = pa.schema([("user_id", pa.int64()), ("item_id", pa.int64())])
-    with pq.ParquetWriter(extra["train"], schema) as writer:
+    with pq.ParquetWriter(path, schema) as writer:
         for start in range(0, users, BLOCK):
             count = min(BLOCK, users - start)
             rng = np.random.default_rng((seed, start, 1))
@@ -360,6 +356,21 @@ def recs_beyond_files(users: int, *, seed: int = 0) -> dict[str, Path]:
                 "item_id": items,
             }
             writer.write_table(pa.table(table, schema=schema), ROW_GROUP)
+    return path
+
+
+def recs_beyond_files(users: int, *, seed: int = 0) -> dict[str, Path]:
+    """:func:`recs_population_files` and the side inputs of novelty, diversity and serendipity,
+    in ``bench_data/recs_population_<users>_<seed>/``: ``train`` (:func:`recs_train_file`),
+    ``categories`` (item_id, category: 1 to 3 of :data:`RECS_CATEGORIES` an item) and
+    ``embeddings`` (item_id, features: :data:`RECS_DIMENSIONS` normal floats an item)."""
+    paths = recs_population_files(users, seed=seed)
+    paths["train"] = recs_train_file(users, seed=seed)
+    folder = paths["recs"].parent
+    extra = {name: folder / f"{name}.parquet" for name in ("categories", "embeddings")}
+    paths.update(extra)
+    if all(path.exists() for path in extra.values()):
+        return paths
     rng = np.random.default_rng((seed, 2))
     per_item = rng.integers(1, 4, size=RECS_ITEMS)
     categories = {

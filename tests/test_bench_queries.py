@@ -98,3 +98,40 @@ def test_every_recs_query_gives_mobevals_values(bench, tool, tmp_path):
         theirs = bench.WORKERS[tool]("recs", ratings, recs, variant)
         for metric in bench.RECS_METRICS:
             assert theirs[metric] == pytest.approx(ours[metric], abs=1e-12), (variant, metric)
+
+
+def beyond_files(folder: Path) -> tuple[str, str, str]:
+    """recs_files' lists and ratings, and training rows of 150 of their 200 users and 100 users
+    without a list: 1 to 12 rows a user over 60 of the lists' items and 20 items of no list,
+    repeats among them (a repeated row counts again), so some listed items are trained."""
+    ratings, recs = recs_files(folder)
+    rng = np.random.default_rng(13)
+    listed = pl.read_parquet(recs)["item_id"].unique().sort().to_numpy()
+    pool = np.concatenate([rng.choice(listed, 60, replace=False), 9000 + np.arange(20)])
+    users = np.concatenate([np.arange(50, 200), np.arange(1000, 1100)])
+    rows = rng.integers(1, 13, len(users))
+    train = pl.DataFrame(
+        {"user_id": np.repeat(users, rows), "item_id": rng.choice(pool, int(rows.sum()))}
+    )
+    path = str(folder / "train.parquet")
+    train.write_parquet(path)
+    return ratings, recs, path
+
+
+@pytest.mark.parametrize("tool", ["duckdb", "polars"])
+def test_every_beyond_query_gives_mobevals_values(bench, tool, tmp_path):
+    ratings, recs, train = beyond_files(tmp_path)
+    ours = summary(
+        evaluate_recs(
+            ratings,
+            recs,
+            convention="trec_eval",
+            metrics=list(bench.BEYOND_METRICS),
+            population_convention="msrecommenders",
+            train=train,
+        )
+    )
+    for variant in bench.QUERIES["beyond"][tool]:
+        theirs = bench.WORKERS[tool]("beyond", train, recs, variant)
+        for metric in bench.BEYOND_METRICS:
+            assert theirs[metric] == pytest.approx(ours[metric], abs=1e-12), (variant, metric)
