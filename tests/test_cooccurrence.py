@@ -61,15 +61,18 @@ def test_each_users_items_keep_the_training_rows_order():
     assert held == [9, 5, 5, 1, 5]
 
 
-@pytest.mark.parametrize("per_block", [1, 7, 512])
-def test_rows_over_many_mask_words_and_blocks(monkeypatch, per_block):
+@pytest.mark.parametrize(("per_block", "parts"), [(1, 5), (7, 2), (512, 1)])
+def test_rows_over_many_mask_words_and_blocks(monkeypatch, per_block, parts):
     """Items on both sides of 64-item words (the mask read word by word), rows and users in
-    blocks of one, seven or all of them (threads), repeated rows (``m_ui > 1``): each row's
-    columns ascending and counts equal to a plain count of every pair of a user's rows."""
+    blocks of one, seven or all of them (threads), the users transposed in five, two or one
+    parts, repeated rows (``m_ui > 1``): each row's columns ascending and counts equal to a
+    plain count of every pair of a user's rows."""
     from mobeval.kernels import cooccurrence as module
 
     monkeypatch.setattr(module, "ITEMS_PER_BLOCK", per_block)
     monkeypatch.setattr(module, "USERS_PER_BLOCK", per_block)
+    monkeypatch.setattr(module, "HELD_PER_ITEM_PART", 0)
+    monkeypatch.setattr(module, "thread_count", lambda: parts)
     rng = np.random.default_rng(7)
     n_items = 300
     lists = [rng.integers(0, n_items, rng.integers(1, 30)).tolist() for _ in range(80)]
