@@ -32,8 +32,11 @@ takes hash buckets on disk for the rest.
 Each tool runs as a whole process (the interpreter's start, imports, reading and scoring), the
 tools alternated within each repeat: mobeval's CLI; the best DuckDB query and the best Polars query
 we could write for the same numbers (at their defaults: every core; ``--queries all`` runs every
-formulation tried, :data:`QUERIES`, and prints which won); and the read floor, a process
-that only reads the same columns (pyarrow ``read_table``, and DuckDB summing each column). Before
+formulation tried, :data:`QUERIES`, and prints which won); the read floor, a process
+that only reads the same columns (pyarrow ``read_table``, and DuckDB summing each column); and
+``imports``, a process that imports mobeval's libraries as its command line does and runs
+nothing (``bench_startup.LIBRARIES_CODE``: the part of mobeval's start no change to mobeval
+removes). Before
 any timing every tool's values are checked equal to mobeval's (1e-12). Printed: medians of wall
 seconds, CPU seconds (user + system) and peak RSS, and mobeval's ratios to its floor (the faster
 reader) and to the best peer. The machine's load is printed beside them. ``--baseline REV``
@@ -426,6 +429,9 @@ def commands(workload: str, truth: Path, pred: Path, baseline: str | None, queri
     for name in WORKERS:
         if name not in PEERS:
             out[name] = [*worker, name]
+    from bench_startup import LIBRARIES_CODE
+
+    out["imports"] = [sys.executable, "-c", LIBRARIES_CODE]  # mobeval's libraries, nothing run
     return out
 
 
@@ -482,6 +488,13 @@ def report(label: str, medians: dict[str, dict]) -> None:
         print(f"| {name} | {m['wall']:.2f} | {m['cpu']:.2f} | {m['rss_kib'] / 1024:.0f} |")
     ours = medians["mobeval"]
     peers = [name for name in medians if name.split(":")[0] in PEERS]
+    fastest = min(peers, key=lambda name: medians[name]["wall"])
+    start = medians["imports"]
+    print(
+        f"mobeval's libraries alone (imported as its command line does, nothing run): "
+        f"{start['wall']:.2f} s / {start['cpu']:.2f} s, "
+        f"{start['wall'] / medians[fastest]['wall']:.2f}x the best peer query's wall ({fastest})"
+    )
     for what in ("wall", "cpu"):
         floor = min(medians["read_pyarrow"][what], medians["read_duckdb"][what])
         best = min(peers, key=lambda name: medians[name][what])
