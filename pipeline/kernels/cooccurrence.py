@@ -8,10 +8,11 @@ only, diagonal included, as CSR rows: ``ptr`` cuts ``cols`` (``j``, ascending) a
 steps (``d_u``: the user's distinct items; twice: the rows' lengths, then their entries; rows in
 small blocks on threads, the users' items transposed to the items in parts on threads), a mask
 of one bit and a dense accumulator of one slot per item a thread; memory: 8 bytes per item pair
-seen together, and about 20 bytes per training row while it is built. A lookup is a search in the row of the smaller item: the pairs of two ascending item sets
-are found by walking each row once, a galloping search from one target to the next
-(:func:`counts_between`), so a pair costs about ``log2`` of the gap to it in the row, not the
-items' users (the intersections this replaces).
+seen together, and about 20 bytes per training row while it is built. A lookup is a search in
+the row of the smaller item: the pairs of two ascending item sets are found by walking each row
+once, a galloping search from one target to the next (:func:`counts_between`), so a pair costs
+about ``log2`` of the gap to it in the row, not the items' users (the intersections this
+replaces).
 """
 
 from __future__ import annotations
@@ -32,74 +33,66 @@ USERS_PER_BLOCK = 4096
 HELD_PER_ITEM_PART = 8
 
 
-#: An entry of a user's distinct items: ``item << ITEM_SHIFT | rows`` (int64), so that the item
-#: and its rows are read in one load, and entries in item order are in the order of their values.
-ITEM_SHIFT = 32
-ROWS_MASK = (1 << ITEM_SHIFT) - 1
-
-
 @njit(cache=True, nogil=True)
-def _distinct(user_ptr, user_items, entries, counts, first, last):
-    """Users ``first`` to ``last - 1``: each one's distinct items, ascending, as entries
-    (:data:`ITEM_SHIFT`: the item and the user's rows of it) at the start of its own span of
-    ``entries`` (``user_ptr[u]`` on; the rest of the span unused), and how many in
-    ``counts[u]``."""
+def _distinct(user_ptr, user_items, items, rows, counts, first, last):
+    """Users ``first`` to ``last - 1``: each one's distinct items, ascending, at the start of its
+    own span of ``items`` (``user_ptr[u]`` on; the rest of the span unused), their rows in
+    ``rows``, and how many in ``counts[u]``."""
     for u in range(first, last):
         start, end = user_ptr[u], user_ptr[u + 1]
-        span = entries[start:end]
+        items[start:end] = user_items[start:end]
+        items[start:end].sort()
+        out = start
         for r in range(start, end):
-            span[r - start] = np.int64(user_items[r]) << ITEM_SHIFT
-        span.sort()
-        out = 0
-        for r in range(len(span)):
-            if out > 0 and span[r] >> ITEM_SHIFT == span[out - 1] >> ITEM_SHIFT:
-                span[out - 1] += 1
+            if r > start and items[r] == items[out - 1]:
+                rows[out - 1] += 1
             else:
-                span[out] = span[r] + 1
+                items[out] = items[r]
+                rows[out] = 1
                 out += 1
-        counts[u] = out
+        counts[u] = out - start
 
 
 @njit(cache=True, nogil=True)
-def _item_histograms(user_ptr, counts, entries, parts, hist, first, last):
+def _item_histograms(user_ptr, counts, items, parts, hist, first, last):
     """Parts ``first`` to ``last - 1`` of the users (``parts`` cuts them): how many of each
     part's users hold each item, into ``hist[part, item + 1]``."""
     for part in range(first, last):
         for u in range(parts[part], parts[part + 1]):
             for p in range(user_ptr[u], user_ptr[u] + counts[u]):
-                hist[part, (entries[p] >> ITEM_SHIFT) + 1] += 1
+                hist[part, items[p] + 1] += 1
 
 
 @njit(cache=True, nogil=True)
-def _item_spans(user_ptr, counts, entries, parts, fill, starts, spans, first, last):
+def _item_spans(user_ptr, counts, items, parts, fill, starts, spans, first, last):
     """Parts ``first`` to ``last - 1`` of the users: each user's spans from each of its items
     on, at the item's next place for the part (``fill[part, item]``, advanced)."""
     for part in range(first, last):
         for u in range(parts[part], parts[part + 1]):
             end = user_ptr[u] + counts[u]
             for p in range(user_ptr[u], end):
-                i = entries[p] >> ITEM_SHIFT
+                i = items[p]
                 starts[fill[part, i]] = p
                 spans[fill[part, i]] = end - p
                 fill[part, i] += 1
 
 
-def _by_item(user_ptr, counts, entries, n_items):
+def _by_item(user_ptr, counts, items, n_items):
     """The transposed table: per item (``item_ptr`` cuts the rest), its users ascending, each as
-    the span of that user's entries (:func:`_distinct`) from this item on: where it starts in
-    ``entries`` (``starts``, int64) and how many entries it holds (``spans``, int32). The users
+    the span of that user's distinct items (:func:`_distinct`) from this one on: where it starts
+    in ``items`` (``starts``, int64) and how many items it holds (``spans``, int32). The users
     in parts on threads, a histogram of the items a part (:func:`_item_histograms`): a part's
     places for an item follow the parts before it (:func:`_item_spans`)."""
     held = int(counts.sum())
     n_parts = max(1, min(thread_count(), held // max(1, HELD_PER_ITEM_PART * n_items)))
     parts = np.linspace(0, len(counts), n_parts + 1).astype(np.int64)
     hist = np.zeros((n_parts, n_items + 1), dtype=np.int64)
-    run_blocks(_item_histograms, n_parts, user_ptr, counts, entries, parts, hist, n_blocks=n_parts)
+    run_blocks(_item_histograms, n_parts, user_ptr, counts, items, parts, hist, n_blocks=n_parts)
     item_ptr = np.cumsum(hist.sum(axis=0))
     fill = item_ptr[:-1] + np.cumsum(hist[:, 1:], axis=0) - hist[:, 1:]
     starts = np.empty(held, dtype=np.int64)
     spans = np.empty(held, dtype=np.int32)
-    args = (user_ptr, counts, entries, parts, fill, starts, spans)
+    args = (user_ptr, counts, items, parts, fill, starts, spans)
     run_blocks(_item_spans, n_parts, *args, n_blocks=n_parts)
     return item_ptr, starts, spans
 
@@ -122,16 +115,16 @@ def _lowest_bit(x):
 
 
 @njit(cache=True, nogil=True)
-def _rows(by_item, entries, fill, row_ptr, cols, counts, row_largest, first, last):
+def _rows(by_item, by_user, fill, row_ptr, cols, counts, row_largest, first, last):
     """Rows ``first`` to ``last - 1``, each item ``i``'s ``j >= i``: its length into
     ``row_ptr[i + 1]`` (``fill`` False), or its columns, ascending, and counts from
     ``row_ptr[i]`` and its largest count into ``row_largest[i]`` (``fill`` True). Each user of
     ``i`` adds its items from ``i`` on (its span, ascending): a bit each in a mask of the items
-    and, when filling, ``m_ui m_uj`` to a dense ``n_ij`` (each entry one load, its item and
-    rows); the mask's set bits, read word by word
+    and, when filling, ``m_ui m_uj`` to a dense ``n_ij``; the mask's set bits, read word by word
     from ``i``'s up to the highest item met, give the columns in order (no sort), and the words
     and counts read are zeroed for the next row."""
     item_ptr, starts, spans = by_item
+    items, rows = by_user
     n_items = len(item_ptr) - 1
     marks = np.zeros((n_items + 63) >> 6, dtype=np.uint64)
     total = np.zeros(n_items if fill else 0, dtype=np.int64)
@@ -140,14 +133,13 @@ def _rows(by_item, entries, fill, row_ptr, cols, counts, row_largest, first, las
         for e in range(item_ptr[i], item_ptr[i + 1]):
             q0 = starts[e]
             q1 = q0 + spans[e]
-            m = entries[q0] & ROWS_MASK
+            m = np.int64(rows[q0])
             for q in range(q0, q1):
-                entry = entries[q]
-                j = entry >> ITEM_SHIFT
+                j = items[q]
                 marks[j >> 6] |= ONE << np.uint64(j & 63)
                 if fill:
-                    total[j] += m * (entry & ROWS_MASK)
-            top = max(top, entries[q1 - 1] >> ITEM_SHIFT)
+                    total[j] += m * rows[q]
+            top = max(top, items[q1 - 1])
         k = row_ptr[i] if fill else 0
         largest = 0
         for w in range(i >> 6, (top >> 6) + 1):
@@ -177,22 +169,23 @@ def cooccurrence(user_ptr, user_items, n_items):
     the rows in two passes, in blocks of items on threads (:func:`_rows`): their lengths, then
     their entries."""
     user_ptr, user_items = readonly(user_ptr, np.int64), readonly(user_items, np.int32)
-    entries = np.empty(len(user_items), dtype=np.int64)
+    items = np.empty(len(user_items), dtype=np.int32)
+    rows = np.empty(len(user_items), dtype=np.int32)
     distinct = np.empty(len(user_ptr) - 1, dtype=np.int64)
     run_blocks(
-        _distinct, len(distinct), user_ptr, user_items, entries, distinct, grain=USERS_PER_BLOCK
+        _distinct, len(distinct), user_ptr, user_items, items, rows, distinct, grain=USERS_PER_BLOCK
     )
-    by_item = _by_item(user_ptr, distinct, entries, n_items)
+    by_item, by_user = _by_item(user_ptr, distinct, items, n_items), (items, rows)
     row_ptr = np.zeros(n_items + 1, dtype=np.int64)
     row_blocks = -(-n_items // ITEMS_PER_BLOCK)  # the popular items' rows are the long ones
     none, no_largest = np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int64)
-    args = (by_item, entries, False, row_ptr, none, none, no_largest)
+    args = (by_item, by_user, False, row_ptr, none, none, no_largest)
     run_blocks(_rows, n_items, *args, grain=ITEMS_PER_BLOCK, n_blocks=row_blocks)
     row_ptr = np.cumsum(row_ptr)
     cols = np.empty(row_ptr[n_items], dtype=np.int32)
     counts = np.empty(row_ptr[n_items], dtype=np.int32)
     row_largest = np.zeros(n_items, dtype=np.int64)
-    args = (by_item, entries, True, row_ptr, cols, counts, row_largest)
+    args = (by_item, by_user, True, row_ptr, cols, counts, row_largest)
     run_blocks(_rows, n_items, *args, grain=ITEMS_PER_BLOCK, n_blocks=row_blocks)
     return row_ptr, cols, counts, int(row_largest.max(initial=0))
 
