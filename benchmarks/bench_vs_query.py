@@ -32,14 +32,14 @@ takes hash buckets on disk for the rest.
 Each tool runs as a whole process (the interpreter's start, imports, reading and scoring), the
 tools alternated within each repeat: mobeval's CLI; the best DuckDB query and the best Polars query
 we could write for the same numbers (at their defaults: every core; ``--queries all`` runs every
-formulation tried, :data:`QUERIES`, and prints which won); the read floor, a process
-that only reads the same columns (pyarrow ``read_table``, and DuckDB summing each column); and
-``imports``, a process that imports mobeval's libraries as its command line does and runs
-nothing (``bench_startup.LIBRARIES_CODE``: the part of mobeval's start no change to mobeval
-removes). Before
-any timing every tool's values are checked equal to mobeval's (1e-12). Printed: medians of wall
-seconds, CPU seconds (user + system) and peak RSS, and mobeval's ratios to its floor (the faster
-reader) and to the best peer. The machine's load is printed beside them. ``--baseline REV``
+formulation tried, :data:`QUERIES`, and prints which won); the read floor, a process that only
+reads the same columns (pyarrow ``read_table``, and DuckDB summing each column); and ``imports``,
+a process that imports mobeval's libraries as its command line does and runs nothing
+(``bench_startup.LIBRARIES_CODE``: the part of mobeval's start no change to mobeval removes).
+Before any timing every tool's values are checked equal to mobeval's (1e-12). Printed: medians
+of wall seconds, CPU seconds (user + system) and peak RSS, mobeval's ratios to its floor (the
+faster reader) and to the best peer, and the libraries' import to the best peer's wall. The
+machine's load is printed beside them. ``--baseline REV``
 runs that git revision's mobeval beside (``before``; its values compared bit for bit). Both
 mobeval codes run from copies taken at the start, so edits during the run change nothing.
 """
