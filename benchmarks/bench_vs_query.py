@@ -510,7 +510,14 @@ def report(label: str, medians: dict[str, dict]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workload", nargs="+", choices=tuple(METRICS), default=["recs"])
+    parser.add_argument(
+        "--workload",
+        nargs="+",
+        choices=tuple(METRICS),
+        default=["recs"],
+        metavar="WORKLOAD",
+        help=f"one or more of {', '.join(METRICS)} (default: recs)",
+    )
     parser.add_argument(
         "--users", type=int, default=100_000, help="recs, population: users x 100 rows"
     )
